@@ -1,0 +1,71 @@
+// fourdgs/decode.hpp — one chunk from bytes to gaussians: the records block (§5.5) through the
+// stream pipeline (§5.6) into ChunkBins, then §6 dequantization into a GaussianBlock.
+//
+// Both readers call exactly these functions; neither re-implements any of it. Every stream's
+// shape is checked against the registry and the chunk before its values are used, and every
+// allocation is bounded by DecodeLimits before it happens.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/scene.hpp"
+#include "fourdgs/stream.hpp"
+
+namespace fourdgs {
+
+// Resource limits for one chunk. A chunk's `count` cannot be checked against the bytes that
+// remain (a constant stream holds any count in a few bytes), so it is checked against these.
+struct DecodeLimits {
+    std::uint32_t max_gaussians_per_chunk = 1u << 26;          // 67 M
+    std::uint64_t max_decompressed_bytes = std::uint64_t{1} << 32;  // per block or stream
+};
+
+struct ChunkDecodeOptions {
+    int max_sh_degree = 3;  // decode SH bands 1..min(this, Header.sh_degree); whole bands only
+    DecodeLimits limits;
+};
+
+// Buffers reused across chunk decodes so a steady-state decode allocates nothing.
+struct DecodeScratch {
+    std::vector<std::uint8_t> block;  // a chunk-level decompressed records block
+    StreamScratch stream;
+};
+
+// Decodes a Chunk record's streams and its SH band records into integer bins. Checks (§5.5,
+// §5.6, §6.1): the chunk compression codec and uncompressed_size; each known stream's codec,
+// channel count, element count and uniqueness; every required stream present; rotation_index in
+// 0..3; window_index inside the table; SH band records whole, of the right shape, bytes in
+// 0..255. Unknown attribute ids are skipped by length; SH band streams are routed by the record
+// that holds them, never by their attribute_id (M032). `bands` are the SH Band Stream records
+// that follow the chunk, in file order; bands above options.max_sh_degree are not decoded.
+Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
+                         std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
+                         ChunkBins& out, DecodeScratch& scratch);
+
+// Decodes the streams of one records block (a Chunk's, or one Delta Chunk group's) into `out`,
+// expecting `count` elements per stream. `what` names the block for messages. Used by
+// decode_chunk_bins and by the keyframe-delta front-end; `seen` reports which known ids were
+// present.
+Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_t count,
+                           const char* what, const DecodeLimits& limits, ChunkBins& out,
+                           std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch);
+
+// Decodes SH band records for `count` gaussians into out.sh (whole bands 1..max_degree).
+Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count, int sh_degree,
+                       int max_degree, const DecodeLimits& limits, ChunkBins& out,
+                       StreamScratch& scratch);
+
+// §6: bins to the §3 state, appended to `out` (its sh_degree must be set by the caller when it
+// is not empty; a fresh block takes the bins' band count).
+void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out);
+
+// Convenience: decode_chunk_bins then dequantize into a cleared `out`.
+Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
+                    std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
+                    GaussianBlock& out, ChunkBins& bins, DecodeScratch& scratch);
+
+}  // namespace fourdgs

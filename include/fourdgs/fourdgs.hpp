@@ -1,0 +1,16 @@
+// fourdgs/fourdgs.hpp — the whole public C++ API in one include.
+#pragma once
+
+#include "fourdgs/version.hpp"
+#include "fourdgs/error.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/wire.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/stream.hpp"
+#include "fourdgs/quantize.hpp"
+#include "fourdgs/scene.hpp"
+#include "fourdgs/decode.hpp"
+#include "fourdgs/reconstruct.hpp"
+#include "fourdgs/front_matter.hpp"
+#include "fourdgs/streaming_reader.hpp"
+#include "fourdgs/indexed_reader.hpp"

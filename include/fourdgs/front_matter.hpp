@@ -1,0 +1,69 @@
+// fourdgs/front_matter.hpp — records into the scene model.
+//
+// SceneBuilder takes parsed records in file order and fills a SceneInfo, enforcing the rules
+// that span records: the Header comes first (§4), Header, Quantization and Window Table appear
+// once each (§4, M006), the temporal model and quantization scheme are ones this reader
+// implements (§5.1, M015), and an empty Window Table reads as one (0, 0) window (§5.4). Both
+// readers feed it; neither interprets a record any other way.
+#pragma once
+
+#include <cstdint>
+
+#include "fourdgs/decode.hpp"
+#include "fourdgs/error.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/scene.hpp"
+#include "fourdgs/wire.hpp"
+
+namespace fourdgs {
+
+inline constexpr std::string_view kModelGaussianBirth = "gaussian-birth";
+inline constexpr std::string_view kModelKeyframeDelta = "keyframe-delta";
+
+struct ReaderOptions {
+    ChunkDecodeOptions decode;               // SH degree cap and per-chunk limits
+    bool keep_payloads = false;              // keep attachment and audio payload bytes in memory
+    std::uint64_t max_record_bytes = std::uint64_t{1} << 32;  // one record's content
+    std::uint64_t max_summary_bytes = std::uint64_t{1} << 30;
+    bool verify_summary_crc = true;
+};
+
+class SceneBuilder {
+public:
+    explicit SceneBuilder(const ReaderOptions& options) : options_(options) {}
+
+    // Adds one whole record (content available). `payload_crc` lets a caller that streamed a
+    // payload pass its CRC-32. Returns the refusal for any rule above or in the record's parser.
+    // Chunk, SH band, Delta Chunk and Footer records are not handled here (the front-ends own
+    // them); passing one is a no-op.
+    Status add(const RecordView& record);
+
+    // Adds a payload-carrying record (Attachment, Audio Data, legacy Audio) whose payload was not
+    // read: `prefix` holds at least the fields before the payload. The payload's range is kept.
+    Status add_unread_payload(const RecordView& header_and_prefix);
+
+    // Called before the first chunk: the Header and Quantization must have been seen. Computes
+    // the grid and the effective window table. Idempotent.
+    Status seal(std::uint64_t at);
+
+    bool sealed() const noexcept { return sealed_; }
+    SceneInfo& scene() noexcept { return scene_; }
+    const SceneInfo& scene() const noexcept { return scene_; }
+    std::size_t records_seen() const noexcept { return records_seen_; }
+
+private:
+    Status add_header(const RecordView& r);
+    Status add_payload_record(const RecordView& r, std::uint8_t opcode, Bytes data,
+                              std::uint64_t data_offset, std::uint64_t data_length);
+
+    ReaderOptions options_;
+    SceneInfo scene_;
+    bool sealed_ = false;
+    std::size_t records_seen_ = 0;
+};
+
+// §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is refused by
+// name until its front-end lands; everything else (including "") is unknown.
+Status check_temporal_model(const Header& header, std::uint64_t offset);
+
+}  // namespace fourdgs

@@ -1,0 +1,98 @@
+// fourdgs/indexed_reader.hpp — footer → summary → only the byte ranges an instant needs (§8).
+//
+// open() reads the 37-byte tail (§5.2), the summary (bounded by ReaderOptions::max_summary_bytes
+// and checked against summary_crc when non-zero), and the front matter before the first chunk,
+// framing payload records (attachments, audio data) without reading their payloads. A file whose
+// summary_start is 0 has no index and is read sequentially (M016): open() then walks the records
+// front to back once, reading only record headers and chunk headers, and builds the same index
+// in memory.
+//
+// chunks_for(t) answers from the index alone. decode_chunk() fetches one chunk's record and the
+// SH band records up to the configured degree — never a band above it — and decodes them.
+// Several threads may call decode_chunk() on one reader at once, each with its own workspace,
+// provided the ByteSource's read_at is thread-safe (memory, file and callback sources are).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fourdgs/decode.hpp"
+#include "fourdgs/front_matter.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/reconstruct.hpp"
+#include "fourdgs/scene.hpp"
+
+namespace fourdgs {
+
+// The reusable buffers one thread needs to decode chunks: fetched record bytes, bins, scratch,
+// and the decoded block. Reusing a workspace makes a steady-state decode allocation-free.
+struct DecodeWorkspace {
+    std::vector<std::uint8_t> record;
+    std::array<std::vector<std::uint8_t>, 3> bands;
+    ChunkBins bins;
+    DecodeScratch scratch;
+    GaussianBlock block;
+};
+
+class IndexedReader {
+public:
+    // Opens a random-access source. Refusals: the magic and front-matter refusals of the
+    // streaming path; bad-footer (the tail is not magic + a 20-byte Footer); summary-out-of-range;
+    // summary-crc-mismatch; index-out-of-range (an entry points outside the file); limit-exceeded.
+    static Result<IndexedReader> open(ByteSource& source, ReaderOptions options = {});
+
+    const SceneInfo& scene() const noexcept { return scene_; }
+    // True when the file had no index (summary_start 0) and open() built one by walking it.
+    bool index_built_by_scan() const noexcept { return scanned_; }
+
+    // §8: the indices of every Chunk Index entry whose [t0, t1) contains t, in index order.
+    std::vector<std::size_t> chunks_for(double t) const;
+
+    // The bytes decode_chunk(index) will fetch: the chunk record plus the wanted bands.
+    std::uint64_t fetch_cost(std::size_t index) const;
+
+    // Fetches and decodes chunk `index` into ws.block. Checks the fetched record against its
+    // index entry (index-record-mismatch naming the field). Thread-safe with distinct workspaces.
+    Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const;
+
+    // Decodes the given chunks on up to `threads` threads (0 = hardware concurrency) and
+    // appends them to `out` in the order given. `pool` holds one workspace per thread and is
+    // reused across calls.
+    Status decode_chunks(std::span<const std::size_t> indices, GaussianBlock& out,
+                         std::vector<DecodeWorkspace>& pool, unsigned threads = 0) const;
+
+    // Every gaussian whose chunk covers t, decoded (not yet evaluated) into `out`.
+    Status read_instant(double t, GaussianBlock& out, std::vector<DecodeWorkspace>& pool,
+                        unsigned threads = 0) const;
+
+    // Every gaussian of the file into `out`, chunks in index order.
+    Status read_all(GaussianBlock& out, std::vector<DecodeWorkspace>& pool,
+                    unsigned threads = 0) const;
+
+    // Reads a payload the scene references by range (an attachment's or audio source's bytes)
+    // without touching anything else.
+    Result<std::vector<std::uint8_t>> read_payload(const PayloadRef& payload) const;
+
+    // Bytes fetched from the source so far by this reader (open and decodes), for measuring.
+    std::uint64_t bytes_fetched() const noexcept { return fetched_->load(); }
+
+private:
+    IndexedReader(ByteSource& source, ReaderOptions options)
+        : source_(&source), options_(options), fetched_(std::make_unique<std::atomic<std::uint64_t>>(0)) {}
+    Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
+    Status read_tail_and_summary(std::uint64_t size);
+    Status read_front_matter(std::uint64_t end);
+    Status scan_without_index(std::uint64_t size);
+    int wanted_bands() const;
+
+    ByteSource* source_;
+    ReaderOptions options_;
+    SceneInfo scene_;
+    bool scanned_ = false;
+    std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
+};
+
+}  // namespace fourdgs

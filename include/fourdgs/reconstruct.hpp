@@ -1,0 +1,118 @@
+// fourdgs/reconstruct.hpp — the state at scene time t (§3).
+//
+//   visible  = win_lo <= t < win_hi AND marginal >= cutoff
+//   marginal = sigma_t == +inf ? 1 : exp(-0.5 ((t - mu_t) / sigma_t)^2)
+//   center   = position + motion (t - mu_t);  opacity = color.a * marginal
+//
+// Output is structure-of-arrays in reusable buffers (Frame): the visible gaussians only, packed,
+// with the columns a renderer uploads as is. Calling evaluate() again with the same Frame reuses
+// its capacity, so a steady-state playback loop allocates nothing.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "fourdgs/scene.hpp"
+
+namespace fourdgs {
+
+struct Frame {
+    double time = 0;
+    std::size_t count = 0;              // visible gaussians
+    std::vector<float> center;          // 3 per gaussian
+    std::vector<float> scale;           // 3, linear
+    std::vector<float> rotation;        // 4, xyzw
+    std::vector<float> color;           // 4: r g b and opacity (color.a * marginal)
+    std::vector<std::uint32_t> object_id;
+    std::vector<std::uint32_t> source;  // index of each visible gaussian in its GaussianBlock
+    int sh_degree = 0;
+    std::vector<std::uint8_t> sh;       // when requested: per gaussian as in GaussianBlock
+
+    void clear() noexcept { count = 0; }
+};
+
+struct EvaluateOptions {
+    bool with_sh = true;    // copy SH bytes of visible gaussians (up to max_sh_degree)
+    int max_sh_degree = 3;
+    bool append = false;    // append to the frame instead of replacing its contents
+};
+
+// §3 visibility for one gaussian.
+inline bool is_visible(float win_lo, float win_hi, float mu_t, float sigma_t, double t,
+                       double cutoff, double* marginal_out) {
+    if (!(win_lo <= t && t < win_hi)) return false;
+    double m = 1.0;
+    if (!std::isinf(sigma_t)) {
+        const double z = (t - mu_t) / sigma_t;
+        m = std::exp(-0.5 * z * z);
+    }
+    if (marginal_out) *marginal_out = m;
+    return m >= cutoff;
+}
+
+// Fills `frame` with the visible gaussians of `block` at time t (§3 base state; object tracks
+// are composed by the layer that owns them). `cutoff` is the Header's. Thread-safe for distinct
+// frames.
+inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
+                     const EvaluateOptions& options = {}) {
+    if (!options.append) frame.count = 0;
+    const int deg = options.with_sh ? std::min(block.sh_degree, options.max_sh_degree) : 0;
+    if (!options.append || frame.count == 0) frame.sh_degree = deg;
+    const int per_src = sh_coeffs_per_component(block.sh_degree);
+    const int per_dst = sh_coeffs_per_component(frame.sh_degree);
+    // One file's blocks share a degree; a block with fewer bands (a truncated chunk) fills the
+    // missing coefficients with byte 128, the code nearest to 0.
+    const int per_copy = std::min(per_src, per_dst);
+
+    // Size for the worst case once (every gaussian visible); count says how many are valid.
+    const std::size_t cap = frame.count + block.count;
+    auto grow = [cap](auto& v, std::size_t k) {
+        if (v.size() < cap * k) v.resize(cap * k);
+    };
+    grow(frame.center, 3);
+    grow(frame.scale, 3);
+    grow(frame.rotation, 4);
+    grow(frame.color, 4);
+    grow(frame.object_id, 1);
+    grow(frame.source, 1);
+    if (per_dst > 0) grow(frame.sh, 3 * static_cast<std::size_t>(per_dst));
+
+    std::size_t o = frame.count;
+    for (std::size_t i = 0; i < block.count; ++i) {
+        double m;
+        if (!is_visible(block.win_lo[i], block.win_hi[i], block.mu_t[i], block.sigma_t[i], t,
+                        cutoff, &m))
+            continue;
+        const float dt = static_cast<float>(t - block.mu_t[i]);
+        for (int c = 0; c < 3; ++c) {
+            frame.center[o * 3 + c] = block.position[i * 3 + c] + block.motion[i * 3 + c] * dt;
+            frame.scale[o * 3 + c] = block.scale[i * 3 + c];
+        }
+        for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];
+        for (int c = 0; c < 3; ++c) frame.color[o * 4 + c] = block.color[i * 4 + c];
+        frame.color[o * 4 + 3] = static_cast<float>(block.color[i * 4 + 3] * m);
+        frame.object_id[o] = block.object_id.empty() ? 0 : block.object_id[i];
+        frame.source[o] = static_cast<std::uint32_t>(i);
+        if (per_dst > 0)
+            for (int c = 0; c < 3; ++c)
+                for (int k = 0; k < per_dst; ++k)
+                    frame.sh[(o * 3 + c) * per_dst + k] =
+                        k < per_copy ? block.sh[(i * 3 + c) * per_src + k] : std::uint8_t{128};
+        ++o;
+    }
+    frame.count = o;
+    frame.time = t;
+}
+
+// How many gaussians of `block` are visible at t.
+inline std::size_t visible_count(const GaussianBlock& block, double t, double cutoff) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < block.count; ++i)
+        n += is_visible(block.win_lo[i], block.win_hi[i], block.mu_t[i], block.sigma_t[i], t,
+                        cutoff, nullptr);
+    return n;
+}
+
+}  // namespace fourdgs

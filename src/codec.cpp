@@ -1,0 +1,360 @@
+// The codec bindings: libdeflate (zlib-wrapped deflate, crc32), zstd, lz4 blocks.
+//
+// Contexts are per thread (thread_local, created on first use, freed when the thread ends), so
+// concurrent decodes never share a context and steady-state calls do not allocate.
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <libdeflate.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "fourdgs/stream.hpp"
+#include "fourdgs/wire.hpp"
+
+namespace fourdgs {
+
+namespace {
+
+std::string hex_byte(std::uint8_t b) {
+    static const char* hex = "0123456789ABCDEF";
+    return std::string{'0', 'x', hex[b >> 4], hex[b & 15]};
+}
+
+Error unknown_codec(std::uint8_t c, std::uint64_t offset) {
+    return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+                      "stream codec byte " + std::to_string(c) + " (" + codec_name(c) +
+                          ") is not implemented; this build implements 0 (deflate), 1 (zstd) and "
+                          "128 (0x80, lz4 block, private range)",
+                      offset);
+}
+
+Error size_mismatch(std::string what, std::uint64_t offset) {
+    return make_error(ErrorKind::malformed, "decompressed-size-mismatch", std::move(what), offset);
+}
+
+Error corrupt(std::string what, std::uint64_t offset) {
+    return make_error(ErrorKind::malformed, "corrupt-compressed-data", std::move(what), offset);
+}
+
+Error out_of_memory(const char* what) {
+    return make_error(ErrorKind::limit, "out-of-memory",
+                      std::string("could not allocate a ") + what + " context");
+}
+
+// ---- per-thread contexts -------------------------------------------------------------------
+
+struct Inflater {
+    libdeflate_decompressor* d = nullptr;
+    ~Inflater() { libdeflate_free_decompressor(d); }
+    libdeflate_decompressor* get() {
+        if (!d) d = libdeflate_alloc_decompressor();
+        return d;
+    }
+};
+
+struct Deflaters {
+    libdeflate_compressor* c[13] = {};
+    ~Deflaters() {
+        for (auto* p : c) libdeflate_free_compressor(p);
+    }
+    libdeflate_compressor* get(int level) {
+        if (!c[level]) c[level] = libdeflate_alloc_compressor(level);
+        return c[level];
+    }
+};
+
+struct ZstdD {
+    ZSTD_DCtx* d = nullptr;
+    ~ZstdD() { ZSTD_freeDCtx(d); }
+    ZSTD_DCtx* get() {
+        if (!d) d = ZSTD_createDCtx();
+        return d;
+    }
+};
+
+struct ZstdC {
+    ZSTD_CCtx* c = nullptr;
+    ~ZstdC() { ZSTD_freeCCtx(c); }
+    ZSTD_CCtx* get() {
+        if (!c) c = ZSTD_createCCtx();
+        return c;
+    }
+};
+
+thread_local Inflater t_inflater;
+thread_local Deflaters t_deflaters;
+thread_local ZstdD t_zstd_d;
+thread_local ZstdC t_zstd_c;
+
+// Walks an lz4 block's sequences without writing anything and returns the size it decodes to, or
+// -1 when the block is not well formed. Used only after LZ4_decompress_safe failed, to tell a
+// block that is valid but decodes to a different size from a corrupt one.
+std::int64_t lz4_block_decoded_size(Bytes in) {
+    std::uint64_t total = 0;
+    std::size_t pos = 0;
+    const std::size_t n = in.size();
+    while (pos < n) {
+        const std::uint8_t token = in[pos++];
+        std::uint64_t lit = token >> 4;
+        if (lit == 15) {
+            std::uint8_t b;
+            do {
+                if (pos >= n) return -1;
+                b = in[pos++];
+                lit += b;
+            } while (b == 255);
+        }
+        if (lit > n - pos) return -1;
+        pos += static_cast<std::size_t>(lit);
+        total += lit;
+        if (pos == n) return static_cast<std::int64_t>(total);  // the last sequence: literals only
+        if (n - pos < 2) return -1;
+        const std::uint32_t off = in[pos] | (std::uint32_t{in[pos + 1]} << 8);
+        pos += 2;
+        if (off == 0 || off > total) return -1;
+        std::uint64_t ml = token & 15;
+        if (ml == 15) {
+            std::uint8_t b;
+            do {
+                if (pos >= n) return -1;
+                b = in[pos++];
+                ml += b;
+            } while (b == 255);
+        }
+        total += ml + 4;
+    }
+    return -1;  // empty, or ended on a match
+}
+
+}  // namespace
+
+std::uint32_t crc32(Bytes data, std::uint32_t crc) {
+    return libdeflate_crc32(crc, data.data(), data.size());
+}
+
+bool codec_implemented(std::uint8_t c) noexcept {
+    return c == codec::deflate || c == codec::zstd || c == codec::lz4;
+}
+
+std::string codec_name(std::uint8_t c) {
+    switch (c) {
+        case codec::deflate: return "deflate";
+        case codec::zstd: return "zstd";
+        case codec::lz4: return "lz4 (private 0x80)";
+        case 2: return "atlas-image (reserved 0x02)";
+        case 3: return "atlas-video (reserved 0x03)";
+        default: break;
+    }
+    return (c >= 0x80 ? "private " : "reserved ") + hex_byte(c);
+}
+
+Status check_decompressed_size(std::uint8_t c, Bytes in, std::uint64_t declared,
+                               std::uint64_t offset) {
+    if (!codec_implemented(c)) return unknown_codec(c, offset);
+    const std::uint64_t n = in.size();
+    std::uint64_t bound = 0;
+    const char* why = "";
+    switch (c) {
+        case codec::deflate:
+            // Two bits per 258-byte match is deflate's densest code.
+            bound = n * 1032 + 1032;
+            why = "deflate expands at most 1032:1";
+            break;
+        case codec::lz4:
+            // Each match-length extension byte adds at most 255 bytes.
+            bound = n * 255 + 64;
+            why = "an lz4 block expands at most 255:1";
+            break;
+        case codec::zstd: {
+            const unsigned long long fcs = ZSTD_getFrameContentSize(in.data(), in.size());
+            if (fcs == ZSTD_CONTENTSIZE_ERROR)
+                return corrupt("the payload does not begin with a zstd frame header", offset);
+            if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != declared)
+                return size_mismatch("the zstd frame declares a content size of " +
+                                         std::to_string(fcs) + " bytes, the stream needs " +
+                                         std::to_string(declared),
+                                     offset);
+            // A block holds at most 128 KiB and costs at least 3 bytes.
+            bound = (n / 3 + 1) * 131072;
+            why = "a zstd block of at least 3 bytes holds at most 128 KiB";
+            break;
+        }
+        default: break;
+    }
+    if (declared > bound)
+        return size_mismatch(std::to_string(n) + " bytes of " + codec_name(c) +
+                                 " data cannot inflate to the " + std::to_string(declared) +
+                                 " bytes the stream declares (" + why + ")",
+                             offset);
+    return ok_status();
+}
+
+Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::uint64_t offset) {
+    const std::string declared = std::to_string(out.size());
+    switch (c) {
+        case codec::deflate: {
+            libdeflate_decompressor* d = t_inflater.get();
+            if (!d) return out_of_memory("libdeflate decompressor");
+            std::size_t in_used = 0, out_made = 0;
+            const libdeflate_result r = libdeflate_zlib_decompress_ex(
+                d, in.data(), in.size(), out.data(), out.size(), &in_used, &out_made);
+            if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+                return size_mismatch("the zlib stream inflates to more than the " + declared +
+                                         " bytes declared",
+                                     offset);
+            if (r != LIBDEFLATE_SUCCESS)
+                return corrupt("the zlib stream is corrupt (bad deflate data or checksum)",
+                               offset);
+            if (out_made != out.size())
+                return size_mismatch("the zlib stream inflates to " + std::to_string(out_made) +
+                                         " bytes, " + declared + " declared",
+                                     offset);
+            if (in_used != in.size())
+                return corrupt(std::to_string(in.size() - in_used) +
+                                   " bytes follow the end of the zlib stream inside the payload",
+                               offset + in_used);
+            return ok_status();
+        }
+        case codec::zstd: {
+            const unsigned long long fcs = ZSTD_getFrameContentSize(in.data(), in.size());
+            if (fcs == ZSTD_CONTENTSIZE_ERROR)
+                return corrupt("the payload does not begin with a zstd frame header", offset);
+            if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != out.size())
+                return size_mismatch("the zstd frame declares a content size of " +
+                                         std::to_string(fcs) + " bytes, " + declared + " declared",
+                                     offset);
+            const std::size_t frame = ZSTD_findFrameCompressedSize(in.data(), in.size());
+            if (ZSTD_isError(frame))
+                return corrupt(std::string("the zstd frame is corrupt: ") +
+                                   ZSTD_getErrorName(frame),
+                               offset);
+            if (frame != in.size())
+                return corrupt(std::to_string(in.size() - frame) +
+                                   " bytes follow the end of the zstd frame inside the payload",
+                               offset + frame);
+            ZSTD_DCtx* d = t_zstd_d.get();
+            if (!d) return out_of_memory("zstd decompression");
+            const std::size_t r =
+                ZSTD_decompressDCtx(d, out.data(), out.size(), in.data(), in.size());
+            if (ZSTD_isError(r)) {
+                if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
+                    return size_mismatch("the zstd frame inflates to more than the " + declared +
+                                             " bytes declared",
+                                         offset);
+                return corrupt(std::string("the zstd frame is corrupt: ") + ZSTD_getErrorName(r),
+                               offset);
+            }
+            if (r != out.size())
+                return size_mismatch("the zstd frame inflates to " + std::to_string(r) +
+                                         " bytes, " + declared + " declared",
+                                     offset);
+            return ok_status();
+        }
+        case codec::lz4: {
+            if (in.size() > static_cast<std::size_t>(INT_MAX) ||
+                out.size() > static_cast<std::size_t>(INT_MAX))
+                return make_error(ErrorKind::limit, "limit-exceeded",
+                                  "an lz4 block and its output must each be under 2 GiB (" +
+                                      std::to_string(in.size()) + " in, " + declared + " out)",
+                                  offset);
+            const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()),
+                                              reinterpret_cast<char*>(out.data()),
+                                              static_cast<int>(in.size()),
+                                              static_cast<int>(out.size()));
+            if (r < 0) {
+                const std::int64_t real = lz4_block_decoded_size(in);
+                if (real >= 0 && static_cast<std::uint64_t>(real) != out.size())
+                    return size_mismatch("the lz4 block decodes to " + std::to_string(real) +
+                                             " bytes, " + declared + " declared",
+                                         offset);
+                return corrupt("the lz4 block is corrupt", offset);
+            }
+            if (static_cast<std::size_t>(r) != out.size())
+                return size_mismatch("the lz4 block decodes to " + std::to_string(r) + " bytes, " +
+                                         declared + " declared",
+                                     offset);
+            return ok_status();
+        }
+        default: break;
+    }
+    return unknown_codec(c, offset);
+}
+
+Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& out) {
+    auto bad_level = [&](int lo, int hi) {
+        return make_error(ErrorKind::invalid_argument, "invalid-compression-level",
+                          codec_name(c) + " level " + std::to_string(level) + " is outside " +
+                              std::to_string(lo) + ".." + std::to_string(hi));
+    };
+    switch (c) {
+        case codec::deflate: {
+            if (level < 0 || level > 12) return bad_level(0, 12);
+            libdeflate_compressor* z = t_deflaters.get(level);
+            if (!z) return out_of_memory("libdeflate compressor");
+            out.resize(libdeflate_zlib_compress_bound(z, in.size()));
+            const std::size_t n =
+                libdeflate_zlib_compress(z, in.data(), in.size(), out.data(), out.size());
+            if (n == 0)
+                return make_error(ErrorKind::limit, "limit-exceeded",
+                                  "libdeflate could not compress into its own bound");
+            out.resize(n);
+            return ok_status();
+        }
+        case codec::zstd: {
+            if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
+                return bad_level(ZSTD_minCLevel(), ZSTD_maxCLevel());
+            ZSTD_CCtx* z = t_zstd_c.get();
+            if (!z) return out_of_memory("zstd compression");
+            out.resize(ZSTD_compressBound(in.size()));
+            const std::size_t n =
+                ZSTD_compressCCtx(z, out.data(), out.size(), in.data(), in.size(), level);
+            if (ZSTD_isError(n))
+                return make_error(ErrorKind::limit, "limit-exceeded",
+                                  std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+            out.resize(n);
+            return ok_status();
+        }
+        case codec::lz4: {
+            if (level < 0 || level > LZ4HC_CLEVEL_MAX) return bad_level(0, LZ4HC_CLEVEL_MAX);
+            if (in.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE))
+                return make_error(ErrorKind::limit, "limit-exceeded",
+                                  "an lz4 block holds at most " +
+                                      std::to_string(LZ4_MAX_INPUT_SIZE) + " bytes, not " +
+                                      std::to_string(in.size()));
+            const int src = static_cast<int>(in.size());
+            out.resize(static_cast<std::size_t>(LZ4_compressBound(src)));
+            const char* s = reinterpret_cast<const char*>(in.data());
+            char* d = reinterpret_cast<char*>(out.data());
+            const int cap = static_cast<int>(out.size());
+            const int n = level < LZ4HC_CLEVEL_MIN ? LZ4_compress_default(s, d, src, cap)
+                                                   : LZ4_compress_HC(s, d, src, cap, level);
+            if (n <= 0)
+                return make_error(ErrorKind::limit, "limit-exceeded", "lz4 compression failed");
+            out.resize(static_cast<std::size_t>(n));
+            return ok_status();
+        }
+        default: break;
+    }
+    return unknown_codec(c, kNoOffset);
+}
+
+Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_t offset) {
+    if (name == "deflate") return codec::deflate;
+    if (name == "zstd") return codec::zstd;
+    if (name.empty())
+        return make_error(ErrorKind::invalid_argument, "invalid-argument",
+                          "compression \"\" means the records block is stored; there is no codec "
+                          "to look up",
+                          offset);
+    return make_error(ErrorKind::unsupported, "unknown-chunk-compression",
+                      "chunk compression \"" + std::string(name) +
+                          "\" is not implemented; this build implements \"deflate\" and \"zstd\"",
+                      offset);
+}
+
+}  // namespace fourdgs

@@ -1,0 +1,241 @@
+// StreamingReader (fourdgs/streaming_reader.hpp): one pass, front to back.
+#include "fourdgs/streaming_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace fourdgs {
+namespace {
+
+bool is_summary_opcode(std::uint8_t opcode) {
+    return opcode == op::chunk_index || opcode == op::statistics || opcode == op::summary_offset;
+}
+
+Error truncated_at(std::uint64_t offset, std::string what) {
+    return make_error(ErrorKind::truncated, "truncated", std::move(what), offset);
+}
+
+// Reads up to `n` bytes at `offset` into the tail of `buf`, growing it only as bytes arrive so a
+// lying content_length on a pipe cannot make us allocate what never comes.
+Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset, std::uint64_t n,
+                                   std::vector<std::uint8_t>& buf) {
+    constexpr std::uint64_t kStep = std::uint64_t{16} << 20;
+    std::uint64_t done = 0;
+    while (done < n) {
+        const std::uint64_t want = std::min(kStep, n - done);
+        const std::size_t at = buf.size();
+        buf.resize(at + static_cast<std::size_t>(want));
+        FOURDGS_ASSIGN(std::size_t got,
+                       src.read_at(offset + done, std::span(buf.data() + at, want)));
+        buf.resize(at + got);
+        done += got;
+        if (got < want) break;
+    }
+    return done;
+}
+
+}  // namespace
+
+Result<bool> StreamingReader::read_record(Pending& slot) {
+    slot.valid = false;
+    slot.bytes.clear();
+    std::uint8_t head[kRecordHeaderSize];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, head));
+    if (got == 0) return false;
+    if (got < kRecordHeaderSize)
+        return truncated_at(position_, "the file ends inside a record header (" +
+                                           std::to_string(got) + " of 9 bytes)");
+    std::uint64_t length;
+    std::memcpy(&length, head + 1, 8);
+    const std::uint64_t record_at = position_;
+    if (length > options_.max_record_bytes)
+        return make_error(ErrorKind::limit, "limit-exceeded",
+                          opcode_name(head[0]) + " record declares content_length " +
+                              std::to_string(length) + ", over the configured limit of " +
+                              std::to_string(options_.max_record_bytes),
+                          record_at);
+    if (auto size = source_->size(); size && length > *size - std::min(*size, record_at + 9))
+        return truncated_at(record_at, opcode_name(head[0]) + " record declares content_length " +
+                                           std::to_string(length) + " but only " +
+                                           std::to_string(*size - record_at - 9) +
+                                           " bytes remain in the file");
+    slot.bytes.reserve(static_cast<std::size_t>(kRecordHeaderSize + std::min<std::uint64_t>(length, 16u << 20)));
+    slot.bytes.assign(head, head + kRecordHeaderSize);
+    FOURDGS_ASSIGN(std::uint64_t body, read_growing(*source_, record_at + 9, length, slot.bytes));
+    if (body < length)
+        return truncated_at(record_at, opcode_name(head[0]) + " record at byte " +
+                                           std::to_string(record_at) + " is cut after " +
+                                           std::to_string(body) + " of " +
+                                           std::to_string(length) + " content bytes");
+    position_ = record_at + 9 + length;
+    FOURDGS_ASSIGN(slot.view, parse_record(slot.bytes, record_at));
+    slot.valid = true;
+    if (log_records_) log_.push_back({slot.view.opcode, record_at, slot.view.total_length()});
+    return true;
+}
+
+Status StreamingReader::open() {
+    if (opened_) return ok_status();
+    std::uint8_t magic[kMagicSize];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(0, magic));
+    FOURDGS_TRY(check_magic(std::span(magic, got), 0));
+    position_ = kMagicSize;
+    opened_ = true;
+    // Front matter: everything before the first chunk.
+    FOURDGS_ASSIGN(bool have, advance_to_chunk());
+    (void)have;
+    return ok_status();
+}
+
+Status StreamingReader::absorb(const Pending& rec) {
+    const RecordView& r = rec.view;
+    if (r.opcode == op::footer) return finish_footer(rec);
+    if (r.opcode == op::delta_chunk)
+        return make_error(ErrorKind::malformed, "delta-chunk-in-gaussian-birth",
+                          "a Delta Chunk record in a gaussian-birth file (§5.18)", r.offset);
+    if (r.opcode == op::sh_band)
+        return make_error(ErrorKind::malformed, "orphan-sh-band",
+                          "an SH Band Stream record that does not follow a Chunk (§5.7)", r.offset);
+    // §4.5: retain the trailing run of summary records for the CRC.
+    if (is_summary_opcode(r.opcode)) {
+        if (!in_summary_run_) {
+            in_summary_run_ = true;
+            summary_run_start_ = r.offset;
+            summary_run_crc_ = 0;
+        }
+        summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
+    } else {
+        in_summary_run_ = false;
+    }
+    return builder_.add(r);
+}
+
+Status StreamingReader::finish_footer(const Pending& rec) {
+    FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
+    SceneInfo& scene = builder_.scene();
+    scene.footer = f;
+    if (f.summary_start != 0 && options_.verify_summary_crc && f.summary_crc != 0) {
+        const bool run_matches = in_summary_run_ && summary_run_start_ == f.summary_start;
+        if (!run_matches)
+            return make_error(ErrorKind::malformed, "summary-start-mismatch",
+                              "Footer summary_start is " + std::to_string(f.summary_start) +
+                                  " but the summary records before the Footer start at " +
+                                  (in_summary_run_ ? std::to_string(summary_run_start_)
+                                                   : std::string("no byte (there are none)")),
+                              rec.view.content_offset());
+        if (summary_run_crc_ != f.summary_crc)
+            return make_error(ErrorKind::malformed, "summary-crc-mismatch",
+                              "summary_crc is " + std::to_string(f.summary_crc) +
+                                  " but the summary bytes hash to " +
+                                  std::to_string(summary_run_crc_),
+                              rec.view.content_offset() + 16);
+        scene.summary_crc_verified = true;
+    }
+    std::uint8_t magic[kMagicSize];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
+    if (got < kMagicSize)
+        return truncated_at(position_, "the file ends inside the trailing magic (" +
+                                           std::to_string(got) + " of 8 bytes)");
+    FOURDGS_TRY(check_magic(std::span(magic, got), position_));
+    position_ += kMagicSize;
+    finished_ = true;
+    return ok_status();
+}
+
+Result<bool> StreamingReader::advance_to_chunk() {
+    chunk_slot_.valid = false;
+    while (!finished_) {
+        Pending& slot = lookahead_;
+        if (!slot.valid) {
+            auto r = read_record(slot);
+            if (!r.ok()) {
+                truncation_ = r.error();
+                return std::move(r).error();
+            }
+            if (!*r)
+                return truncated_at(position_, "the file ends at byte " +
+                                                   std::to_string(position_) +
+                                                   " without a Footer");
+        }
+        if (slot.view.opcode == op::chunk) {
+            FOURDGS_TRY(builder_.seal(slot.view.offset));
+            in_summary_run_ = false;
+            std::swap(chunk_slot_, slot);
+            slot.valid = false;
+            return true;
+        }
+        slot.valid = false;
+        FOURDGS_TRY(absorb(slot));
+    }
+    return false;
+}
+
+Result<bool> StreamingReader::next_chunk_bins(ChunkBins& bins) {
+    if (!opened_) FOURDGS_TRY(open());
+    if (truncation_) return *truncation_;
+    if (!chunk_slot_.valid) {
+        FOURDGS_ASSIGN(bool have, advance_to_chunk());
+        if (!have) return false;
+    }
+    FOURDGS_ASSIGN(chunk_, parse_chunk(chunk_slot_.view));
+    chunk_offset_ = chunk_slot_.view.offset;
+    // The SH band records follow their chunk directly (§5.7, wire-notes).
+    bands_.clear();
+    std::optional<Error> cut;
+    for (std::size_t i = 0; i < band_slots_.size(); ++i) {
+        auto r = read_record(lookahead_);
+        if (!r.ok()) {
+            if (r.error().kind != ErrorKind::truncated) return std::move(r).error();
+            cut = r.error();
+            break;
+        }
+        if (!*r || lookahead_.view.opcode != op::sh_band) break;
+        std::swap(band_slots_[i], lookahead_);
+        lookahead_.valid = false;
+        FOURDGS_ASSIGN(ShBandRecord b, parse_sh_band(band_slots_[i].view));
+        bands_.push_back(b);
+    }
+    ChunkDecodeOptions decode = options_.decode;
+    if (cut) {
+        // Trailing-band recovery: keep the whole bands that arrived, in order (M100).
+        int whole = 0;
+        while (whole < static_cast<int>(bands_.size()) && bands_[whole].band == whole + 1) ++whole;
+        decode.max_sh_degree = std::min(decode.max_sh_degree, whole);
+        truncation_ = *cut;
+    }
+    chunk_slot_.valid = false;
+    FOURDGS_TRY(decode_chunk_bins(builder_.scene(), chunk_, bands_, decode, bins, scratch_));
+    return true;
+}
+
+Result<bool> StreamingReader::next_chunk(GaussianBlock& out) {
+    if (truncation_ && !chunk_slot_.valid) return *truncation_;
+    FOURDGS_ASSIGN(bool have, next_chunk_bins(bins_));
+    if (!have) return false;
+    out.clear();
+    dequantize(builder_.scene(), bins_, out);
+    return true;
+}
+
+Result<LoadedScene> read_streaming(ByteSource& source, const ReaderOptions& options) {
+    StreamingReader reader(source, options);
+    LoadedScene loaded;
+    auto opened = reader.open();
+    if (!opened.ok() && opened.error().kind != ErrorKind::truncated) return std::move(opened).error();
+    GaussianBlock block;
+    while (true) {
+        auto r = reader.next_chunk(block);
+        if (!r.ok()) {
+            if (r.error().kind != ErrorKind::truncated) return std::move(r).error();
+            loaded.truncation = r.error();
+            break;
+        }
+        if (!*r) break;
+        loaded.gaussians.append(block);
+    }
+    loaded.info = reader.scene();
+    return loaded;
+}
+
+}  // namespace fourdgs
