@@ -351,8 +351,11 @@ Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_
                           "compression \"\" means the records block is stored; there is no codec "
                           "to look up",
                           offset);
+    // The string comes from the file: name it, but not at any length.
+    std::string shown(name.substr(0, 64));
+    if (name.size() > 64) shown += "...";
     return make_error(ErrorKind::unsupported, "unknown-chunk-compression",
-                      "chunk compression \"" + std::string(name) +
+                      "chunk compression \"" + shown +
                           "\" is not implemented; this build implements \"deflate\" and \"zstd\"",
                       offset);
 }

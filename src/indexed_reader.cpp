@@ -14,7 +14,7 @@ bool is_payload_record(std::uint8_t opcode) {
     return opcode == op::attachment || opcode == op::audio_data || opcode == op::audio_legacy;
 }
 
-constexpr std::uint64_t kPayloadPrefix = 64 * 1024;  // enough for the fields before the payload
+constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field before the payload
 constexpr std::uint64_t kChunkHeadBytes = 8 + 8 + 4 + 4;  // t0, t1, level, count
 
 Error mismatch(std::string field, std::string message, std::uint64_t offset) {
@@ -186,8 +186,19 @@ Status IndexedReader::read_front_matter(std::uint64_t end) {
         r.offset = at;
         r.content_length = length;
         r.content = std::span(buf).subspan(kRecordHeaderSize);
-        if (frame_only) FOURDGS_TRY(builder.add_unread_payload(r));
-        else FOURDGS_TRY(builder.add(r));
+        if (frame_only) {
+            auto framed = builder.add_unread_payload(r);
+            if (!framed.ok() && framed.error().refusal == "record-too-short") {
+                // Names longer than the prefix: read the whole record after all.
+                FOURDGS_TRY(fetch(at, kRecordHeaderSize + length, buf));
+                r.content = std::span(buf).subspan(kRecordHeaderSize);
+                FOURDGS_TRY(builder.add(r));
+            } else if (!framed.ok()) {
+                return framed;
+            }
+        } else {
+            FOURDGS_TRY(builder.add(r));
+        }
         at += kRecordHeaderSize + length;
     }
     FOURDGS_TRY(builder.seal(at));

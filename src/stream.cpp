@@ -20,26 +20,9 @@ std::string attr(const StreamHeader& h) {
 }
 
 // ---- the decode kernels ---------------------------------------------------------------------
-// Each reads the shuffled planes directly (plane j holds byte j of every symbol, §5.6), so
-// unshuffle, zigzag and mode run in one pass with no intermediate buffer.
-
-template <int W>
-struct Planes {
-    const std::uint8_t* p[W];
-    Planes(const std::uint8_t* raw, std::size_t n) {
-        for (int j = 0; j < W; ++j) p[j] = raw + static_cast<std::size_t>(j) * n;
-    }
-    std::uint32_t operator[](std::size_t k) const {
-        if constexpr (W == 1) {
-            return p[0][k];
-        } else if constexpr (W == 2) {
-            return p[0][k] | (std::uint32_t{p[1][k]} << 8);
-        } else {
-            return p[0][k] | (std::uint32_t{p[1][k]} << 8) | (std::uint32_t{p[2][k]} << 16) |
-                   (std::uint32_t{p[3][k]} << 24);
-        }
-    }
-};
+// decode_raw reads the shuffled planes directly (plane j holds byte j of every symbol, §5.6) and
+// writes zigzag-decoded values straight into the output; it vectorizes. Delta then runs its
+// prefix sum in place over that output, so no intermediate buffer exists beyond the scratch.
 
 template <int W>
 void decode_raw(const std::uint8_t* __restrict raw, std::size_t n, std::int32_t* __restrict out) {
@@ -66,38 +49,35 @@ inline std::uint64_t out_of_i32(std::int64_t acc) {
     return static_cast<std::uint64_t>(acc + 0x80000000ll) >> 32;
 }
 
-// Running sum per channel along elements, in 64-bit so it cannot wrap (at most 2^32 elements of
-// at most 2^31 each). Returns false when some sum left int32; the flag is accumulated without a
-// branch per symbol.
-template <int W, int C>
-bool decode_delta_fixed(const std::uint8_t* raw, std::size_t elements, std::int32_t* out) {
-    const std::size_t n = elements * C;
-    const Planes<W> planes(raw, n);
-    std::int64_t acc[C] = {};
+// Running sum per channel along elements, applied in place to symbols already unshuffled and
+// zigzag-decoded (the vectorized raw kernel does that pass). The sums run in 64-bit so they cannot
+// wrap (at most 2^32 elements of at most 2^31 each). Returns false when some sum left int32; the
+// flag is accumulated without a branch per symbol.
+template <int C>
+bool prefix_sum_fixed(std::int32_t* __restrict out, std::size_t elements) {
+    std::int64_t acc[C];
+    for (int ch = 0; ch < C; ++ch) acc[ch] = out[ch];
     std::uint64_t bad = 0;
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < elements; ++i) {
-        for (int ch = 0; ch < C; ++ch, ++k) {
-            acc[ch] += zigzag_decode(planes[k]);
-            out[k] = static_cast<std::int32_t>(acc[ch]);
+    std::int32_t* p = out + C;
+    for (std::size_t i = 1; i < elements; ++i, p += C) {
+        for (int ch = 0; ch < C; ++ch) {
+            acc[ch] += p[ch];
+            p[ch] = static_cast<std::int32_t>(acc[ch]);
             bad |= out_of_i32(acc[ch]);
         }
     }
     return bad == 0;
 }
 
-template <int W>
-bool decode_delta_any(const std::uint8_t* raw, std::size_t elements, std::size_t channels,
-                      std::int32_t* out) {
-    const std::size_t n = elements * channels;
-    const Planes<W> planes(raw, n);
+bool prefix_sum_any(std::int32_t* __restrict out, std::size_t elements, std::size_t channels) {
     std::array<std::int64_t, 256> acc{};
+    for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] = out[ch];
     std::uint64_t bad = 0;
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < elements; ++i) {
-        for (std::size_t ch = 0; ch < channels; ++ch, ++k) {
-            acc[ch] += zigzag_decode(planes[k]);
-            out[k] = static_cast<std::int32_t>(acc[ch]);
+    std::int32_t* p = out + channels;
+    for (std::size_t i = 1; i < elements; ++i, p += channels) {
+        for (std::size_t ch = 0; ch < channels; ++ch) {
+            acc[ch] += p[ch];
+            p[ch] = static_cast<std::int32_t>(acc[ch]);
             bad |= out_of_i32(acc[ch]);
         }
     }
@@ -107,12 +87,13 @@ bool decode_delta_any(const std::uint8_t* raw, std::size_t elements, std::size_t
 template <int W>
 bool decode_delta(const std::uint8_t* raw, std::size_t elements, std::size_t channels,
                   std::int32_t* out) {
+    decode_raw<W>(raw, elements * channels, out);
     switch (channels) {
-        case 1: return decode_delta_fixed<W, 1>(raw, elements, out);
-        case 2: return decode_delta_fixed<W, 2>(raw, elements, out);
-        case 3: return decode_delta_fixed<W, 3>(raw, elements, out);
-        case 4: return decode_delta_fixed<W, 4>(raw, elements, out);
-        default: return decode_delta_any<W>(raw, elements, channels, out);
+        case 1: return prefix_sum_fixed<1>(out, elements);
+        case 2: return prefix_sum_fixed<2>(out, elements);
+        case 3: return prefix_sum_fixed<3>(out, elements);
+        case 4: return prefix_sum_fixed<4>(out, elements);
+        default: return prefix_sum_any(out, elements, channels);
     }
 }
 

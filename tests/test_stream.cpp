@@ -566,11 +566,24 @@ TEST_CASE("a declared size the payload cannot possibly inflate to is refused wit
         INFO(codec_label(c));
         const ByteVec bytes = stream_bytes(0, 4, 0, c, 4, 0x10000000u, squeeze(c, {1, 2, 3}));
         StreamScratch scratch;
-        std::vector<std::int32_t> out;  // wrong size on purpose: the header check comes first
         auto r = decode_stream(view_of(bytes), scratch, ~std::uint64_t{0});
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().refusal == "decompressed-size-mismatch");
         CHECK(scratch.bytes.capacity() == 0);
+    }
+}
+
+TEST_CASE("the expansion bounds admit the densest payloads each codec really writes", "[stream]") {
+    const ByteVec zeros(2u << 20, 0);
+    for (std::uint8_t c : {codec::deflate, codec::zstd, codec::lz4}) {
+        for (int level : {0, 1, 12}) {
+            INFO(codec_label(c) << " level " << level);
+            const ByteVec p = squeeze(c, zeros, level);
+            CHECK(check_decompressed_size(c, p, zeros.size(), 0).ok());
+            ByteVec back(zeros.size(), 1);
+            CHECK(decompress(c, p, back, 0).ok());
+            CHECK(back == zeros);
+        }
     }
 }
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the built library into a temporary prefix, then builds tests/consumer against it
+# twice: through find_package(fourdgs) (shared and static) and through pkg-config.
+#   usage: check.sh BUILD_DIR SOURCE_DIR SAMPLE.4dgs
+set -euo pipefail
+build="$1"; src="$2"; sample="$3"
+prefix="$build/consumer-prefix"
+rm -rf "$prefix" "$build/consumer-build"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake -S "$src/tests/consumer" -B "$build/consumer-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$build/consumer-build" >/dev/null
+LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" "$build/consumer-build/consumer_shared" "$sample"
+"$build/consumer-build/consumer_static" "$sample"
+# pkg-config: shared, then fully static with the private requirements.
+pc="$prefix/lib/pkgconfig"
+[ -d "$pc" ] || pc="$(dirname "$(find "$prefix" -name fourdgs.pc | head -n1)")"
+export PKG_CONFIG_PATH="$pc"
+libdir="$(pkg-config --variable=libdir fourdgs)"
+c++ -std=c++20 "$src/tests/consumer/main.cpp" $(pkg-config --cflags --libs fourdgs) -o "$build/consumer-build/consumer_pc"
+LD_LIBRARY_PATH="$libdir" "$build/consumer-build/consumer_pc" "$sample"
+c++ -std=c++20 "$src/tests/consumer/main.cpp" $(pkg-config --cflags fourdgs) "$libdir/libfourdgs.a" \
+    $(pkg-config --libs-only-l --static fourdgs | sed 's/-lfourdgs//') -o "$build/consumer-build/consumer_pc_static"
+"$build/consumer-build/consumer_pc_static" "$sample"
+echo "consumer: find_package (shared, static) and pkg-config (shared, static) all linked and ran"
