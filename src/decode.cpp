@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace fourdgs {
@@ -267,12 +268,15 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
 
         const bool never = (bins.flags[i] & kFlagNeverFades) != 0;
         const auto& w = scene.windows[static_cast<std::size_t>(bins.window_index[i])];
-        const std::int32_t sb = bins.sigma_t[i];
-        const double vstep = velocity_step(g, sb, never, w.lo, w.hi);
+        // One exp per gaussian feeds sigma_t and both §6.3 per-gaussian steps.
+        const double sigma = sigma_value(g, bins.sigma_t[i]);
+        const double vstep =
+            std::ldexp(g.step_motion, -velocity_class_for_sigma(g, sigma, never, w.lo, w.hi));
+        const double tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, sigma, never));
         for (int c = 0; c < 3; ++c)
             out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * vstep);
-        out.mu_t[o] = static_cast<float>(bins.mu_t[i] * birth_step(g, sb, never));
-        out.sigma_t[o] = static_cast<float>(sigma_from_bin(g, sb, never));
+        out.mu_t[o] = static_cast<float>(bins.mu_t[i] * tstep);
+        out.sigma_t[o] = never ? std::numeric_limits<float>::infinity() : static_cast<float>(sigma);
         out.win_lo[o] = static_cast<float>(w.lo);
         out.win_hi[o] = static_cast<float>(w.hi);
         out.flags[o] = static_cast<std::uint8_t>(bins.flags[i]);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -147,37 +148,58 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
                 break;
             }
             default:
+                if (is_defined_opcode(r.opcode))
+                    return make_error(ErrorKind::malformed, "summary-not-contiguous",
+                                      "a " + opcode_name(r.opcode) + " record at byte " +
+                                          std::to_string(r.offset) +
+                                          " sits inside the summary (§4.5)",
+                                      r.offset);
                 scene_.skipped.push_back({r.opcode, r.offset, r.total_length()});
                 break;
         }
     }
     std::uint64_t first_chunk = footer.summary_start;
     for (const ChunkIndex& e : scene_.index) first_chunk = std::min(first_chunk, e.chunk_offset);
-    return read_front_matter(first_chunk);
+    return read_front_matter(first_chunk, footer.summary_start);
 }
 
-Status IndexedReader::read_front_matter(std::uint64_t end) {
-    SceneBuilder builder(options_);
+// Feeds every record in [at, end) to `builder`: payload records framed without their payloads,
+// everything else read whole. With `stop_at_chunk`, stops at the first Chunk or Delta Chunk and
+// reports where; otherwise a chunk here is one the index does not name, which is refused.
+Status IndexedReader::walk_records(SceneBuilder& builder, std::uint64_t at, std::uint64_t end,
+                                   bool stop_at_chunk, std::uint64_t* stopped_at) const {
     std::vector<std::uint8_t> buf;
-    std::uint64_t at = kMagicSize;
     while (at < end) {
         std::uint8_t head[kRecordHeaderSize];
+        // Before the first chunk a cut record is a truncation; between indexed ranges it means an
+        // index chunk_length or band length does not frame whole records.
+        const char* cut = stop_at_chunk ? "truncated" : "index-record-mismatch";
+        const char* why = stop_at_chunk ? "" : " (an index chunk_length or band length does not "
+                                               "frame whole records)";
         if (end - at < kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, "truncated",
+            return make_error(ErrorKind::malformed, cut,
                               "a record header at byte " + std::to_string(at) +
-                                  " runs into the first chunk",
+                                  " runs into the next indexed range at " + std::to_string(end) +
+                                  why,
                               at);
         FOURDGS_TRY(source_->read_exact(at, head));
         fetched_->fetch_add(kRecordHeaderSize, std::memory_order_relaxed);
         const std::uint8_t opcode = head[0];
         const std::uint64_t length = read_le64(head + 1);
         if (length > end - at - kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, "truncated",
+            return make_error(ErrorKind::malformed, cut,
                               opcode_name(opcode) + " record at byte " + std::to_string(at) +
                                   " declares content_length " + std::to_string(length) +
-                                  ", past the first chunk at " + std::to_string(end),
+                                  ", past the next indexed range at " + std::to_string(end) + why,
                               at);
-        if (opcode == op::chunk || opcode == op::delta_chunk) break;
+        if (opcode == op::chunk || opcode == op::delta_chunk) {
+            if (stop_at_chunk) break;
+            return make_error(ErrorKind::malformed, "index-record-mismatch",
+                              opcode_name(opcode) + " record at byte " + std::to_string(at) +
+                                  " is named by no Chunk Index entry's chunk_offset (§5.8: one "
+                                  "entry per chunk)",
+                              at);
+        }
         const bool frame_only = is_payload_record(opcode) && !options_.keep_payloads &&
                                 length > kPayloadPrefix;
         FOURDGS_TRY(fetch(at, kRecordHeaderSize + (frame_only ? kPayloadPrefix : length), buf));
@@ -201,8 +223,36 @@ Status IndexedReader::read_front_matter(std::uint64_t end) {
         }
         at += kRecordHeaderSize + length;
     }
-    FOURDGS_TRY(builder.seal(at));
-    // Keep what the summary gave us; take everything else from the front matter.
+    if (stopped_at) *stopped_at = at;
+    return ok_status();
+}
+
+Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content_end) {
+    SceneBuilder builder(options_);
+    std::uint64_t first_chunk = end;
+    FOURDGS_TRY(walk_records(builder, kMagicSize, end, true, &first_chunk));
+    FOURDGS_TRY(builder.seal(first_chunk));
+
+    // Content records may also sit between chunks (order is normative only where stated, §4):
+    // walk the gaps the index leaves between its ranges so both readers see the same scene.
+    struct Range {
+        std::uint64_t begin, end;
+    };
+    std::vector<Range> ranges;
+    for (const ChunkIndex& e : scene_.index) {
+        ranges.push_back({e.chunk_offset, e.chunk_offset + e.chunk_length});
+        for (const ChunkIndex::Band& b : e.bands) ranges.push_back({b.offset, b.offset + b.length});
+    }
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    std::uint64_t cursor = first_chunk;
+    for (const Range& r : ranges) {
+        if (r.begin > cursor) FOURDGS_TRY(walk_records(builder, cursor, r.begin, false, nullptr));
+        cursor = std::max(cursor, r.end);
+    }
+    if (content_end > cursor) FOURDGS_TRY(walk_records(builder, cursor, content_end, false, nullptr));
+
+    // Keep what the summary gave us; take everything else from the content records.
     SceneInfo& fm = builder.scene();
     fm.index = std::move(scene_.index);
     fm.statistics = scene_.statistics;
@@ -220,6 +270,8 @@ Status IndexedReader::scan_without_index(std::uint64_t size) {
     const std::uint64_t footer_start = size - kTailSize;
     std::uint64_t at = kMagicSize, first_chunk = footer_start;
     std::vector<ChunkIndex> index;
+    std::optional<Statistics> statistics;
+    std::vector<SummaryOffset> summary_offsets;
     std::uint8_t head[kRecordHeaderSize + kChunkHeadBytes];
     while (at < footer_start) {
         if (footer_start - at < kRecordHeaderSize)
@@ -253,13 +305,25 @@ Status IndexedReader::scan_without_index(std::uint64_t size) {
             std::uint8_t band = 0;
             if (length >= 1) FOURDGS_TRY(source_->read_exact(at + kRecordHeaderSize, std::span(&band, 1)));
             index.back().bands.push_back({band, at, kRecordHeaderSize + length});
+        } else if (head[0] == op::statistics || head[0] == op::summary_offset) {
+            // Summary records without an index: small, so read them as the streaming reader does.
+            std::vector<std::uint8_t> rec;
+            FOURDGS_TRY(fetch(at, kRecordHeaderSize + length, rec));
+            FOURDGS_ASSIGN(RecordView r, parse_record(rec, at));
+            if (head[0] == op::statistics) {
+                FOURDGS_ASSIGN(Statistics s, parse_statistics(r));
+                statistics = s;
+            } else {
+                FOURDGS_ASSIGN(SummaryOffset s, parse_summary_offset(r));
+                summary_offsets.push_back(s);
+            }
         }
         at += kRecordHeaderSize + length;
     }
-    scene_.index.clear();
-    FOURDGS_TRY(read_front_matter(first_chunk));
     scene_.index = std::move(index);
-    return ok_status();
+    scene_.statistics = statistics;
+    scene_.summary_offsets = std::move(summary_offsets);
+    return read_front_matter(first_chunk, footer_start);
 }
 
 int IndexedReader::wanted_bands() const {
@@ -288,6 +352,15 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
                               std::to_string(scene_.index.size()) + " entries)");
     const ChunkIndex& e = scene_.index[index];
     FOURDGS_TRY(fetch(e.chunk_offset, e.chunk_length, ws.record));
+    // The range must frame exactly one record: compare its own length before parsing, so a
+    // range that cuts the record is named as the index's fault (§5.8), not as a truncated file.
+    if (ws.record.size() >= kRecordHeaderSize &&
+        read_le64(&ws.record[1]) != e.chunk_length - kRecordHeaderSize)
+        return mismatch("chunk_length", "the index says " + std::to_string(e.chunk_length) +
+                                            " bytes, the record at byte " +
+                                            std::to_string(e.chunk_offset) + " is " +
+                                            std::to_string(kRecordHeaderSize + read_le64(&ws.record[1])),
+                        e.chunk_offset);
     FOURDGS_ASSIGN(RecordView r, parse_record(ws.record, e.chunk_offset));
     if (r.opcode != op::chunk)
         return mismatch("chunk_offset", "byte " + std::to_string(e.chunk_offset) + " holds a " +
@@ -316,7 +389,15 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
     for (int b = 1; b <= want; ++b) {
         const ChunkIndex::Band* entry = nullptr;
         for (const ChunkIndex::Band& x : e.bands)
-            if (x.band == b) entry = &x;
+            if (x.band == b) {
+                if (entry)
+                    return make_error(ErrorKind::malformed, "duplicate-sh-band",
+                                      "the index names two band " + std::to_string(b) +
+                                          " records for the chunk at byte " +
+                                          std::to_string(e.chunk_offset),
+                                      x.offset);
+                entry = &x;
+            }
         if (!entry)
             return make_error(ErrorKind::malformed, "missing-sh-band",
                               "the Header declares sh_degree " +
@@ -325,6 +406,15 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
                                   " record for the chunk at byte " + std::to_string(e.chunk_offset),
                               e.chunk_offset);
         FOURDGS_TRY(fetch(entry->offset, entry->length, ws.bands[b - 1]));
+        if (ws.bands[b - 1].size() >= kRecordHeaderSize &&
+            read_le64(&ws.bands[b - 1][1]) != entry->length - kRecordHeaderSize)
+            return mismatch("bands", "band " + std::to_string(b) + " range at byte " +
+                                         std::to_string(entry->offset) + " is " +
+                                         std::to_string(entry->length) +
+                                         " bytes, the record there is " +
+                                         std::to_string(kRecordHeaderSize +
+                                                        read_le64(&ws.bands[b - 1][1])),
+                            entry->offset);
         FOURDGS_ASSIGN(RecordView br, parse_record(ws.bands[b - 1], entry->offset));
         if (br.opcode != op::sh_band || br.total_length() != entry->length)
             return mismatch("bands", "band " + std::to_string(b) + " range at byte " +

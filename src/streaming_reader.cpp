@@ -49,17 +49,19 @@ Result<bool> StreamingReader::read_record(Pending& slot) {
     std::uint64_t length;
     std::memcpy(&length, head + 1, 8);
     const std::uint64_t record_at = position_;
+    // A length past the end of a source of known size is a cut (or lying) record, whatever the
+    // limit: report it as such before judging it against the limit.
+    if (auto size = source_->size(); size && length > *size - std::min(*size, record_at + 9))
+        return truncated_at(record_at, opcode_name(head[0]) + " record declares content_length " +
+                                           std::to_string(length) + " but only " +
+                                           std::to_string(*size - record_at - 9) +
+                                           " bytes remain in the file");
     if (length > options_.max_record_bytes)
         return make_error(ErrorKind::limit, "limit-exceeded",
                           opcode_name(head[0]) + " record declares content_length " +
                               std::to_string(length) + ", over the configured limit of " +
                               std::to_string(options_.max_record_bytes),
                           record_at);
-    if (auto size = source_->size(); size && length > *size - std::min(*size, record_at + 9))
-        return truncated_at(record_at, opcode_name(head[0]) + " record declares content_length " +
-                                           std::to_string(length) + " but only " +
-                                           std::to_string(*size - record_at - 9) +
-                                           " bytes remain in the file");
     slot.bytes.reserve(static_cast<std::size_t>(kRecordHeaderSize + std::min<std::uint64_t>(length, 16u << 20)));
     slot.bytes.assign(head, head + kRecordHeaderSize);
     FOURDGS_ASSIGN(std::uint64_t body, read_growing(*source_, record_at + 9, length, slot.bytes));
@@ -98,6 +100,8 @@ Status StreamingReader::absorb(const Pending& rec) {
         return make_error(ErrorKind::malformed, "orphan-sh-band",
                           "an SH Band Stream record that does not follow a Chunk (§5.7)", r.offset);
     // §4.5: retain the trailing run of summary records for the CRC.
+    // Records the format does not define stay inside the run (a reader skips them, and the
+    // indexed reader skips them inside the summary too); a defined content record ends it.
     if (is_summary_opcode(r.opcode)) {
         if (!in_summary_run_) {
             in_summary_run_ = true;
@@ -105,18 +109,75 @@ Status StreamingReader::absorb(const Pending& rec) {
             summary_run_crc_ = 0;
         }
         summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
+    } else if (in_summary_run_ && !is_defined_opcode(r.opcode)) {
+        summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
     } else {
+        if (in_summary_run_) run_broken_by_ = r.offset;
         in_summary_run_ = false;
     }
-    return builder_.add(r);
+    FOURDGS_TRY(builder_.add(r));
+    if (r.opcode == op::chunk_index) FOURDGS_TRY(check_index_entry(builder_.scene().index.back(), r.offset));
+    return ok_status();
+}
+
+Status StreamingReader::check_index_entry(const ChunkIndex& e, std::uint64_t entry_offset) const {
+    // §5.8 / registry index-record-mismatch: every chunk has passed by the time the index does,
+    // so the entry is checked against the record it frames, naming the field.
+    auto mismatch = [&](const char* field, std::string message) {
+        return make_error(ErrorKind::malformed, "index-record-mismatch",
+                          std::string("Chunk Index field '") + field +
+                              "' disagrees with the record: " + std::move(message),
+                          entry_offset);
+    };
+    auto it = std::lower_bound(seen_chunks_.begin(), seen_chunks_.end(), e.chunk_offset,
+                               [](const SeenChunk& c, std::uint64_t off) { return c.offset < off; });
+    if (it == seen_chunks_.end() || it->offset != e.chunk_offset)
+        return mismatch("chunk_offset", "no Chunk record starts at byte " +
+                                            std::to_string(e.chunk_offset));
+    if (it->length != e.chunk_length)
+        return mismatch("chunk_length", "the index says " + std::to_string(e.chunk_length) +
+                                            " bytes, the record is " + std::to_string(it->length));
+    if (it->count != e.gaussian_count)
+        return mismatch("gaussian_count", "the index says " + std::to_string(e.gaussian_count) +
+                                              ", the Chunk holds " + std::to_string(it->count));
+    if (it->t0 != e.t0 || it->t1 != e.t1)
+        return mismatch("t0/t1", "the index says [" + std::to_string(e.t0) + ", " +
+                                     std::to_string(e.t1) + "), the Chunk says [" +
+                                     std::to_string(it->t0) + ", " + std::to_string(it->t1) + ")");
+    if (it->bands.size() != e.bands.size())
+        return mismatch("band_count", "the index names " + std::to_string(e.bands.size()) +
+                                          " band(s), the chunk is followed by " +
+                                          std::to_string(it->bands.size()));
+    for (const ChunkIndex::Band& b : e.bands) {
+        const ChunkIndex::Band* seen = nullptr;
+        for (const ChunkIndex::Band& x : it->bands)
+            if (x.band == b.band) seen = &x;
+        if (!seen || seen->offset != b.offset || seen->length != b.length)
+            return mismatch("bands", "the index names band " + std::to_string(b.band) + " at [" +
+                                         std::to_string(b.offset) + ", +" +
+                                         std::to_string(b.length) + ") but " +
+                                         (seen ? "that band's record is at [" +
+                                                     std::to_string(seen->offset) + ", +" +
+                                                     std::to_string(seen->length) + ")"
+                                               : std::string("the chunk has no such band")));
+    }
+    return ok_status();
 }
 
 Status StreamingReader::finish_footer(const Pending& rec) {
     FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
     SceneInfo& scene = builder_.scene();
     scene.footer = f;
-    if (f.summary_start != 0 && options_.verify_summary_crc && f.summary_crc != 0) {
+    if (f.summary_start != 0) {
+        // §4.5: summary_start names the first byte of the contiguous run before the Footer.
         const bool run_matches = in_summary_run_ && summary_run_start_ == f.summary_start;
+        if (!run_matches && in_summary_run_ && f.summary_start < summary_run_start_ &&
+            run_broken_by_ >= f.summary_start)
+            return make_error(ErrorKind::malformed, "summary-not-contiguous",
+                              "a content record at byte " + std::to_string(run_broken_by_) +
+                                  " sits inside the summary that starts at " +
+                                  std::to_string(f.summary_start) + " (§4.5)",
+                              run_broken_by_);
         if (!run_matches)
             return make_error(ErrorKind::malformed, "summary-start-mismatch",
                               "Footer summary_start is " + std::to_string(f.summary_start) +
@@ -124,13 +185,15 @@ Status StreamingReader::finish_footer(const Pending& rec) {
                                   (in_summary_run_ ? std::to_string(summary_run_start_)
                                                    : std::string("no byte (there are none)")),
                               rec.view.content_offset());
-        if (summary_run_crc_ != f.summary_crc)
-            return make_error(ErrorKind::malformed, "summary-crc-mismatch",
-                              "summary_crc is " + std::to_string(f.summary_crc) +
-                                  " but the summary bytes hash to " +
-                                  std::to_string(summary_run_crc_),
-                              rec.view.content_offset() + 16);
-        scene.summary_crc_verified = true;
+        if (options_.verify_summary_crc && f.summary_crc != 0) {
+            if (summary_run_crc_ != f.summary_crc)
+                return make_error(ErrorKind::malformed, "summary-crc-mismatch",
+                                  "summary_crc is " + std::to_string(f.summary_crc) +
+                                      " but the summary bytes hash to " +
+                                      std::to_string(summary_run_crc_),
+                                  rec.view.content_offset() + 16);
+            scene.summary_crc_verified = true;
+        }
     }
     std::uint8_t magic[kMagicSize];
     FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
@@ -153,10 +216,12 @@ Result<bool> StreamingReader::advance_to_chunk() {
                 truncation_ = r.error();
                 return std::move(r).error();
             }
-            if (!*r)
-                return truncated_at(position_, "the file ends at byte " +
-                                                   std::to_string(position_) +
-                                                   " without a Footer");
+            if (!*r) {
+                truncation_ = truncated_at(position_, "the file ends at byte " +
+                                                          std::to_string(position_) +
+                                                          " without a Footer");
+                return *truncation_;
+            }
         }
         if (slot.view.opcode == op::chunk) {
             FOURDGS_TRY(builder_.seal(slot.view.offset));
@@ -190,11 +255,26 @@ Result<bool> StreamingReader::next_chunk_bins(ChunkBins& bins) {
             cut = r.error();
             break;
         }
-        if (!*r || lookahead_.view.opcode != op::sh_band) break;
+        if (!*r) {
+            // The data ends right after this chunk (or after one of its bands): that is a cut
+            // like any other, and the bands still to come are missing, not absent.
+            cut = truncated_at(position_, "the file ends at byte " + std::to_string(position_) +
+                                              " without a Footer");
+            break;
+        }
+        if (lookahead_.view.opcode != op::sh_band) break;
         std::swap(band_slots_[i], lookahead_);
         lookahead_.valid = false;
         FOURDGS_ASSIGN(ShBandRecord b, parse_sh_band(band_slots_[i].view));
         bands_.push_back(b);
+    }
+    {
+        SeenChunk seen{chunk_offset_, chunk_slot_.view.total_length(), chunk_.t0, chunk_.t1,
+                       chunk_.count, {}};
+        for (std::size_t i = 0; i < bands_.size(); ++i)
+            seen.bands.push_back({bands_[i].band, band_slots_[i].view.offset,
+                                  band_slots_[i].view.total_length()});
+        seen_chunks_.push_back(std::move(seen));
     }
     ChunkDecodeOptions decode = options_.decode;
     if (cut) {

@@ -20,7 +20,7 @@ namespace fourdgs {
 // Resource limits for one chunk. A chunk's `count` cannot be checked against the bytes that
 // remain (a constant stream holds any count in a few bytes), so it is checked against these.
 struct DecodeLimits {
-    std::uint32_t max_gaussians_per_chunk = 1u << 26;          // 67 M
+    std::uint32_t max_gaussians_per_chunk = 1u << 24;          // 16.7 M
     std::uint64_t max_decompressed_bytes = std::uint64_t{1} << 32;  // per block or stream
 };
 

@@ -84,7 +84,11 @@ private:
         : source_(&source), options_(options), fetched_(std::make_unique<std::atomic<std::uint64_t>>(0)) {}
     Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
     Status read_tail_and_summary(std::uint64_t size);
-    Status read_front_matter(std::uint64_t end);
+    // Content records before the first chunk (`end`), then in the gaps between indexed ranges
+    // up to `content_end` (the summary, or the Footer when there is no index).
+    Status read_front_matter(std::uint64_t end, std::uint64_t content_end);
+    Status walk_records(SceneBuilder& builder, std::uint64_t at, std::uint64_t end,
+                        bool stop_at_chunk, std::uint64_t* stopped_at) const;
     Status scan_without_index(std::uint64_t size);
     int wanted_bands() const;
 

@@ -40,16 +40,33 @@ inline double sigma_from_bin(const Grid& g, std::int32_t sigma_bin, bool never_f
     return std::exp(static_cast<double>(sigma_bin) * g.step_sigma_log);
 }
 
-// §6.3 velocity class: precision follows lifetime. log2 in double precision so that a value on
-// a power-of-two boundary lands on it (wire-notes).
-inline int velocity_class(const Grid& g, std::int32_t sigma_bin, bool never_fades, double win_lo,
-                          double win_hi) {
-    double half = never_fades ? (win_hi - win_lo)
-                              : g.k * std::exp(static_cast<double>(sigma_bin) * g.step_sigma_log);
+// §6.3 velocity class: precision follows lifetime. `sigma` is exp(sigma_bin * step_sigma_log),
+// ignored for a never-fading gaussian, whose half-life is its own window's length. log2 in double
+// precision so that a value on a power-of-two boundary lands on it (wire-notes).
+inline int velocity_class_for_sigma(const Grid& g, double sigma, bool never_fades, double win_lo,
+                                    double win_hi) {
+    double half = never_fades ? (win_hi - win_lo) : g.k * sigma;
     if (!(half >= kHalfLifeMin)) half = kHalfLifeMin;  // also catches NaN
     if (half > kHalfLifeMax) half = kHalfLifeMax;
     double c = std::ceil(std::log2(half / kReferenceLifetime));
     return static_cast<int>(std::clamp(c, double(kVelocityClassMin), double(kVelocityClassMax)));
+}
+
+// §6.3 birth-time class: mu_t precision is a fraction of the gaussian's own sigma.
+inline int birth_class_for_sigma(const Grid& g, double sigma, bool never_fades) {
+    double target = never_fades ? g.step_time : std::min(g.step_time, kBirthTargetFraction * sigma);
+    double c = std::floor(std::log2(target / g.step_time));
+    if (std::isnan(c)) c = 0;
+    return static_cast<int>(std::clamp(c, double(kBirthClassMin), double(kBirthClassMax)));
+}
+
+inline double sigma_value(const Grid& g, std::int32_t sigma_bin) {
+    return std::exp(static_cast<double>(sigma_bin) * g.step_sigma_log);
+}
+
+inline int velocity_class(const Grid& g, std::int32_t sigma_bin, bool never_fades, double win_lo,
+                          double win_hi) {
+    return velocity_class_for_sigma(g, sigma_value(g, sigma_bin), never_fades, win_lo, win_hi);
 }
 
 inline double velocity_step(const Grid& g, std::int32_t sigma_bin, bool never_fades,
@@ -57,16 +74,8 @@ inline double velocity_step(const Grid& g, std::int32_t sigma_bin, bool never_fa
     return std::ldexp(g.step_motion, -velocity_class(g, sigma_bin, never_fades, win_lo, win_hi));
 }
 
-// §6.3 birth-time class: mu_t precision is a fraction of the gaussian's own sigma.
 inline int birth_class(const Grid& g, std::int32_t sigma_bin, bool never_fades) {
-    double target = g.step_time;
-    if (!never_fades)
-        target = std::min(g.step_time,
-                          kBirthTargetFraction *
-                              std::exp(static_cast<double>(sigma_bin) * g.step_sigma_log));
-    double c = std::floor(std::log2(target / g.step_time));
-    if (std::isnan(c)) c = 0;
-    return static_cast<int>(std::clamp(c, double(kBirthClassMin), double(kBirthClassMax)));
+    return birth_class_for_sigma(g, sigma_value(g, sigma_bin), never_fades);
 }
 
 inline double birth_step(const Grid& g, std::int32_t sigma_bin, bool never_fades) {

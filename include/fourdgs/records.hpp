@@ -955,8 +955,9 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         b.offset = *c.u64("offset");
         b.length = *c.u64("length");
     }
-    if (!c.at_end()) {
-        FOURDGS_TRY(c.need("chunk_kind..live_count", kKeyframeIndexFieldsSize));
+    // The six keyframe-delta fields (§5.8) when they are there; fewer bytes than they take are
+    // some later appended field this reader does not know, ignored by content_length (M009).
+    if (c.remaining() >= kKeyframeIndexFieldsSize) {
         KeyframeIndexFields k;
         std::uint64_t at = c.offset();
         k.chunk_kind = *c.u8("chunk_kind");

@@ -11,6 +11,7 @@
 // Thread safety: one reader is used by one thread at a time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -74,6 +75,15 @@ private:
     Status finish_footer(const Pending& rec);
     Result<bool> advance_to_chunk();     // reads until a Chunk is pending in chunk_slot_
 
+    // A chunk as it passed, for checking the index that follows (index-record-mismatch).
+    struct SeenChunk {
+        std::uint64_t offset = 0, length = 0;
+        double t0 = 0, t1 = 0;
+        std::uint32_t count = 0;
+        std::vector<ChunkIndex::Band> bands;
+    };
+    Status check_index_entry(const ChunkIndex& entry, std::uint64_t entry_offset) const;
+
     ByteSource* source_;
     ReaderOptions options_;
     SceneBuilder builder_;
@@ -87,6 +97,7 @@ private:
     ChunkRecord chunk_;
     std::uint64_t chunk_offset_ = 0;
     std::vector<ShBandRecord> bands_;
+    std::vector<SeenChunk> seen_chunks_;  // in file order, so sorted by offset
     ChunkBins bins_;
     DecodeScratch scratch_;
 
@@ -94,6 +105,7 @@ private:
     bool in_summary_run_ = false;
     std::uint64_t summary_run_start_ = 0;
     std::uint32_t summary_run_crc_ = 0;
+    std::uint64_t run_broken_by_ = 0;  // offset of the content record that last ended a run
 
     bool log_records_ = false;
     std::vector<RecordEntry> log_;

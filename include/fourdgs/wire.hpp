@@ -328,6 +328,14 @@ inline std::string opcode_name(std::uint8_t opcode) {
     return (opcode >= 0x80 ? "private " : "unknown ") + h;
 }
 
+// Whether the specification defines a record with this opcode (0x0E is reserved with no body,
+// 0x26-0x2F are reserved, 0x80-0xFF private): the ones a reader interprets rather than skips.
+inline bool is_defined_opcode(std::uint8_t opcode) {
+    return (opcode >= op::header && opcode <= op::attachment) ||
+           (opcode >= op::summary_offset && opcode <= op::audio_data) ||
+           (opcode >= op::coordinate_frame && opcode <= op::object_track);
+}
+
 // CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in src/codec.cpp.
 std::uint32_t crc32(Bytes data, std::uint32_t crc = 0);
 
