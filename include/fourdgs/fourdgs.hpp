@@ -14,3 +14,4 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/writer.hpp"

@@ -1,0 +1,293 @@
+// fourdgs/writer.hpp — the way back: gaussians in user terms → quantize (§6, uniform-v1) →
+// verify by decoding → attribute streams (§5.6) → Chunk / SH Band records → summary (§4.5) →
+// a ByteSink. The file is a gaussian-birth file (§3).
+//
+// Two entry points:
+//   write_scene     one shot: the whole scene in memory; computes gaussian_count, aabb and the
+//                   Window Table itself, and records the *measured* maximum deviation of every
+//                   attribute in the Quantization record's bounds (§5.3, M028, M099).
+//   StreamingWriter bounded memory: gaussians arrive window by window (or chunk by chunk) and go
+//                   to the sink as they are encoded. The Header and Quantization are written
+//                   first, so the caller declares gaussian_count, aabb and the Window Table up
+//                   front (verified as the data arrives and at finish()), and the bounds it
+//                   declares are the grid's analytic worst case rather than measured maxima.
+//
+// Every attribute of every gaussian is verified at encode time: each chunk is decoded back through
+// the same decode_chunk_bins + dequantize the readers use, and compared with the input. A deviation
+// past the bound fails the write with refusal `bound-violated`, naming the gaussian (its index in
+// the input) and the attribute. Bad input is refused before anything is encoded, naming the
+// gaussian and the field; nothing is clamped except SH coefficients to [-4, 4] (§6.5, M101).
+//
+// Output is deterministic: the same input and options give the same bytes, whatever the thread
+// count (no pointers hashed, no unordered iteration, no time stamps).
+//
+// Thread safety: write_scene may be called from several threads at once on different sinks. A
+// StreamingWriter is used by one thread at a time; internally it may encode chunks on
+// WriterOptions::threads worker threads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/stream.hpp"
+
+namespace fourdgs {
+
+// ---------------------------------------------------------------------------------------------
+// Input in user terms.
+
+// Gaussians as borrowed structure-of-arrays columns (`count` gaussians). Every span is borrowed
+// for the duration of the call that receives the batch and is never retained.
+//   position  3 × count  rest position, finite
+//   scale     3 × count  linear scale, finite and > 0
+//   rotation  4 × count  quaternion xyzw, finite, any norm > 0 (normalized by the writer)
+//   color     4 × count  linear r, g, b and opacity, each in [0, 1]
+//   motion    3 × count  velocity in units per second, finite; empty means all zero
+//   mu_t      count      temporal centre, seconds, finite
+//   sigma_t   count      temporal standard deviation, seconds: finite and > 0, or +inf (never
+//                        fades; stored as flags bit 0)
+//   win_lo, win_hi  count  validity window [lo, hi), finite, 0 <= lo < hi <= duration. The
+//                        one-shot API and StreamingWriter::add_chunk need them;
+//                        StreamingWriter::add_window takes the window as an argument and needs
+//                        them empty.
+//   sh        count × 3 × ((sh_degree+1)^2 - 1) float coefficients, per gaussian red's
+//                        coefficients of bands 1..D, then green's, then blue's (the GaussianBlock
+//                        layout). Finite; clamped to [-4, 4] and mapped to bytes by §6.5.
+//   sh_degree 0..3; must equal the scene's sh_degree.
+//   object_id, source_group, source_index   count each, or empty when absent (§6.6, registry).
+struct GaussianBatch {
+    std::size_t count = 0;
+    std::span<const float> position, scale, rotation, color, motion, mu_t, sigma_t;
+    std::span<const double> win_lo, win_hi;
+    int sh_degree = 0;
+    std::span<const float> sh;
+    std::span<const std::uint32_t> object_id;
+    std::span<const std::int32_t> source_group, source_index;
+};
+
+// An Attachment (§5.13) to write; `data` is borrowed until the call that writes it returns.
+struct AttachmentInput {
+    std::string name;
+    std::string media_type;
+    Bytes data;
+};
+
+// A private-range record (§4.3, opcode 0x80..0xFF) supplied by the application; `content` is
+// borrowed until the call that writes it returns. Written before the chunks.
+struct PrivateRecordInput {
+    std::uint8_t opcode = 0x80;
+    Bytes content;
+};
+
+// Scene-level input: the Header fields a caller chooses (§5.1) and the content records written
+// ahead of the chunks. duration_sec finite and > 0; cutoff finite in (0, 1).
+struct SceneHeader {
+    double duration_sec = 0;
+    double cutoff = 0.05;
+    std::string profile;              // registry profile name, or ""
+    std::string library;              // "" = "fourdgs <version>"
+    StringMap attributes;             // Header attributes map, written as given
+    int sh_degree = 0;                // 0..3
+    std::vector<Metadata> metadata;   // Metadata records (§5.11), in this order
+    std::vector<AttachmentInput> attachments;
+    std::vector<PrivateRecordInput> private_records;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Quantization options (uniform-v1, §5.3, §6).
+
+enum class Preset : std::uint8_t { fine, default_, coarse };
+
+// "fine", "default", "coarse" → Preset; anything else → nullopt.
+std::optional<Preset> parse_preset(std::string_view name);
+std::string_view to_string(Preset preset);
+
+// The declared maximum deviation per attribute, in the units of §5.3's bounds keys. Every grid
+// step is twice its bound. `motion` is the velocity bound at §6.3 class 0 (a reference lifetime
+// of 0.5 s); 0 means 2 × pos, which makes §6.3's displacement guarantee (a decoded velocity moves
+// its gaussian by at most `pos` over its nominal lifetime) hold. All must be finite and > 0
+// (motion >= 0).
+struct QuantBounds {
+    double pos = 0;        // absolute, file units
+    double scale_rel = 0;  // log domain
+    double rot = 0;        // each of the three stored quaternion components (§6.4)
+    double rgb = 0;
+    double alpha = 0;
+    double motion = 0;     // units per second at class 0; 0 = 2 × pos
+    double time = 0;       // seconds, mu_t at class 0 (finer classes are finer)
+    double sigma_rel = 0;  // log domain
+};
+
+// A preset's bounds for a scene whose aabb's largest side is `extent` (pos scales with it:
+// fine extent/65536, default extent/16384, coarse extent/4096; extent <= 0 or non-finite reads as
+// 1). The other values are fixed — fine: scale_rel 0.005, rot 0.0005, rgb and alpha 1/510, time
+// 0.0005, sigma_rel 0.005; default: 0.02, 0.002, 1/255, 0.002, 0.02; coarse: 0.06, 0.006, 3/255,
+// 0.008, 0.06 — and motion is 2 × pos.
+QuantBounds preset_bounds(Preset preset, double extent);
+
+// SH bit-depth ladders (registry naming convention): none = declare no depths (every band at 8
+// bits, the field absent), flat 8/8/8, balanced 8/6/5, aggressive 6/4/3.
+enum class ShLadder : std::uint8_t { none, flat, balanced, aggressive };
+std::optional<ShLadder> parse_sh_ladder(std::string_view name);
+// The ladder's depths for bands 1..3 (none gives 8/8/8).
+std::array<std::uint8_t, 3> ladder_depths(ShLadder ladder);
+
+struct WriterOptions {
+    Preset preset = Preset::default_;
+    std::optional<QuantBounds> bounds;  // explicit bounds; replace the preset when set
+
+    // SH bit depths (§6.5): explicit per-band depths (3..8, one per band 1..sh_degree) win over
+    // the ladder. When any depths are declared, step_sh and bounds.sh carry the coarsest band's
+    // pitch and bound (M103) and bounds.sh_band<b> each band's (M023).
+    ShLadder sh_ladder = ShLadder::none;
+    std::vector<std::uint8_t> sh_depths;
+
+    // Per-stream codec (§5.6, registry): codec::deflate (default), codec::zstd, or codec::lz4
+    // (the private byte 0x80; the writer then adds the Metadata entry naming the application).
+    std::uint8_t codec = codec::deflate;
+    int level = 6;  // deflate 0–12, zstd min..max, lz4 0–12 (see stream.hpp compress())
+    // Chunk-level compression (§5.5): "" (default), "deflate" or "zstd"; sets Header flags bit 1.
+    std::string chunk_compression;
+    int chunk_compression_level = 6;
+
+    // The optional parts of the summary (§4.5). Without the index, summary_start is 0 and there is
+    // no Summary Offset and no CRC (the Footer's summary_start/summary_crc are 0 by §5.2).
+    bool write_index = true;
+    bool write_crc = true;
+    bool write_statistics = true;
+    bool write_summary_offset = true;
+
+    // Chunk planning: at most this many gaussians per chunk (a window with more is split into
+    // equal parts). Must be in 1 .. 2^26.
+    std::uint32_t max_chunk_gaussians = 65536;
+    // Morton order of the position bins inside each chunk (§6.1: shrinks the position stream).
+    bool spatial_order = true;
+
+    // Worker threads encoding chunks: 0 = std::thread::hardware_concurrency(), 1 = the calling
+    // thread only. Does not change the output bytes.
+    unsigned threads = 0;
+
+    // The `application` value of the Metadata record the writer adds when lz4 or private records
+    // are used and the caller supplied no Metadata entry with key `application` (registry, §4.3).
+    // "" = the Header's library string.
+    std::string application;
+};
+
+// What a write produced.
+struct WriteReport {
+    Quantization quantization;               // as written (bounds included)
+    std::vector<WindowTable::Window> windows; // the Window Table as written
+    std::uint64_t gaussian_count = 0;
+    std::array<double, 6> aabb{};
+    std::uint32_t chunk_count = 0;
+    std::uint64_t bytes_written = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// One shot.
+
+struct SceneInput {
+    SceneHeader header;
+    GaussianBatch gaussians;  // win_lo / win_hi required
+};
+
+// Writes a whole scene to `sink`: validates every gaussian (refusals below, each naming the
+// gaussian's index and the field), builds the Window Table from the distinct windows (sorted by
+// lo, then hi), plans chunks (one run of chunks per window, each at most max_chunk_gaussians),
+// encodes and verifies every chunk, then writes the file with the Quantization bounds set to the
+// measured maxima (spelled by to_chars' shortest round trip, which the §5.3 grammar accepts).
+// Memory: the input (borrowed) plus the encoded chunks, held until the Quantization record can be
+// written — about the size of the output file — plus one chunk's working set per thread.
+// Refusals (kind invalid_argument unless noted): non-finite-input, zero-quaternion,
+// value-out-of-range (scale or sigma_t <= 0, colour outside [0, 1]), empty-window (lo >= hi),
+// window-outside-duration, sh-degree-mismatch, input-size-mismatch (a span of the wrong length),
+// invalid-option, bin-out-of-range (a value too far from its grid origin for an i32 bin),
+// bound-violated (kind limit: verification found a deviation past the bound), the codec layer's
+// refusals, and the sink's io errors. On failure the sink may hold a partial file.
+Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSink& sink,
+                   WriteReport* report = nullptr);
+
+// The same into a new byte vector.
+Result<std::vector<std::uint8_t>> write_scene(const SceneInput& scene,
+                                              const WriterOptions& options = {},
+                                              WriteReport* report = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// Streaming.
+
+// What a streaming caller declares before the first gaussian, because the Header, Quantization
+// and Window Table precede the chunks and a ByteSink cannot seek back.
+//   gaussian_count  exactly the number of gaussians that will be added (checked at finish()).
+//   aabb            min xyz, max xyz over all rest positions, exactly (each position is checked
+//                   to lie inside it as it arrives, and the measured aabb must equal it at
+//                   finish()); it also fixes the position grid (origin = its centre; the preset's
+//                   pos bound scales with its largest side).
+//   windows         the Window Table, in this order (each 0 <= lo < hi <= duration).
+struct StreamDeclaration {
+    std::uint64_t gaussian_count = 0;
+    std::array<double, 6> aabb{};
+    std::vector<WindowTable::Window> windows;
+};
+
+class StreamingWriter {
+public:
+    // Validates the header, declaration and options, and writes the magic, Header, Quantization
+    // (bounds = the grid's analytic worst case, see docs/writer.md), Window Table, and the
+    // header's metadata, attachments and private records. `sink` must outlive the writer.
+    // Refusals: those of write_scene's scene-level checks, plus invalid-declaration.
+    static Result<StreamingWriter> create(ByteSink& sink, const SceneHeader& header,
+                                          const StreamDeclaration& declaration,
+                                          const WriterOptions& options = {});
+
+    StreamingWriter(StreamingWriter&&) noexcept;
+    StreamingWriter& operator=(StreamingWriter&&) noexcept;
+    ~StreamingWriter();
+
+    // More content records, written at once; only before the first chunk (else
+    // refusal `chunks-started`, invalid_argument).
+    Status add_metadata(const Metadata& metadata);
+    Status add_attachment(const AttachmentInput& attachment);
+    Status add_private_record(const PrivateRecordInput& record);
+
+    // Adds gaussians that all live in declared window `window_index` (batch.win_lo/win_hi
+    // empty). They are validated, split into chunks of at most max_chunk_gaussians covering
+    // exactly that window's interval, encoded, verified and written before this returns.
+    // Gaussians are named in messages by their running index across all add_* calls.
+    Status add_window(std::uint32_t window_index, const GaussianBatch& batch);
+
+    // Adds one chunk whose gaussians carry their own windows (each must be one of the declared
+    // windows, matched exactly); the chunk's interval is the union of their windows. At most
+    // max_chunk_gaussians gaussians (else invalid-argument `chunk-too-large`).
+    Status add_chunk(const GaussianBatch& batch);
+
+    // Checks the declared gaussian_count (gaussian-count-mismatch) and aabb (aabb-mismatch)
+    // against what arrived, then writes the summary, Footer and trailing magic, and flushes.
+    // After a refusal the sink holds an incomplete file.
+    Status finish();
+
+    // The Quantization record as written, and a report (complete after finish()).
+    const WriteReport& report() const;
+
+private:
+    struct Impl;
+    explicit StreamingWriter(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared with tests and tools.
+
+// A finite non-negative double spelled for a bounds value: to_chars' shortest round trip, which
+// matches the §5.3 grammar (e.g. "0.002", "5e-05", "0").
+std::string bound_string(double value);
+
+}  // namespace fourdgs
