@@ -16,13 +16,17 @@ Error duplicate(std::string_view refusal, const char* record, std::uint64_t offs
 
 }  // namespace
 
-Status check_temporal_model(const Header& header, std::uint64_t offset) {
+Status check_temporal_model(const Header& header, std::uint64_t offset,
+                            bool accept_keyframe_delta) {
     if (header.temporal_model == kModelGaussianBirth) return ok_status();
-    if (header.temporal_model == kModelKeyframeDelta)
+    if (header.temporal_model == kModelKeyframeDelta) {
+        if (accept_keyframe_delta) return ok_status();
         return make_error(ErrorKind::unsupported, "unknown-temporal-model",
-                          "temporal_model 'keyframe-delta' is not implemented by this reader yet; "
-                          "refusing rather than decoding its keyframes only (§5.1)",
+                          "temporal_model 'keyframe-delta' is not read by this gaussian-birth "
+                          "reader; refusing rather than decoding its keyframes only (§5.1) — "
+                          "read it with KeyframeDeltaReader or KeyframeDeltaStream",
                           offset);
+    }
     return make_error(ErrorKind::unsupported, "unknown-temporal-model",
                       "temporal_model '" + header.temporal_model +
                           "' is not a model this reader implements (gaussian-birth)",
@@ -37,7 +41,8 @@ Status SceneBuilder::add_header(const RecordView& r) {
                               " but must be the first record (§4)",
                           r.offset);
     FOURDGS_ASSIGN(scene_.header, parse_header(r));
-    FOURDGS_TRY(check_temporal_model(scene_.header, r.content_offset()));
+    FOURDGS_TRY(check_temporal_model(scene_.header, r.content_offset(),
+                                     options_.accept_keyframe_delta));
     scene_.has_header = true;
     return ok_status();
 }

@@ -14,4 +14,5 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/writer.hpp"

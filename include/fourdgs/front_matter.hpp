@@ -26,6 +26,10 @@ struct ReaderOptions {
     std::uint64_t max_record_bytes = std::uint64_t{1} << 32;  // one record's content
     std::uint64_t max_summary_bytes = std::uint64_t{1} << 30;
     bool verify_summary_crc = true;
+    // §5.1 gate: a keyframe-delta file passes the Header check only when this is set. Only the
+    // keyframe-delta front-end (keyframe_delta.hpp) sets it; the gaussian-birth readers leave it
+    // false and refuse such a file (a gaussian-birth decode of it would be a subset, M015).
+    bool accept_keyframe_delta = false;
 };
 
 class SceneBuilder {
@@ -62,8 +66,10 @@ private:
     std::size_t records_seen_ = 0;
 };
 
-// §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is refused by
-// name until its front-end lands; everything else (including "") is unknown.
-Status check_temporal_model(const Header& header, std::uint64_t offset);
+// §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only
+// when `accept_keyframe_delta` (the keyframe-delta front-end) and otherwise refused by name;
+// everything else (including "") is unknown.
+Status check_temporal_model(const Header& header, std::uint64_t offset,
+                            bool accept_keyframe_delta = false);
 
 }  // namespace fourdgs

@@ -29,5 +29,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (double t : {0.0, 1.0, 2.5})
             (void)reader->read_instant(t, block, pool, 1);
     }
+
+    // The keyframe-delta front-end, both paths.
+    auto kfd = fourdgs::KeyframeDeltaReader::open(source, options);
+    if (kfd.ok()) {
+        fourdgs::GaussianBlock block;
+        for (double t : {0.0, 0.5, 1.0, 2.5})
+            (void)kfd->state_at(t, block);
+    }
+    fourdgs::MemorySource again({data, size});
+    fourdgs::KeyframeDeltaStream stream(again, options);
+    if (stream.open().ok()) {
+        fourdgs::GaussianBlock block;
+        for (int i = 0; i < 64; ++i) {
+            auto more = stream.next_state(block);
+            if (!more.ok() || !*more) break;
+        }
+    }
     return 0;
 }
