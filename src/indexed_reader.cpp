@@ -34,18 +34,7 @@ std::uint64_t read_le64(const std::uint8_t* p) {
 
 Status IndexedReader::fetch(std::uint64_t offset, std::uint64_t length,
                             std::vector<std::uint8_t>& out) const {
-    const std::uint64_t size = source_->size().value_or(0);
-    if (offset > size || length > size - offset)
-        return make_error(ErrorKind::malformed, "index-out-of-range",
-                          "range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                              ") lies outside the " + std::to_string(size) + "-byte file",
-                          offset);
-    if (length > options_.max_record_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
-                          "a " + std::to_string(length) + "-byte read exceeds the configured limit",
-                          offset);
-    out.resize(static_cast<std::size_t>(length));
-    FOURDGS_TRY(source_->read_exact(offset, out));
+    FOURDGS_TRY(read_range(*source_, offset, length, options_.max_record_bytes, out));
     fetched_->fetch_add(length, std::memory_order_relaxed);
     return ok_status();
 }

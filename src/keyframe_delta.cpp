@@ -805,18 +805,7 @@ int KeyframeDeltaReader::wanted_bands() const { return wanted_bands_for(scene(),
 
 Status KeyframeDeltaReader::fetch(std::uint64_t offset, std::uint64_t length,
                                   std::vector<std::uint8_t>& out) const {
-    const std::uint64_t size = source_->size().value_or(0);
-    if (offset > size || length > size - offset)
-        return make_error(ErrorKind::malformed, "index-out-of-range",
-                          "range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                              ") lies outside the " + std::to_string(size) + "-byte file",
-                          offset);
-    if (length > options_.max_record_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
-                          "a " + std::to_string(length) + "-byte read exceeds the configured limit",
-                          offset);
-    out.resize(static_cast<std::size_t>(length));
-    FOURDGS_TRY(source_->read_exact(offset, out));
+    FOURDGS_TRY(read_range(*source_, offset, length, options_.max_record_bytes, out));
     fetched_->fetch_add(length, std::memory_order_relaxed);
     return ok_status();
 }
@@ -980,32 +969,10 @@ Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, StateInfo* in
 
 namespace {
 
-bool is_summary_opcode(std::uint8_t opcode) {
-    return opcode == op::chunk_index || opcode == op::statistics || opcode == op::summary_offset;
-}
-
 Error truncated_at(std::uint64_t offset, std::string what) {
     return make_error(ErrorKind::truncated, "truncated", std::move(what), offset);
 }
 
-// Reads up to `n` bytes, growing `buf` only as bytes arrive (a lying length on a pipe cannot
-// make us allocate what never comes).
-Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset, std::uint64_t n,
-                                   std::vector<std::uint8_t>& buf) {
-    constexpr std::uint64_t kStep = std::uint64_t{16} << 20;
-    std::uint64_t done = 0;
-    while (done < n) {
-        const std::uint64_t want = std::min(kStep, n - done);
-        const std::size_t at = buf.size();
-        buf.resize(at + static_cast<std::size_t>(want));
-        FOURDGS_ASSIGN(std::size_t got,
-                       src.read_at(offset + done, std::span(buf.data() + at, want)));
-        buf.resize(at + got);
-        done += got;
-        if (got < want) break;
-    }
-    return done;
-}
 
 }  // namespace
 

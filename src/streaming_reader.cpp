@@ -8,32 +8,10 @@
 namespace fourdgs {
 namespace {
 
-bool is_summary_opcode(std::uint8_t opcode) {
-    return opcode == op::chunk_index || opcode == op::statistics || opcode == op::summary_offset;
-}
-
 Error truncated_at(std::uint64_t offset, std::string what) {
     return make_error(ErrorKind::truncated, "truncated", std::move(what), offset);
 }
 
-// Reads up to `n` bytes at `offset` into the tail of `buf`, growing it only as bytes arrive so a
-// lying content_length on a pipe cannot make us allocate what never comes.
-Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset, std::uint64_t n,
-                                   std::vector<std::uint8_t>& buf) {
-    constexpr std::uint64_t kStep = std::uint64_t{16} << 20;
-    std::uint64_t done = 0;
-    while (done < n) {
-        const std::uint64_t want = std::min(kStep, n - done);
-        const std::size_t at = buf.size();
-        buf.resize(at + static_cast<std::size_t>(want));
-        FOURDGS_ASSIGN(std::size_t got,
-                       src.read_at(offset + done, std::span(buf.data() + at, want)));
-        buf.resize(at + got);
-        done += got;
-        if (got < want) break;
-    }
-    return done;
-}
 
 }  // namespace
 

@@ -1135,3 +1135,40 @@ TEST_CASE("M003: the window test is applied — a gaussian outside its window is
         CHECK(visible_count(one, d.win_hi[i], 0.05) == 0);
     }
 }
+
+TEST_CASE("M005/M013: a content record inside the summary is refused by both readers as "
+          "summary-not-contiguous (§4.5)",
+          "[readers]") {
+    BuiltScene s = small_scene(1);
+    const BuiltFile f = test::build(s.spec);
+    const test::BuiltRecord& stats = nth_record(f, op::statistics);
+
+    // Insert a Metadata record between the Chunk Index run and the Statistics record, then
+    // make the Footer's CRC cover the new bytes, so only the contiguity rule is broken.
+    ByteWriter meta;
+    write(meta, Metadata{"inside", {{"k", "v"}}});
+    ByteVec bytes(f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(stats.offset));
+    bytes.insert(bytes.end(), meta.buffer().begin(), meta.buffer().end());
+    bytes.insert(bytes.end(), f.bytes.begin() + static_cast<std::ptrdiff_t>(stats.offset),
+                 f.bytes.end());
+    const std::size_t footer_at = bytes.size() - kTailSize;
+    std::uint64_t summary_start;
+    std::memcpy(&summary_start, &bytes[footer_at + kRecordHeaderSize], 8);
+    const std::uint32_t crc = crc32(Bytes(bytes).subspan(summary_start, footer_at - summary_start));
+    std::memcpy(&bytes[footer_at + kRecordHeaderSize + 16], &crc, 4);
+    // The Summary Offset record (after Statistics) still names the index group exactly.
+    require_both_refuse(bytes, "summary-not-contiguous");
+
+    SECTION("a private record inside the summary is skipped by both readers (§4.2)") {
+        ByteWriter priv;
+        write_record(priv, 0x90, std::vector<std::uint8_t>{1, 2, 3});
+        ByteVec ok(f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(stats.offset));
+        ok.insert(ok.end(), priv.buffer().begin(), priv.buffer().end());
+        ok.insert(ok.end(), f.bytes.begin() + static_cast<std::ptrdiff_t>(stats.offset),
+                  f.bytes.end());
+        const std::size_t at = ok.size() - kTailSize;
+        const std::uint32_t c = crc32(Bytes(ok).subspan(summary_start, at - summary_start));
+        std::memcpy(&ok[at + kRecordHeaderSize + 16], &c, 4);
+        test::require_identical(streamed_block(ok), indexed_block(ok));
+    }
+}

@@ -9,6 +9,7 @@
 // failure is returned, never swallowed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -161,6 +162,45 @@ public:
 private:
     RangeReadCallbacks cb_;
 };
+
+// Reads up to `n` bytes at `offset`, appending them to `buf`, which grows only as bytes arrive:
+// a lying length on a pipe cannot make the caller allocate what never comes. Returns how many
+// bytes were read (fewer than `n` only at the end of the data).
+inline Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset, std::uint64_t n,
+                                          std::vector<std::uint8_t>& buf) {
+    constexpr std::uint64_t kStep = std::uint64_t{16} << 20;
+    std::uint64_t done = 0;
+    while (done < n) {
+        const std::uint64_t want = std::min(kStep, n - done);
+        const std::size_t at = buf.size();
+        buf.resize(at + static_cast<std::size_t>(want));
+        FOURDGS_ASSIGN(std::size_t got, src.read_at(offset + done, std::span(buf.data() + at, want)));
+        buf.resize(at + got);
+        done += got;
+        if (got < want) break;
+    }
+    return done;
+}
+
+// Reads exactly [offset, offset + length) of a source of known size into `out` (replaced).
+// Refusals: index-out-of-range when the range is not inside the source (the range came from an
+// index or a record in the file), limit-exceeded when length > max_length, truncated on a short
+// read.
+inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t max_length, std::vector<std::uint8_t>& out) {
+    const std::uint64_t size = src.size().value_or(0);
+    if (offset > size || length > size - offset)
+        return make_error(ErrorKind::malformed, "index-out-of-range",
+                          "range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                              ") lies outside the " + std::to_string(size) + "-byte file",
+                          offset);
+    if (length > max_length)
+        return make_error(ErrorKind::limit, "limit-exceeded",
+                          "a " + std::to_string(length) + "-byte read exceeds the configured limit",
+                          offset);
+    out.resize(static_cast<std::size_t>(length));
+    return src.read_exact(offset, out);
+}
 
 // Reads a whole file into memory. Refusal "io-error" naming the path.
 Result<std::vector<std::uint8_t>> read_file(const std::string& path);

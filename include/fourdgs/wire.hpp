@@ -336,6 +336,11 @@ inline bool is_defined_opcode(std::uint8_t opcode) {
            (opcode >= op::coordinate_frame && opcode <= op::object_track);
 }
 
+// The summary records (§4.5): Chunk Index, Statistics, Summary Offset.
+inline bool is_summary_opcode(std::uint8_t opcode) {
+    return opcode == op::chunk_index || opcode == op::statistics || opcode == op::summary_offset;
+}
+
 // CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in src/codec.cpp.
 std::uint32_t crc32(Bytes data, std::uint32_t crc = 0);
 
