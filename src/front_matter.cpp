@@ -259,7 +259,8 @@ Status SceneBuilder::add_unread_payload(const RecordView& r) {
                           "the first record is " + opcode_name(r.opcode) +
                               "; a file must begin with its Header (§4)",
                           r.offset);
-    Cursor c(r.content, r.content_offset(), opcode_name(r.opcode));
+    const std::string what = opcode_name(r.opcode);  // the Cursor keeps a view of it
+    Cursor c(r.content, r.content_offset(), what);
     std::uint64_t length = 0;
     Status st;
     if (r.opcode == op::attachment) {

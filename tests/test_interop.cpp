@@ -245,7 +245,7 @@ TEST_CASE("interop: the fixtures decode identically from a pipe and from a file 
     }
 }
 
-TEST_CASE("interop: the fixtures decode through the indexed reader; the no-index file builds its "
+TEST_CASE("interop: the fixtures decode through the indexed reader, and the no-index file builds its "
           "index by scan (§5.2 M016, §8)",
           "[interop]") {
     for (const char* name : kBirthFixtures) {

@@ -1163,7 +1163,7 @@ TEST_CASE("§5.18: the death group carries gaussian_id and nothing else", "[keyf
 }
 
 TEST_CASE("§5.18/§6.5: keyframe and birth SH bands follow their gaussian_id through "
-          "composition; wanted bands set the seek cost; a cut band is dropped whole (M100)",
+          "composition, wanted bands set the seek cost, a cut band is dropped whole (M100)",
           "[keyframe-delta]") {
     // Give the fixture SH degree 1: a band-1 record after every state chunk, carrying each
     // keyframe gaussian's or born gaussian's coefficients as a function of its id.

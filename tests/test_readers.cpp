@@ -245,7 +245,7 @@ TEST_CASE("M005: a file whose first record is not the Header is refused as heade
     require_both_refuse(test::build(s.spec).bytes, "header-not-first");
 }
 
-TEST_CASE("M007 M107: a wrong magic is magic-mismatch; only the version byte '2' is "
+TEST_CASE("M007 M107: a wrong magic is magic-mismatch, only the version byte '2' is "
           "unsupported-major-version (§4.1, §10)",
           "[readers]") {
     const ByteVec good = test::build(small_scene().spec).bytes;
@@ -850,7 +850,7 @@ bool overlaps(const CountingSource::Range& r, const test::BuiltRecord& rec) {
 
 }  // namespace
 
-TEST_CASE("§8: chunks_for(t) is every index entry whose [t0, t1) contains t", "[readers]") {
+TEST_CASE("§8: chunks_for(t) is every index entry whose interval t0..t1 contains t", "[readers]") {
     // Overlapping chunks: [0, 2), [1, 3), [2, 4), [3.5, 4).
     BuiltScene s = test::default_scene(4, 10, 1, 21);
     const double t0[] = {0, 1, 2, 3.5}, t1[] = {2, 3, 4, 4};

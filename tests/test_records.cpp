@@ -1076,7 +1076,7 @@ TEST_CASE("M088: Audio Source keyframe times must be finite and strictly increas
                     {"keyframes[0]"});
 }
 
-TEST_CASE("M088: Audio Source keyframes must lie in [0, Header.duration_sec] (§5.16)",
+TEST_CASE("M088: Audio Source keyframes must lie in 0..Header.duration_sec (§5.16)",
           "[records]") {
     AudioSource s = sample_audio_source();  // keyframes at 1 and 4
     CHECK(check_audio_keyframes_within(s, 4.0).ok());
@@ -1140,7 +1140,7 @@ TEST_CASE("M040/M041: a Coordinate Frame whose up and forward name one axis is r
     CHECK(parse_coordinate_frame(view_of(framed(f))).ok());
 }
 
-TEST_CASE("M042: metres_per_unit non-finite or negative is refused; 0.0 is unknown (§5.15.2)",
+TEST_CASE("M042: metres_per_unit non-finite or negative is refused, 0.0 is unknown (§5.15.2)",
           "[records]") {
     for (double v : {-1.0, -0.01, kNaN, kInf}) {
         CoordinateFrame f = sample_frame();

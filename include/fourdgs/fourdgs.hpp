@@ -16,3 +16,4 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/writer.hpp"
+#include "fourdgs/keyframe_writer.hpp"

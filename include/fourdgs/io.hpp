@@ -62,7 +62,7 @@ public:
         if (offset >= bytes_.size()) return std::size_t{0};
         std::size_t n = static_cast<std::size_t>(
             std::min<std::uint64_t>(out.size(), bytes_.size() - offset));
-        std::memcpy(out.data(), bytes_.data() + offset, n);
+        if (n != 0) std::memcpy(out.data(), bytes_.data() + offset, n);  // data() may be null at 0
         return n;
     }
     std::span<const std::uint8_t> bytes() const noexcept { return bytes_; }

@@ -79,7 +79,8 @@ inline Status check_magic(Bytes bytes, std::uint64_t offset) {
 
 // A bounds-checked little-endian reader over a byte span. `base` is the absolute file offset of
 // the span's first byte, so errors name real file positions. `what` names the structure being
-// read (e.g. "Header") for messages.
+// read (e.g. "Header") for messages; the cursor keeps a view of it, so it must outlive the
+// cursor (a literal, or a named string — never a temporary).
 class Cursor {
 public:
     Cursor(Bytes bytes, std::uint64_t base, std::string_view what = "record")

@@ -1,0 +1,109 @@
+// fourdgs/keyframe_writer.hpp — the keyframe-delta writer (§11, §5.18, §5.8): a sequence of
+// states at time steps, each a set of gaussians with stable ids, written as keyframe chunks
+// (Chunk records carrying gaussian_id) and Delta Chunk records whose updates are bin differences.
+//
+// The grid is one file-wide grid, fixed before the first state is quantized: the position origin
+// is the centre of the aabb over every step's positions, the steps are the preset's (scaled by
+// that aabb's largest side) or the explicit bounds (WriterOptions::preset / bounds). Each state
+// is quantized to bins on it (§6, the same arithmetic as write_scene), and every delta is a
+// difference of those bins against its reference state (§11.7): chained (the previous state) or
+// keyframe-referenced (the GOP keyframe). Every emitted chunk is decoded back and composed with
+// the readers' own ComposedPopulation, and the composed bins must equal the quantized state
+// exactly (refusal `bound-violated`, kind limit, otherwise).
+//
+// The quantized state of step s (what every reader reconstructs over [t0_s, t1_s)):
+//   * gaussian_id: the caller's id, for the first incarnation of that id. A gaussian whose
+//     sigma_t bin, flags, window or SH bytes change (GOP-invariant, §11.5/§11.7), or whose id
+//     disappears and comes back, is a death plus a birth: the new incarnation takes a fresh file
+//     id, max(every caller id) + 1, + 2, ... in order of occurrence (limit-exceeded when that
+//     passes 2^32 - 1). KeyframeWriteReport::states carries the file ids.
+//   * window: the gaussian's own win_lo/win_hi when the batch supplies them (they must cover the
+//     step's interval, refusal `window-does-not-cover-state`), else [0, duration).
+//   * mu_t: when the batch supplies mu_t it is quantized as given. When mu_t is empty the writer
+//     derives it (§11.3): a gaussian stated by a keyframe, born, or whose other bins change at
+//     step s gets mu_t = t0_s; one whose bins do not change keeps the mu_t of the state that last
+//     stated it (and so costs no bytes). Keyframe chunks then carry one constant mu_t per
+//     birth-time class (a single constant stream when every gaussian shares a class).
+//   * rotation is restated absolutely in an update (§11.5); object_id, source_group and
+//     source_index travel as bin differences; a column is present in the file when any step
+//     supplies it (a step without it contributes zeros).
+//
+// Schedule: step s is a keyframe when s % keyframe_every == 0 (keyframe_every = 1: every chunk is
+// a keyframe — the frame-sequence shape, §11.11). Every other step is a delta: chained by default,
+// keyframe-referenced when `chained` is false, and keyframe-referenced in any case when its
+// interval contains one of `keyframe_referenced_at` (a shot cut, a loop start: that instant then
+// costs two records however deep into the GOP it falls; chained deltas after it reference it;
+// an instant inside a keyframe step changes nothing).
+//
+// The file: Header (temporal_model "keyframe-delta", gaussian_count = distinct file ids, profile
+// "keyframed" when the header's profile is "" and the file has an index of more than one entry
+// and Statistics), Quantization (bounds = the grid's analytic worst case, as StreamingWriter
+// declares), Window Table, the caller's metadata plus a Metadata record "keyframe-delta" with the
+// registry's advisory keys keyframe_interval_sec (duration / keyframe count) and gop_max_depth,
+// attachments, private records, the state chunks in time order (each followed by its SH band
+// records: a keyframe's for every gaussian, a delta's for its births only), and the summary:
+// Chunk Index entries with the six appended fields (§5.8; live_count = the composed population),
+// Statistics, Summary Offset. Deterministic: the same input gives the same bytes.
+//
+// Ignored WriterOptions: max_chunk_gaussians (one chunk per step; at most 2^26 gaussians a step),
+// spatial_order (chunks are in gaussian_id order, which the id stream's delta coding wants), and
+// threads (single-threaded).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/scene.hpp"
+#include "fourdgs/writer.hpp"
+
+namespace fourdgs {
+
+// One state: valid from t0 until the next step's t0 (the last until the Header's duration).
+// `ids` holds one id per gaussian, unique within the step. mu_t, win_lo and win_hi may be empty
+// (see above); the other columns are as GaussianBatch documents.
+struct KeyframeStep {
+    double t0 = 0;
+    GaussianBatch gaussians;
+    std::span<const std::uint32_t> ids;
+};
+
+struct KeyframeWriterOptions {
+    WriterOptions base;
+    std::uint32_t keyframe_every = 10;  // >= 1
+    bool chained = true;                // false: every delta references its GOP keyframe
+    std::vector<double> keyframe_referenced_at;  // instants whose delta references the keyframe
+};
+
+struct KeyframeWriteReport {
+    WriteReport base;           // quantization, windows, gaussian_count (distinct ids), ...
+    std::uint32_t keyframes = 0, deltas = 0;
+    std::uint16_t gop_max_depth = 0;
+    std::vector<std::uint64_t> chunk_bytes;  // per step: its chunk record plus its band records
+    std::vector<std::uint64_t> live_count;   // per step
+    // Set keep_states before the call to receive every step's quantized state (bins sorted by
+    // gaussian_id, the file ids) — what every reader must reconstruct for that step.
+    bool keep_states = false;
+    std::vector<ChunkBins> states;
+};
+
+// Refusals (invalid_argument unless noted): invalid-option (no steps, keyframe_every 0, a t0
+// that is not 0 first, not strictly increasing, or not below the duration), the gaussian
+// refusals of write_scene (non-finite-input, zero-quaternion, value-out-of-range,
+// input-size-mismatch, sh-degree-mismatch, empty-window, window-outside-duration,
+// bin-out-of-range — each naming the step and the gaussian), window-does-not-cover-state,
+// duplicate-gaussian-id (an id twice in one step), bin-out-of-range for a bin difference that
+// does not fit i32, limit-exceeded, bound-violated (kind limit: the composed state differs from
+// the quantized one), the codec layer's refusals and the sink's io errors.
+Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
+                            const KeyframeWriterOptions& options, ByteSink& sink,
+                            KeyframeWriteReport* report = nullptr);
+
+Result<std::vector<std::uint8_t>> write_keyframe_delta(std::span<const KeyframeStep> steps,
+                                                       const SceneHeader& header,
+                                                       const KeyframeWriterOptions& options = {},
+                                                       KeyframeWriteReport* report = nullptr);
+
+}  // namespace fourdgs
