@@ -331,4 +331,49 @@ Status SceneBuilder::seal(std::uint64_t at) {
     return ok_status();
 }
 
+void SummaryRun::add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes) {
+    if (is_summary_opcode(opcode)) {
+        if (!active_) {
+            active_ = true;
+            start_ = offset;
+            crc_ = 0;
+        }
+        crc_ = crc32(bytes, crc_);
+    } else if (active_ && !is_defined_opcode(opcode)) {
+        crc_ = crc32(bytes, crc_);
+    } else {
+        if (active_) broken_by_ = offset;
+        active_ = false;
+    }
+}
+
+Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool verify_crc,
+                         bool& verified) const {
+    verified = false;
+    if (f.summary_start == 0) return ok_status();
+    const bool matches = active_ && start_ == f.summary_start;
+    if (!matches && active_ && f.summary_start < start_ && broken_by_ >= f.summary_start)
+        return make_error(ErrorKind::malformed, "summary-not-contiguous",
+                          "a content record at byte " + std::to_string(broken_by_) +
+                              " sits inside the summary that starts at " +
+                              std::to_string(f.summary_start) + " (§4.5)",
+                          broken_by_);
+    if (!matches)
+        return make_error(ErrorKind::malformed, "summary-start-mismatch",
+                          "Footer summary_start is " + std::to_string(f.summary_start) +
+                              " but the summary records before the Footer start at " +
+                              (active_ ? std::to_string(start_)
+                                       : std::string("no byte (there are none)")),
+                          footer_content);
+    if (verify_crc && f.summary_crc != 0) {
+        if (crc_ != f.summary_crc)
+            return make_error(ErrorKind::malformed, "summary-crc-mismatch",
+                              "summary_crc is " + std::to_string(f.summary_crc) +
+                                  " but the summary bytes hash to " + std::to_string(crc_),
+                              footer_content + 16);
+        verified = true;
+    }
+    return ok_status();
+}
+
 }  // namespace fourdgs

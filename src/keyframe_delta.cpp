@@ -1035,16 +1035,7 @@ Status KeyframeDeltaStream::absorb(const Pending& rec) {
                          "an SH Band Stream record that does not follow a Chunk or Delta Chunk "
                          "(§5.7)",
                          r.offset);
-    if (is_summary_opcode(r.opcode)) {
-        if (!in_summary_run_) {
-            in_summary_run_ = true;
-            summary_run_start_ = r.offset;
-            summary_run_crc_ = 0;
-        }
-        summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
-    } else {
-        in_summary_run_ = false;
-    }
+    summary_run_.add(r.opcode, r.offset, rec.bytes);  // §4.5
     FOURDGS_TRY(builder_.add(r));
     if (r.opcode == op::header)
         FOURDGS_TRY(require_keyframe_delta(builder_.scene().header, r.content_offset()));
@@ -1113,23 +1104,8 @@ Status KeyframeDeltaStream::finish_footer(const Pending& rec) {
     FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
     SceneInfo& scene = builder_.scene();
     scene.footer = f;
-    if (f.summary_start != 0 && options_.verify_summary_crc && f.summary_crc != 0) {
-        const bool run_matches = in_summary_run_ && summary_run_start_ == f.summary_start;
-        if (!run_matches)
-            return malformed("summary-start-mismatch",
-                             "Footer summary_start is " + std::to_string(f.summary_start) +
-                                 " but the summary records before the Footer start at " +
-                                 (in_summary_run_ ? std::to_string(summary_run_start_)
-                                                  : std::string("no byte (there are none)")),
-                             rec.view.content_offset());
-        if (summary_run_crc_ != f.summary_crc)
-            return malformed("summary-crc-mismatch",
-                             "summary_crc is " + std::to_string(f.summary_crc) +
-                                 " but the summary bytes hash to " +
-                                 std::to_string(summary_run_crc_),
-                             rec.view.content_offset() + 16);
-        scene.summary_crc_verified = true;
-    }
+    FOURDGS_TRY(summary_run_.check(f, rec.view.content_offset(), options_.verify_summary_crc,
+                                   scene.summary_crc_verified));
     std::uint8_t magic[kMagicSize];
     FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
     if (got < kMagicSize)
@@ -1160,7 +1136,7 @@ Result<bool> KeyframeDeltaStream::advance_to_state() {
         const std::uint8_t opcode = lookahead_.view.opcode;
         if (opcode == op::chunk || opcode == op::delta_chunk) {
             FOURDGS_TRY(builder_.seal(lookahead_.view.offset));
-            in_summary_run_ = false;
+            summary_run_.end();
             std::swap(chunk_slot_, lookahead_);
             lookahead_.valid = false;
             return true;

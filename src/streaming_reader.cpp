@@ -77,22 +77,7 @@ Status StreamingReader::absorb(const Pending& rec) {
     if (r.opcode == op::sh_band)
         return make_error(ErrorKind::malformed, "orphan-sh-band",
                           "an SH Band Stream record that does not follow a Chunk (§5.7)", r.offset);
-    // §4.5: retain the trailing run of summary records for the CRC.
-    // Records the format does not define stay inside the run (a reader skips them, and the
-    // indexed reader skips them inside the summary too); a defined content record ends it.
-    if (is_summary_opcode(r.opcode)) {
-        if (!in_summary_run_) {
-            in_summary_run_ = true;
-            summary_run_start_ = r.offset;
-            summary_run_crc_ = 0;
-        }
-        summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
-    } else if (in_summary_run_ && !is_defined_opcode(r.opcode)) {
-        summary_run_crc_ = crc32(rec.bytes, summary_run_crc_);
-    } else {
-        if (in_summary_run_) run_broken_by_ = r.offset;
-        in_summary_run_ = false;
-    }
+    summary_run_.add(r.opcode, r.offset, rec.bytes);  // §4.5
     FOURDGS_TRY(builder_.add(r));
     if (r.opcode == op::chunk_index) FOURDGS_TRY(check_index_entry(builder_.scene().index.back(), r.offset));
     return ok_status();
@@ -146,33 +131,8 @@ Status StreamingReader::finish_footer(const Pending& rec) {
     FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
     SceneInfo& scene = builder_.scene();
     scene.footer = f;
-    if (f.summary_start != 0) {
-        // §4.5: summary_start names the first byte of the contiguous run before the Footer.
-        const bool run_matches = in_summary_run_ && summary_run_start_ == f.summary_start;
-        if (!run_matches && in_summary_run_ && f.summary_start < summary_run_start_ &&
-            run_broken_by_ >= f.summary_start)
-            return make_error(ErrorKind::malformed, "summary-not-contiguous",
-                              "a content record at byte " + std::to_string(run_broken_by_) +
-                                  " sits inside the summary that starts at " +
-                                  std::to_string(f.summary_start) + " (§4.5)",
-                              run_broken_by_);
-        if (!run_matches)
-            return make_error(ErrorKind::malformed, "summary-start-mismatch",
-                              "Footer summary_start is " + std::to_string(f.summary_start) +
-                                  " but the summary records before the Footer start at " +
-                                  (in_summary_run_ ? std::to_string(summary_run_start_)
-                                                   : std::string("no byte (there are none)")),
-                              rec.view.content_offset());
-        if (options_.verify_summary_crc && f.summary_crc != 0) {
-            if (summary_run_crc_ != f.summary_crc)
-                return make_error(ErrorKind::malformed, "summary-crc-mismatch",
-                                  "summary_crc is " + std::to_string(f.summary_crc) +
-                                      " but the summary bytes hash to " +
-                                      std::to_string(summary_run_crc_),
-                                  rec.view.content_offset() + 16);
-            scene.summary_crc_verified = true;
-        }
-    }
+    FOURDGS_TRY(summary_run_.check(f, rec.view.content_offset(), options_.verify_summary_crc,
+                                   scene.summary_crc_verified));
     std::uint8_t magic[kMagicSize];
     FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
     if (got < kMagicSize)
@@ -203,7 +163,7 @@ Result<bool> StreamingReader::advance_to_chunk() {
         }
         if (slot.view.opcode == op::chunk) {
             FOURDGS_TRY(builder_.seal(slot.view.offset));
-            in_summary_run_ = false;
+            summary_run_.end();
             std::swap(chunk_slot_, slot);
             slot.valid = false;
             return true;

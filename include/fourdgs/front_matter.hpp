@@ -66,6 +66,30 @@ private:
     std::size_t records_seen_ = 0;
 };
 
+// §4.5, for a reader that goes front to back: the trailing run of summary records, retained as
+// it passes so summary_crc can be checked at the Footer without buffering the file. Records the
+// format does not define stay inside a run (readers skip them); a defined content record or a
+// chunk ends it.
+class SummaryRun {
+public:
+    // Every whole record other than a chunk, in file order (`bytes` = header + content).
+    void add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes);
+    // A chunk (or Delta Chunk) arrived: whatever run there was is not the summary.
+    void end() noexcept { active_ = false; }
+    // At the Footer: summary_start must name the run's first byte (summary-not-contiguous when a
+    // content record sits inside it, summary-start-mismatch otherwise), and a non-zero
+    // summary_crc must match when `verify_crc` (summary-crc-mismatch). Sets `verified` when a
+    // CRC was checked. `footer_content` is the Footer's content offset, for messages.
+    Status check(const Footer& footer, std::uint64_t footer_content, bool verify_crc,
+                 bool& verified) const;
+
+private:
+    bool active_ = false;
+    std::uint64_t start_ = 0;
+    std::uint32_t crc_ = 0;
+    std::uint64_t broken_by_ = 0;  // offset of the content record that last ended a run
+};
+
 // §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only
 // when `accept_keyframe_delta` (the keyframe-delta front-end) and otherwise refused by name;
 // everything else (including "") is unknown.

@@ -339,9 +339,7 @@ private:
     std::uint64_t keyframe_offset_ = 0;
     std::uint16_t previous_depth_ = 0;
 
-    bool in_summary_run_ = false;
-    std::uint64_t summary_run_start_ = 0;
-    std::uint32_t summary_run_crc_ = 0;
+    SummaryRun summary_run_;  // the trailing summary records, for summary_crc (§4.5)
 };
 
 }  // namespace fourdgs

@@ -101,11 +101,7 @@ private:
     ChunkBins bins_;
     DecodeScratch scratch_;
 
-    // The run of summary records currently being retained (§4.5).
-    bool in_summary_run_ = false;
-    std::uint64_t summary_run_start_ = 0;
-    std::uint32_t summary_run_crc_ = 0;
-    std::uint64_t run_broken_by_ = 0;  // offset of the content record that last ended a run
+    SummaryRun summary_run_;  // the trailing summary records, for summary_crc (§4.5)
 
     bool log_records_ = false;
     std::vector<RecordEntry> log_;
