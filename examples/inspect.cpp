@@ -83,7 +83,10 @@ int main(int argc, char** argv) {
             if (!more.ok()) return fail(more.error());
             if (!*more) break;
             fourdgs::evaluate(block, t, reader.scene().header.cutoff, frame,
-                              {.with_sh = false, .max_sh_degree = 0, .append = true});
+                              {.with_sh = false,
+                               .max_sh_degree = 0,
+                               .append = true,
+                               .tracks = reader.scene().object_tracks});
         }
         print_scene(reader.scene());
         print_frame(frame, limit);
@@ -100,7 +103,8 @@ int main(int argc, char** argv) {
     std::vector<fourdgs::DecodeWorkspace> pool;
     fourdgs::GaussianBlock block;
     if (auto st = reader->read_instant(t, block, pool); !st.ok()) return fail(st.error());
-    fourdgs::evaluate(block, t, reader->scene().header.cutoff, frame);
+    fourdgs::evaluate(block, t, reader->scene().header.cutoff, frame,
+                      {.tracks = reader->scene().object_tracks});  // objects move (§3)
     print_frame(frame, limit);
     std::printf("\nread %llu bytes of the %llu-byte file (front matter, index, this instant)\n",
                 static_cast<unsigned long long>(reader->bytes_fetched()),

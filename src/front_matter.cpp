@@ -16,6 +16,19 @@ Error duplicate(std::string_view refusal, const char* record, std::uint64_t offs
 
 }  // namespace
 
+// §5.17 (M092): every audio pair precedes the first chunk, so an indexed reader frames them all
+// from the front matter.
+Status SceneBuilder::check_audio_before_chunks(const RecordView& r) const {
+    if (!sealed_ || (r.opcode != op::audio_legacy && r.opcode != op::audio_source &&
+                     r.opcode != op::audio_data))
+        return ok_status();
+    return make_error(ErrorKind::malformed, "audio-after-first-chunk",
+                      opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
+                          " follows gaussian data; every audio record comes before the first "
+                          "chunk (§5.17)",
+                      r.offset);
+}
+
 Status check_temporal_model(const Header& header, std::uint64_t offset,
                             bool accept_keyframe_delta) {
     if (header.temporal_model == kModelGaussianBirth) return ok_status();
@@ -53,6 +66,7 @@ Status SceneBuilder::add(const RecordView& r) {
                           "the first record is " + opcode_name(r.opcode) +
                               "; a file must begin with its Header (§4)",
                           r.offset);
+    FOURDGS_TRY(check_audio_before_chunks(r));
     Status st;
     switch (r.opcode) {
         case op::header: st = add_header(r); break;
@@ -121,6 +135,7 @@ Status SceneBuilder::add(const RecordView& r) {
             e.descriptor = std::move(s);
             e.payload.offset = 0;
             scene_.audio.push_back(std::move(e));
+            offsets_.audio.push_back(r.offset);
             break;
         }
         case op::audio_data: {
@@ -131,21 +146,25 @@ Status SceneBuilder::add(const RecordView& r) {
         case op::coordinate_frame: {
             FOURDGS_ASSIGN(CoordinateFrame f, parse_coordinate_frame(r));
             scene_.coordinate_frames.push_back(std::move(f));
+            offsets_.coordinate_frames.push_back(r.offset);
             break;
         }
         case op::sensor_calibration: {
             FOURDGS_ASSIGN(SensorCalibration s, parse_sensor_calibration(r));
             scene_.sensors.push_back(std::move(s));
+            offsets_.sensors.push_back(r.offset);
             break;
         }
         case op::rig_trajectory: {
             FOURDGS_ASSIGN(RigTrajectory t, parse_rig_trajectory(r));
             scene_.rig_trajectories.push_back(std::move(t));
+            offsets_.rig_trajectories.push_back(r.offset);
             break;
         }
         case op::geodetic_anchor: {
             FOURDGS_ASSIGN(GeodeticAnchor a, parse_geodetic_anchor(r));
             scene_.geodetic_anchors.push_back(std::move(a));
+            offsets_.geodetic_anchors.push_back(r.offset);
             break;
         }
         case op::object_table: {
@@ -196,6 +215,9 @@ Status SceneBuilder::add(const RecordView& r) {
     }
     if (!st.ok()) return st;
     ++records_seen_;
+    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules.
+    if (sealed_ && r.opcode >= op::coordinate_frame && r.opcode <= op::geodetic_anchor)
+        return check_scene_references(scene_, &offsets_);
     return ok_status();
 }
 
@@ -223,6 +245,7 @@ Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode
         e.descriptor.data_length = data_length;
         e.payload = std::move(ref);
         scene_.audio.push_back(std::move(e));
+        offsets_.audio.push_back(r.offset);
         return ok_status();
     }
     // Audio Data: matches the Audio Source with its id (§5.17).
@@ -259,6 +282,7 @@ Status SceneBuilder::add_unread_payload(const RecordView& r) {
                           "the first record is " + opcode_name(r.opcode) +
                               "; a file must begin with its Header (§4)",
                           r.offset);
+    FOURDGS_TRY(check_audio_before_chunks(r));
     const std::string what = opcode_name(r.opcode);  // the Cursor keeps a view of it
     Cursor c(r.content, r.content_offset(), what);
     std::uint64_t length = 0;
@@ -302,12 +326,7 @@ Status SceneBuilder::seal(std::uint64_t at) {
     if (!scene_.has_quantization)
         return make_error(ErrorKind::malformed, "missing-quantization",
                           "gaussian data begins before any Quantization record", at);
-    for (const AudioSourceEntry& e : scene_.audio)
-        if (!e.legacy && e.payload.offset == 0)
-            return make_error(ErrorKind::malformed, "unmatched-audio-source",
-                              "Audio Source " + std::to_string(e.descriptor.source_id) +
-                                  " has no Audio Data record before the first chunk (§5.17)",
-                              at);
+    FOURDGS_TRY(check_scene_references(scene_, &offsets_));
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});
     if (!scene_.audio.empty() && scene_.audio.front().legacy) {

@@ -11,6 +11,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
+#include "fourdgs/extras.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"
@@ -46,8 +47,10 @@ public:
     // read: `prefix` holds at least the fields before the payload. The payload's range is kept.
     Status add_unread_payload(const RecordView& header_and_prefix);
 
-    // Called before the first chunk: the Header and Quantization must have been seen. Computes
-    // the grid and the effective window table. Idempotent.
+    // Called before the first chunk: the Header and Quantization must have been seen, and the
+    // rules that span records hold (check_scene_references, extras.hpp). Computes the grid and
+    // the effective window table. Idempotent. After it, an audio record is refused (every pair
+    // comes before the first chunk, M092) and a provenance record is checked against the rest.
     Status seal(std::uint64_t at);
 
     bool sealed() const noexcept { return sealed_; }
@@ -57,11 +60,13 @@ public:
 
 private:
     Status add_header(const RecordView& r);
+    Status check_audio_before_chunks(const RecordView& r) const;
     Status add_payload_record(const RecordView& r, std::uint8_t opcode, Bytes data,
                               std::uint64_t data_offset, std::uint64_t data_length);
 
     ReaderOptions options_;
     SceneInfo scene_;
+    RecordOffsets offsets_;  // of each provenance and audio record, for messages
     bool sealed_ = false;
     std::size_t records_seen_ = 0;
 };

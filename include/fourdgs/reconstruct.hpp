@@ -4,6 +4,9 @@
 //   marginal = sigma_t == +inf ? 1 : exp(-0.5 ((t - mu_t) / sigma_t)^2)
 //   center   = position + motion (t - mu_t);  opacity = color.a * marginal
 //
+// then, for a gaussian whose non-zero object_id has an Object Track, that track's pose (R, T)
+// once, after the base state: center = R center + T, orientation = R ⊗ rotation (§3, §6.6).
+//
 // Output is structure-of-arrays in reusable buffers (Frame): the visible gaussians only, packed,
 // with the columns a renderer uploads as is. Calling evaluate() again with the same Frame reuses
 // its capacity, so a steady-state playback loop allocates nothing.
@@ -12,8 +15,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
+#include "fourdgs/pose.hpp"
 #include "fourdgs/scene.hpp"
 
 namespace fourdgs {
@@ -37,6 +43,31 @@ struct EvaluateOptions {
     bool with_sh = true;    // copy SH bytes of visible gaussians (up to max_sh_degree)
     int max_sh_degree = 3;
     bool append = false;    // append to the frame instead of replacing its contents
+    // The scene's Object Tracks (SceneInfo::object_tracks), composed after the base state.
+    // Empty: base state only. Zero-sample tracks and id 0 are ignored (§5.15.7).
+    std::span<const ObjectTrack> tracks;
+};
+
+// The tracks' poses at one instant, looked up by object id (sorted; files carry few tracks).
+class TrackPoses {
+public:
+    TrackPoses(std::span<const ObjectTrack> tracks, double t) {
+        for (const ObjectTrack& tr : tracks)
+            if (tr.object_id != 0 && !tr.samples.empty())
+                poses_.push_back({tr.object_id, sample_trajectory(tr.samples, tr.interpolation, t)});
+        std::sort(poses_.begin(), poses_.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    bool empty() const noexcept { return poses_.empty(); }
+    const Pose* find(std::uint32_t id) const {
+        if (id == 0) return nullptr;
+        auto it = std::lower_bound(poses_.begin(), poses_.end(), id,
+                                   [](const auto& p, std::uint32_t v) { return p.first < v; });
+        return it != poses_.end() && it->first == id ? &it->second : nullptr;
+    }
+
+private:
+    std::vector<std::pair<std::uint32_t, Pose>> poses_;
 };
 
 // §3 visibility for one gaussian.
@@ -52,9 +83,8 @@ inline bool is_visible(float win_lo, float win_hi, float mu_t, float sigma_t, do
     return m >= cutoff;
 }
 
-// Fills `frame` with the visible gaussians of `block` at time t (§3 base state; object tracks
-// are composed by the layer that owns them). `cutoff` is the Header's. Thread-safe for distinct
-// frames.
+// Fills `frame` with the visible gaussians of `block` at time t (§3), composing
+// `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames.
 inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
                      const EvaluateOptions& options = {}) {
     if (!options.append) frame.count = 0;
@@ -79,6 +109,8 @@ inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame&
     grow(frame.source, 1);
     if (per_dst > 0) grow(frame.sh, 3 * static_cast<std::size_t>(per_dst));
 
+    const TrackPoses poses(options.tracks, t);
+    const bool ids = !block.object_id.empty();
     std::size_t o = frame.count;
     for (std::size_t i = 0; i < block.count; ++i) {
         double m;
@@ -93,7 +125,17 @@ inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame&
         for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];
         for (int c = 0; c < 3; ++c) frame.color[o * 4 + c] = block.color[i * 4 + c];
         frame.color[o * 4 + 3] = static_cast<float>(block.color[i * 4 + 3] * m);
-        frame.object_id[o] = block.object_id.empty() ? 0 : block.object_id[i];
+        frame.object_id[o] = ids ? block.object_id[i] : 0;
+        if (const Pose* p = (ids && !poses.empty()) ? poses.find(block.object_id[i]) : nullptr) {
+            // Track second, base first (§3): R * base_center + T, R ⊗ rotation.
+            const Vec3 c = apply(*p, {frame.center[o * 3], frame.center[o * 3 + 1],
+                                      frame.center[o * 3 + 2]});
+            const Quat r = multiply(p->rotation, {block.rotation[i * 4], block.rotation[i * 4 + 1],
+                                                  block.rotation[i * 4 + 2],
+                                                  block.rotation[i * 4 + 3]});
+            for (int k = 0; k < 3; ++k) frame.center[o * 3 + k] = static_cast<float>(c[k]);
+            for (int k = 0; k < 4; ++k) frame.rotation[o * 4 + k] = static_cast<float>(r[k]);
+        }
         frame.source[o] = static_cast<std::uint32_t>(i);
         if (per_dst > 0)
             for (int c = 0; c < 3; ++c)
