@@ -16,6 +16,7 @@
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/version.hpp"
+#include "content_records.hpp"
 
 namespace fourdgs {
 namespace {
@@ -860,6 +861,7 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
     ctx.scene.header.cutoff = header.cutoff;
     ctx.scene.header.duration_sec = header.duration_sec;
     FOURDGS_TRY(resolve(options, header, ctx));
+    FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(header));
     const double duration = header.duration_sec;
     const std::size_t ns = steps.size();
     if (ns == 0)
@@ -981,32 +983,27 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
     h.aabb = aabb;
     h.sh_degree = static_cast<std::uint8_t>(header.sh_degree);
     h.flags = ctx.chunk_compressed ? kHeaderFlagCompressed : 0;
+    h.flags |= extras.header_flags();  // bit 0 exactly when there is audio (§7)
     h.attributes = header.attributes;
     ctx.scene.header = h;
     Assembler as(sink);
     {
         ByteWriter w;
+        // Reserved up front: GCC 12 otherwise sees the first insert into the empty buffer as a
+        // -Wstringop-overflow (a false positive, but CI builds with -Werror).
+        w.buffer().reserve(kMagic.size() + 4096);
         w.raw(Bytes(kMagic));
         write(w, h);
         write(w, quant);
         write(w, WindowTable{windows});
-        bool app = false;
-        for (const Metadata& m : header.metadata) {
-            write(w, m);
-            for (const auto& [k, v] : m.entries) app |= k == "application";
-        }
-        write(w, Metadata{"keyframe-delta",
-                          {{"keyframe_interval_sec", bound_string(duration / keyframes)},
-                           {"gop_max_depth", std::to_string(max_depth)}}});
-        if ((options.base.codec == codec::lz4 || !header.private_records.empty()) && !app)
-            write(w, Metadata{"application",
-                              {{"application", options.base.application.empty()
-                                                   ? h.library
-                                                   : options.base.application}}});
-        for (const AttachmentInput& a : header.attachments)
-            write(w, Attachment{a.name, a.media_type, a.data, 0});
-        for (const PrivateRecordInput& p : header.private_records)
-            write_record(w, p.opcode, p.content);
+        const Metadata advisory{"keyframe-delta",
+                                {{"keyframe_interval_sec", bound_string(duration / keyframes)},
+                                 {"gop_max_depth", std::to_string(max_depth)}}};
+        const bool owed = options.base.codec == codec::lz4 || !header.private_records.empty();
+        content::write_content_records(
+            w, header, std::span<const Metadata>(&advisory, 1), owed,
+            options.base.application.empty() ? h.library : options.base.application);
+        content::write_extras(w, extras);
         FOURDGS_TRY(as.put(w));
     }
 

@@ -16,6 +16,7 @@
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/version.hpp"
+#include "content_records.hpp"
 
 namespace fourdgs {
 namespace {
@@ -882,8 +883,8 @@ private:
     std::uint32_t crc_ = 0;
 };
 
-Header make_header(const SceneHeader& sh, const Context& ctx, std::uint64_t count,
-                   const std::array<double, 6>& aabb) {
+Header make_header(const SceneHeader& sh, const Context& ctx, const content::Extras& extras,
+                   std::uint64_t count, const std::array<double, 6>& aabb) {
     Header h;
     h.profile = sh.profile;
     h.library = sh.library.empty() ? std::string("fourdgs ") + kVersionString : sh.library;
@@ -894,32 +895,28 @@ Header make_header(const SceneHeader& sh, const Context& ctx, std::uint64_t coun
     h.aabb = aabb;
     h.sh_degree = static_cast<std::uint8_t>(sh.sh_degree);
     h.flags = ctx.chunk_compressed && count > 0 ? kHeaderFlagCompressed : 0;
+    h.flags |= extras.header_flags();  // bit 0 exactly when there is audio (§7)
     h.attributes = sh.attributes;
     return h;
 }
 
-bool names_application(const std::vector<Metadata>& metadata) {
-    for (const Metadata& m : metadata)
-        for (const auto& [k, v] : m.entries)
-            if (k == "application") return true;
-    return false;
-}
-
-// Metadata, the registry's `application` entry when it is owed, attachments, private records.
+// The content records ahead of the chunks but the extras (content_records.hpp): metadata, the
+// registry's `application` entry when lz4 or private records owe it, attachments, private
+// records.
 Status write_content(Assembler& as, const SceneHeader& sh, const Context& ctx,
                      const std::string& library, bool& application_written) {
     ByteWriter w;
-    for (const Metadata& m : sh.metadata) write(w, m);
-    application_written = names_application(sh.metadata);
     const bool owed = ctx.opt.codec == codec::lz4 || !sh.private_records.empty();
-    if (owed && !application_written) {
-        write(w, Metadata{"application",
-                          {{"application", ctx.opt.application.empty() ? library
-                                                                        : ctx.opt.application}}});
-        application_written = true;
-    }
-    for (const AttachmentInput& a : sh.attachments) write(w, Attachment{a.name, a.media_type, a.data, 0});
-    for (const PrivateRecordInput& p : sh.private_records) write_record(w, p.opcode, p.content);
+    application_written = content::write_content_records(
+        w, sh, {}, owed, ctx.opt.application.empty() ? library : ctx.opt.application);
+    return as.put(w);
+}
+
+// The extras, last before the first chunk (nothing at all when there are none).
+Status put_extras(Assembler& as, const content::Extras& extras) {
+    if (extras.records.empty()) return ok_status();
+    ByteWriter w;
+    content::write_extras(w, extras);
     return as.put(w);
 }
 
@@ -1007,6 +1004,7 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
     const SceneHeader& sh = scene.header;
     const GaussianBatch& b = scene.gaussians;
     FOURDGS_TRY(validate_header(sh));
+    FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(sh));
     Context ctx;
     FOURDGS_TRY(resolve_options(options, sh.sh_degree, ctx));
     FOURDGS_TRY(validate_batch(b, sh.sh_degree, sh.duration_sec, true, 0));
@@ -1069,11 +1067,12 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
     for (const EncodedChunk& c : encoded) measured.merge(c.maxima);
     quant.bounds = make_bounds(ctx, measured);
 
-    const Header header = make_header(sh, ctx, n, aabb);
+    const Header header = make_header(sh, ctx, extras, n, aabb);
     Assembler as(sink);
     FOURDGS_TRY(as.front(header, quant, WindowTable{windows}));
     bool app = false;
     FOURDGS_TRY(write_content(as, sh, ctx, header.library, app));
+    FOURDGS_TRY(put_extras(as, extras));
     for (EncodedChunk& c : encoded) FOURDGS_TRY(as.chunk(c));
     const Statistics stats{n, static_cast<std::uint32_t>(as.chunks()), sh.duration_sec, aabb};
     FOURDGS_TRY(as.finish(options, stats));
@@ -1100,7 +1099,11 @@ Result<std::vector<std::uint8_t>> write_scene(const SceneInput& scene,
 struct StreamingWriter::Impl {
     explicit Impl(ByteSink& s) : as(s) {}
     Assembler as;
-    SceneHeader header;  // content vectors emptied after they are written
+    SceneHeader header;  // the scalars only: create() wrote the content records
+    // Checked by create(), written just before the first chunk (or the summary), so that
+    // add_metadata / add_attachment / add_private_record still precede them.
+    content::Extras extras;
+    bool extras_written = false;
     StreamDeclaration decl;
     Context ctx;
     WriteReport report;
@@ -1130,6 +1133,14 @@ struct StreamingWriter::Impl {
             return make_error(ErrorKind::invalid_argument, "writer-finished",
                               "gaussians added after finish()");
         chunks_started = true;
+        return flush_extras();
+    }
+
+    Status flush_extras() {
+        if (extras_written) return ok_status();
+        extras_written = true;
+        FOURDGS_TRY(put_extras(as, extras));
+        extras = {};  // the payload copies are no longer needed
         return ok_status();
     }
 
@@ -1180,6 +1191,7 @@ Result<StreamingWriter> StreamingWriter::create(ByteSink& sink, const SceneHeade
                                                 const StreamDeclaration& declaration,
                                                 const WriterOptions& options) {
     FOURDGS_TRY(validate_header(header));
+    FOURDGS_ASSIGN(content::Extras extras, content::encode_extras(header));
     auto impl = std::make_unique<Impl>(sink);
     Context& ctx = impl->ctx;
     FOURDGS_TRY(resolve_options(options, header.sh_degree, ctx));
@@ -1206,14 +1218,17 @@ Result<StreamingWriter> StreamingWriter::create(ByteSink& sink, const SceneHeade
     ctx.lim.time_declared = declared.time;
     quant.bounds = make_bounds(ctx, declared);
 
-    const Header h = make_header(header, ctx, declaration.gaussian_count, declaration.aabb);
+    const Header h =
+        make_header(header, ctx, extras, declaration.gaussian_count, declaration.aabb);
     impl->library = h.library;
     FOURDGS_TRY(impl->as.front(h, quant, WindowTable{declaration.windows}));
     FOURDGS_TRY(write_content(impl->as, header, ctx, h.library, impl->application_written));
-    impl->header = header;
-    impl->header.metadata.clear();
-    impl->header.attachments.clear();
-    impl->header.private_records.clear();
+    impl->extras = std::move(extras);
+    // What the writer keeps of the header: the scalars. The content records are written, and
+    // their payloads were only borrowed for this call.
+    impl->header.duration_sec = header.duration_sec;
+    impl->header.cutoff = header.cutoff;
+    impl->header.sh_degree = header.sh_degree;
     for (std::uint32_t i = 0; i < declaration.windows.size(); ++i)
         impl->window_lookup.push_back({declaration.windows[i], i});
     std::stable_sort(impl->window_lookup.begin(), impl->window_lookup.end(),
@@ -1353,6 +1368,7 @@ Status StreamingWriter::finish() {
                           "the positions span [" + got + "] but the Header declares [" + want +
                               "] (§5.1: the aabb is over all rest positions)");
     }
+    FOURDGS_TRY(m.flush_extras());  // a file without chunks still carries them
     const Statistics stats{m.added, static_cast<std::uint32_t>(m.as.chunks()),
                            m.header.duration_sec, m.decl.aabb};
     FOURDGS_TRY(m.as.finish(m.ctx.opt, stats));

@@ -1,0 +1,167 @@
+// The content records both writers emit ahead of the chunks (content_records.hpp).
+#include "content_records.hpp"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "fourdgs/extras.hpp"
+#include "fourdgs/front_matter.hpp"
+
+namespace fourdgs::content {
+namespace {
+
+// A writer refusal carrying the reader's identifier: the caller's input is what needs fixing
+// (invalid_argument), and the reader's offset would point into a file that does not exist.
+Error refused(const Error& reader_error) {
+    return make_error(ErrorKind::invalid_argument, reader_error.refusal,
+                      "scene extras: " + reader_error.message);
+}
+
+Error refused(std::string_view refusal, std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal, "scene extras: " + std::move(message));
+}
+
+// M086: q / |q|. A zero or non-finite quaternion is left as given, so that the Audio Source
+// parser below refuses it by its own rule (zero-quaternion, non-finite-value) instead of this
+// function hiding it behind an identity.
+std::array<double, 4> normalized_or_as_is(const std::array<double, 4>& q) {
+    const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(n > 0) || !std::isfinite(n)) return q;
+    return {q[0] / n, q[1] / n, q[2] / n, q[3] / n};
+}
+
+AudioSource descriptor_as_written(const AudioSourceInput& in) {
+    AudioSource d = in.descriptor;
+    d.data_length = in.data.size();
+    d.rotation = normalized_or_as_is(d.rotation);
+    for (AudioSource::Keyframe& k : d.keyframes) k.rotation = normalized_or_as_is(k.rotation);
+    return d;
+}
+
+// What the record writers cannot say faithfully, refused before they are asked: they take the
+// u8 distortion count and the embeddings' size on trust (records.hpp).
+Status check_serializable(const SceneHeader& h) {
+    for (const SensorCalibration& s : h.sensors)
+        if (s.distortion.size() > std::numeric_limits<std::uint8_t>::max())
+            return refused("distortion-count-mismatch",
+                           "sensor " + detail::quoted(s.name) + " has " +
+                               std::to_string(s.distortion.size()) +
+                               " distortion coefficients; the record's u8 count holds at most "
+                               "255 (and the registry's models define 0, 4, 5 or 8)");
+    if (h.object_table) {
+        const ObjectTable& t = *h.object_table;
+        for (const ObjectTable::Entry& e : t.entries)
+            if (e.embedding && e.embedding->size() != t.embedding_dim)
+                return refused("embedding-dimension-mismatch",
+                               "object " + std::to_string(e.object_id) + " has an embedding of " +
+                                   std::to_string(e.embedding->size()) +
+                                   " floats; the Object Table's embedding_dim is " +
+                                   std::to_string(t.embedding_dim) + " (§5.15.6)");
+    }
+    return ok_status();
+}
+
+// Every record in `records` (which starts at absolute `base`) into `builder`, in order.
+Status feed(SceneBuilder& builder, Bytes records, std::uint64_t base) {
+    std::size_t at = 0;
+    while (at < records.size()) {
+        FOURDGS_ASSIGN(RecordView r, parse_record(records.subspan(at), base + at));
+        FOURDGS_TRY(builder.add(r));
+        at += static_cast<std::size_t>(r.total_length());
+    }
+    return ok_status();
+}
+
+// The backstop: what the reader parsed must be the input (the audio descriptors as normalized).
+// Camera is left out: its parser accepts NaN (it is advisory), which never compares equal.
+Status check_read_back(const SceneInfo& read, const SceneHeader& h,
+                       const std::vector<AudioSource>& descriptors) {
+    const char* differs = nullptr;
+    if (read.coordinate_frames != h.coordinate_frames) differs = "a Coordinate Frame";
+    else if (read.sensors != h.sensors) differs = "a Sensor Calibration";
+    else if (read.rig_trajectories != h.rig_trajectories) differs = "a Rig Trajectory";
+    else if (read.geodetic_anchors != h.geodetic_anchors) differs = "a Geodetic Anchor";
+    else if (read.object_table != h.object_table) differs = "the Object Table";
+    else if (read.object_tracks != h.object_tracks) differs = "an Object Track";
+    else if (read.audio.size() != (h.legacy_audio ? 1 : descriptors.size())) differs = "the audio";
+    else
+        for (std::size_t i = 0; i < descriptors.size(); ++i)
+            if (read.audio[i].descriptor != descriptors[i]) differs = "an Audio Source";
+    if (!differs) return ok_status();
+    return refused("unrepresentable-record",
+                   std::string(differs) + " would read back differently from the input");
+}
+
+}  // namespace
+
+Result<Extras> encode_extras(const SceneHeader& h) {
+    if (h.legacy_audio && !h.audio.empty())
+        return refused("mixed-audio-records",
+                       "both a legacy Audio track and " + std::to_string(h.audio.size()) +
+                           " Audio Source input(s); a file must not mix them (§7, M105)");
+    FOURDGS_TRY(check_serializable(h));
+
+    Extras out;
+    out.has_audio = h.legacy_audio.has_value() || !h.audio.empty();
+    ByteWriter w;
+    if (h.camera) write(w, *h.camera);
+    std::vector<AudioSource> descriptors;
+    descriptors.reserve(h.audio.size());
+    for (const AudioSourceInput& a : h.audio) {
+        descriptors.push_back(descriptor_as_written(a));
+        write(w, descriptors.back());
+        write(w, AudioData{descriptors.back().source_id, a.data, 0});  // right after it (M092)
+    }
+    if (h.legacy_audio)
+        write(w, AudioLegacy{h.legacy_audio->codec, h.legacy_audio->start_sec,
+                             h.legacy_audio->data, 0});
+    for (const CoordinateFrame& f : h.coordinate_frames) write(w, f);
+    for (const SensorCalibration& s : h.sensors) write(w, s);
+    for (const RigTrajectory& t : h.rig_trajectories) write(w, t);
+    for (const GeodeticAnchor& g : h.geodetic_anchors) write(w, g);
+    if (h.object_table) write(w, *h.object_table);
+    for (const ObjectTrack& t : h.object_tracks) write(w, t);
+    out.records = std::move(w.buffer());
+    if (out.records.empty()) return out;
+
+    // Read back by the readers' machinery, behind a Header carrying what the rules consult: the
+    // duration (M088) and flags bit 0 (§7).
+    Header front;
+    front.duration_sec = h.duration_sec;
+    front.cutoff = h.cutoff;
+    front.temporal_model = std::string(kModelGaussianBirth);
+    front.sh_degree = static_cast<std::uint8_t>(h.sh_degree);
+    front.flags = out.header_flags();
+    ByteWriter header_record;
+    write(header_record, front);
+    SceneBuilder builder{ReaderOptions{}};
+    Status st = feed(builder, header_record.buffer(), 0);
+    if (st.ok()) st = feed(builder, out.records, header_record.size());
+    if (!st.ok()) return refused(st.error());
+    const SceneInfo& read = builder.scene();
+    if (Status refs = check_scene_references(read); !refs.ok()) return refused(refs.error());
+    FOURDGS_TRY(check_read_back(read, h, descriptors));
+    return out;
+}
+
+bool write_content_records(ByteWriter& out, const SceneHeader& h,
+                           std::span<const Metadata> writer_metadata, bool application_owed,
+                           const std::string& application) {
+    bool named = false;
+    for (const Metadata& m : h.metadata) {
+        write(out, m);
+        for (const auto& entry : m.entries) named |= entry.first == "application";
+    }
+    for (const Metadata& m : writer_metadata) write(out, m);
+    if (application_owed && !named) {
+        write(out, Metadata{"application", {{"application", application}}});
+        named = true;
+    }
+    for (const AttachmentInput& a : h.attachments)
+        write(out, Attachment{a.name, a.media_type, a.data, 0});
+    for (const PrivateRecordInput& p : h.private_records) write_record(out, p.opcode, p.content);
+    return named;
+}
+
+}  // namespace fourdgs::content
