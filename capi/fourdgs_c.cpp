@@ -1,0 +1,1843 @@
+// fourdgs_c.cpp — the C ABI (fourdgs.h) over the C++ library.
+//
+// Each entry point checks its arguments, calls one C++ layer, and turns the result into a status
+// plus the thread's last error. The file is compiled WITH exceptions (the library is not): every
+// entry point runs inside guarded(), so a std::bad_alloc from a container or anything else thrown
+// becomes a status and never unwinds into C. No format logic lives here: decoding, evaluation,
+// writing and validation are the library's; this file only converts shapes.
+#include <fourdgs/fourdgs.h>
+
+#include <fourdgs/extras.hpp>
+#include <fourdgs/fourdgs.hpp>
+#include <fourdgs/validate.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+static_assert(FOURDGS_C_VERSION_MAJOR == FOURDGS_VERSION_MAJOR &&
+                  FOURDGS_C_VERSION_MINOR == FOURDGS_VERSION_MINOR &&
+                  FOURDGS_C_VERSION_PATCH == FOURDGS_VERSION_PATCH,
+              "fourdgs.h and version.hpp disagree on the version");
+static_assert(FOURDGS_MALFORMED == static_cast<int>(fourdgs::ErrorKind::malformed) &&
+                  FOURDGS_TRUNCATED == static_cast<int>(fourdgs::ErrorKind::truncated) &&
+                  FOURDGS_UNSUPPORTED == static_cast<int>(fourdgs::ErrorKind::unsupported) &&
+                  FOURDGS_IO == static_cast<int>(fourdgs::ErrorKind::io) &&
+                  FOURDGS_INVALID_ARGUMENT ==
+                      static_cast<int>(fourdgs::ErrorKind::invalid_argument) &&
+                  FOURDGS_LIMIT == static_cast<int>(fourdgs::ErrorKind::limit),
+              "fourdgs_status must mirror ErrorKind");
+
+namespace {
+
+using namespace fourdgs;
+
+// ---------------------------------------------------------------------------------------------
+// The thread's last error.
+
+struct LastError {
+    fourdgs_status status = FOURDGS_OK;
+    std::string refusal, message;
+    std::uint64_t offset = FOURDGS_NO_OFFSET;
+};
+thread_local LastError t_error;
+
+fourdgs_status fail(fourdgs_status status, std::string_view refusal, std::string_view message,
+                    std::uint64_t offset = FOURDGS_NO_OFFSET) noexcept {
+    t_error.status = status;
+    t_error.offset = offset;
+    try {
+        t_error.refusal.assign(refusal);
+        t_error.message.assign(message);
+    } catch (...) {  // no memory for the message: keep the status, drop the text
+        t_error.refusal.clear();
+        t_error.message.clear();
+    }
+    return status;
+}
+
+fourdgs_status fail(const Error& e) noexcept {
+    return fail(static_cast<fourdgs_status>(e.kind), e.refusal, e.message, e.offset);
+}
+
+fourdgs_status invalid(std::string_view refusal, std::string_view message) noexcept {
+    return fail(FOURDGS_INVALID_ARGUMENT, refusal, message);
+}
+
+fourdgs_status not_found(std::string_view what, std::size_t index, std::size_t count) noexcept {
+    try {
+        return fail(FOURDGS_NOT_FOUND, "no-such-element",
+                    std::string(what) + " " + std::to_string(index) + " does not exist (there are " +
+                        std::to_string(count) + ")");
+    } catch (...) {
+        return fail(FOURDGS_NOT_FOUND, "no-such-element", "");
+    }
+}
+
+// Runs one entry point's body; nothing escapes.
+template <class F>
+fourdgs_status guarded(F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return fail(FOURDGS_OUT_OF_MEMORY, "out-of-memory", "an allocation failed");
+    } catch (const std::exception& e) {
+        return fail(FOURDGS_INTERNAL, "internal-error", e.what());
+    } catch (...) {
+        return fail(FOURDGS_INTERNAL, "internal-error", "an unknown exception was caught");
+    }
+}
+
+#define FOURDGS_C_REQUIRE(p)                                             \
+    do {                                                                 \
+        if ((p) == nullptr) return invalid("null-argument", #p " is NULL"); \
+    } while (0)
+
+#define FOURDGS_C_TRY(expr)                              \
+    do {                                                 \
+        auto&& fourdgs_c_r_ = (expr);                    \
+        if (!fourdgs_c_r_.ok()) return fail(fourdgs_c_r_.error()); \
+    } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// Size-tagged structs: read or write only the bytes the caller's struct_size covers.
+
+template <class T>
+fourdgs_status check_size(const T* s, const char* what) {
+    if (s->struct_size < sizeof(std::size_t))
+        return invalid("invalid-struct-size", std::string(what) + ".struct_size is not set");
+    return FOURDGS_OK;
+}
+
+// Copies `value` into the caller's struct (which has already passed check_size).
+template <class T>
+fourdgs_status put(T* out, T value) noexcept {
+    const std::size_t n = out->struct_size;
+    value.struct_size = n;
+    std::memcpy(out, &value, std::min(n, sizeof(T)));
+    return FOURDGS_OK;
+}
+
+// The caller's struct over `defaults` (fields past its struct_size keep their defaults).
+template <class T>
+T take(const T* in, T defaults) noexcept {
+    std::memcpy(&defaults, in, std::min(in->struct_size, sizeof(T)));
+    defaults.struct_size = sizeof(T);
+    return defaults;
+}
+
+fourdgs_string str(const std::string& s) noexcept { return {s.c_str(), s.size()}; }
+
+// A string coming in as pointer + size.
+fourdgs_status text_in(const char* p, std::size_t n, const char* what, std::string& out) {
+    if (p == nullptr && n != 0)
+        return invalid("null-argument", std::string(what) + " is NULL with a non-zero size");
+    out.assign(p ? p : "", n);
+    return FOURDGS_OK;
+}
+
+// Checks a caller array: NULL is fine only when it has no elements.
+bool array_ok(const void* p, std::size_t count) noexcept { return p != nullptr || count == 0; }
+
+// ---------------------------------------------------------------------------------------------
+// Allocator hooks for handles and the buffers the library hands out.
+
+struct Allocator {
+    fourdgs_allocator hooks{};
+    bool custom = false;
+
+    void* allocate(std::size_t size, std::size_t alignment) const {
+        void* p = custom ? hooks.alloc(hooks.user, size, alignment)
+                         : ::operator new(size, std::align_val_t(alignment), std::nothrow);
+        if (p == nullptr) throw std::bad_alloc();
+        return p;
+    }
+    void release(void* p, std::size_t size, std::size_t alignment) const noexcept {
+        if (p == nullptr) return;
+        if (custom)
+            hooks.free(hooks.user, p, size);
+        else
+            ::operator delete(p, std::align_val_t(alignment));
+    }
+};
+
+fourdgs_status allocator_in(const fourdgs_allocator* hooks, Allocator& out) noexcept {
+    if (hooks == nullptr) return FOURDGS_OK;
+    if (hooks->alloc == nullptr || hooks->free == nullptr)
+        return invalid("invalid-allocator", "an allocator needs both alloc and free");
+    out.hooks = *hooks;
+    out.custom = true;
+    return FOURDGS_OK;
+}
+
+// A handle lives in memory from its allocator; it keeps a copy to free itself.
+template <class T>
+T* make_handle(const Allocator& alloc) {
+    void* p = alloc.allocate(sizeof(T), alignof(T));
+    try {
+        return new (p) T(alloc);
+    } catch (...) {
+        alloc.release(p, sizeof(T), alignof(T));
+        throw;
+    }
+}
+
+template <class T>
+void destroy_handle(T* h) noexcept {
+    if (h == nullptr) return;
+    const Allocator alloc = h->alloc;
+    h->~T();
+    alloc.release(h, sizeof(T), alignof(T));
+}
+
+// A growing byte buffer in allocator memory: the writer's memory output.
+class AllocatorSink final : public ByteSink {
+public:
+    explicit AllocatorSink(const Allocator& alloc) : alloc_(alloc) {}
+    AllocatorSink(const AllocatorSink&) = delete;
+    AllocatorSink& operator=(const AllocatorSink&) = delete;
+    ~AllocatorSink() override { alloc_.release(data_, capacity_, alignof(std::max_align_t)); }
+
+    Status write(std::span<const std::uint8_t> bytes) override {
+        if (bytes.size() > capacity_ - size_) {
+            std::size_t want = std::max<std::size_t>(capacity_ * 2, 4096);
+            while (want - size_ < bytes.size()) want *= 2;
+            auto* grown = static_cast<std::uint8_t*>(alloc_.allocate(want, alignof(std::max_align_t)));
+            if (size_ != 0) std::memcpy(grown, data_, size_);
+            alloc_.release(data_, capacity_, alignof(std::max_align_t));
+            data_ = grown;
+            capacity_ = want;
+        }
+        if (!bytes.empty()) std::memcpy(data_ + size_, bytes.data(), bytes.size());
+        size_ += bytes.size();
+        return ok_status();
+    }
+    std::uint64_t position() const override { return size_; }
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    Allocator alloc_;
+    std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0, capacity_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Open options → ReaderOptions.
+
+fourdgs_open_options default_open_options() noexcept {
+    fourdgs_open_options o{};
+    o.struct_size = sizeof o;
+    o.max_sh_degree = 3;
+    o.verify_summary_crc = 1;
+    o.copy_memory = 0;
+    o.decode_threads = 1;
+    const ReaderOptions ro;
+    o.max_record_bytes = ro.max_record_bytes;
+    o.max_summary_bytes = ro.max_summary_bytes;
+    o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
+    o.allocator = nullptr;
+    return o;
+}
+
+fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_options& out) {
+    out = default_open_options();
+    if (in == nullptr) return FOURDGS_OK;
+    if (auto s = check_size(in, "fourdgs_open_options"); s != FOURDGS_OK) return s;
+    out = take(in, out);
+    if (out.max_sh_degree > 3)
+        return invalid("invalid-option", "max_sh_degree " + std::to_string(out.max_sh_degree) +
+                                             " is above 3");
+    return FOURDGS_OK;
+}
+
+ReaderOptions reader_options(const fourdgs_open_options& o) {
+    ReaderOptions ro;
+    ro.decode.max_sh_degree = static_cast<int>(o.max_sh_degree);
+    ro.decode.limits.max_gaussians_per_chunk = o.max_gaussians_per_chunk;
+    ro.verify_summary_crc = o.verify_summary_crc != 0;
+    ro.max_record_bytes = o.max_record_bytes;
+    ro.max_summary_bytes = o.max_summary_bytes;
+    return ro;
+}
+
+// A source from the caller's callbacks. `release` runs exactly once, when the source dies.
+fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
+                               std::unique_ptr<ByteSource>& out) {
+    RangeReadCallbacks rc;
+    rc.user = cb->user;
+    rc.size = cb->size;
+    rc.read_at = cb->read_at;
+    rc.release = cb->release;
+    out = std::make_unique<CallbackSource>(rc);  // from here on, release is owed by `out`
+    if (cb->size == nullptr || cb->read_at == nullptr)
+        return invalid("invalid-callbacks", "read callbacks need both size and read_at");
+    return FOURDGS_OK;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Handles.
+
+struct fourdgs_reader {
+    explicit fourdgs_reader(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    fourdgs_open_options options{};
+    std::vector<std::uint8_t> owned;  // copy_memory
+    std::unique_ptr<ByteSource> source;
+    std::optional<IndexedReader> birth;
+    std::optional<KeyframeDeltaReader> delta;
+
+    const SceneInfo& scene() const { return delta ? delta->scene() : birth->scene(); }
+};
+
+struct fourdgs_frame {
+    explicit fourdgs_frame(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    Frame frame;
+    GaussianBlock block;                 // the decoded instant, before §3
+    std::vector<DecodeWorkspace> pool;   // gaussian-birth decode buffers
+    DecodeWorkspace chunk;               // evaluate_chunk's buffers
+    KeyframeDeltaWorkspace delta;        // keyframe-delta composition buffers
+};
+
+struct fourdgs_validation {
+    explicit fourdgs_validation(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    ValidationReport report;
+};
+
+namespace {
+
+struct AttachmentCopy {
+    std::string name, media_type;
+    std::vector<std::uint8_t> data;
+};
+struct AudioCopy {
+    AudioSource descriptor;
+    std::vector<std::uint8_t> data;
+};
+
+}  // namespace
+
+struct fourdgs_writer {
+    explicit fourdgs_writer(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    SceneHeader header;  // attachments and audio are rebuilt from the copies at finish
+    WriterOptions options;
+    std::deque<AttachmentCopy> attachments;
+    std::deque<AudioCopy> audio;
+    std::uint32_t embedding_dim = 0;
+
+    // The gaussians added so far, in the writer's input layout.
+    std::size_t count = 0;
+    std::vector<float> position, scale, rotation, color, motion, mu_t, sigma_t, sh;
+    std::vector<double> win_lo, win_hi;
+    std::vector<std::uint32_t> object_id;  // empty until a batch brings ids
+
+    std::unique_ptr<AllocatorSink> memory;
+    std::optional<WriteReport> report;
+};
+
+namespace {
+
+fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_open_options& o,
+                           fourdgs_reader* r) {
+    r->options = o;
+    r->source = std::move(source);
+    ReaderOptions ro = reader_options(o);
+    // The Header's temporal_model picks the front-end; the keyframe-delta one opens its own
+    // IndexedReader (with the same options) and adds the timeline checks.
+    ro.accept_keyframe_delta = true;
+    auto base = IndexedReader::open(*r->source, ro);
+    FOURDGS_C_TRY(base);
+    if (base->scene().header.temporal_model == kModelKeyframeDelta) {
+        auto kd = KeyframeDeltaReader::open(*r->source, ro);
+        FOURDGS_C_TRY(kd);
+        r->delta.emplace(std::move(kd).value());
+    } else {
+        r->birth.emplace(std::move(base).value());
+    }
+    return FOURDGS_OK;
+}
+
+template <class Fill>
+fourdgs_status open_with(const fourdgs_open_options* options, fourdgs_reader** out, Fill&& fill) {
+    FOURDGS_C_REQUIRE(out);
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    Allocator alloc;
+    if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
+    o.allocator = nullptr;  // copied into the handle; the caller's struct is not retained
+    fourdgs_reader* r = make_handle<fourdgs_reader>(alloc);
+    std::unique_ptr<fourdgs_reader, void (*)(fourdgs_reader*)> guard(r, destroy_handle);
+    std::unique_ptr<ByteSource> source;
+    if (auto s = fill(o, *r, source); s != FOURDGS_OK) return s;
+    if (auto s = open_reader(std::move(source), o, r); s != FOURDGS_OK) return s;
+    *out = guard.release();
+    return FOURDGS_OK;
+}
+
+const char* kStatusNames[] = {"ok",    "malformed",        "truncated", "unsupported",
+                              "io",    "invalid-argument", "limit",     "out-of-memory",
+                              "internal", "buffer-too-small", "not-found"};
+
+}  // namespace
+
+// =============================================================================================
+// The C ABI. fourdgs.h declares every function extern "C", which gives these definitions C
+// linkage; no extern "C" block here, so the bodies may use templates and generic lambdas.
+
+
+const char* fourdgs_version(void) { return FOURDGS_C_VERSION_STRING; }
+uint32_t fourdgs_abi_version(void) { return FOURDGS_C_ABI_VERSION; }
+
+const char* fourdgs_status_name(fourdgs_status status) {
+    const auto i = static_cast<unsigned>(status);
+    return i < std::size(kStatusNames) ? kStatusNames[i] : "unknown";
+}
+
+fourdgs_status fourdgs_last_error(fourdgs_error* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_error"); s != FOURDGS_OK) return s;
+        fourdgs_error e{};
+        e.status = t_error.status;
+        e.refusal = str(t_error.refusal);
+        e.message = str(t_error.message);
+        e.offset = t_error.offset;
+        return put(out, e);
+    });
+}
+
+fourdgs_status fourdgs_last_status(void) { return t_error.status; }
+
+void fourdgs_clear_error(void) {
+    t_error.status = FOURDGS_OK;
+    t_error.refusal.clear();
+    t_error.message.clear();
+    t_error.offset = FOURDGS_NO_OFFSET;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening.
+
+void fourdgs_open_options_init(fourdgs_open_options* options) {
+    if (options) *options = default_open_options();
+}
+
+fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,
+                                        const fourdgs_open_options* options,
+                                        fourdgs_reader** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(path);
+        return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
+                                           std::unique_ptr<ByteSource>& source) {
+            auto file = FileSource::open(std::string(path, path_size));
+            FOURDGS_C_TRY(file);
+            source = std::make_unique<FileSource>(std::move(file).value());
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_open_memory(const void* data, size_t size,
+                                          const fourdgs_open_options* options,
+                                          fourdgs_reader** out) {
+    return guarded([&] {
+        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        return open_with(options, out, [&](const fourdgs_open_options& o, fourdgs_reader& r,
+                                           std::unique_ptr<ByteSource>& source) {
+            const auto* bytes = static_cast<const std::uint8_t*>(data);
+            std::span<const std::uint8_t> view(bytes, size);
+            if (o.copy_memory) {
+                r.owned.assign(bytes, bytes + size);
+                view = r.owned;
+            }
+            source = std::make_unique<MemorySource>(view);
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_open_callbacks(const fourdgs_read_callbacks* callbacks,
+                                             const fourdgs_open_options* options,
+                                             fourdgs_reader** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(callbacks);
+        // The source (and so `release`) is made first, so release runs exactly once even when
+        // the arguments or the file are refused.
+        std::unique_ptr<ByteSource> source;
+        if (auto s = callback_source(callbacks, source); s != FOURDGS_OK) return s;
+        return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
+                                           std::unique_ptr<ByteSource>& into) {
+            into = std::move(source);
+            return FOURDGS_OK;
+        });
+    });
+}
+
+void fourdgs_reader_free(fourdgs_reader* reader) { destroy_handle(reader); }
+
+// ---------------------------------------------------------------------------------------------
+// Scene information.
+
+fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
+        const SceneInfo& sc = reader->scene();
+        const Header& h = sc.header;
+        const Quantization& q = sc.quantization;
+        fourdgs_scene_info i{};
+        i.profile = str(h.profile);
+        i.library = str(h.library);
+        i.temporal_model_name = str(h.temporal_model);
+        i.temporal_model = reader->delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.duration_sec = h.duration_sec;
+        i.gaussian_count = h.gaussian_count;
+        i.cutoff = h.cutoff;
+        std::copy(h.aabb.begin(), h.aabb.end(), i.aabb);
+        i.sh_degree = h.sh_degree;
+        i.header_flags = h.flags;
+        i.quantization_scheme = str(q.scheme);
+        std::copy(q.pos_origin.begin(), q.pos_origin.end(), i.pos_origin);
+        i.step_pos = q.step_pos;
+        i.step_scale_log = q.step_scale_log;
+        i.step_rot = q.step_rot;
+        i.step_rgb = q.step_rgb;
+        i.step_alpha = q.step_alpha;
+        i.step_motion = q.step_motion;
+        i.step_time = q.step_time;
+        i.step_sigma_log = q.step_sigma_log;
+        i.step_sh = q.step_sh;
+        i.sh_depth_count = static_cast<uint32_t>(std::min<std::size_t>(q.sh_depths.size(), 3));
+        for (uint32_t b = 0; b < i.sh_depth_count; ++b) i.sh_depths[b] = q.sh_depths[b];
+        i.header_attribute_count = h.attributes.size();
+        i.quantization_bound_count = q.bounds.size();
+        i.window_count = sc.windows.size();
+        i.chunk_count = sc.index.size();
+        i.metadata_count = sc.metadata.size();
+        i.attachment_count = sc.attachments.size();
+        i.audio_source_count = sc.audio.size();
+        i.coordinate_frame_count = sc.coordinate_frames.size();
+        i.sensor_count = sc.sensors.size();
+        i.rig_trajectory_count = sc.rig_trajectories.size();
+        i.geodetic_anchor_count = sc.geodetic_anchors.size();
+        i.object_count = sc.object_table ? sc.object_table->entries.size() : 0;
+        i.object_track_count = sc.object_tracks.size();
+        i.skipped_record_count = sc.skipped.size();
+        i.has_camera = sc.camera.has_value();
+        i.has_object_table = sc.object_table.has_value();
+        i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
+        i.index_built_by_scan = reader->birth ? reader->birth->index_built_by_scan() : 0;
+        i.summary_crc_verified = sc.summary_crc_verified;
+        return put(out, i);
+    });
+}
+
+namespace {
+fourdgs_status key_value(const StringMap& map, std::size_t index, const char* what,
+                         fourdgs_string* key, fourdgs_string* value) {
+    FOURDGS_C_REQUIRE(key);
+    FOURDGS_C_REQUIRE(value);
+    if (index >= map.size()) return not_found(what, index, map.size());
+    *key = str(map[index].first);
+    *value = str(map[index].second);
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_header_attribute(const fourdgs_reader* reader, size_t index,
+                                               fourdgs_string* key, fourdgs_string* value) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return key_value(reader->scene().header.attributes, index, "header attribute", key, value);
+    });
+}
+
+fourdgs_status fourdgs_reader_quantization_bound(const fourdgs_reader* reader, size_t index,
+                                                 fourdgs_string* key, fourdgs_string* value) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return key_value(reader->scene().quantization.bounds, index, "quantization bound", key,
+                         value);
+    });
+}
+
+fourdgs_status fourdgs_reader_window(const fourdgs_reader* reader, size_t index, double* lo,
+                                     double* hi) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(lo);
+        FOURDGS_C_REQUIRE(hi);
+        const auto& w = reader->scene().windows;
+        if (index >= w.size()) return not_found("window", index, w.size());
+        *lo = w[index].lo;
+        *hi = w[index].hi;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_metadata(const fourdgs_reader* reader, size_t index,
+                                       fourdgs_string* name, size_t* entry_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(name);
+        FOURDGS_C_REQUIRE(entry_count);
+        const auto& m = reader->scene().metadata;
+        if (index >= m.size()) return not_found("metadata record", index, m.size());
+        *name = str(m[index].name);
+        *entry_count = m[index].entries.size();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_metadata_entry(const fourdgs_reader* reader, size_t index,
+                                             size_t entry, fourdgs_string* key,
+                                             fourdgs_string* value) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        const auto& m = reader->scene().metadata;
+        if (index >= m.size()) return not_found("metadata record", index, m.size());
+        return key_value(m[index].entries, entry, "metadata entry", key, value);
+    });
+}
+
+fourdgs_status fourdgs_reader_metadata_find(const fourdgs_reader* reader, const char* key,
+                                            size_t key_size, fourdgs_string* value) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(value);
+        std::string k;
+        if (auto s = text_in(key, key_size, "key", k); s != FOURDGS_OK) return s;
+        for (const Metadata& m : reader->scene().metadata)
+            for (const auto& [mk, mv] : m.entries)
+                if (mk == k) {
+                    *value = str(mv);
+                    return FOURDGS_OK;
+                }
+        return fail(FOURDGS_NOT_FOUND, "no-such-element", "no metadata entry has key \"" + k + "\"");
+    });
+}
+
+fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t index,
+                                         fourdgs_attachment_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_attachment_info"); s != FOURDGS_OK) return s;
+        const auto& a = reader->scene().attachments;
+        if (index >= a.size()) return not_found("attachment", index, a.size());
+        fourdgs_attachment_info i{};
+        i.name = str(a[index].name);
+        i.media_type = str(a[index].media_type);
+        i.payload = {a[index].payload.offset, a[index].payload.length};
+        return put(out, i);
+    });
+}
+
+fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs_payload payload,
+                                           void* buffer, size_t capacity, size_t* size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(size);
+        const std::uint64_t file_size = reader->source->size().value_or(0);
+        if (payload.offset > file_size || payload.size > file_size - payload.offset)
+            return fail(FOURDGS_INVALID_ARGUMENT, "index-out-of-range",
+                        "payload [" + std::to_string(payload.offset) + ", +" +
+                            std::to_string(payload.size) + ") lies outside the " +
+                            std::to_string(file_size) + "-byte file");
+        if (buffer == nullptr) {
+            *size = static_cast<size_t>(payload.size);
+            return FOURDGS_OK;
+        }
+        if (capacity < payload.size)
+            return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+                        "the payload is " + std::to_string(payload.size) + " bytes, the buffer " +
+                            std::to_string(capacity));
+        // read_exact may have written part of the buffer before failing; that is buffer
+        // content, not an out-parameter, and `size` stays untouched.
+        FOURDGS_C_TRY(reader->source->read_exact(
+            payload.offset, std::span(static_cast<std::uint8_t*>(buffer), payload.size)));
+        *size = static_cast<size_t>(payload.size);
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_camera(const fourdgs_reader* reader, fourdgs_camera_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_camera_info"); s != FOURDGS_OK) return s;
+        const auto& cam = reader->scene().camera;
+        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        fourdgs_camera_info i{};
+        i.fov_y_deg = cam->fov_y_deg;
+        std::copy(cam->position.begin(), cam->position.end(), i.position);
+        std::copy(cam->target.begin(), cam->target.end(), i.target);
+        i.keyframe_count = cam->keyframes.size();
+        i.interpolation = str(cam->interpolation);
+        i.loop = cam->loop;
+        return put(out, i);
+    });
+}
+
+fourdgs_status fourdgs_reader_camera_keyframe(const fourdgs_reader* reader, size_t index,
+                                              fourdgs_camera_keyframe* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        const auto& cam = reader->scene().camera;
+        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        if (index >= cam->keyframes.size())
+            return not_found("camera keyframe", index, cam->keyframes.size());
+        const auto& k = cam->keyframes[index];
+        fourdgs_camera_keyframe c{};
+        c.time = k.time;
+        std::copy(k.position.begin(), k.position.end(), c.position);
+        std::copy(k.target.begin(), k.target.end(), c.target);
+        *out = c;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_camera_at(const fourdgs_reader* reader, double t,
+                                        double position[3], double target[3], double* fov_y_deg) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(position);
+        FOURDGS_C_REQUIRE(target);
+        FOURDGS_C_REQUIRE(fov_y_deg);
+        if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+        const auto& cam = reader->scene().camera;
+        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        const CameraView v = camera_at(*cam, t);
+        std::copy(v.position.begin(), v.position.end(), position);
+        std::copy(v.target.begin(), v.target.end(), target);
+        *fov_y_deg = v.fov_y_deg;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_audio_source(const fourdgs_reader* reader, size_t index,
+                                           fourdgs_audio_source_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_audio_source_info"); s != FOURDGS_OK) return s;
+        const auto& audio = reader->scene().audio;
+        if (index >= audio.size()) return not_found("audio source", index, audio.size());
+        const AudioSourceEntry& e = audio[index];
+        const AudioSource& d = e.descriptor;
+        fourdgs_audio_source_info i{};
+        i.source_id = d.source_id;
+        i.legacy = e.legacy;
+        i.name = str(d.name);
+        i.codec = str(d.codec);
+        i.channel_layout = str(d.channel_layout);
+        i.interpolation = str(d.interpolation);
+        i.start_sec = d.start_sec;
+        i.duration_sec = d.duration_sec;
+        i.gain = d.gain;
+        i.flags = d.flags;
+        std::copy(d.position.begin(), d.position.end(), i.position);
+        std::copy(d.rotation.begin(), d.rotation.end(), i.rotation);
+        i.keyframe_count = d.keyframes.size();
+        i.payload = {e.payload.offset, e.payload.length};
+        return put(out, i);
+    });
+}
+
+fourdgs_status fourdgs_reader_audio_keyframe(const fourdgs_reader* reader, size_t source,
+                                             size_t index, fourdgs_audio_keyframe* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        const auto& audio = reader->scene().audio;
+        if (source >= audio.size()) return not_found("audio source", source, audio.size());
+        const auto& keys = audio[source].descriptor.keyframes;
+        if (index >= keys.size()) return not_found("audio keyframe", index, keys.size());
+        fourdgs_audio_keyframe k{};
+        k.time = keys[index].time;
+        std::copy(keys[index].position.begin(), keys[index].position.end(), k.position);
+        std::copy(keys[index].rotation.begin(), keys[index].rotation.end(), k.rotation);
+        *out = k;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_audio_state_at(const fourdgs_reader* reader, size_t source, double t,
+                                             fourdgs_audio_state* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+        const auto& audio = reader->scene().audio;
+        if (source >= audio.size()) return not_found("audio source", source, audio.size());
+        const AudioState st = audio_state_at(audio[source].descriptor, t);
+        fourdgs_audio_state s{};
+        s.active = st.active;
+        s.local_time = st.local_time;
+        s.gain = st.gain;
+        std::copy(st.pose.translation.begin(), st.pose.translation.end(), s.position);
+        std::copy(st.pose.rotation.begin(), st.pose.rotation.end(), s.rotation);
+        *out = s;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_coordinate_frame(const fourdgs_reader* reader, size_t index,
+                                               fourdgs_coordinate_frame* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_coordinate_frame"); s != FOURDGS_OK) return s;
+        const auto& v = reader->scene().coordinate_frames;
+        if (index >= v.size()) return not_found("coordinate frame", index, v.size());
+        const CoordinateFrame& f = v[index];
+        fourdgs_coordinate_frame c{};
+        c.name = str(f.name);
+        c.handedness = static_cast<uint32_t>(f.handedness);
+        c.up_axis = static_cast<uint32_t>(f.up_axis);
+        c.forward_axis = static_cast<uint32_t>(f.forward_axis);
+        c.length_unit = static_cast<uint32_t>(f.length_unit);
+        c.metres_per_unit = f.metres_per_unit;
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_reader_sensor(const fourdgs_reader* reader, size_t index,
+                                     fourdgs_sensor* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_sensor"); s != FOURDGS_OK) return s;
+        const auto& v = reader->scene().sensors;
+        if (index >= v.size()) return not_found("sensor", index, v.size());
+        const SensorCalibration& s = v[index];
+        fourdgs_sensor c{};
+        c.name = str(s.name);
+        c.modality = str(s.modality);
+        c.rig_name = str(s.rig_name);
+        c.camera_model = static_cast<uint32_t>(s.camera_model);
+        c.width_px = s.width_px;
+        c.height_px = s.height_px;
+        c.fx = s.fx;
+        c.fy = s.fy;
+        c.cx = s.cx;
+        c.cy = s.cy;
+        c.distortion_count = s.distortion.size();
+        c.distortion = s.distortion.data();
+        std::copy(s.rotation.begin(), s.rotation.end(), c.rotation);
+        std::copy(s.translation.begin(), s.translation.end(), c.translation);
+        c.pose_reference = static_cast<uint32_t>(s.pose_reference);
+        return put(out, c);
+    });
+}
+
+namespace {
+fourdgs_pose_sample sample_out(const TrajectorySample& s) {
+    fourdgs_pose_sample p{};
+    p.time = s.time;
+    std::copy(s.rotation.begin(), s.rotation.end(), p.rotation);
+    std::copy(s.translation.begin(), s.translation.end(), p.translation);
+    return p;
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_rig_trajectory(const fourdgs_reader* reader, size_t index,
+                                             fourdgs_string* name, uint32_t* interpolation,
+                                             size_t* sample_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(name);
+        FOURDGS_C_REQUIRE(interpolation);
+        FOURDGS_C_REQUIRE(sample_count);
+        const auto& v = reader->scene().rig_trajectories;
+        if (index >= v.size()) return not_found("rig trajectory", index, v.size());
+        *name = str(v[index].name);
+        *interpolation = static_cast<uint32_t>(v[index].interpolation);
+        *sample_count = v[index].samples.size();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_rig_trajectory_sample(const fourdgs_reader* reader, size_t index,
+                                                    size_t sample, fourdgs_pose_sample* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        const auto& v = reader->scene().rig_trajectories;
+        if (index >= v.size()) return not_found("rig trajectory", index, v.size());
+        if (sample >= v[index].samples.size())
+            return not_found("trajectory sample", sample, v[index].samples.size());
+        *out = sample_out(v[index].samples[sample]);
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_geodetic_anchor(const fourdgs_reader* reader, size_t index,
+                                              fourdgs_geodetic_anchor* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_geodetic_anchor"); s != FOURDGS_OK) return s;
+        const auto& v = reader->scene().geodetic_anchors;
+        if (index >= v.size()) return not_found("geodetic anchor", index, v.size());
+        fourdgs_geodetic_anchor a{};
+        a.frame_name = str(v[index].frame_name);
+        a.latitude_deg = v[index].latitude_deg;
+        a.longitude_deg = v[index].longitude_deg;
+        a.altitude_m = v[index].altitude_m;
+        a.heading_deg = v[index].heading_deg;
+        return put(out, a);
+    });
+}
+
+fourdgs_status fourdgs_reader_object(const fourdgs_reader* reader, size_t index,
+                                     fourdgs_object_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_object_info"); s != FOURDGS_OK) return s;
+        const auto& table = reader->scene().object_table;
+        const std::size_t n = table ? table->entries.size() : 0;
+        if (index >= n) return not_found("object", index, n);
+        const ObjectTable::Entry& e = table->entries[index];
+        fourdgs_object_info o{};
+        o.object_id = e.object_id;
+        o.label = str(e.label);
+        std::copy(e.anchor.begin(), e.anchor.end(), o.anchor);
+        o.has_dynamics = e.dynamics.has_value();
+        if (e.dynamics) {
+            std::copy(e.dynamics->velocity.begin(), e.dynamics->velocity.end(), o.velocity);
+            std::copy(e.dynamics->angular_velocity.begin(), e.dynamics->angular_velocity.end(),
+                      o.angular_velocity);
+            std::copy(e.dynamics->acceleration.begin(), e.dynamics->acceleration.end(),
+                      o.acceleration);
+        }
+        o.has_embedding = e.embedding.has_value();
+        o.embedding = e.embedding ? e.embedding->data() : nullptr;
+        return put(out, o);
+    });
+}
+
+fourdgs_status fourdgs_reader_object_track(const fourdgs_reader* reader, size_t index,
+                                           uint32_t* object_id, uint32_t* interpolation,
+                                           size_t* sample_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(object_id);
+        FOURDGS_C_REQUIRE(interpolation);
+        FOURDGS_C_REQUIRE(sample_count);
+        const auto& v = reader->scene().object_tracks;
+        if (index >= v.size()) return not_found("object track", index, v.size());
+        *object_id = v[index].object_id;
+        *interpolation = static_cast<uint32_t>(v[index].interpolation);
+        *sample_count = v[index].samples.size();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_object_track_sample(const fourdgs_reader* reader, size_t index,
+                                                  size_t sample, fourdgs_pose_sample* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        const auto& v = reader->scene().object_tracks;
+        if (index >= v.size()) return not_found("object track", index, v.size());
+        if (sample >= v[index].samples.size())
+            return not_found("track sample", sample, v[index].samples.size());
+        *out = sample_out(v[index].samples[sample]);
+        return FOURDGS_OK;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+
+namespace {
+fourdgs_evaluate_options default_evaluate_options() noexcept {
+    fourdgs_evaluate_options o{};
+    o.struct_size = sizeof o;
+    o.max_sh_degree = 3;
+    o.apply_object_tracks = 1;
+    o.append = 0;
+    return o;
+}
+
+fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
+                                   const fourdgs_evaluate_options* in, EvaluateOptions& out) {
+    fourdgs_evaluate_options o = default_evaluate_options();
+    if (in != nullptr) {
+        if (auto s = check_size(in, "fourdgs_evaluate_options"); s != FOURDGS_OK) return s;
+        o = take(in, o);
+    }
+    if (o.max_sh_degree > 3)
+        return invalid("invalid-option", "max_sh_degree " + std::to_string(o.max_sh_degree) +
+                                             " is above 3");
+    out.with_sh = o.max_sh_degree > 0;
+    out.max_sh_degree = static_cast<int>(o.max_sh_degree);
+    out.append = o.append != 0;
+    if (o.apply_object_tracks) out.tracks = reader->scene().object_tracks;
+    return FOURDGS_OK;
+}
+
+fourdgs_status finite_time(double t) {
+    if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+    return FOURDGS_OK;
+}
+}  // namespace
+
+void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options) {
+    if (options) *options = default_evaluate_options();
+}
+
+fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(out);
+        Allocator alloc;
+        if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
+        *out = make_handle<fourdgs_frame>(alloc);
+        return FOURDGS_OK;
+    });
+}
+
+void fourdgs_frame_free(fourdgs_frame* frame) { destroy_handle(frame); }
+
+fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
+                                       const fourdgs_evaluate_options* options,
+                                       fourdgs_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (reader->delta) {
+            FOURDGS_C_TRY(reader->delta->state_at(t, frame->block, frame->delta));
+        } else {
+            frame->block.clear();
+            FOURDGS_C_TRY(reader->birth->read_instant(t, frame->block, frame->pool,
+                                                      reader->options.decode_threads));
+        }
+        evaluate(frame->block, t, reader->scene().header.cutoff, frame->frame, eo);
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
+                                         fourdgs_chunk_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_chunk_info"); s != FOURDGS_OK) return s;
+        const auto& index_entries = reader->scene().index;
+        if (index >= index_entries.size()) return not_found("chunk", index, index_entries.size());
+        const ChunkIndex& e = index_entries[index];
+        fourdgs_chunk_info c{};
+        c.t0 = e.t0;
+        c.t1 = e.t1;
+        c.offset = e.chunk_offset;
+        c.size = e.chunk_length;
+        c.gaussian_count = e.gaussian_count;
+        c.fetch_bytes = reader->birth ? reader->birth->fetch_cost(index) : 0;
+        c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t, size_t* indices,
+                                         size_t capacity, size_t* count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(count);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        std::vector<std::size_t> found;
+        if (reader->delta) {
+            auto chain = reader->delta->chain(t);  // what the state at t is composed from
+            FOURDGS_C_TRY(chain);
+            found = std::move(chain).value();
+        } else {
+            found = reader->birth->chunks_for(t);
+        }
+        if (indices != nullptr) {
+            if (capacity < found.size())
+                return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+                            std::to_string(found.size()) + " chunks cover t, the buffer holds " +
+                                std::to_string(capacity));
+            std::copy(found.begin(), found.end(), indices);
+        }
+        *count = found.size();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_t index, double t,
+                                             const fourdgs_evaluate_options* options,
+                                             fourdgs_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (reader->delta)
+            return fail(FOURDGS_UNSUPPORTED, "chunk-decode-needs-chain",
+                        "a keyframe-delta state is composed from a chain of chunks: use "
+                        "fourdgs_reader_evaluate");
+        const std::size_t n = reader->scene().index.size();
+        if (index >= n) return not_found("chunk", index, n);
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        FOURDGS_C_TRY(reader->birth->decode_chunk(index, frame->chunk));
+        evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame, fourdgs_frame_columns* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(frame);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_frame_columns"); s != FOURDGS_OK) return s;
+        const Frame& f = frame->frame;
+        fourdgs_frame_columns c{};
+        c.time = f.time;
+        c.count = f.count;
+        c.center = f.center.data();
+        c.scale = f.scale.data();
+        c.rotation = f.rotation.data();
+        c.color = f.color.data();
+        c.object_id = f.object_id.data();
+        c.source = f.source.data();
+        c.sh_degree = static_cast<uint32_t>(f.sh_degree);
+        c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
+        c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_frame_count(const fourdgs_frame* frame, size_t* count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(frame);
+        FOURDGS_C_REQUIRE(count);
+        *count = frame->frame.count;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame, const fourdgs_frame_buffers* buffers,
+                                  size_t* count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(frame);
+        FOURDGS_C_REQUIRE(buffers);
+        FOURDGS_C_REQUIRE(count);
+        if (auto s = check_size(buffers, "fourdgs_frame_buffers"); s != FOURDGS_OK) return s;
+        const fourdgs_frame_buffers b = take(buffers, fourdgs_frame_buffers{});
+        const Frame& f = frame->frame;
+        const std::size_t n = f.count;
+        if (b.sh_degree > 3)
+            return invalid("invalid-option",
+                           "sh_degree " + std::to_string(b.sh_degree) + " is above 3");
+        if (b.capacity < n)
+            return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+                        "the frame holds " + std::to_string(n) + " gaussians, the buffers " +
+                            std::to_string(b.capacity));
+        auto copy = [n](float* dst, const std::vector<float>& src, std::size_t per) {
+            if (dst && n) std::memcpy(dst, src.data(), n * per * sizeof(float));
+        };
+        copy(b.center, f.center, 3);
+        copy(b.scale, f.scale, 3);
+        copy(b.rotation, f.rotation, 4);
+        copy(b.color, f.color, 4);
+        if (b.object_id && n) std::memcpy(b.object_id, f.object_id.data(), n * sizeof(uint32_t));
+        // SH at the requested degree: the frame's coefficients per component, the rest neutral.
+        const int want = sh_coeffs_per_component(static_cast<int>(b.sh_degree));
+        const int have = sh_coeffs_per_component(f.sh_degree);
+        if (want > 0 && (b.sh_bytes || b.sh_floats))
+            for (std::size_t i = 0; i < n; ++i)
+                for (int c = 0; c < 3; ++c)
+                    for (int k = 0; k < want; ++k) {
+                        const std::size_t o = (i * 3 + c) * want + k;
+                        const bool known = k < have;
+                        const std::uint8_t byte = known ? f.sh[(i * 3 + c) * have + k] : 0;
+                        if (b.sh_bytes) b.sh_bytes[o] = known ? byte : std::uint8_t{128};
+                        if (b.sh_floats) b.sh_floats[o] = known ? sh_coefficient(byte) : 0.0f;
+                    }
+        *count = n;
+        return FOURDGS_OK;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+namespace {
+fourdgs_status run_validation(ByteSource& source, const fourdgs_open_options& o,
+                              const Allocator& alloc, fourdgs_validation** out) {
+    ValidateOptions vo;
+    vo.reader = reader_options(o);
+    auto report = validate(source, vo);
+    FOURDGS_C_TRY(report);
+    fourdgs_validation* v = make_handle<fourdgs_validation>(alloc);
+    v->report = std::move(report).value();
+    *out = v;
+    return FOURDGS_OK;
+}
+
+template <class MakeSource>
+fourdgs_status validate_with(const fourdgs_open_options* options, fourdgs_validation** out,
+                             MakeSource&& make) {
+    std::unique_ptr<ByteSource> source;
+    const fourdgs_status made = make(source);  // first, so callbacks are released on every path
+    FOURDGS_C_REQUIRE(out);
+    if (made != FOURDGS_OK) return made;
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    Allocator alloc;
+    if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
+    return run_validation(*source, o, alloc, out);
+}
+}  // namespace
+
+fourdgs_status fourdgs_validate_file(const char* path, size_t path_size,
+                                     const fourdgs_open_options* options,
+                                     fourdgs_validation** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(path);
+        return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
+            auto file = FileSource::open(std::string(path, path_size));
+            FOURDGS_C_TRY(file);
+            source = std::make_unique<FileSource>(std::move(file).value());
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_validate_memory(const void* data, size_t size,
+                                       const fourdgs_open_options* options,
+                                       fourdgs_validation** out) {
+    return guarded([&] {
+        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
+            source = std::make_unique<MemorySource>(
+                std::span(static_cast<const std::uint8_t*>(data), size));
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_validate_callbacks(const fourdgs_read_callbacks* callbacks,
+                                          const fourdgs_open_options* options,
+                                          fourdgs_validation** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(callbacks);
+        return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
+            return callback_source(callbacks, source);
+        });
+    });
+}
+
+void fourdgs_validation_free(fourdgs_validation* validation) { destroy_handle(validation); }
+
+fourdgs_status fourdgs_validation_summary_get(const fourdgs_validation* validation,
+                                              fourdgs_validation_summary* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(validation);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_validation_summary"); s != FOURDGS_OK) return s;
+        const ValidationReport& r = validation->report;
+        fourdgs_validation_summary v{};
+        v.finding_count = r.findings.size();
+        v.errors = r.errors();
+        v.warnings = r.warnings();
+        v.file_size = r.file_size;
+        v.records = r.records;
+        v.chunks = r.chunks;
+        v.truncated = r.truncated;
+        v.findings_capped = r.findings_capped;
+        v.valid = r.valid();
+        return put(out, v);
+    });
+}
+
+fourdgs_status fourdgs_validation_finding(const fourdgs_validation* validation, size_t index,
+                                          fourdgs_finding* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(validation);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_finding"); s != FOURDGS_OK) return s;
+        const auto& all = validation->report.findings;
+        if (index >= all.size()) return not_found("finding", index, all.size());
+        const Finding& f = all[index];
+        fourdgs_finding c{};
+        c.severity = static_cast<uint32_t>(f.severity);
+        c.rule = str(f.rule);
+        c.field = str(f.field);
+        c.value = str(f.value);
+        c.section = str(f.section);
+        c.message = str(f.message);
+        c.offset = f.offset;
+        return put(out, c);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+namespace {
+fourdgs_writer_options default_writer_options() noexcept {
+    fourdgs_writer_options o{};
+    o.struct_size = sizeof o;
+    o.cutoff = 0.05;
+    o.level = 6;
+    o.write_index = o.write_crc = o.write_statistics = o.write_summary_offset = 1;
+    o.max_chunk_gaussians = 65536;
+    o.spatial_order = 1;
+    o.threads = 0;
+    return o;
+}
+
+// An enumerated field coming in: within [0, max] or refused naming it.
+template <class E>
+fourdgs_status enum_in(uint32_t v, uint32_t max, const char* what, E& out) {
+    if (v > max)
+        return invalid("value-out-of-range",
+                       std::string(what) + " " + std::to_string(v) + " is not one of 0.." +
+                           std::to_string(max));
+    out = static_cast<E>(v);
+    return FOURDGS_OK;
+}
+
+fourdgs_status samples_in(const fourdgs_pose_sample* samples, size_t count,
+                          std::vector<TrajectorySample>& out) {
+    if (!array_ok(samples, count)) return invalid("null-argument", "samples is NULL");
+    out.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+        out[i].time = samples[i].time;
+        std::copy(samples[i].rotation, samples[i].rotation + 4, out[i].rotation.begin());
+        std::copy(samples[i].translation, samples[i].translation + 3, out[i].translation.begin());
+    }
+    return FOURDGS_OK;
+}
+
+// Runs the one-shot writer over everything added so far.
+fourdgs_status finish_into(fourdgs_writer* w, ByteSink& sink) {
+    SceneInput scene;
+    scene.header = w->header;
+    for (const AttachmentCopy& a : w->attachments)
+        scene.header.attachments.push_back({a.name, a.media_type, a.data});
+    for (const AudioCopy& a : w->audio) scene.header.audio.push_back({a.descriptor, a.data});
+    if (!w->object_id.empty()) w->object_id.resize(w->count, 0);  // batches without ids: 0
+    GaussianBatch& g = scene.gaussians;
+    g.count = w->count;
+    g.position = w->position;
+    g.scale = w->scale;
+    g.rotation = w->rotation;
+    g.color = w->color;
+    g.motion = w->motion;
+    g.mu_t = w->mu_t;
+    g.sigma_t = w->sigma_t;
+    g.win_lo = w->win_lo;
+    g.win_hi = w->win_hi;
+    g.sh_degree = w->header.sh_degree;
+    g.sh = w->sh;
+    g.object_id = w->object_id;
+    WriteReport report;
+    w->report.reset();
+    FOURDGS_C_TRY(write_scene(scene, w->options, sink, &report));
+    w->report = std::move(report);
+    return FOURDGS_OK;
+}
+}  // namespace
+
+void fourdgs_writer_options_init(fourdgs_writer_options* options) {
+    if (options) *options = default_writer_options();
+}
+
+fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options, fourdgs_writer** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(options);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(options, "fourdgs_writer_options"); s != FOURDGS_OK) return s;
+        const fourdgs_writer_options o = take(options, default_writer_options());
+        Allocator alloc;
+        if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
+
+        SceneHeader h;
+        h.duration_sec = o.duration_sec;
+        h.cutoff = o.cutoff;
+        if (o.sh_degree > 3)
+            return invalid("invalid-option", "sh_degree " + std::to_string(o.sh_degree) +
+                                                 " is above 3");
+        h.sh_degree = static_cast<int>(o.sh_degree);
+        if (auto s = text_in(o.profile, o.profile_size, "profile", h.profile); s != FOURDGS_OK)
+            return s;
+        if (auto s = text_in(o.library, o.library_size, "library", h.library); s != FOURDGS_OK)
+            return s;
+
+        WriterOptions wo;
+        std::string preset, ladder, codec, chunk_compression;
+        if (auto s = text_in(o.preset, o.preset_size, "preset", preset); s != FOURDGS_OK) return s;
+        if (auto s = text_in(o.sh_ladder, o.sh_ladder_size, "sh_ladder", ladder); s != FOURDGS_OK)
+            return s;
+        if (auto s = text_in(o.codec, o.codec_size, "codec", codec); s != FOURDGS_OK) return s;
+        if (auto s = text_in(o.chunk_compression, o.chunk_compression_size, "chunk_compression",
+                             chunk_compression);
+            s != FOURDGS_OK)
+            return s;
+        if (!preset.empty()) {
+            auto p = parse_preset(preset);
+            if (!p) return invalid("invalid-option", "unknown preset \"" + preset + "\"");
+            wo.preset = *p;
+        }
+        if (!ladder.empty()) {
+            auto l = parse_sh_ladder(ladder);
+            if (!l) return invalid("invalid-option", "unknown SH ladder \"" + ladder + "\"");
+            wo.sh_ladder = *l;
+        }
+        if (codec.empty() || codec == "deflate")
+            wo.codec = codec::deflate;
+        else if (codec == "zstd")
+            wo.codec = codec::zstd;
+        else if (codec == "lz4")
+            wo.codec = codec::lz4;
+        else
+            return invalid("invalid-option", "unknown codec \"" + codec + "\"");
+        wo.level = o.level;
+        wo.chunk_compression = chunk_compression;
+        wo.write_index = o.write_index != 0;
+        wo.write_crc = o.write_crc != 0;
+        wo.write_statistics = o.write_statistics != 0;
+        wo.write_summary_offset = o.write_summary_offset != 0;
+        wo.max_chunk_gaussians = o.max_chunk_gaussians;
+        wo.spatial_order = o.spatial_order != 0;
+        wo.threads = o.threads;
+
+        fourdgs_writer* w = make_handle<fourdgs_writer>(alloc);
+        w->header = std::move(h);
+        w->options = std::move(wo);
+        *out = w;
+        return FOURDGS_OK;
+    });
+}
+
+void fourdgs_writer_free(fourdgs_writer* writer) { destroy_handle(writer); }
+
+fourdgs_status fourdgs_writer_add_gaussians(fourdgs_writer* writer,
+                                            const fourdgs_gaussian_batch* batch) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(batch);
+        if (auto s = check_size(batch, "fourdgs_gaussian_batch"); s != FOURDGS_OK) return s;
+        const fourdgs_gaussian_batch b = take(batch, fourdgs_gaussian_batch{});
+        const std::size_t n = b.count;
+        if (n == 0) return FOURDGS_OK;
+        const int per = 3 * sh_coeffs_per_component(writer->header.sh_degree);
+        if (n > std::numeric_limits<std::size_t>::max() / 64 / (per + 1))
+            return invalid("input-size-mismatch", "count " + std::to_string(n) + " is too large");
+        struct Column {
+            const void* p;
+            const char* name;
+        };
+        for (Column c : {Column{b.position, "position"}, Column{b.scale, "scale"},
+                         Column{b.rotation, "rotation"}, Column{b.color, "color"},
+                         Column{b.mu_t, "mu_t"}, Column{b.sigma_t, "sigma_t"},
+                         Column{b.win_lo, "win_lo"}, Column{b.win_hi, "win_hi"}})
+            if (c.p == nullptr)
+                return invalid("null-argument", std::string("batch.") + c.name + " is NULL");
+        if (per > 0 && b.sh == nullptr)
+            return invalid("null-argument", "batch.sh is NULL but the scene has SH");
+        // Append every column (strong guarantee: on an allocation failure nothing is kept).
+        fourdgs_writer& w = *writer;
+        const std::size_t before = w.count;
+        try {
+            auto add = [n](auto& dst, const auto* src, std::size_t k) {
+                dst.insert(dst.end(), src, src + n * k);
+            };
+            add(w.position, b.position, 3);
+            add(w.scale, b.scale, 3);
+            add(w.rotation, b.rotation, 4);
+            add(w.color, b.color, 4);
+            if (b.motion)
+                add(w.motion, b.motion, 3);
+            else
+                w.motion.resize(w.motion.size() + 3 * n, 0.0f);
+            add(w.mu_t, b.mu_t, 1);
+            add(w.sigma_t, b.sigma_t, 1);
+            add(w.win_lo, b.win_lo, 1);
+            add(w.win_hi, b.win_hi, 1);
+            if (per > 0) add(w.sh, b.sh, static_cast<std::size_t>(per));
+            if (b.object_id) {
+                w.object_id.resize(before, 0);  // earlier batches without ids are background
+                add(w.object_id, b.object_id, 1);
+            } else if (!w.object_id.empty()) {
+                w.object_id.resize(before + n, 0);
+            }
+        } catch (...) {
+            for (auto* v : {&w.position, &w.scale, &w.motion}) v->resize(before * 3);
+            for (auto* v : {&w.rotation, &w.color}) v->resize(before * 4);
+            for (auto* v : {&w.mu_t, &w.sigma_t}) v->resize(before);
+            w.win_lo.resize(before);
+            w.win_hi.resize(before);
+            w.sh.resize(before * static_cast<std::size_t>(per));
+            if (w.object_id.size() > before) w.object_id.resize(before);
+            throw;
+        }
+        w.count += n;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_header_attribute(fourdgs_writer* writer, const char* key,
+                                                   size_t key_size, const char* value,
+                                                   size_t value_size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        std::string k, v;
+        if (auto s = text_in(key, key_size, "key", k); s != FOURDGS_OK) return s;
+        if (auto s = text_in(value, value_size, "value", v); s != FOURDGS_OK) return s;
+        writer->header.attributes.emplace_back(std::move(k), std::move(v));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_metadata(fourdgs_writer* writer, const char* name,
+                                           size_t name_size, const fourdgs_key_value* entries,
+                                           size_t entry_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (!array_ok(entries, entry_count)) return invalid("null-argument", "entries is NULL");
+        Metadata m;
+        if (auto s = text_in(name, name_size, "name", m.name); s != FOURDGS_OK) return s;
+        for (size_t i = 0; i < entry_count; ++i) {
+            std::string k, v;
+            if (auto s = text_in(entries[i].key, entries[i].key_size, "entries[].key", k);
+                s != FOURDGS_OK)
+                return s;
+            if (auto s = text_in(entries[i].value, entries[i].value_size, "entries[].value", v);
+                s != FOURDGS_OK)
+                return s;
+            m.entries.emplace_back(std::move(k), std::move(v));
+        }
+        writer->header.metadata.push_back(std::move(m));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_attachment(fourdgs_writer* writer, const char* name,
+                                             size_t name_size, const char* media_type,
+                                             size_t media_type_size, const void* data,
+                                             size_t size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        AttachmentCopy a;
+        if (auto s = text_in(name, name_size, "name", a.name); s != FOURDGS_OK) return s;
+        if (auto s = text_in(media_type, media_type_size, "media_type", a.media_type);
+            s != FOURDGS_OK)
+            return s;
+        const auto* bytes = static_cast<const std::uint8_t*>(data);
+        a.data.assign(bytes, bytes + size);
+        writer->attachments.push_back(std::move(a));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_set_camera(fourdgs_writer* writer, double fov_y_deg,
+                                         const double position[3], const double target[3],
+                                         const fourdgs_camera_keyframe* keyframes,
+                                         size_t keyframe_count, const char* interpolation,
+                                         size_t interpolation_size, uint32_t loop) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(position);
+        FOURDGS_C_REQUIRE(target);
+        if (!array_ok(keyframes, keyframe_count))
+            return invalid("null-argument", "keyframes is NULL");
+        Camera cam;
+        cam.fov_y_deg = fov_y_deg;
+        std::copy(position, position + 3, cam.position.begin());
+        std::copy(target, target + 3, cam.target.begin());
+        for (size_t i = 0; i < keyframe_count; ++i) {
+            Camera::Keyframe k;
+            k.time = keyframes[i].time;
+            std::copy(keyframes[i].position, keyframes[i].position + 3, k.position.begin());
+            std::copy(keyframes[i].target, keyframes[i].target + 3, k.target.begin());
+            cam.keyframes.push_back(k);
+        }
+        if (auto s = text_in(interpolation, interpolation_size, "interpolation", cam.interpolation);
+            s != FOURDGS_OK)
+            return s;
+        cam.loop = loop != 0;
+        writer->header.camera = std::move(cam);
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_audio_source(fourdgs_writer* writer,
+                                               const fourdgs_audio_source_info* info,
+                                               const fourdgs_audio_keyframe* keyframes,
+                                               size_t keyframe_count, const void* data,
+                                               size_t size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(info);
+        if (auto s = check_size(info, "fourdgs_audio_source_info"); s != FOURDGS_OK) return s;
+        if (!array_ok(keyframes, keyframe_count))
+            return invalid("null-argument", "keyframes is NULL");
+        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        const fourdgs_audio_source_info in = take(info, fourdgs_audio_source_info{});
+        AudioCopy a;
+        AudioSource& d = a.descriptor;
+        d.source_id = in.source_id;
+        if (auto s = text_in(in.name.data, in.name.size, "name", d.name); s != FOURDGS_OK) return s;
+        if (auto s = text_in(in.codec.data, in.codec.size, "codec", d.codec); s != FOURDGS_OK)
+            return s;
+        if (auto s = text_in(in.channel_layout.data, in.channel_layout.size, "channel_layout",
+                             d.channel_layout);
+            s != FOURDGS_OK)
+            return s;
+        if (auto s = text_in(in.interpolation.data, in.interpolation.size, "interpolation",
+                             d.interpolation);
+            s != FOURDGS_OK)
+            return s;
+        if (in.flags > 0xFF)
+            return invalid("value-out-of-range", "flags " + std::to_string(in.flags) +
+                                                     " does not fit a byte");
+        d.start_sec = in.start_sec;
+        d.duration_sec = in.duration_sec;
+        d.gain = in.gain;
+        d.flags = static_cast<std::uint8_t>(in.flags);
+        std::copy(in.position, in.position + 3, d.position.begin());
+        std::copy(in.rotation, in.rotation + 4, d.rotation.begin());
+        for (size_t i = 0; i < keyframe_count; ++i) {
+            AudioSource::Keyframe k;
+            k.time = keyframes[i].time;
+            std::copy(keyframes[i].position, keyframes[i].position + 3, k.position.begin());
+            std::copy(keyframes[i].rotation, keyframes[i].rotation + 4, k.rotation.begin());
+            d.keyframes.push_back(k);
+        }
+        const auto* bytes = static_cast<const std::uint8_t*>(data);
+        a.data.assign(bytes, bytes + size);
+        writer->audio.push_back(std::move(a));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_coordinate_frame(fourdgs_writer* writer,
+                                                   const fourdgs_coordinate_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = check_size(frame, "fourdgs_coordinate_frame"); s != FOURDGS_OK) return s;
+        const fourdgs_coordinate_frame in = take(frame, fourdgs_coordinate_frame{});
+        CoordinateFrame f;
+        if (auto s = text_in(in.name.data, in.name.size, "name", f.name); s != FOURDGS_OK) return s;
+        if (auto s = enum_in(in.handedness, 2, "handedness", f.handedness); s != FOURDGS_OK) return s;
+        if (auto s = enum_in(in.up_axis, 5, "up_axis", f.up_axis); s != FOURDGS_OK) return s;
+        if (auto s = enum_in(in.forward_axis, 5, "forward_axis", f.forward_axis); s != FOURDGS_OK)
+            return s;
+        if (auto s = enum_in(in.length_unit, 6, "length_unit", f.length_unit); s != FOURDGS_OK)
+            return s;
+        f.metres_per_unit = in.metres_per_unit;
+        writer->header.coordinate_frames.push_back(std::move(f));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_sensor(fourdgs_writer* writer, const fourdgs_sensor* sensor) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(sensor);
+        if (auto s = check_size(sensor, "fourdgs_sensor"); s != FOURDGS_OK) return s;
+        const fourdgs_sensor in = take(sensor, fourdgs_sensor{});
+        if (!array_ok(in.distortion, in.distortion_count))
+            return invalid("null-argument", "sensor.distortion is NULL");
+        SensorCalibration c;
+        if (auto s = text_in(in.name.data, in.name.size, "name", c.name); s != FOURDGS_OK) return s;
+        if (auto s = text_in(in.modality.data, in.modality.size, "modality", c.modality);
+            s != FOURDGS_OK)
+            return s;
+        if (auto s = text_in(in.rig_name.data, in.rig_name.size, "rig_name", c.rig_name);
+            s != FOURDGS_OK)
+            return s;
+        if (auto s = enum_in(in.camera_model, 3, "camera_model", c.camera_model); s != FOURDGS_OK)
+            return s;
+        if (auto s = enum_in(in.pose_reference, 1, "pose_reference", c.pose_reference);
+            s != FOURDGS_OK)
+            return s;
+        c.width_px = in.width_px;
+        c.height_px = in.height_px;
+        c.fx = in.fx;
+        c.fy = in.fy;
+        c.cx = in.cx;
+        c.cy = in.cy;
+        c.distortion.assign(in.distortion, in.distortion + in.distortion_count);
+        std::copy(in.rotation, in.rotation + 4, c.rotation.begin());
+        std::copy(in.translation, in.translation + 3, c.translation.begin());
+        writer->header.sensors.push_back(std::move(c));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_rig_trajectory(fourdgs_writer* writer, const char* name,
+                                                 size_t name_size, uint32_t interpolation,
+                                                 const fourdgs_pose_sample* samples,
+                                                 size_t sample_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        RigTrajectory r;
+        if (auto s = text_in(name, name_size, "name", r.name); s != FOURDGS_OK) return s;
+        if (auto s = enum_in(interpolation, 1, "interpolation", r.interpolation); s != FOURDGS_OK)
+            return s;
+        if (auto s = samples_in(samples, sample_count, r.samples); s != FOURDGS_OK) return s;
+        writer->header.rig_trajectories.push_back(std::move(r));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_geodetic_anchor(fourdgs_writer* writer,
+                                                  const fourdgs_geodetic_anchor* anchor) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(anchor);
+        if (auto s = check_size(anchor, "fourdgs_geodetic_anchor"); s != FOURDGS_OK) return s;
+        const fourdgs_geodetic_anchor in = take(anchor, fourdgs_geodetic_anchor{});
+        GeodeticAnchor g;
+        if (auto s = text_in(in.frame_name.data, in.frame_name.size, "frame_name", g.frame_name);
+            s != FOURDGS_OK)
+            return s;
+        g.latitude_deg = in.latitude_deg;
+        g.longitude_deg = in.longitude_deg;
+        g.altitude_m = in.altitude_m;
+        g.heading_deg = in.heading_deg;
+        writer->header.geodetic_anchors.push_back(std::move(g));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_object(fourdgs_writer* writer, const fourdgs_object_info* object,
+                                         uint32_t embedding_dim) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(object);
+        if (auto s = check_size(object, "fourdgs_object_info"); s != FOURDGS_OK) return s;
+        const fourdgs_object_info in = take(object, fourdgs_object_info{});
+        if (embedding_dim > 0xFFFF)
+            return invalid("value-out-of-range",
+                           "embedding_dim " + std::to_string(embedding_dim) + " is above 65535");
+        if (writer->header.object_table && writer->embedding_dim != embedding_dim)
+            return invalid("embedding-dimension-mismatch",
+                           "embedding_dim " + std::to_string(embedding_dim) +
+                               " differs from the table's " +
+                               std::to_string(writer->embedding_dim));
+        if (in.has_embedding && embedding_dim > 0 && in.embedding == nullptr)
+            return invalid("null-argument", "object.embedding is NULL");
+        ObjectTable::Entry e;
+        e.object_id = in.object_id;
+        if (auto s = text_in(in.label.data, in.label.size, "label", e.label); s != FOURDGS_OK)
+            return s;
+        std::copy(in.anchor, in.anchor + 3, e.anchor.begin());
+        if (in.has_dynamics) {
+            ObjectTable::Dynamics d;
+            std::copy(in.velocity, in.velocity + 3, d.velocity.begin());
+            std::copy(in.angular_velocity, in.angular_velocity + 3, d.angular_velocity.begin());
+            std::copy(in.acceleration, in.acceleration + 3, d.acceleration.begin());
+            e.dynamics = d;
+        }
+        if (in.has_embedding)
+            e.embedding = std::vector<float>(in.embedding, in.embedding + embedding_dim);
+        if (!writer->header.object_table) {
+            writer->header.object_table.emplace();
+            writer->header.object_table->embedding_dim = static_cast<std::uint16_t>(embedding_dim);
+            writer->embedding_dim = embedding_dim;
+        }
+        writer->header.object_table->entries.push_back(std::move(e));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_add_object_track(fourdgs_writer* writer, uint32_t object_id,
+                                               uint32_t interpolation,
+                                               const fourdgs_pose_sample* samples,
+                                               size_t sample_count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        ObjectTrack t;
+        t.object_id = object_id;
+        if (auto s = enum_in(interpolation, 1, "interpolation", t.interpolation); s != FOURDGS_OK)
+            return s;
+        if (auto s = samples_in(samples, sample_count, t.samples); s != FOURDGS_OK) return s;
+        writer->header.object_tracks.push_back(std::move(t));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_finish_file(fourdgs_writer* writer, const char* path,
+                                          size_t path_size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(path);
+        auto sink = FileSink::create(std::string(path, path_size));
+        FOURDGS_C_TRY(sink);
+        if (auto s = finish_into(writer, *sink); s != FOURDGS_OK) return s;
+        FOURDGS_C_TRY(sink->close());
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_finish_memory(fourdgs_writer* writer, const uint8_t** data,
+                                            size_t* size) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(data);
+        FOURDGS_C_REQUIRE(size);
+        auto sink = std::make_unique<AllocatorSink>(writer->alloc);
+        if (auto s = finish_into(writer, *sink); s != FOURDGS_OK) return s;
+        writer->memory = std::move(sink);
+        *data = writer->memory->data();
+        *size = writer->memory->size();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_writer_finish_callback(fourdgs_writer* writer,
+                                              int (*write)(void* user, const void* data,
+                                                           uint64_t size),
+                                              void* user) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(write);
+        CallbackSink sink(write, user);
+        return finish_into(writer, sink);
+    });
+}
+
+fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer, fourdgs_write_report* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
+        if (!writer->report)
+            return fail(FOURDGS_NOT_FOUND, "no-such-element", "nothing has been written yet");
+        fourdgs_write_report r{};
+        r.gaussian_count = writer->report->gaussian_count;
+        r.chunk_count = writer->report->chunk_count;
+        r.bytes_written = writer->report->bytes_written;
+        std::copy(writer->report->aabb.begin(), writer->report->aabb.end(), r.aabb);
+        return put(out, r);
+    });
+}
+
