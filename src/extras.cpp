@@ -294,6 +294,71 @@ bool can_undistort(const SensorCalibration& sensor) {
     return false;  // a model byte this build does not know: reported uncorrected (M057)
 }
 
+namespace {
+
+Status check_camera(const SensorCalibration& s) {
+    if (s.camera_model == CameraModel::none)
+        return make_error(ErrorKind::invalid_argument, "not-a-camera",
+                          "sensor " + detail::quoted(s.name) + " has camera_model 0 (none)");
+    if (!can_undistort(s))
+        return make_error(ErrorKind::unsupported, "unsupported-camera-model",
+                          "sensor " + detail::quoted(s.name) + " has camera_model " +
+                              std::to_string(static_cast<unsigned>(s.camera_model)) +
+                              ", which this build does not implement; it is left uncorrected");
+    return ok_status();
+}
+
+// Ideal normalized (x, y) to distorted normalized coordinates, in the registry's coefficient
+// order. The parser has checked the coefficient count against the model (M056).
+std::array<double, 2> distort(const SensorCalibration& s, double x, double y) {
+    const std::vector<double>& k = s.distortion;
+    if (s.camera_model == CameraModel::brown_conrady && k.size() >= 5) {
+        const double r2 = x * x + y * y, r4 = r2 * r2, r6 = r4 * r2;
+        double radial = 1 + k[0] * r2 + k[1] * r4 + k[4] * r6;
+        if (k.size() == 8) radial /= 1 + k[5] * r2 + k[6] * r4 + k[7] * r6;
+        return {x * radial + 2 * k[2] * x * y + k[3] * (r2 + 2 * x * x),
+                y * radial + k[2] * (r2 + 2 * y * y) + 2 * k[3] * x * y};
+    }
+    if (s.camera_model == CameraModel::kannala_brandt && k.size() == 4) {
+        const double r = std::sqrt(x * x + y * y);
+        if (r < 1e-15) return {x, y};
+        const double th = std::atan(r), t2 = th * th;
+        const double thd = th * (1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3]))));
+        return {x * thd / r, y * thd / r};
+    }
+    return {x, y};  // pinhole
+}
+
+}  // namespace
+
+Result<std::array<double, 2>> project(const SensorCalibration& sensor, double x, double y) {
+    FOURDGS_TRY(check_camera(sensor));
+    const auto d = distort(sensor, x, y);
+    return std::array<double, 2>{sensor.fx * d[0] + sensor.cx, sensor.fy * d[1] + sensor.cy};
+}
+
+Result<std::array<double, 2>> unproject(const SensorCalibration& sensor, double u, double v) {
+    FOURDGS_TRY(check_camera(sensor));
+    const double xd = (u - sensor.cx) / sensor.fx, yd = (v - sensor.cy) / sensor.fy;
+    // Newton on distort(x, y) = (xd, yd) with a numerical Jacobian: one loop for every model,
+    // and it converges in a handful of steps for any calibration a real lens produces.
+    double x = xd, y = yd;
+    for (int it = 0; it < 50; ++it) {
+        const auto f = distort(sensor, x, y);
+        const double ex = f[0] - xd, ey = f[1] - yd;
+        if (std::abs(ex) + std::abs(ey) < 1e-14) break;
+        const double h = 1e-7;
+        const auto fx = distort(sensor, x + h, y), fy = distort(sensor, x, y + h);
+        const double a = (fx[0] - f[0]) / h, b = (fy[0] - f[0]) / h;
+        const double c = (fx[1] - f[1]) / h, d = (fy[1] - f[1]) / h;
+        const double det = a * d - b * c;
+        if (!(std::abs(det) > 1e-300)) break;
+        x -= (d * ex - b * ey) / det;
+        y -= (a * ey - c * ex) / det;
+    }
+    return std::array<double, 2>{x, y};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Objects (§5.15.6, §5.15.7, §6.6).
 

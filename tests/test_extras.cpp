@@ -277,8 +277,73 @@ TEST_CASE("M057: only the camera models this library implements are undistortabl
     }
     s.camera_model = CameraModel::none;
     CHECK_FALSE(can_undistort(s));
+    CHECK(project(s, 0, 0).error().refusal == "not-a-camera");
     s.camera_model = static_cast<CameraModel>(9);
     CHECK_FALSE(can_undistort(s));
+    CHECK(unproject(s, 0, 0).error().refusal == "unsupported-camera-model");
+    CHECK(unproject(s, 0, 0).error().kind == ErrorKind::unsupported);
+}
+
+TEST_CASE("§5.15.3: project applies the named distortion model in the registry's coefficient "
+          "order, and unproject inverts it",
+          "[extras]") {
+    SensorCalibration s;
+    s.name = "cam";
+    s.fx = 1000;
+    s.fy = 990;
+    s.cx = 960;
+    s.cy = 540;
+    const double x = 0.3, y = -0.2, r2 = x * x + y * y;
+    SECTION("brown-conrady, 5 coefficients: k1 k2 p1 p2 k3") {
+        s.camera_model = CameraModel::brown_conrady;
+        s.distortion = {-0.1, 0.02, 0.001, -0.002, 0.003};
+        const double radial = 1 - 0.1 * r2 + 0.02 * r2 * r2 + 0.003 * r2 * r2 * r2;
+        const double xd = x * radial + 2 * 0.001 * x * y - 0.002 * (r2 + 2 * x * x);
+        const double yd = y * radial + 0.001 * (r2 + 2 * y * y) + 2 * -0.002 * x * y;
+        auto px = project(s, x, y);
+        REQUIRE(px.ok());
+        CHECK((*px)[0] == Approx(1000 * xd + 960));
+        CHECK((*px)[1] == Approx(990 * yd + 540));
+        auto back = unproject(s, (*px)[0], (*px)[1]);
+        REQUIRE(back.ok());
+        CHECK((*back)[0] == Approx(x).margin(1e-9));
+        CHECK((*back)[1] == Approx(y).margin(1e-9));
+    }
+    SECTION("brown-conrady, 8 coefficients: the rational form k4 k5 k6 in the denominator") {
+        s.camera_model = CameraModel::brown_conrady;
+        s.distortion = {0.1, 0.01, 0, 0, 0.001, 0.05, 0.002, 0.0001};
+        const double radial = (1 + 0.1 * r2 + 0.01 * r2 * r2 + 0.001 * r2 * r2 * r2) /
+                              (1 + 0.05 * r2 + 0.002 * r2 * r2 + 0.0001 * r2 * r2 * r2);
+        auto px = project(s, x, y);
+        REQUIRE(px.ok());
+        CHECK((*px)[0] == Approx(1000 * x * radial + 960));
+        auto back = unproject(s, (*px)[0], (*px)[1]);
+        REQUIRE(back.ok());
+        CHECK((*back)[0] == Approx(x).margin(1e-9));
+        CHECK((*back)[1] == Approx(y).margin(1e-9));
+    }
+    SECTION("kannala-brandt: theta_d = theta (1 + k1 theta^2 + ... + k4 theta^8)") {
+        s.camera_model = CameraModel::kannala_brandt;
+        s.distortion = {0.05, -0.01, 0.002, -0.0003};
+        const double r = std::sqrt(r2), th = std::atan(r), t2 = th * th;
+        const double thd = th * (1 + 0.05 * t2 - 0.01 * t2 * t2 + 0.002 * t2 * t2 * t2 -
+                                 0.0003 * t2 * t2 * t2 * t2);
+        auto px = project(s, x, y);
+        REQUIRE(px.ok());
+        CHECK((*px)[0] == Approx(1000 * x * thd / r + 960));
+        CHECK((*px)[1] == Approx(990 * y * thd / r + 540));
+        auto back = unproject(s, (*px)[0], (*px)[1]);
+        REQUIRE(back.ok());
+        CHECK((*back)[0] == Approx(x).margin(1e-9));
+        CHECK((*back)[1] == Approx(y).margin(1e-9));
+    }
+    SECTION("pinhole: intrinsics only") {
+        s.camera_model = CameraModel::pinhole;
+        auto px = project(s, x, y);
+        REQUIRE(px.ok());
+        CHECK((*px)[0] == Approx(1260));
+        CHECK((*px)[1] == Approx(342));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 // function of a SceneInfo (and, for object queries, decoded gaussians).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -96,9 +97,17 @@ const SensorCalibration* find_sensor(const SceneInfo& scene, std::string_view na
 Result<Pose> sensor_pose_at(const SceneInfo& scene, std::string_view sensor_name, double t);
 
 // Whether this library can undistort a sensor's model (M057): pinhole (nothing to undo),
-// brown-conrady and kannala-brandt. A model it does not implement is reported uncorrected,
+// brown-conrady (5 or 8 coefficients, OpenCV's radial-tangential and rational forms) and
+// kannala-brandt (OpenCV's fisheye). A model it does not implement is reported uncorrected,
 // never partially applied.
 bool can_undistort(const SensorCalibration& sensor);
+
+// The sensor's intrinsics, both ways. `project` maps an ideal normalized image point (x, y) =
+// (X/Z, Y/Z) in the sensor frame to a pixel, applying the distortion; `unproject` inverts it
+// (iteratively, to ~1e-12 in normalized units). Refusals: not-a-camera (camera_model 0,
+// invalid_argument), unsupported-camera-model (a model byte this build does not implement).
+Result<std::array<double, 2>> project(const SensorCalibration& sensor, double x, double y);
+Result<std::array<double, 2>> unproject(const SensorCalibration& sensor, double u, double v);
 
 // ---------------------------------------------------------------------------------------------
 // Objects (§5.15.6, §5.15.7, §6.6).
