@@ -1,0 +1,913 @@
+// 4dgs — the command-line tool of the fourdgs SDK. Each subcommand is a thin layer over the
+// library: it parses arguments, calls the library, and prints (text for people, --json for
+// machines). Exit status: 0 success, 1 the file was refused or is invalid, 2 valid with
+// warnings (validate), 3 the command could not run (usage, I/O).
+#include <fourdgs/convert.hpp>
+#include <fourdgs/extras.hpp>
+#include <fourdgs/fourdgs.hpp>
+#include <fourdgs/ply.hpp>
+#include <fourdgs/preview.hpp>
+#include <fourdgs/validate.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "output.hpp"
+
+namespace {
+
+using namespace fourdgs;
+using cli::Json;
+
+constexpr int kOk = 0, kRefused = 1, kWarnings = 2, kCannotRun = 3;
+
+bool g_quiet = false;
+
+// A refusal from the library: the identifier first, so scripts can match it.
+int refused(const Error& e) {
+    std::fprintf(stderr, "4dgs: refused: %s\n", e.describe().c_str());
+    return e.kind == ErrorKind::io ? kCannotRun : kRefused;
+}
+
+int cannot_run(const std::string& message) {
+    std::fprintf(stderr, "4dgs: %s\n", message.c_str());
+    return kCannotRun;
+}
+
+void print_json(const Json& j) { std::printf("%s\n", j.text().c_str()); }
+
+std::string bytes_human(std::uint64_t n) {
+    if (n < 10 * 1024) return fmt::format("{} B", n);
+    if (n < 10 * 1024 * 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
+    return fmt::format("{:.1f} MiB", n / (1024.0 * 1024.0));
+}
+
+// ---- opening a file ------------------------------------------------------------------------
+
+struct Opened {
+    std::optional<FileSource> source;
+    std::optional<IndexedReader> reader;  // front matter and index, any temporal model
+    std::optional<KeyframeDeltaReader> keyframes;  // keyframe-delta files only
+    const SceneInfo& scene() const { return reader->scene(); }
+    bool keyframe_delta() const { return scene().header.temporal_model == kModelKeyframeDelta; }
+};
+
+// Opens the file with the reader its temporal model needs. Returns an exit status on failure.
+std::optional<int> open_scene(const std::string& path, Opened& out) {
+    auto src = FileSource::open(path);
+    if (!src.ok()) return refused(src.error());
+    out.source.emplace(std::move(*src));
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto reader = IndexedReader::open(*out.source, ro);
+    if (!reader.ok()) return refused(reader.error());
+    out.reader.emplace(std::move(*reader));
+    if (out.keyframe_delta()) {
+        auto kd = KeyframeDeltaReader::open(*out.source, ro);
+        if (!kd.ok()) return refused(kd.error());
+        out.keyframes.emplace(std::move(*kd));
+    }
+    return std::nullopt;
+}
+
+// The live (visible) gaussian count over time. Gaussian-birth: from every gaussian at once.
+// Keyframe-delta: the composed state at each sample instant, evaluated there (a population member
+// can be faded out); for files over 64 MiB the index's live_count (the population) stands in.
+Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
+    const SceneInfo& s = f.scene();
+    if (!f.keyframe_delta()) {
+        GaussianBlock all;
+        std::vector<DecodeWorkspace> pool;
+        FOURDGS_TRY(f.reader->read_all(all, pool));
+        return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
+    }
+    const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
+    LiveTimeline tl;
+    GaussianBlock state;
+    for (std::size_t i = 0; i < samples; ++i) {
+        const double span = s.header.duration_sec;
+        double t = samples > 1 ? span * static_cast<double>(i) / static_cast<double>(samples - 1) : 0.0;
+        if (t >= span) t = std::nextafter(span, 0.0);  // the last instant inside the timeline
+        std::uint64_t live = 0;
+        if (evaluate_states) {
+            FOURDGS_TRY(f.keyframes->state_at(t, state));
+            live = visible_count(state, t, s.header.cutoff);
+        } else if (auto cur = f.keyframes->current(t); cur.ok() && s.index[*cur].keyframe) {
+            live = s.index[*cur].keyframe->live_count;
+        }
+        tl.times.push_back(t);
+        tl.live.push_back(live);
+    }
+    return tl;
+}
+
+// What one instant costs to seek: the chunk's bytes, or a keyframe-delta chain's.
+std::uint64_t seek_cost(const Opened& f, std::size_t entry) {
+    if (!f.keyframe_delta()) return f.reader->fetch_cost(entry);
+    const ChunkIndex& e = f.scene().index[entry];
+    auto plan = f.keyframes->plan(e.t0);
+    return plan.ok() ? plan->total_bytes() : 0;
+}
+
+std::string vec3(const std::array<double, 3>& v) {
+    return fmt::format("({:.4g}, {:.4g}, {:.4g})", v[0], v[1], v[2]);
+}
+
+// ---- info ----------------------------------------------------------------------------------
+
+int cmd_info(const std::string& path, bool json) {
+    Opened f;
+    if (auto rc = open_scene(path, f)) return *rc;
+    const SceneInfo& s = f.scene();
+    const Header& h = s.header;
+    auto tl = live_counts(f, 64);
+    const std::uint64_t file_size = f.source->size().value_or(0);
+
+    if (json) {
+        Json j;
+        j.begin_object();
+        j.str("file", path).num("file_size", file_size);
+        j.begin_object("header")
+            .str("profile", h.profile)
+            .str("library", h.library)
+            .str("temporal_model", h.temporal_model)
+            .num("duration_sec", h.duration_sec)
+            .num("gaussian_count", h.gaussian_count)
+            .num("cutoff", h.cutoff)
+            .num("sh_degree", unsigned{h.sh_degree})
+            .num("flags", unsigned{h.flags});
+        j.begin_array("aabb");
+        for (double v : h.aabb) j.num({}, v);
+        j.end_array();
+        j.begin_object("attributes");
+        for (const auto& [k, v] : h.attributes) j.str(k, v);
+        j.end_object().end_object();
+        j.begin_object("quantization").str("scheme", s.quantization.scheme);
+        j.begin_object("bounds");
+        for (const auto& [k, v] : s.quantization.bounds) j.str(k, v);
+        j.end_object();
+        j.begin_array("sh_depths");
+        for (auto d : s.quantization.sh_depths) j.num({}, unsigned{d});
+        j.end_array().end_object();
+        j.begin_array("windows");
+        for (const auto& w : s.windows) j.begin_array().num({}, w.lo).num({}, w.hi).end_array();
+        j.end_array();
+        j.begin_array("chunks");
+        for (std::size_t i = 0; i < s.index.size(); ++i) {
+            const ChunkIndex& e = s.index[i];
+            j.begin_object()
+                .num("t0", e.t0)
+                .num("t1", e.t1)
+                .num("offset", e.chunk_offset)
+                .num("length", e.chunk_length)
+                .num("gaussians", unsigned{e.gaussian_count})
+                .num("seek_cost", seek_cost(f, i));
+            if (e.keyframe)
+                j.str("kind", e.keyframe->chunk_kind == 0 ? "keyframe" : "delta")
+                    .num("depth", unsigned{e.keyframe->depth})
+                    .num("live_count", e.keyframe->live_count);
+            j.end_object();
+        }
+        j.end_array();
+        j.begin_array("metadata");
+        for (const Metadata& m : s.metadata) {
+            j.begin_object().str("name", m.name).begin_object("entries");
+            for (const auto& [k, v] : m.entries) j.str(k, v);
+            j.end_object().end_object();
+        }
+        j.end_array();
+        j.begin_array("audio");
+        for (const AudioSourceEntry& a : s.audio)
+            j.begin_object()
+                .num("source_id", unsigned{a.descriptor.source_id})
+                .str("name", a.descriptor.name)
+                .str("codec", a.descriptor.codec)
+                .num("start_sec", a.descriptor.start_sec)
+                .num("duration_sec", a.descriptor.duration_sec)
+                .boolean("spatial", a.descriptor.spatial())
+                .boolean("legacy", a.legacy)
+                .num("bytes", a.payload.length)
+                .end_object();
+        j.end_array();
+        if (s.camera)
+            j.begin_object("camera")
+                .num("fov_y_deg", s.camera->fov_y_deg)
+                .num("keyframes", std::uint64_t{s.camera->keyframes.size()})
+                .str("interpolation", s.camera->interpolation)
+                .boolean("loop", s.camera->loop)
+                .end_object();
+        else
+            j.null("camera");
+        j.begin_object("provenance")
+            .num("coordinate_frames", std::uint64_t{s.coordinate_frames.size()})
+            .num("sensors", std::uint64_t{s.sensors.size()})
+            .num("rig_trajectories", std::uint64_t{s.rig_trajectories.size()})
+            .num("geodetic_anchors", std::uint64_t{s.geodetic_anchors.size()})
+            .end_object();
+        j.begin_object("objects")
+            .num("table_entries",
+                 std::uint64_t{s.object_table ? s.object_table->entries.size() : 0})
+            .num("tracks", std::uint64_t{s.object_tracks.size()})
+            .end_object();
+        j.begin_array("attachments");
+        for (const AttachmentEntry& a : s.attachments)
+            j.begin_object()
+                .str("name", a.name)
+                .str("media_type", a.media_type)
+                .num("bytes", a.payload.length)
+                .end_object();
+        j.end_array();
+        j.begin_array("skipped");
+        for (const SkippedRecord& r : s.skipped)
+            j.begin_object()
+                .num("opcode", unsigned{r.opcode})
+                .num("offset", r.offset)
+                .num("length", r.length)
+                .end_object();
+        j.end_array();
+        if (tl.ok()) {
+            j.begin_array("live");
+            for (auto v : tl->live) j.num({}, v);
+            j.end_array();
+        }
+        j.end_object();
+        print_json(j);
+        return kOk;
+    }
+
+    fmt::print("{}  ({})\n", path, bytes_human(file_size));
+    fmt::print("  library         {}\n", h.library);
+    fmt::print("  profile         {}\n", h.profile.empty() ? "(none)" : h.profile);
+    fmt::print("  temporal model  {}\n", h.temporal_model);
+    fmt::print("  duration        {:.3f} s\n", h.duration_sec);
+    fmt::print("  gaussians       {}\n", h.gaussian_count);
+    fmt::print("  cutoff          {}\n", h.cutoff);
+    fmt::print("  aabb            {} .. {}\n", vec3({h.aabb[0], h.aabb[1], h.aabb[2]}),
+               vec3({h.aabb[3], h.aabb[4], h.aabb[5]}));
+    for (const auto& [k, v] : h.attributes) fmt::print("  attribute       {} = {}\n", k, v);
+    std::string depths;
+    for (std::size_t b = 0; b < s.quantization.sh_depths.size(); ++b)
+        depths += fmt::format("{}band {} {} bits", b ? ", " : "", b + 1,
+                              unsigned{s.quantization.sh_depths[b]});
+    fmt::print("  sh degree       {}{}\n", unsigned{h.sh_degree},
+               depths.empty() ? std::string() : " (" + depths + ")");
+    fmt::print("  quantization    {}\n", s.quantization.scheme);
+    for (const auto& [k, v] : s.quantization.bounds) fmt::print("    bound {:<10}{}\n", k, v);
+    fmt::print("  windows         {}\n", s.windows.size());
+    fmt::print("  chunks          {}\n", s.index.size());
+    for (std::size_t i = 0; i < s.index.size(); ++i) {
+        const ChunkIndex& e = s.index[i];
+        std::string kind;
+        if (e.keyframe)
+            kind = e.keyframe->chunk_kind == 0
+                       ? "  keyframe"
+                       : fmt::format("  delta depth {}", unsigned{e.keyframe->depth});
+        fmt::print("    #{:<4} [{:.3f}, {:.3f})  {:>7} gaussians  {:>10}  seek {}{}\n", i, e.t0,
+                   e.t1, e.gaussian_count, bytes_human(e.chunk_length),
+                   bytes_human(seek_cost(f, i)), kind);
+    }
+    if (tl.ok()) {
+        std::uint64_t peak = 0;
+        for (auto v : tl->live) peak = std::max(peak, v);
+        fmt::print("  live            {}  (peak {})\n", sparkline(*tl, 48), peak);
+    }
+    for (const Metadata& m : s.metadata) {
+        fmt::print("  metadata        {}\n", m.name.empty() ? "(unnamed)" : m.name);
+        for (const auto& [k, v] : m.entries) fmt::print("    {} = {}\n", k, v);
+    }
+    fmt::print("  audio sources   {}\n", s.audio.size());
+    for (const AudioSourceEntry& a : s.audio)
+        fmt::print("    #{} {} {} start {} s, {} s{}{}, {}\n", a.descriptor.source_id,
+                   a.descriptor.name.empty() ? "(unnamed)" : a.descriptor.name,
+                   a.descriptor.codec, a.descriptor.start_sec, a.descriptor.duration_sec,
+                   a.descriptor.spatial() ? ", spatial" : "", a.legacy ? ", legacy" : "",
+                   bytes_human(a.payload.length));
+    if (s.camera)
+        fmt::print("  camera          fov {}°, {} keyframes, {}{}\n", s.camera->fov_y_deg,
+                   s.camera->keyframes.size(), s.camera->interpolation,
+                   s.camera->loop ? ", loop" : "");
+    else
+        fmt::print("  camera          (none)\n");
+    for (const CoordinateFrame& c : s.coordinate_frames)
+        fmt::print("  frame           \"{}\" up {} forward {} unit {} ({} m/unit)\n", c.name,
+                   to_string(c.up_axis), to_string(c.forward_axis), to_string(c.length_unit),
+                   c.metres_per_unit);
+    for (const SensorCalibration& c : s.sensors)
+        fmt::print("  sensor          {} ({}, {} {}x{})\n", c.name, c.modality,
+                   to_string(c.camera_model), c.width_px, c.height_px);
+    for (const RigTrajectory& r : s.rig_trajectories)
+        fmt::print("  rig trajectory  {} ({} samples)\n", r.name, r.samples.size());
+    for (const GeodeticAnchor& g : s.geodetic_anchors)
+        fmt::print("  geodetic anchor \"{}\" {:.6f}, {:.6f}, {} m\n", g.frame_name, g.latitude_deg,
+                   g.longitude_deg, g.altitude_m);
+    if (s.object_table) {
+        fmt::print("  objects         {}\n", s.object_table->entries.size());
+        for (const auto& e : s.object_table->entries)
+            fmt::print("    #{} {}{}\n", e.object_id, e.label,
+                       find_object_track(s, e.object_id) ? "  (tracked)" : "");
+    }
+    if (!s.object_tracks.empty()) fmt::print("  object tracks   {}\n", s.object_tracks.size());
+    for (const AttachmentEntry& a : s.attachments)
+        fmt::print("  attachment      {} ({}, {})\n", a.name, a.media_type,
+                   bytes_human(a.payload.length));
+    fmt::print("  skipped records {}\n", s.skipped.size());
+    for (const SkippedRecord& r : s.skipped)
+        fmt::print("    {} at byte {}, {} bytes\n", opcode_name(r.opcode), r.offset, r.length);
+    return kOk;
+}
+
+// ---- validate ------------------------------------------------------------------------------
+
+// Reads the whole file the way a player would: the front matter and index, then every chunk
+// (gaussian-birth) or every state chunk's composed state (keyframe-delta). The first refusal,
+// or nothing.
+std::optional<Error> reader_refusal(ByteSource& source) {
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto reader = IndexedReader::open(source, ro);
+    if (!reader.ok()) return reader.error();
+    if (reader->scene().header.temporal_model == kModelKeyframeDelta) {
+        auto kd = KeyframeDeltaReader::open(source, ro);
+        if (!kd.ok()) return kd.error();
+        GaussianBlock state;
+        for (std::size_t entry : kd->timeline().by_time())
+            if (auto st = kd->state_at(kd->scene().index[entry].t0, state); !st.ok())
+                return st.error();
+        return std::nullopt;
+    }
+    std::vector<DecodeWorkspace> pool(1);
+    for (std::size_t i = 0; i < reader->scene().index.size(); ++i)
+        if (auto st = reader->decode_chunk(i, pool[0]); !st.ok()) return st.error();
+    return std::nullopt;
+}
+
+int cmd_validate(const std::string& path, bool json) {
+    auto src = FileSource::open(path);
+    if (!src.ok()) return cannot_run(src.error().describe());
+    ValidateOptions vo;
+    cli::Progress bar("validating", g_quiet || (src->size().value_or(0) < (8u << 20)));
+    vo.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    auto report = validate(*src, vo);
+    bar.finish();
+    if (!report.ok()) return cannot_run(report.error().describe());
+    ValidationReport r = std::move(*report);
+    // The readers' verdict too: a file the validator passes but a reader refuses is refused,
+    // with the reader's identifier (a finding the validator did not make).
+    if (auto refusal = reader_refusal(*src)) {
+        bool known = false;
+        for (const Finding& x : r.findings)
+            known |= x.severity == Severity::error && x.rule == refusal->refusal;
+        if (!known && refusal->kind != ErrorKind::io) {
+            Finding x;
+            x.severity = Severity::error;
+            x.rule = refusal->refusal;
+            x.field = "(reader)";
+            x.offset = refusal->offset;
+            x.message = "the reader refuses the file: " + refusal->message;
+            r.findings.push_back(std::move(x));
+        }
+    }
+    const int status = !r.valid() ? kRefused : (r.warnings() > 0 ? kWarnings : kOk);
+    if (json) {
+        Json j;
+        j.begin_object()
+            .str("file", path)
+            .boolean("valid", r.valid())
+            .num("errors", std::uint64_t{r.errors()})
+            .num("warnings", std::uint64_t{r.warnings()})
+            .num("records", r.records)
+            .num("chunks", r.chunks)
+            .boolean("truncated", r.truncated)
+            .boolean("findings_capped", r.findings_capped)
+            .num("exit_status", status);
+        j.begin_array("findings");
+        for (const Finding& x : r.findings) {
+            j.begin_object()
+                .str("severity", to_string(x.severity))
+                .str("rule", x.rule)
+                .str("field", x.field)
+                .str("value", x.value);
+            if (x.offset != kNoOffset) j.num("offset", x.offset);
+            else j.null("offset");
+            j.str("section", x.section).str("message", x.message).end_object();
+        }
+        j.end_array().end_object();
+        print_json(j);
+        return status;
+    }
+    for (const Finding& x : r.findings)
+        fmt::print("{}: {} [{}] {}{}{} — {}\n", to_string(x.severity), x.rule,
+                   x.section.empty() ? "-" : x.section, x.field,
+                   x.value.empty() ? "" : " = " + x.value,
+                   x.offset != kNoOffset ? fmt::format(" (at byte {})", x.offset) : "", x.message);
+    fmt::print("{}: {} — {} error(s), {} warning(s), {} records, {} chunks{}\n", path,
+               status == kOk ? "valid" : status == kWarnings ? "valid with warnings" : "invalid",
+               r.errors(), r.warnings(), r.records, r.chunks, r.truncated ? ", truncated" : "");
+    return status;
+}
+
+// ---- dump ----------------------------------------------------------------------------------
+
+int dump_records(const std::string& path, bool json) {
+    auto src = FileSource::open(path);
+    if (!src.ok()) return refused(src.error());
+    const std::uint64_t size = src->size().value_or(0);
+    std::array<std::uint8_t, kMagicSize> magic{};
+    if (size < kMagicSize || !src->read_exact(0, magic).ok())
+        return refused(make_error(ErrorKind::truncated, "truncated", "no magic", 0));
+    if (auto st = check_magic(magic, 0); !st.ok()) return refused(st.error());
+    Json j;
+    j.begin_object().str("file", path).num("file_size", size).begin_array("records");
+    if (!json) fmt::print("{:>12}  {:>12}  {}\n", "offset", "length", "record");
+    cli::Progress bar("walking", g_quiet);
+    std::uint64_t at = kMagicSize, count = 0;
+    std::optional<Error> stop;
+    while (at + kMagicSize < size || (at < size && at + kMagicSize != size)) {
+        std::array<std::uint8_t, kRecordHeaderSize> head{};
+        if (size - at < kRecordHeaderSize) {
+            stop = make_error(ErrorKind::truncated, "truncated",
+                              "a record header at byte " + std::to_string(at) + " is cut off", at);
+            break;
+        }
+        if (auto st = src->read_exact(at, head); !st.ok()) return refused(st.error());
+        const std::uint8_t opcode = head[0];
+        std::uint64_t length = 0;
+        for (int k = 0; k < 8; ++k) length |= std::uint64_t{head[1 + k]} << (8 * k);
+        if (length > size - at - kRecordHeaderSize) {
+            stop = make_error(ErrorKind::truncated, "truncated",
+                              opcode_name(opcode) + " record at byte " + std::to_string(at) +
+                                  " declares " + std::to_string(length) +
+                                  " content bytes, past the end of the file",
+                              at);
+            break;
+        }
+        if (json)
+            j.begin_object()
+                .num("offset", at)
+                .num("opcode", unsigned{opcode})
+                .str("name", opcode_name(opcode))
+                .num("content_length", length)
+                .num("length", length + kRecordHeaderSize)
+                .end_object();
+        else
+            fmt::print("{:>12}  {:>12}  {} (0x{:02X})\n", at, length + kRecordHeaderSize,
+                       opcode_name(opcode), unsigned{opcode});
+        at += kRecordHeaderSize + length;
+        ++count;
+        bar.update(at, size);
+    }
+    bar.finish();
+    // What remains must be exactly the trailing magic (§4.1).
+    if (!stop && at + kMagicSize == size) {
+        std::array<std::uint8_t, kMagicSize> tail{};
+        if (auto st = src->read_exact(at, tail); !st.ok() || tail != kMagic)
+            stop = make_error(ErrorKind::malformed, "magic-mismatch",
+                              "the last 8 bytes are not the trailing magic", at);
+    }
+    j.end_array().num("records_walked", count);
+    if (stop) j.str("stopped", stop->describe());
+    j.end_object();
+    if (json) print_json(j);
+    else {
+        fmt::print("{} records{}\n", count, at + kMagicSize == size ? ", then the trailing magic" : "");
+        if (stop) fmt::print("stopped: {}\n", stop->describe());
+    }
+    return stop ? kRefused : kOk;
+}
+
+int dump_index(const std::string& path, bool json) {
+    Opened f;
+    if (auto rc = open_scene(path, f)) return *rc;
+    const SceneInfo& s = f.scene();
+    Json j;
+    j.begin_object().str("file", path).boolean("built_by_scan", f.reader->index_built_by_scan());
+    j.begin_array("entries");
+    if (!json)
+        fmt::print("{:>4} {:>10} {:>10} {:>12} {:>10} {:>9} {:>10}  bands\n", "#", "t0", "t1",
+                   "offset", "length", "gaussians", "seek");
+    for (std::size_t i = 0; i < s.index.size(); ++i) {
+        const ChunkIndex& e = s.index[i];
+        if (json) {
+            j.begin_object()
+                .num("t0", e.t0)
+                .num("t1", e.t1)
+                .num("chunk_offset", e.chunk_offset)
+                .num("chunk_length", e.chunk_length)
+                .num("gaussian_count", unsigned{e.gaussian_count})
+                .num("seek_cost", seek_cost(f, i));
+            j.begin_array("bands");
+            for (const auto& b : e.bands)
+                j.begin_object()
+                    .num("band", unsigned{b.band})
+                    .num("offset", b.offset)
+                    .num("length", b.length)
+                    .end_object();
+            j.end_array();
+            if (e.keyframe)
+                j.num("chunk_kind", unsigned{e.keyframe->chunk_kind})
+                    .num("delta_mode", unsigned{e.keyframe->delta_mode})
+                    .num("reference_offset", e.keyframe->reference_offset)
+                    .num("keyframe_offset", e.keyframe->keyframe_offset)
+                    .num("depth", unsigned{e.keyframe->depth})
+                    .num("live_count", e.keyframe->live_count);
+            j.end_object();
+        } else {
+            std::string bands;
+            for (const auto& b : e.bands) bands += fmt::format(" {}@{}+{}", b.band, b.offset, b.length);
+            std::string kd;
+            if (e.keyframe)
+                kd = fmt::format("  {} depth {} ref {} live {}",
+                                 e.keyframe->chunk_kind == 0 ? "keyframe" : "delta",
+                                 unsigned{e.keyframe->depth}, e.keyframe->reference_offset,
+                                 e.keyframe->live_count);
+            fmt::print("{:>4} {:>10.4f} {:>10.4f} {:>12} {:>10} {:>9} {:>10} {}{}\n", i, e.t0, e.t1,
+                       e.chunk_offset, e.chunk_length, e.gaussian_count, seek_cost(f, i), bands, kd);
+        }
+    }
+    j.end_array().end_object();
+    if (json) print_json(j);
+    return kOk;
+}
+
+// Gaussians of a block (the stored §3 state) or of a frame (the state at T).
+int dump_gaussians(const std::string& path, std::optional<double> at, bool json) {
+    Json j;
+    j.begin_object().str("file", path);
+    if (at) {
+        auto src = FileSource::open(path);
+        if (!src.ok()) return refused(src.error());
+        SceneInfo scene;
+        Frame frame;
+        if (auto st = evaluate_scene_at(*src, *at, ExtractOptions{}, scene, frame); !st.ok())
+            return refused(st.error());
+        j.num("time", *at).num("visible", std::uint64_t{frame.count}).begin_array("gaussians");
+        if (!json)
+            fmt::print("visible at t = {} s: {} gaussians\n{:>8} {:>10} {:>10} {:>10} {:>9} {:>9} "
+                       "{:>9} {:>6} {:>6} {:>6} {:>7} {:>6}\n",
+                       *at, frame.count, "#", "x", "y", "z", "sx", "sy", "sz", "r", "g", "b",
+                       "opacity", "object");
+        for (std::size_t i = 0; i < frame.count; ++i) {
+            const float* c = &frame.center[i * 3];
+            const float* sc = &frame.scale[i * 3];
+            const float* q = &frame.rotation[i * 4];
+            const float* col = &frame.color[i * 4];
+            if (json) {
+                j.begin_object().num("source", unsigned{frame.source[i]});
+                j.begin_array("center").num({}, c[0]).num({}, c[1]).num({}, c[2]).end_array();
+                j.begin_array("scale").num({}, sc[0]).num({}, sc[1]).num({}, sc[2]).end_array();
+                j.begin_array("rotation").num({}, q[0]).num({}, q[1]).num({}, q[2]).num({}, q[3]).end_array();
+                j.begin_array("color").num({}, col[0]).num({}, col[1]).num({}, col[2]).num({}, col[3]).end_array();
+                j.num("object_id", unsigned{frame.object_id[i]}).end_object();
+            } else {
+                fmt::print("{:>8} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4g} {:>9.4g} {:>9.4g} {:>6.3f} "
+                           "{:>6.3f} {:>6.3f} {:>7.3f} {:>6}\n",
+                           i, c[0], c[1], c[2], sc[0], sc[1], sc[2], col[0], col[1], col[2], col[3],
+                           frame.object_id[i]);
+            }
+        }
+        j.end_array().end_object();
+        if (json) print_json(j);
+        return kOk;
+    }
+
+    Opened f;
+    if (auto rc = open_scene(path, f)) return *rc;
+    const SceneInfo& s = f.scene();
+    // A gaussian-birth file's records; a keyframe-delta file's composed state per state chunk.
+    std::vector<std::pair<std::size_t, GaussianBlock>> blocks;
+    cli::Progress bar("decoding", g_quiet);
+    if (f.keyframe_delta()) {
+        const auto& order = f.keyframes->timeline().by_time();
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            GaussianBlock b;
+            if (auto st = f.keyframes->state_at(s.index[order[k]].t0, b); !st.ok())
+                return refused(st.error());
+            blocks.emplace_back(order[k], std::move(b));
+            bar.update(k + 1, order.size());
+        }
+    } else {
+        std::vector<DecodeWorkspace> pool(1);
+        for (std::size_t i = 0; i < s.index.size(); ++i) {
+            if (auto st = f.reader->decode_chunk(i, pool[0]); !st.ok()) return refused(st.error());
+            blocks.emplace_back(i, pool[0].block);
+            bar.update(i + 1, s.index.size());
+        }
+    }
+    bar.finish();
+    j.begin_array("chunks");
+    for (const auto& [chunk, b] : blocks) {
+        const ChunkIndex& e = s.index[chunk];
+        j.begin_object().num("chunk", std::uint64_t{chunk}).num("t0", e.t0).num("t1", e.t1);
+        j.begin_array("gaussians");
+        if (!json)
+            fmt::print("chunk {} [{:.4f}, {:.4f}): {} gaussians\n{:>8} {:>10} {:>10} {:>10} {:>6} "
+                       "{:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+                       chunk, e.t0, e.t1, b.count, "#", "x", "y", "z", "r", "g", "b", "alpha",
+                       "mu_t", "sigma_t", "win_lo", "win_hi", "id");
+        for (std::size_t i = 0; i < b.count; ++i) {
+            const std::uint32_t id = b.gaussian_id.empty() ? static_cast<std::uint32_t>(i) : b.gaussian_id[i];
+            if (json) {
+                j.begin_object().num("id", unsigned{id});
+                j.begin_array("position");
+                for (int c = 0; c < 3; ++c) j.num({}, b.position[i * 3 + c]);
+                j.end_array().begin_array("scale");
+                for (int c = 0; c < 3; ++c) j.num({}, b.scale[i * 3 + c]);
+                j.end_array().begin_array("rotation");
+                for (int c = 0; c < 4; ++c) j.num({}, b.rotation[i * 4 + c]);
+                j.end_array().begin_array("color");
+                for (int c = 0; c < 4; ++c) j.num({}, b.color[i * 4 + c]);
+                j.end_array().begin_array("motion");
+                for (int c = 0; c < 3; ++c) j.num({}, b.motion[i * 3 + c]);
+                j.end_array()
+                    .num("mu_t", b.mu_t[i])
+                    .num("sigma_t", b.sigma_t[i])
+                    .num("win_lo", b.win_lo[i])
+                    .num("win_hi", b.win_hi[i])
+                    .num("object_id", unsigned{b.object_id.empty() ? 0u : b.object_id[i]})
+                    .end_object();
+            } else {
+                fmt::print("{:>8} {:>10.4f} {:>10.4f} {:>10.4f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} "
+                           "{:>9.4f} {:>9.4g} {:>9.4f} {:>9.4f} {:>9}\n",
+                           i, b.position[i * 3], b.position[i * 3 + 1], b.position[i * 3 + 2],
+                           b.color[i * 4], b.color[i * 4 + 1], b.color[i * 4 + 2],
+                           b.color[i * 4 + 3], b.mu_t[i], b.sigma_t[i], b.win_lo[i], b.win_hi[i],
+                           id);
+            }
+        }
+        j.end_array().end_object();
+    }
+    j.end_array().end_object();
+    if (json) print_json(j);
+    return kOk;
+}
+
+// ---- extract, preview, timeline --------------------------------------------------------------
+
+int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
+    auto src = FileSource::open(path);
+    if (!src.ok()) return refused(src.error());
+    ExtractOptions eo;
+    eo.max_sh_degree = sh_degree;
+    auto cloud = extract_state(*src, t, eo);
+    if (!cloud.ok()) return refused(cloud.error());
+    auto bytes = write_ply(*cloud);
+    if (!bytes.ok()) return refused(bytes.error());
+    const std::string temp = out + ".partial";
+    {
+        auto sink = FileSink::create(temp);
+        if (!sink.ok()) return refused(sink.error());
+        if (auto st = sink->write(*bytes); !st.ok()) return refused(st.error());
+        if (auto st = sink->close(); !st.ok()) return refused(st.error());
+    }
+    if (std::rename(temp.c_str(), out.c_str()) != 0) {
+        std::remove(temp.c_str());
+        return cannot_run("cannot rename " + temp + " to " + out);
+    }
+    if (!g_quiet)
+        std::fprintf(stderr, "%s: %zu gaussians visible at t = %g s, SH degree %d -> %s\n",
+                     path.c_str(), cloud->count, t, cloud->sh_degree, out.c_str());
+    return kOk;
+}
+
+int cmd_preview(const std::string& path, double t, const std::string& out, int width, int height) {
+    auto src = FileSource::open(path);
+    if (!src.ok()) return refused(src.error());
+    SceneInfo scene;
+    Frame frame;
+    ExtractOptions eo;
+    eo.max_sh_degree = 0;  // the preview is DC colour only
+    if (auto st = evaluate_scene_at(*src, t, eo, scene, frame); !st.ok()) return refused(st.error());
+    PreviewOptions po;
+    po.width = width;
+    po.height = height;
+    auto image = render_preview(scene, frame, t, po);
+    if (!image.ok()) return refused(image.error());
+    if (auto e = cli::write_png(out, *image); !e.empty()) return cannot_run(e);
+    if (!g_quiet)
+        std::fprintf(stderr, "%s: %zu gaussians at t = %g s -> %s (%dx%d)\n", path.c_str(),
+                     frame.count, t, out.c_str(), width, height);
+    return kOk;
+}
+
+int cmd_timeline(const std::string& path, const std::string& out, int width, int height) {
+    Opened f;
+    if (auto rc = open_scene(path, f)) return *rc;
+    auto tl = live_counts(f, static_cast<std::size_t>(std::max(2, width)));
+    if (!tl.ok()) return refused(tl.error());
+    auto image = plot_timeline(*tl, width, height);
+    if (!image.ok()) return refused(image.error());
+    if (auto e = cli::write_png(out, *image); !e.empty()) return cannot_run(e);
+    if (!g_quiet) std::fprintf(stderr, "%s: live %s -> %s\n", path.c_str(), sparkline(*tl, 32).c_str(), out.c_str());
+    return kOk;
+}
+
+// ---- convert -------------------------------------------------------------------------------
+
+struct ConvertArgs {
+    std::vector<std::string> inputs;
+    std::string output, preset = "default", codec = "deflate", sh_bits = "none", model = "gaussian-birth",
+                         title, coordinate_system;
+    double fps = 0;
+    bool tracked = false, json = false;
+    std::uint32_t keyframe_every = 10;
+};
+
+int cmd_convert(const ConvertArgs& a) {
+    ConvertOptions o;
+    o.fps = a.fps;
+    o.title = a.title;
+    o.coordinate_system = a.coordinate_system;
+    o.keyframe_every = a.keyframe_every;
+    auto preset = parse_preset(a.preset);
+    if (!preset) return cannot_run("unknown --preset '" + a.preset + "' (fine, default, coarse)");
+    o.writer.preset = *preset;
+    if (a.codec == "deflate") o.writer.codec = codec::deflate;
+    else if (a.codec == "zstd") o.writer.codec = codec::zstd, o.writer.level = 9;
+    else if (a.codec == "lz4") o.writer.codec = codec::lz4, o.writer.level = 0;
+    else return cannot_run("unknown --codec '" + a.codec + "' (deflate, zstd, lz4)");
+    if (auto ladder = parse_sh_ladder(a.sh_bits)) {
+        o.writer.sh_ladder = *ladder;
+    } else {
+        // Explicit depths: "8,6,5".
+        for (std::size_t i = 0; i < a.sh_bits.size();) {
+            std::size_t j = a.sh_bits.find(',', i);
+            if (j == std::string::npos) j = a.sh_bits.size();
+            const std::string part = a.sh_bits.substr(i, j - i);
+            if (part.size() != 1 || part[0] < '3' || part[0] > '8')
+                return cannot_run("--sh-bits '" + a.sh_bits +
+                                  "': a ladder (none, flat, balanced, aggressive) or depths 3..8 "
+                                  "per band, e.g. 8,6,5");
+            o.writer.sh_depths.push_back(static_cast<std::uint8_t>(part[0] - '0'));
+            i = j + 1;
+        }
+    }
+    if (a.model == "keyframe-delta") {
+        if (!a.tracked)
+            return cannot_run("--model keyframe-delta needs --tracked (stable ids across frames)");
+        o.shape = ConvertShape::keyframe_delta;
+    } else if (a.model == "gaussian-birth") {
+        o.shape = a.tracked ? ConvertShape::adaptive : ConvertShape::per_frame;
+    } else {
+        return cannot_run("unknown --model '" + a.model + "' (gaussian-birth, keyframe-delta)");
+    }
+    auto paths = list_ply_frames(a.inputs);
+    if (!paths.ok()) return cannot_run(paths.error().describe());
+    if (paths->empty()) return cannot_run("no .ply frames found");
+
+    cli::Progress bar("converting", g_quiet);
+    o.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    ConvertReport rep;
+    auto st = convert_ply_files(*paths, a.output, o, &rep);
+    bar.finish();
+    if (!st.ok()) return refused(st.error());
+    const char* shape = o.shape == ConvertShape::per_frame       ? "per-frame"
+                        : o.shape == ConvertShape::keyframe_delta ? "keyframe-delta"
+                                                                  : "adaptive";
+    const double ratio = rep.input_bytes ? double(rep.output_bytes) / double(rep.input_bytes) : 0;
+    if (a.json) {
+        Json j;
+        j.begin_object()
+            .str("output", a.output)
+            .str("shape", shape)
+            .num("frames", std::uint64_t{rep.frames})
+            .num("input_gaussians", rep.input_gaussians)
+            .num("records", rep.records)
+            .num("chunks", unsigned{rep.chunks})
+            .num("input_bytes", rep.input_bytes)
+            .num("output_bytes", rep.output_bytes)
+            .num("ratio", ratio)
+            .num("clamped_colors", rep.clamped_colors);
+        j.begin_object("tolerance")
+            .num("pos", rep.tolerance.pos)
+            .num("scale_rel", rep.tolerance.scale_rel)
+            .num("rot", rep.tolerance.rot)
+            .num("rgb", rep.tolerance.rgb)
+            .num("alpha", rep.tolerance.alpha)
+            .end_object();
+        j.begin_object("bounds");
+        for (const auto& [k, v] : rep.quantization.bounds) j.str(k, v);
+        j.end_object().end_object();
+        print_json(j);
+    } else {
+        fmt::print("{} frames, {} gaussians -> {} ({}): {} records in {} chunks\n", rep.frames,
+                   rep.input_gaussians, a.output, shape, rep.records, rep.chunks);
+        fmt::print("{} of PLY -> {} ({:.1f}% of the input)\n", bytes_human(rep.input_bytes),
+                   bytes_human(rep.output_bytes), ratio * 100);
+        if (rep.clamped_colors)
+            fmt::print("{} colour components outside [0, 1] were clamped\n", rep.clamped_colors);
+        fmt::print("within pos {}, scale_rel {}, rot {}, rgb {}, alpha {} of the input at every frame\n",
+                   bound_string(rep.tolerance.pos), bound_string(rep.tolerance.scale_rel),
+                   bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
+                   bound_string(rep.tolerance.alpha));
+    }
+    return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"4dgs — inspect, validate, convert and preview .4dgs 4D gaussian-splat files"};
+    app.require_subcommand(1);
+    app.add_flag("-q,--quiet", g_quiet, "no progress bars or notes on stderr");
+
+    std::string file, out;
+    bool json = false;
+    double at = 0;
+    int code = kOk;
+
+    auto* info = app.add_subcommand("info", "summarize a file: header, chunks, extras");
+    info->add_option("FILE", file, "the .4dgs file")->required();
+    info->add_flag("--json", json, "machine-readable output");
+    info->callback([&] { code = cmd_info(file, json); });
+
+    auto* val = app.add_subcommand("validate",
+                                   "every finding of the validator; exit 0 valid, 1 invalid, "
+                                   "2 valid with warnings, 3 could not run");
+    val->add_option("FILE", file, "the .4dgs file")->required();
+    val->add_flag("--json", json, "machine-readable output");
+    val->callback([&] { code = cmd_validate(file, json); });
+
+    bool records = false, index = false, gaussians = false;
+    auto* dump = app.add_subcommand("dump", "the record walk, the chunk index, or the gaussians");
+    dump->add_option("FILE", file, "the .4dgs file")->required();
+    auto* r_opt = dump->add_flag("--records", records, "every record with its offset and length");
+    auto* i_opt = dump->add_flag("--index", index, "the Chunk Index");
+    auto* g_opt = dump->add_flag("--gaussians", gaussians, "decoded gaussians");
+    r_opt->excludes(i_opt)->excludes(g_opt);
+    i_opt->excludes(g_opt);
+    auto* at_opt = dump->add_option("--at", at, "with --gaussians: the visible state at T seconds");
+    dump->add_flag("--json", json, "machine-readable output");
+    dump->callback([&] {
+        if (records) code = dump_records(file, json);
+        else if (index) code = dump_index(file, json);
+        else if (gaussians)
+            code = dump_gaussians(file, at_opt->count() ? std::optional<double>(at) : std::nullopt, json);
+        else code = cannot_run("dump needs one of --records, --index, --gaussians");
+    });
+
+    int sh_degree = 3;
+    auto* ext = app.add_subcommand("extract", "the state at T as a standard 3DGS PLY");
+    ext->add_option("FILE", file, "the .4dgs file")->required();
+    ext->add_option("--at", at, "scene time, seconds")->required();
+    ext->add_option("-o,--output", out, "the PLY to write")->required();
+    ext->add_option("--sh-degree", sh_degree, "SH degree of the output (capped by the file's)")
+        ->check(CLI::Range(0, 3));
+    ext->callback([&] { code = cmd_extract(file, at, out, sh_degree); });
+
+    ConvertArgs ca;
+    auto* conv = app.add_subcommand("convert", "PLY frames (files or directories) to a .4dgs scene");
+    conv->add_option("FRAMES", ca.inputs, "PLY frame files or directories, sorted naturally")
+        ->required();
+    conv->add_option("-o,--output", ca.output, "the .4dgs file to write")->required();
+    conv->add_option("--fps", ca.fps, "frames per second")->required();
+    conv->add_option("--preset", ca.preset, "quantization preset: fine, default, coarse");
+    conv->add_option("--codec", ca.codec, "stream codec: deflate, zstd, lz4");
+    conv->add_option("--sh-bits", ca.sh_bits,
+                     "SH bit depths: none, flat, balanced, aggressive, or e.g. 8,6,5");
+    conv->add_flag("--tracked", ca.tracked,
+                   "every frame holds the same gaussians in the same order: keep the "
+                   "correspondence");
+    conv->add_option("--model", ca.model,
+                     "with --tracked: gaussian-birth (adaptive temporal sampling) or "
+                     "keyframe-delta");
+    conv->add_option("--keyframe-every", ca.keyframe_every, "keyframe-delta: a keyframe every K frames")
+        ->check(CLI::PositiveNumber);
+    conv->add_option("--title", ca.title, "a title for the scene's metadata");
+    conv->add_option("--coordinate-system", ca.coordinate_system,
+                     "the scene's handedness and up axis, e.g. \"right-handed, y-up\" "
+                     "(the registry's coordinate_system key)");
+    conv->add_flag("--json", ca.json, "machine-readable report");
+    conv->callback([&] { code = cmd_convert(ca); });
+
+    int width = 640, height = 480;
+    auto* prev = app.add_subcommand("preview", "render the state at T to a PNG");
+    prev->add_option("FILE", file, "the .4dgs file")->required();
+    prev->add_option("--at", at, "scene time, seconds")->required();
+    prev->add_option("-o,--output", out, "the PNG to write")->required();
+    prev->add_option("--width", width, "pixels")->check(CLI::Range(1, 8192));
+    prev->add_option("--height", height, "pixels")->check(CLI::Range(1, 8192));
+    prev->callback([&] { code = cmd_preview(file, at, out, width, height); });
+
+    int tw = 800, th = 200;
+    auto* tl = app.add_subcommand("timeline", "plot the live-gaussian count over time to a PNG");
+    tl->add_option("FILE", file, "the .4dgs file")->required();
+    tl->add_option("-o,--output", out, "the PNG to write")->required();
+    tl->add_option("--width", tw, "pixels")->check(CLI::Range(1, 8192));
+    tl->add_option("--height", th, "pixels")->check(CLI::Range(1, 8192));
+    tl->callback([&] { code = cmd_timeline(file, out, tw, th); });
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? kOk : kCannotRun;
+    }
+    return code;
+}

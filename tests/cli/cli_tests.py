@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `4dgs` tool: they generate PLY frame sequences, drive the built
+binary, and check what it writes against the input.
+
+    usage: cli_tests.py PATH/TO/4dgs SOURCE_DIR TEST_NAME
+
+Each TEST_NAME is one ctest test (src/cli/CMakeLists.txt). Exit 0 on success; a failure prints
+what differed and exits 1.
+"""
+import json
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+C0 = 0.28209479177387814
+FPS = 8  # frame times k / 8 are exact in f32, so a window edge lands exactly on a frame time
+EPS = 2e-6
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+# ---- PLY in and out ----------------------------------------------------------------------------
+
+def ply_names(degree, normals=True):
+    names = ["x", "y", "z"] + (["nx", "ny", "nz"] if normals else [])
+    names += ["f_dc_0", "f_dc_1", "f_dc_2"]
+    names += ["f_rest_%d" % k for k in range(3 * ((degree + 1) ** 2 - 1))]
+    return names + ["opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"]
+
+
+def gaussian_row(g, degree):
+    """A gaussian in user terms (position, log scale, wxyz rotation, rgb, alpha, sh) to PLY
+    values in ply_names order."""
+    row = list(g["p"]) + [0.0, 0.0, 0.0] + [(c - 0.5) / C0 for c in g["rgb"]]
+    row += g["sh"]
+    a = min(max(g["alpha"], 1e-6), 1 - 1e-6)
+    row += [math.log(a / (1 - a))] + list(g["log_s"]) + list(g["q"])
+    return row
+
+
+def write_ply(path, gaussians, degree, fmt="binary_little_endian", drop=None):
+    names = [n for n in ply_names(degree) if n != drop]
+    header = "ply\nformat %s 1.0\nelement vertex %d\n" % (fmt, len(gaussians))
+    header += "".join("property float %s\n" % n for n in names) + "end_header\n"
+    full = ply_names(degree)
+    endian = ">" if fmt == "binary_big_endian" else "<"
+    with open(path, "wb") as f:
+        f.write(header.encode())
+        for g in gaussians:
+            row = dict(zip(full, gaussian_row(g, degree)))
+            vals = [row[n] for n in names]
+            if fmt == "ascii":
+                f.write((" ".join("%g" % v for v in vals) + "\n").encode())
+            else:
+                f.write(struct.pack(endian + "%df" % len(vals), *vals))
+
+
+def read_ply(path):
+    data = open(path, "rb").read()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    lines = data[:end].decode().splitlines()
+    check(lines[1] == "format binary_little_endian 1.0", "extracted PLY format: %s" % lines[1])
+    count = int([l for l in lines if l.startswith("element vertex")][0].split()[2])
+    names = [l.split()[2] for l in lines if l.startswith("property")]
+    for l in lines:
+        if l.startswith("property"):
+            check(l.split()[1] == "float", "property not float: " + l)
+    rest = len([n for n in names if n.startswith("f_rest_")])
+    degree = {0: 0, 9: 1, 24: 2, 45: 3}[rest]
+    check(names == ply_names(degree), "property order %s" % names)
+    out = []
+    stride = 4 * len(names)
+    check(len(data) - end == count * stride, "PLY body size")
+    for i in range(count):
+        vals = struct.unpack_from("<%df" % len(names), data, end + i * stride)
+        r = dict(zip(names, vals))
+        out.append({
+            "p": [r["x"], r["y"], r["z"]],
+            "rgb": [0.5 + C0 * r["f_dc_%d" % c] for c in range(3)],
+            "alpha": 1 / (1 + math.exp(-r["opacity"])),
+            "log_s": [r["scale_%d" % c] for c in range(3)],
+            "q": [r["rot_%d" % c] for c in range(4)],
+            "sh": [r["f_rest_%d" % k] for k in range(rest)],
+        })
+    return out, degree
+
+
+# ---- content -----------------------------------------------------------------------------------
+
+def unit_quat(rng):
+    q = [rng.gauss(0, 1) for _ in range(4)]
+    n = math.sqrt(sum(v * v for v in q))
+    return [v / n for v in q]
+
+
+def random_gaussian(rng, p, degree):
+    return {
+        "p": p,
+        "log_s": [math.log(rng.uniform(0.01, 0.05)) for _ in range(3)],
+        "q": unit_quat(rng),
+        "rgb": [rng.uniform(0.05, 0.95) for _ in range(3)],
+        "alpha": rng.uniform(0.3, 0.95),
+        "sh": [rng.uniform(-1, 1) for _ in range(3 * ((degree + 1) ** 2 - 1))],
+    }
+
+
+def lattice(rng, n):
+    """n well-separated points (0.1 apart) in a 1-unit box, jittered."""
+    side = math.ceil(n ** (1 / 3))
+    pts = []
+    for i in range(n):
+        x, y, z = i % side, (i // side) % side, i // (side * side)
+        pts.append([0.1 * x + rng.uniform(-0.01, 0.01), 0.1 * y + rng.uniform(-0.01, 0.01),
+                    0.1 * z + rng.uniform(-0.01, 0.01)])
+    return pts
+
+
+def untracked_frames(rng, frames, degree):
+    """Independent frames: a different gaussian count and content in each."""
+    return [[random_gaussian(rng, p, degree) for p in lattice(rng, 40 + 7 * k)]
+            for k in range(frames)]
+
+
+def tracked_frames(rng, frames, n, degree, accelerating=0):
+    """The same gaussians in every frame, moving slowly: constant velocity, except the first
+    `accelerating` ones, which accelerate (so adaptive sampling has to split them)."""
+    base = [random_gaussian(rng, p, degree) for p in lattice(rng, n)]
+    vel = [[rng.uniform(-0.02, 0.02) for _ in range(3)] for _ in range(n)]
+    out = []
+    for k in range(frames):
+        t = k / FPS
+        frame = []
+        for i, g in enumerate(base):
+            h = dict(g)
+            acc = 0.4 if i < accelerating else 0.0
+            h["p"] = [g["p"][c] + vel[i][c] * t + (acc * t * t if c == 0 else 0) for c in range(3)]
+            frame.append(h)
+        out.append(frame)
+    return out
+
+
+def write_sequence(directory, frames, degree):
+    os.makedirs(directory, exist_ok=True)
+    for k, frame in enumerate(frames):
+        # Natural order matters: frame_2 must come before frame_10.
+        write_ply(os.path.join(directory, "frame_%d.ply" % k), frame, degree)
+
+
+# ---- running the tool --------------------------------------------------------------------------
+
+def run(tool, *args, expect=0):
+    p = subprocess.run([tool] + list(args), capture_output=True, text=True)
+    if expect is not None and p.returncode != expect:
+        raise Failure("4dgs %s: exit %d (wanted %d)\nstdout: %s\nstderr: %s" %
+                      (" ".join(args), p.returncode, expect, p.stdout[-2000:], p.stderr[-2000:]))
+    return p
+
+
+def info_json(tool, path):
+    return json.loads(run(tool, "info", path, "--json").stdout)
+
+
+def tolerances(info):
+    meta = [m for m in info["metadata"] if m["name"] == "4dgs-convert"]
+    check(len(meta) == 1, "no 4dgs-convert metadata")
+    e = meta[0]["entries"]
+    return {k: float(e["tolerance." + k]) for k in ("pos", "scale_rel", "rot", "rgb", "alpha")}
+
+
+def deviations(expected, got):
+    """Per-attribute maximum deviation between two matched gaussians."""
+    d = {"pos": max(abs(a - b) for a, b in zip(expected["p"], got["p"])),
+         "scale_rel": max(abs(a - b) for a, b in zip(expected["log_s"], got["log_s"])),
+         "rgb": max(abs(min(max(a, 0), 1) - b) for a, b in zip(expected["rgb"], got["rgb"])),
+         "alpha": abs(expected["alpha"] - got["alpha"])}
+    qa = expected["q"]
+    n = math.sqrt(sum(v * v for v in qa))
+    qa = [v / n for v in qa]
+    qb = got["q"]
+    d["rot"] = min(max(abs(a - b) for a, b in zip(qa, qb)), max(abs(a + b) for a, b in zip(qa, qb)))
+    d["sh"] = max([abs(max(min(a, 4), -4) - b) for a, b in zip(expected["sh"], got["sh"])] or [0])
+    return d
+
+
+def match(expected, got, tol):
+    """Pairs each expected gaussian with the extracted one nearest to it (positions are 0.1
+    apart and bounds are far smaller, so the nearest is the one)."""
+    check(len(expected) == len(got), "extracted %d gaussians, expected %d" % (len(got), len(expected)))
+    pairs = []
+    for e in expected:
+        best = min(got, key=lambda g: sum((a - b) ** 2 for a, b in zip(e["p"], g["p"])))
+        pairs.append((e, best))
+    return pairs
+
+
+def compare_frames(tool, scene, frames, degree, tmp, limits):
+    """Extracts every frame time and checks each attribute against `limits` (per key)."""
+    worst = {}
+    for k, frame in enumerate(frames):
+        out = os.path.join(tmp, "extract_%d.ply" % k)
+        run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out)
+        got, got_degree = read_ply(out)
+        check(got_degree == degree, "extracted SH degree %d, expected %d" % (got_degree, degree))
+        for e, g in match(frame, got, limits):
+            for key, v in deviations(e, g).items():
+                worst[key] = max(worst.get(key, 0), v)
+    for key, v in worst.items():
+        check(v <= limits[key], "frame deviation %s = %g exceeds %g" % (key, v, limits[key]))
+    return worst
+
+
+def declared(info):
+    return {k: float(v) for k, v in info["quantization"]["bounds"].items()}
+
+
+# ---- the tests ---------------------------------------------------------------------------------
+
+def test_convert_per_frame(tool, src, tmp):
+    rng = random.Random(1)
+    degree = 1
+    frames = untracked_frames(rng, 5, degree)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, degree)
+    scene = os.path.join(tmp, "per_frame.4dgs")
+    rep = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS), "--json").stdout)
+    check(rep["frames"] == 5 and rep["shape"] == "per-frame", "report %s" % rep)
+    check(rep["records"] == sum(len(f) for f in frames), "one record per gaussian per frame")
+    check(rep["output_bytes"] == os.path.getsize(scene), "reported size")
+    check(rep["input_bytes"] > 0 and 0 < rep["ratio"] < 1, "size against the PLY input: %s" % rep)
+    info = info_json(tool, scene)
+    check(info["header"]["temporal_model"] == "gaussian-birth", "model")
+    check(len(info["windows"]) == 5, "one window per frame: %s" % info["windows"])
+    tol = tolerances(info)
+    bounds = declared(info)
+    limits = {k: min(tol[k], bounds[k]) + EPS for k in tol}
+    limits["sh"] = 4 / 255 + EPS
+    compare_frames(tool, scene, frames, degree, tmp, limits)
+    # Mid-frame instants hold the same frame (zero velocity, never fading).
+    out = os.path.join(tmp, "mid.ply")
+    run(tool, "-q", "extract", scene, "--at", repr(2.5 / FPS), "-o", out)
+    check(len(read_ply(out)[0]) == len(frames[2]), "mid-frame instant")
+    # --sh-degree 0 drops f_rest.
+    run(tool, "-q", "extract", scene, "--at", "0", "-o", out, "--sh-degree", "0")
+    check(read_ply(out)[1] == 0, "--sh-degree 0")
+
+
+def tracked_case(tmp, name, accelerating):
+    rng = random.Random(2)
+    degree = 1
+    frames = tracked_frames(rng, 16, 60, degree, accelerating)
+    seq = os.path.join(tmp, name)
+    write_sequence(seq, frames, degree)
+    return frames, degree, seq
+
+
+def test_convert_keyframe_delta(tool, src, tmp):
+    frames, degree, seq = tracked_case(tmp, "kd", 10)
+    scene = os.path.join(tmp, "kd.4dgs")
+    rep = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS), "--tracked",
+                         "--model", "keyframe-delta", "--keyframe-every", "4", "--json").stdout)
+    check(rep["shape"] == "keyframe-delta", "shape")
+    info = info_json(tool, scene)
+    check(info["header"]["temporal_model"] == "keyframe-delta", "model")
+    kinds = [c.get("kind") for c in info["chunks"]]
+    check(kinds.count("keyframe") == 4 and kinds.count("delta") == 12, "cadence: %s" % kinds)
+    tol = tolerances(info)
+    bounds = declared(info)
+    limits = {k: min(tol[k], bounds[k]) + EPS for k in tol}
+    limits["sh"] = 4 / 255 + EPS
+    compare_frames(tool, scene, frames, degree, tmp, limits)
+    # Without --tracked a keyframe-delta conversion is refused (no correspondence to keep).
+    run(tool, "-q", "convert", seq, "-o", os.path.join(tmp, "x.4dgs"), "--fps", "8",
+        "--model", "keyframe-delta", expect=3)
+
+
+def test_convert_adaptive(tool, src, tmp):
+    frames, degree, seq = tracked_case(tmp, "adaptive", 10)
+    per_frame = os.path.join(tmp, "pf.4dgs")
+    adaptive = os.path.join(tmp, "adaptive.4dgs")
+    run(tool, "-q", "convert", seq, "-o", per_frame, "--fps", str(FPS))
+    rep = json.loads(run(tool, "-q", "convert", seq, "-o", adaptive, "--fps", str(FPS), "--tracked",
+                         "--json").stdout)
+    check(rep["shape"] == "adaptive", "shape")
+    n = len(frames[0])
+    # Constant-velocity gaussians collapse to one record; accelerating ones split.
+    check(n < rep["records"] < n * len(frames), "records %d for %d gaussians" % (rep["records"], n))
+    pf, ad = os.path.getsize(per_frame), os.path.getsize(adaptive)
+    check(ad < pf, "adaptive file %d bytes is not smaller than per-frame %d" % (ad, pf))
+    info = info_json(tool, adaptive)
+    tol = tolerances(info)
+    limits = {k: tol[k] + EPS for k in tol}
+    limits["sh"] = 4 / 255 + EPS
+    compare_frames(tool, adaptive, frames, degree, tmp, limits)
+
+
+def test_convert_refusals(tool, src, tmp):
+    rng = random.Random(3)
+    gs = [random_gaussian(rng, p, 0) for p in lattice(rng, 8)]
+    cases = {
+        "ascii": ("ply-ascii-format", dict(fmt="ascii")),
+        "big": ("ply-big-endian", dict(fmt="binary_big_endian")),
+        "missing": ("ply-missing-property", dict(drop="opacity")),
+    }
+    for name, (refusal, kw) in cases.items():
+        path = os.path.join(tmp, name + ".ply")
+        write_ply(path, gs, 0, **kw)
+        out = os.path.join(tmp, name + ".4dgs")
+        p = run(tool, "convert", path, "-o", out, "--fps", "8", expect=1)
+        check(refusal in p.stderr, "%s: wanted %s in %r" % (name, refusal, p.stderr))
+        check(not os.path.exists(out), "%s: a partial output was left" % name)
+    good = os.path.join(tmp, "good.ply")
+    write_ply(good, gs, 0)
+    truncated = os.path.join(tmp, "truncated.ply")
+    data = open(good, "rb").read()
+    open(truncated, "wb").write(data[:-10])
+    out = os.path.join(tmp, "truncated.4dgs")
+    # The good frame first: the refusal comes after a frame was read, and still nothing is left.
+    p = run(tool, "convert", good, truncated, "-o", out, "--fps", "8", expect=1)
+    check("ply-truncated-body" in p.stderr, "truncated: %r" % p.stderr)
+    check(not [f for f in os.listdir(tmp) if f.startswith("truncated.4dgs")], "partial output left")
+    # A tracked conversion of frames with different counts is refused by name.
+    short = os.path.join(tmp, "short.ply")
+    write_ply(short, gs[:5], 0)
+    p = run(tool, "convert", good, short, "-o", out, "--fps", "8", "--tracked", expect=1)
+    check("frames-not-tracked" in p.stderr, "untracked: %r" % p.stderr)
+
+
+def patch_bound(data, key):
+    """Re-spells the value of bounds[key] (same length) so it no longer matches the §5.3 grammar:
+    the file still reads, and a validator should warn that the bound declares nothing."""
+    k = struct.pack("<I", len(key)) + key.encode()
+    i = data.index(k) + len(k)
+    (n,) = struct.unpack_from("<I", data, i)
+    value = bytearray(data[i + 4:i + 4 + n])
+    value[0:1] = b"x"
+    return data[:i + 4] + bytes(value) + data[i + 4 + n:]
+
+
+def test_validate_statuses(tool, src, tmp):
+    rng = random.Random(4)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, untracked_frames(rng, 2, 0), 0)
+    scene = os.path.join(tmp, "valid.4dgs")
+    run(tool, "-q", "convert", seq, "-o", scene, "--fps", "8",
+        "--coordinate-system", "right-handed, y-up")
+    p = run(tool, "validate", scene, "--json", expect=None)
+    report = json.loads(p.stdout)
+    check(p.returncode == 0 and report["valid"] and report["warnings"] == 0,
+          "a converted file validates clean: exit %d, %s" % (p.returncode, p.stdout[:2000]))
+    # Two files with warnings only: one that records no coordinate system (a SHOULD of §2), and
+    # the valid one with a bound re-spelled outside the §5.3 grammar.
+    no_frame = os.path.join(tmp, "no-frame.4dgs")
+    run(tool, "-q", "convert", seq, "-o", no_frame, "--fps", "8")
+    warn = os.path.join(tmp, "warn.4dgs")
+    open(warn, "wb").write(patch_bound(open(scene, "rb").read(), "rgb"))
+    for path in (no_frame, warn):
+        p = run(tool, "validate", path, "--json", expect=None)
+        report = json.loads(p.stdout)
+        check(p.returncode == 2, "%s: exit %d (wanted 2)\n%s" % (path, p.returncode, p.stdout[:2000]))
+        check(report["warnings"] > 0 and report["errors"] == 0, "warnings reported")
+        for f in report["findings"]:
+            for k in ("severity", "rule", "field", "value", "offset", "section", "message"):
+                check(k in f, "finding lacks %s" % k)
+        run(tool, "validate", path, expect=2)  # the text form exits the same way
+    p = run(tool, "validate", os.path.join(tmp, "does-not-exist.4dgs"), expect=3)
+    p = run(tool, "validate", expect=3)  # usage
+    bad = os.path.join(tmp, "bad.4dgs")
+    open(bad, "wb").write(b"not a 4dgs file at all")
+    p = run(tool, "validate", bad, expect=1)
+
+
+def test_validate_refusal_corpus(tool, src, tmp):
+    corpus = os.path.join(src, "conformance", "corpus", "refusals")
+    if not os.path.isdir(corpus):
+        print("no refusal corpus at %s yet: nothing to check" % corpus)
+        return
+    names = sorted(f[:-5] for f in os.listdir(corpus) if f.endswith(".4dgs"))
+    check(names, "the refusal corpus is empty")
+    for name in names:
+        expected = json.load(open(os.path.join(corpus, name + ".expected.json")))["refused"]
+        p = run(tool, "validate", os.path.join(corpus, name + ".4dgs"), expect=None)
+        check(p.returncode == 1, "%s: exit %d (wanted 1)\n%s" % (name, p.returncode, p.stdout[-1000:]))
+        check(expected in p.stdout + p.stderr, "%s: %s not in the output" % (name, expected))
+    print("%d refusal corpus files" % len(names))
+
+
+def read_png(path):
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            check(depth == 8 and ctype in (2, 6), "PNG type")
+            bpp = 4 if ctype == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1: line[x] = (line[x] + a) & 255
+            elif f == 2: line[x] = (line[x] + b) & 255
+            elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[x] = (line[x] + pr) & 255
+        rows.append(line)
+        prev = line
+    return w, h, lambda x, y: tuple(rows[y][x * bpp:x * bpp + 3])
+
+
+def test_preview_red_gaussian(tool, src, tmp):
+    red = {"p": [0, 0, 0], "log_s": [math.log(0.4)] * 3, "q": [1, 0, 0, 0], "rgb": [1, 0, 0],
+           "alpha": 0.99, "sh": []}
+    # Two faint specks give the scene an extent to frame; they are far too small to show.
+    speck = lambda p: {"p": p, "log_s": [math.log(0.001)] * 3, "q": [1, 0, 0, 0],
+                       "rgb": [0, 0, 0], "alpha": 0.01, "sh": []}
+    frame = [red, speck([-1, -1, -1]), speck([1, 1, 1])]
+    ply = os.path.join(tmp, "red.ply")
+    write_ply(ply, frame, 0)
+    scene = os.path.join(tmp, "red.4dgs")
+    run(tool, "-q", "convert", ply, "-o", scene, "--fps", "1")
+    png = os.path.join(tmp, "red.png")
+    run(tool, "-q", "preview", scene, "--at", "0.5", "-o", png, "--width", "64", "--height", "48")
+    w, h, px = read_png(png)
+    check((w, h) == (64, 48), "size %dx%d" % (w, h))
+    r, g, b = px(w // 2, h // 2)
+    check(r > 150 and g < 60 and b < 60, "centre pixel %s is not red" % ((r, g, b),))
+    for x, y in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1)):
+        check(max(px(x, y)) < 20, "corner %s is %s, not the black background" % ((x, y), px(x, y)))
+    tl = os.path.join(tmp, "live.png")
+    run(tool, "-q", "timeline", scene, "-o", tl)
+    check(read_png(tl)[0] > 0, "timeline PNG")
+
+
+def test_info_dump_extract(tool, src, tmp):
+    example = os.path.join(src, "examples", "data", "example.4dgs")
+    p = run(tool, "info", example)
+    for word in ("temporal model", "chunks", "seek", "live", "audio sources", "camera"):
+        check(word in p.stdout, "info lacks %r" % word)
+    info = info_json(tool, example)
+    check(info["header"]["duration_sec"] > 0 and info["chunks"], "info --json")
+    for c in info["chunks"]:
+        check(c["seek_cost"] >= c["length"], "seek cost covers the chunk")
+    recs = json.loads(run(tool, "dump", example, "--records", "--json").stdout)["records"]
+    check(recs[0]["offset"] == 8 and recs[0]["name"] == "Header", "first record %s" % recs[0])
+    for a, b in zip(recs, recs[1:]):
+        check(a["offset"] + a["length"] == b["offset"], "records tile the file")
+    idx = json.loads(run(tool, "dump", example, "--index", "--json").stdout)["entries"]
+    check(len(idx) == len(info["chunks"]), "index entries")
+    t = info["header"]["duration_sec"] / 2
+    g = json.loads(run(tool, "dump", example, "--gaussians", "--at", repr(t), "--json").stdout)
+    out = os.path.join(tmp, "example.ply")
+    run(tool, "-q", "extract", example, "--at", repr(t), "-o", out)
+    check(len(read_ply(out)[0]) == g["visible"], "extract and dump agree on the visible count")
+    allg = json.loads(run(tool, "dump", example, "--gaussians", "--json").stdout)
+    check(sum(len(c["gaussians"]) for c in allg["chunks"]) == info["header"]["gaussian_count"],
+          "dump --gaussians holds every gaussian")
+    run(tool, "dump", example, expect=3)  # none of --records/--index/--gaussians
+    run(tool, "info", os.path.join(tmp, "missing.4dgs"), expect=3)
+    run(tool, "extract", example, "--at", "1e9", "-o", out, expect=1)
+
+
+def main():
+    tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
+    test = globals().get("test_" + name)
+    if test is None:
+        print("unknown test " + name)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="4dgs-cli-") as tmp:
+        try:
+            test(tool, src, tmp)
+        except Failure as e:
+            print("FAIL %s: %s" % (name, e))
+            return 1
+    print("ok " + name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

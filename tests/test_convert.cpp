@@ -1,0 +1,226 @@
+// Frame sequences into scenes and instants back out (fourdgs/convert.hpp, §12): every shape
+// round-trips within the tolerances it records, adaptive sampling collapses linear motion, and
+// refusals leave nothing behind.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fourdgs/convert.hpp"
+#include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/io.hpp"
+
+using namespace fourdgs;
+
+namespace {
+
+constexpr double kFps = 8;  // frame times k / 8 are exact in f32
+
+// n gaussians 0.1 apart; gaussian i moves with velocity v_i, the first `accelerating` also
+// accelerate along x.
+std::vector<PlyCloud> tracked(std::size_t frames, std::size_t n, int accelerating, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1, 1), c01(0.1f, 0.9f);
+    PlyCloud base;
+    base.count = n;
+    std::vector<float> vel;
+    for (std::size_t i = 0; i < n; ++i) {
+        base.position.insert(base.position.end(), {0.1f * float(i % 5), 0.1f * float(i / 5 % 5), 0.1f * float(i / 25)});
+        base.normal.insert(base.normal.end(), {0, 0, 0});
+        base.scale.insert(base.scale.end(), {0.02f, 0.03f, 0.01f});
+        base.rotation.insert(base.rotation.end(), {u(rng), u(rng), u(rng), 1.5f});
+        base.color.insert(base.color.end(), {c01(rng), c01(rng), c01(rng), c01(rng)});
+        for (int k = 0; k < 3; ++k) vel.push_back(0.02f * u(rng));
+    }
+    std::vector<PlyCloud> out;
+    for (std::size_t f = 0; f < frames; ++f) {
+        PlyCloud c = base;
+        const double t = double(f) / kFps;
+        for (std::size_t i = 0; i < n; ++i)
+            for (int k = 0; k < 3; ++k)
+                c.position[i * 3 + k] = static_cast<float>(
+                    base.position[i * 3 + k] + vel[i * 3 + k] * t +
+                    (int(i) < accelerating && k == 0 ? 0.5 * t * t : 0.0));
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+struct Converted {
+    std::vector<std::uint8_t> bytes;
+    ConvertReport report;
+};
+
+Converted convert(const std::vector<PlyCloud>& frames, ConvertShape shape) {
+    ConvertOptions o;
+    o.fps = kFps;
+    o.shape = shape;
+    o.keyframe_every = 4;
+    MemorySink sink;
+    Converted c;
+    auto st = convert_frames(frames, o, sink, &c.report);
+    if (!st.ok()) FAIL(st.error().describe());
+    c.bytes = sink.take();
+    return c;
+}
+
+// Max deviation of position and colour over every frame time, matching gaussians by position.
+void check_round_trip(const Converted& c, const std::vector<PlyCloud>& frames) {
+    MemorySource src(c.bytes);
+    const QuantBounds& tol = c.report.tolerance;
+    double worst_pos = 0, worst_rgb = 0;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+        auto got = extract_state(src, double(f) / kFps);
+        REQUIRE(got.ok());
+        REQUIRE(got->count == frames[f].count);
+        for (std::size_t i = 0; i < frames[f].count; ++i) {
+            std::size_t best = 0;
+            double bd = 1e30;
+            for (std::size_t j = 0; j < got->count; ++j) {
+                double d = 0;
+                for (int k = 0; k < 3; ++k)
+                    d += std::pow(got->position[j * 3 + k] - frames[f].position[i * 3 + k], 2);
+                if (d < bd) bd = d, best = j;
+            }
+            for (int k = 0; k < 3; ++k) {
+                worst_pos = std::max(worst_pos, double(std::fabs(got->position[best * 3 + k] -
+                                                                 frames[f].position[i * 3 + k])));
+                worst_rgb = std::max(worst_rgb, double(std::fabs(got->color[best * 4 + k] -
+                                                                 frames[f].color[i * 4 + k])));
+            }
+        }
+    }
+    CHECK(worst_pos <= tol.pos + 1e-6);
+    CHECK(worst_rgb <= tol.rgb + 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("natural order sorts digit runs as numbers") {
+    std::vector<std::string> v = {"f10.ply", "f2.ply", "f1.ply", "f02.ply", "g.ply", "f.ply"};
+    std::sort(v.begin(), v.end(), natural_less);
+    CHECK(v == std::vector<std::string>{"f.ply", "f1.ply", "f2.ply", "f02.ply", "f10.ply", "g.ply"});
+}
+
+TEST_CASE("§12: a frame sequence imports as one window per frame with zero velocity") {
+    auto frames = tracked(4, 30, 0, 1);
+    frames[2].count = 20;  // an untracked sequence: counts may differ
+    for (auto* col : {&frames[2].position, &frames[2].normal, &frames[2].scale}) col->resize(60);
+    for (auto* col : {&frames[2].rotation, &frames[2].color}) col->resize(80);
+    Converted c = convert(frames, ConvertShape::per_frame);
+    CHECK(c.report.records == 30 + 30 + 20 + 30);
+    MemorySource src(c.bytes);
+    auto reader = IndexedReader::open(src);
+    REQUIRE(reader.ok());
+    CHECK(reader->scene().windows.size() == 4);
+    CHECK(reader->scene().header.duration_sec == 0.5);
+    GaussianBlock all;
+    std::vector<DecodeWorkspace> pool;
+    REQUIRE(reader->read_all(all, pool).ok());
+    for (float m : all.motion) CHECK(m == 0);
+    for (float s : all.sigma_t) CHECK(std::isinf(s));
+    check_round_trip(c, frames);
+}
+
+TEST_CASE("§12: adaptive sampling keeps linear motion in one record and splits acceleration") {
+    const auto frames = tracked(16, 50, 5, 2);
+    Converted a = convert(frames, ConvertShape::adaptive);
+    Converted p = convert(frames, ConvertShape::per_frame);
+    CHECK(a.report.records > 50);          // the accelerating five split
+    CHECK(a.report.records < 50 + 5 * 16);  // the others are one record each
+    CHECK(a.bytes.size() < p.bytes.size());
+    check_round_trip(a, frames);
+    MemorySource src(a.bytes);
+    auto reader = IndexedReader::open(src);
+    REQUIRE(reader.ok());
+    CHECK(reader->scene().windows.size() <= 2 * 16 - 1);  // bisection windows only
+}
+
+TEST_CASE("tracked frames convert to keyframe-delta with stable ids") {
+    const auto frames = tracked(8, 40, 0, 3);
+    Converted c = convert(frames, ConvertShape::keyframe_delta);
+    MemorySource src(c.bytes);
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto reader = IndexedReader::open(src, ro);
+    REQUIRE(reader.ok());
+    CHECK(reader->scene().header.temporal_model == "keyframe-delta");
+    CHECK(reader->scene().header.gaussian_count == 40);
+    CHECK(reader->scene().index.size() == 8);
+    check_round_trip(c, frames);
+}
+
+TEST_CASE("tracked conversion refuses frames that do not hold the same gaussians") {
+    auto frames = tracked(3, 10, 0, 4);
+    frames[1] = tracked(1, 9, 0, 5)[0];
+    ConvertOptions o;
+    o.fps = kFps;
+    MemorySink sink;
+    for (ConvertShape s : {ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
+        o.shape = s;
+        auto st = convert_frames(frames, o, sink);
+        REQUIRE_FALSE(st.ok());
+        CHECK(st.error().refusal == "frames-not-tracked");
+    }
+    o.shape = ConvertShape::per_frame;
+    o.fps = 0;
+    auto st = convert_frames(frames, o, sink);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == "invalid-option");
+    CHECK(convert_frames({}, ConvertOptions{}, sink).error().refusal == "no-frames");
+}
+
+TEST_CASE("convert_ply_files writes atomically and leaves nothing behind on a refusal") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("fourdgs-convert-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto frames = tracked(2, 6, 0, 6);
+    std::vector<std::string> paths;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+        auto bytes = write_ply(frames[f]);
+        REQUIRE(bytes.ok());
+        paths.push_back((dir / ("frame" + std::to_string(f) + ".ply")).string());
+        std::FILE* fp = std::fopen(paths.back().c_str(), "wb");
+        std::fwrite(bytes->data(), 1, bytes->size(), fp);
+        std::fclose(fp);
+    }
+    std::vector<std::string> inputs{dir.string()};
+    auto listed = list_ply_frames(inputs);
+    REQUIRE(listed.ok());
+    CHECK(*listed == paths);
+    const std::string out = (dir / "scene.4dgs").string();
+    ConvertOptions o;
+    o.fps = kFps;
+    ConvertReport rep;
+    REQUIRE(convert_ply_files(paths, out, o, &rep).ok());
+    CHECK(fs::file_size(out) == rep.output_bytes);
+    CHECK(rep.input_bytes == fs::file_size(paths[0]) + fs::file_size(paths[1]));
+    // A truncated second frame: refused, and neither the output nor a temporary remains.
+    fs::resize_file(paths[1], fs::file_size(paths[1]) - 3);
+    fs::remove(out);
+    auto st = convert_ply_files(paths, out, o, &rep);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == "ply-truncated-body");
+    std::size_t entries = 0;
+    for (auto& e : fs::directory_iterator(dir)) entries += e.path().extension() != ".ply";
+    CHECK(entries == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("extract refuses an instant outside the scene") {
+    Converted c = convert(tracked(2, 4, 0, 7), ConvertShape::per_frame);
+    MemorySource src(c.bytes);
+    for (double t : {-0.1, 0.25, 1e9, std::nan("")}) {
+        auto r = extract_state(src, t);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().refusal == "time-out-of-range");
+    }
+    CHECK(extract_state(src, 0.125).ok());
+}
