@@ -1,4 +1,5 @@
-// libFuzzer harness: arbitrary bytes through both readers and every decode path. Nothing may
+// libFuzzer harness: arbitrary bytes through both readers, every decode path, the extras'
+// queries and the validator. Nothing may
 // crash, hang, or allocate beyond the configured limits; every failure must be an Error value.
 //   build: cmake -DFOURDGS_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ... ; run: fuzz_readers corpus/
 #include <fourdgs/fourdgs.hpp>
@@ -17,8 +18,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fourdgs::MemorySource source({data, size});
     auto loaded = fourdgs::read_streaming(source, options);
     if (loaded.ok()) {
+        const fourdgs::SceneInfo& s = loaded->info;
         fourdgs::Frame frame;
-        fourdgs::evaluate(loaded->gaussians, 0.5, loaded->info.header.cutoff, frame);
+        fourdgs::evaluate(loaded->gaussians, 0.5, s.header.cutoff, frame,
+                          {.tracks = s.object_tracks});
+        // Whatever the file's numbers, the extras' arithmetic returns values, never traps.
+        for (double t : {-1.0, 0.0, 0.7, 1e300}) {
+            if (s.camera) (void)fourdgs::camera_at(*s.camera, t);
+            for (const auto& a : s.audio) (void)fourdgs::audio_state_at(a.descriptor, t);
+            for (const auto& sensor : s.sensors) {
+                (void)fourdgs::sensor_pose_at(s, sensor.name, t);
+                (void)fourdgs::unproject(sensor, 10.0, 20.0);
+            }
+            for (const auto& tr : s.object_tracks) (void)fourdgs::object_pose_at(s, tr.object_id, t);
+        }
+    }
+    {
+        fourdgs::ValidateOptions vo;
+        vo.reader = options;
+        vo.max_findings = 256;
+        (void)fourdgs::validate(source, vo);
     }
 
     auto reader = fourdgs::IndexedReader::open(source, options);
