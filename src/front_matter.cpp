@@ -333,19 +333,7 @@ Status SceneBuilder::seal(std::uint64_t at) {
         AudioSource& d = scene_.audio.front().descriptor;
         d.duration_sec = std::max(0.0, scene_.header.duration_sec - d.start_sec);
     }
-    const Quantization& q = scene_.quantization;
-    Grid& g = scene_.grid;
-    g.pos_origin = q.pos_origin;
-    g.step_pos = q.step_pos;
-    g.step_scale_log = q.step_scale_log;
-    g.step_rot = q.step_rot;
-    g.step_rgb = q.step_rgb;
-    g.step_alpha = q.step_alpha;
-    g.step_motion = q.step_motion;
-    g.step_time = q.step_time;
-    g.step_sigma_log = q.step_sigma_log;
-    g.cutoff = scene_.header.cutoff;
-    g.k = Grid::k_for_cutoff(scene_.header.cutoff);
+    scene_.grid = grid_for(scene_.quantization, scene_.header.cutoff);
     sealed_ = true;
     return ok_status();
 }

@@ -1059,19 +1059,7 @@ void Validator::seal(std::uint64_t at) {
         error("missing-quantization", "", "", at,
               "gaussian data begins before any Quantization record");
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});  // §5.4
-    const Quantization& q = scene_.quantization;
-    Grid& g = scene_.grid;
-    g.pos_origin = q.pos_origin;
-    g.step_pos = q.step_pos;
-    g.step_scale_log = q.step_scale_log;
-    g.step_rot = q.step_rot;
-    g.step_rgb = q.step_rgb;
-    g.step_alpha = q.step_alpha;
-    g.step_motion = q.step_motion;
-    g.step_time = q.step_time;
-    g.step_sigma_log = q.step_sigma_log;
-    g.cutoff = scene_.header.cutoff;
-    g.k = Grid::k_for_cutoff(scene_.header.cutoff);
+    scene_.grid = grid_for(scene_.quantization, scene_.header.cutoff);
 }
 
 void Validator::begin_chunk(Held& held) {

@@ -37,6 +37,24 @@ inline constexpr std::uint8_t kRequiredCount = 11;  // ids 0..10 are required in
 
 inline constexpr std::uint8_t kFlagNeverFades = 1;  // per-gaussian flags bit 0
 
+// The decode grid a file declares: its Quantization record's origin and steps, and K from the
+// Header's cutoff (§6.3).
+inline Grid grid_for(const Quantization& q, double cutoff) {
+    Grid g;
+    g.pos_origin = q.pos_origin;
+    g.step_pos = q.step_pos;
+    g.step_scale_log = q.step_scale_log;
+    g.step_rot = q.step_rot;
+    g.step_rgb = q.step_rgb;
+    g.step_alpha = q.step_alpha;
+    g.step_motion = q.step_motion;
+    g.step_time = q.step_time;
+    g.step_sigma_log = q.step_sigma_log;
+    g.cutoff = cutoff;
+    g.k = Grid::k_for_cutoff(cutoff);
+    return g;
+}
+
 struct ChunkBins {
     std::uint32_t count = 0;
     std::vector<std::int32_t> position, scale, rotation, color, motion;  // 3 per gaussian
