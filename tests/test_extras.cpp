@@ -737,3 +737,23 @@ TEST_CASE("interop: birth-extras' audio_state_at, rig_pose_at and object_pose_at
     REQUIRE(front.ok());
     CHECK(check_scene_references(info).ok());
 }
+
+TEST_CASE("M036: Statistics are advisory, and what a reader reports comes from the chunks, even when "
+          "the Statistics record disagrees",
+          "[extras]") {
+    test::BuiltScene s = test::default_scene(2, 40, 0);
+    s.spec.crc = false;  // so the lie below is not caught as a summary fault first
+    auto file = test::build(s.spec);
+    for (const test::BuiltRecord& r : file.records)
+        if (r.opcode == op::statistics)
+            test::put_u64(file.bytes, r.offset + kRecordHeaderSize, 999);  // gaussian_count
+    auto streamed = test::stream_read(file.bytes);
+    REQUIRE(streamed.ok());
+    CHECK(streamed->gaussians.count == 80);
+    REQUIRE(streamed->info.statistics.has_value());
+    CHECK(streamed->info.statistics->gaussian_count == 999);  // kept as written, not trusted
+    const auto indexed = test::indexed_read(file.bytes);
+    REQUIRE_FALSE(indexed.error.has_value());
+    CHECK(indexed.block.count == 80);
+    CHECK(indexed.info.index.size() == 2);
+}

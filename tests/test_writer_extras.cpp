@@ -1292,3 +1292,25 @@ TEST_CASE("writer extras: a looping linear camera path is written as given and w
     check_vec(pos, {1.5, 0, 0}, 1e-12);
     check_vec(target, {1.5, 0, -1}, 1e-12);
 }
+
+TEST_CASE("M037: no writer emits 0x0E (or any reserved opcode): a private record below 0x80 is "
+          "refused, and a scene with every extra writes only defined and private opcodes",
+          "[writer][extras]") {
+    const Payloads p;
+    const Gaussians g;
+    SceneHeader h = extras_header(p);
+    for (std::uint8_t o : opcodes(one_shot(h, g)))
+        CHECK((is_defined_opcode(o) || o >= 0x80));
+    const ByteVec content = {1, 2, 3};
+    h.private_records.push_back({0x0E, content});
+    auto refused = write_scene(SceneInput{h, g.batch()}, small_chunks());
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("0x80"));
+    MemorySink sink;
+    StreamDeclaration decl{g.n, g.aabb(), {{0, kDuration}}};
+    h.private_records.clear();
+    auto w = StreamingWriter::create(sink, h, decl, small_chunks());
+    REQUIRE(w.ok());
+    CHECK_FALSE(w->add_private_record({0x0E, content}).ok());
+    CHECK_FALSE(w->add_private_record({0x26, content}).ok());
+}
