@@ -1101,6 +1101,9 @@ Status KeyframeDeltaStream::check_index_entry(const ChunkIndex& e, std::uint64_t
 }
 
 Status KeyframeDeltaStream::finish_footer(const Pending& rec) {
+    // A file without chunks reaches its Footer unsealed: the same rules hold for it (§5.4's
+    // effective window table, the cross-record checks), as they do in the indexed reader.
+    FOURDGS_TRY(builder_.seal(rec.view.offset));
     FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
     SceneInfo& scene = builder_.scene();
     scene.footer = f;

@@ -757,3 +757,23 @@ TEST_CASE("M036: Statistics are advisory, and what a reader reports comes from t
     CHECK(indexed.block.count == 80);
     CHECK(indexed.info.index.size() == 2);
 }
+
+TEST_CASE("a file without chunks meets the same cross-record rules and the same effective window "
+          "table in both readers",
+          "[extras]") {
+    test::BuiltScene s = test::default_scene(0, 0, 0);
+    s.spec.windows.reset();
+    s.spec.header.flags = kHeaderFlagAudio;
+    refused_by_both(test::build(s.spec).bytes, "audio-flag-mismatch");
+    s.spec.header.flags = 0;
+    s.spec.front = {record_bytes(anchor("nowhere"))};
+    refused_by_both(test::build(s.spec).bytes, "missing-anchor-frame");
+    s.spec.front.clear();
+    const auto file = test::build(s.spec);
+    const SceneInfo streamed = read_ok(file.bytes);
+    const auto indexed = test::indexed_read(file.bytes);
+    REQUIRE(streamed.windows.size() == 1);
+    CHECK(streamed.windows[0].lo == 0);
+    CHECK(streamed.windows[0].hi == 0);
+    CHECK(indexed.info.windows.size() == 1);
+}
