@@ -66,15 +66,7 @@ Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path);
 
 // What the generator wrote, kept to check a decode against it (every decoded value within the
 // declared bound of the value written).
-struct SourceGaussians {
-    std::size_t n = 0;
-    int sh_degree = 0;
-    std::vector<float> position, scale, rotation, color, motion, mu_t, sigma_t, sh;
-    std::vector<double> win_lo, win_hi;
-    std::vector<std::uint32_t> object_id;
-    std::vector<std::int32_t> source_group, source_index;
-    fourdgs::GaussianBatch batch() const;
-};
+using SourceGaussians = fourdgs::GaussianColumns;
 
 struct Variant {
     std::string name;

@@ -25,26 +25,6 @@ namespace conformance {
 
 using namespace fourdgs;
 
-fourdgs::GaussianBatch SourceGaussians::batch() const {
-    GaussianBatch b;
-    b.count = n;
-    b.position = position;
-    b.scale = scale;
-    b.rotation = rotation;
-    b.color = color;
-    b.motion = motion;
-    b.mu_t = mu_t;
-    b.sigma_t = sigma_t;
-    b.win_lo = win_lo;
-    b.win_hi = win_hi;
-    b.sh_degree = sh_degree;
-    b.sh = sh;
-    b.object_id = object_id;
-    b.source_group = source_group;
-    b.source_index = source_index;
-    return b;
-}
-
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -86,7 +66,7 @@ struct Shape {
 std::shared_ptr<SourceGaussians> make_gaussians(const Shape& sh) {
     auto g = std::make_shared<SourceGaussians>();
     Rng rng(sh.seed);
-    g->n = sh.n;
+    g->count = sh.n;
     g->sh_degree = sh.sh_degree;
     const int per = 3 * sh_coeffs_per_component(sh.sh_degree);
     for (std::size_t i = 0; i < sh.n; ++i) {
@@ -410,7 +390,7 @@ Variant keyframe_delta(std::string name, std::string note, const KdShape& k) {
                 g->win_hi.push_back(short_window ? 2.0 : duration);
             }
         }
-        g->n = ids.size();
+        g->count = ids.size();
         v.step_t0.push_back(static_cast<double>(s));
         v.step_sources.push_back(g);
         v.step_ids.push_back(ids);

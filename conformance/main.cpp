@@ -138,14 +138,14 @@ std::string mismatch(const GaussianBlock& d, std::size_t i, const SourceGaussian
 // corpus's duplicates are exact duplicates, so first fit cannot strand a match).
 void check_against_source(const std::string& name, const GaussianBlock& d, const SourceGaussians& s,
                           const Bounds& b, bool check_mu) {
-    if (d.count != s.n)
+    if (d.count != s.count)
         throw std::runtime_error(name + ": decoded " + std::to_string(d.count) + " gaussians, wrote " +
-                                 std::to_string(s.n));
-    std::vector<bool> used(s.n, false);
+                                 std::to_string(s.count));
+    std::vector<bool> used(s.count, false);
     for (std::size_t i = 0; i < d.count; ++i) {
         std::string why = "no source gaussians";
         bool found = false;
-        for (std::size_t j = 0; j < s.n && !found; ++j) {
+        for (std::size_t j = 0; j < s.count && !found; ++j) {
             if (used[j]) continue;
             std::string w = mismatch(d, i, s, j, b, check_mu);
             if (w.empty()) {
@@ -178,7 +178,7 @@ void check_source(const Variant& v) {
             throw std::runtime_error(v.name + ": " + st.error().describe());
         // The step's ids are the file's (no id in this corpus dies and comes back): match by id.
         const SourceGaussians& src_g = *v.step_sources[s];
-        if (block.count != src_g.n) throw std::runtime_error(v.name + ": state size differs");
+        if (block.count != src_g.count) throw std::runtime_error(v.name + ": state size differs");
         for (std::size_t i = 0; i < block.count; ++i) {
             auto it = std::find(v.step_ids[s].begin(), v.step_ids[s].end(), block.gaussian_id[i]);
             if (it == v.step_ids[s].end()) throw std::runtime_error(v.name + ": unknown gaussian_id");

@@ -112,6 +112,19 @@ void tick(const ConvertOptions& o, std::uint64_t done, std::uint64_t total) {
 
 // ---- per frame --------------------------------------------------------------------------------
 
+// Writes the converted gaussians and fills the report both shapes share.
+Status write_columns(const GaussianColumns& cols, SceneHeader header, const WriterOptions& wo,
+                     ByteSink& sink, const QuantBounds& tol, ConvertReport& rep) {
+    WriteReport wr;
+    FOURDGS_TRY(write_scene(SceneInput{std::move(header), cols.batch()}, wo, sink, &wr));
+    rep.records = wr.gaussian_count;
+    rep.chunks = wr.chunk_count;
+    rep.output_bytes = wr.bytes_written;
+    rep.quantization = wr.quantization;
+    rep.tolerance = tol;
+    return ok_status();
+}
+
 Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions& o,
                          ByteSink& sink, ConvertReport& rep) {
     const int degree = frames.front().sh_degree;
@@ -127,46 +140,27 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
     QuantBounds tol = q;
     tol.rot = rotation_limit(q.rot);
 
-    std::vector<float> position, scale, rotation, color, mu_t, sigma_t, sh;
-    std::vector<double> lo, hi;
+    GaussianColumns cols;
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
-    position.reserve(total * 3);
+    cols.position.reserve(total * 3);
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
-        position.insert(position.end(), f.position.begin(), f.position.end());
-        scale.insert(scale.end(), f.scale.begin(), f.scale.end());
-        rotation.insert(rotation.end(), f.rotation.begin(), f.rotation.end());
+        cols.position.insert(cols.position.end(), f.position.begin(), f.position.end());
+        cols.scale.insert(cols.scale.end(), f.scale.begin(), f.scale.end());
+        cols.rotation.insert(cols.rotation.end(), f.rotation.begin(), f.rotation.end());
         const auto c = clamped_colors(f, rep.clamped_colors);
-        color.insert(color.end(), c.begin(), c.end());
-        sh.insert(sh.end(), f.sh.begin(), f.sh.begin() + f.count * per);
+        cols.color.insert(cols.color.end(), c.begin(), c.end());
+        cols.sh.insert(cols.sh.end(), f.sh.begin(), f.sh.begin() + f.count * per);
         const double t0 = frame_time(i, o.fps), t1 = frame_time(i + 1, o.fps);
-        mu_t.insert(mu_t.end(), f.count, static_cast<float>(t0));
-        sigma_t.insert(sigma_t.end(), f.count, kInf);  // never fades: the box profile
-        lo.insert(lo.end(), f.count, t0);
-        hi.insert(hi.end(), f.count, t1);
+        cols.mu_t.insert(cols.mu_t.end(), f.count, static_cast<float>(t0));
+        cols.sigma_t.insert(cols.sigma_t.end(), f.count, kInf);  // never fades: the box profile
+        cols.win_lo.insert(cols.win_lo.end(), f.count, t0);
+        cols.win_hi.insert(cols.win_hi.end(), f.count, t1);
         tick(o, i + 1, frames.size());
     }
-    SceneInput in;
-    in.header = base_header(frames, o, tol);
-    in.gaussians.count = total;
-    in.gaussians.position = position;
-    in.gaussians.scale = scale;
-    in.gaussians.rotation = rotation;
-    in.gaussians.color = color;
-    in.gaussians.mu_t = mu_t;
-    in.gaussians.sigma_t = sigma_t;
-    in.gaussians.win_lo = lo;
-    in.gaussians.win_hi = hi;
-    in.gaussians.sh_degree = degree;
-    in.gaussians.sh = sh;
-    WriteReport wr;
-    FOURDGS_TRY(write_scene(in, o.writer, sink, &wr));
-    rep.records = wr.gaussian_count;
-    rep.chunks = wr.chunk_count;
-    rep.output_bytes = wr.bytes_written;
-    rep.quantization = wr.quantization;
-    rep.tolerance = tol;
-    return ok_status();
+    cols.count = total;
+    cols.sh_degree = degree;
+    return write_columns(cols, base_header(frames, o, tol), o.writer, sink, tol, rep);
 }
 
 // ---- keyframe-delta ---------------------------------------------------------------------------
@@ -312,9 +306,19 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     // One record per span: frame a's state, moving along the fitted line.
     const std::size_t m = spans.size();
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
-    std::vector<float> position(m * 3), motion(m * 3), scale(m * 3), rotation(m * 4),
-        color(m * 4), mu_t(m), sigma_t(m, kInf), sh(m * per);
-    std::vector<double> lo(m), hi(m);
+    GaussianColumns cols;
+    cols.count = m;
+    cols.sh_degree = frames.front().sh_degree;
+    cols.position.resize(m * 3);
+    cols.motion.resize(m * 3);
+    cols.scale.resize(m * 3);
+    cols.rotation.resize(m * 4);
+    cols.color.resize(m * 4);
+    cols.mu_t.resize(m);
+    cols.sigma_t.assign(m, kInf);
+    cols.sh.resize(m * per);
+    cols.win_lo.resize(m);
+    cols.win_hi.resize(m);
     double vmax = 0, longest_moving = 0;
     for (std::size_t r = 0; r < m; ++r) {
         const Span& sp = spans[r];
@@ -322,26 +326,26 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
         const PlyCloud& fb = frames[sp.b - 1];
         const double ta = frame_time(sp.a, o.fps), tb = frame_time(sp.b - 1, o.fps);
         for (int c = 0; c < 3; ++c) {
-            position[r * 3 + c] = fa.position[sp.g * 3 + c];
+            cols.position[r * 3 + c] = fa.position[sp.g * 3 + c];
             const double v = sp.b - sp.a > 1
                                  ? (double(fb.position[sp.g * 3 + c]) - fa.position[sp.g * 3 + c]) /
                                        (tb - ta)
                                  : 0.0;
-            motion[r * 3 + c] = static_cast<float>(v);
-            scale[r * 3 + c] = fa.scale[sp.g * 3 + c];
+            cols.motion[r * 3 + c] = static_cast<float>(v);
+            cols.scale[r * 3 + c] = fa.scale[sp.g * 3 + c];
             vmax = std::max(vmax, std::fabs(v));
         }
         for (int c = 0; c < 4; ++c) {
-            rotation[r * 4 + c] = fa.rotation[sp.g * 4 + c];
-            color[r * 4 + c] = std::clamp(fa.color[sp.g * 4 + c], 0.0f, 1.0f);
-            rep.clamped_colors += std::fabs(color[r * 4 + c] - fa.color[sp.g * 4 + c]) > 1e-6f;
+            cols.rotation[r * 4 + c] = fa.rotation[sp.g * 4 + c];
+            cols.color[r * 4 + c] = std::clamp(fa.color[sp.g * 4 + c], 0.0f, 1.0f);
+            rep.clamped_colors += std::fabs(cols.color[r * 4 + c] - fa.color[sp.g * 4 + c]) > 1e-6f;
         }
-        mu_t[r] = static_cast<float>(ta);
-        lo[r] = ta;
-        hi[r] = frame_time(sp.b, o.fps);
-        if (motion[r * 3] != 0 || motion[r * 3 + 1] != 0 || motion[r * 3 + 2] != 0)
-            longest_moving = std::max(longest_moving, hi[r] - lo[r]);
-        std::copy_n(fa.sh.begin() + sp.g * per, per, sh.begin() + r * per);
+        cols.mu_t[r] = static_cast<float>(ta);
+        cols.win_lo[r] = ta;
+        cols.win_hi[r] = frame_time(sp.b, o.fps);
+        if (cols.motion[r * 3] != 0 || cols.motion[r * 3 + 1] != 0 || cols.motion[r * 3 + 2] != 0)
+            longest_moving = std::max(longest_moving, cols.win_hi[r] - cols.win_lo[r]);
+        std::copy_n(fa.sh.begin() + sp.g * per, per, cols.sh.begin() + r * per);
     }
 
     // The quantization half of the budget (see convert.hpp). A velocity error dv moves a record
@@ -358,30 +362,9 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     QuantBounds tol = B;
     tol.rot = fit.rot + rotation_limit(q.rot);
 
-    SceneInput in;
-    in.header = base_header(frames, o, tol);
-    in.gaussians.count = m;
-    in.gaussians.position = position;
-    in.gaussians.motion = motion;
-    in.gaussians.scale = scale;
-    in.gaussians.rotation = rotation;
-    in.gaussians.color = color;
-    in.gaussians.mu_t = mu_t;
-    in.gaussians.sigma_t = sigma_t;
-    in.gaussians.win_lo = lo;
-    in.gaussians.win_hi = hi;
-    in.gaussians.sh_degree = frames.front().sh_degree;
-    in.gaussians.sh = sh;
     WriterOptions wo = o.writer;
     wo.bounds = q;
-    WriteReport wr;
-    FOURDGS_TRY(write_scene(in, wo, sink, &wr));
-    rep.records = m;
-    rep.chunks = wr.chunk_count;
-    rep.output_bytes = wr.bytes_written;
-    rep.quantization = wr.quantization;
-    rep.tolerance = tol;
-    return ok_status();
+    return write_columns(cols, base_header(frames, o, tol), wo, sink, tol, rep);
 }
 
 }  // namespace

@@ -74,6 +74,24 @@ struct GaussianBatch {
     std::span<const std::int32_t> source_group, source_index;
 };
 
+// Owning columns in GaussianBatch's layout, for a caller that builds its gaussians in memory:
+// fill the vectors, then pass batch() (a view, valid while the columns live and do not grow).
+struct GaussianColumns {
+    std::size_t count = 0;
+    std::vector<float> position, scale, rotation, color, motion, mu_t, sigma_t;
+    std::vector<double> win_lo, win_hi;
+    int sh_degree = 0;
+    std::vector<float> sh;
+    std::vector<std::uint32_t> object_id;
+    std::vector<std::int32_t> source_group, source_index;
+
+    GaussianBatch batch() const {
+        return {count,  position, scale,     rotation, color,        motion,      mu_t,
+                sigma_t, win_lo,  win_hi,    sh_degree, sh,          object_id,   source_group,
+                source_index};
+    }
+};
+
 // An Attachment (§5.13) to write; `data` is borrowed until the call that writes it returns.
 struct AttachmentInput {
     std::string name;
