@@ -75,11 +75,11 @@ fourdgs_status invalid(std::string_view refusal, std::string_view message) noexc
 
 fourdgs_status not_found(std::string_view what, std::size_t index, std::size_t count) noexcept {
     try {
-        return fail(FOURDGS_NOT_FOUND, "no-such-element",
+        return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
                     std::string(what) + " " + std::to_string(index) + " does not exist (there are " +
                         std::to_string(count) + ")");
     } catch (...) {
-        return fail(FOURDGS_NOT_FOUND, "no-such-element", "");
+        return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "");
     }
 }
 
@@ -89,17 +89,17 @@ fourdgs_status guarded(F&& body) noexcept {
     try {
         return body();
     } catch (const std::bad_alloc&) {
-        return fail(FOURDGS_OUT_OF_MEMORY, "out-of-memory", "an allocation failed");
+        return fail(FOURDGS_OUT_OF_MEMORY, refusal::kOutOfMemory, "an allocation failed");
     } catch (const std::exception& e) {
-        return fail(FOURDGS_INTERNAL, "internal-error", e.what());
+        return fail(FOURDGS_INTERNAL, refusal::kInternalError, e.what());
     } catch (...) {
-        return fail(FOURDGS_INTERNAL, "internal-error", "an unknown exception was caught");
+        return fail(FOURDGS_INTERNAL, refusal::kInternalError, "an unknown exception was caught");
     }
 }
 
 #define FOURDGS_C_REQUIRE(p)                                             \
     do {                                                                 \
-        if ((p) == nullptr) return invalid("null-argument", #p " is NULL"); \
+        if ((p) == nullptr) return invalid(refusal::kNullArgument, #p " is NULL"); \
     } while (0)
 
 #define FOURDGS_C_TRY(expr)                              \
@@ -114,7 +114,7 @@ fourdgs_status guarded(F&& body) noexcept {
 template <class T>
 fourdgs_status check_size(const T* s, const char* what) {
     if (s->struct_size < sizeof(std::size_t))
-        return invalid("invalid-struct-size", std::string(what) + ".struct_size is not set");
+        return invalid(refusal::kInvalidStructSize, std::string(what) + ".struct_size is not set");
     return FOURDGS_OK;
 }
 
@@ -140,7 +140,7 @@ fourdgs_string str(const std::string& s) noexcept { return {s.c_str(), s.size()}
 // A string coming in as pointer + size.
 fourdgs_status text_in(const char* p, std::size_t n, const char* what, std::string& out) {
     if (p == nullptr && n != 0)
-        return invalid("null-argument", std::string(what) + " is NULL with a non-zero size");
+        return invalid(refusal::kNullArgument, std::string(what) + " is NULL with a non-zero size");
     out.assign(p ? p : "", n);
     return FOURDGS_OK;
 }
@@ -173,7 +173,7 @@ struct Allocator {
 fourdgs_status allocator_in(const fourdgs_allocator* hooks, Allocator& out) noexcept {
     if (hooks == nullptr) return FOURDGS_OK;
     if (hooks->alloc == nullptr || hooks->free == nullptr)
-        return invalid("invalid-allocator", "an allocator needs both alloc and free");
+        return invalid(refusal::kInvalidAllocator, "an allocator needs both alloc and free");
     out.hooks = *hooks;
     out.custom = true;
     return FOURDGS_OK;
@@ -255,7 +255,7 @@ fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_opti
     if (auto s = check_size(in, "fourdgs_open_options"); s != FOURDGS_OK) return s;
     out = take(in, out);
     if (out.max_sh_degree > 3)
-        return invalid("invalid-option", "max_sh_degree " + std::to_string(out.max_sh_degree) +
+        return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(out.max_sh_degree) +
                                              " is above 3");
     return FOURDGS_OK;
 }
@@ -280,7 +280,7 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     rc.release = cb->release;
     out = std::make_unique<CallbackSource>(rc);  // from here on, release is owed by `out`
     if (cb->size == nullptr || cb->read_at == nullptr)
-        return invalid("invalid-callbacks", "read callbacks need both size and read_at");
+        return invalid(refusal::kInvalidCallbacks, "read callbacks need both size and read_at");
     return FOURDGS_OK;
 }
 
@@ -455,7 +455,7 @@ fourdgs_status fourdgs_reader_open_memory(const void* data, size_t size,
                                           const fourdgs_open_options* options,
                                           fourdgs_reader** out) {
     return guarded([&] {
-        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
         return open_with(options, out, [&](const fourdgs_open_options& o, fourdgs_reader& r,
                                            std::unique_ptr<ByteSource>& source) {
             const auto* bytes = static_cast<const std::uint8_t*>(data);
@@ -628,7 +628,7 @@ fourdgs_status fourdgs_reader_metadata_find(const fourdgs_reader* reader, const 
                     *value = str(mv);
                     return FOURDGS_OK;
                 }
-        return fail(FOURDGS_NOT_FOUND, "no-such-element", "no metadata entry has key \"" + k + "\"");
+        return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "no metadata entry has key \"" + k + "\"");
     });
 }
 
@@ -655,7 +655,7 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
         FOURDGS_C_REQUIRE(size);
         const std::uint64_t file_size = reader->source->size().value_or(0);
         if (payload.offset > file_size || payload.size > file_size - payload.offset)
-            return fail(FOURDGS_INVALID_ARGUMENT, "index-out-of-range",
+            return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
                         "payload [" + std::to_string(payload.offset) + ", +" +
                             std::to_string(payload.size) + ") lies outside the " +
                             std::to_string(file_size) + "-byte file");
@@ -664,7 +664,7 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
             return FOURDGS_OK;
         }
         if (capacity < payload.size)
-            return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+            return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
                         "the payload is " + std::to_string(payload.size) + " bytes, the buffer " +
                             std::to_string(capacity));
         // read_exact may have written part of the buffer before failing; that is buffer
@@ -682,7 +682,7 @@ fourdgs_status fourdgs_reader_camera(const fourdgs_reader* reader, fourdgs_camer
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_camera_info"); s != FOURDGS_OK) return s;
         const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
         fourdgs_camera_info i{};
         i.fov_y_deg = cam->fov_y_deg;
         std::copy(cam->position.begin(), cam->position.end(), i.position);
@@ -700,7 +700,7 @@ fourdgs_status fourdgs_reader_camera_keyframe(const fourdgs_reader* reader, size
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(out);
         const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
         if (index >= cam->keyframes.size())
             return not_found("camera keyframe", index, cam->keyframes.size());
         const auto& k = cam->keyframes[index];
@@ -720,9 +720,9 @@ fourdgs_status fourdgs_reader_camera_at(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(position);
         FOURDGS_C_REQUIRE(target);
         FOURDGS_C_REQUIRE(fov_y_deg);
-        if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+        if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
         const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, "no-such-element", "the file has no Camera");
+        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
         const CameraView v = camera_at(*cam, t);
         std::copy(v.position.begin(), v.position.end(), position);
         std::copy(v.target.begin(), v.target.end(), target);
@@ -783,7 +783,7 @@ fourdgs_status fourdgs_reader_audio_state_at(const fourdgs_reader* reader, size_
     return guarded([&] {
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(out);
-        if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+        if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
         const auto& audio = reader->scene().audio;
         if (source >= audio.size()) return not_found("audio source", source, audio.size());
         const AudioState st = audio_state_at(audio[source].descriptor, t);
@@ -986,7 +986,7 @@ fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
         o = take(in, o);
     }
     if (o.max_sh_degree > 3)
-        return invalid("invalid-option", "max_sh_degree " + std::to_string(o.max_sh_degree) +
+        return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(o.max_sh_degree) +
                                              " is above 3");
     out.with_sh = o.max_sh_degree > 0;
     out.max_sh_degree = static_cast<int>(o.max_sh_degree);
@@ -996,7 +996,7 @@ fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
 }
 
 fourdgs_status finite_time(double t) {
-    if (!std::isfinite(t)) return invalid("non-finite-input", "t is not finite");
+    if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
     return FOURDGS_OK;
 }
 }  // namespace
@@ -1075,7 +1075,7 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
         }
         if (indices != nullptr) {
             if (capacity < found.size())
-                return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+                return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
                             std::to_string(found.size()) + " chunks cover t, the buffer holds " +
                                 std::to_string(capacity));
             std::copy(found.begin(), found.end(), indices);
@@ -1093,7 +1093,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         if (reader->delta)
-            return fail(FOURDGS_UNSUPPORTED, "chunk-decode-needs-chain",
+            return fail(FOURDGS_UNSUPPORTED, refusal::kChunkDecodeNeedsChain,
                         "a keyframe-delta state is composed from a chain of chunks: use "
                         "fourdgs_reader_evaluate");
         const std::size_t n = reader->scene().index.size();
@@ -1148,10 +1148,10 @@ fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame, const fourdgs_fram
         const Frame& f = frame->frame;
         const std::size_t n = f.count;
         if (b.sh_degree > 3)
-            return invalid("invalid-option",
+            return invalid(refusal::kInvalidOption,
                            "sh_degree " + std::to_string(b.sh_degree) + " is above 3");
         if (b.capacity < n)
-            return fail(FOURDGS_BUFFER_TOO_SMALL, "buffer-too-small",
+            return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
                         "the frame holds " + std::to_string(n) + " gaussians, the buffers " +
                             std::to_string(b.capacity));
         auto copy = [n](float* dst, const std::vector<float>& src, std::size_t per) {
@@ -1229,7 +1229,7 @@ fourdgs_status fourdgs_validate_memory(const void* data, size_t size,
                                        const fourdgs_open_options* options,
                                        fourdgs_validation** out) {
     return guarded([&] {
-        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
             source = std::make_unique<MemorySource>(
                 std::span(static_cast<const std::uint8_t*>(data), size));
@@ -1313,7 +1313,7 @@ fourdgs_writer_options default_writer_options() noexcept {
 template <class E>
 fourdgs_status enum_in(uint32_t v, uint32_t max, const char* what, E& out) {
     if (v > max)
-        return invalid("value-out-of-range",
+        return invalid(refusal::kValueOutOfRange,
                        std::string(what) + " " + std::to_string(v) + " is not one of 0.." +
                            std::to_string(max));
     out = static_cast<E>(v);
@@ -1322,7 +1322,7 @@ fourdgs_status enum_in(uint32_t v, uint32_t max, const char* what, E& out) {
 
 fourdgs_status samples_in(const fourdgs_pose_sample* samples, size_t count,
                           std::vector<TrajectorySample>& out) {
-    if (!array_ok(samples, count)) return invalid("null-argument", "samples is NULL");
+    if (!array_ok(samples, count)) return invalid(refusal::kNullArgument, "samples is NULL");
     out.resize(count);
     for (size_t i = 0; i < count; ++i) {
         out[i].time = samples[i].time;
@@ -1379,7 +1379,7 @@ fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options, four
         h.duration_sec = o.duration_sec;
         h.cutoff = o.cutoff;
         if (o.sh_degree > 3)
-            return invalid("invalid-option", "sh_degree " + std::to_string(o.sh_degree) +
+            return invalid(refusal::kInvalidOption, "sh_degree " + std::to_string(o.sh_degree) +
                                                  " is above 3");
         h.sh_degree = static_cast<int>(o.sh_degree);
         if (auto s = text_in(o.profile, o.profile_size, "profile", h.profile); s != FOURDGS_OK)
@@ -1399,12 +1399,12 @@ fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options, four
             return s;
         if (!preset.empty()) {
             auto p = parse_preset(preset);
-            if (!p) return invalid("invalid-option", "unknown preset \"" + preset + "\"");
+            if (!p) return invalid(refusal::kInvalidOption, "unknown preset \"" + preset + "\"");
             wo.preset = *p;
         }
         if (!ladder.empty()) {
             auto l = parse_sh_ladder(ladder);
-            if (!l) return invalid("invalid-option", "unknown SH ladder \"" + ladder + "\"");
+            if (!l) return invalid(refusal::kInvalidOption, "unknown SH ladder \"" + ladder + "\"");
             wo.sh_ladder = *l;
         }
         if (codec.empty() || codec == "deflate")
@@ -1414,7 +1414,7 @@ fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options, four
         else if (codec == "lz4")
             wo.codec = codec::lz4;
         else
-            return invalid("invalid-option", "unknown codec \"" + codec + "\"");
+            return invalid(refusal::kInvalidOption, "unknown codec \"" + codec + "\"");
         wo.level = o.level;
         wo.chunk_compression = chunk_compression;
         wo.write_index = o.write_index != 0;
@@ -1446,7 +1446,7 @@ fourdgs_status fourdgs_writer_add_gaussians(fourdgs_writer* writer,
         if (n == 0) return FOURDGS_OK;
         const int per = 3 * sh_coeffs_per_component(writer->header.sh_degree);
         if (n > std::numeric_limits<std::size_t>::max() / 64 / (per + 1))
-            return invalid("input-size-mismatch", "count " + std::to_string(n) + " is too large");
+            return invalid(refusal::kInputSizeMismatch, "count " + std::to_string(n) + " is too large");
         struct Column {
             const void* p;
             const char* name;
@@ -1456,9 +1456,9 @@ fourdgs_status fourdgs_writer_add_gaussians(fourdgs_writer* writer,
                          Column{b.mu_t, "mu_t"}, Column{b.sigma_t, "sigma_t"},
                          Column{b.win_lo, "win_lo"}, Column{b.win_hi, "win_hi"}})
             if (c.p == nullptr)
-                return invalid("null-argument", std::string("batch.") + c.name + " is NULL");
+                return invalid(refusal::kNullArgument, std::string("batch.") + c.name + " is NULL");
         if (per > 0 && b.sh == nullptr)
-            return invalid("null-argument", "batch.sh is NULL but the scene has SH");
+            return invalid(refusal::kNullArgument, "batch.sh is NULL but the scene has SH");
         // Append every column (strong guarantee: on an allocation failure nothing is kept).
         fourdgs_writer& w = *writer;
         const std::size_t before = w.count;
@@ -1518,7 +1518,7 @@ fourdgs_status fourdgs_writer_add_metadata(fourdgs_writer* writer, const char* n
                                            size_t entry_count) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
-        if (!array_ok(entries, entry_count)) return invalid("null-argument", "entries is NULL");
+        if (!array_ok(entries, entry_count)) return invalid(refusal::kNullArgument, "entries is NULL");
         Metadata m;
         if (auto s = text_in(name, name_size, "name", m.name); s != FOURDGS_OK) return s;
         for (size_t i = 0; i < entry_count; ++i) {
@@ -1542,7 +1542,7 @@ fourdgs_status fourdgs_writer_add_attachment(fourdgs_writer* writer, const char*
                                              size_t size) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
-        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+        if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
         AttachmentCopy a;
         if (auto s = text_in(name, name_size, "name", a.name); s != FOURDGS_OK) return s;
         if (auto s = text_in(media_type, media_type_size, "media_type", a.media_type);
@@ -1565,7 +1565,7 @@ fourdgs_status fourdgs_writer_set_camera(fourdgs_writer* writer, double fov_y_de
         FOURDGS_C_REQUIRE(position);
         FOURDGS_C_REQUIRE(target);
         if (!array_ok(keyframes, keyframe_count))
-            return invalid("null-argument", "keyframes is NULL");
+            return invalid(refusal::kNullArgument, "keyframes is NULL");
         Camera cam;
         cam.fov_y_deg = fov_y_deg;
         std::copy(position, position + 3, cam.position.begin());
@@ -1596,8 +1596,8 @@ fourdgs_status fourdgs_writer_add_audio_source(fourdgs_writer* writer,
         FOURDGS_C_REQUIRE(info);
         if (auto s = check_size(info, "fourdgs_audio_source_info"); s != FOURDGS_OK) return s;
         if (!array_ok(keyframes, keyframe_count))
-            return invalid("null-argument", "keyframes is NULL");
-        if (!array_ok(data, size)) return invalid("null-argument", "data is NULL");
+            return invalid(refusal::kNullArgument, "keyframes is NULL");
+        if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
         const fourdgs_audio_source_info in = take(info, fourdgs_audio_source_info{});
         AudioCopy a;
         AudioSource& d = a.descriptor;
@@ -1614,7 +1614,7 @@ fourdgs_status fourdgs_writer_add_audio_source(fourdgs_writer* writer,
             s != FOURDGS_OK)
             return s;
         if (in.flags > 0xFF)
-            return invalid("value-out-of-range", "flags " + std::to_string(in.flags) +
+            return invalid(refusal::kValueOutOfRange, "flags " + std::to_string(in.flags) +
                                                      " does not fit a byte");
         d.start_sec = in.start_sec;
         d.duration_sec = in.duration_sec;
@@ -1664,7 +1664,7 @@ fourdgs_status fourdgs_writer_add_sensor(fourdgs_writer* writer, const fourdgs_s
         if (auto s = check_size(sensor, "fourdgs_sensor"); s != FOURDGS_OK) return s;
         const fourdgs_sensor in = take(sensor, fourdgs_sensor{});
         if (!array_ok(in.distortion, in.distortion_count))
-            return invalid("null-argument", "sensor.distortion is NULL");
+            return invalid(refusal::kNullArgument, "sensor.distortion is NULL");
         SensorCalibration c;
         if (auto s = text_in(in.name.data, in.name.size, "name", c.name); s != FOURDGS_OK) return s;
         if (auto s = text_in(in.modality.data, in.modality.size, "modality", c.modality);
@@ -1736,15 +1736,15 @@ fourdgs_status fourdgs_writer_add_object(fourdgs_writer* writer, const fourdgs_o
         if (auto s = check_size(object, "fourdgs_object_info"); s != FOURDGS_OK) return s;
         const fourdgs_object_info in = take(object, fourdgs_object_info{});
         if (embedding_dim > 0xFFFF)
-            return invalid("value-out-of-range",
+            return invalid(refusal::kValueOutOfRange,
                            "embedding_dim " + std::to_string(embedding_dim) + " is above 65535");
         if (writer->header.object_table && writer->embedding_dim != embedding_dim)
-            return invalid("embedding-dimension-mismatch",
+            return invalid(refusal::kEmbeddingDimensionMismatch,
                            "embedding_dim " + std::to_string(embedding_dim) +
                                " differs from the table's " +
                                std::to_string(writer->embedding_dim));
         if (in.has_embedding && embedding_dim > 0 && in.embedding == nullptr)
-            return invalid("null-argument", "object.embedding is NULL");
+            return invalid(refusal::kNullArgument, "object.embedding is NULL");
         ObjectTable::Entry e;
         e.object_id = in.object_id;
         if (auto s = text_in(in.label.data, in.label.size, "label", e.label); s != FOURDGS_OK)
@@ -1831,7 +1831,7 @@ fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer, fourdgs_write
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
         if (!writer->report)
-            return fail(FOURDGS_NOT_FOUND, "no-such-element", "nothing has been written yet");
+            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "nothing has been written yet");
         fourdgs_write_report r{};
         r.gaussian_count = writer->report->gaussian_count;
         r.chunk_count = writer->report->chunk_count;

@@ -26,7 +26,7 @@ std::string hex_byte(std::uint8_t b) {
 }
 
 Error unknown_codec(std::uint8_t c, std::uint64_t offset) {
-    return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+    return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                       "stream codec byte " + std::to_string(c) + " (" + codec_name(c) +
                           ") is not implemented; this build implements 0 (deflate), 1 (zstd) and "
                           "128 (0x80, lz4 block, private range)",
@@ -34,15 +34,15 @@ Error unknown_codec(std::uint8_t c, std::uint64_t offset) {
 }
 
 Error size_mismatch(std::string what, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, "decompressed-size-mismatch", std::move(what), offset);
+    return make_error(ErrorKind::malformed, refusal::kDecompressedSizeMismatch, std::move(what), offset);
 }
 
 Error corrupt(std::string what, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, "corrupt-compressed-data", std::move(what), offset);
+    return make_error(ErrorKind::malformed, refusal::kCorruptCompressedData, std::move(what), offset);
 }
 
 Error out_of_memory(const char* what) {
-    return make_error(ErrorKind::limit, "out-of-memory",
+    return make_error(ErrorKind::limit, refusal::kOutOfMemory,
                       std::string("could not allocate a ") + what + " context");
 }
 
@@ -258,7 +258,7 @@ Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::ui
         case codec::lz4: {
             if (in.size() > static_cast<std::size_t>(INT_MAX) ||
                 out.size() > static_cast<std::size_t>(INT_MAX))
-                return make_error(ErrorKind::limit, "limit-exceeded",
+                return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   "an lz4 block and its output must each be under 2 GiB (" +
                                       std::to_string(in.size()) + " in, " + declared + " out)",
                                   offset);
@@ -287,7 +287,7 @@ Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::ui
 
 Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& out) {
     auto bad_level = [&](int lo, int hi) {
-        return make_error(ErrorKind::invalid_argument, "invalid-compression-level",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidCompressionLevel,
                           codec_name(c) + " level " + std::to_string(level) + " is outside " +
                               std::to_string(lo) + ".." + std::to_string(hi));
     };
@@ -300,7 +300,7 @@ Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& 
             const std::size_t n =
                 libdeflate_zlib_compress(z, in.data(), in.size(), out.data(), out.size());
             if (n == 0)
-                return make_error(ErrorKind::limit, "limit-exceeded",
+                return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   "libdeflate could not compress into its own bound");
             out.resize(n);
             return ok_status();
@@ -314,7 +314,7 @@ Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& 
             const std::size_t n =
                 ZSTD_compressCCtx(z, out.data(), out.size(), in.data(), in.size(), level);
             if (ZSTD_isError(n))
-                return make_error(ErrorKind::limit, "limit-exceeded",
+                return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
             out.resize(n);
             return ok_status();
@@ -322,7 +322,7 @@ Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& 
         case codec::lz4: {
             if (level < 0 || level > LZ4HC_CLEVEL_MAX) return bad_level(0, LZ4HC_CLEVEL_MAX);
             if (in.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE))
-                return make_error(ErrorKind::limit, "limit-exceeded",
+                return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   "an lz4 block holds at most " +
                                       std::to_string(LZ4_MAX_INPUT_SIZE) + " bytes, not " +
                                       std::to_string(in.size()));
@@ -334,7 +334,7 @@ Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& 
             const int n = level < LZ4HC_CLEVEL_MIN ? LZ4_compress_default(s, d, src, cap)
                                                    : LZ4_compress_HC(s, d, src, cap, level);
             if (n <= 0)
-                return make_error(ErrorKind::limit, "limit-exceeded", "lz4 compression failed");
+                return make_error(ErrorKind::limit, refusal::kLimitExceeded, "lz4 compression failed");
             out.resize(static_cast<std::size_t>(n));
             return ok_status();
         }
@@ -347,14 +347,14 @@ Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_
     if (name == "deflate") return codec::deflate;
     if (name == "zstd") return codec::zstd;
     if (name.empty())
-        return make_error(ErrorKind::invalid_argument, "invalid-argument",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "compression \"\" means the records block is stored; there is no codec "
                           "to look up",
                           offset);
     // The string comes from the file: name it, but not at any length.
     std::string shown(name.substr(0, 64));
     if (name.size() > 64) shown += "...";
-    return make_error(ErrorKind::unsupported, "unknown-chunk-compression",
+    return make_error(ErrorKind::unsupported, refusal::kUnknownChunkCompression,
                       "chunk compression \"" + shown +
                           "\" is not implemented; this build implements \"deflate\" and \"zstd\"",
                       offset);

@@ -44,7 +44,7 @@ AudioSource descriptor_as_written(const AudioSourceInput& in) {
 Status check_serializable(const SceneHeader& h) {
     for (const SensorCalibration& s : h.sensors)
         if (s.distortion.size() > std::numeric_limits<std::uint8_t>::max())
-            return refused("distortion-count-mismatch",
+            return refused(refusal::kDistortionCountMismatch,
                            "sensor " + detail::quoted(s.name) + " has " +
                                std::to_string(s.distortion.size()) +
                                " distortion coefficients; the record's u8 count holds at most "
@@ -53,7 +53,7 @@ Status check_serializable(const SceneHeader& h) {
         const ObjectTable& t = *h.object_table;
         for (const ObjectTable::Entry& e : t.entries)
             if (e.embedding && e.embedding->size() != t.embedding_dim)
-                return refused("embedding-dimension-mismatch",
+                return refused(refusal::kEmbeddingDimensionMismatch,
                                "object " + std::to_string(e.object_id) + " has an embedding of " +
                                    std::to_string(e.embedding->size()) +
                                    " floats; the Object Table's embedding_dim is " +
@@ -89,7 +89,7 @@ Status check_read_back(const SceneInfo& read, const SceneHeader& h,
         for (std::size_t i = 0; i < descriptors.size(); ++i)
             if (read.audio[i].descriptor != descriptors[i]) differs = "an Audio Source";
     if (!differs) return ok_status();
-    return refused("unrepresentable-record",
+    return refused(refusal::kUnrepresentableRecord,
                    std::string(differs) + " would read back differently from the input");
 }
 
@@ -97,7 +97,7 @@ Status check_read_back(const SceneInfo& read, const SceneHeader& h,
 
 Result<Extras> encode_extras(const SceneHeader& h) {
     if (h.legacy_audio && !h.audio.empty())
-        return refused("mixed-audio-records",
+        return refused(refusal::kMixedAudioRecords,
                        "both a legacy Audio track and " + std::to_string(h.audio.size()) +
                            " Audio Source input(s); a file must not mix them (§7, M105)");
     FOURDGS_TRY(check_serializable(h));

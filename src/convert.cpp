@@ -93,12 +93,12 @@ SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& 
 Status check_tracked(std::span<const PlyCloud> frames) {
     for (std::size_t i = 1; i < frames.size(); ++i) {
         if (frames[i].count != frames[0].count)
-            return bad("frames-not-tracked",
+            return bad(refusal::kFramesNotTracked,
                        "frame " + std::to_string(i) + " holds " + std::to_string(frames[i].count) +
                            " gaussians but frame 0 holds " + std::to_string(frames[0].count) +
                            "; tracked conversion needs the same gaussians in every frame");
         if (frames[i].sh_degree != frames[0].sh_degree)
-            return bad("frames-not-tracked", "frame " + std::to_string(i) + " has SH degree " +
+            return bad(refusal::kFramesNotTracked, "frame " + std::to_string(i) + " has SH degree " +
                                                  std::to_string(frames[i].sh_degree) +
                                                  " but frame 0 has " +
                                                  std::to_string(frames[0].sh_degree));
@@ -131,7 +131,7 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
     std::size_t total = 0;
     for (std::size_t i = 0; i < frames.size(); ++i) {
         if (frames[i].sh_degree != degree)
-            return bad("sh-degree-mismatch", "frame " + std::to_string(i) + " has SH degree " +
+            return bad(refusal::kShDegreeMismatch, "frame " + std::to_string(i) + " has SH degree " +
                                                  std::to_string(frames[i].sh_degree) +
                                                  " but frame 0 has " + std::to_string(degree));
         total += frames[i].count;
@@ -168,7 +168,7 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
 Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
                               ByteSink& sink, ConvertReport& rep) {
     FOURDGS_TRY(check_tracked(frames));
-    if (o.keyframe_every == 0) return bad("invalid-option", "keyframe_every is 0, must be >= 1");
+    if (o.keyframe_every == 0) return bad(refusal::kInvalidOption, "keyframe_every is 0, must be >= 1");
     QuantBounds q = o.writer.bounds ? *o.writer.bounds : preset_bounds(o.writer.preset, extent_of(frames));
     QuantBounds tol = q;
     tol.rot = rotation_limit(q.rot);
@@ -402,7 +402,7 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
         std::error_code ec;
         const fs::file_status st = fs::status(in, ec);
         if (ec || !fs::exists(st))
-            return make_error(ErrorKind::io, "io-error", "no such file or directory: " + in);
+            return make_error(ErrorKind::io, refusal::kIoError, "no such file or directory: " + in);
         if (!fs::is_directory(st)) {
             out.push_back(in);
             continue;
@@ -414,7 +414,7 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
             if (ext == ".ply" && it->is_regular_file(ec)) found.push_back(it->path().string());
         }
-        if (ec) return make_error(ErrorKind::io, "io-error", "cannot list " + in + ": " + ec.message());
+        if (ec) return make_error(ErrorKind::io, refusal::kIoError, "cannot list " + in + ": " + ec.message());
         std::sort(found.begin(), found.end(), natural_less);
         out.insert(out.end(), found.begin(), found.end());
     }
@@ -423,9 +423,9 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
 
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report) {
-    if (frames.empty()) return bad("no-frames", "there are no frames to convert");
+    if (frames.empty()) return bad(refusal::kNoFrames, "there are no frames to convert");
     if (!std::isfinite(options.fps) || !(options.fps > 0))
-        return bad("invalid-option", "fps is " + std::to_string(options.fps) +
+        return bad(refusal::kInvalidOption, "fps is " + std::to_string(options.fps) +
                                          ", must be finite and > 0");
     ConvertReport local;
     ConvertReport& rep = report ? *report : local;
@@ -437,7 +437,7 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
         case ConvertShape::keyframe_delta: return convert_keyframe_delta(frames, options, sink, rep);
         case ConvertShape::adaptive: return convert_adaptive(frames, options, sink, rep);
     }
-    return bad("invalid-option", "unknown conversion shape");
+    return bad(refusal::kInvalidOption, "unknown conversion shape");
 }
 
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,
@@ -464,7 +464,7 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
         if (st.ok()) st = sink->close();
     }
     if (st.ok() && std::rename(temp.c_str(), output.c_str()) != 0)
-        st = make_error(ErrorKind::io, "io-error", "cannot rename " + temp + " to " + output);
+        st = make_error(ErrorKind::io, refusal::kIoError, "cannot rename " + temp + " to " + output);
     if (!st.ok()) std::remove(temp.c_str());
     return st;
 }
@@ -477,7 +477,7 @@ Status evaluate_scene_at(ByteSource& source, double t, const ExtractOptions& opt
     FOURDGS_ASSIGN(IndexedReader reader, IndexedReader::open(source, ro));
     const SceneInfo& scene = reader.scene();
     if (!std::isfinite(t) || t < 0 || !(t < scene.header.duration_sec))
-        return bad("time-out-of-range", "time " + std::to_string(t) + " s is outside [0, " +
+        return bad(refusal::kTimeOutOfRange, "time " + std::to_string(t) + " s is outside [0, " +
                                             std::to_string(scene.header.duration_sec) + ")");
     GaussianBlock block;
     if (scene.header.temporal_model == kModelKeyframeDelta) {

@@ -16,7 +16,7 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
 Status check_count_limit(std::uint32_t count, const DecodeLimits& limits, const char* what,
                          std::uint64_t offset) {
     if (count > limits.max_gaussians_per_chunk)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::string(what) + " declares " + std::to_string(count) +
                               " gaussians, more than the configured limit of " +
                               std::to_string(limits.max_gaussians_per_chunk),
@@ -58,25 +58,25 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
         if (id >= attr::kKnownCount) continue;  // reserved, relighting, private: skip by length
         const char* name = attr::kNames[id];
         if (seen[id])
-            return malformed("duplicate-attribute-stream",
+            return malformed(refusal::kDuplicateAttributeStream,
                              std::string(what) + " carries two '" + name + "' streams (id " +
                                  std::to_string(id) + ")",
                              s.offset);
         seen[id] = true;
         if (!codec_implemented(s.header.codec))
-            return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+            return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                               std::string("stream '") + name + "' uses codec byte " +
                                   std::to_string(s.header.codec) + " (" +
                                   codec_name(s.header.codec) + "), which this reader does not implement",
                               s.offset + 3);
         if (s.header.channels != attr::kChannels[id])
-            return malformed("stream-channel-count-mismatch",
+            return malformed(refusal::kStreamChannelCountMismatch,
                              std::string("stream '") + name + "' has " +
                                  std::to_string(s.header.channels) + " channels; the registry says " +
                                  std::to_string(attr::kChannels[id]),
                              s.offset + 4);
         if (s.header.element_count != count)
-            return malformed("stream-element-count-mismatch",
+            return malformed(refusal::kStreamElementCountMismatch,
                              std::string("stream '") + name + "' has element_count " +
                                  std::to_string(s.header.element_count) + " but " + what +
                                  " declares " + std::to_string(count),
@@ -103,13 +103,13 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
         for (const ShBandRecord& r : bands)
             if (r.band == b) {
                 if (rec)
-                    return malformed("duplicate-sh-band",
+                    return malformed(refusal::kDuplicateShBand,
                                      "two SH Band Stream records for band " + std::to_string(b),
                                      r.stream_offset);
                 rec = &r;
             }
         if (!rec)
-            return malformed("missing-sh-band",
+            return malformed(refusal::kMissingShBand,
                              "the Header declares sh_degree " + std::to_string(sh_degree) +
                                  " but the chunk has no SH Band Stream record for band " +
                                  std::to_string(b),
@@ -118,13 +118,13 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
         FOURDGS_ASSIGN(StreamView s, read_stream(cur));
         const int channels = 3 * sh_band_width(b);
         if (s.header.channels != channels)
-            return malformed("stream-channel-count-mismatch",
+            return malformed(refusal::kStreamChannelCountMismatch,
                              "SH band " + std::to_string(b) + " stream has " +
                                  std::to_string(s.header.channels) + " channels; band " +
                                  std::to_string(b) + " needs " + std::to_string(channels),
                              s.offset + 4);
         if (s.header.element_count != count)
-            return malformed("stream-element-count-mismatch",
+            return malformed(refusal::kStreamElementCountMismatch,
                              "SH band " + std::to_string(b) + " stream has element_count " +
                                  std::to_string(s.header.element_count) + " but the chunk has " +
                                  std::to_string(count),
@@ -135,7 +135,7 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
         dst.resize(values.size());
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (values[i] < 0 || values[i] > 255)
-                return malformed("sh-coefficient-out-of-range",
+                return malformed(refusal::kShCoefficientOutOfRange,
                                  "SH band " + std::to_string(b) + " symbol " + std::to_string(i) +
                                      " decodes to " + std::to_string(values[i]) +
                                      ", outside the byte range 0..255",
@@ -159,7 +159,7 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
     std::uint64_t block_offset = chunk.records_offset;
     if (chunk.compression.empty()) {
         if (chunk.uncompressed_size != chunk.records.size())
-            return malformed("decompressed-size-mismatch",
+            return malformed(refusal::kDecompressedSizeMismatch,
                              "Chunk stores its records uncompressed but uncompressed_size is " +
                                  std::to_string(chunk.uncompressed_size) + ", the block is " +
                                  std::to_string(chunk.records.size()) + " bytes",
@@ -167,7 +167,7 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
     } else {
         FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(chunk.compression, at));
         if (chunk.uncompressed_size > options.limits.max_decompressed_bytes)
-            return make_error(ErrorKind::limit, "limit-exceeded",
+            return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                               "Chunk uncompressed_size " + std::to_string(chunk.uncompressed_size) +
                                   " exceeds the configured limit",
                               at);
@@ -187,7 +187,7 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                 out.column(id)->clear();
                 continue;
             }
-            return malformed("missing-attribute-stream",
+            return malformed(refusal::kMissingAttributeStream,
                              std::string("Chunk lacks the required '") + attr::kNames[id] +
                                  "' stream (id " + std::to_string(id) + ")",
                              at);
@@ -201,13 +201,13 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
     for (std::uint32_t i = 0; i < chunk.count; ++i) {
         const std::int32_t ri = out.rotation_index[i];
         if (ri < 0 || ri > 3)
-            return malformed("invalid-rotation-index",
+            return malformed(refusal::kInvalidRotationIndex,
                              "gaussian " + std::to_string(i) + " has rotation_index " +
                                  std::to_string(ri) + "; only 0..3 name a quaternion component",
                              at);
         const std::int32_t wi = out.window_index[i];
         if (wi < 0 || static_cast<std::size_t>(wi) >= windows)
-            return malformed("window-index-out-of-range",
+            return malformed(refusal::kWindowIndexOutOfRange,
                              "gaussian " + std::to_string(i) + " has window index " +
                                  std::to_string(wi) + " but the Window Table has " +
                                  std::to_string(windows) + " window(s)",

@@ -15,7 +15,7 @@ std::uint64_t offset_of(const std::vector<std::uint64_t>* offsets, std::size_t i
     return offsets && i < offsets->size() ? (*offsets)[i] : kNoOffset;
 }
 
-Error refusal(std::string_view id, std::string message, std::uint64_t offset) {
+Error refused(std::string_view id, std::string message, std::uint64_t offset) {
     return make_error(ErrorKind::malformed, id, std::move(message), offset);
 }
 
@@ -45,7 +45,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i) {
         const std::size_t j = first_with_same(s.coordinate_frames, i, named);
         if (j != i &&
-            !report(refusal("duplicate-coordinate-frame",
+            !report(refused(refusal::kDuplicateCoordinateFrame,
                             "two Coordinate Frame records are named " +
                                 detail::quoted(s.coordinate_frames[i].name) +
                                 "; a frame is referred to by name, so one name must mean one "
@@ -58,7 +58,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
         const SensorCalibration& sensor = s.sensors[i];
         const std::size_t j = first_with_same(s.sensors, i, named);
         if (j != i &&
-            !report(refusal("duplicate-sensor-name",
+            !report(refused(refusal::kDuplicateSensorName,
                             "two Sensor Calibration records are named " +
                                 detail::quoted(sensor.name) + " (§5.15.3)",
                             offset_of(sensors_at, i))))
@@ -68,7 +68,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             const bool empty_one = std::any_of(
                 s.rig_trajectories.begin(), s.rig_trajectories.end(),
                 [&](const RigTrajectory& t) { return t.name == sensor.rig_name; });
-            if (!report(refusal("missing-rig-trajectory",
+            if (!report(refused(refusal::kMissingRigTrajectory,
                                 "sensor " + detail::quoted(sensor.name) +
                                     " is posed relative to rig " +
                                     detail::quoted(sensor.rig_name) + ", and " +
@@ -87,7 +87,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             std::any_of(s.coordinate_frames.begin(), s.coordinate_frames.end(),
                         [&](const CoordinateFrame& f) { return f.name == a.frame_name; });
         if (!found &&
-            !report(refusal("missing-anchor-frame",
+            !report(refused(refusal::kMissingAnchorFrame,
                             "a Geodetic Anchor names frame " + detail::quoted(a.frame_name) +
                                 ", and no Coordinate Frame record has that name (§5.15.5)",
                             offset_of(anchors_at, i))))
@@ -97,7 +97,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
                 return g.frame_name;
             });
         if (j != i &&
-            !report(refusal("duplicate-geodetic-anchor",
+            !report(refused(refusal::kDuplicateGeodeticAnchor,
                             "two Geodetic Anchor records anchor frame " +
                                 detail::quoted(a.frame_name) + " (§5.15.5)",
                             offset_of(anchors_at, i))))
@@ -105,7 +105,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.
     if (s.header.has_audio() != !s.audio.empty() &&
-        !report(refusal("audio-flag-mismatch",
+        !report(refused(refusal::kAudioFlagMismatch,
                         s.header.has_audio()
                             ? "Header flags bit 0 says the scene has audio, and it carries no "
                               "Audio or Audio Source record (§7)"
@@ -125,7 +125,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
         }
         // §5.17 (M090): every descriptor has its payload, before the first chunk.
         if (e.payload.offset == 0 &&
-            !report(refusal("unmatched-audio-source",
+            !report(refused(refusal::kUnmatchedAudioSource,
                             "Audio Source " + std::to_string(e.descriptor.source_id) +
                                 " has no Audio Data record before the first chunk (§5.17)",
                             offset_of(audio_at, i))))
@@ -270,13 +270,13 @@ const SensorCalibration* find_sensor(const SceneInfo& scene, std::string_view na
 Result<Pose> sensor_pose_at(const SceneInfo& scene, std::string_view sensor_name, double t) {
     const SensorCalibration* sensor = find_sensor(scene, sensor_name);
     if (!sensor)
-        return make_error(ErrorKind::invalid_argument, "unknown-sensor",
+        return make_error(ErrorKind::invalid_argument, refusal::kUnknownSensor,
                           "the scene has no sensor named " + detail::quoted(sensor_name));
     const Pose extrinsic{normalized(sensor->rotation), sensor->translation};
     if (sensor->pose_reference == PoseReference::scene) return extrinsic;
     const RigTrajectory* rig = find_rig_trajectory(scene, sensor->rig_name);
     if (!rig)  // never placed at the rig's origin instead (M052)
-        return make_error(ErrorKind::malformed, "missing-rig-trajectory",
+        return make_error(ErrorKind::malformed, refusal::kMissingRigTrajectory,
                           "sensor " + detail::quoted(sensor->name) + " rides rig " +
                               detail::quoted(sensor->rig_name) +
                               ", which has no Rig Trajectory with samples (§5.15.3)");
@@ -298,10 +298,10 @@ namespace {
 
 Status check_camera(const SensorCalibration& s) {
     if (s.camera_model == CameraModel::none)
-        return make_error(ErrorKind::invalid_argument, "not-a-camera",
+        return make_error(ErrorKind::invalid_argument, refusal::kNotACamera,
                           "sensor " + detail::quoted(s.name) + " has camera_model 0 (none)");
     if (!can_undistort(s))
-        return make_error(ErrorKind::unsupported, "unsupported-camera-model",
+        return make_error(ErrorKind::unsupported, refusal::kUnsupportedCameraModel,
                           "sensor " + detail::quoted(s.name) + " has camera_model " +
                               std::to_string(static_cast<unsigned>(s.camera_model)) +
                               ", which this build does not implement; it is left uncorrected");
@@ -393,20 +393,20 @@ Result<std::vector<ObjectMatch>> objects_by_embedding(const ObjectTable& table,
                                                       std::span<const float> query,
                                                       std::size_t k) {
     if (table.embedding_dim == 0)
-        return make_error(ErrorKind::invalid_argument, "no-embedding-space",
+        return make_error(ErrorKind::invalid_argument, refusal::kNoEmbeddingSpace,
                           "the Object Table declares no embedding space (embedding_dim 0)");
     if (query.size() != table.embedding_dim)
-        return make_error(ErrorKind::invalid_argument, "embedding-dimension-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kEmbeddingDimensionMismatch,
                           "the query has " + std::to_string(query.size()) +
                               " components; the table's embedding_dim is " +
                               std::to_string(table.embedding_dim));
     double qq = 0;
     for (float q : query) qq += double(q) * q;
     if (!std::isfinite(qq))
-        return make_error(ErrorKind::invalid_argument, "non-finite-query",
+        return make_error(ErrorKind::invalid_argument, refusal::kNonFiniteQuery,
                           "the query vector has a non-finite component");
     if (!(qq > 0))
-        return make_error(ErrorKind::invalid_argument, "zero-query",
+        return make_error(ErrorKind::invalid_argument, refusal::kZeroQuery,
                           "the query vector is zero; cosine similarity is undefined for it");
     std::vector<ObjectMatch> matches;
     for (const ObjectTable::Entry& e : table.entries) {

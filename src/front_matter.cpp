@@ -22,7 +22,7 @@ Status SceneBuilder::check_audio_before_chunks(const RecordView& r) const {
     if (!sealed_ || (r.opcode != op::audio_legacy && r.opcode != op::audio_source &&
                      r.opcode != op::audio_data))
         return ok_status();
-    return make_error(ErrorKind::malformed, "audio-after-first-chunk",
+    return make_error(ErrorKind::malformed, refusal::kAudioAfterFirstChunk,
                       opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
                           " follows gaussian data; every audio record comes before the first "
                           "chunk (§5.17)",
@@ -34,22 +34,22 @@ Status check_temporal_model(const Header& header, std::uint64_t offset,
     if (header.temporal_model == kModelGaussianBirth) return ok_status();
     if (header.temporal_model == kModelKeyframeDelta) {
         if (accept_keyframe_delta) return ok_status();
-        return make_error(ErrorKind::unsupported, "unknown-temporal-model",
+        return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
                           "temporal_model 'keyframe-delta' is not read by this gaussian-birth "
                           "reader; refusing rather than decoding its keyframes only (§5.1) — "
                           "read it with KeyframeDeltaReader or KeyframeDeltaStream",
                           offset);
     }
-    return make_error(ErrorKind::unsupported, "unknown-temporal-model",
+    return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
                       "temporal_model '" + header.temporal_model +
                           "' is not a model this reader implements (gaussian-birth)",
                       offset);
 }
 
 Status SceneBuilder::add_header(const RecordView& r) {
-    if (scene_.has_header) return duplicate("duplicate-header", "Header", r.offset);
+    if (scene_.has_header) return duplicate(refusal::kDuplicateHeader, "Header", r.offset);
     if (records_seen_ != 0)
-        return make_error(ErrorKind::malformed, "header-not-first",
+        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
                           "the Header is at byte " + std::to_string(r.offset) +
                               " but must be the first record (§4)",
                           r.offset);
@@ -62,7 +62,7 @@ Status SceneBuilder::add_header(const RecordView& r) {
 
 Status SceneBuilder::add(const RecordView& r) {
     if (records_seen_ == 0 && r.opcode != op::header)
-        return make_error(ErrorKind::malformed, "header-not-first",
+        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
                           "the first record is " + opcode_name(r.opcode) +
                               "; a file must begin with its Header (§4)",
                           r.offset);
@@ -72,10 +72,10 @@ Status SceneBuilder::add(const RecordView& r) {
         case op::header: st = add_header(r); break;
         case op::quantization: {
             if (scene_.has_quantization)
-                return duplicate("duplicate-quantization", "Quantization", r.offset);
+                return duplicate(refusal::kDuplicateQuantization, "Quantization", r.offset);
             FOURDGS_ASSIGN(scene_.quantization, parse_quantization(r));
             if (scene_.quantization.scheme != kSchemeUniformV1)
-                return make_error(ErrorKind::unsupported, "unknown-quantization-scheme",
+                return make_error(ErrorKind::unsupported, refusal::kUnknownQuantizationScheme,
                                   "quantization scheme '" + scene_.quantization.scheme +
                                       "' is not implemented (only uniform-v1 exists)",
                                   r.content_offset());
@@ -84,7 +84,7 @@ Status SceneBuilder::add(const RecordView& r) {
         }
         case op::window_table: {
             if (scene_.has_window_table)
-                return duplicate("duplicate-window-table", "Window Table", r.offset);
+                return duplicate(refusal::kDuplicateWindowTable, "Window Table", r.offset);
             FOURDGS_ASSIGN(WindowTable t, parse_window_table(r));
             scene_.windows = std::move(t.windows);
             scene_.has_window_table = true;
@@ -122,11 +122,11 @@ Status SceneBuilder::add(const RecordView& r) {
             FOURDGS_ASSIGN(AudioSource s, parse_audio_source(r));
             for (const AudioSourceEntry& e : scene_.audio) {
                 if (e.legacy)
-                    return make_error(ErrorKind::malformed, "mixed-audio-records",
+                    return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
                                       "an Audio Source record beside a legacy Audio record (§7)",
                                       r.offset);
                 if (e.descriptor.source_id == s.source_id)
-                    return make_error(ErrorKind::malformed, "duplicate-audio-source",
+                    return make_error(ErrorKind::malformed, refusal::kDuplicateAudioSource,
                                       "two Audio Source records for source_id " +
                                           std::to_string(s.source_id),
                                       r.offset);
@@ -169,7 +169,7 @@ Status SceneBuilder::add(const RecordView& r) {
         }
         case op::object_table: {
             if (scene_.object_table)
-                return make_error(ErrorKind::malformed, "duplicate-object-table",
+                return make_error(ErrorKind::malformed, refusal::kDuplicateObjectTable,
                                   "a second Object Table record; a file carries at most one "
                                   "(§5.15.6)",
                                   r.offset);
@@ -181,7 +181,7 @@ Status SceneBuilder::add(const RecordView& r) {
             FOURDGS_ASSIGN(ObjectTrack t, parse_object_track(r));
             for (const ObjectTrack& o : scene_.object_tracks)
                 if (o.object_id == t.object_id)
-                    return make_error(ErrorKind::malformed, "duplicate-object-track",
+                    return make_error(ErrorKind::malformed, refusal::kDuplicateObjectTrack,
                                       "two Object Track records for object_id " +
                                           std::to_string(t.object_id) + " (§5.15.7)",
                                       r.offset);
@@ -233,7 +233,7 @@ Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode
     }
     if (opcode == op::audio_legacy) {
         if (!scene_.audio.empty())
-            return make_error(ErrorKind::malformed, "mixed-audio-records",
+            return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
                               scene_.audio.front().legacy
                                   ? "a second legacy Audio record"
                                   : "a legacy Audio record beside Audio Source records (§7)",
@@ -254,15 +254,15 @@ Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode
     FOURDGS_ASSIGN(id, c.u32("source_id"));
     for (AudioSourceEntry& e : scene_.audio) {
         if (e.legacy)
-            return make_error(ErrorKind::malformed, "mixed-audio-records",
+            return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
                               "an Audio Data record beside a legacy Audio record (§7)", r.offset);
         if (e.descriptor.source_id != id) continue;
         if (e.payload.offset != 0)
-            return make_error(ErrorKind::malformed, "duplicate-audio-data",
+            return make_error(ErrorKind::malformed, refusal::kDuplicateAudioData,
                               "two Audio Data records for source_id " + std::to_string(id),
                               r.offset);
         if (data_length != e.descriptor.data_length)
-            return make_error(ErrorKind::malformed, "audio-data-length-mismatch",
+            return make_error(ErrorKind::malformed, refusal::kAudioDataLengthMismatch,
                               "Audio Data for source_id " + std::to_string(id) + " carries " +
                                   std::to_string(data_length) + " bytes; its Audio Source declares " +
                                   std::to_string(e.descriptor.data_length),
@@ -270,7 +270,7 @@ Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode
         e.payload = std::move(ref);
         return ok_status();
     }
-    return make_error(ErrorKind::malformed, "unmatched-audio-data",
+    return make_error(ErrorKind::malformed, refusal::kUnmatchedAudioData,
                       "Audio Data for source_id " + std::to_string(id) +
                           " matches no earlier Audio Source record (§5.17)",
                       r.offset);
@@ -278,7 +278,7 @@ Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode
 
 Status SceneBuilder::add_unread_payload(const RecordView& r) {
     if (records_seen_ == 0)
-        return make_error(ErrorKind::malformed, "header-not-first",
+        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
                           "the first record is " + opcode_name(r.opcode) +
                               "; a file must begin with its Header (§4)",
                           r.offset);
@@ -311,7 +311,7 @@ Status SceneBuilder::add_unread_payload(const RecordView& r) {
         if (c.offset() + length > r.end_offset()) return c.short_error("data", length);
         FOURDGS_TRY(add_payload_record(r, r.opcode, {}, c.offset(), length));
     } else {
-        return make_error(ErrorKind::invalid_argument, "invalid-argument",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           opcode_name(r.opcode) + " is not a payload record");
     }
     ++records_seen_;
@@ -321,10 +321,10 @@ Status SceneBuilder::add_unread_payload(const RecordView& r) {
 Status SceneBuilder::seal(std::uint64_t at) {
     if (sealed_) return ok_status();
     if (!scene_.has_header)
-        return make_error(ErrorKind::malformed, "missing-header", "the file has no Header record",
+        return make_error(ErrorKind::malformed, refusal::kMissingHeader, "the file has no Header record",
                           at);
     if (!scene_.has_quantization)
-        return make_error(ErrorKind::malformed, "missing-quantization",
+        return make_error(ErrorKind::malformed, refusal::kMissingQuantization,
                           "gaussian data begins before any Quantization record", at);
     FOURDGS_TRY(check_scene_references(scene_, &offsets_));
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
@@ -360,13 +360,13 @@ Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool ver
     if (f.summary_start == 0) return ok_status();
     const bool matches = active_ && start_ == f.summary_start;
     if (!matches && active_ && f.summary_start < start_ && broken_by_ >= f.summary_start)
-        return make_error(ErrorKind::malformed, "summary-not-contiguous",
+        return make_error(ErrorKind::malformed, refusal::kSummaryNotContiguous,
                           "a content record at byte " + std::to_string(broken_by_) +
                               " sits inside the summary that starts at " +
                               std::to_string(f.summary_start) + " (§4.5)",
                           broken_by_);
     if (!matches)
-        return make_error(ErrorKind::malformed, "summary-start-mismatch",
+        return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
                           "Footer summary_start is " + std::to_string(f.summary_start) +
                               " but the summary records before the Footer start at " +
                               (active_ ? std::to_string(start_)
@@ -374,7 +374,7 @@ Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool ver
                           footer_content);
     if (verify_crc && f.summary_crc != 0) {
         if (crc_ != f.summary_crc)
-            return make_error(ErrorKind::malformed, "summary-crc-mismatch",
+            return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
                               "summary_crc is " + std::to_string(f.summary_crc) +
                                   " but the summary bytes hash to " + std::to_string(crc_),
                               footer_content + 16);

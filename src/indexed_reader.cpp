@@ -19,7 +19,7 @@ constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field be
 constexpr std::uint64_t kChunkHeadBytes = 8 + 8 + 4 + 4;  // t0, t1, level, count
 
 Error mismatch(std::string field, std::string message, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, "index-record-mismatch",
+    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
                       "Chunk Index field '" + field + "' disagrees with the record: " + message,
                       offset);
 }
@@ -41,7 +41,7 @@ Status IndexedReader::fetch(std::uint64_t offset, std::uint64_t length,
 
 Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions options) {
     if (!source.random_access() || !source.size())
-        return make_error(ErrorKind::invalid_argument, "not-seekable",
+        return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
                           "the indexed reader needs a random-access source of known size; use "
                           "StreamingReader for pipes");
     IndexedReader reader(source, options);
@@ -55,7 +55,7 @@ Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions opti
 
 Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
     if (size < kMagicSize + kTailSize)
-        return make_error(ErrorKind::truncated, "truncated",
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
                           "a " + std::to_string(size) +
                               "-byte file cannot hold the magic and the 37-byte tail",
                           0);
@@ -65,7 +65,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
     FOURDGS_TRY(check_magic(std::span(tail).subspan(kRecordHeaderSize + kFooterContentSize),
                             size - kMagicSize));
     if (tail[0] != op::footer || read_le64(&tail[1]) != kFooterContentSize)
-        return make_error(ErrorKind::malformed, "bad-footer",
+        return make_error(ErrorKind::malformed, refusal::kBadFooter,
                           "the 37 bytes before the trailing magic are not a Footer record with "
                           "20 bytes of content (opcode " + std::to_string(tail[0]) +
                               ", content_length " + std::to_string(read_le64(&tail[1])) + ")",
@@ -78,13 +78,13 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
     if (footer.summary_start == 0) return scan_without_index(size);
 
     if (footer.summary_start < kMagicSize || footer.summary_start > footer_start)
-        return make_error(ErrorKind::malformed, "summary-out-of-range",
+        return make_error(ErrorKind::malformed, refusal::kSummaryOutOfRange,
                           "summary_start " + std::to_string(footer.summary_start) +
                               " is outside [8, " + std::to_string(footer_start) + "]",
                           fv.content_offset());
     const std::uint64_t length = footer_start - footer.summary_start;
     if (length > options_.max_summary_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "the summary is " + std::to_string(length) +
                               " bytes, over the configured limit",
                           footer.summary_start);
@@ -93,7 +93,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
     if (footer.summary_crc != 0 && options_.verify_summary_crc) {
         const std::uint32_t crc = crc32(summary);
         if (crc != footer.summary_crc)
-            return make_error(ErrorKind::malformed, "summary-crc-mismatch",
+            return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
                               "summary_crc is " + std::to_string(footer.summary_crc) +
                                   " but the summary bytes hash to " + std::to_string(crc),
                               fv.content_offset() + 16);
@@ -111,7 +111,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
                 FOURDGS_ASSIGN(ChunkIndex e, parse_chunk_index(r));
                 if (e.chunk_offset < kMagicSize || e.chunk_offset > footer.summary_start ||
                     e.chunk_length > footer.summary_start - e.chunk_offset)
-                    return make_error(ErrorKind::malformed, "index-out-of-range",
+                    return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
                                       "Chunk Index entry names [" + std::to_string(e.chunk_offset) +
                                           ", +" + std::to_string(e.chunk_length) +
                                           ") outside the chunks before the summary",
@@ -119,7 +119,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
                 for (const ChunkIndex::Band& b : e.bands)
                     if (b.offset < kMagicSize || b.offset > footer.summary_start ||
                         b.length > footer.summary_start - b.offset)
-                        return make_error(ErrorKind::malformed, "index-out-of-range",
+                        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
                                           "Chunk Index band " + std::to_string(b.band) +
                                               " range lies outside the file's chunks",
                                           r.offset);
@@ -138,7 +138,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
             }
             default:
                 if (is_defined_opcode(r.opcode))
-                    return make_error(ErrorKind::malformed, "summary-not-contiguous",
+                    return make_error(ErrorKind::malformed, refusal::kSummaryNotContiguous,
                                       "a " + opcode_name(r.opcode) + " record at byte " +
                                           std::to_string(r.offset) +
                                           " sits inside the summary (§4.5)",
@@ -162,7 +162,7 @@ Status IndexedReader::walk_records(SceneBuilder& builder, std::uint64_t at, std:
         std::uint8_t head[kRecordHeaderSize];
         // Before the first chunk a cut record is a truncation; between indexed ranges it means an
         // index chunk_length or band length does not frame whole records.
-        const char* cut = stop_at_chunk ? "truncated" : "index-record-mismatch";
+        const std::string_view cut = stop_at_chunk ? refusal::kTruncated : refusal::kIndexRecordMismatch;
         const char* why = stop_at_chunk ? "" : " (an index chunk_length or band length does not "
                                                "frame whole records)";
         if (end - at < kRecordHeaderSize)
@@ -183,7 +183,7 @@ Status IndexedReader::walk_records(SceneBuilder& builder, std::uint64_t at, std:
                               at);
         if (opcode == op::chunk || opcode == op::delta_chunk) {
             if (stop_at_chunk) break;
-            return make_error(ErrorKind::malformed, "index-record-mismatch",
+            return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
                               opcode_name(opcode) + " record at byte " + std::to_string(at) +
                                   " is named by no Chunk Index entry's chunk_offset (§5.8: one "
                                   "entry per chunk)",
@@ -199,7 +199,7 @@ Status IndexedReader::walk_records(SceneBuilder& builder, std::uint64_t at, std:
         r.content = std::span(buf).subspan(kRecordHeaderSize);
         if (frame_only) {
             auto framed = builder.add_unread_payload(r);
-            if (!framed.ok() && framed.error().refusal == "record-too-short") {
+            if (!framed.ok() && framed.error().refusal == refusal::kRecordTooShort) {
                 // Names longer than the prefix: read the whole record after all.
                 FOURDGS_TRY(fetch(at, kRecordHeaderSize + length, buf));
                 r.content = std::span(buf).subspan(kRecordHeaderSize);
@@ -264,21 +264,21 @@ Status IndexedReader::scan_without_index(std::uint64_t size) {
     std::uint8_t head[kRecordHeaderSize + kChunkHeadBytes];
     while (at < footer_start) {
         if (footer_start - at < kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, "truncated",
+            return make_error(ErrorKind::malformed, refusal::kTruncated,
                               "a record header at byte " + std::to_string(at) +
                                   " runs into the Footer",
                               at);
         FOURDGS_TRY(source_->read_exact(at, std::span(head, kRecordHeaderSize)));
         const std::uint64_t length = read_le64(head + 1);
         if (length > footer_start - at - kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, "truncated",
+            return make_error(ErrorKind::malformed, refusal::kTruncated,
                               opcode_name(head[0]) + " record at byte " + std::to_string(at) +
                                   " declares content_length " + std::to_string(length) +
                                   ", past the Footer",
                               at);
         if (head[0] == op::chunk) {
             if (length < kChunkHeadBytes)
-                return make_error(ErrorKind::malformed, "record-too-short",
+                return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
                                   "Chunk record at byte " + std::to_string(at) + " is too short",
                                   at);
             FOURDGS_TRY(source_->read_exact(at, head));
@@ -336,7 +336,7 @@ std::uint64_t IndexedReader::fetch_cost(std::size_t index) const {
 
 Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {
     if (index >= scene_.index.size())
-        return make_error(ErrorKind::invalid_argument, "invalid-argument",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "chunk " + std::to_string(index) + " does not exist (the index has " +
                               std::to_string(scene_.index.size()) + " entries)");
     const ChunkIndex& e = scene_.index[index];
@@ -380,7 +380,7 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
         for (const ChunkIndex::Band& x : e.bands)
             if (x.band == b) {
                 if (entry)
-                    return make_error(ErrorKind::malformed, "duplicate-sh-band",
+                    return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
                                       "the index names two band " + std::to_string(b) +
                                           " records for the chunk at byte " +
                                           std::to_string(e.chunk_offset),
@@ -388,7 +388,7 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
                 entry = &x;
             }
         if (!entry)
-            return make_error(ErrorKind::malformed, "missing-sh-band",
+            return make_error(ErrorKind::malformed, refusal::kMissingShBand,
                               "the Header declares sh_degree " +
                                   std::to_string(scene_.header.sh_degree) +
                                   " but the index names no band " + std::to_string(b) +

@@ -10,7 +10,7 @@ namespace fourdgs {
 namespace {
 
 Error io_error(const std::string& what, int err, std::uint64_t offset = kNoOffset) {
-    return make_error(ErrorKind::io, "io-error", what + ": " + std::strerror(err), offset);
+    return make_error(ErrorKind::io, refusal::kIoError, what + ": " + std::strerror(err), offset);
 }
 
 }  // namespace
@@ -26,7 +26,7 @@ Result<FileSource> FileSource::open(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        return make_error(ErrorKind::io, "io-error",
+        return make_error(ErrorKind::io, refusal::kIoError,
                           "'" + path + "' is not a regular file; read it as a sequential source");
     }
     return FileSource(fd, static_cast<std::uint64_t>(st.st_size));
@@ -67,7 +67,7 @@ SequentialSource::~SequentialSource() {
 
 Result<std::size_t> SequentialSource::read_at(std::uint64_t offset, std::span<std::uint8_t> out) {
     if (offset < position_)
-        return make_error(ErrorKind::invalid_argument, "not-seekable",
+        return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
                           "a sequential source cannot go back to offset " +
                               std::to_string(offset) + " from " + std::to_string(position_));
     std::uint8_t discard[4096];
@@ -119,7 +119,7 @@ FileSink::~FileSink() {
 
 Status FileSink::write(std::span<const std::uint8_t> bytes) {
     if (fd_ < 0)
-        return make_error(ErrorKind::invalid_argument, "invalid-argument",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "write to a closed file sink '" + path_ + "'");
     std::size_t done = 0;
     while (done < bytes.size()) {

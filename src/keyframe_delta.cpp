@@ -59,7 +59,7 @@ void for_each_column(Bins& b, F&& f) {
 Status check_count(std::uint32_t count, const DecodeLimits& limits, const char* what,
                    std::uint64_t at) {
     if (count > limits.max_gaussians_per_chunk)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::string(what) + " declares " + std::to_string(count) +
                               " gaussians, more than the configured limit of " +
                               std::to_string(limits.max_gaussians_per_chunk),
@@ -71,14 +71,14 @@ Status check_rows(const SceneInfo& scene, const ChunkBins& b, std::uint32_t coun
                   bool window, const char* what, std::uint64_t at) {
     for (std::uint32_t i = 0; i < count; ++i) {
         if (rotation && (b.rotation_index[i] < 0 || b.rotation_index[i] > 3))
-            return malformed("invalid-rotation-index",
+            return malformed(refusal::kInvalidRotationIndex,
                              std::string(what) + " element " + std::to_string(i) +
                                  " has rotation_index " + std::to_string(b.rotation_index[i]) +
                                  "; only 0..3 name a quaternion component",
                              at);
         if (window && (b.window_index[i] < 0 ||
                        static_cast<std::size_t>(b.window_index[i]) >= scene.windows.size()))
-            return malformed("window-index-out-of-range",
+            return malformed(refusal::kWindowIndexOutOfRange,
                              std::string(what) + " element " + std::to_string(i) +
                                  " has window index " + std::to_string(b.window_index[i]) +
                                  " but the Window Table has " +
@@ -99,14 +99,14 @@ ReaderOptions keyframe_delta_options(ReaderOptions o) {
 
 Status require_keyframe_delta(const Header& h, std::uint64_t at) {
     if (h.temporal_model == kModelKeyframeDelta) return ok_status();
-    return make_error(ErrorKind::unsupported, "unknown-temporal-model",
+    return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
                       "the keyframe-delta front-end reads temporal_model 'keyframe-delta'; this "
                       "file declares '" + h.temporal_model + "' (use the gaussian-birth readers)",
                       at);
 }
 
 Error index_mismatch(std::string_view field, std::string message, std::uint64_t at) {
-    return malformed("index-record-mismatch",
+    return malformed(refusal::kIndexRecordMismatch,
                      "Chunk Index field '" + std::string(field) +
                          "' disagrees with the record: " + std::move(message),
                      at);
@@ -118,7 +118,7 @@ Result<Bytes> open_block(const std::string& compression, std::uint64_t uncompres
                          const char* what, std::vector<std::uint8_t>& scratch) {
     if (compression.empty()) {
         if (uncompressed_size != records.size())
-            return malformed("decompressed-size-mismatch",
+            return malformed(refusal::kDecompressedSizeMismatch,
                              std::string(what) + " stores its records uncompressed but "
                                                  "uncompressed_size is " +
                                  std::to_string(uncompressed_size) + ", the block is " +
@@ -128,7 +128,7 @@ Result<Bytes> open_block(const std::string& compression, std::uint64_t uncompres
     }
     FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(compression, at));
     if (uncompressed_size > limits.max_decompressed_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::string(what) + " uncompressed_size " +
                               std::to_string(uncompressed_size) + " exceeds the configured limit",
                           at);
@@ -166,12 +166,12 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                                     options.limits, out.births, seen, scratch.stream));
     for (std::uint8_t id = 0; id < attr::kKnownCount; ++id)
         if (seen[id] && id != attr::gaussian_id)
-            return malformed("invalid-death-stream",
+            return malformed(refusal::kInvalidDeathStream,
                              std::string("the death group carries a '") + attr::kNames[id] +
                                  "' stream; it holds exactly one stream, gaussian_id (§5.18)",
                              dof);
     if (d.death_count > 0 && !seen[attr::gaussian_id])
-        return malformed("missing-gaussian-id",
+        return malformed(refusal::kMissingGaussianId,
                          "the death group of " + dc + " holds " +
                              std::to_string(d.death_count) +
                              " deaths but no gaussian_id stream (§5.18)",
@@ -184,21 +184,21 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                                     options.limits, out.updates, seen, scratch.stream));
     for (std::uint8_t id : {attr::sigma_t, attr::flags, attr::window_index})
         if (seen[id])
-            return malformed("invariant-changed-in-update",
+            return malformed(refusal::kInvariantChangedInUpdate,
                              "the update group of " + dc + " carries '" +
                                  attr::kNames[id] +
                                  "', which is GOP-invariant per gaussian (§11.5); change it with "
                                  "a death and a birth, or a keyframe",
                              uo);
     if (seen[attr::rotation_index] && !seen[attr::rotation])
-        return malformed("invariant-changed-in-update",
+        return malformed(refusal::kInvariantChangedInUpdate,
                          "the update group of " + dc +
                              " carries 'rotation_index' without 'rotation'; rotation_index may "
                              "change only as an absolute restatement together with the three "
                              "rotation bins (§11.5)",
                          uo);
     if (d.update_count > 0 && !seen[attr::gaussian_id])
-        return malformed("missing-gaussian-id",
+        return malformed(refusal::kMissingGaussianId,
                          "the update group of " + dc + " holds " +
                              std::to_string(d.update_count) +
                              " updates but no gaussian_id stream (§5.18)",
@@ -218,13 +218,13 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                 out.births.column(id)->clear();
                 continue;
             }
-            return malformed("missing-attribute-stream",
+            return malformed(refusal::kMissingAttributeStream,
                              std::string("the birth group lacks the required '") +
                                  attr::kNames[id] + "' stream (id " + std::to_string(id) + ")",
                              bo);
         }
     if (d.birth_count > 0 && !seen[attr::gaussian_id])
-        return malformed("missing-gaussian-id",
+        return malformed(refusal::kMissingGaussianId,
                          "the birth group of " + dc + " holds " +
                              std::to_string(d.birth_count) +
                              " births but no gaussian_id stream (§5.18)",
@@ -319,7 +319,7 @@ static void lower_bands(ChunkBins& bins, int to) {
 
 Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& chunk) {
     if (kf.count > 0 && !kf.has_gaussian_id)
-        return malformed("missing-gaussian-id",
+        return malformed(refusal::kMissingGaussianId,
                          describe(chunk) + " holds " + std::to_string(kf.count) +
                              " gaussians but no gaussian_id stream; every chunk of a "
                              "keyframe-delta file carries it (§11.2)",
@@ -336,12 +336,12 @@ Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& 
     for (std::uint32_t i = 0; i < kf.count; ++i) {
         const std::uint32_t id = id_of(kf.gaussian_id[i]);
         if (slot_.count(id))
-            return malformed("duplicate-gaussian-id",
+            return malformed(refusal::kDuplicateGaussianId,
                              describe(chunk) + " states gaussian_id " + std::to_string(id) +
                                  " twice; ids are unique within a state (§11.2)",
                              chunk.offset);
         if (dead_.count(id))
-            return malformed("gaussian-id-reused",
+            return malformed(refusal::kGaussianIdReused,
                              describe(chunk) + " states gaussian_id " + std::to_string(id) +
                                  ", which died earlier; an id is never reused (§11.2)",
                              chunk.offset);
@@ -354,7 +354,7 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
     for (std::uint32_t i = 0; i < bins_.count; ++i) {
         const std::uint32_t id = id_of(bins_.gaussian_id[i]);
         if (previous.dead_.count(id))
-            return malformed("gaussian-id-reused",
+            return malformed(refusal::kGaussianIdReused,
                              "the state of " + describe(chunk) + " holds gaussian_id " +
                                  std::to_string(id) +
                                  ", which died earlier; an id is never reused (§11.2)",
@@ -381,12 +381,12 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
             auto [it, inserted] = group_of.emplace(id, group);
             if (inserted) continue;
             if (it->second == group)
-                return malformed("duplicate-gaussian-id",
+                return malformed(refusal::kDuplicateGaussianId,
                                  "the " + std::string(kGroup[group]) + " group of " +
                                      describe(chunk) + " names gaussian_id " + std::to_string(id) +
                                      " twice",
                                  chunk.offset);
-            return malformed("gaussian-id-in-two-groups",
+            return malformed(refusal::kGaussianIdInTwoGroups,
                              "gaussian_id " + std::to_string(id) + " is in both the " +
                                  kGroup[it->second] + " and the " + kGroup[group] +
                                  " group of " + describe(chunk) +
@@ -415,7 +415,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
         const std::uint32_t id = id_of(code);
         auto it = slot_.find(id);
         if (it == slot_.end())
-            return malformed("unknown-gaussian-id",
+            return malformed(refusal::kUnknownGaussianId,
                              "the death group of " + describe(chunk) + " names gaussian_id " +
                                  std::to_string(id) +
                                  ", which is not live in the reference state (§11.3)",
@@ -448,7 +448,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
         const std::uint32_t id = id_of(u.gaussian_id[i]);
         auto it = slot_.find(id);
         if (it == slot_.end())
-            return malformed("unknown-gaussian-id",
+            return malformed(refusal::kUnknownGaussianId,
                              "the update group of " + describe(chunk) + " names gaussian_id " +
                                  std::to_string(id) +
                                  ", which is not live in the reference state (§11.3)",
@@ -464,7 +464,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                 if (v < std::numeric_limits<std::int32_t>::min() ||
                     v > std::numeric_limits<std::int32_t>::max())
                     return malformed(
-                        "composed-bin-out-of-range",
+                        refusal::kComposedBinOutOfRange,
                         std::string("composing '") + attr::kNames[df.id] +
                             (df.width > 1 ? "[" + std::to_string(c) + "]" : std::string()) +
                             "' of gaussian_id " + std::to_string(id) + " in " + describe(chunk) +
@@ -482,7 +482,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     const ChunkBins& b = d.births;
     if (b.count > 0) lower_bands(bins_, b.sh_bands);
     if (bins_.count + std::uint64_t{b.count} > max_population)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           describe(chunk) + " grows the population to " +
                               std::to_string(bins_.count + std::uint64_t{b.count}) +
                               " gaussians, more than the configured limit of " +
@@ -491,13 +491,13 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     for (std::uint32_t i = 0; i < b.count; ++i) {
         const std::uint32_t id = id_of(b.gaussian_id[i]);
         if (slot_.count(id))
-            return malformed("duplicate-gaussian-id",
+            return malformed(refusal::kDuplicateGaussianId,
                              "the birth group of " + describe(chunk) + " names gaussian_id " +
                                  std::to_string(id) +
                                  ", which is already live; ids are unique within a state (§11.2)",
                              chunk.offset);
         if (dead_.count(id))
-            return malformed("gaussian-id-reused",
+            return malformed(refusal::kGaussianIdReused,
                              "the birth group of " + describe(chunk) + " names gaussian_id " +
                                  std::to_string(id) +
                                  ", which died earlier; an id is never reused (§11.2)",
@@ -569,13 +569,13 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     for (std::size_t i = 0; i < n; ++i) {
         const ChunkIndex& e = ix[i];
         if (!e.keyframe)
-            return malformed("missing-keyframe-index-fields",
+            return malformed(refusal::kMissingKeyframeIndexFields,
                              "Chunk Index entry " + std::to_string(i) + " (chunk at byte " +
                                  std::to_string(e.chunk_offset) +
                                  ") lacks the six keyframe-delta fields (§5.8)",
                              e.chunk_offset);
         if (!(std::isfinite(e.t0) && std::isfinite(e.t1) && e.t0 <= e.t1))
-            return malformed("non-tiling-chunks",
+            return malformed(refusal::kNonTilingChunks,
                              "state chunk at byte " + std::to_string(e.chunk_offset) +
                                  " has interval " + interval(e.t0, e.t1) +
                                  ", which is not a finite, ordered interval (§11.1)",
@@ -589,14 +589,14 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     });
     if (n == 0) {
         if (duration > 0)
-            return malformed("timeline-gap",
+            return malformed(refusal::kTimelineGap,
                              "no state chunk covers the timeline " + interval(0, duration) +
                                  " (§11.1)",
                              kNoOffset);
     } else {
         const ChunkIndex& first = ix[tl.by_time_.front()];
         if (first.t0 != 0)
-            return malformed(first.t0 > 0 ? "timeline-gap" : "non-tiling-chunks",
+            return malformed(first.t0 > 0 ? refusal::kTimelineGap : refusal::kNonTilingChunks,
                              "the timeline starts at 0 but its first state chunk covers " +
                                  interval(first.t0, first.t1) + " (§11.1)",
                              first.chunk_offset);
@@ -604,14 +604,14 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
             const ChunkIndex& a = ix[tl.by_time_[k - 1]];
             const ChunkIndex& b = ix[tl.by_time_[k]];
             if (a.t1 > b.t0)
-                return malformed("non-tiling-chunks",
+                return malformed(refusal::kNonTilingChunks,
                                  "state chunks " + interval(a.t0, a.t1) + " (byte " +
                                      std::to_string(a.chunk_offset) + ") and " +
                                      interval(b.t0, b.t1) + " (byte " +
                                      std::to_string(b.chunk_offset) + ") overlap (§11.1)",
                                  b.chunk_offset);
             if (a.t1 < b.t0)
-                return malformed("timeline-gap",
+                return malformed(refusal::kTimelineGap,
                                  "state chunks " + interval(a.t0, a.t1) + " (byte " +
                                      std::to_string(a.chunk_offset) + ") and " +
                                      interval(b.t0, b.t1) + " (byte " +
@@ -620,7 +620,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         }
         const ChunkIndex& last = ix[tl.by_time_.back()];
         if (last.t1 != duration)
-            return malformed(last.t1 < duration ? "timeline-gap" : "non-tiling-chunks",
+            return malformed(last.t1 < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
                              "the last state chunk covers " + interval(last.t0, last.t1) +
                                  " but the Header's duration is " + num(duration) +
                                  ", so the timeline " + interval(0, duration) +
@@ -687,7 +687,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
             const ChunkIndex& e = ix[cur];
             const KeyframeIndexFields& k = *e.keyframe;
             if (k.reference_offset >= e.chunk_offset)
-                return malformed("forward-reference",
+                return malformed(refusal::kForwardReference,
                                  "the delta entry for byte " + std::to_string(e.chunk_offset) +
                                      " has reference_offset " +
                                      std::to_string(k.reference_offset) +
@@ -697,7 +697,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
             auto it = at.find(k.reference_offset);
             if (it == at.end()) {
                 if (k.reference_offset < first_offset)
-                    return malformed("chain-without-keyframe",
+                    return malformed(refusal::kChainWithoutKeyframe,
                                      "the chain of the entry for byte " +
                                          std::to_string(ix[i].chunk_offset) +
                                          " reaches reference_offset " +
@@ -706,7 +706,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
                                          std::to_string(first_offset) +
                                          ", without a keyframe (§11.8)",
                                      e.chunk_offset);
-                return malformed("broken-reference",
+                return malformed(refusal::kBrokenReference,
                                  "the delta entry for byte " + std::to_string(e.chunk_offset) +
                                      " has reference_offset " +
                                      std::to_string(k.reference_offset) +
@@ -714,7 +714,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
                                  e.chunk_offset);
             }
             if (k.delta_mode == kDeltaModeKeyframe && k.reference_offset != k.keyframe_offset)
-                return malformed("delta-mode-mismatch",
+                return malformed(refusal::kDeltaModeMismatch,
                                  "the delta entry for byte " + std::to_string(e.chunk_offset) +
                                      " is keyframe-referenced (delta_mode 0) but its "
                                      "reference_offset " +
@@ -723,7 +723,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
                                      std::to_string(k.keyframe_offset) + " (§5.18)",
                                  e.chunk_offset);
             if (k.delta_mode == kDeltaModeChained && it->second != previous[cur])
-                return malformed("delta-mode-mismatch",
+                return malformed(refusal::kDeltaModeMismatch,
                                  "the delta entry for byte " + std::to_string(e.chunk_offset) +
                                      " is chained (delta_mode 1) but its reference_offset " +
                                      std::to_string(k.reference_offset) +
@@ -736,7 +736,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         const ChunkIndex& head = ix[chain.front()];
         for (std::size_t c : chain)
             if (ix[c].keyframe->keyframe_offset != head.chunk_offset)
-                return malformed("chain-without-keyframe",
+                return malformed(refusal::kChainWithoutKeyframe,
                                  "the entry for byte " + std::to_string(ix[c].chunk_offset) +
                                      " names keyframe_offset " +
                                      std::to_string(ix[c].keyframe->keyframe_offset) +
@@ -744,7 +744,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
                                      std::to_string(head.chunk_offset) + " (§11.8)",
                                  ix[c].chunk_offset);
         if (chain.size() != std::size_t{ix[i].keyframe->depth} + 1)
-            return malformed("depth-mismatch",
+            return malformed(refusal::kDepthMismatch,
                              "the entry for byte " + std::to_string(ix[i].chunk_offset) +
                                  " declares depth " + std::to_string(ix[i].keyframe->depth) +
                                  " (a chain of " + std::to_string(ix[i].keyframe->depth + 1) +
@@ -760,7 +760,7 @@ Result<std::size_t> KeyframeTimeline::current(double t) const {
     auto it = std::upper_bound(by_time_.begin(), by_time_.end(), t,
                                [&](double v, std::size_t e) { return v < index_[e].t1; });
     if (!(t >= 0) || it == by_time_.end() || !(index_[*it].t0 <= t))
-        return make_error(ErrorKind::invalid_argument, "time-out-of-range",
+        return make_error(ErrorKind::invalid_argument, refusal::kTimeOutOfRange,
                           "t = " + num(t) + " is outside the timeline covered by the state "
                                             "chunks");
     return *it;
@@ -792,7 +792,7 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, Reader
     const SceneInfo& scene = base.scene();
     FOURDGS_TRY(require_keyframe_delta(scene.header, kMagicSize));
     if (base.index_built_by_scan())
-        return make_error(ErrorKind::unsupported, "no-chunk-index",
+        return make_error(ErrorKind::unsupported, refusal::kNoChunkIndex,
                           "the file has no Chunk Index (summary_start is 0), so it cannot be "
                           "seeked; read it front to back with KeyframeDeltaStream (M016)",
                           kNoOffset);
@@ -922,7 +922,7 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
                                                    std::to_string(d.depth),
                                       e.chunk_offset);
             if (d.level != reference_level)
-                return malformed("level-mismatch",
+                return malformed(refusal::kLevelMismatch,
                                  describe(ref) + " has level " + std::to_string(d.level) +
                                      " but its reference at byte " +
                                      std::to_string(d.reference_offset) + " has level " +
@@ -970,7 +970,7 @@ Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, StateInfo* in
 namespace {
 
 Error truncated_at(std::uint64_t offset, std::string what) {
-    return make_error(ErrorKind::truncated, "truncated", std::move(what), offset);
+    return make_error(ErrorKind::truncated, refusal::kTruncated, std::move(what), offset);
 }
 
 
@@ -997,7 +997,7 @@ Result<bool> KeyframeDeltaStream::read_record(Pending& slot) {
                                            std::to_string(*size - std::min(*size, record_at + 9)) +
                                            " bytes remain in the file");
     if (length > options_.max_record_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           opcode_name(head[0]) + " record declares content_length " +
                               std::to_string(length) + ", over the configured limit of " +
                               std::to_string(options_.max_record_bytes),
@@ -1031,7 +1031,7 @@ Status KeyframeDeltaStream::absorb(const Pending& rec) {
     const RecordView& r = rec.view;
     if (r.opcode == op::footer) return finish_footer(rec);
     if (r.opcode == op::sh_band)
-        return malformed("orphan-sh-band",
+        return malformed(refusal::kOrphanShBand,
                          "an SH Band Stream record that does not follow a Chunk or Delta Chunk "
                          "(§5.7)",
                          r.offset);
@@ -1079,7 +1079,7 @@ Status KeyframeDeltaStream::check_index_entry(const ChunkIndex& e, std::uint64_t
                                                ") but the record there differs",
                                   at);
     if (!e.keyframe)
-        return malformed("missing-keyframe-index-fields",
+        return malformed(refusal::kMissingKeyframeIndexFields,
                          "the Chunk Index entry for byte " + std::to_string(e.chunk_offset) +
                              " lacks the six keyframe-delta fields (§5.8)",
                          at);
@@ -1170,19 +1170,19 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
     ref.t1 = t1;
     // §11.1 in file order: each state chunk starts where the previous one ended.
     if (!(std::isfinite(t0) && std::isfinite(t1) && t0 <= t1))
-        return malformed("non-tiling-chunks",
+        return malformed(refusal::kNonTilingChunks,
                          describe(ref) + " has an interval that is not finite and ordered (§11.1)",
                          r.offset);
     const double prev_t1 = seen_.empty() ? 0.0 : seen_.back().t1;
     if (t0 != prev_t1) {
-        const char* refusal = t0 > prev_t1 ? "timeline-gap" : "non-tiling-chunks";
+        const std::string_view which = t0 > prev_t1 ? refusal::kTimelineGap : refusal::kNonTilingChunks;
         if (seen_.empty())
-            return malformed(refusal,
+            return malformed(which,
                              "the timeline starts at 0 but its first state chunk (byte " +
                                  std::to_string(r.offset) + ") covers " + interval(t0, t1) +
                                  " (§11.1)",
                              r.offset);
-        return malformed(refusal,
+        return malformed(which,
                          "state chunks " + interval(seen_.back().t0, seen_.back().t1) + " and " +
                              interval(t0, t1) + " (byte " + std::to_string(r.offset) + ") " +
                              (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
@@ -1216,7 +1216,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
     } else {
         const DeltaChunk& d = *delta;
         if (d.reference_offset >= r.offset)
-            return malformed("forward-reference",
+            return malformed(refusal::kForwardReference,
                              describe(ref) + " has reference_offset " +
                                  std::to_string(d.reference_offset) +
                                  ", not before its own offset; references point backwards only "
@@ -1227,20 +1227,20 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
             [](const SeenState& s, std::uint64_t off) { return s.offset < off; });
         const bool names_state = it != seen_.end() && it->offset == d.reference_offset;
         if (!have_keyframe_ || (!names_state && (seen_.empty() || d.reference_offset < seen_.front().offset)))
-            return malformed("chain-without-keyframe",
+            return malformed(refusal::kChainWithoutKeyframe,
                              describe(ref) + " references byte " +
                                  std::to_string(d.reference_offset) +
                                  " but no keyframe precedes it; there is no absolute state to "
                                  "compose onto (§11.8)",
                              r.offset);
         if (!names_state)
-            return malformed("broken-reference",
+            return malformed(refusal::kBrokenReference,
                              describe(ref) + " has reference_offset " +
                                  std::to_string(d.reference_offset) +
                                  ", which names no state chunk before it (§11.8)",
                              r.offset);
         if (d.keyframe_offset != keyframe_offset_)
-            return malformed("chain-without-keyframe",
+            return malformed(refusal::kChainWithoutKeyframe,
                              describe(ref) + " names keyframe_offset " +
                                  std::to_string(d.keyframe_offset) +
                                  " but the keyframe at the head of its GOP is at byte " +
@@ -1249,7 +1249,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         const bool chained = d.delta_mode == kDeltaModeChained;
         const std::uint64_t expected_ref = chained ? seen_.back().offset : keyframe_offset_;
         if (d.reference_offset != expected_ref)
-            return malformed("delta-mode-mismatch",
+            return malformed(refusal::kDeltaModeMismatch,
                              describe(ref) + " has delta_mode " + std::to_string(d.delta_mode) +
                                  (chained ? " (chained)" : " (keyframe-referenced)") +
                                  ", so its reference is byte " + std::to_string(expected_ref) +
@@ -1258,7 +1258,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                              r.offset);
         const std::uint32_t ref_level = chained ? previous_level_ : keyframe_level_;
         if (d.level != ref_level)
-            return malformed("level-mismatch",
+            return malformed(refusal::kLevelMismatch,
                              describe(ref) + " has level " + std::to_string(d.level) +
                                  " but its reference at byte " +
                                  std::to_string(d.reference_offset) + " has level " +
@@ -1266,7 +1266,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                              r.offset);
         const std::uint32_t walked = chained ? previous_depth_ + 1u : 1u;
         if (d.depth != walked)
-            return malformed("depth-mismatch",
+            return malformed(refusal::kDepthMismatch,
                              describe(ref) + " declares depth " + std::to_string(d.depth) +
                                  " but its chain composes " + std::to_string(walked) +
                                  " Delta Chunk record(s) (§11.8)",
@@ -1303,7 +1303,7 @@ Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* inf
             const double duration = builder_.scene().header.duration_sec;
             const double end = seen_.empty() ? 0.0 : seen_.back().t1;
             if (end != duration)
-                return malformed(end < duration ? "timeline-gap" : "non-tiling-chunks",
+                return malformed(end < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
                                  (seen_.empty() ? std::string("no state chunk")
                                                 : "the last state chunk " +
                                                       interval(seen_.back().t0, seen_.back().t1)) +

@@ -26,7 +26,7 @@ constexpr double kF32 = 0x1p-23;
 std::string num(double v) { return detail::fmt(v); }
 
 Error bad_option(std::string message) {
-    return make_error(ErrorKind::invalid_argument, "invalid-option", std::move(message));
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
 }
 
 Error bad_input(std::string_view refusal, std::size_t step, std::size_t gaussian,
@@ -86,7 +86,7 @@ struct Ctx {
 Status check_span(std::size_t step, std::string_view field, std::size_t got, std::size_t want,
                   bool optional) {
     if (got == want || (optional && got == 0)) return ok_status();
-    return make_error(ErrorKind::invalid_argument, "input-size-mismatch",
+    return make_error(ErrorKind::invalid_argument, refusal::kInputSizeMismatch,
                       "step " + std::to_string(step) + ": " + std::string(field) + " holds " +
                           std::to_string(got) + " values; " + std::to_string(want) +
                           (optional ? " (or none)" : "") + " expected");
@@ -97,11 +97,11 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
     const GaussianBatch& b = st.gaussians;
     const std::size_t n = b.count;
     if (n > (std::size_t{1} << 26))
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "step " + std::to_string(s) + " holds " + std::to_string(n) +
                               " gaussians; one state chunk holds at most 2^26");
     if (b.sh_degree != sh_degree)
-        return make_error(ErrorKind::invalid_argument, "sh-degree-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kShDegreeMismatch,
                           "step " + std::to_string(s) + " carries SH degree " +
                               std::to_string(b.sh_degree) + " but the scene declares " +
                               std::to_string(sh_degree));
@@ -124,62 +124,62 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
     seen.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         if (!seen.insert(st.ids[i]).second)
-            return bad_input("duplicate-gaussian-id", s, i, "id",
+            return bad_input(refusal::kDuplicateGaussianId, s, i, "id",
                              std::to_string(st.ids[i]) + " appears twice in the step");
         for (int c = 0; c < 3; ++c) {
             if (!std::isfinite(b.position[i * 3 + c]))
-                return bad_input("non-finite-input", s, i, "position", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "position", "is not finite");
             const float sc = b.scale[i * 3 + c];
             if (!std::isfinite(sc))
-                return bad_input("non-finite-input", s, i, "scale", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "scale", "is not finite");
             if (!(sc > 0))
-                return bad_input("value-out-of-range", s, i, "scale",
+                return bad_input(refusal::kValueOutOfRange, s, i, "scale",
                                  "is " + num(sc) + ", must be > 0");
             if (!b.motion.empty() && !std::isfinite(b.motion[i * 3 + c]))
-                return bad_input("non-finite-input", s, i, "motion", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "motion", "is not finite");
         }
         double norm = 0;
         for (int c = 0; c < 4; ++c) {
             const float q = b.rotation[i * 4 + c];
             if (!std::isfinite(q))
-                return bad_input("non-finite-input", s, i, "rotation", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "rotation", "is not finite");
             norm += static_cast<double>(q) * q;
             const float v = b.color[i * 4 + c];
             if (!(v >= 0 && v <= 1))
-                return bad_input(std::isnan(v) ? "non-finite-input" : "value-out-of-range", s, i,
+                return bad_input(std::isnan(v) ? refusal::kNonFiniteInput : refusal::kValueOutOfRange, s, i,
                                  c == 3 ? "opacity (color[3])" : "color",
                                  "is " + num(v) + ", outside [0, 1]");
         }
         if (!(norm > 0))
-            return bad_input("zero-quaternion", s, i, "rotation", "is the zero quaternion");
+            return bad_input(refusal::kZeroQuaternion, s, i, "rotation", "is the zero quaternion");
         if (!b.mu_t.empty() && !std::isfinite(b.mu_t[i]))
-            return bad_input("non-finite-input", s, i, "mu_t", "is not finite");
+            return bad_input(refusal::kNonFiniteInput, s, i, "mu_t", "is not finite");
         const float sg = b.sigma_t[i];
         if (std::isnan(sg) || sg == -std::numeric_limits<float>::infinity())
-            return bad_input("non-finite-input", s, i, "sigma_t",
+            return bad_input(refusal::kNonFiniteInput, s, i, "sigma_t",
                              "is " + num(sg) + "; must be finite and > 0, or +inf");
         if (!(sg > 0))
-            return bad_input("value-out-of-range", s, i, "sigma_t",
+            return bad_input(refusal::kValueOutOfRange, s, i, "sigma_t",
                              "is " + num(sg) + ", must be > 0");
         if (!b.win_lo.empty()) {
             const double lo = b.win_lo[i], hi = b.win_hi[i];
             if (!std::isfinite(lo) || !std::isfinite(hi))
-                return bad_input("non-finite-input", s, i, "window", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "window", "is not finite");
             if (!(lo < hi))
-                return bad_input("empty-window", s, i, "window",
+                return bad_input(refusal::kEmptyWindow, s, i, "window",
                                  "[" + num(lo) + ", " + num(hi) + ") is empty");
             if (lo < 0 || hi > duration)
-                return bad_input("window-outside-duration", s, i, "window",
+                return bad_input(refusal::kWindowOutsideDuration, s, i, "window",
                                  "[" + num(lo) + ", " + num(hi) + ") lies outside [0, " +
                                      num(duration) + ")");
             if (lo > st.t0 || hi < t1)
-                return bad_input("window-does-not-cover-state", s, i, "window",
+                return bad_input(refusal::kWindowDoesNotCoverState, s, i, "window",
                                  "[" + num(lo) + ", " + num(hi) + ") does not cover the state's "
                                  "interval [" + num(st.t0) + ", " + num(t1) + ")");
         }
         for (std::size_t t = 0; t < per; ++t)
             if (!std::isfinite(b.sh[i * per + t]))
-                return bad_input("non-finite-input", s, i, "sh", "is not finite");
+                return bad_input(refusal::kNonFiniteInput, s, i, "sh", "is not finite");
     }
     return ok_status();
 }
@@ -204,7 +204,7 @@ Status quantize_row(const Ctx& ctx, const KeyframeStep& st, std::size_t s, std::
     const GaussianBatch& b = st.gaussians;
     const Grid& g = ctx.scene.grid;
     auto bad = [&](const char* field) {
-        return bad_input("bin-out-of-range", s, i, field, "does not fit an i32 bin");
+        return bad_input(refusal::kBinOutOfRange, s, i, field, "does not fit an i32 bin");
     };
     for (int c = 0; c < 3; ++c)
         if (!bin_of(static_cast<double>(b.position[i * 3 + c]) - g.pos_origin[c], g.step_pos,
@@ -361,7 +361,7 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
                 ident.used.insert(caller);
             } else {
                 if (ident.next_fresh > 0xFFFFFFFFull)
-                    return make_error(ErrorKind::limit, "limit-exceeded",
+                    return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                       "step " + std::to_string(s) + " gaussian " +
                                           std::to_string(i) +
                                           ": no gaussian_id is left for a new incarnation");
@@ -376,7 +376,7 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
             if (!keyframe && prow && same_variable(raw, i, prev, *prow)) {
                 raw.mu_t[i] = prev.mu_t[*prow];
             } else if (!bin_of(st.t0, birth_step(g, raw.sigma_t[i], never), raw.mu_t[i])) {
-                return bad_input("bin-out-of-range", s, i, "mu_t", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, s, i, "mu_t", "does not fit an i32 bin");
             }
         }
     }
@@ -554,7 +554,7 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
                     if (d < std::numeric_limits<std::int32_t>::min() ||
                         d > std::numeric_limits<std::int32_t>::max()) {
                         failed = make_error(
-                            ErrorKind::invalid_argument, "bin-out-of-range",
+                            ErrorKind::invalid_argument, refusal::kBinOutOfRange,
                             "step " + std::to_string(step) + ": the bin difference of '" +
                                 attr::kNames[id] + "' for gaussian_id " +
                                 std::to_string(uid(cur.gaussian_id[upd_cur[k]])) +
@@ -713,7 +713,7 @@ Status resolve(const KeyframeWriterOptions& o, const SceneHeader& h, Ctx& ctx) {
         if (p.opcode < 0x80) return bad_option("a private record's opcode is below 0x80 (§4.3)");
     if (o.keyframe_every == 0) return bad_option("keyframe_every is 0; it must be >= 1");
     if (!codec_implemented(opt.codec))
-        return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           "stream codec byte " + std::to_string(opt.codec) + " (" +
                               codec_name(opt.codec) + ") is not implemented");
     std::vector<std::uint8_t> probe;
@@ -845,7 +845,7 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
     target.materialize(composed);
     std::string what;
     if (!same_bins(expected, composed, what))
-        return make_error(ErrorKind::limit, "bound-violated",
+        return make_error(ErrorKind::limit, refusal::kBoundViolated,
                           "the state composed from the chunk over [" + num(t0) + ", " + num(t1) +
                               ") differs from the quantized state in " + what);
     return ok_status();

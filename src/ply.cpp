@@ -82,15 +82,15 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
     const std::size_t scan = std::min(bytes.size(), kMaxHeaderBytes);
     std::string_view text(reinterpret_cast<const char*>(bytes.data()), scan);
     if (text.substr(0, 4) != "ply\n" && text.substr(0, 5) != "ply\r\n")
-        return ply_error("ply-not-ply", "the file does not start with the line \"ply\"", 0);
+        return ply_error(refusal::kPlyNotPly, "the file does not start with the line \"ply\"", 0);
     const std::size_t end_at = text.find("end_header");
     if (end_at == std::string_view::npos)
-        return ply_error("ply-bad-header",
+        return ply_error(refusal::kPlyBadHeader,
                          "no end_header line within the first " + std::to_string(kMaxHeaderBytes) +
                              " bytes");
     std::size_t body = text.find('\n', end_at);
     if (body == std::string_view::npos)
-        return ply_error("ply-bad-header", "the end_header line is not terminated", end_at);
+        return ply_error(refusal::kPlyBadHeader, "the end_header line is not terminated", end_at);
     ++body;
 
     std::vector<Property> props;
@@ -105,35 +105,35 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
         auto w = split_words(line);
         if (w.empty() || w[0] == "comment" || w[0] == "obj_info") continue;
         if (w[0] == "format") {
-            if (w.size() < 3) return ply_error("ply-bad-header", "malformed format line", at);
+            if (w.size() < 3) return ply_error(refusal::kPlyBadHeader, "malformed format line", at);
             if (w[1] == "ascii")
-                return ply_error("ply-ascii-format",
+                return ply_error(refusal::kPlyAsciiFormat,
                                  "ASCII PLY is not read; convert it to binary_little_endian", at);
             if (w[1] == "binary_big_endian")
-                return ply_error("ply-big-endian",
+                return ply_error(refusal::kPlyBigEndian,
                                  "big-endian PLY is not read; convert it to binary_little_endian",
                                  at);
             if (w[1] != "binary_little_endian")
-                return ply_error("ply-bad-header",
+                return ply_error(refusal::kPlyBadHeader,
                                  "unknown PLY format \"" + std::string(w[1]) + "\"", at);
             format_seen = true;
         } else if (w[0] == "element") {
-            if (w.size() != 3) return ply_error("ply-bad-header", "malformed element line", at);
+            if (w.size() != 3) return ply_error(refusal::kPlyBadHeader, "malformed element line", at);
             std::uint64_t n = 0;
             auto [p, ec] = std::from_chars(w[2].data(), w[2].data() + w[2].size(), n);
             if (ec != std::errc() || p != w[2].data() + w[2].size())
-                return ply_error("ply-bad-header",
+                return ply_error(refusal::kPlyBadHeader,
                                  "element count \"" + std::string(w[2]) + "\" is not a number", at);
             if (w[1] == "vertex") {
                 if (vertex_count)
-                    return ply_error("ply-bad-header", "a second vertex element", at);
+                    return ply_error(refusal::kPlyBadHeader, "a second vertex element", at);
                 vertex_count = n;
                 in_vertex = true;
             } else {
                 // Another element after the vertices would need parsing to be skipped; one with
                 // no rows changes nothing.
                 if (n != 0)
-                    return ply_error("ply-bad-header",
+                    return ply_error(refusal::kPlyBadHeader,
                                      "element \"" + std::string(w[1]) + "\" with " +
                                          std::to_string(n) + " rows is not a gaussian splat file",
                                      at);
@@ -141,26 +141,26 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
             }
         } else if (w[0] == "property") {
             if (w.size() >= 2 && w[1] == "list")
-                return ply_error("ply-bad-header", "list properties are not splat properties", at);
-            if (w.size() != 3) return ply_error("ply-bad-header", "malformed property line", at);
+                return ply_error(refusal::kPlyBadHeader, "list properties are not splat properties", at);
+            if (w.size() != 3) return ply_error(refusal::kPlyBadHeader, "malformed property line", at);
             if (!in_vertex) continue;  // a property of an empty element
             const std::size_t size = scalar_size(w[1]);
             if (size == 0)
-                return ply_error("ply-bad-header",
+                return ply_error(refusal::kPlyBadHeader,
                                  "unknown property type \"" + std::string(w[1]) + "\"", at);
             for (const Property& q : props)
                 if (q.name == w[2])
-                    return ply_error("ply-duplicate-property",
+                    return ply_error(refusal::kPlyDuplicateProperty,
                                      "property \"" + std::string(w[2]) + "\" appears twice", at);
             props.push_back({std::string(w[2]), stride, size, w[1] == "float" || w[1] == "float32"});
             stride += size;
         } else {
-            return ply_error("ply-bad-header", "unknown header line \"" + std::string(line) + "\"",
+            return ply_error(refusal::kPlyBadHeader, "unknown header line \"" + std::string(line) + "\"",
                              at);
         }
     }
-    if (!format_seen) return ply_error("ply-bad-header", "no format line", 0);
-    if (!vertex_count) return ply_error("ply-bad-header", "no vertex element", 0);
+    if (!format_seen) return ply_error(refusal::kPlyBadHeader, "no format line", 0);
+    if (!vertex_count) return ply_error(refusal::kPlyBadHeader, "no vertex element", 0);
 
     Layout L;
     L.stride = stride;
@@ -168,7 +168,7 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
         for (const Property& p : props)
             if (p.name == name) {
                 if (!p.is_float || p.size != 4)
-                    return ply_error("ply-property-type",
+                    return ply_error(refusal::kPlyPropertyType,
                                      "property \"" + p.name + "\" is not float32");
                 return static_cast<long>(p.offset);
             }
@@ -177,7 +177,7 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
     auto need = [&](std::string_view name, long& slot) -> Status {
         FOURDGS_ASSIGN(slot, find(name));
         if (slot < 0)
-            return ply_error("ply-missing-property",
+            return ply_error(refusal::kPlyMissingProperty,
                              "required property \"" + std::string(name) + "\" is missing");
         return ok_status();
     };
@@ -198,7 +198,7 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
         long slot = -1;
         FOURDGS_ASSIGN(slot, find("f_rest_" + std::to_string(k)));
         if (slot < 0)
-            return ply_error("ply-sh-count", "f_rest properties are not numbered 0.." +
+            return ply_error(refusal::kPlyShCount, "f_rest properties are not numbered 0.." +
                                                  std::to_string(rest_count - 1) + ": f_rest_" +
                                                  std::to_string(k) + " is missing");
         L.rest.push_back(slot);
@@ -207,14 +207,14 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
     for (int d = 0; d <= 3; ++d)
         if (rest_count == static_cast<std::size_t>(3 * sh_coeffs_per_component(d))) degree = d;
     if (degree < 0)
-        return ply_error("ply-sh-count", std::to_string(rest_count) +
+        return ply_error(refusal::kPlyShCount, std::to_string(rest_count) +
                                              " f_rest properties is not 3 x ((D+1)^2 - 1) for a "
                                              "degree D of 0..3 (0, 9, 24 or 45)");
 
     const std::uint64_t have = bytes.size() - body;
     const std::uint64_t n = *vertex_count;
     if (stride == 0 || n > have / stride)
-        return make_error(ErrorKind::truncated, "ply-truncated-body",
+        return make_error(ErrorKind::truncated, refusal::kPlyTruncatedBody,
                           "the header declares " + std::to_string(n) + " vertices of " +
                               std::to_string(stride) + " bytes but the body holds " +
                               std::to_string(have) + " bytes",
@@ -273,13 +273,13 @@ std::vector<std::string> ply_property_names(int sh_degree) {
 Result<std::vector<std::uint8_t>> write_ply(const PlyCloud& cloud) {
     const std::size_t n = cloud.count;
     if (cloud.sh_degree < 0 || cloud.sh_degree > 3)
-        return make_error(ErrorKind::invalid_argument, "invalid-option",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption,
                           "sh_degree " + std::to_string(cloud.sh_degree) + " is outside 0..3");
     const std::size_t per = static_cast<std::size_t>(cloud.sh_per_gaussian());
     if (cloud.position.size() != n * 3 || cloud.scale.size() != n * 3 ||
         cloud.rotation.size() != n * 4 || cloud.color.size() != n * 4 ||
         cloud.sh.size() != n * per || (!cloud.normal.empty() && cloud.normal.size() != n * 3))
-        return make_error(ErrorKind::invalid_argument, "input-size-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kInputSizeMismatch,
                           "a PlyCloud column does not hold " + std::to_string(n) + " gaussians");
     std::vector<std::uint8_t> out;
     std::string header = "ply\nformat binary_little_endian 1.0\ncomment written by fourdgs\n";

@@ -39,7 +39,7 @@ bool usable_view(const CameraView& v) {
 }
 
 Error invalid_size(const char* what, int w, int h) {
-    return make_error(ErrorKind::invalid_argument, "invalid-image-size",
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidImageSize,
                       std::string(what) + " size " + std::to_string(w) + "x" + std::to_string(h) +
                           " is outside 1.." + std::to_string(kMaxImageSide) + " per side");
 }
@@ -218,12 +218,12 @@ Result<Image> render_preview(const SceneInfo& scene, const Frame& frame, double 
     const int width = options.width, height = options.height;
     if (!valid_side(width) || !valid_side(height)) return invalid_size("preview", width, height);
     if (!frame_columns_fit(frame))
-        return make_error(ErrorKind::invalid_argument, "frame-size-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kFrameSizeMismatch,
                           "frame.count " + std::to_string(frame.count) +
                               " needs more values than the frame's columns hold");
     const CameraView view = options.view ? *options.view : default_view(scene, frame, t);
     if (!usable_view(view))
-        return make_error(ErrorKind::invalid_argument, "invalid-view",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidView,
                           "view with fov_y_deg " + std::to_string(view.fov_y_deg) +
                               " is not finite, has position == target, or its fov is outside "
                               "(0, 180)");

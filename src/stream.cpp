@@ -115,7 +115,7 @@ Error delta_overflow(const StreamView& s, const std::uint8_t* raw) {
             k = i * channels + ch;
             acc += zigzag_decode(symbol_at(raw, n, s.header.symbol_width, k));
             if (out_of_i32(acc))
-                return make_error(ErrorKind::malformed, "stream-value-out-of-range",
+                return make_error(ErrorKind::malformed, refusal::kStreamValueOutOfRange,
                                   attr(s.header) + ": the delta running sum of channel " +
                                       std::to_string(ch) + " reaches " + std::to_string(acc) +
                                       " at element " + std::to_string(i) +
@@ -123,7 +123,7 @@ Error delta_overflow(const StreamView& s, const std::uint8_t* raw) {
                                   s.payload_offset());
         }
     }
-    return make_error(ErrorKind::malformed, "stream-value-out-of-range",
+    return make_error(ErrorKind::malformed, refusal::kStreamValueOutOfRange,
                       attr(s.header) + ": a delta running sum leaves int32", s.payload_offset());
 }
 
@@ -133,25 +133,25 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
                     std::uint64_t& decompressed) {
     const StreamHeader& h = s.header;
     if (!codec_implemented(h.codec))
-        return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           attr(h) + ": codec byte " + std::to_string(h.codec) + " (" +
                               codec_name(h.codec) +
                               ") is not implemented; this build implements 0 (deflate), 1 (zstd) "
                               "and 128 (0x80, lz4 block, private range)",
                           s.offset + kHeaderFieldCodec);
     if (h.symbol_width != 1 && h.symbol_width != 2 && h.symbol_width != 4)
-        return make_error(ErrorKind::malformed, "invalid-symbol-width",
+        return make_error(ErrorKind::malformed, refusal::kInvalidSymbolWidth,
                           attr(h) + ": symbol_width " + std::to_string(h.symbol_width) +
                               " is not 1, 2 or 4",
                           s.offset + kHeaderFieldWidth);
     if (h.mode > stream_mode::constant)
-        return make_error(ErrorKind::malformed, "unknown-stream-mode",
+        return make_error(ErrorKind::malformed, refusal::kUnknownStreamMode,
                           attr(h) + ": mode " + std::to_string(h.mode) +
                               " is not 0 (raw), 1 (delta) or 2 (constant)",
                           s.offset + kHeaderFieldMode);
     if (h.element_count == 0) {
         if (h.payload_length != 0)
-            return make_error(ErrorKind::malformed, "decompressed-size-mismatch",
+            return make_error(ErrorKind::malformed, refusal::kDecompressedSizeMismatch,
                               attr(h) + ": element_count is 0 but payload_length is " +
                                   std::to_string(h.payload_length) +
                                   "; an empty stream has no codec frame",
@@ -160,7 +160,7 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
         return ok_status();
     }
     if (h.channels == 0)
-        return make_error(ErrorKind::malformed, "invalid-channel-count",
+        return make_error(ErrorKind::malformed, refusal::kInvalidChannelCount,
                           attr(h) + ": channels is 0 with element_count " +
                               std::to_string(h.element_count),
                           s.offset + kHeaderFieldChannels);
@@ -169,7 +169,7 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
                                       : std::uint64_t{h.element_count} * h.channels;
     decompressed = symbols * h.symbol_width;  // < 2^42: no overflow
     if (decompressed > max_decompressed_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           attr(h) + ": the payload inflates to " + std::to_string(decompressed) +
                               " bytes, over the limit of " +
                               std::to_string(max_decompressed_bytes),
@@ -204,7 +204,7 @@ Result<StreamView> read_stream(Cursor& c) {
     std::memcpy(&h.payload_length, b.data() + 9, 8);
     const std::size_t after_header = c.remaining() - kStreamHeaderSize;
     if (h.payload_length > after_header)
-        return make_error(ErrorKind::malformed, "record-too-short",
+        return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
                           std::string(c.what()) + ": " + attr(h) + " declares payload_length " +
                               std::to_string(h.payload_length) + " but only " +
                               std::to_string(after_header) + " bytes remain",
@@ -229,7 +229,7 @@ Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScr
     const StreamHeader& h = s.header;
     const std::uint64_t values = std::uint64_t{h.element_count} * h.channels;
     if (out.size() != values)
-        return make_error(ErrorKind::invalid_argument, "output-size-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kOutputSizeMismatch,
                           attr(h) + " holds " + std::to_string(values) +
                               " values but the output buffer holds " + std::to_string(out.size()),
                           s.offset);
@@ -284,7 +284,7 @@ Result<std::vector<std::int32_t>> decode_stream(const StreamView& s, StreamScrat
     FOURDGS_TRY(check_header(s, max_bytes, bytes));
     const std::uint64_t values = std::uint64_t{s.header.element_count} * s.header.channels;
     if (values * sizeof(std::int32_t) > max_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           attr(s.header) + ": " + std::to_string(values) + " decoded values (" +
                               std::to_string(values * sizeof(std::int32_t)) +
                               " bytes) exceed the limit of " + std::to_string(max_bytes) +
@@ -300,7 +300,7 @@ Result<std::vector<std::int32_t>> decode_stream(const StreamView& s, StreamScrat
 namespace {
 
 Error bad_arg(std::string what) {
-    return make_error(ErrorKind::invalid_argument, "invalid-argument", std::move(what));
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument, std::move(what));
 }
 
 int narrowest_width(std::uint32_t max_symbol) {
@@ -357,10 +357,10 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
                        std::to_string(channels) + "-channel elements");
     const std::size_t elements = values.size() / channels;
     if (elements > std::numeric_limits<std::uint32_t>::max())
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(elements) + " elements do not fit element_count (u32)");
     if (!codec_implemented(opt.codec))
-        return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           "stream codec byte " + std::to_string(opt.codec) + " (" +
                               codec_name(opt.codec) + ") is not implemented");
     if (opt.mode < -1 || opt.mode > 2)
@@ -400,7 +400,7 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
     if (opt.mode == stream_mode::constant && !constant)
         return bad_arg("mode 2 (constant) was forced but the elements differ");
     if (opt.mode == stream_mode::delta && !delta_fits)
-        return make_error(ErrorKind::invalid_argument, "stream-value-out-of-range",
+        return make_error(ErrorKind::invalid_argument, refusal::kStreamValueOutOfRange,
                           "mode 1 (delta) was forced but a per-channel difference leaves int32");
 
     const bool want_constant = opt.mode == stream_mode::constant || (opt.mode == -1 && constant);

@@ -9,7 +9,7 @@ namespace fourdgs {
 namespace {
 
 Error truncated_at(std::uint64_t offset, std::string what) {
-    return make_error(ErrorKind::truncated, "truncated", std::move(what), offset);
+    return make_error(ErrorKind::truncated, refusal::kTruncated, std::move(what), offset);
 }
 
 
@@ -35,7 +35,7 @@ Result<bool> StreamingReader::read_record(Pending& slot) {
                                            std::to_string(*size - record_at - 9) +
                                            " bytes remain in the file");
     if (length > options_.max_record_bytes)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           opcode_name(head[0]) + " record declares content_length " +
                               std::to_string(length) + ", over the configured limit of " +
                               std::to_string(options_.max_record_bytes),
@@ -72,10 +72,10 @@ Status StreamingReader::absorb(const Pending& rec) {
     const RecordView& r = rec.view;
     if (r.opcode == op::footer) return finish_footer(rec);
     if (r.opcode == op::delta_chunk)
-        return make_error(ErrorKind::malformed, "delta-chunk-in-gaussian-birth",
+        return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
                           "a Delta Chunk record in a gaussian-birth file (§5.18)", r.offset);
     if (r.opcode == op::sh_band)
-        return make_error(ErrorKind::malformed, "orphan-sh-band",
+        return make_error(ErrorKind::malformed, refusal::kOrphanShBand,
                           "an SH Band Stream record that does not follow a Chunk (§5.7)", r.offset);
     summary_run_.add(r.opcode, r.offset, rec.bytes);  // §4.5
     FOURDGS_TRY(builder_.add(r));
@@ -87,7 +87,7 @@ Status StreamingReader::check_index_entry(const ChunkIndex& e, std::uint64_t ent
     // §5.8 / registry index-record-mismatch: every chunk has passed by the time the index does,
     // so the entry is checked against the record it frames, naming the field.
     auto mismatch = [&](const char* field, std::string message) {
-        return make_error(ErrorKind::malformed, "index-record-mismatch",
+        return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
                           std::string("Chunk Index field '") + field +
                               "' disagrees with the record: " + std::move(message),
                           entry_offset);

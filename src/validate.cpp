@@ -41,187 +41,50 @@ std::size_t ValidationReport::warnings() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Every rule the library (and this validator) names, with its section and the field it is about.
+// Where a refusal's message names its value, the text the value follows (sorted by id). The rule
+// catalog itself (section, field) is refusals.hpp.
 
 namespace {
 
-struct RuleInfo {
+struct ValueMarker {
     std::string_view id;
-    std::string_view section;
-    std::string_view field;   // "Record.field"; "" = named by the finding itself
-    std::string_view marker;  // text the value follows in the message ("" = none)
+    std::string_view marker;
 };
 
-// Sorted by id (binary search). Most are the refusals a reader makes (errors). The validator's
-// own rules carry a comment naming the obligation they check; those marked "warning" are the
-// SHOULD-level reports. Ids with no section are API refusals (writer options, I/O), which a file
-// cannot cause but are listed so every identifier in the library has an entry.
-constexpr RuleInfo kRules[] = {
-    {"aabb-mismatch", "§5.1", "Header.aabb", ""},
-    {"audio-after-first-chunk", "§5.17", "", ""},
-    {"audio-data-length-mismatch", "§5.17", "Audio Data.data", "carries "},
-    {"audio-flag-mismatch", "§7", "Header.flags", ""},
-    {"bad-footer", "§5.2", "Footer", "content_length "},
-    {"bin-out-of-range", "§6", "", ""},
-    {"bound-disagrees-with-record", "§5.3", "Quantization.bounds", ""},   // warning (M023/M025)
-    {"bound-not-a-number", "§5.3", "Quantization.bounds", ""},            // warning (M020)
-    {"bound-violated", "§5.3", "Quantization.bounds", ""},
-    {"broken-reference", "§11.8", "Delta Chunk.reference_offset", ""},
-    {"chain-without-keyframe", "§11.8", "Chunk Index.keyframe_offset", ""},
-    {"chunk-too-large", "§5.5", "Chunk.count", ""},
-    {"chunks-started", "§4", "", ""},
-    {"composed-bin-out-of-range", "§11.7", "Delta Chunk.updates", ""},
-    {"compressed-flag-mismatch", "§5.1", "Header.flags", ""},             // warning
-    {"coordinate-system-key-beside-record", "§5.15.2", "Metadata.coordinate_system", ""},  // warning (M047)
-    {"coordinate-system-mismatch", "§5.15.2", "Metadata.coordinate_system", ""},  // M047
-    {"corrupt-compressed-data", "§5.6", "Attribute Stream.payload", ""},
-    {"count-exceeds-record", "§4.2", "", ""},
-    {"decompressed-size-mismatch", "§5.5", "", "uncompressed_size is "},
-    {"degenerate-basis", "§5.15.2", "Coordinate Frame.up_axis, Coordinate Frame.forward_axis", ""},
-    {"delta-block-trailing-bytes", "§5.18", "Delta Chunk.records", ""},
-    {"delta-chunk-in-gaussian-birth", "§5.18", "Header.temporal_model", ""},
-    {"delta-mode-mismatch", "§5.18", "Delta Chunk.delta_mode", ""},
-    {"depth-mismatch", "§11.8", "Chunk Index.depth", ""},
-    {"distortion-count-mismatch", "§5.15.3", "Sensor Calibration.distortion_count", ""},
-    {"duplicate-attribute-stream", "§6.1", "Attribute Stream.attribute_id", "(id "},
-    {"duplicate-audio-data", "§5.17", "Audio Data.source_id", "source_id "},
-    {"duplicate-audio-source", "§5.16", "Audio Source.source_id", "source_id "},
-    {"duplicate-coordinate-frame", "§5.15.2", "Coordinate Frame.name", ""},
-    {"duplicate-gaussian-id", "§11.2", "gaussian_id", ""},
-    {"duplicate-geodetic-anchor", "§5.15.5", "Geodetic Anchor.frame_name", ""},
-    {"duplicate-header", "§4", "Header", ""},
-    {"duplicate-object-id", "§5.15.6", "Object Table.object_id", "object_id "},
-    {"duplicate-object-table", "§5.15.6", "Object Table", ""},
-    {"duplicate-object-track", "§5.15.7", "Object Track.object_id", "object_id "},
-    {"duplicate-quantization", "§4", "Quantization", ""},
-    {"duplicate-sensor-name", "§5.15.3", "Sensor Calibration.name", ""},
-    {"duplicate-sh-band", "§5.7", "SH Band Stream.band", "band "},
-    {"duplicate-window-table", "§4", "Window Table", ""},
-    {"empty-audio-codec", "§5.16", "Audio Source.codec", ""},
-    {"empty-rig-trajectory", "§5.15.4", "Rig Trajectory.sample_count", ""},  // warning (M062)
-    {"empty-window", "§5.4", "Window Table.windows", ""},
-    {"footer-not-last", "§4", "Footer", ""},
-    {"forward-reference", "§11.8", "Delta Chunk.reference_offset", ""},
-    {"gaussian-count-mismatch", "§5.1", "Header.gaussian_count", ""},
-    {"gaussian-id-in-two-groups", "§11.3", "gaussian_id", ""},
-    {"gaussian-id-reused", "§11.2", "gaussian_id", ""},
-    {"geodetic-out-of-range", "§5.15.5", "Geodetic Anchor", ""},
-    {"header-not-first", "§4", "Header", ""},
-    {"index-out-of-range", "§5.8", "Chunk Index.chunk_offset", ""},
-    {"index-record-mismatch", "§5.8", "Chunk Index", ""},
-    {"input-size-mismatch", "", "", ""},
-    {"invalid-argument", "", "", ""},
-    {"invalid-audio-duration", "§5.16", "Audio Source.duration_sec", ""},
-    {"invalid-audio-gain", "§5.16", "Audio Source.gain", ""},
-    {"invalid-channel-count", "§5.6", "Attribute Stream.channels", ""},
-    {"invalid-chunk-kind", "§5.8", "Chunk Index.chunk_kind", ""},
-    {"invalid-compression-level", "", "", ""},
-    {"invalid-cutoff", "§5.1", "Header.cutoff", ""},
-    {"invalid-death-stream", "§5.18", "Delta Chunk.deaths", ""},
-    {"invalid-declaration", "", "", ""},
-    {"invalid-delta-mode", "§5.18", "", ""},
-    {"invalid-duration", "§5.1", "Header.duration_sec", ""},
-    {"invalid-flag-value", "§2", "", ""},
-    {"invalid-intrinsics", "§5.15.3", "Sensor Calibration.camera_model", ""},
-    {"invalid-metres-per-unit", "§5.15.2", "Coordinate Frame.metres_per_unit", ""},
-    {"invalid-object-id-bound", "§5.3", "Quantization.bounds", ""},
-    {"invalid-option", "", "", ""},
-    {"invalid-rotation-index", "§6.4", "Attribute Stream.rotation_index", "rotation_index "},
-    {"invalid-sh-band", "§5.7", "", ""},
-    {"invalid-sh-degree", "§5.1", "Header.sh_degree", ""},
-    {"invalid-symbol-width", "§5.6", "Attribute Stream.symbol_width", "symbol_width "},
-    {"invariant-changed-in-update", "§11.5", "Delta Chunk.updates", ""},
-    {"io-error", "", "", ""},
-    {"keyframe-time-out-of-range", "§5.16", "Audio Source.keyframes", ""},
-    {"legacy-audio-record", "§5.9", "Audio", ""},                          // warning (M035)
-    {"length-unit-mismatch", "§5.15.2", "Coordinate Frame.length_unit, Coordinate Frame.metres_per_unit", ""},  // M044
-    {"level-mismatch", "§11.6", "Delta Chunk.level", ""},
-    {"limit-exceeded", "", "", ""},
-    {"magic-mismatch", "§4.1", "magic", ""},
-    {"malformed-sh-depths", "§5.3", "Quantization.sh_depth_count", ""},   // warning (M024/M025)
-    {"missing-anchor-frame", "§5.15.5", "Geodetic Anchor.frame_name", ""},
-    {"missing-attribute-stream", "§6.1", "Chunk.records", "(id "},
-    {"missing-footer", "§5.2", "Footer", ""},
-    {"missing-gaussian-id", "§11.2", "gaussian_id", ""},
-    {"missing-header", "§4", "Header", ""},
-    {"missing-keyframe-index-fields", "§5.8", "Chunk Index.chunk_kind", ""},
-    {"missing-quantization", "§4", "Quantization", ""},
-    {"missing-rig-trajectory", "§5.15.3", "Sensor Calibration.rig_name", ""},
-    {"missing-sh-band", "§5.7", "SH Band Stream.band", "for band "},
-    {"mixed-audio-records", "§7", "Audio", ""},
-    {"no-chunk-index", "§11.8", "Chunk Index", ""},
-    {"no-coordinate-system", "§2", "Metadata.coordinate_system", ""},      // warning (M002)
-    {"no-embedding-space", "§5.15.6", "Object Table.embedding_dim", ""},
-    {"no-visibility-profile", "§3.1", "Metadata.visibility_profile", ""},  // warning (M004)
-    {"non-finite-input", "", "", ""},
-    {"non-finite-value", "§2", "", ""},
-    {"non-increasing-keyframe-times", "§5.16", "Audio Source.keyframes", ""},
-    {"non-increasing-sample-times", "§5.15.4", "", ""},
-    {"non-tiling-chunks", "§11.1", "Chunk Index.t0", ""},
-    {"not-seekable", "", "", ""},
-    {"orphan-sh-band", "§5.7", "SH Band Stream", ""},
-    {"out-of-memory", "", "", ""},
-    {"output-size-mismatch", "", "", ""},
-    {"outside-declared-aabb", "§5.1", "Header.aabb", ""},
-    {"private-records-without-application", "§4.3", "Metadata.application", ""},  // warning (M012)
-    {"record-too-short", "§4.2", "", ""},
-    {"reserved-flags-set", "§5.1", "", ""},
-    {"reserved-opcode", "§5.13", "opcode", ""},
-    {"sh-coefficient-out-of-range", "§6.5", "SH Band Stream.payload", "decodes to "},
-    {"sh-degree-mismatch", "§5.1", "Header.sh_degree", ""},
-    {"sh-depths-not-decreasing", "§6.5", "Quantization.sh_depths", ""},   // warning
-    {"spatial-source-not-mono", "§5.16", "Audio Source.channel_layout", ""},
-    {"statistics-mismatch", "§5.12", "Statistics", ""},                   // warning (M036)
-    {"stream-channel-count-mismatch", "§5.6", "Attribute Stream.channels", "has "},
-    {"stream-element-count-mismatch", "§6.1", "Attribute Stream.element_count", "element_count "},
-    {"stream-value-out-of-range", "§5.6", "Attribute Stream.payload", ""},
-    {"summary-crc-mismatch", "§4.5", "Footer.summary_crc", "summary_crc is "},
-    {"summary-not-contiguous", "§4.5", "Footer.summary_start", ""},
-    {"summary-offset-mismatch", "§5.14", "Summary Offset.group_start", ""},
-    {"summary-offset-overlong", "§5.14", "Summary Offset.group_length", ""},  // warning
-    {"summary-out-of-range", "§5.2", "Footer.summary_start", "summary_start "},
-    {"summary-start-mismatch", "§4.5", "Footer.summary_start", "summary_start is "},
-    {"time-out-of-range", "", "", ""},
-    {"timeline-gap", "§11.1", "Chunk Index.t0", ""},
-    {"track-names-background", "§5.15.7", "Object Track.object_id", ""},
-    {"truncated", "§4.2", "content_length", ""},
-    {"undeclared-unseekable-content", "§8", "Header.profile", ""},       // warning (M106)
-    {"undeclared-window", "§5.4", "", ""},
-    {"unknown-camera-model", "§5.15.3", "Sensor Calibration.camera_model", ""},
-    {"unknown-chunk-compression", "§5.5", "Chunk.compression", ""},
-    {"unknown-enum-value", "§5.15.2", "", ""},
-    {"unknown-gaussian-id", "§11.3", "gaussian_id", ""},
-    {"unknown-interpolation", "§5.15.4", "", ""},
-    {"unknown-quantization-scheme", "§5.3", "Quantization.scheme", "scheme "},
-    {"unknown-sensor", "§5.15.3", "Sensor Calibration.name", ""},
-    {"unknown-stream-codec", "§5.6", "Attribute Stream.codec", "codec byte "},
-    {"unknown-stream-mode", "§5.6", "Attribute Stream.mode", "mode "},
-    {"unknown-temporal-model", "§5.1", "Header.temporal_model", "temporal_model "},
-    {"unknown-visibility-profile", "§3.1", "Metadata.visibility_profile", ""},  // warning (M004)
-    {"unmatched-audio-data", "§5.17", "Audio Data.source_id", "source_id "},
-    {"unmatched-audio-source", "§5.17", "Audio Source.source_id", "Audio Source "},
-    {"unsupported-major-version", "§4.1", "magic", "major version byte is "},
-    {"value-out-of-range", "", "", ""},
-    {"window-does-not-cover-state", "§11.1", "", ""},
-    {"window-index-out-of-range", "§5.4", "Attribute Stream.window_index", "window index "},
-    {"window-outside-duration", "§5.4", "Window Table.windows", ""},
-    {"writer-finished", "", "", ""},
-    {"wrong-opcode", "§4.2", "opcode", ""},
-    {"zero-quaternion", "§5.15.3", "", ""},
+constexpr ValueMarker kValueMarkers[] = {
+    {"audio-data-length-mismatch", "carries "},
+    {"bad-footer", "content_length "},
+    {"decompressed-size-mismatch", "uncompressed_size is "},
+    {"duplicate-attribute-stream", "(id "},
+    {"duplicate-audio-data", "source_id "},
+    {"duplicate-audio-source", "source_id "},
+    {"duplicate-object-id", "object_id "},
+    {"duplicate-object-track", "object_id "},
+    {"duplicate-sh-band", "band "},
+    {"invalid-rotation-index", "rotation_index "},
+    {"invalid-symbol-width", "symbol_width "},
+    {"missing-attribute-stream", "(id "},
+    {"missing-sh-band", "for band "},
+    {"sh-coefficient-out-of-range", "decodes to "},
+    {"stream-channel-count-mismatch", "has "},
+    {"stream-element-count-mismatch", "element_count "},
+    {"summary-crc-mismatch", "summary_crc is "},
+    {"summary-out-of-range", "summary_start "},
+    {"summary-start-mismatch", "summary_start is "},
+    {"unknown-quantization-scheme", "scheme "},
+    {"unknown-stream-codec", "codec byte "},
+    {"unknown-stream-mode", "mode "},
+    {"unknown-temporal-model", "temporal_model "},
+    {"unmatched-audio-data", "source_id "},
+    {"unmatched-audio-source", "Audio Source "},
+    {"unsupported-major-version", "major version byte is "},
+    {"window-index-out-of-range", "window index "},
 };
 
-constexpr bool rules_sorted() {
-    for (std::size_t i = 1; i < std::size(kRules); ++i)
-        if (!(kRules[i - 1].id < kRules[i].id)) return false;
-    return true;
-}
-static_assert(rules_sorted(), "kRules must stay sorted by id");
-
-const RuleInfo* find_rule(std::string_view id) {
-    const RuleInfo* end = std::end(kRules);
-    const RuleInfo* it = std::lower_bound(std::begin(kRules), end, id,
-                                          [](const RuleInfo& r, std::string_view k) { return r.id < k; });
-    return it != end && it->id == id ? it : nullptr;
+std::string_view value_marker(std::string_view id) {
+    for (const ValueMarker& m : kValueMarkers)
+        if (m.id == id) return m.marker;
+    return {};
 }
 
 // The section of the record a "Record.field" names, or "".
@@ -413,7 +276,7 @@ private:
         Finding f;
         f.severity = severity;
         f.rule = std::string(rule);
-        const RuleInfo* info = find_rule(rule);
+        const RefusalInfo* info = find_refusal(rule);
         f.field = field.empty() && info ? std::string(info->field) : std::move(field);
         f.section = info ? std::string(info->section) : std::string();
         // Rules any record can break (a short field, a non-finite number, a bad flag byte) take
@@ -438,10 +301,10 @@ private:
     // A refusal from a parser, a decoder or a cross-record check. `record` names the record it
     // is about ("" when unknown). The field is the rule's own when the table names one; for the
     // rules any record can break it is read from the message ("What: field is value, ...").
-    void refusal(const Error& e, std::string_view record, std::uint64_t record_offset) {
+    void report_refusal(const Error& e, std::string_view record, std::uint64_t record_offset) {
         std::string said_field, said_value;
         field_and_value_from(e.message, said_field, said_value);
-        const RuleInfo* info = find_rule(e.refusal);
+        const RefusalInfo* info = find_refusal(e.refusal);
         const std::string_view table_field = info ? info->field : std::string_view();
         std::string field, value;
         if (table_field.find('.') != std::string_view::npos) {
@@ -457,8 +320,8 @@ private:
         } else {
             field = !table_field.empty() ? std::string(table_field) : std::string(record);
         }
-        if (info && !info->marker.empty()) {
-            std::string v = value_after(e.message, info->marker);
+        if (std::string_view marker = value_marker(e.refusal); !marker.empty()) {
+            std::string v = value_after(e.message, marker);
             if (!v.empty()) value = std::move(v);
         }
         add(Severity::error, e.refusal, std::move(field), std::move(value),
@@ -467,12 +330,12 @@ private:
     template <class T>
     bool take(Result<T>& r, const RecordView& v) {
         if (r.ok()) return true;
-        refusal(r.error(), opcode_name(v.opcode), v.offset);
+        report_refusal(r.error(), opcode_name(v.opcode), v.offset);
         return false;
     }
     bool take(const Status& s, const RecordView& v) {
         if (s.ok()) return true;
-        refusal(s.error(), opcode_name(v.opcode), v.offset);
+        report_refusal(s.error(), opcode_name(v.opcode), v.offset);
         return false;
     }
 
@@ -573,13 +436,13 @@ Validator::ReadOutcome Validator::read_record(std::uint64_t at, Held& out, Statu
     if (*got < kRecordHeaderSize) {
         // Eight bytes of trailing magic with no Footer before them: the Footer is missing.
         if (*got == kMagicSize && std::memcmp(head, kMagic.data(), kMagicSize) == 0) {
-            error("missing-footer", "", "", at,
+            error(refusal::kMissingFooter, "", "", at,
                   "the trailing magic at byte " + std::to_string(at) +
                       " follows no Footer record; the Footer must be the last record (§5.2)");
             return ReadOutcome::stop;
         }
         report_.truncated = true;
-        error("truncated", "", std::to_string(*got), at,
+        error(refusal::kTruncated, "", std::to_string(*got), at,
               "the file ends inside a record header (" + std::to_string(*got) + " of 9 bytes)");
         return ReadOutcome::stop;
     }
@@ -588,7 +451,7 @@ Validator::ReadOutcome Validator::read_record(std::uint64_t at, Held& out, Statu
     const std::string name = opcode_name(head[0]);
     if (size_ && length > *size_ - std::min(*size_, at + kRecordHeaderSize)) {
         report_.truncated = true;
-        error("truncated", name + ".content_length", std::to_string(length), at,
+        error(refusal::kTruncated, name + ".content_length", std::to_string(length), at,
               name + " record at byte " + std::to_string(at) + " declares content_length " +
                   std::to_string(length) + " but only " +
                   std::to_string(*size_ - std::min(*size_, at + kRecordHeaderSize)) +
@@ -596,7 +459,7 @@ Validator::ReadOutcome Validator::read_record(std::uint64_t at, Held& out, Statu
         return ReadOutcome::stop;
     }
     if (length > reader_.max_record_bytes) {
-        error("limit-exceeded", name + ".content_length", std::to_string(length), at,
+        error(refusal::kLimitExceeded, name + ".content_length", std::to_string(length), at,
               name + " record at byte " + std::to_string(at) + " declares content_length " +
                   std::to_string(length) + ", over the configured limit of " +
                   std::to_string(reader_.max_record_bytes) + "; its content was not checked");
@@ -614,14 +477,14 @@ Validator::ReadOutcome Validator::read_record(std::uint64_t at, Held& out, Statu
     }
     if (*body < length) {
         report_.truncated = true;
-        error("truncated", name + ".content_length", std::to_string(length), at,
+        error(refusal::kTruncated, name + ".content_length", std::to_string(length), at,
               name + " record at byte " + std::to_string(at) + " is cut after " +
                   std::to_string(*body) + " of " + std::to_string(length) + " content bytes");
         return ReadOutcome::stop;
     }
     auto view = parse_record(out.bytes, at);
     if (!view.ok()) {  // cannot happen: the bytes were read to the length
-        refusal(view.error(), name, at);
+        report_refusal(view.error(), name, at);
         return ReadOutcome::stop;
     }
     out.view = *view;
@@ -668,7 +531,7 @@ void Validator::walk(Status& io) {
         if (outcome == ReadOutcome::end_of_data) {
             if (!footer_) {
                 report_.truncated = true;
-                error("truncated", "Footer", "", at,
+                error(refusal::kTruncated, "Footer", "", at,
                       "the file ends at byte " + std::to_string(at) +
                           " without a Footer and the trailing magic");
             }
@@ -710,7 +573,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
         ++records_before_header_;
         if (!header_first_reported_) {
             header_first_reported_ = true;
-            error("header-not-first", "", opcode_name(r.opcode), r.offset,
+            error(refusal::kHeaderNotFirst, "", opcode_name(r.opcode), r.offset,
                   "the first record is " + opcode_name(r.opcode) +
                       "; a file must begin with its Header (§4)");
         }
@@ -719,7 +582,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
         case op::quantization: absorb_quantization(r); break;
         case op::window_table: {
             if (scene_.has_window_table) {
-                error("duplicate-window-table", "", "", r.offset,
+                error(refusal::kDuplicateWindowTable, "", "", r.offset,
                       "a second Window Table record at byte " + std::to_string(r.offset) +
                           "; the format allows exactly one (§4)");
                 break;
@@ -729,7 +592,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
             scene_.windows = std::move(t->windows);
             scene_.has_window_table = true;
             if (sealed_)  // a late table: decoded chunks were checked against the default
-                warning("statistics-mismatch", "Window Table", "", r.offset,
+                warning(refusal::kStatisticsMismatch, "Window Table", "", r.offset,
                         "the Window Table follows chunks that were checked against the default "
                         "one-window table");
             break;
@@ -766,7 +629,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
             auto f = parse_coordinate_frame(r);
             if (!take(f, r)) break;
             if (!length_unit_agrees(*f))  // M044: an error naming both fields
-                error("length-unit-mismatch", "",
+                error(refusal::kLengthUnitMismatch, "",
                       std::string(to_string(f->length_unit)) + " / " + num(f->metres_per_unit),
                       r.offset,
                       "Coordinate Frame " + detail::quoted(f->name) + " declares length_unit " +
@@ -789,7 +652,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
             auto t = parse_rig_trajectory(r);
             if (!take(t, r)) break;
             if (t->samples.empty())  // M062
-                warning("empty-rig-trajectory", "", "0", r.offset,
+                warning(refusal::kEmptyRigTrajectory, "", "0", r.offset,
                         "Rig Trajectory " + detail::quoted(t->name) +
                             " has no samples; it reads as absent (M061) and a producer should "
                             "omit the record instead (M062)");
@@ -806,7 +669,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
         }
         case op::object_table: {
             if (scene_.object_table) {
-                error("duplicate-object-table", "", "", r.offset,
+                error(refusal::kDuplicateObjectTable, "", "", r.offset,
                       "a second Object Table record; a file carries at most one (§5.15.6)");
                 break;
             }
@@ -820,7 +683,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
             bool dup = false;
             for (const ObjectTrack& o : scene_.object_tracks) dup = dup || o.object_id == t->object_id;
             if (dup) {
-                error("duplicate-object-track", "", std::to_string(t->object_id), r.offset,
+                error(refusal::kDuplicateObjectTrack, "", std::to_string(t->object_id), r.offset,
                       "two Object Track records for object_id " + std::to_string(t->object_id) +
                           " (§5.15.7)");
                 break;
@@ -850,7 +713,7 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
             // Unknown, reserved and private records are stepped over (M008). 0x00 and 0x0E are
             // numbers a writer must never emit (§4.3, §5.13, M037).
             if (r.opcode == 0x00 || r.opcode == op::attachment_index)
-                error("reserved-opcode", "", hex_byte(r.opcode), r.offset,
+                error(refusal::kReservedOpcode, "", hex_byte(r.opcode), r.offset,
                       "a record with opcode " + hex_byte(r.opcode) + " at byte " +
                           std::to_string(r.offset) +
                           ", which the specification reserves and a writer must not emit");
@@ -862,14 +725,14 @@ void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& byt
 
 void Validator::absorb_header(const RecordView& r) {
     if (header_offset_ != kNoOffset) {
-        error("duplicate-header", "", "", r.offset,
+        error(refusal::kDuplicateHeader, "", "", r.offset,
               "a second Header record at byte " + std::to_string(r.offset) +
                   "; the format allows exactly one (§4)");
         return;
     }
     if (records_before_header_ != 0 && !header_first_reported_) {
         header_first_reported_ = true;
-        error("header-not-first", "", "", r.offset,
+        error(refusal::kHeaderNotFirst, "", "", r.offset,
               "the Header is at byte " + std::to_string(r.offset) +
                   " but must be the first record (§4)");
     }
@@ -884,7 +747,7 @@ void Validator::absorb_header(const RecordView& r) {
 
 void Validator::absorb_quantization(const RecordView& r) {
     if (quantization_offset_ != kNoOffset) {
-        error("duplicate-quantization", "", "", r.offset,
+        error(refusal::kDuplicateQuantization, "", "", r.offset,
               "a second Quantization record at byte " + std::to_string(r.offset) +
                   "; the format allows exactly one (§4)");
         return;
@@ -893,7 +756,7 @@ void Validator::absorb_quantization(const RecordView& r) {
     auto q = parse_quantization(r);
     if (!take(q, r)) return;
     if (q->scheme != kSchemeUniformV1)
-        error("unknown-quantization-scheme", "", q->scheme, r.content_offset(),
+        error(refusal::kUnknownQuantizationScheme, "", q->scheme, r.content_offset(),
               "quantization scheme '" + q->scheme + "' is not implemented (only uniform-v1 exists)");
     check_quantization_values(*q, r.content_offset());
     scene_.quantization = std::move(*q);
@@ -914,18 +777,18 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
         {"step_sigma_log", q.step_sigma_log}};
     for (std::size_t i = 0; i < std::size(params); ++i)
         if (!std::isfinite(params[i].second))
-            error("non-finite-value", std::string("Quantization.") + params[i].first,
+            error(refusal::kNonFiniteValue, std::string("Quantization.") + params[i].first,
                   num(params[i].second), params_at + 8 * i,
                   std::string("Quantization: ") + params[i].first + " is " +
                       num(params[i].second) + "; every quantization parameter must be finite (§5.3)");
     const std::uint64_t bounds_at = params_at + 8 * std::size(params) + 1;
     for (const auto& [key, value] : q.bounds)
         if (!is_bound_spelling(value))
-            warning("bound-not-a-number", "Quantization.bounds." + key, value, bounds_at,
+            warning(refusal::kBoundNotANumber, "Quantization.bounds." + key, value, bounds_at,
                     "bounds." + key + " is " + detail::quoted(value) +
                         ", which the §5.3 grammar does not spell: it declares no bound at all");
     if (q.sh_depths_malformed)
-        warning("malformed-sh-depths", "", "", bounds_at,
+        warning(refusal::kMalformedShDepths, "", "", bounds_at,
                 "the appended SH bit-depth fields are malformed (a count the record is too short "
                 "for, more than three bands, or a depth outside 3..8); the file reads as "
                 "declaring none (M024)");
@@ -934,17 +797,17 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
         const std::string want = std::to_string(sh_bound_for_depth(q.sh_depths[b]));
         const std::string* got = q.bound(key);
         if (!got)
-            warning("bound-disagrees-with-record", "Quantization.bounds." + key, "", bounds_at,
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, "", bounds_at,
                     "band " + std::to_string(b + 1) + " declares depth " +
                         std::to_string(q.sh_depths[b]) + " but bounds has no " + key +
                         " (expected " + want + ", M023)");
         else if (is_bound_spelling(*got) && compare_bounds(*got, want) != 0)
-            warning("bound-disagrees-with-record", "Quantization.bounds." + key, *got, bounds_at,
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, *got, bounds_at,
                     "bounds." + key + " is " + *got + " but band " + std::to_string(b + 1) +
                         "'s depth " + std::to_string(q.sh_depths[b]) + " gives " + want +
                         " code units (§6.5, M023)");
         if (b > 0 && q.sh_depths[b] > q.sh_depths[b - 1])
-            warning("sh-depths-not-decreasing", "", std::to_string(q.sh_depths[b]), bounds_at,
+            warning(refusal::kShDepthsNotDecreasing, "", std::to_string(q.sh_depths[b]), bounds_at,
                     "band " + std::to_string(b + 1) + " has depth " + std::to_string(q.sh_depths[b]) +
                         ", above band " + std::to_string(b) + "'s " +
                         std::to_string(q.sh_depths[b - 1]) + "; depths should fall with band index (§6.5)");
@@ -953,7 +816,7 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
         const unsigned coarsest = *std::min_element(q.sh_depths.begin(), q.sh_depths.end());
         const std::uint32_t pitch = std::uint32_t{1} << (8 - coarsest);
         if (q.step_sh != pitch)
-            warning("bound-disagrees-with-record", "Quantization.step_sh", std::to_string(q.step_sh),
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.step_sh", std::to_string(q.step_sh),
                     params_at + 8 * std::size(params),
                     "step_sh is " + std::to_string(q.step_sh) + " but the coarsest declared band "
                         "depth " + std::to_string(coarsest) + " has pitch " + std::to_string(pitch) +
@@ -961,7 +824,7 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
         const std::string want = std::to_string(sh_bound_for_depth(coarsest));
         if (const std::string* sh = q.bound("sh");
             sh && is_bound_spelling(*sh) && compare_bounds(*sh, want) != 0)
-            warning("bound-disagrees-with-record", "Quantization.bounds.sh", *sh, bounds_at,
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds.sh", *sh, bounds_at,
                     "bounds.sh is " + *sh + " but the coarsest band's bound is " + want + " (§6.5)");
     }
 }
@@ -969,7 +832,7 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
 // §5.9, §5.16, §5.17, §7: the pairing rules SceneBuilder applies, each reported.
 void Validator::absorb_audio(const RecordView& r) {
     if (sealed_)  // M092; the record is still paired, so its other faults are reported too
-        error("audio-after-first-chunk", "", "", r.offset,
+        error(refusal::kAudioAfterFirstChunk, "", "", r.offset,
               opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
                   " follows gaussian data; every audio record comes before the first chunk");
     if (r.opcode == op::audio_source) {
@@ -977,12 +840,12 @@ void Validator::absorb_audio(const RecordView& r) {
         if (!take(s, r)) return;
         for (const AudioSourceEntry& e : scene_.audio) {
             if (e.legacy) {
-                error("mixed-audio-records", "", "", r.offset,
+                error(refusal::kMixedAudioRecords, "", "", r.offset,
                       "an Audio Source record beside a legacy Audio record (§7)");
                 return;
             }
             if (e.descriptor.source_id == s->source_id) {
-                error("duplicate-audio-source", "", std::to_string(s->source_id), r.offset,
+                error(refusal::kDuplicateAudioSource, "", std::to_string(s->source_id), r.offset,
                       "two Audio Source records for source_id " + std::to_string(s->source_id));
                 return;
             }
@@ -996,11 +859,11 @@ void Validator::absorb_audio(const RecordView& r) {
     if (r.opcode == op::audio_legacy) {
         auto a = parse_audio_legacy(r);
         if (!take(a, r)) return;
-        warning("legacy-audio-record", "", a->codec, r.offset,
+        warning(refusal::kLegacyAudioRecord, "", a->codec, r.offset,
                 "a legacy Audio record; writers should emit Audio Source and Audio Data pairs "
                 "instead (M035)");
         if (!scene_.audio.empty()) {
-            error("mixed-audio-records", "", "", r.offset,
+            error(refusal::kMixedAudioRecords, "", "", r.offset,
                   scene_.audio.front().legacy
                       ? "a second legacy Audio record"
                       : "a legacy Audio record beside Audio Source records (§7)");
@@ -1023,18 +886,18 @@ void Validator::absorb_audio(const RecordView& r) {
     if (!take(d, r)) return;
     for (AudioSourceEntry& e : scene_.audio) {
         if (e.legacy) {
-            error("mixed-audio-records", "", "", r.offset,
+            error(refusal::kMixedAudioRecords, "", "", r.offset,
                   "an Audio Data record beside a legacy Audio record (§7)");
             return;
         }
         if (e.descriptor.source_id != d->source_id) continue;
         if (e.payload.offset != 0) {
-            error("duplicate-audio-data", "", std::to_string(d->source_id), r.offset,
+            error(refusal::kDuplicateAudioData, "", std::to_string(d->source_id), r.offset,
                   "two Audio Data records for source_id " + std::to_string(d->source_id));
             return;
         }
         if (d->data.size() != e.descriptor.data_length)
-            error("audio-data-length-mismatch", "", std::to_string(d->data.size()), r.offset,
+            error(refusal::kAudioDataLengthMismatch, "", std::to_string(d->data.size()), r.offset,
                   "Audio Data for source_id " + std::to_string(d->source_id) + " carries " +
                       std::to_string(d->data.size()) + " bytes; its Audio Source declares " +
                       std::to_string(e.descriptor.data_length));
@@ -1042,7 +905,7 @@ void Validator::absorb_audio(const RecordView& r) {
         e.payload.length = d->data.size();
         return;
     }
-    error("unmatched-audio-data", "", std::to_string(d->source_id), r.offset,
+    error(refusal::kUnmatchedAudioData, "", std::to_string(d->source_id), r.offset,
           "Audio Data for source_id " + std::to_string(d->source_id) +
               " matches no earlier Audio Source record (§5.17)");
 }
@@ -1054,9 +917,9 @@ void Validator::seal(std::uint64_t at) {
     if (sealed_) return;
     sealed_ = true;
     if (!scene_.has_header && header_offset_ == kNoOffset)
-        error("missing-header", "", "", at, "the file has no Header record before its chunks");
+        error(refusal::kMissingHeader, "", "", at, "the file has no Header record before its chunks");
     if (!scene_.has_quantization && quantization_offset_ == kNoOffset)
-        error("missing-quantization", "", "", at,
+        error(refusal::kMissingQuantization, "", "", at,
               "gaussian data begins before any Quantization record");
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});  // §5.4
     scene_.grid = grid_for(scene_.quantization, scene_.header.cutoff);
@@ -1073,7 +936,7 @@ void Validator::begin_chunk(Held& held) {
 void Validator::absorb_band(Held& held) {
     const RecordView& r = held.view;
     if (!chunk_pending_) {
-        error("orphan-sh-band", "", "", r.offset,
+        error(refusal::kOrphanShBand, "", "", r.offset,
               "an SH Band Stream record that does not follow a Chunk (§5.7)");
         summary_run_.end();
         return;
@@ -1082,7 +945,7 @@ void Validator::absorb_band(Held& held) {
     if (!take(b, r)) return;
     for (std::size_t i = 0; i < band_count_; ++i)
         if (bands_[i].view.content[0] == b->band) {
-            error("duplicate-sh-band", "", std::to_string(b->band), r.offset,
+            error(refusal::kDuplicateShBand, "", std::to_string(b->band), r.offset,
                   "two SH Band Stream records for band " + std::to_string(b->band) +
                       " follow the chunk at byte " + std::to_string(chunk_.view.offset));
             return;
@@ -1153,7 +1016,7 @@ void Validator::flush_chunk() {
     }
     // A Delta Chunk.
     if (scene_.has_header && !keyframe_delta_)
-        error("delta-chunk-in-gaussian-birth", "", scene_.header.temporal_model, r.offset,
+        error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
               "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
     auto d = parse_delta_chunk(r);
     if (!take(d, r)) {
@@ -1191,7 +1054,7 @@ void Validator::flush_chunk() {
 bool Validator::after_footer(const RecordView& r, Status& io) {
     footer_offset_ = r.offset;
     if (r.content_length != kFooterContentSize)
-        error("bad-footer", "Footer.content_length", std::to_string(r.content_length), r.offset,
+        error(refusal::kBadFooter, "Footer.content_length", std::to_string(r.content_length), r.offset,
               "the Footer declares content_length " + std::to_string(r.content_length) +
                   "; the 37-byte tail needs exactly 20 (§5.2)");
     auto f = parse_footer(r);
@@ -1201,14 +1064,14 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
         const std::uint64_t content = r.content_offset();
         if (f->summary_start != 0) {
             if (f->summary_start < kMagicSize || f->summary_start > r.offset) {
-                error("summary-out-of-range", "", std::to_string(f->summary_start), content,
+                error(refusal::kSummaryOutOfRange, "", std::to_string(f->summary_start), content,
                       "summary_start " + std::to_string(f->summary_start) + " is outside [8, " +
                           std::to_string(r.offset) + "]");
             } else {
                 bool verified = false;
                 Status st = summary_run_.check(*f, content, true, verified);
                 if (!st.ok()) {
-                    std::string value = st.error().refusal == "summary-crc-mismatch"
+                    std::string value = st.error().refusal == refusal::kSummaryCrcMismatch
                                             ? std::to_string(f->summary_crc)
                                             : std::to_string(f->summary_start);
                     error(st.error().refusal, "", value, st.error().offset, st.error().message);
@@ -1220,7 +1083,7 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
             bool names_one = false;
             for (const auto& [s, at] : summary_offsets_) names_one = names_one || at == f->summary_offset_start;
             if (!names_one)
-                error("summary-offset-mismatch", "Footer.summary_offset_start",
+                error(refusal::kSummaryOffsetMismatch, "Footer.summary_offset_start",
                       std::to_string(f->summary_offset_start), content + 8,
                       "summary_offset_start " + std::to_string(f->summary_offset_start) +
                           " names no Summary Offset record (§5.2)");
@@ -1236,7 +1099,7 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
     }
     if (*got < kMagicSize) {
         report_.truncated = true;
-        error("truncated", "magic", std::to_string(*got), at,
+        error(refusal::kTruncated, "magic", std::to_string(*got), at,
               "the file ends inside the trailing magic (" + std::to_string(*got) + " of 8 bytes)");
         return false;
     }
@@ -1246,14 +1109,14 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
             error(m.error().refusal, "magic", "", m.error().offset,
                   "trailing magic: " + m.error().message);
         else if (*got > kMagicSize)
-            error("footer-not-last", "", "", at + kMagicSize,
+            error(refusal::kFooterNotLast, "", "", at + kMagicSize,
                   "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +
                       "; the Footer must be the last record and the magic the last bytes (§4)");
         return false;
     }
     // More than eight bytes follow and they are not the magic: the Footer sits mid-file. Say
     // so, and walk on over what follows it.
-    error("footer-not-last", "", "", r.offset,
+    error(refusal::kFooterNotLast, "", "", r.offset,
           "a Footer record at byte " + std::to_string(r.offset) +
               " is followed by more data rather than the trailing magic; the Footer must be the "
               "last record (§4)");
@@ -1266,7 +1129,7 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
 void Validator::check_index() {
     if (index_.empty()) {
         if (keyframe_delta_ && !chunks_.empty())
-            error("no-chunk-index", "", "", footer_offset_ ? footer_offset_ : kNoOffset,
+            error(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
                   "a keyframe-delta file without a Chunk Index cannot be sought (§11.8)");
         return;
     }
@@ -1277,7 +1140,7 @@ void Validator::check_index() {
     std::vector<bool> named(by_offset.size(), false);
     auto mismatch = [&](const IndexSeen& e, const std::string& field, std::string value,
                         const std::string& message) {
-        error("index-record-mismatch", "Chunk Index." + field, std::move(value), e.offset,
+        error(refusal::kIndexRecordMismatch, "Chunk Index." + field, std::move(value), e.offset,
               "Chunk Index field '" + field + "' disagrees with the record: " + message);
     };
     for (const IndexSeen& e : index_) {
@@ -1351,13 +1214,13 @@ void Validator::check_index() {
                          "the entry says " + std::to_string(k.depth) + ", the record implies " +
                              std::to_string(depth));
         } else if (keyframe_delta_) {
-            error("missing-keyframe-index-fields", "", "", e.offset,
+            error(refusal::kMissingKeyframeIndexFields, "", "", e.offset,
                   "a keyframe-delta file's Chunk Index entry lacks the six appended fields (§5.8)");
         }
     }
     for (std::size_t i = 0; i < by_offset.size() && !full(); ++i)
         if (!named[i])
-            error("index-record-mismatch", "Chunk Index.chunk_offset",
+            error(refusal::kIndexRecordMismatch, "Chunk Index.chunk_offset",
                   std::to_string(by_offset[i]->offset), by_offset[i]->offset,
                   std::string(by_offset[i]->delta ? "Delta Chunk" : "Chunk") + " record at byte " +
                       std::to_string(by_offset[i]->offset) +
@@ -1373,7 +1236,7 @@ void Validator::check_index() {
         if (all_fields) {
             auto timeline = KeyframeTimeline::build(std::move(entries), scene_.header.duration_sec);
             if (!timeline.ok())
-                refusal(timeline.error(), "Chunk Index", index_.front().offset);
+                report_refusal(timeline.error(), "Chunk Index", index_.front().offset);
         }
     }
     // §5.14: each Summary Offset frames its group's records, whole. A length that also covers
@@ -1410,10 +1273,10 @@ void Validator::check_index() {
                                   std::to_string(s.group_start) + ", +" +
                                   std::to_string(s.group_length) + "), which ";
         if (!problem.empty())
-            error("summary-offset-mismatch", "", std::to_string(s.group_start), at,
+            error(refusal::kSummaryOffsetMismatch, "", std::to_string(s.group_start), at,
                   range + problem + " (§5.14)");
         else if (overlong)
-            warning("summary-offset-overlong", "", std::to_string(s.group_length), at,
+            warning(refusal::kSummaryOffsetOverlong, "", std::to_string(s.group_length), at,
                     range + "also covers records of other opcodes after the group; the length "
                             "should be the group's alone (§5.14)");
     }
@@ -1444,7 +1307,7 @@ void Validator::check_composition() {
     for (const Finding& f : report_.findings)
         if (f.rule == refused->refusal && (f.offset == refused->offset || !refused->has_offset()))
             return;
-    refusal(*refused, "Delta Chunk", kNoOffset);
+    report_refusal(*refused, "Delta Chunk", kNoOffset);
 }
 
 // §5.1 gaussian_count and §5.12 Statistics against what the chunks hold. Statistics is advisory
@@ -1456,7 +1319,7 @@ void Validator::check_statistics() {
     if (complete && !keyframe_delta_) computed = gaussians_;
     else if (complete && !ids_capped_) computed = ids_.size();
     if (computed && scene_.has_header && scene_.header.gaussian_count != *computed)
-        error("gaussian-count-mismatch", "", std::to_string(scene_.header.gaussian_count),
+        error(refusal::kGaussianCountMismatch, "", std::to_string(scene_.header.gaussian_count),
               header_offset_ + kRecordHeaderSize + 4 + scene_.header.profile.size() + 4 +
                   scene_.header.library.size() + 8,
               "Header gaussian_count is " + std::to_string(scene_.header.gaussian_count) +
@@ -1466,15 +1329,15 @@ void Validator::check_statistics() {
     const Statistics& s = statistics_->first;
     const std::uint64_t at = statistics_->second + kRecordHeaderSize;
     if (computed && s.gaussian_count != *computed)
-        warning("statistics-mismatch", "Statistics.gaussian_count", std::to_string(s.gaussian_count), at,
+        warning(refusal::kStatisticsMismatch, "Statistics.gaussian_count", std::to_string(s.gaussian_count), at,
                 "Statistics gaussian_count is " + std::to_string(s.gaussian_count) +
                     " but the chunks hold " + std::to_string(*computed));
     if (!report_.truncated && s.chunk_count != chunks_.size())
-        warning("statistics-mismatch", "Statistics.chunk_count", std::to_string(s.chunk_count), at + 8,
+        warning(refusal::kStatisticsMismatch, "Statistics.chunk_count", std::to_string(s.chunk_count), at + 8,
                 "Statistics chunk_count is " + std::to_string(s.chunk_count) + " but the file has " +
                     std::to_string(chunks_.size()) + " chunk record(s)");
     if (scene_.has_header && s.duration_sec != scene_.header.duration_sec)
-        warning("statistics-mismatch", "Statistics.duration_sec", num(s.duration_sec), at + 12,
+        warning(refusal::kStatisticsMismatch, "Statistics.duration_sec", num(s.duration_sec), at + 12,
                 "Statistics duration_sec is " + num(s.duration_sec) + " but the Header says " +
                     num(scene_.header.duration_sec));
     if (complete && !keyframe_delta_ && aabb_known_ && aabb_valid_) {
@@ -1482,7 +1345,7 @@ void Validator::check_statistics() {
         const double tolerance = std::fabs(scene_.quantization.step_pos) + 1e-9;
         for (int k = 0; k < 6; ++k)
             if (!(std::fabs(s.aabb[k] - aabb_[k]) <= tolerance)) {
-                warning("statistics-mismatch", "Statistics.aabb[" + std::to_string(k) + "]",
+                warning(refusal::kStatisticsMismatch, "Statistics.aabb[" + std::to_string(k) + "]",
                         num(s.aabb[k]), at + 20 + 8 * static_cast<std::uint64_t>(k),
                         "Statistics aabb[" + std::to_string(k) + "] is " + num(s.aabb[k]) +
                             " but the decoded positions give " + num(aabb_[k]));
@@ -1506,13 +1369,13 @@ void Validator::check_coordinate_system() {
             break;
         }
     if (!frame && !key) {  // M002: nothing says which way is up
-        warning("no-coordinate-system", "", "", kNoOffset,
+        warning(refusal::kNoCoordinateSystem, "", "", kNoOffset,
                 "the file records no handedness or up-axis: no coordinate_system metadata key "
                 "and no Coordinate Frame record for the scene frame (§2)");
         return;
     }
     if (!frame || !key) return;
-    warning("coordinate-system-key-beside-record", "", key->value, key->offset,
+    warning(refusal::kCoordinateSystemKeyBesideRecord, "", key->value, key->offset,
             "the file carries both a Coordinate Frame record and a coordinate_system key "
             "(" + detail::quoted(key->value) + "); a writer should emit only the record, and the "
             "record wins (M046, M047)");
@@ -1531,7 +1394,7 @@ void Validator::check_coordinate_system() {
         disagreement = "forward_axis " + std::string(to_string(frame->forward_axis)) +
                        " in the record, " + std::string(to_string(*said.forward)) + " in the key";
     if (!disagreement.empty())
-        error("coordinate-system-mismatch", "Metadata.coordinate_system, Coordinate Frame",
+        error(refusal::kCoordinateSystemMismatch, "Metadata.coordinate_system, Coordinate Frame",
               key->value, key->offset,
               "the coordinate_system key " + detail::quoted(key->value) +
                   " disagrees with the Coordinate Frame record at byte " +
@@ -1542,7 +1405,7 @@ void Validator::check_coordinate_system() {
 void Validator::check_references() {
     if (!scene_.has_header) return;
     check_scene_references(scene_, &offsets_, [this](Error e) {
-        refusal(e, "", kNoOffset);
+        report_refusal(e, "", kNoOffset);
         return !full();
     });
 }
@@ -1559,15 +1422,15 @@ void Validator::check_advice() {
     if (!profile)
         if (const std::string* v = header_key("visibility_profile")) profile = KeySeen{*v, header_offset_};
     if (!profile)
-        warning("no-visibility-profile", "", "", kNoOffset,
+        warning(refusal::kNoVisibilityProfile, "", "", kNoOffset,
                 "no visibility_profile metadata key: producers should declare gaussian (soft fade) "
                 "or box (hard edges) (M004)");
     else if (profile->value != "gaussian" && profile->value != "box")
-        warning("unknown-visibility-profile", "", profile->value, profile->offset,
+        warning(refusal::kUnknownVisibilityProfile, "", profile->value, profile->offset,
                 "visibility_profile is " + detail::quoted(profile->value) +
                     "; the registry defines gaussian and box (flat-top is reserved, not representable)");
     if (!private_records_.empty() && !application_ && !header_key("application"))
-        warning("private-records-without-application", "", hex_byte(private_records_.front().opcode),
+        warning(refusal::kPrivateRecordsWithoutApplication, "", hex_byte(private_records_.front().opcode),
                 private_records_.front().offset,
                 std::to_string(private_records_.size()) + " private-range record(s), the first " +
                     hex_byte(private_records_.front().opcode) + " at byte " +
@@ -1575,7 +1438,7 @@ void Validator::check_advice() {
                     ", and no application metadata entry naming what wrote them (M012)");
     const bool flag = scene_.header.chunks_compressed();
     if (!chunks_.empty() && flag != compressed_chunk_seen_)
-        warning("compressed-flag-mismatch", "", std::to_string(scene_.header.flags), header_offset_,
+        warning(refusal::kCompressedFlagMismatch, "", std::to_string(scene_.header.flags), header_offset_,
                 std::string("Header flags bit 1 (chunk data is compressed) is ") +
                     (flag ? "set" : "clear") + " but " +
                     (compressed_chunk_seen_ ? "a chunk names a codec" : "no chunk names a codec"));
@@ -1586,7 +1449,7 @@ void Validator::check_advice() {
         for (const ChunkSeen& c : chunks_)
             all_whole = all_whole && c.t0 <= 0 && c.t1 >= scene_.header.duration_sec;
         if (all_whole)
-            warning("undeclared-unseekable-content", "", scene_.header.profile, header_offset_,
+            warning(refusal::kUndeclaredUnseekableContent, "", scene_.header.profile, header_offset_,
                     "every chunk covers the whole timeline [0, " + num(scene_.header.duration_sec) +
                         "), so a seek costs the whole scene, and the file does not say so (profile "
                         "\"baked\", §8, M106)");

@@ -36,7 +36,7 @@ Error bad_input(std::string_view refusal, std::uint64_t gaussian, std::string_vi
 }
 
 Error bad_option(std::string message) {
-    return make_error(ErrorKind::invalid_argument, "invalid-option", std::move(message));
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
 }
 
 // ---- the file-wide encoding context ---------------------------------------------------------
@@ -150,7 +150,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
         for (int c = 0; c < 3; ++c)
             if (!bin_of(static_cast<double>(b.position[i * 3 + c]) - g.pos_origin[c], g.step_pos,
                         w.posb[k * 3 + c]))
-                return bad_input("bin-out-of-range", name(k), "position",
+                return bad_input(refusal::kBinOutOfRange, name(k), "position",
                                  "is too far from the grid origin for an i32 bin at step_pos " +
                                      num(g.step_pos));
     }
@@ -207,7 +207,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
             const double ls = std::log(static_cast<double>(b.scale[i * 3 + c]));
             w.log_scale[j * 3 + c] = ls;
             if (!bin_of(ls, g.step_scale_log, w.scale[j * 3 + c]))
-                return bad_input("bin-out-of-range", who, "scale", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, who, "scale", "does not fit an i32 bin");
         }
         // §6.4 smallest-three: omit the largest-magnitude component, made positive.
         double q[4], norm = 0;
@@ -225,18 +225,18 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
         for (int c = 0, kept = 0; c < 4; ++c) {
             if (c == m) continue;
             if (!bin_of(w.qc[j * 4 + c], g.step_rot, w.rot[j * 3 + kept++]))
-                return bad_input("bin-out-of-range", who, "rotation", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, who, "rotation", "does not fit an i32 bin");
         }
         // §6.2: (g, r-g, b-g).
         std::int32_t rgb[3];
         for (int c = 0; c < 3; ++c)
             if (!bin_of(b.color[i * 4 + c], g.step_rgb, rgb[c]))
-                return bad_input("bin-out-of-range", who, "color", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, who, "color", "does not fit an i32 bin");
         w.color[j * 3 + 0] = rgb[1];
         w.color[j * 3 + 1] = rgb[0] - rgb[1];
         w.color[j * 3 + 2] = rgb[2] - rgb[1];
         if (!bin_of(b.color[i * 4 + 3], g.step_alpha, w.opacity[j]))
-            return bad_input("bin-out-of-range", who, "opacity", "does not fit an i32 bin");
+            return bad_input(refusal::kBinOutOfRange, who, "opacity", "does not fit an i32 bin");
 
         const double sigma = b.sigma_t[i];
         const bool never = std::isinf(sigma);
@@ -247,7 +247,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
         } else {
             w.log_sigma[j] = std::log(sigma);
             if (!bin_of(w.log_sigma[j], g.step_sigma_log, w.sigma[j]))
-                return bad_input("bin-out-of-range", who, "sigma_t", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, who, "sigma_t", "does not fit an i32 bin");
         }
         const std::uint32_t wi = window_of(k);
         w.window[j] = static_cast<std::int32_t>(wi);
@@ -258,10 +258,10 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
         for (int c = 0; c < 3; ++c) {
             const double v = has_motion ? b.motion[i * 3 + c] : 0.0;
             if (!bin_of(v, w.vstep[j], w.motion[j * 3 + c]))
-                return bad_input("bin-out-of-range", who, "motion", "does not fit an i32 bin");
+                return bad_input(refusal::kBinOutOfRange, who, "motion", "does not fit an i32 bin");
         }
         if (!bin_of(b.mu_t[i], w.bstep[j], w.mu[j]))
-            return bad_input("bin-out-of-range", who, "mu_t", "does not fit an i32 bin");
+            return bad_input(refusal::kBinOutOfRange, who, "mu_t", "does not fit an i32 bin");
         if (has_group) w.group[j] = b.source_group[i];
         if (has_index) w.index[j] = b.source_index[i];
         if (has_object) w.object[j] = static_cast<std::int32_t>(b.object_id[i]);  // §6.6 same bits
@@ -365,7 +365,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
     dequantize(ctx.scene, w.bins, w.decoded);
     const GaussianBlock& d = w.decoded;
     if (d.count != n || d.sh_degree != ctx.sh_degree)
-        return make_error(ErrorKind::limit, "bound-violated",
+        return make_error(ErrorKind::limit, refusal::kBoundViolated,
                           "a chunk decodes to " + std::to_string(d.count) +
                               " gaussians at SH degree " + std::to_string(d.sh_degree) + ", not " +
                               std::to_string(n) + " at " + std::to_string(ctx.sh_degree));
@@ -374,7 +374,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
     Maxima& mx = out.maxima;
     mx = Maxima{};
     auto violated = [&](std::uint64_t who, std::string_view field, double err, double bound) {
-        return make_error(ErrorKind::limit, "bound-violated",
+        return make_error(ErrorKind::limit, refusal::kBoundViolated,
                           "gaussian " + std::to_string(who) + ": " + std::string(field) +
                               " decodes " + num(err) + " away from the input, over its bound " +
                               num(bound));
@@ -507,7 +507,7 @@ Status encode_jobs(const Context& ctx, std::span<const ChunkJob> jobs,
 
 Status check_span(std::string_view field, std::size_t got, std::size_t want, bool optional) {
     if (got == want || (optional && got == 0)) return ok_status();
-    return make_error(ErrorKind::invalid_argument, "input-size-mismatch",
+    return make_error(ErrorKind::invalid_argument, refusal::kInputSizeMismatch,
                       std::string(field) + " holds " + std::to_string(got) + " values; " +
                           std::to_string(want) + (optional ? " (or none)" : "") + " expected");
 }
@@ -520,11 +520,11 @@ Status check_window(double lo, double hi, double duration, std::uint64_t who, bo
                           "declared window " + std::to_string(table_index) + " " + message);
     };
     if (!std::isfinite(lo) || !std::isfinite(hi))
-        return err("non-finite-input", "[" + num(lo) + ", " + num(hi) + ") is not finite");
+        return err(refusal::kNonFiniteInput, "[" + num(lo) + ", " + num(hi) + ") is not finite");
     if (!(lo < hi))
-        return err("empty-window", "[" + num(lo) + ", " + num(hi) + ") is empty: lo >= hi");
+        return err(refusal::kEmptyWindow, "[" + num(lo) + ", " + num(hi) + ") is empty: lo >= hi");
     if (lo < 0 || hi > duration)
-        return err("window-outside-duration", "[" + num(lo) + ", " + num(hi) +
+        return err(refusal::kWindowOutsideDuration, "[" + num(lo) + ", " + num(hi) +
                                                   ") lies outside the scene [0, " + num(duration) +
                                                   ")");
     return ok_status();
@@ -534,7 +534,7 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
                       std::uint64_t name_base) {
     const std::size_t n = b.count;
     if (b.sh_degree != sh_degree)
-        return make_error(ErrorKind::invalid_argument, "sh-degree-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kShDegreeMismatch,
                           "the gaussians carry SH degree " + std::to_string(b.sh_degree) +
                               " but the scene declares sh_degree " + std::to_string(sh_degree));
     const std::size_t per = static_cast<std::size_t>(sh_coeffs_per_component(sh_degree)) * 3;
@@ -548,7 +548,7 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
     FOURDGS_TRY(check_span("win_lo", b.win_lo.size(), need_windows ? n : 0, false));
     FOURDGS_TRY(check_span("win_hi", b.win_hi.size(), need_windows ? n : 0, false));
     if (b.sh.size() != n * per)
-        return make_error(ErrorKind::invalid_argument, "sh-degree-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kShDegreeMismatch,
                           "sh holds " + std::to_string(b.sh.size()) + " coefficients; SH degree " +
                               std::to_string(sh_degree) + " needs " + std::to_string(n * per) +
                               " for " + std::to_string(n) + " gaussians");
@@ -559,7 +559,7 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
     static const char* kAxis[4] = {"[0]", "[1]", "[2]", "[3]"};
     auto finite = [&](std::uint64_t who, const char* field, int c, float v) -> Status {
         if (std::isfinite(v)) return ok_status();
-        return bad_input("non-finite-input", who, std::string(field) + (c >= 0 ? kAxis[c] : ""),
+        return bad_input(refusal::kNonFiniteInput, who, std::string(field) + (c >= 0 ? kAxis[c] : ""),
                          "is " + num(v) + ", must be finite");
     };
     // A branch-light pass finds the first bad gaussian; only that one is examined field by field.
@@ -594,7 +594,7 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
             const float s = b.scale[i * 3 + c];
             FOURDGS_TRY(finite(who, "scale", c, s));
             if (!(s > 0))
-                return bad_input("value-out-of-range", who, std::string("scale") + kAxis[c],
+                return bad_input(refusal::kValueOutOfRange, who, std::string("scale") + kAxis[c],
                                  "is " + num(s) + ", must be > 0 (a linear scale)");
         }
         double norm = 0;
@@ -604,14 +604,14 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
             norm += static_cast<double>(q) * q;
         }
         if (!(norm > 0))
-            return bad_input("zero-quaternion", who, "rotation",
+            return bad_input(refusal::kZeroQuaternion, who, "rotation",
                              "is the zero quaternion, which names no rotation");
         for (int c = 0; c < 4; ++c) {
             const float v = b.color[i * 4 + c];
             const char* field = c == 3 ? "opacity (color[3])" : "color";
             FOURDGS_TRY(finite(who, field, c == 3 ? -1 : c, v));
             if (!(v >= 0 && v <= 1))
-                return bad_input("value-out-of-range", who,
+                return bad_input(refusal::kValueOutOfRange, who,
                                  c == 3 ? std::string(field) : std::string("color") + kAxis[c],
                                  "is " + num(v) + ", outside [0, 1]");
         }
@@ -620,16 +620,16 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration, bo
         FOURDGS_TRY(finite(who, "mu_t", -1, b.mu_t[i]));
         const float sg = b.sigma_t[i];
         if (std::isnan(sg) || sg == -std::numeric_limits<float>::infinity())
-            return bad_input("non-finite-input", who, "sigma_t",
+            return bad_input(refusal::kNonFiniteInput, who, "sigma_t",
                              "is " + num(sg) + "; must be finite and > 0, or +inf (never fades)");
         if (!(sg > 0))
-            return bad_input("value-out-of-range", who, "sigma_t",
+            return bad_input(refusal::kValueOutOfRange, who, "sigma_t",
                              "is " + num(sg) + ", must be > 0 (or +inf: never fades)");
         if (need_windows) FOURDGS_TRY(check_window(b.win_lo[i], b.win_hi[i], duration, who, true));
         for (std::size_t t = 0; t < per; ++t) {
             const float v = b.sh[i * per + t];
             if (!std::isfinite(v))
-                return bad_input("non-finite-input", who, "sh[" + std::to_string(t) + "]",
+                return bad_input(refusal::kNonFiniteInput, who, "sh[" + std::to_string(t) + "]",
                                  "is " + num(v) + ", must be finite");
         }
     }
@@ -675,7 +675,7 @@ Status resolve_options(const WriterOptions& opt, int sh_degree, Context& ctx) {
     ctx.opt = opt;
     ctx.sh_degree = sh_degree;
     if (!codec_implemented(opt.codec))
-        return make_error(ErrorKind::unsupported, "unknown-stream-codec",
+        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           "stream codec byte " + std::to_string(opt.codec) + " (" +
                               codec_name(opt.codec) + ") is not implemented");
     {
@@ -1010,7 +1010,7 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
     FOURDGS_TRY(validate_batch(b, sh.sh_degree, sh.duration_sec, true, 0));
     const std::size_t n = b.count;
     if (n > std::numeric_limits<std::uint32_t>::max())
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(n) + " gaussians exceed this writer's 2^32 - 1");
 
     // The Window Table: distinct windows sorted by (lo, hi); gaussians grouped by window.
@@ -1118,10 +1118,10 @@ struct StreamingWriter::Impl {
 
     Status not_started(const char* what) const {
         if (finished)
-            return make_error(ErrorKind::invalid_argument, "writer-finished",
+            return make_error(ErrorKind::invalid_argument, refusal::kWriterFinished,
                               std::string(what) + " after finish()");
         if (chunks_started)
-            return make_error(ErrorKind::invalid_argument, "chunks-started",
+            return make_error(ErrorKind::invalid_argument, refusal::kChunksStarted,
                               std::string(what) +
                                   " must come before the first chunk: content records precede "
                                   "the chunks (§4)");
@@ -1130,7 +1130,7 @@ struct StreamingWriter::Impl {
 
     Status begin_chunks() {
         if (finished)
-            return make_error(ErrorKind::invalid_argument, "writer-finished",
+            return make_error(ErrorKind::invalid_argument, refusal::kWriterFinished,
                               "gaussians added after finish()");
         chunks_started = true;
         return flush_extras();
@@ -1147,7 +1147,7 @@ struct StreamingWriter::Impl {
     // Positions inside the declared aabb; the measured aabb grows.
     Status track(const GaussianBatch& b) {
         if (added + b.count > decl.gaussian_count)
-            return make_error(ErrorKind::invalid_argument, "gaussian-count-mismatch",
+            return make_error(ErrorKind::invalid_argument, refusal::kGaussianCountMismatch,
                               std::to_string(added + b.count) +
                                   " gaussians would exceed the declared gaussian_count " +
                                   std::to_string(decl.gaussian_count));
@@ -1155,7 +1155,7 @@ struct StreamingWriter::Impl {
             for (int c = 0; c < 3; ++c) {
                 const double v = b.position[i * 3 + c];
                 if (v < decl.aabb[c] || v > decl.aabb[3 + c])
-                    return bad_input("outside-declared-aabb", added + i,
+                    return bad_input(refusal::kOutsideDeclaredAabb, added + i,
                                      "position[" + std::to_string(c) + "]",
                                      "is " + num(v) + ", outside the declared aabb [" +
                                          num(decl.aabb[c]) + ", " + num(decl.aabb[3 + c]) + "]");
@@ -1201,12 +1201,12 @@ Result<StreamingWriter> StreamingWriter::create(ByteSink& sink, const SceneHeade
     for (int c = 0; c < 3; ++c)
         if (!std::isfinite(declaration.aabb[c]) || !std::isfinite(declaration.aabb[3 + c]) ||
             declaration.aabb[c] > declaration.aabb[3 + c])
-            return make_error(ErrorKind::invalid_argument, "invalid-declaration",
+            return make_error(ErrorKind::invalid_argument, refusal::kInvalidDeclaration,
                               "the declared aabb's axis " + std::to_string(c) + " is [" +
                                   num(declaration.aabb[c]) + ", " + num(declaration.aabb[3 + c]) +
                                   "]; it must be finite with min <= max");
     if (declaration.gaussian_count > 0 && declaration.windows.empty())
-        return make_error(ErrorKind::invalid_argument, "invalid-declaration",
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidDeclaration,
                           "gaussians are declared but the Window Table is empty");
     impl->decl = declaration;
     init_scene(ctx, header, declaration.windows);
@@ -1277,11 +1277,11 @@ Status StreamingWriter::add_window(std::uint32_t window_index, const GaussianBat
     Impl& m = *impl_;
     FOURDGS_TRY(m.begin_chunks());
     if (window_index >= m.decl.windows.size())
-        return make_error(ErrorKind::invalid_argument, "window-index-out-of-range",
+        return make_error(ErrorKind::invalid_argument, refusal::kWindowIndexOutOfRange,
                           "window " + std::to_string(window_index) + " is not in the declared " +
                               std::to_string(m.decl.windows.size()) + "-window table");
     if (batch.count > std::numeric_limits<std::uint32_t>::max())
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "one add_window batch of " + std::to_string(batch.count) +
                               " gaussians exceeds 2^32 - 1; split it");
     FOURDGS_TRY(validate_batch(batch, m.header.sh_degree, m.header.duration_sec, false, m.added));
@@ -1310,7 +1310,7 @@ Status StreamingWriter::add_chunk(const GaussianBatch& batch) {
     Impl& m = *impl_;
     FOURDGS_TRY(m.begin_chunks());
     if (batch.count > m.ctx.opt.max_chunk_gaussians)
-        return make_error(ErrorKind::invalid_argument, "chunk-too-large",
+        return make_error(ErrorKind::invalid_argument, refusal::kChunkTooLarge,
                           std::to_string(batch.count) + " gaussians exceed max_chunk_gaussians " +
                               std::to_string(m.ctx.opt.max_chunk_gaussians));
     FOURDGS_TRY(validate_batch(batch, m.header.sh_degree, m.header.duration_sec, true, m.added));
@@ -1325,7 +1325,7 @@ Status StreamingWriter::add_chunk(const GaussianBatch& batch) {
                                                                  : e.first.hi < k.hi;
                                    });
         if (it == m.window_lookup.end() || !(it->first == key))
-            return bad_input("undeclared-window", m.added + i, "window",
+            return bad_input(refusal::kUndeclaredWindow, m.added + i, "window",
                              "[" + num(key.lo) + ", " + num(key.hi) +
                                  ") is not in the declared Window Table");
         m.windows_of[i] = it->second;
@@ -1352,10 +1352,10 @@ Status StreamingWriter::add_chunk(const GaussianBatch& batch) {
 Status StreamingWriter::finish() {
     Impl& m = *impl_;
     if (m.finished)
-        return make_error(ErrorKind::invalid_argument, "writer-finished", "finish() called twice");
+        return make_error(ErrorKind::invalid_argument, refusal::kWriterFinished, "finish() called twice");
     m.finished = true;
     if (m.added != m.decl.gaussian_count)
-        return make_error(ErrorKind::invalid_argument, "gaussian-count-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kGaussianCountMismatch,
                           std::to_string(m.added) + " gaussians were added but " +
                               std::to_string(m.decl.gaussian_count) + " were declared");
     if (m.added > 0 && m.measured != m.decl.aabb) {
@@ -1364,7 +1364,7 @@ Status StreamingWriter::finish() {
             got += (c ? ", " : "") + num(m.measured[c]);
             want += (c ? ", " : "") + num(m.decl.aabb[c]);
         }
-        return make_error(ErrorKind::invalid_argument, "aabb-mismatch",
+        return make_error(ErrorKind::invalid_argument, refusal::kAabbMismatch,
                           "the positions span [" + got + "] but the Header declares [" + want +
                               "] (§5.1: the aabb is over all rest positions)");
     }

@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "fourdgs/refusals.hpp"
+
 namespace fourdgs {
 
 // Fixed numeric values, sorted by what fixes the problem: a different file, a different build,
@@ -44,11 +46,23 @@ inline constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
 
 struct Error {
     ErrorKind kind = ErrorKind::malformed;
-    std::string refusal;  // stable kebab-case identifier, e.g. "window-index-out-of-range"
-    std::string message;  // names the offending value
+    std::string refusal;  // stable kebab-case identifier (refusals.hpp), e.g. "truncated"
+    std::string message;  // one sentence naming the offending value
     std::uint64_t offset = kNoOffset;  // absolute byte offset in the file, or kNoOffset
+    // What the error is about, as data, for validators and tools: "Record.field" (e.g.
+    // "Window Table.count") and the offending value as text. Empty when the refusal is about
+    // something other than one field, or the layer that failed does not know it.
+    std::string field;
+    std::string value;
 
     bool has_offset() const noexcept { return offset != kNoOffset; }
+
+    // The same error, naming the field it is about and its value: make_error(...).about(f, v).
+    Error&& about(std::string field_name, std::string field_value = {}) && {
+        field = std::move(field_name);
+        value = std::move(field_value);
+        return std::move(*this);
+    }
 
     // "refusal: message (at byte N)" — for logs and the CLI.
     std::string describe() const {
@@ -67,7 +81,7 @@ struct Error {
 // Builds an Error; `offset` may be filled in later by a layer that knows the file position.
 inline Error make_error(ErrorKind kind, std::string_view refusal, std::string message,
                         std::uint64_t offset = kNoOffset) {
-    return Error{kind, std::string(refusal), std::move(message), offset};
+    return Error{kind, std::string(refusal), std::move(message), offset, {}, {}};
 }
 
 // Result<T>: a T or an Error, shaped like std::expected. Accessing value() of an error (or

@@ -43,7 +43,7 @@ public:
     Status read_exact(std::uint64_t offset, std::span<std::uint8_t> out) {
         FOURDGS_ASSIGN(std::size_t n, read_at(offset, out));
         if (n != out.size())
-            return make_error(ErrorKind::truncated, "truncated",
+            return make_error(ErrorKind::truncated, refusal::kTruncated,
                               "wanted " + std::to_string(out.size()) + " bytes at offset " +
                                   std::to_string(offset) + " but the data ends after " +
                                   std::to_string(n),
@@ -147,11 +147,11 @@ public:
     bool random_access() const override { return true; }
     Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
         if (!cb_.read_at)
-            return make_error(ErrorKind::invalid_argument, "invalid-argument",
+            return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                               "range-read callback is null");
         std::int64_t n = cb_.read_at(cb_.user, offset, out.size(), out.data());
         if (n < 0 || static_cast<std::uint64_t>(n) > out.size())
-            return make_error(ErrorKind::io, "io-error",
+            return make_error(ErrorKind::io, refusal::kIoError,
                               "range-read callback failed reading " + std::to_string(out.size()) +
                                   " bytes at offset " + std::to_string(offset) + " (returned " +
                                   std::to_string(n) + ")",
@@ -190,12 +190,12 @@ inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t le
                          std::uint64_t max_length, std::vector<std::uint8_t>& out) {
     const std::uint64_t size = src.size().value_or(0);
     if (offset > size || length > size - offset)
-        return make_error(ErrorKind::malformed, "index-out-of-range",
+        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
                           "range [" + std::to_string(offset) + ", +" + std::to_string(length) +
                               ") lies outside the " + std::to_string(size) + "-byte file",
                           offset);
     if (length > max_length)
-        return make_error(ErrorKind::limit, "limit-exceeded",
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "a " + std::to_string(length) + "-byte read exceeds the configured limit",
                           offset);
     out.resize(static_cast<std::size_t>(length));
@@ -257,7 +257,7 @@ public:
     CallbackSink(WriteFn fn, void* user) : fn_(fn), user_(user) {}
     Status write(std::span<const std::uint8_t> bytes) override {
         if (!fn_ || fn_(user_, bytes.data(), bytes.size()) != 0)
-            return make_error(ErrorKind::io, "io-error",
+            return make_error(ErrorKind::io, refusal::kIoError,
                               "write callback failed writing " + std::to_string(bytes.size()) +
                                   " bytes at offset " + std::to_string(position_));
         position_ += bytes.size();

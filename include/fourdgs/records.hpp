@@ -630,7 +630,7 @@ inline Error unsupported(std::string_view refusal, std::string_view what, std::s
 // Parsing a record of the wrong opcode is the caller's mistake, not the file's.
 inline Status expect_opcode(const RecordView& r, std::uint8_t opcode) {
     if (r.opcode == opcode) return ok_status();
-    return make_error(ErrorKind::invalid_argument, "wrong-opcode",
+    return make_error(ErrorKind::invalid_argument, refusal::kWrongOpcode,
                       "asked to parse a " + opcode_name(opcode) + " record but the record at " +
                           std::to_string(r.offset) + " is " + opcode_name(r.opcode),
                       r.offset);
@@ -664,7 +664,7 @@ inline Status read_array(Cursor& c, FieldName name, T* out, std::size_t n, bool 
         if (finite && !std::isfinite(out[j])) {
             std::string f = name.str();
             if (n > 1) f += "[" + std::to_string(j) + "]";
-            return malformed("non-finite-value", c.what(),
+            return malformed(refusal::kNonFiniteValue, c.what(),
                              f + " is " + fmt(static_cast<double>(out[j])) + ", must be finite",
                              at);
         }
@@ -677,12 +677,12 @@ inline Status check_quaternion(std::string_view what, FieldName name,
                                const std::array<double, 4>& q, std::uint64_t at) {
     double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
     if (n2 == 0)
-        return malformed("zero-quaternion", what,
+        return malformed(refusal::kZeroQuaternion, what,
                          name.str() + " (" + fmt(q[0]) + ", " + fmt(q[1]) + ", " + fmt(q[2]) +
                              ", " + fmt(q[3]) + ") has norm zero and names no rotation",
                          at);
     if (!std::isfinite(n2))
-        return malformed("non-finite-value", what,
+        return malformed(refusal::kNonFiniteValue, what,
                          name.str() + " has a norm that is not finite (components up to " +
                              fmt(std::max({std::fabs(q[0]), std::fabs(q[1]), std::fabs(q[2]),
                                            std::fabs(q[3])})) +
@@ -701,7 +701,7 @@ inline Result<std::vector<TrajectorySample>> read_samples(Cursor& c, std::uint32
         std::uint64_t at = c.offset();
         FOURDGS_TRY(read_array(c, FieldName{"samples", i, "time"}, &s.time, 1, false));
         if (!std::isfinite(s.time) || (i > 0 && !(s.time > samples[i - 1].time)))
-            return malformed("non-increasing-sample-times", c.what(),
+            return malformed(refusal::kNonIncreasingSampleTimes, c.what(),
                              "samples[" + std::to_string(i) + "].time is " + fmt(s.time) +
                                  (i > 0 ? ", after " + fmt(samples[i - 1].time) : std::string()) +
                                  "; sample times must be finite and strictly increasing",
@@ -720,7 +720,7 @@ inline Result<TrajectoryInterpolation> read_trajectory_interpolation(Cursor& c) 
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t v, c.u8("interpolation"));
     if (v > 1)
-        return unsupported("unknown-interpolation", c.what(),
+        return unsupported(refusal::kUnknownInterpolation, c.what(),
                            "interpolation is " + std::to_string(v) +
                                ", the registry defines 0 (linear) and 1 (step)",
                            at);
@@ -731,7 +731,7 @@ inline Result<bool> read_flag_byte(Cursor& c, std::string_view field) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t v, c.u8(field));
     if (v > 1)
-        return malformed("invalid-flag-value", c.what(),
+        return malformed(refusal::kInvalidFlagValue, c.what(),
                          std::string(field) + " is " + std::to_string(v) + ", must be 0 or 1", at);
     return v == 1;
 }
@@ -786,7 +786,7 @@ inline Result<Header> parse_header(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(h.duration_sec, c.f64("duration_sec"));
     if (!std::isfinite(h.duration_sec) || h.duration_sec < 0)
-        return detail::malformed("invalid-duration", "Header",
+        return detail::malformed(refusal::kInvalidDuration, "Header",
                                  "duration_sec is " + detail::fmt(h.duration_sec) +
                                      ", must be finite and not negative",
                                  at);
@@ -794,7 +794,7 @@ inline Result<Header> parse_header(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(h.cutoff, c.f64("cutoff"));
     if (!(h.cutoff > 0 && h.cutoff < 1))  // NaN fails too
-        return detail::malformed("invalid-cutoff", "Header",
+        return detail::malformed(refusal::kInvalidCutoff, "Header",
                                  "cutoff is " + detail::fmt(h.cutoff) +
                                      ", must be a finite value in (0, 1)",
                                  at);
@@ -803,13 +803,13 @@ inline Result<Header> parse_header(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(h.sh_degree, c.u8("sh_degree"));
     if (h.sh_degree > 3)
-        return detail::malformed("invalid-sh-degree", "Header",
+        return detail::malformed(refusal::kInvalidShDegree, "Header",
                                  "sh_degree is " + std::to_string(h.sh_degree) + ", must be 0..3",
                                  at);
     at = c.offset();
     FOURDGS_ASSIGN(h.flags, c.u8("flags"));
     if (h.flags & kReservedFlagBits)
-        return detail::malformed("reserved-flags-set", "Header",
+        return detail::malformed(refusal::kReservedFlagsSet, "Header",
                                  "flags is 0x" + [&] {
                                      static const char* hex = "0123456789ABCDEF";
                                      return std::string{hex[h.flags >> 4], hex[h.flags & 15]};
@@ -852,7 +852,7 @@ inline Result<Quantization> parse_quantization(const RecordView& r) {
     FOURDGS_ASSIGN(q.bounds, c.map("bounds"));
     for (const auto& [k, v] : q.bounds)
         if (k == "object_id")
-            return detail::malformed("invalid-object-id-bound", "Quantization",
+            return detail::malformed(refusal::kInvalidObjectIdBound, "Quantization",
                                      "bounds declares object_id = " + detail::quoted(v) +
                                          "; object_id is an exact label and has no error bound",
                                      at);
@@ -915,7 +915,7 @@ inline Result<ShBandRecord> parse_sh_band(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(s.band, c.u8("band"));
     if (s.band < 1 || s.band > 3)
-        return detail::malformed("invalid-sh-band", "SH Band Stream",
+        return detail::malformed(refusal::kInvalidShBand, "SH Band Stream",
                                  "band is " + std::to_string(s.band) + ", must be 1..3", at);
     s.stream_offset = c.offset();
     FOURDGS_TRY(c.need("stream header", detail::kBareStreamHeaderSize));
@@ -948,7 +948,7 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         std::uint64_t at = c.offset();
         b.band = *c.u8("band");
         if (b.band < 1 || b.band > 3)
-            return detail::malformed("invalid-sh-band", "Chunk Index",
+            return detail::malformed(refusal::kInvalidShBand, "Chunk Index",
                                      "bands[" + std::to_string(i) + "].band is " +
                                          std::to_string(b.band) + ", must be 1..3",
                                      at);
@@ -962,14 +962,14 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         std::uint64_t at = c.offset();
         k.chunk_kind = *c.u8("chunk_kind");
         if (k.chunk_kind > 1)
-            return detail::malformed("invalid-chunk-kind", "Chunk Index",
+            return detail::malformed(refusal::kInvalidChunkKind, "Chunk Index",
                                      "chunk_kind is " + std::to_string(k.chunk_kind) +
                                          ", must be 0 (keyframe) or 1 (delta)",
                                      at);
         at = c.offset();
         k.delta_mode = *c.u8("delta_mode");
         if (k.delta_mode > 1)
-            return detail::malformed("invalid-delta-mode", "Chunk Index",
+            return detail::malformed(refusal::kInvalidDeltaMode, "Chunk Index",
                                      "delta_mode is " + std::to_string(k.delta_mode) +
                                          ", must be 0 (keyframe-referenced) or 1 (chained)",
                                      at);
@@ -1013,7 +1013,7 @@ inline Result<Camera> parse_camera(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(cam.interpolation, c.string("interpolation"));
     if (cam.interpolation != "linear" && cam.interpolation != "spline")
-        return detail::unsupported("unknown-interpolation", "Camera",
+        return detail::unsupported(refusal::kUnknownInterpolation, "Camera",
                                    "interpolation is " + detail::quoted(cam.interpolation) +
                                        ", the registry defines \"linear\" and \"spline\"",
                                    at);
@@ -1077,7 +1077,7 @@ inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(d.delta_mode, c.u8("delta_mode"));
     if (d.delta_mode > 1)
-        return detail::malformed("invalid-delta-mode", "Delta Chunk",
+        return detail::malformed(refusal::kInvalidDeltaMode, "Delta Chunk",
                                  "delta_mode is " + std::to_string(d.delta_mode) +
                                      ", must be 0 (keyframe-referenced) or 1 (chained)",
                                  at);
@@ -1106,7 +1106,7 @@ inline Result<DeltaGroups> split_delta_groups(Bytes decompressed, std::uint64_t 
     FOURDGS_TRY(detail::read_bytes_view(c, "births", g.births, g.births_offset));
     FOURDGS_TRY(detail::read_bytes_view(c, "deaths", g.deaths, g.deaths_offset));
     if (!c.at_end())
-        return detail::malformed("delta-block-trailing-bytes", "Delta Chunk records",
+        return detail::malformed(refusal::kDeltaBlockTrailingBytes, "Delta Chunk records",
                                  std::to_string(c.remaining()) +
                                      " bytes follow the deaths sub-block; the block holds "
                                      "exactly updates, births and deaths",
@@ -1131,7 +1131,7 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(s.codec, c.string("codec"));
     if (s.codec.empty())
-        return detail::malformed("empty-audio-codec", what,
+        return detail::malformed(refusal::kEmptyAudioCodec, what,
                                  "source " + std::to_string(s.source_id) +
                                      " has an empty codec; codec must be non-empty",
                                  at);
@@ -1141,26 +1141,26 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(s.duration_sec, c.f64("duration_sec"));
     if (!(std::isfinite(s.duration_sec) && s.duration_sec > 0))
-        return detail::malformed("invalid-audio-duration", what,
+        return detail::malformed(refusal::kInvalidAudioDuration, what,
                                  "source " + std::to_string(s.source_id) + " duration_sec is " +
                                      detail::fmt(s.duration_sec) + ", must be finite and positive",
                                  at);
     at = c.offset();
     FOURDGS_TRY(detail::read_array(c, {"gain"}, &s.gain, 1, true));
     if (s.gain < 0)
-        return detail::malformed("invalid-audio-gain", what,
+        return detail::malformed(refusal::kInvalidAudioGain, what,
                                  "source " + std::to_string(s.source_id) + " gain is " +
                                      detail::fmt(s.gain) + ", must not be negative",
                                  at);
     at = c.offset();
     FOURDGS_ASSIGN(s.flags, c.u8("flags"));
     if (s.flags & kReservedFlagBits)
-        return detail::malformed("reserved-flags-set", what,
+        return detail::malformed(refusal::kReservedFlagsSet, what,
                                  "source " + std::to_string(s.source_id) + " flags is " +
                                      std::to_string(s.flags) + ": bits 2-7 are reserved",
                                  at);
     if (s.spatial() && s.channel_layout != "mono")
-        return detail::malformed("spatial-source-not-mono", what,
+        return detail::malformed(refusal::kSpatialSourceNotMono, what,
                                  "source " + std::to_string(s.source_id) +
                                      " is a spatial point source with channel_layout " +
                                      detail::quoted(s.channel_layout) + "; it must be \"mono\"",
@@ -1178,7 +1178,7 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
         k.time = *c.f64("time");
         if (!std::isfinite(k.time) || (i > 0 && !(k.time > s.keyframes[i - 1].time)))
             return detail::malformed(
-                "non-increasing-keyframe-times", what,
+                refusal::kNonIncreasingKeyframeTimes, what,
                 "source " + std::to_string(s.source_id) + " keyframes[" + std::to_string(i) +
                     "].time is " + detail::fmt(k.time) +
                     (i > 0 ? ", after " + detail::fmt(s.keyframes[i - 1].time) : std::string()) +
@@ -1192,7 +1192,7 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(s.interpolation, c.string("interpolation"));
     if (s.interpolation != "linear" && s.interpolation != "step")
-        return detail::unsupported("unknown-interpolation", what,
+        return detail::unsupported(refusal::kUnknownInterpolation, what,
                                    "source " + std::to_string(s.source_id) + " interpolation is " +
                                        detail::quoted(s.interpolation) +
                                        ", must be \"linear\" or \"step\"",
@@ -1206,7 +1206,7 @@ inline Status check_audio_keyframes_within(const AudioSource& s, double duration
     for (std::size_t i = 0; i < s.keyframes.size(); ++i) {
         double t = s.keyframes[i].time;
         if (!(t >= 0 && t <= duration))
-            return make_error(ErrorKind::malformed, "keyframe-time-out-of-range",
+            return make_error(ErrorKind::malformed, refusal::kKeyframeTimeOutOfRange,
                               "Audio Source: source " + std::to_string(s.source_id) +
                                   " keyframes[" + std::to_string(i) + "].time is " +
                                   detail::fmt(t) + ", outside [0, " + detail::fmt(duration) +
@@ -1241,7 +1241,7 @@ inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
         std::uint64_t at = c.offset();
         FOURDGS_ASSIGN(std::uint8_t v, c.u8(field));
         if (v > max)
-            return detail::unsupported("unknown-enum-value", what,
+            return detail::unsupported(refusal::kUnknownEnumValue, what,
                                        "frame " + detail::quoted(f.name) + " " +
                                            std::string(field) + " is " + std::to_string(v) +
                                            ", the registry defines " + std::string(legal),
@@ -1258,7 +1258,7 @@ inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
     f.forward_axis = static_cast<Axis>(fwd);
     f.length_unit = static_cast<LengthUnit>(unit);
     if (up % 3 == fwd % 3)
-        return detail::malformed("degenerate-basis", what,
+        return detail::malformed(refusal::kDegenerateBasis, what,
                                  "frame " + detail::quoted(f.name) + " up_axis is " +
                                      std::string(to_string(f.up_axis)) + " and forward_axis is " +
                                      std::string(to_string(f.forward_axis)) +
@@ -1267,7 +1267,7 @@ inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(f.metres_per_unit, c.f64("metres_per_unit"));
     if (!std::isfinite(f.metres_per_unit) || f.metres_per_unit < 0)
-        return detail::malformed("invalid-metres-per-unit", what,
+        return detail::malformed(refusal::kInvalidMetresPerUnit, what,
                                  "frame " + detail::quoted(f.name) + " metres_per_unit is " +
                                      detail::fmt(f.metres_per_unit) +
                                      ", must be finite and not negative",
@@ -1302,7 +1302,7 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t model, c.u8("camera_model"));
     if (model > 3)
-        return detail::unsupported("unknown-camera-model", what,
+        return detail::unsupported(refusal::kUnknownCameraModel, what,
                                    who + " camera_model is " + std::to_string(model) +
                                        ", the registry defines 0..3",
                                    at);
@@ -1323,21 +1323,21 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
         if (s.width_px || s.height_px || s.fx != 0 || s.fy != 0 || s.cx != 0 || s.cy != 0 ||
             dcount != 0)
             return detail::malformed(
-                "invalid-intrinsics", what,
+                refusal::kInvalidIntrinsics, what,
                 who + " has camera_model 0 (not a camera) but " + intrinsics + ", cx " +
                     detail::fmt(s.cx) + ", cy " + detail::fmt(s.cy) + ", distortion_count " +
                     std::to_string(dcount) + "; all must be 0",
                 intr_at);
     } else {
         if (s.width_px == 0 || s.height_px == 0 || s.fx == 0 || s.fy == 0)
-            return detail::malformed("invalid-intrinsics", what,
+            return detail::malformed(refusal::kInvalidIntrinsics, what,
                                      who + " camera_model " + std::to_string(model) + " (" +
                                          std::string(to_string(s.camera_model)) + ") has " +
                                          intrinsics + "; all must be non-zero",
                                      intr_at);
         if (!distortion_count_fits(s.camera_model, dcount))
             return detail::malformed(
-                "distortion-count-mismatch", what,
+                refusal::kDistortionCountMismatch, what,
                 who + " distortion_count is " + std::to_string(dcount) + " but camera_model " +
                     std::string(to_string(s.camera_model)) + " defines " +
                     (s.camera_model == CameraModel::brown_conrady
@@ -1357,7 +1357,7 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
     s.pose_reference = rig ? PoseReference::rig : PoseReference::scene;
     FOURDGS_ASSIGN(s.rig_name, c.string("rig_name"));
     if (rig && s.rig_name.empty())
-        return detail::malformed("missing-rig-trajectory", what,
+        return detail::malformed(refusal::kMissingRigTrajectory, what,
                                  who + " has pose_reference 1 (rig) but an empty rig_name; the "
                                        "extrinsic is relative to no Rig Trajectory",
                                  at);
@@ -1406,7 +1406,7 @@ inline Result<GeodeticAnchor> parse_geodetic_anchor(const RecordView& r) {
         bool ok = std::isfinite(v) && v >= f.lo && (f.hi_open ? v < f.hi : v <= f.hi);
         if (!ok)
             return detail::malformed(
-                "geodetic-out-of-range", what,
+                refusal::kGeodeticOutOfRange, what,
                 "anchor for frame " + detail::quoted(g.frame_name) + " " + std::string(f.name) +
                     " is " + detail::fmt(v) +
                     (std::isfinite(f.lo) ? ", must be finite and in [" + detail::fmt(f.lo) + ", " +
@@ -1439,7 +1439,7 @@ inline Result<ObjectTable> parse_object_table(const RecordView& r) {
         std::uint64_t at = c.offset();
         FOURDGS_ASSIGN(e.object_id, c.u32("object_id"));
         if (!seen.insert(e.object_id).second)
-            return detail::malformed("duplicate-object-id", what,
+            return detail::malformed(refusal::kDuplicateObjectId, what,
                                      "entries[" + std::to_string(i) + "] repeats object_id " +
                                          std::to_string(e.object_id) +
                                          "; entries must have distinct ids",
@@ -1479,7 +1479,7 @@ inline Result<ObjectTrack> parse_object_track(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(t.object_id, c.u32("object_id"));
     if (t.object_id == 0)
-        return detail::malformed("track-names-background", "Object Track",
+        return detail::malformed(refusal::kTrackNamesBackground, "Object Track",
                                  "object_id is 0, which means no object; a track must name one",
                                  at);
     FOURDGS_ASSIGN(t.interpolation, detail::read_trajectory_interpolation(c));

@@ -56,7 +56,7 @@ inline std::string opcode_name(std::uint8_t opcode);
 // (unsupported-major-version: only the version byte differs).
 inline Status check_magic(Bytes bytes, std::uint64_t offset) {
     if (bytes.size() < kMagicSize)
-        return make_error(ErrorKind::truncated, "truncated",
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
                           "the file ends inside the 8-byte magic (" +
                               std::to_string(bytes.size()) + " bytes)",
                           offset);
@@ -64,11 +64,11 @@ inline Status check_magic(Bytes bytes, std::uint64_t offset) {
     for (std::size_t i = 0; i < kMagicSize; ++i)
         if (i != 5 && bytes[i] != kMagic[i]) other_differs = true;
     if (other_differs)
-        return make_error(ErrorKind::malformed, "magic-mismatch",
+        return make_error(ErrorKind::malformed, refusal::kMagicMismatch,
                           "not a .4dgs file: the magic bytes differ from 89 34 44 47 53 31 0D 0A",
                           offset);
     if (bytes[5] != kMagic[5])
-        return make_error(ErrorKind::unsupported, "unsupported-major-version",
+        return make_error(ErrorKind::unsupported, refusal::kUnsupportedMajorVersion,
                           "major version byte is 0x" + [&] {
                               static const char* hex = "0123456789ABCDEF";
                               return std::string{hex[bytes[5] >> 4], hex[bytes[5] & 15]};
@@ -95,7 +95,7 @@ public:
 
     // The error for `n` bytes needed while fewer remain.
     Error short_error(std::string_view field, std::uint64_t n) const {
-        return make_error(ErrorKind::malformed, "record-too-short",
+        return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
                           std::string(what_) + ": field '" + std::string(field) + "' needs " +
                               std::to_string(n) + " bytes but only " +
                               std::to_string(remaining()) + " remain in the record",
@@ -112,7 +112,7 @@ public:
     Status check_count(std::string_view field, std::uint64_t count,
                        std::uint64_t min_element_size) const {
         if (min_element_size != 0 && count > remaining() / min_element_size)
-            return make_error(ErrorKind::malformed, "count-exceeds-record",
+            return make_error(ErrorKind::malformed, refusal::kCountExceedsRecord,
                               std::string(what_) + ": " + std::string(field) + " = " +
                                   std::to_string(count) + " cannot fit: " +
                                   std::to_string(count) + " x " +
@@ -143,7 +143,7 @@ public:
         std::uint64_t at = offset();
         FOURDGS_ASSIGN(double v, f64(field));
         if (!std::isfinite(v))
-            return make_error(ErrorKind::malformed, "non-finite-value",
+            return make_error(ErrorKind::malformed, refusal::kNonFiniteValue,
                               std::string(what_) + ": " + std::string(field) + " is " +
                                   std::to_string(v) + ", must be finite",
                               at);
@@ -153,7 +153,7 @@ public:
         std::uint64_t at = offset();
         FOURDGS_ASSIGN(float v, f32(field));
         if (!std::isfinite(v))
-            return make_error(ErrorKind::malformed, "non-finite-value",
+            return make_error(ErrorKind::malformed, refusal::kNonFiniteValue,
                               std::string(what_) + ": " + std::string(field) + " is " +
                                   std::to_string(v) + ", must be finite",
                               at);
@@ -270,7 +270,7 @@ struct RecordView {
 // A record that does not fit is reported as kind truncated / refusal "truncated".
 inline Result<RecordView> parse_record(Bytes bytes, std::uint64_t offset) {
     if (bytes.size() < kRecordHeaderSize)
-        return make_error(ErrorKind::truncated, "truncated",
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
                           "the file ends inside a record header (" +
                               std::to_string(bytes.size()) + " of 9 bytes)",
                           offset);
@@ -279,7 +279,7 @@ inline Result<RecordView> parse_record(Bytes bytes, std::uint64_t offset) {
     std::memcpy(&r.content_length, bytes.data() + 1, 8);
     r.offset = offset;
     if (r.content_length > bytes.size() - kRecordHeaderSize)
-        return make_error(ErrorKind::truncated, "truncated",
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
                           opcode_name(r.opcode) + " record declares content_length " +
                               std::to_string(r.content_length) + " but only " +
                               std::to_string(bytes.size() - kRecordHeaderSize) +

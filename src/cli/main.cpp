@@ -421,7 +421,7 @@ int dump_records(const std::string& path, bool json) {
     const std::uint64_t size = src->size().value_or(0);
     std::array<std::uint8_t, kMagicSize> magic{};
     if (size < kMagicSize || !src->read_exact(0, magic).ok())
-        return refused(make_error(ErrorKind::truncated, "truncated", "no magic", 0));
+        return refused(make_error(ErrorKind::truncated, refusal::kTruncated, "no magic", 0));
     if (auto st = check_magic(magic, 0); !st.ok()) return refused(st.error());
     Json j;
     j.begin_object().str("file", path).num("file_size", size).begin_array("records");
@@ -432,7 +432,7 @@ int dump_records(const std::string& path, bool json) {
     while (at + kMagicSize < size || (at < size && at + kMagicSize != size)) {
         std::array<std::uint8_t, kRecordHeaderSize> head{};
         if (size - at < kRecordHeaderSize) {
-            stop = make_error(ErrorKind::truncated, "truncated",
+            stop = make_error(ErrorKind::truncated, refusal::kTruncated,
                               "a record header at byte " + std::to_string(at) + " is cut off", at);
             break;
         }
@@ -441,7 +441,7 @@ int dump_records(const std::string& path, bool json) {
         std::uint64_t length = 0;
         for (int k = 0; k < 8; ++k) length |= std::uint64_t{head[1 + k]} << (8 * k);
         if (length > size - at - kRecordHeaderSize) {
-            stop = make_error(ErrorKind::truncated, "truncated",
+            stop = make_error(ErrorKind::truncated, refusal::kTruncated,
                               opcode_name(opcode) + " record at byte " + std::to_string(at) +
                                   " declares " + std::to_string(length) +
                                   " content bytes, past the end of the file",
@@ -468,7 +468,7 @@ int dump_records(const std::string& path, bool json) {
     if (!stop && at + kMagicSize == size) {
         std::array<std::uint8_t, kMagicSize> tail{};
         if (auto st = src->read_exact(at, tail); !st.ok() || tail != kMagic)
-            stop = make_error(ErrorKind::malformed, "magic-mismatch",
+            stop = make_error(ErrorKind::malformed, refusal::kMagicMismatch,
                               "the last 8 bytes are not the trailing magic", at);
     }
     j.end_array().num("records_walked", count);
