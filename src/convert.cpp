@@ -11,9 +11,8 @@
 #include <numeric>
 #include <system_error>
 
-#include "fourdgs/indexed_reader.hpp"
-#include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/open_scene.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/reconstruct.hpp"
 
@@ -471,25 +470,19 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
 
 Status evaluate_scene_at(ByteSource& source, double t, const ExtractOptions& options,
                          SceneInfo& scene_out, Frame& frame) {
-    ReaderOptions ro;
-    ro.accept_keyframe_delta = true;
-    ro.decode.max_sh_degree = std::clamp(options.max_sh_degree, 0, 3);
-    FOURDGS_ASSIGN(IndexedReader reader, IndexedReader::open(source, ro));
+    OpenSceneOptions so;
+    so.reader.decode.max_sh_degree = std::clamp(options.max_sh_degree, 0, 3);
+    FOURDGS_ASSIGN(SceneReader reader, open_scene(source, so));
     const SceneInfo& scene = reader.scene();
     if (!std::isfinite(t) || t < 0 || !(t < scene.header.duration_sec))
         return bad(refusal::kTimeOutOfRange, "time " + std::to_string(t) + " s is outside [0, " +
                                             std::to_string(scene.header.duration_sec) + ")");
     GaussianBlock block;
-    if (scene.header.temporal_model == kModelKeyframeDelta) {
-        FOURDGS_ASSIGN(KeyframeDeltaReader kd, KeyframeDeltaReader::open(source, ro));
-        FOURDGS_TRY(kd.state_at(t, block));
-    } else {
-        std::vector<DecodeWorkspace> pool;
-        FOURDGS_TRY(reader.read_instant(t, block, pool));
-    }
+    SceneWorkspace ws;
+    FOURDGS_TRY(reader.state_at(t, block, ws));
     EvaluateOptions eo;
     eo.with_sh = true;
-    eo.max_sh_degree = ro.decode.max_sh_degree;
+    eo.max_sh_degree = so.reader.decode.max_sh_degree;
     if (options.object_tracks) eo.tracks = scene.object_tracks;
     evaluate(block, t, scene.header.cutoff, frame, eo);
     scene_out = scene;

@@ -39,9 +39,9 @@
 // beside the output and renames it into place only after the whole file is written, so a
 // refusal leaves nothing partial behind.
 //
-// Scene → PLY. extract_state reads the scene (gaussian-birth through IndexedReader,
-// keyframe-delta through KeyframeDeltaReader), reconstructs the visible state at t (§3, object
-// tracks composed) and returns it as a PlyCloud.
+// Scene → PLY. extract_state opens the scene once with open_scene (open_scene.hpp: the
+// front-end its temporal model needs, on a random-access source or a stream), reconstructs the
+// visible state at t (§3, object tracks composed) and returns it as a PlyCloud.
 //
 // Thread safety: every function is reentrant; `progress` is called on the calling thread.
 #pragma once

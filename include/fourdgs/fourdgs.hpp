@@ -17,6 +17,7 @@
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/open_scene.hpp"
 #include "fourdgs/file_assembler.hpp"
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"
