@@ -2,11 +2,11 @@
 // library: it parses arguments, calls the library, and prints (text for people, --json for
 // machines). Exit status: 0 success, 1 the file was refused or is invalid, 2 valid with
 // warnings (validate), 3 the command could not run (usage, I/O).
-#include <fourdgs/convert.hpp>
+#include <fourdgs/tools/convert.hpp>
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
-#include <fourdgs/ply.hpp>
-#include <fourdgs/preview.hpp>
+#include <fourdgs/tools/ply.hpp>
+#include <fourdgs/tools/preview.hpp>
 #include <fourdgs/validate.hpp>
 
 #include <CLI/CLI.hpp>

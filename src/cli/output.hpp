@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include <fourdgs/preview.hpp>
+#include <fourdgs/tools/preview.hpp>
 
 namespace cli {
 

@@ -1,4 +1,4 @@
-// Frame sequences into scenes and instants back out (fourdgs/convert.hpp, §12): every shape
+// Frame sequences into scenes and instants back out (fourdgs/tools/convert.hpp, §12): every shape
 // round-trips within the tolerances it records, adaptive sampling collapses linear motion, and
 // refusals leave nothing behind.
 #include <catch2/catch.hpp>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fourdgs/convert.hpp"
+#include "fourdgs/tools/convert.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "support/counting_source.hpp"

@@ -1,5 +1,6 @@
-// fourdgs/convert.hpp — other representations in and out (§12): a sequence of 3DGS PLY frames
-// becomes a scene, and the state of a scene at an instant becomes a PLY.
+// fourdgs/tools/convert.hpp — other representations in and out (§12): a sequence of 3DGS PLY
+// frames becomes a scene, and the state of a scene at an instant becomes a PLY. Part of the
+// tools library (fourdgs::tools).
 //
 // Frame sequence → scene. Frame i holds the gaussians of [i / fps, (i + 1) / fps); the scene's
 // duration is frames / fps. Three shapes:
@@ -54,7 +55,7 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/ply.hpp"
+#include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/writer.hpp"

@@ -1,5 +1,5 @@
 // Frame sequences in, instants out (convert.hpp).
-#include "fourdgs/convert.hpp"
+#include "fourdgs/tools/convert.hpp"
 
 #include <unistd.h>
 
