@@ -29,6 +29,8 @@ public:
 
 private:
     void key(std::string_view k);
+    Json& open(std::string_view k, char bracket);
+    Json& close(char bracket);
     std::string out_;
     std::vector<bool> first_{true};
 };
