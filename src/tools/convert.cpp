@@ -28,18 +28,19 @@ Error bad(std::string_view refusal, std::string message) {
 double frame_time(std::size_t i, double fps) { return static_cast<double>(i) / fps; }
 
 // The largest side of the box around every position of every frame (what the presets scale by).
+// No positions at all give 0, which preset_bounds reads as 1.
 double extent_of(std::span<const PlyCloud> frames) {
-    std::array<double, 6> box{};
-    bool any = false;
-    for (const PlyCloud& f : frames)
-        for (std::size_t i = 0; i < f.count; ++i)
-            for (int c = 0; c < 3; ++c) {
-                const double v = f.position[i * 3 + c];
-                if (!any || v < box[c]) box[c] = v;
-                if (!any || v > box[3 + c]) box[3 + c] = v;
-                if (c == 2) any = true;
+    double extent = 0;
+    for (int c = 0; c < 3; ++c) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const PlyCloud& f : frames)
+            for (std::size_t i = 0; i < f.count; ++i) {
+                lo = std::min<double>(lo, f.position[i * 3 + c]);
+                hi = std::max<double>(hi, f.position[i * 3 + c]);
             }
-    return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+        if (lo <= hi) extent = std::max(extent, hi - lo);
+    }
+    return extent;
 }
 
 // The writer's worst case for a whole rotation (a recovered component included) at a
