@@ -787,8 +787,11 @@ Result<SeekPlan> KeyframeTimeline::plan(double t, int wanted_bands) const {
 // KeyframeDeltaReader.
 
 Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, ReaderOptions options) {
-    options = keyframe_delta_options(options);
-    FOURDGS_ASSIGN(IndexedReader base, IndexedReader::open(source, options));
+    FOURDGS_ASSIGN(IndexedReader base, IndexedReader::open(source, keyframe_delta_options(options)));
+    return open(std::move(base));
+}
+
+Result<KeyframeDeltaReader> KeyframeDeltaReader::open(IndexedReader&& base) {
     const SceneInfo& scene = base.scene();
     FOURDGS_TRY(require_keyframe_delta(scene.header, kMagicSize));
     if (base.index_built_by_scan())
@@ -798,6 +801,8 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, Reader
                           kNoOffset);
     FOURDGS_ASSIGN(KeyframeTimeline tl,
                    KeyframeTimeline::build(scene.index, scene.header.duration_sec));
+    ByteSource& source = base.source();
+    const ReaderOptions options = keyframe_delta_options(base.options());
     return KeyframeDeltaReader(std::move(base), source, options, std::move(tl));
 }
 

@@ -1,4 +1,6 @@
-// fourdgs/fourdgs.hpp — the whole public C++ API in one include.
+// fourdgs/fourdgs.hpp — the whole public C++ API of the core library (fourdgs::fourdgs) in one
+// include. The application tools (PLY, preview, convert) are the tools library's:
+// fourdgs/tools.hpp, fourdgs::tools.
 #pragma once
 
 #include "fourdgs/version.hpp"
@@ -17,9 +19,8 @@
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/open_scene.hpp"
+#include "fourdgs/file_assembler.hpp"
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/validate.hpp"
-#include "fourdgs/preview.hpp"
-#include "fourdgs/ply.hpp"
-#include "fourdgs/convert.hpp"

@@ -45,6 +45,9 @@ public:
     static Result<IndexedReader> open(ByteSource& source, ReaderOptions options = {});
 
     const SceneInfo& scene() const noexcept { return scene_; }
+    // The source and options it was opened with (the source outlives the reader).
+    ByteSource& source() const noexcept { return *source_; }
+    const ReaderOptions& options() const noexcept { return options_; }
     // True when the file had no index (summary_start 0) and open() built one by walking it.
     bool index_built_by_scan() const noexcept { return scanned_; }
 

@@ -213,6 +213,10 @@ public:
     // no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016); and every
     // KeyframeTimeline::build refusal.
     static Result<KeyframeDeltaReader> open(ByteSource& source, ReaderOptions options = {});
+    // The same from an IndexedReader already opened on the file (with accept_keyframe_delta set):
+    // its tail, summary and front matter are taken over, nothing is read again. Refusals as
+    // open(), past IndexedReader::open's.
+    static Result<KeyframeDeltaReader> open(IndexedReader&& opened);
 
     const SceneInfo& scene() const noexcept { return base_.scene(); }
     const KeyframeTimeline& timeline() const noexcept { return timeline_; }
