@@ -61,26 +61,30 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
             return malformed(refusal::kDuplicateAttributeStream,
                              std::string(what) + " carries two '" + name + "' streams (id " +
                                  std::to_string(id) + ")",
-                             s.offset);
+                             s.offset)
+                .about("Attribute Stream.attribute_id", std::to_string(id));
         seen[id] = true;
         if (!codec_implemented(s.header.codec))
             return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                               std::string("stream '") + name + "' uses codec byte " +
                                   std::to_string(s.header.codec) + " (" +
                                   codec_name(s.header.codec) + "), which this reader does not implement",
-                              s.offset + 3);
+                              s.offset + 3)
+                .about("Attribute Stream.codec", std::to_string(s.header.codec));
         if (s.header.channels != attr::kChannels[id])
             return malformed(refusal::kStreamChannelCountMismatch,
                              std::string("stream '") + name + "' has " +
                                  std::to_string(s.header.channels) + " channels; the registry says " +
                                  std::to_string(attr::kChannels[id]),
-                             s.offset + 4);
+                             s.offset + 4)
+                .about("Attribute Stream.channels", std::to_string(s.header.channels));
         if (s.header.element_count != count)
             return malformed(refusal::kStreamElementCountMismatch,
                              std::string("stream '") + name + "' has element_count " +
                                  std::to_string(s.header.element_count) + " but " + what +
                                  " declares " + std::to_string(count),
-                             s.offset + 5);
+                             s.offset + 5)
+                .about("Attribute Stream.element_count", std::to_string(s.header.element_count));
         std::vector<std::int32_t>& col = *out.column(id);
         col.resize(static_cast<std::size_t>(count) * s.header.channels);
         FOURDGS_TRY(decode_stream(s, col, scratch, limits.max_decompressed_bytes));
@@ -105,7 +109,8 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                 if (rec)
                     return malformed(refusal::kDuplicateShBand,
                                      "two SH Band Stream records for band " + std::to_string(b),
-                                     r.stream_offset);
+                                     r.stream_offset)
+                        .about("SH Band Stream.band", std::to_string(b));
                 rec = &r;
             }
         if (!rec)
@@ -113,7 +118,8 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                              "the Header declares sh_degree " + std::to_string(sh_degree) +
                                  " but the chunk has no SH Band Stream record for band " +
                                  std::to_string(b),
-                             kNoOffset);
+                             kNoOffset)
+                .about("SH Band Stream.band", std::to_string(b));
         Cursor cur(rec->stream, rec->stream_offset, "SH Band Stream");
         FOURDGS_ASSIGN(StreamView s, read_stream(cur));
         const int channels = 3 * sh_band_width(b);
@@ -122,13 +128,15 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                              "SH band " + std::to_string(b) + " stream has " +
                                  std::to_string(s.header.channels) + " channels; band " +
                                  std::to_string(b) + " needs " + std::to_string(channels),
-                             s.offset + 4);
+                             s.offset + 4)
+                .about("SH Band Stream.channels", std::to_string(s.header.channels));
         if (s.header.element_count != count)
             return malformed(refusal::kStreamElementCountMismatch,
                              "SH band " + std::to_string(b) + " stream has element_count " +
                                  std::to_string(s.header.element_count) + " but the chunk has " +
                                  std::to_string(count),
-                             s.offset + 5);
+                             s.offset + 5)
+                .about("SH Band Stream.element_count", std::to_string(s.header.element_count));
         values.resize(static_cast<std::size_t>(count) * channels);
         FOURDGS_TRY(decode_stream(s, values, scratch, limits.max_decompressed_bytes));
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
@@ -139,7 +147,8 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                                  "SH band " + std::to_string(b) + " symbol " + std::to_string(i) +
                                      " decodes to " + std::to_string(values[i]) +
                                      ", outside the byte range 0..255",
-                                 s.payload_offset());
+                                 s.payload_offset())
+                    .about("SH Band Stream.payload", std::to_string(values[i]));
             dst[i] = static_cast<std::uint8_t>(values[i]);
         }
         out.sh_bands = b;
@@ -163,7 +172,8 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                              "Chunk stores its records uncompressed but uncompressed_size is " +
                                  std::to_string(chunk.uncompressed_size) + ", the block is " +
                                  std::to_string(chunk.records.size()) + " bytes",
-                             at);
+                             at)
+                .about("Chunk.uncompressed_size", std::to_string(chunk.uncompressed_size));
     } else {
         FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(chunk.compression, at));
         if (chunk.uncompressed_size > options.limits.max_decompressed_bytes)
@@ -190,7 +200,8 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
             return malformed(refusal::kMissingAttributeStream,
                              std::string("Chunk lacks the required '") + attr::kNames[id] +
                                  "' stream (id " + std::to_string(id) + ")",
-                             at);
+                             at)
+                .about("Chunk.records", std::to_string(id));
         }
     if (!out.has_source_group) out.source_group.clear();
     if (!out.has_source_index) out.source_index.clear();
@@ -204,14 +215,16 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
             return malformed(refusal::kInvalidRotationIndex,
                              "gaussian " + std::to_string(i) + " has rotation_index " +
                                  std::to_string(ri) + "; only 0..3 name a quaternion component",
-                             at);
+                             at)
+                .about("Attribute Stream.rotation_index", std::to_string(ri));
         const std::int32_t wi = out.window_index[i];
         if (wi < 0 || static_cast<std::size_t>(wi) >= windows)
             return malformed(refusal::kWindowIndexOutOfRange,
                              "gaussian " + std::to_string(i) + " has window index " +
                                  std::to_string(wi) + " but the Window Table has " +
                                  std::to_string(windows) + " window(s)",
-                             at);
+                             at)
+                .about("Attribute Stream.window_index", std::to_string(wi));
     }
     return decode_sh_bands(bands, chunk.count, scene.header.sh_degree, options.max_sh_degree,
                            options.limits, out, scratch.stream);

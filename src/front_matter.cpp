@@ -364,20 +364,23 @@ Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool ver
                           "a content record at byte " + std::to_string(broken_by_) +
                               " sits inside the summary that starts at " +
                               std::to_string(f.summary_start) + " (§4.5)",
-                          broken_by_);
+                          broken_by_)
+            .about("", std::to_string(f.summary_start));
     if (!matches)
         return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
                           "Footer summary_start is " + std::to_string(f.summary_start) +
                               " but the summary records before the Footer start at " +
                               (active_ ? std::to_string(start_)
                                        : std::string("no byte (there are none)")),
-                          footer_content);
+                          footer_content)
+            .about("", std::to_string(f.summary_start));
     if (verify_crc && f.summary_crc != 0) {
         if (crc_ != f.summary_crc)
             return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
                               "summary_crc is " + std::to_string(f.summary_crc) +
                                   " but the summary bytes hash to " + std::to_string(crc_),
-                              footer_content + 16);
+                              footer_content + 16)
+                .about("", std::to_string(f.summary_crc));
         verified = true;
     }
     return ok_status();

@@ -24,12 +24,6 @@ Error mismatch(std::string field, std::string message, std::uint64_t offset) {
                       offset);
 }
 
-std::uint64_t read_le64(const std::uint8_t* p) {
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
-
 }  // namespace
 
 Status IndexedReader::fetch(std::uint64_t offset, std::uint64_t length,

@@ -75,7 +75,8 @@ Status check_rows(const SceneInfo& scene, const ChunkBins& b, std::uint32_t coun
                              std::string(what) + " element " + std::to_string(i) +
                                  " has rotation_index " + std::to_string(b.rotation_index[i]) +
                                  "; only 0..3 name a quaternion component",
-                             at);
+                             at)
+                .about("Attribute Stream.rotation_index", std::to_string(b.rotation_index[i]));
         if (window && (b.window_index[i] < 0 ||
                        static_cast<std::size_t>(b.window_index[i]) >= scene.windows.size()))
             return malformed(refusal::kWindowIndexOutOfRange,
@@ -83,7 +84,8 @@ Status check_rows(const SceneInfo& scene, const ChunkBins& b, std::uint32_t coun
                                  " has window index " + std::to_string(b.window_index[i]) +
                                  " but the Window Table has " +
                                  std::to_string(scene.windows.size()) + " window(s)",
-                             at);
+                             at)
+                .about("Attribute Stream.window_index", std::to_string(b.window_index[i]));
     }
     return ok_status();
 }
@@ -109,7 +111,8 @@ Error index_mismatch(std::string_view field, std::string message, std::uint64_t 
     return malformed(refusal::kIndexRecordMismatch,
                      "Chunk Index field '" + std::string(field) +
                          "' disagrees with the record: " + std::move(message),
-                     at);
+                     at)
+        .about("Chunk Index." + std::string(field));
 }
 
 // Decompresses a records block per its compression string (§5.5/§5.18, M030/M093).

@@ -40,52 +40,7 @@ std::size_t ValidationReport::warnings() const {
     return findings.size() - errors();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Where a refusal's message names its value, the text the value follows (sorted by id). The rule
-// catalog itself (section, field) is refusals.hpp.
-
 namespace {
-
-struct ValueMarker {
-    std::string_view id;
-    std::string_view marker;
-};
-
-constexpr ValueMarker kValueMarkers[] = {
-    {"audio-data-length-mismatch", "carries "},
-    {"bad-footer", "content_length "},
-    {"decompressed-size-mismatch", "uncompressed_size is "},
-    {"duplicate-attribute-stream", "(id "},
-    {"duplicate-audio-data", "source_id "},
-    {"duplicate-audio-source", "source_id "},
-    {"duplicate-object-id", "object_id "},
-    {"duplicate-object-track", "object_id "},
-    {"duplicate-sh-band", "band "},
-    {"invalid-rotation-index", "rotation_index "},
-    {"invalid-symbol-width", "symbol_width "},
-    {"missing-attribute-stream", "(id "},
-    {"missing-sh-band", "for band "},
-    {"sh-coefficient-out-of-range", "decodes to "},
-    {"stream-channel-count-mismatch", "has "},
-    {"stream-element-count-mismatch", "element_count "},
-    {"summary-crc-mismatch", "summary_crc is "},
-    {"summary-out-of-range", "summary_start "},
-    {"summary-start-mismatch", "summary_start is "},
-    {"unknown-quantization-scheme", "scheme "},
-    {"unknown-stream-codec", "codec byte "},
-    {"unknown-stream-mode", "mode "},
-    {"unknown-temporal-model", "temporal_model "},
-    {"unmatched-audio-data", "source_id "},
-    {"unmatched-audio-source", "Audio Source "},
-    {"unsupported-major-version", "major version byte is "},
-    {"window-index-out-of-range", "window index "},
-};
-
-std::string_view value_marker(std::string_view id) {
-    for (const ValueMarker& m : kValueMarkers)
-        if (m.id == id) return m.marker;
-    return {};
-}
 
 // The section of the record a "Record.field" names, or "".
 std::string_view section_of_field(std::string_view field) {
@@ -103,49 +58,6 @@ std::string_view section_of_field(std::string_view field) {
             (field.size() == name.size() || field[name.size()] == '.'))
             return section;
     return {};
-}
-
-bool is_field_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '[' ||
-           c == ']';
-}
-
-// The text after `marker` up to the first separator: the value a message names.
-std::string value_after(std::string_view message, std::string_view marker) {
-    std::size_t at = message.find(marker);
-    if (at == std::string_view::npos) return {};
-    at += marker.size();
-    std::size_t end = at;
-    while (end < message.size() && message[end] != ',' && message[end] != ';' &&
-           message[end] != ' ' && message[end] != ')' && message[end] != ':')
-        ++end;
-    std::string v(message.substr(at, end - at));
-    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
-        v = v.substr(1, v.size() - 2);
-    return v;
-}
-
-// Parser messages read "What: field is value, must ..." or "What: field = N cannot fit" or
-// "What: field 'f' needs N bytes": the field (and value) are taken from that shape.
-void field_and_value_from(std::string_view message, std::string& field, std::string& value) {
-    std::size_t colon = message.find(": ");
-    std::string_view body = colon == std::string_view::npos ? message : message.substr(colon + 2);
-    if (std::size_t q = body.find("field '"); q != std::string_view::npos) {
-        std::size_t end = body.find('\'', q + 7);
-        if (end != std::string_view::npos) field = std::string(body.substr(q + 7, end - q - 7));
-        return;
-    }
-    for (std::string_view sep : {std::string_view(" is "), std::string_view(" = ")}) {
-        std::size_t at = body.find(sep);
-        if (at == std::string_view::npos || at == 0) continue;
-        std::size_t start = at;
-        while (start > 0 && is_field_char(body[start - 1])) --start;
-        if (start == at || (start > 0 && body[start - 1] != ' ')) continue;
-        if (!std::isalpha(static_cast<unsigned char>(body[start])) && body[start] != '_') continue;
-        field = std::string(body.substr(start, at - start));
-        value = value_after(body.substr(at), sep);
-        return;
-    }
 }
 
 std::string hex_byte(std::uint8_t v) {
@@ -297,34 +209,14 @@ private:
         add(Severity::warning, rule, std::move(field), std::move(value), offset,
             std::move(message));
     }
-    // A refusal from a parser or decoder of the record at `record_offset` (`record` names it).
-    // A refusal from a parser, a decoder or a cross-record check. `record` names the record it
-    // is about ("" when unknown). The field is the rule's own when the table names one; for the
-    // rules any record can break it is read from the message ("What: field is value, ...").
+    // A refusal from a parser, a decoder or a cross-record check, as the layer that refused named
+    // it: its field and value are the Error's own (error.hpp), else the field its identifier
+    // names (refusals.hpp), else `record`, the record it is about ("" when unknown).
     void report_refusal(const Error& e, std::string_view record, std::uint64_t record_offset) {
-        std::string said_field, said_value;
-        field_and_value_from(e.message, said_field, said_value);
         const RefusalInfo* info = find_refusal(e.refusal);
-        const std::string_view table_field = info ? info->field : std::string_view();
-        std::string field, value;
-        if (table_field.find('.') != std::string_view::npos) {
-            field = std::string(table_field);
-            // The message's value is this field's only when it names the same field.
-            const std::string_view leaf = table_field.substr(table_field.rfind('.') + 1);
-            if (!said_field.empty() && said_field == leaf) value = said_value;
-        } else if (!said_field.empty()) {
-            field = !record.empty() && said_field.rfind(record, 0) != 0
-                        ? std::string(record) + "." + said_field
-                        : said_field;
-            value = said_value;
-        } else {
-            field = !table_field.empty() ? std::string(table_field) : std::string(record);
-        }
-        if (std::string_view marker = value_marker(e.refusal); !marker.empty()) {
-            std::string v = value_after(e.message, marker);
-            if (!v.empty()) value = std::move(v);
-        }
-        add(Severity::error, e.refusal, std::move(field), std::move(value),
+        std::string field = e.field;
+        if (field.empty() && !(info && !info->field.empty())) field = std::string(record);
+        add(Severity::error, e.refusal, std::move(field), e.value,
             e.has_offset() ? e.offset : record_offset, e.message);
     }
     template <class T>
@@ -498,12 +390,7 @@ Result<ValidationReport> Validator::run() {
     FOURDGS_ASSIGN(std::size_t got, source_.read_at(0, magic));
     if (Status m = check_magic(std::span(magic, got), 0); !m.ok()) {
         if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
-        std::string value;
-        for (std::size_t i = 0; i < got; ++i) {
-            if (i != 0) value.push_back(' ');
-            value.append(hex_byte(magic[i]), 2, 2);
-        }
-        add(Severity::error, m.error().refusal, "magic", value, m.error().offset, m.error().message);
+        report_refusal(m.error(), "magic", 0);
         return std::move(report_);  // not a version-1 .4dgs file: nothing after this is meaningful
     }
     Status io;
@@ -1070,12 +957,7 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
             } else {
                 bool verified = false;
                 Status st = summary_run_.check(*f, content, true, verified);
-                if (!st.ok()) {
-                    std::string value = st.error().refusal == refusal::kSummaryCrcMismatch
-                                            ? std::to_string(f->summary_crc)
-                                            : std::to_string(f->summary_start);
-                    error(st.error().refusal, "", value, st.error().offset, st.error().message);
-                }
+                if (!st.ok()) report_refusal(st.error(), "Footer", r.offset);
                 scene_.summary_crc_verified = verified;
             }
         }
@@ -1105,9 +987,11 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
     }
     const bool magic = std::memcmp(tail.data(), kMagic.data(), kMagicSize) == 0;
     if (*got == kMagicSize || magic) {
-        if (Status m = check_magic(std::span(tail.data(), kMagicSize), at); !m.ok())
-            error(m.error().refusal, "magic", "", m.error().offset,
-                  "trailing magic: " + m.error().message);
+        if (Status m = check_magic(std::span(tail.data(), kMagicSize), at); !m.ok()) {
+            Error e = m.error();
+            e.message = "trailing magic: " + e.message;
+            report_refusal(e, "magic", at);
+        }
         else if (*got > kMagicSize)
             error(refusal::kFooterNotLast, "", "", at + kMagicSize,
                   "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +

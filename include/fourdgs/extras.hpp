@@ -41,7 +41,6 @@ struct RecordOffsets {
     std::vector<std::uint64_t> coordinate_frames, sensors, rig_trajectories, geodetic_anchors,
         audio;
 };
-using ReportFn = std::function<bool(Error)>;
 void check_scene_references(const SceneInfo& scene, const RecordOffsets* offsets,
                             const ReportFn& report);
 // The first violation, as a Status (what the readers use).

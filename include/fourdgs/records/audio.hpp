@@ -81,7 +81,7 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(s.codec, c.string("codec"));
     if (s.codec.empty())
-        return detail::malformed(refusal::kEmptyAudioCodec, what,
+        return detail::malformed(refusal::kEmptyAudioCodec, what, "codec", "",
                                  "source " + std::to_string(s.source_id) +
                                      " has an empty codec; codec must be non-empty",
                                  at);
@@ -91,26 +91,28 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(s.duration_sec, c.f64("duration_sec"));
     if (!(std::isfinite(s.duration_sec) && s.duration_sec > 0))
-        return detail::malformed(refusal::kInvalidAudioDuration, what,
+        return detail::malformed(refusal::kInvalidAudioDuration, what, "duration_sec",
+                                 detail::fmt(s.duration_sec),
                                  "source " + std::to_string(s.source_id) + " duration_sec is " +
                                      detail::fmt(s.duration_sec) + ", must be finite and positive",
                                  at);
     at = c.offset();
     FOURDGS_TRY(detail::read_array(c, {"gain"}, &s.gain, 1, true));
     if (s.gain < 0)
-        return detail::malformed(refusal::kInvalidAudioGain, what,
+        return detail::malformed(refusal::kInvalidAudioGain, what, "gain", detail::fmt(s.gain),
                                  "source " + std::to_string(s.source_id) + " gain is " +
                                      detail::fmt(s.gain) + ", must not be negative",
                                  at);
     at = c.offset();
     FOURDGS_ASSIGN(s.flags, c.u8("flags"));
     if (s.flags & kReservedFlagBits)
-        return detail::malformed(refusal::kReservedFlagsSet, what,
+        return detail::malformed(refusal::kReservedFlagsSet, what, "flags", std::to_string(s.flags),
                                  "source " + std::to_string(s.source_id) + " flags is " +
                                      std::to_string(s.flags) + ": bits 2-7 are reserved",
                                  at);
     if (s.spatial() && s.channel_layout != "mono")
-        return detail::malformed(refusal::kSpatialSourceNotMono, what,
+        return detail::malformed(refusal::kSpatialSourceNotMono, what, "channel_layout",
+                                 s.channel_layout,
                                  "source " + std::to_string(s.source_id) +
                                      " is a spatial point source with channel_layout " +
                                      detail::quoted(s.channel_layout) + "; it must be \"mono\"",
@@ -128,7 +130,7 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
         k.time = *c.f64("time");
         if (!std::isfinite(k.time) || (i > 0 && !(k.time > s.keyframes[i - 1].time)))
             return detail::malformed(
-                refusal::kNonIncreasingKeyframeTimes, what,
+                refusal::kNonIncreasingKeyframeTimes, what, "keyframes", detail::fmt(k.time),
                 "source " + std::to_string(s.source_id) + " keyframes[" + std::to_string(i) +
                     "].time is " + detail::fmt(k.time) +
                     (i > 0 ? ", after " + detail::fmt(s.keyframes[i - 1].time) : std::string()) +
@@ -142,7 +144,8 @@ inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(s.interpolation, c.string("interpolation"));
     if (s.interpolation != "linear" && s.interpolation != "step")
-        return detail::unsupported(refusal::kUnknownInterpolation, what,
+        return detail::unsupported(refusal::kUnknownInterpolation, what, "interpolation",
+                                   s.interpolation,
                                    "source " + std::to_string(s.source_id) + " interpolation is " +
                                        detail::quoted(s.interpolation) +
                                        ", must be \"linear\" or \"step\"",
@@ -160,7 +163,8 @@ inline Status check_audio_keyframes_within(const AudioSource& s, double duration
                               "Audio Source: source " + std::to_string(s.source_id) +
                                   " keyframes[" + std::to_string(i) + "].time is " +
                                   detail::fmt(t) + ", outside [0, " + detail::fmt(duration) +
-                                  "] (Header duration_sec)");
+                                  "] (Header duration_sec)")
+                .about("Audio Source.keyframes", detail::fmt(t));
     }
     return ok_status();
 }

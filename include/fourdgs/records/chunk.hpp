@@ -90,12 +90,13 @@ inline Result<ShBandRecord> parse_sh_band(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(s.band, c.u8("band"));
     if (s.band < 1 || s.band > 3)
-        return detail::malformed(refusal::kInvalidShBand, "SH Band Stream",
+        return detail::malformed(refusal::kInvalidShBand, "SH Band Stream", "band",
+                                 std::to_string(s.band),
                                  "band is " + std::to_string(s.band) + ", must be 1..3", at);
     s.stream_offset = c.offset();
     FOURDGS_TRY(c.need("stream header", detail::kBareStreamHeaderSize));
-    std::uint64_t payload_length = 0;
-    std::memcpy(&payload_length, c.rest().data() + detail::kBareStreamPayloadLengthAt, 8);
+    const std::uint64_t payload_length =
+        read_le64(c.rest().data() + detail::kBareStreamPayloadLengthAt);
     if (payload_length > c.remaining() - detail::kBareStreamHeaderSize)
         return c.short_error("stream payload", detail::kBareStreamHeaderSize + payload_length);
     FOURDGS_ASSIGN(s.stream, c.take("stream", detail::kBareStreamHeaderSize + payload_length));
@@ -114,7 +115,8 @@ inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(d.delta_mode, c.u8("delta_mode"));
     if (d.delta_mode > 1)
-        return detail::malformed(refusal::kInvalidDeltaMode, "Delta Chunk",
+        return detail::malformed(refusal::kInvalidDeltaMode, "Delta Chunk", "delta_mode",
+                                 std::to_string(d.delta_mode),
                                  "delta_mode is " + std::to_string(d.delta_mode) +
                                      ", must be 0 (keyframe-referenced) or 1 (chained)",
                                  at);
@@ -137,17 +139,19 @@ inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
 // malformed/delta-block-trailing-bytes (the block is exactly three sub-blocks; a stream there
 // would belong to no group, M095). Views point into `decompressed`.
 inline Result<DeltaGroups> split_delta_groups(Bytes decompressed, std::uint64_t base_offset) {
-    Cursor c(decompressed, base_offset, "Delta Chunk records");
+    Cursor c(decompressed, base_offset, "Delta Chunk records", "Delta Chunk");
     DeltaGroups g;
     FOURDGS_TRY(detail::read_bytes_view(c, "updates", g.updates, g.updates_offset));
     FOURDGS_TRY(detail::read_bytes_view(c, "births", g.births, g.births_offset));
     FOURDGS_TRY(detail::read_bytes_view(c, "deaths", g.deaths, g.deaths_offset));
     if (!c.at_end())
-        return detail::malformed(refusal::kDeltaBlockTrailingBytes, "Delta Chunk records",
+        return detail::malformed(refusal::kDeltaBlockTrailingBytes, "Delta Chunk records", "",
+                                 std::to_string(c.remaining()),
                                  std::to_string(c.remaining()) +
                                      " bytes follow the deaths sub-block; the block holds "
                                      "exactly updates, births and deaths",
-                                 c.offset());
+                                 c.offset())
+            .about("Delta Chunk.records", std::to_string(c.remaining()));
     return g;
 }
 

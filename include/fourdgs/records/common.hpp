@@ -68,17 +68,26 @@ inline std::string quoted(std::string_view s) {
     return q;
 }
 
+// An error about `field` of the record `what` (a leaf such as "cutoff" or "samples[3].time"; ""
+// when the error is about the record as a whole). The message is prefixed with `what`; the
+// "Record.field" and the offending value travel as data (error.hpp).
 inline Error record_error(ErrorKind kind, std::string_view refusal, std::string_view what,
-                          std::string message, std::uint64_t at) {
-    return make_error(kind, refusal, std::string(what) + ": " + message, at);
+                          std::string_view field, std::string value, std::string message,
+                          std::uint64_t at) {
+    Error e = make_error(kind, refusal, std::string(what) + ": " + message, at);
+    if (!field.empty()) e.field = std::string(what) + "." + std::string(field);
+    e.value = std::move(value);
+    return e;
 }
-inline Error malformed(std::string_view refusal, std::string_view what, std::string message,
-                       std::uint64_t at) {
-    return record_error(ErrorKind::malformed, refusal, what, std::move(message), at);
+inline Error malformed(std::string_view refusal, std::string_view what, std::string_view field,
+                       std::string value, std::string message, std::uint64_t at) {
+    return record_error(ErrorKind::malformed, refusal, what, field, std::move(value),
+                        std::move(message), at);
 }
-inline Error unsupported(std::string_view refusal, std::string_view what, std::string message,
-                         std::uint64_t at) {
-    return record_error(ErrorKind::unsupported, refusal, what, std::move(message), at);
+inline Error unsupported(std::string_view refusal, std::string_view what, std::string_view field,
+                         std::string value, std::string message, std::uint64_t at) {
+    return record_error(ErrorKind::unsupported, refusal, what, field, std::move(value),
+                        std::move(message), at);
 }
 
 // Parsing a record of the wrong opcode is the caller's mistake, not the file's.
@@ -118,9 +127,9 @@ inline Status read_array(Cursor& c, FieldName name, T* out, std::size_t n, bool 
         if (finite && !std::isfinite(out[j])) {
             std::string f = name.str();
             if (n > 1) f += "[" + std::to_string(j) + "]";
-            return malformed(refusal::kNonFiniteValue, c.what(),
-                             f + " is " + fmt(static_cast<double>(out[j])) + ", must be finite",
-                             at);
+            const std::string shown = fmt(static_cast<double>(out[j]));
+            return malformed(refusal::kNonFiniteValue, c.what(), f, shown,
+                             f + " is " + shown + ", must be finite", at);
         }
     }
     return ok_status();
@@ -130,18 +139,20 @@ inline Status read_array(Cursor& c, FieldName name, T* out, std::size_t n, bool 
 inline Status check_quaternion(std::string_view what, FieldName name,
                                const std::array<double, 4>& q, std::uint64_t at) {
     double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    if (n2 == 0)
-        return malformed(refusal::kZeroQuaternion, what,
-                         name.str() + " (" + fmt(q[0]) + ", " + fmt(q[1]) + ", " + fmt(q[2]) +
-                             ", " + fmt(q[3]) + ") has norm zero and names no rotation",
-                         at);
-    if (!std::isfinite(n2))
-        return malformed(refusal::kNonFiniteValue, what,
-                         name.str() + " has a norm that is not finite (components up to " +
-                             fmt(std::max({std::fabs(q[0]), std::fabs(q[1]), std::fabs(q[2]),
-                                           std::fabs(q[3])})) +
+    if (n2 == 0) {
+        const std::string v =
+            "(" + fmt(q[0]) + ", " + fmt(q[1]) + ", " + fmt(q[2]) + ", " + fmt(q[3]) + ")";
+        return malformed(refusal::kZeroQuaternion, what, name.str(), v,
+                         name.str() + " " + v + " has norm zero and names no rotation", at);
+    }
+    if (!std::isfinite(n2)) {
+        const std::string v =
+            fmt(std::max({std::fabs(q[0]), std::fabs(q[1]), std::fabs(q[2]), std::fabs(q[3])}));
+        return malformed(refusal::kNonFiniteValue, what, name.str(), v,
+                         name.str() + " has a norm that is not finite (components up to " + v +
                              ")",
                          at);
+    }
     return ok_status();
 }
 
@@ -149,7 +160,7 @@ inline Result<bool> read_flag_byte(Cursor& c, std::string_view field) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t v, c.u8(field));
     if (v > 1)
-        return malformed(refusal::kInvalidFlagValue, c.what(),
+        return malformed(refusal::kInvalidFlagValue, c.what(), field, std::to_string(v),
                          std::string(field) + " is " + std::to_string(v) + ", must be 0 or 1", at);
     return v == 1;
 }

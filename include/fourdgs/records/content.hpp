@@ -60,7 +60,8 @@ inline Result<Camera> parse_camera(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(cam.interpolation, c.string("interpolation"));
     if (cam.interpolation != "linear" && cam.interpolation != "spline")
-        return detail::unsupported(refusal::kUnknownInterpolation, "Camera",
+        return detail::unsupported(refusal::kUnknownInterpolation, "Camera", "interpolation",
+                                   cam.interpolation,
                                    "interpolation is " + detail::quoted(cam.interpolation) +
                                        ", the registry defines \"linear\" and \"spline\"",
                                    at);

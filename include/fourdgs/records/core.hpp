@@ -82,7 +82,8 @@ inline Result<Header> parse_header(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(h.duration_sec, c.f64("duration_sec"));
     if (!std::isfinite(h.duration_sec) || h.duration_sec < 0)
-        return detail::malformed(refusal::kInvalidDuration, "Header",
+        return detail::malformed(refusal::kInvalidDuration, "Header", "duration_sec",
+                                 detail::fmt(h.duration_sec),
                                  "duration_sec is " + detail::fmt(h.duration_sec) +
                                      ", must be finite and not negative",
                                  at);
@@ -90,7 +91,8 @@ inline Result<Header> parse_header(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(h.cutoff, c.f64("cutoff"));
     if (!(h.cutoff > 0 && h.cutoff < 1))  // NaN fails too
-        return detail::malformed(refusal::kInvalidCutoff, "Header",
+        return detail::malformed(refusal::kInvalidCutoff, "Header", "cutoff",
+                                 detail::fmt(h.cutoff),
                                  "cutoff is " + detail::fmt(h.cutoff) +
                                      ", must be a finite value in (0, 1)",
                                  at);
@@ -99,18 +101,18 @@ inline Result<Header> parse_header(const RecordView& r) {
     at = c.offset();
     FOURDGS_ASSIGN(h.sh_degree, c.u8("sh_degree"));
     if (h.sh_degree > 3)
-        return detail::malformed(refusal::kInvalidShDegree, "Header",
+        return detail::malformed(refusal::kInvalidShDegree, "Header", "sh_degree",
+                                 std::to_string(h.sh_degree),
                                  "sh_degree is " + std::to_string(h.sh_degree) + ", must be 0..3",
                                  at);
     at = c.offset();
     FOURDGS_ASSIGN(h.flags, c.u8("flags"));
-    if (h.flags & kReservedFlagBits)
-        return detail::malformed(refusal::kReservedFlagsSet, "Header",
-                                 "flags is 0x" + [&] {
-                                     static const char* hex = "0123456789ABCDEF";
-                                     return std::string{hex[h.flags >> 4], hex[h.flags & 15]};
-                                 }() + ": bits 2-7 are reserved and must be 0",
-                                 at);
+    if (h.flags & kReservedFlagBits) {
+        static const char* hex = "0123456789ABCDEF";
+        const std::string v = {'0', 'x', hex[h.flags >> 4], hex[h.flags & 15]};
+        return detail::malformed(refusal::kReservedFlagsSet, "Header", "flags", v,
+                                 "flags is " + v + ": bits 2-7 are reserved and must be 0", at);
+    }
     FOURDGS_ASSIGN(h.attributes, c.map("attributes"));
     return h;
 }
@@ -148,7 +150,7 @@ inline Result<Quantization> parse_quantization(const RecordView& r) {
     FOURDGS_ASSIGN(q.bounds, c.map("bounds"));
     for (const auto& [k, v] : q.bounds)
         if (k == "object_id")
-            return detail::malformed(refusal::kInvalidObjectIdBound, "Quantization",
+            return detail::malformed(refusal::kInvalidObjectIdBound, "Quantization", "bounds", v,
                                      "bounds declares object_id = " + detail::quoted(v) +
                                          "; object_id is an exact label and has no error bound",
                                      at);

@@ -60,7 +60,8 @@ inline Result<ObjectTable> parse_object_table(const RecordView& r) {
         std::uint64_t at = c.offset();
         FOURDGS_ASSIGN(e.object_id, c.u32("object_id"));
         if (!seen.insert(e.object_id).second)
-            return detail::malformed(refusal::kDuplicateObjectId, what,
+            return detail::malformed(refusal::kDuplicateObjectId, what, "object_id",
+                                     std::to_string(e.object_id),
                                      "entries[" + std::to_string(i) + "] repeats object_id " +
                                          std::to_string(e.object_id) +
                                          "; entries must have distinct ids",
@@ -100,7 +101,7 @@ inline Result<ObjectTrack> parse_object_track(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(t.object_id, c.u32("object_id"));
     if (t.object_id == 0)
-        return detail::malformed(refusal::kTrackNamesBackground, "Object Track",
+        return detail::malformed(refusal::kTrackNamesBackground, "Object Track", "object_id", "0",
                                  "object_id is 0, which means no object; a track must name one",
                                  at);
     FOURDGS_ASSIGN(t.interpolation, detail::read_trajectory_interpolation(c));

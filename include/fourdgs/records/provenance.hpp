@@ -145,6 +145,7 @@ inline Result<std::vector<TrajectorySample>> read_samples(Cursor& c, std::uint32
         FOURDGS_TRY(read_array(c, FieldName{"samples", i, "time"}, &s.time, 1, false));
         if (!std::isfinite(s.time) || (i > 0 && !(s.time > samples[i - 1].time)))
             return malformed(refusal::kNonIncreasingSampleTimes, c.what(),
+                             "samples[" + std::to_string(i) + "].time", fmt(s.time),
                              "samples[" + std::to_string(i) + "].time is " + fmt(s.time) +
                                  (i > 0 ? ", after " + fmt(samples[i - 1].time) : std::string()) +
                                  "; sample times must be finite and strictly increasing",
@@ -163,7 +164,8 @@ inline Result<TrajectoryInterpolation> read_trajectory_interpolation(Cursor& c) 
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t v, c.u8("interpolation"));
     if (v > 1)
-        return unsupported(refusal::kUnknownInterpolation, c.what(),
+        return unsupported(refusal::kUnknownInterpolation, c.what(), "interpolation",
+                           std::to_string(v),
                            "interpolation is " + std::to_string(v) +
                                ", the registry defines 0 (linear) and 1 (step)",
                            at);
@@ -199,7 +201,7 @@ inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
         std::uint64_t at = c.offset();
         FOURDGS_ASSIGN(std::uint8_t v, c.u8(field));
         if (v > max)
-            return detail::unsupported(refusal::kUnknownEnumValue, what,
+            return detail::unsupported(refusal::kUnknownEnumValue, what, field, std::to_string(v),
                                        "frame " + detail::quoted(f.name) + " " +
                                            std::string(field) + " is " + std::to_string(v) +
                                            ", the registry defines " + std::string(legal),
@@ -216,16 +218,20 @@ inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
     f.forward_axis = static_cast<Axis>(fwd);
     f.length_unit = static_cast<LengthUnit>(unit);
     if (up % 3 == fwd % 3)
-        return detail::malformed(refusal::kDegenerateBasis, what,
+        return detail::malformed(refusal::kDegenerateBasis, what, "", "",
                                  "frame " + detail::quoted(f.name) + " up_axis is " +
                                      std::string(to_string(f.up_axis)) + " and forward_axis is " +
                                      std::string(to_string(f.forward_axis)) +
                                      ": they name the same axis and do not form a basis",
-                                 up_at);
+                                 up_at)
+            .about("Coordinate Frame.up_axis, Coordinate Frame.forward_axis",
+                   std::string(to_string(f.up_axis)) + " / " +
+                       std::string(to_string(f.forward_axis)));
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(f.metres_per_unit, c.f64("metres_per_unit"));
     if (!std::isfinite(f.metres_per_unit) || f.metres_per_unit < 0)
-        return detail::malformed(refusal::kInvalidMetresPerUnit, what,
+        return detail::malformed(refusal::kInvalidMetresPerUnit, what, "metres_per_unit",
+                                 detail::fmt(f.metres_per_unit),
                                  "frame " + detail::quoted(f.name) + " metres_per_unit is " +
                                      detail::fmt(f.metres_per_unit) +
                                      ", must be finite and not negative",
@@ -260,7 +266,8 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(std::uint8_t model, c.u8("camera_model"));
     if (model > 3)
-        return detail::unsupported(refusal::kUnknownCameraModel, what,
+        return detail::unsupported(refusal::kUnknownCameraModel, what, "camera_model",
+                                   std::to_string(model),
                                    who + " camera_model is " + std::to_string(model) +
                                        ", the registry defines 0..3",
                                    at);
@@ -281,21 +288,23 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
         if (s.width_px || s.height_px || s.fx != 0 || s.fy != 0 || s.cx != 0 || s.cy != 0 ||
             dcount != 0)
             return detail::malformed(
-                refusal::kInvalidIntrinsics, what,
+                refusal::kInvalidIntrinsics, what, "camera_model", std::to_string(model),
                 who + " has camera_model 0 (not a camera) but " + intrinsics + ", cx " +
                     detail::fmt(s.cx) + ", cy " + detail::fmt(s.cy) + ", distortion_count " +
                     std::to_string(dcount) + "; all must be 0",
                 intr_at);
     } else {
         if (s.width_px == 0 || s.height_px == 0 || s.fx == 0 || s.fy == 0)
-            return detail::malformed(refusal::kInvalidIntrinsics, what,
+            return detail::malformed(refusal::kInvalidIntrinsics, what, "camera_model",
+                                     std::to_string(model),
                                      who + " camera_model " + std::to_string(model) + " (" +
                                          std::string(to_string(s.camera_model)) + ") has " +
                                          intrinsics + "; all must be non-zero",
                                      intr_at);
         if (!distortion_count_fits(s.camera_model, dcount))
             return detail::malformed(
-                refusal::kDistortionCountMismatch, what,
+                refusal::kDistortionCountMismatch, what, "distortion_count",
+                std::to_string(dcount),
                 who + " distortion_count is " + std::to_string(dcount) + " but camera_model " +
                     std::string(to_string(s.camera_model)) + " defines " +
                     (s.camera_model == CameraModel::brown_conrady
@@ -315,7 +324,7 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
     s.pose_reference = rig ? PoseReference::rig : PoseReference::scene;
     FOURDGS_ASSIGN(s.rig_name, c.string("rig_name"));
     if (rig && s.rig_name.empty())
-        return detail::malformed(refusal::kMissingRigTrajectory, what,
+        return detail::malformed(refusal::kMissingRigTrajectory, what, "rig_name", "",
                                  who + " has pose_reference 1 (rig) but an empty rig_name; the "
                                        "extrinsic is relative to no Rig Trajectory",
                                  at);
@@ -364,7 +373,7 @@ inline Result<GeodeticAnchor> parse_geodetic_anchor(const RecordView& r) {
         bool ok = std::isfinite(v) && v >= f.lo && (f.hi_open ? v < f.hi : v <= f.hi);
         if (!ok)
             return detail::malformed(
-                refusal::kGeodeticOutOfRange, what,
+                refusal::kGeodeticOutOfRange, what, f.name, detail::fmt(v),
                 "anchor for frame " + detail::quoted(g.frame_name) + " " + std::string(f.name) +
                     " is " + detail::fmt(v) +
                     (std::isfinite(f.lo) ? ", must be finite and in [" + detail::fmt(f.lo) + ", " +

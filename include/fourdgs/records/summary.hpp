@@ -74,6 +74,8 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         b.band = *c.u8("band");
         if (b.band < 1 || b.band > 3)
             return detail::malformed(refusal::kInvalidShBand, "Chunk Index",
+                                     "bands[" + std::to_string(i) + "].band",
+                                     std::to_string(b.band),
                                      "bands[" + std::to_string(i) + "].band is " +
                                          std::to_string(b.band) + ", must be 1..3",
                                      at);
@@ -87,14 +89,16 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         std::uint64_t at = c.offset();
         k.chunk_kind = *c.u8("chunk_kind");
         if (k.chunk_kind > 1)
-            return detail::malformed(refusal::kInvalidChunkKind, "Chunk Index",
+            return detail::malformed(refusal::kInvalidChunkKind, "Chunk Index", "chunk_kind",
+                                     std::to_string(k.chunk_kind),
                                      "chunk_kind is " + std::to_string(k.chunk_kind) +
                                          ", must be 0 (keyframe) or 1 (delta)",
                                      at);
         at = c.offset();
         k.delta_mode = *c.u8("delta_mode");
         if (k.delta_mode > 1)
-            return detail::malformed(refusal::kInvalidDeltaMode, "Chunk Index",
+            return detail::malformed(refusal::kInvalidDeltaMode, "Chunk Index", "delta_mode",
+                                     std::to_string(k.delta_mode),
                                      "delta_mode is " + std::to_string(k.delta_mode) +
                                          ", must be 0 (keyframe-referenced) or 1 (chained)",
                                      at);
