@@ -17,21 +17,9 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
     return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
 }
 
-// Shortest decimal that reads back as the same double.
-std::string num(double v) {
-    char buf[40];
-    for (int p = 1; p <= 17; ++p) {
-        std::snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (std::strtod(buf, nullptr) == v) break;
-    }
-    return buf;
-}
-
-std::string interval(double t0, double t1) { return "[" + num(t0) + ", " + num(t1) + ")"; }
-
 std::string describe(const ChunkRef& c) {
     return std::string(c.delta ? "Delta Chunk" : "Chunk") + " at byte " + std::to_string(c.offset) +
-           " " + interval(c.t0, c.t1);
+           " " + interval_text(c.t0, c.t1);
 }
 
 std::uint32_t id_of(std::int32_t code) { return static_cast<std::uint32_t>(code); }
@@ -99,22 +87,6 @@ ReaderOptions keyframe_delta_options(ReaderOptions o) {
     return o;
 }
 
-Status require_keyframe_delta(const Header& h, std::uint64_t at) {
-    if (h.temporal_model == kModelKeyframeDelta) return ok_status();
-    return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
-                      "the keyframe-delta front-end reads temporal_model 'keyframe-delta'; this "
-                      "file declares '" + h.temporal_model + "' (use the gaussian-birth readers)",
-                      at);
-}
-
-Error index_mismatch(std::string_view field, std::string message, std::uint64_t at) {
-    return malformed(refusal::kIndexRecordMismatch,
-                     "Chunk Index field '" + std::string(field) +
-                         "' disagrees with the record: " + std::move(message),
-                     at)
-        .about("Chunk Index." + std::string(field));
-}
-
 // Decompresses a records block per its compression string (§5.5/§5.18, M030/M093).
 Result<Bytes> open_block(const std::string& compression, std::uint64_t uncompressed_size,
                          Bytes records, std::uint64_t at, const DecodeLimits& limits,
@@ -162,7 +134,7 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
     const std::uint64_t bo = stored ? g.births_offset : at;
     const std::uint64_t dof = stored ? g.deaths_offset : at;
     std::array<bool, attr::kKnownCount> seen{};
-    const std::string dc = "the Delta Chunk over " + interval(d.t0, d.t1);
+    const std::string dc = "the Delta Chunk over " + interval_text(d.t0, d.t1);
 
     // Deaths (decoded through the births bins as scratch): exactly one stream, gaussian_id.
     FOURDGS_TRY(decode_stream_block(g.deaths, dof, d.death_count, "the Delta Chunk death group",
@@ -580,7 +552,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         if (!(std::isfinite(e.t0) && std::isfinite(e.t1) && e.t0 <= e.t1))
             return malformed(refusal::kNonTilingChunks,
                              "state chunk at byte " + std::to_string(e.chunk_offset) +
-                                 " has interval " + interval(e.t0, e.t1) +
+                                 " has interval " + interval_text(e.t0, e.t1) +
                                  ", which is not a finite, ordered interval (§11.1)",
                              e.chunk_offset);
     }
@@ -593,7 +565,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     if (n == 0) {
         if (duration > 0)
             return malformed(refusal::kTimelineGap,
-                             "no state chunk covers the timeline " + interval(0, duration) +
+                             "no state chunk covers the timeline " + interval_text(0, duration) +
                                  " (§11.1)",
                              kNoOffset);
     } else {
@@ -601,32 +573,32 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         if (first.t0 != 0)
             return malformed(first.t0 > 0 ? refusal::kTimelineGap : refusal::kNonTilingChunks,
                              "the timeline starts at 0 but its first state chunk covers " +
-                                 interval(first.t0, first.t1) + " (§11.1)",
+                                 interval_text(first.t0, first.t1) + " (§11.1)",
                              first.chunk_offset);
         for (std::size_t k = 1; k < n; ++k) {
             const ChunkIndex& a = ix[tl.by_time_[k - 1]];
             const ChunkIndex& b = ix[tl.by_time_[k]];
             if (a.t1 > b.t0)
                 return malformed(refusal::kNonTilingChunks,
-                                 "state chunks " + interval(a.t0, a.t1) + " (byte " +
+                                 "state chunks " + interval_text(a.t0, a.t1) + " (byte " +
                                      std::to_string(a.chunk_offset) + ") and " +
-                                     interval(b.t0, b.t1) + " (byte " +
+                                     interval_text(b.t0, b.t1) + " (byte " +
                                      std::to_string(b.chunk_offset) + ") overlap (§11.1)",
                                  b.chunk_offset);
             if (a.t1 < b.t0)
                 return malformed(refusal::kTimelineGap,
-                                 "state chunks " + interval(a.t0, a.t1) + " (byte " +
+                                 "state chunks " + interval_text(a.t0, a.t1) + " (byte " +
                                      std::to_string(a.chunk_offset) + ") and " +
-                                     interval(b.t0, b.t1) + " (byte " +
+                                     interval_text(b.t0, b.t1) + " (byte " +
                                      std::to_string(b.chunk_offset) + ") leave a gap (§11.1)",
                                  b.chunk_offset);
         }
         const ChunkIndex& last = ix[tl.by_time_.back()];
         if (last.t1 != duration)
             return malformed(last.t1 < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
-                             "the last state chunk covers " + interval(last.t0, last.t1) +
-                                 " but the Header's duration is " + num(duration) +
-                                 ", so the timeline " + interval(0, duration) +
+                             "the last state chunk covers " + interval_text(last.t0, last.t1) +
+                                 " but the Header's duration is " + time_text(duration) +
+                                 ", so the timeline " + interval_text(0, duration) +
                                  (last.t1 < duration ? " is not covered to its end"
                                                      : " is overrun") +
                                  " (§11.1)",
@@ -644,7 +616,7 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     for (std::size_t k = 0; k < n; ++k) {
         const ChunkIndex& e = ix[by_offset[k]];
         if (!at.emplace(e.chunk_offset, by_offset[k]).second)
-            return index_mismatch("chunk_offset",
+            return index_record_mismatch("chunk_offset",
                                   "two entries name the record at byte " +
                                       std::to_string(e.chunk_offset),
                                   e.chunk_offset);
@@ -658,24 +630,24 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         if (k.chunk_kind != kChunkKindKeyframe) continue;
         const std::string who = "the keyframe entry for byte " + std::to_string(e.chunk_offset);
         if (k.delta_mode != 0)
-            return index_mismatch("delta_mode", who + " has delta_mode " +
+            return index_record_mismatch("delta_mode", who + " has delta_mode " +
                                                     std::to_string(k.delta_mode) +
                                                     "; a Chunk has none (0)",
                                   e.chunk_offset);
         if (k.reference_offset != 0)
-            return index_mismatch("reference_offset",
+            return index_record_mismatch("reference_offset",
                                   who + " has reference_offset " +
                                       std::to_string(k.reference_offset) +
                                       "; a Chunk references nothing (0)",
                                   e.chunk_offset);
         if (k.keyframe_offset != e.chunk_offset)
-            return index_mismatch("keyframe_offset",
+            return index_record_mismatch("keyframe_offset",
                                   who + " has keyframe_offset " +
                                       std::to_string(k.keyframe_offset) +
                                       "; a keyframe is its own GOP head",
                                   e.chunk_offset);
         if (k.depth != 0)
-            return index_mismatch("depth", who + " has depth " + std::to_string(k.depth) +
+            return index_record_mismatch("depth", who + " has depth " + std::to_string(k.depth) +
                                                "; a keyframe composes no delta (0)",
                                   e.chunk_offset);
     }
@@ -764,7 +736,7 @@ Result<std::size_t> KeyframeTimeline::current(double t) const {
                                [&](double v, std::size_t e) { return v < index_[e].t1; });
     if (!(t >= 0) || it == by_time_.end() || !(index_[*it].t0 <= t))
         return make_error(ErrorKind::invalid_argument, refusal::kTimeOutOfRange,
-                          "t = " + num(t) + " is outside the timeline covered by the state "
+                          "t = " + time_text(t) + " is outside the timeline covered by the state "
                                             "chunks");
     return *it;
 }
@@ -806,40 +778,6 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, Reader
 
 int KeyframeDeltaReader::wanted_bands() const { return wanted_bands_for(scene(), options_); }
 
-Status KeyframeDeltaReader::fetch(std::uint64_t offset, std::uint64_t length,
-                                  std::vector<std::uint8_t>& out) const {
-    FOURDGS_TRY(read_range(*source_, offset, length, options_.max_record_bytes, out));
-    fetched_->fetch_add(length, std::memory_order_relaxed);
-    return ok_status();
-}
-
-Status KeyframeDeltaReader::fetch_bands(const ChunkIndex& e, KeyframeDeltaWorkspace& ws,
-                                        std::vector<ShBandRecord>& bands) const {
-    bands.clear();
-    const int want = wanted_bands();
-    for (int b = 1; b <= want; ++b) {
-        const ChunkIndex::Band* entry = nullptr;
-        for (const ChunkIndex::Band& x : e.bands)
-            if (x.band == b) entry = &x;
-        if (!entry) break;  // the decoder names a band it needs and does not have
-        FOURDGS_TRY(fetch(entry->offset, entry->length, ws.bands[b - 1]));
-        FOURDGS_ASSIGN(RecordView br, parse_record(ws.bands[b - 1], entry->offset));
-        if (br.opcode != op::sh_band || br.total_length() != entry->length)
-            return index_mismatch("bands", "band " + std::to_string(b) + " range at byte " +
-                                               std::to_string(entry->offset) +
-                                               " does not frame an SH Band Stream record",
-                                  entry->offset);
-        FOURDGS_ASSIGN(ShBandRecord rec, parse_sh_band(br));
-        if (rec.band != b)
-            return index_mismatch("bands", "the index names band " + std::to_string(b) +
-                                               ", the record holds band " +
-                                               std::to_string(rec.band),
-                                  entry->offset);
-        bands.push_back(rec);
-    }
-    return ok_status();
-}
-
 Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
                                           StateInfo* info) const {
     const SceneInfo& sc = scene();
@@ -848,82 +786,31 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = wanted_bands();
     ws.population.reset(wanted_bands());
-    std::vector<ShBandRecord> bands;
+    IndexCheckOptions fetched;
+    fetched.ranges = false;  // each record is fetched by its entry's own range
+    fetched.keyframe = IndexCheckOptions::KeyframeFields::required;
     std::uint32_t reference_level = 0;
     for (std::size_t c : plan.chain) {
         const ChunkIndex& e = ix[c];
         const KeyframeIndexFields& k = *e.keyframe;
-        FOURDGS_TRY(fetch(e.chunk_offset, e.chunk_length, ws.record));
-        FOURDGS_ASSIGN(RecordView r, parse_record(ws.record, e.chunk_offset));
         const std::uint8_t expect = k.chunk_kind == kChunkKindKeyframe ? op::chunk : op::delta_chunk;
-        if (r.opcode != expect)
-            return index_mismatch("chunk_kind",
-                                  "chunk_kind " + std::to_string(k.chunk_kind) + " names a " +
-                                      opcode_name(expect) + " but byte " +
-                                      std::to_string(e.chunk_offset) + " holds a " +
-                                      opcode_name(r.opcode) + " record",
-                                  e.chunk_offset);
-        if (r.total_length() != e.chunk_length)
-            return index_mismatch("chunk_length", "the index says " +
-                                                      std::to_string(e.chunk_length) +
-                                                      " bytes, the record is " +
-                                                      std::to_string(r.total_length()),
-                                  e.chunk_offset);
+        FOURDGS_ASSIGN(RecordView r, fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, expect,
+                                                           ws.record,
+                                                           {"chunk_length", "chunk_kind"}));
         if (r.opcode == op::chunk) {
             FOURDGS_ASSIGN(ChunkRecord ch, parse_chunk(r));
-            if (ch.count != e.gaussian_count)
-                return index_mismatch("gaussian_count",
-                                      "the index says " + std::to_string(e.gaussian_count) +
-                                          ", the Chunk holds " + std::to_string(ch.count),
-                                      e.chunk_offset);
-            if (ch.t0 != e.t0 || ch.t1 != e.t1)
-                return index_mismatch("t0/t1", "the index says " + interval(e.t0, e.t1) +
-                                                   ", the Chunk says " + interval(ch.t0, ch.t1),
-                                      e.chunk_offset);
-            FOURDGS_TRY(fetch_bands(e, ws, bands));
-            FOURDGS_TRY(decode_chunk_bins(sc, ch, bands, decode, ws.keyframe, ws.scratch));
+            FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, ch), e.chunk_offset, fetched));
+            FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
+                                                ws.band_records));
+            FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
+                                          ws.scratch));
             FOURDGS_TRY(ws.population.assign_keyframe(ws.keyframe,
                                                       {e.chunk_offset, ch.t0, ch.t1, false}));
             reference_level = ch.level;
         } else {
             FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
             const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
-            if (d.t0 != e.t0 || d.t1 != e.t1)
-                return index_mismatch("t0/t1", "the index says " + interval(e.t0, e.t1) +
-                                                   ", the Delta Chunk says " +
-                                                   interval(d.t0, d.t1),
-                                      e.chunk_offset);
-            const std::uint64_t sum =
-                std::uint64_t{d.update_count} + d.birth_count + d.death_count;
-            if (sum != e.gaussian_count)
-                return index_mismatch("gaussian_count",
-                                      "the index says " + std::to_string(e.gaussian_count) +
-                                          ", the Delta Chunk's update + birth + death counts are " +
-                                          std::to_string(sum),
-                                      e.chunk_offset);
-            if (d.delta_mode != k.delta_mode)
-                return index_mismatch("delta_mode", "the index says " +
-                                                        std::to_string(k.delta_mode) +
-                                                        ", the Delta Chunk says " +
-                                                        std::to_string(d.delta_mode),
-                                      e.chunk_offset);
-            if (d.reference_offset != k.reference_offset)
-                return index_mismatch("reference_offset",
-                                      "the index says " + std::to_string(k.reference_offset) +
-                                          ", the Delta Chunk says " +
-                                          std::to_string(d.reference_offset),
-                                      e.chunk_offset);
-            if (d.keyframe_offset != k.keyframe_offset)
-                return index_mismatch("keyframe_offset",
-                                      "the index says " + std::to_string(k.keyframe_offset) +
-                                          ", the Delta Chunk says " +
-                                          std::to_string(d.keyframe_offset),
-                                      e.chunk_offset);
-            if (d.depth != k.depth)
-                return index_mismatch("depth", "the index says " + std::to_string(k.depth) +
-                                                   ", the Delta Chunk says " +
-                                                   std::to_string(d.depth),
-                                      e.chunk_offset);
+            FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, d), e.chunk_offset, fetched));
             if (d.level != reference_level)
                 return malformed(refusal::kLevelMismatch,
                                  describe(ref) + " has level " + std::to_string(d.level) +
@@ -931,18 +818,13 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
                                      std::to_string(d.reference_offset) + " has level " +
                                      std::to_string(reference_level) + " (§11.6)",
                                  e.chunk_offset);
-            FOURDGS_TRY(fetch_bands(e, ws, bands));
-            FOURDGS_TRY(decode_delta_bins(sc, d, bands, decode, ws.delta, ws.scratch));
+            FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
+                                                ws.band_records));
+            FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
             FOURDGS_TRY(ws.population.apply(ws.delta, ref, options_.decode.limits.max_gaussians_per_chunk));
             reference_level = d.level;
         }
-        if (ws.population.size() != k.live_count)
-            return index_mismatch("live_count",
-                                  "the index says " + std::to_string(k.live_count) +
-                                      " gaussians are live over " + interval(e.t0, e.t1) +
-                                      ", composition gives " +
-                                      std::to_string(ws.population.size()),
-                                  e.chunk_offset);
+        FOURDGS_TRY(check_live_count(e, ws.population.size(), e.chunk_offset));
     }
     ws.population.materialize(ws.composed);
     if (info) {
@@ -970,192 +852,14 @@ Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, StateInfo* in
 // ---------------------------------------------------------------------------------------------
 // KeyframeDeltaStream.
 
-namespace {
-
-Error truncated_at(std::uint64_t offset, std::string what) {
-    return make_error(ErrorKind::truncated, refusal::kTruncated, std::move(what), offset);
-}
-
-
-}  // namespace
-
 KeyframeDeltaStream::KeyframeDeltaStream(ByteSource& source, ReaderOptions options)
-    : source_(&source), options_(keyframe_delta_options(options)), builder_(options_) {}
-
-Result<bool> KeyframeDeltaStream::read_record(Pending& slot) {
-    slot.valid = false;
-    slot.bytes.clear();
-    std::uint8_t head[kRecordHeaderSize];
-    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, head));
-    if (got == 0) return false;
-    if (got < kRecordHeaderSize)
-        return truncated_at(position_, "the file ends inside a record header (" +
-                                           std::to_string(got) + " of 9 bytes)");
-    std::uint64_t length;
-    std::memcpy(&length, head + 1, 8);
-    const std::uint64_t record_at = position_;
-    if (auto size = source_->size(); size && length > *size - std::min(*size, record_at + 9))
-        return truncated_at(record_at, opcode_name(head[0]) + " record declares content_length " +
-                                           std::to_string(length) + " but only " +
-                                           std::to_string(*size - std::min(*size, record_at + 9)) +
-                                           " bytes remain in the file");
-    if (length > options_.max_record_bytes)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          opcode_name(head[0]) + " record declares content_length " +
-                              std::to_string(length) + ", over the configured limit of " +
-                              std::to_string(options_.max_record_bytes),
-                          record_at);
-    slot.bytes.assign(head, head + kRecordHeaderSize);
-    FOURDGS_ASSIGN(std::uint64_t body, read_growing(*source_, record_at + 9, length, slot.bytes));
-    if (body < length)
-        return truncated_at(record_at, opcode_name(head[0]) + " record at byte " +
-                                           std::to_string(record_at) + " is cut after " +
-                                           std::to_string(body) + " of " +
-                                           std::to_string(length) + " content bytes");
-    position_ = record_at + 9 + length;
-    FOURDGS_ASSIGN(slot.view, parse_record(slot.bytes, record_at));
-    slot.valid = true;
-    return true;
-}
-
-Status KeyframeDeltaStream::open() {
-    if (opened_) return ok_status();
-    std::uint8_t magic[kMagicSize];
-    FOURDGS_ASSIGN(std::size_t got, source_->read_at(0, magic));
-    FOURDGS_TRY(check_magic(std::span(magic, got), 0));
-    position_ = kMagicSize;
-    opened_ = true;
-    FOURDGS_ASSIGN(bool have, advance_to_state());
-    (void)have;
-    return ok_status();
-}
-
-Status KeyframeDeltaStream::absorb(const Pending& rec) {
-    const RecordView& r = rec.view;
-    if (r.opcode == op::footer) return finish_footer(rec);
-    if (r.opcode == op::sh_band)
-        return malformed(refusal::kOrphanShBand,
-                         "an SH Band Stream record that does not follow a Chunk or Delta Chunk "
-                         "(§5.7)",
-                         r.offset);
-    summary_run_.add(r.opcode, r.offset, rec.bytes);  // §4.5
-    FOURDGS_TRY(builder_.add(r));
-    if (r.opcode == op::header)
-        FOURDGS_TRY(require_keyframe_delta(builder_.scene().header, r.content_offset()));
-    if (r.opcode == op::chunk_index)
-        FOURDGS_TRY(check_index_entry(builder_.scene().index.back(), r.offset));
-    return ok_status();
-}
-
-Status KeyframeDeltaStream::check_index_entry(const ChunkIndex& e, std::uint64_t at) const {
-    auto it = std::lower_bound(seen_.begin(), seen_.end(), e.chunk_offset,
-                               [](const SeenState& s, std::uint64_t off) { return s.offset < off; });
-    if (it == seen_.end() || it->offset != e.chunk_offset)
-        return index_mismatch("chunk_offset", "no state chunk starts at byte " +
-                                                  std::to_string(e.chunk_offset),
-                              at);
-    if (it->length != e.chunk_length)
-        return index_mismatch("chunk_length", "the index says " + std::to_string(e.chunk_length) +
-                                                  " bytes, the record is " +
-                                                  std::to_string(it->length),
-                              at);
-    if (it->gaussian_count != e.gaussian_count)
-        return index_mismatch("gaussian_count",
-                              "the index says " + std::to_string(e.gaussian_count) +
-                                  ", the record's count is " + std::to_string(it->gaussian_count),
-                              at);
-    if (it->t0 != e.t0 || it->t1 != e.t1)
-        return index_mismatch("t0/t1", "the index says " + interval(e.t0, e.t1) +
-                                           ", the record says " + interval(it->t0, it->t1),
-                              at);
-    if (it->bands.size() != e.bands.size())
-        return index_mismatch("band_count", "the index names " + std::to_string(e.bands.size()) +
-                                                " band(s), the record is followed by " +
-                                                std::to_string(it->bands.size()),
-                              at);
-    for (std::size_t i = 0; i < e.bands.size(); ++i)
-        if (it->bands[i] != e.bands[i])
-            return index_mismatch("bands", "entry " + std::to_string(i) + " names band " +
-                                               std::to_string(e.bands[i].band) + " at [" +
-                                               std::to_string(e.bands[i].offset) + ", +" +
-                                               std::to_string(e.bands[i].length) +
-                                               ") but the record there differs",
-                                  at);
-    if (!e.keyframe)
-        return malformed(refusal::kMissingKeyframeIndexFields,
-                         "the Chunk Index entry for byte " + std::to_string(e.chunk_offset) +
-                             " lacks the six keyframe-delta fields (§5.8)",
-                         at);
-    const KeyframeIndexFields& k = *e.keyframe;
-    auto field = [&](const char* name, std::uint64_t index_value,
-                     std::uint64_t record_value) -> Status {
-        if (index_value == record_value) return ok_status();
-        return index_mismatch(name, "the index says " + std::to_string(index_value) +
-                                        ", the record implies " + std::to_string(record_value),
-                              at);
-    };
-    FOURDGS_TRY(field("chunk_kind", k.chunk_kind, it->kind));
-    FOURDGS_TRY(field("delta_mode", k.delta_mode, it->delta_mode));
-    FOURDGS_TRY(field("reference_offset", k.reference_offset, it->reference_offset));
-    FOURDGS_TRY(field("keyframe_offset", k.keyframe_offset, it->keyframe_offset));
-    FOURDGS_TRY(field("depth", k.depth, it->depth));
-    FOURDGS_TRY(field("live_count", k.live_count, it->live));
-    return ok_status();
-}
-
-Status KeyframeDeltaStream::finish_footer(const Pending& rec) {
-    // A file without chunks reaches its Footer unsealed: the same rules hold for it (§5.4's
-    // effective window table, the cross-record checks), as they do in the indexed reader.
-    FOURDGS_TRY(builder_.seal(rec.view.offset));
-    FOURDGS_ASSIGN(Footer f, parse_footer(rec.view));
-    SceneInfo& scene = builder_.scene();
-    scene.footer = f;
-    FOURDGS_TRY(summary_run_.check(f, rec.view.content_offset(), options_.verify_summary_crc,
-                                   scene.summary_crc_verified));
-    std::uint8_t magic[kMagicSize];
-    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
-    if (got < kMagicSize)
-        return truncated_at(position_, "the file ends inside the trailing magic (" +
-                                           std::to_string(got) + " of 8 bytes)");
-    FOURDGS_TRY(check_magic(std::span(magic, got), position_));
-    position_ += kMagicSize;
-    finished_ = true;
-    return ok_status();
-}
-
-Result<bool> KeyframeDeltaStream::advance_to_state() {
-    chunk_slot_.valid = false;
-    while (!finished_) {
-        if (!lookahead_.valid) {
-            auto r = read_record(lookahead_);
-            if (!r.ok()) {
-                truncation_ = r.error();
-                return std::move(r).error();
-            }
-            if (!*r) {
-                truncation_ = truncated_at(position_, "the file ends at byte " +
-                                                          std::to_string(position_) +
-                                                          " without a Footer");
-                return *truncation_;
-            }
-        }
-        const std::uint8_t opcode = lookahead_.view.opcode;
-        if (opcode == op::chunk || opcode == op::delta_chunk) {
-            FOURDGS_TRY(builder_.seal(lookahead_.view.offset));
-            summary_run_.end();
-            std::swap(chunk_slot_, lookahead_);
-            lookahead_.valid = false;
-            return true;
-        }
-        lookahead_.valid = false;
-        FOURDGS_TRY(absorb(lookahead_));
-    }
-    return false;
-}
+    : options_(keyframe_delta_options(options)),
+      walk_(source, options_, ChunkWalk::Model::keyframe_delta) {}
 
 Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
-                                          const ChunkDecodeOptions& decode, SeenState& seen) {
-    const SceneInfo& sc = builder_.scene();
+                                          const ChunkDecodeOptions& decode, FramedChunk& seen) {
+    const SceneInfo& sc = walk_.scene();
+    const std::vector<FramedChunk>& before = walk_.chunks();
     double t0, t1;
     ChunkRef ref{r.offset, 0, 0, r.opcode == op::delta_chunk};
     std::optional<ChunkRecord> chunk;
@@ -1176,29 +880,26 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         return malformed(refusal::kNonTilingChunks,
                          describe(ref) + " has an interval that is not finite and ordered (§11.1)",
                          r.offset);
-    const double prev_t1 = seen_.empty() ? 0.0 : seen_.back().t1;
+    const double prev_t1 = before.empty() ? 0.0 : before.back().t1;
     if (t0 != prev_t1) {
         const std::string_view which = t0 > prev_t1 ? refusal::kTimelineGap : refusal::kNonTilingChunks;
-        if (seen_.empty())
+        if (before.empty())
             return malformed(which,
                              "the timeline starts at 0 but its first state chunk (byte " +
-                                 std::to_string(r.offset) + ") covers " + interval(t0, t1) +
+                                 std::to_string(r.offset) + ") covers " + interval_text(t0, t1) +
                                  " (§11.1)",
                              r.offset);
         return malformed(which,
-                         "state chunks " + interval(seen_.back().t0, seen_.back().t1) + " and " +
-                             interval(t0, t1) + " (byte " + std::to_string(r.offset) + ") " +
-                             (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
+                         "state chunks " + interval_text(before.back().t0, before.back().t1) +
+                             " and " + interval_text(t0, t1) + " (byte " + std::to_string(r.offset) +
+                             ") " + (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
                          r.offset);
     }
-    seen.offset = r.offset;
-    seen.length = r.total_length();
-    seen.t0 = t0;
-    seen.t1 = t1;
     const int want = wanted_bands_for(sc, options_);
     const std::uint64_t max_pop = options_.decode.limits.max_gaussians_per_chunk;
 
     if (chunk) {
+        seen = FramedChunk::of(r, *chunk);
         FOURDGS_TRY(decode_chunk_bins(sc, *chunk, bands, decode, bins_, scratch_));
         ComposedPopulation next;
         next.reset(want);
@@ -1210,14 +911,9 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         keyframe_offset_ = r.offset;
         keyframe_level_ = previous_level_ = chunk->level;
         previous_depth_ = 0;
-        seen.kind = kChunkKindKeyframe;
-        seen.delta_mode = 0;
-        seen.depth = 0;
-        seen.reference_offset = 0;
-        seen.keyframe_offset = r.offset;
-        seen.gaussian_count = chunk->count;
     } else {
         const DeltaChunk& d = *delta;
+        seen = FramedChunk::of(r, d);
         if (d.reference_offset >= r.offset)
             return malformed(refusal::kForwardReference,
                              describe(ref) + " has reference_offset " +
@@ -1225,11 +921,9 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                                  ", not before its own offset; references point backwards only "
                                  "(§5.18)",
                              r.offset);
-        auto it = std::lower_bound(
-            seen_.begin(), seen_.end(), d.reference_offset,
-            [](const SeenState& s, std::uint64_t off) { return s.offset < off; });
-        const bool names_state = it != seen_.end() && it->offset == d.reference_offset;
-        if (!have_keyframe_ || (!names_state && (seen_.empty() || d.reference_offset < seen_.front().offset)))
+        const bool names_state = framed_at(before, d.reference_offset) != nullptr;
+        if (!have_keyframe_ ||
+            (!names_state && (before.empty() || d.reference_offset < before.front().offset)))
             return malformed(refusal::kChainWithoutKeyframe,
                              describe(ref) + " references byte " +
                                  std::to_string(d.reference_offset) +
@@ -1250,7 +944,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                                  std::to_string(keyframe_offset_) + " (§11.8)",
                              r.offset);
         const bool chained = d.delta_mode == kDeltaModeChained;
-        const std::uint64_t expected_ref = chained ? seen_.back().offset : keyframe_offset_;
+        const std::uint64_t expected_ref = chained ? before.back().offset : keyframe_offset_;
         if (d.reference_offset != expected_ref)
             return malformed(refusal::kDeltaModeMismatch,
                              describe(ref) + " has delta_mode " + std::to_string(d.delta_mode) +
@@ -1285,80 +979,45 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         }
         previous_level_ = d.level;
         previous_depth_ = d.depth;
-        seen.kind = kChunkKindDelta;
-        seen.delta_mode = d.delta_mode;
-        seen.depth = d.depth;
-        seen.reference_offset = d.reference_offset;
-        seen.keyframe_offset = d.keyframe_offset;
-        seen.gaussian_count = d.update_count + d.birth_count + d.death_count;
     }
     seen.live = current_.size();
     return ok_status();
 }
 
 Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* info) {
-    if (!opened_) FOURDGS_TRY(open());
-    if (truncation_ && !chunk_slot_.valid) return *truncation_;
-    if (!chunk_slot_.valid) {
-        FOURDGS_ASSIGN(bool have, advance_to_state());
-        if (!have) {
-            // The clean end: the last state chunk must end at the Header's duration (§11.1).
-            const double duration = builder_.scene().header.duration_sec;
-            const double end = seen_.empty() ? 0.0 : seen_.back().t1;
-            if (end != duration)
-                return malformed(end < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
-                                 (seen_.empty() ? std::string("no state chunk")
-                                                : "the last state chunk " +
-                                                      interval(seen_.back().t0, seen_.back().t1)) +
-                                     " ends the timeline at " + num(end) +
-                                     " but the Header's duration is " + num(duration) +
-                                     " (§11.1)",
-                                 seen_.empty() ? kNoOffset : seen_.back().offset);
-            return false;
-        }
+    RecordView record;
+    FOURDGS_ASSIGN(bool have, walk_.next_chunk(record));
+    if (!have) {
+        // The clean end: the last state chunk must end at the Header's duration (§11.1).
+        const std::vector<FramedChunk>& seen = walk_.chunks();
+        const double duration = walk_.scene().header.duration_sec;
+        const double end = seen.empty() ? 0.0 : seen.back().t1;
+        if (end != duration)
+            return malformed(end < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
+                             (seen.empty() ? std::string("no state chunk")
+                                           : "the last state chunk " +
+                                                 interval_text(seen.back().t0, seen.back().t1)) +
+                                 " ends the timeline at " + time_text(end) +
+                                 " but the Header's duration is " + time_text(duration) + " (§11.1)",
+                             seen.empty() ? kNoOffset : seen.back().offset);
+        return false;
     }
     // The SH band records follow their chunk directly (§5.7, §5.18).
-    bands_.clear();
-    std::optional<Error> cut;
-    for (std::size_t i = 0; i < band_slots_.size(); ++i) {
-        auto r = read_record(lookahead_);
-        if (!r.ok()) {
-            if (r.error().kind != ErrorKind::truncated) return std::move(r).error();
-            cut = r.error();
-            break;
-        }
-        if (!*r) {
-            cut = truncated_at(position_, "the file ends at byte " + std::to_string(position_) +
-                                              " without a Footer");
-            break;
-        }
-        if (lookahead_.view.opcode != op::sh_band) break;
-        std::swap(band_slots_[i], lookahead_);
-        lookahead_.valid = false;
-        FOURDGS_ASSIGN(ShBandRecord b, parse_sh_band(band_slots_[i].view));
-        bands_.push_back(b);
-    }
+    FOURDGS_ASSIGN(ChunkBands b, walk_.read_bands());
     ChunkDecodeOptions decode = options_.decode;
-    decode.max_sh_degree = wanted_bands_for(builder_.scene(), options_);
-    if (cut) {
-        // Trailing-band recovery (§11.10, M100): keep the whole bands that arrived, in order.
-        int whole = 0;
-        while (whole < static_cast<int>(bands_.size()) && bands_[whole].band == whole + 1) ++whole;
-        decode.max_sh_degree = std::min(decode.max_sh_degree, whole);
-        truncation_ = *cut;
-    }
-    chunk_slot_.valid = false;
-    SeenState seen;
-    FOURDGS_TRY(compose_state(chunk_slot_.view, bands_, decode, seen));
-    for (std::size_t i = 0; i < bands_.size(); ++i)
-        seen.bands.push_back({bands_[i].band, band_slots_[i].view.offset,
-                              band_slots_[i].view.total_length()});
+    decode.max_sh_degree = wanted_bands_for(walk_.scene(), options_);
+    // Trailing-band recovery (§11.10, M100): keep the whole bands that arrived, in order.
+    if (walk_.truncation()) decode.max_sh_degree = std::min(decode.max_sh_degree, b.whole);
+    FramedChunk seen;
+    FOURDGS_TRY(compose_state(record, b.bands, decode, seen));
+    seen.bands = b.ranges;
     current_.materialize(out);
     if (info)
-        *info = StateInfo{seen.offset, seen.length, seen.t0, seen.t1, previous_level_, seen.kind,
-                          seen.delta_mode, seen.depth, seen.reference_offset,
-                          seen.keyframe_offset, seen.live, out.sh_bands};
-    seen_.push_back(std::move(seen));
+        *info = StateInfo{seen.offset, seen.length, seen.t0, seen.t1, previous_level_,
+                          seen.delta ? kChunkKindDelta : kChunkKindKeyframe, seen.delta_mode,
+                          seen.depth, seen.delta ? seen.reference_offset : 0,
+                          seen.keyframe_offset, *seen.live, out.sh_bands};
+    walk_.remember(std::move(seen));
     return true;
 }
 
@@ -1366,7 +1025,7 @@ Result<bool> KeyframeDeltaStream::next_state(GaussianBlock& out, StateInfo* info
     FOURDGS_ASSIGN(bool have, next_state_bins(bins_, info));
     if (!have) return false;
     out.clear();
-    dequantize(builder_.scene(), bins_, out);
+    dequantize(walk_.scene(), bins_, out);
     return true;
 }
 

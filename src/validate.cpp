@@ -26,6 +26,7 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"

@@ -14,6 +14,8 @@
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/record_stream.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"

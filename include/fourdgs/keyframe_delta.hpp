@@ -49,15 +49,15 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/streaming_reader.hpp"
 
 namespace fourdgs {
-
-inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
-inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
 
 // Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
 struct ChunkRef {
@@ -185,6 +185,7 @@ private:
 struct KeyframeDeltaWorkspace {
     std::vector<std::uint8_t> record;
     std::array<std::vector<std::uint8_t>, 3> bands;
+    std::vector<ShBandRecord> band_records;  // views `bands`
     ChunkBins keyframe;
     DeltaBins delta;
     DecodeScratch scratch;
@@ -208,7 +209,8 @@ struct StateInfo {
 class KeyframeDeltaReader {
 public:
     // Opens a random-access keyframe-delta file: the tail, summary and front matter through
-    // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Refusals: those of
+    // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Chunks and their
+    // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's. Refusals: those of
     // IndexedReader::open; unknown-temporal-model for a file that is not keyframe-delta;
     // no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016); and every
     // KeyframeTimeline::build refusal.
@@ -234,25 +236,22 @@ public:
     // Convenience with an internal workspace (not thread-safe).
     Status state_at(double t, GaussianBlock& out, StateInfo* info = nullptr);
 
-    std::uint64_t bytes_fetched() const noexcept { return base_.bytes_fetched() + fetched_->load(); }
+    std::uint64_t bytes_fetched() const noexcept {
+        return base_.bytes_fetched() + fetcher_.bytes_fetched();
+    }
 
 private:
     KeyframeDeltaReader(IndexedReader base, ByteSource& source, ReaderOptions options,
                         KeyframeTimeline timeline)
-        : base_(std::move(base)), source_(&source), options_(options),
-          timeline_(std::move(timeline)),
-          fetched_(std::make_unique<std::atomic<std::uint64_t>>(0)),
+        : base_(std::move(base)), options_(options), timeline_(std::move(timeline)),
+          fetcher_(source, options.max_record_bytes),
           own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
     int wanted_bands() const;
-    Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
-    Status fetch_bands(const ChunkIndex& e, KeyframeDeltaWorkspace& ws,
-                       std::vector<ShBandRecord>& bands) const;
 
     IndexedReader base_;
-    ByteSource* source_;
     ReaderOptions options_;
     KeyframeTimeline timeline_;
-    std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
+    RangeFetcher fetcher_;
     std::unique_ptr<KeyframeDeltaWorkspace> own_;
 };
 
@@ -269,15 +268,17 @@ private:
 // Index entry against the chunk it frames (M123) and the summary CRC. On a truncated file it
 // returns every complete chunk's state (a chunk whose trailing SH bands were cut keeps the whole
 // bands that arrived, M100), then an Error of kind truncated; it never interprets a partial
-// record (M132, §11.10).
+// record (M132, §11.10). The records, the scene and the index checks are the ChunkWalk's
+// (streaming_reader.hpp), the walk the gaussian-birth streaming reader takes too; this front-end
+// decodes and composes the state chunks it hands out.
 class KeyframeDeltaStream {
 public:
     explicit KeyframeDeltaStream(ByteSource& source, ReaderOptions options = {});
 
     // Magic and front matter up to the first state chunk. Refusals as StreamingReader::open, and
     // unknown-temporal-model for a file that is not keyframe-delta.
-    Status open();
-    const SceneInfo& scene() const noexcept { return builder_.scene(); }
+    Status open() { return walk_.open(); }
+    const SceneInfo& scene() const noexcept { return walk_.scene(); }
 
     // Composes the next state chunk. Returns true with the state's bins (sorted by gaussian_id)
     // in `bins`, false at the clean end of the file; a truncation is an Error of kind truncated
@@ -292,44 +293,17 @@ public:
     std::uint64_t distinct_ids() const noexcept {
         return current_.size() + current_.dead_ids().size();
     }
-    bool finished() const noexcept { return finished_; }
-    const std::optional<Error>& truncation() const noexcept { return truncation_; }
+    bool finished() const noexcept { return walk_.finished(); }
+    const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }
 
 private:
-    struct Pending {
-        bool valid = false;
-        RecordView view;
-        std::vector<std::uint8_t> bytes;
-    };
-    struct SeenState {
-        std::uint64_t offset = 0, length = 0;
-        double t0 = 0, t1 = 0;
-        std::uint8_t kind = 0, delta_mode = 0;
-        std::uint16_t depth = 0;
-        std::uint64_t reference_offset = 0, keyframe_offset = 0;
-        std::uint32_t gaussian_count = 0;
-        std::uint64_t live = 0;
-        std::vector<ChunkIndex::Band> bands;
-    };
-    Result<bool> read_record(Pending& slot);
-    Result<bool> advance_to_state();
-    Status absorb(const Pending& rec);
-    Status finish_footer(const Pending& rec);
-    Status check_index_entry(const ChunkIndex& e, std::uint64_t at) const;
+    // Checks `r` (a Chunk or Delta Chunk) against the states before it, decodes it and composes
+    // it onto the current population; `seen` receives what it said, for the index check.
     Status compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
-                         const ChunkDecodeOptions& decode, SeenState& seen);
+                         const ChunkDecodeOptions& decode, FramedChunk& seen);
 
-    ByteSource* source_;
     ReaderOptions options_;
-    SceneBuilder builder_;
-    std::uint64_t position_ = 0;
-    bool opened_ = false, finished_ = false;
-    std::optional<Error> truncation_;
-
-    Pending lookahead_, chunk_slot_;
-    std::array<Pending, 3> band_slots_;
-    std::vector<ShBandRecord> bands_;
-    std::vector<SeenState> seen_;  // file order
+    ChunkWalk walk_;  // the records, the scene, and every state chunk seen (file order)
     ChunkBins bins_;
     DeltaBins delta_;
     DecodeScratch scratch_;
@@ -338,8 +312,6 @@ private:
     std::uint32_t keyframe_level_ = 0, previous_level_ = 0;
     std::uint64_t keyframe_offset_ = 0;
     std::uint16_t previous_depth_ = 0;
-
-    SummaryRun summary_run_;  // the trailing summary records, for summary_crc (§4.5)
 };
 
 }  // namespace fourdgs
