@@ -44,40 +44,6 @@ void for_each_column(Bins& b, F&& f) {
     f(b.object_id, 1);
 }
 
-Status check_count(std::uint32_t count, const DecodeLimits& limits, const char* what,
-                   std::uint64_t at) {
-    if (count > limits.max_gaussians_per_chunk)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          std::string(what) + " declares " + std::to_string(count) +
-                              " gaussians, more than the configured limit of " +
-                              std::to_string(limits.max_gaussians_per_chunk),
-                          at);
-    return ok_status();
-}
-
-Status check_rows(const SceneInfo& scene, const ChunkBins& b, std::uint32_t count, bool rotation,
-                  bool window, const char* what, std::uint64_t at) {
-    for (std::uint32_t i = 0; i < count; ++i) {
-        if (rotation && (b.rotation_index[i] < 0 || b.rotation_index[i] > 3))
-            return malformed(refusal::kInvalidRotationIndex,
-                             std::string(what) + " element " + std::to_string(i) +
-                                 " has rotation_index " + std::to_string(b.rotation_index[i]) +
-                                 "; only 0..3 name a quaternion component",
-                             at)
-                .about("Attribute Stream.rotation_index", std::to_string(b.rotation_index[i]));
-        if (window && (b.window_index[i] < 0 ||
-                       static_cast<std::size_t>(b.window_index[i]) >= scene.windows.size()))
-            return malformed(refusal::kWindowIndexOutOfRange,
-                             std::string(what) + " element " + std::to_string(i) +
-                                 " has window index " + std::to_string(b.window_index[i]) +
-                                 " but the Window Table has " +
-                                 std::to_string(scene.windows.size()) + " window(s)",
-                             at)
-                .about("Attribute Stream.window_index", std::to_string(b.window_index[i]));
-    }
-    return ok_status();
-}
-
 int wanted_bands_for(const SceneInfo& scene, const ReaderOptions& options) {
     return std::min<int>(scene.header.sh_degree, std::max(0, options.decode.max_sh_degree));
 }
@@ -85,32 +51,6 @@ int wanted_bands_for(const SceneInfo& scene, const ReaderOptions& options) {
 ReaderOptions keyframe_delta_options(ReaderOptions o) {
     o.accept_keyframe_delta = true;
     return o;
-}
-
-// Decompresses a records block per its compression string (§5.5/§5.18, M030/M093).
-Result<Bytes> open_block(const std::string& compression, std::uint64_t uncompressed_size,
-                         Bytes records, std::uint64_t at, const DecodeLimits& limits,
-                         const char* what, std::vector<std::uint8_t>& scratch) {
-    if (compression.empty()) {
-        if (uncompressed_size != records.size())
-            return malformed(refusal::kDecompressedSizeMismatch,
-                             std::string(what) + " stores its records uncompressed but "
-                                                 "uncompressed_size is " +
-                                 std::to_string(uncompressed_size) + ", the block is " +
-                                 std::to_string(records.size()) + " bytes",
-                             at);
-        return records;
-    }
-    FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(compression, at));
-    if (uncompressed_size > limits.max_decompressed_bytes)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          std::string(what) + " uncompressed_size " +
-                              std::to_string(uncompressed_size) + " exceeds the configured limit",
-                          at);
-    FOURDGS_TRY(check_decompressed_size(codec, records, uncompressed_size, at));
-    scratch.resize(static_cast<std::size_t>(uncompressed_size));
-    FOURDGS_TRY(decompress(codec, records, scratch, at));
-    return Bytes(scratch);
 }
 
 }  // namespace
@@ -122,11 +62,11 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = d.records_offset;
-    FOURDGS_TRY(check_count(d.update_count, options.limits, "Delta Chunk update group", at));
-    FOURDGS_TRY(check_count(d.birth_count, options.limits, "Delta Chunk birth group", at));
-    FOURDGS_TRY(check_count(d.death_count, options.limits, "Delta Chunk death group", at));
-    FOURDGS_ASSIGN(Bytes block, open_block(d.compression, d.uncompressed_size, d.records, at,
-                                           options.limits, "Delta Chunk", scratch.block));
+    FOURDGS_TRY(check_gaussian_limit(d.update_count, options.limits, "Delta Chunk update group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.birth_count, options.limits, "Delta Chunk birth group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.death_count, options.limits, "Delta Chunk death group", at));
+    FOURDGS_ASSIGN(Bytes block, open_records_block("Delta Chunk", d.compression, d.uncompressed_size,
+                                                   d.records, at, options.limits, scratch.block));
     // Offsets inside a decompressed block do not exist in the file; name the block instead.
     const bool stored = d.compression.empty();
     FOURDGS_ASSIGN(DeltaGroups g, split_delta_groups(block, at));
@@ -179,7 +119,7 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                              " updates but no gaussian_id stream (§5.18)",
                          uo);
     FOURDGS_TRY(check_rows(scene, out.updates, d.update_count, seen[attr::rotation_index], false,
-                           "update", uo));
+                           "update element", uo));
     out.update_present = seen;
     out.updates.count = d.update_count;
 
@@ -187,28 +127,15 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
     FOURDGS_TRY(decode_stream_block(g.births, bo, d.birth_count, "the Delta Chunk birth group",
                                     options.limits, out.births, seen, scratch.stream));
     out.births.count = d.birth_count;
-    for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id)
-        if (!seen[id]) {
-            if (d.birth_count == 0) {
-                out.births.column(id)->clear();
-                continue;
-            }
-            return malformed(refusal::kMissingAttributeStream,
-                             std::string("the birth group lacks the required '") +
-                                 attr::kNames[id] + "' stream (id " + std::to_string(id) + ")",
-                             bo);
-        }
+    FOURDGS_TRY(require_streams(out.births, seen, d.birth_count, "the birth group",
+                                "Delta Chunk.births", bo));
     if (d.birth_count > 0 && !seen[attr::gaussian_id])
         return malformed(refusal::kMissingGaussianId,
                          "the birth group of " + dc + " holds " +
                              std::to_string(d.birth_count) +
                              " births but no gaussian_id stream (§5.18)",
                          bo);
-    if (!out.births.has_source_group) out.births.source_group.clear();
-    if (!out.births.has_source_index) out.births.source_index.clear();
-    if (!out.births.has_object_id) out.births.object_id.clear();
-    if (!out.births.has_gaussian_id) out.births.gaussian_id.clear();
-    FOURDGS_TRY(check_rows(scene, out.births, d.birth_count, true, true, "birth", bo));
+    FOURDGS_TRY(check_rows(scene, out.births, d.birth_count, true, true, "birth element", bo));
 
     // A born gaussian's SH rides in the band records after the Delta Chunk (§5.18). A delta
     // with no births needs none.
