@@ -18,6 +18,8 @@
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/keyframe_timeline.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"

@@ -1,15 +1,12 @@
-// fourdgs/keyframe_delta.hpp — the keyframe-delta temporal model (§11): a composed population
-// in integer bins, the seek walk over the Chunk Index, and two front-ends that read keyframe-delta
-// files — one indexed (fetches exactly one chain per instant), one streaming (mutates the
-// population as deltas arrive in file order).
-//
-// Composition happens in the bin domain, keyed by gaussian_id (§11.3): deaths, then updates (bin
-// differences added to the reference's bins in 64-bit arithmetic, refused when a composed bin
-// leaves i32, §11.7; rotation_index/rotation restated absolutely, §11.5; an absent stream means
-// unchanged), then births (the full attribute set). Dequantization happens once, at the end, by
-// materializing the population into a ChunkBins sorted by gaussian_id and handing it to
-// decode.hpp's dequantize(): a composed state is exactly the bins a keyframe at that instant would
-// carry, so both front-ends, and a writer verifying its own output, agree bin for bin.
+// fourdgs/keyframe_delta.hpp — the keyframe-delta temporal model (§11): two front-ends that read
+// keyframe-delta files — one indexed (fetches exactly one chain per instant), one streaming
+// (mutates the population as deltas arrive in file order) — composed of the model's layers:
+//   keyframe_composition.hpp  a Delta Chunk to bins; a population composed from them (§11.3-§11.7)
+//   keyframe_timeline.hpp     the seek walk over the Chunk Index (§11.1, §11.8)
+// on top of the layers every front-end shares: the record stream and range fetches
+// (record_stream.hpp), the scene assembly (front_matter.hpp), the chunk decode (decode.hpp) and
+// the index check (index_check.hpp). The front-ends hold no framing, block decoding, band fetching
+// or scene assembly of their own: they compose and walk chains.
 //
 // Every refusal of §11.9 (and §5.1, §5.8, §5.18) uses the registry's identifier where it has one:
 //   non-tiling-chunks, timeline-gap        §11.1 (naming the two intervals)
@@ -37,13 +34,10 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "fourdgs/decode.hpp"
@@ -52,131 +46,14 @@
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/keyframe_timeline.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 namespace fourdgs {
-
-// Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
-struct ChunkRef {
-    std::uint64_t offset = 0;
-    double t0 = 0, t1 = 0;
-    bool delta = false;
-};
-
-// One Delta Chunk decoded to bins (§5.18). `updates` holds the update group's columns; only the
-// attributes flagged in `update_present` carry data (bin differences, except rotation_index and
-// rotation, which are absolute). `births` holds the full attribute set of every born gaussian,
-// plus its SH bands. `deaths` holds the dead ids (same-bits i32 view of the u32 id).
-struct DeltaBins {
-    ChunkBins updates;
-    std::array<bool, attr::kKnownCount> update_present{};
-    ChunkBins births;
-    std::vector<std::int32_t> deaths;
-};
-
-// Decodes a Delta Chunk record and the SH band records that follow it (for its births) into
-// bins. Honours `compression` or refuses it naming the codec (M093); splits the three groups by
-// their sub-block, never by counting (M095); checks each stream's element_count against its
-// group's declared count (M129), gaussian_id in every non-empty group (missing-gaussian-id), no
-// sigma_t/flags/window_index or lone rotation_index in the update group (M094, M114), the full
-// required set in births, and only gaussian_id in deaths. Composition rules need the reference
-// state and are ComposedPopulation::apply's.
-Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
-                         std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
-                         DeltaBins& out, DecodeScratch& scratch);
-
-// A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
-// ChunkBins in arbitrary slot order) plus an id → slot map; a death swaps the last slot into the
-// freed one. Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and a hash
-// entry. Copyable (the streaming front-end keeps the GOP keyframe's state beside the current one).
-class ComposedPopulation {
-public:
-    // Empties the population and forgets dead ids. `sh_bands` is the SH degree it carries (bands
-    // 1..sh_bands of every keyframe and birth; higher bands are dropped).
-    void reset(int sh_bands);
-
-    // Replaces the live set with a keyframe chunk's bins (§11.1), keeping the dead ids. Refuses
-    // missing-gaussian-id (the chunk has gaussians but no id stream), duplicate-gaussian-id
-    // (M111/M127) and gaussian-id-reused for an id this population saw die (M112).
-    Status assign_keyframe(const ChunkBins& keyframe, const ChunkRef& chunk);
-
-    // Makes this population the timeline successor of `previous` (a state composed from some
-    // other reference, e.g. a keyframe-referenced delta or a new keyframe): ids live in
-    // `previous` and not here count as dead from now on, and a live id here that died before is
-    // gaussian-id-reused (M112). `previous` is consumed.
-    Status succeed(ComposedPopulation&& previous, const ChunkRef& chunk);
-
-    // Applies one delta (§11.3): deaths, updates, births. Refuses gaussian-id-in-two-groups
-    // (M113/M126), duplicate-gaussian-id within a group or for a birth of a live id (M125),
-    // unknown-gaussian-id for an update or death of an id not live (M124), gaussian-id-reused for
-    // a birth of an id that died (M112), composed-bin-out-of-range (M116/M130), and limit-exceeded
-    // when the population would exceed `max_population`. On failure the population is unchanged
-    // only up to the failing group (callers discard it).
-    Status apply(const DeltaBins& delta, const ChunkRef& chunk,
-                 std::uint64_t max_population = std::uint64_t{1} << 26);
-
-    std::size_t size() const noexcept { return bins_.count; }
-    bool contains(std::uint32_t id) const { return slot_.count(id) != 0; }
-    int sh_bands() const noexcept { return bins_.sh_bands; }
-    // Ids that were live in some state this population went through and are not live now.
-    const std::unordered_set<std::uint32_t>& dead_ids() const noexcept { return dead_; }
-
-    // The population as a ChunkBins sorted by gaussian_id (has_gaussian_id set), ready for
-    // dequantize(). Deterministic: the same composed state gives the same bytes.
-    void materialize(ChunkBins& out) const;
-
-private:
-    Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);
-    void remove_slot(std::uint32_t slot);
-    void append_row(const ChunkBins& src, std::uint32_t row);
-
-    ChunkBins bins_;  // slot order
-    std::unordered_map<std::uint32_t, std::uint32_t> slot_;
-    std::unordered_set<std::uint32_t> dead_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// The seek walk (§11.8), from the index alone.
-
-// What one seek costs, computed before any fetch: the chain's records plus the wanted bands.
-struct SeekPlan {
-    std::size_t current = 0;          // index entry of current(t)
-    std::vector<std::size_t> chain;   // index entries, keyframe first, current(t) last
-    std::uint64_t chunk_bytes = 0;    // sum of chunk_length over the chain
-    std::uint64_t band_bytes = 0;     // the wanted SH bands of every chain entry
-    std::uint64_t total_bytes() const noexcept { return chunk_bytes + band_bytes; }
-};
-
-// The Chunk Index of a keyframe-delta file, validated once: every entry carries the appended
-// fields; entries tile [0, duration) (M110/M118); a keyframe entry's duplicated fields are what a
-// Chunk implies (index-record-mismatch); every delta's chain walks backwards (M119), through
-// entries that exist (M120), to a keyframe (M122) that is the one its keyframe_offset names, in
-// exactly depth + 1 steps (M117/M121); delta_mode agrees with reference_offset.
-class KeyframeTimeline {
-public:
-    static Result<KeyframeTimeline> build(std::vector<ChunkIndex> index, double duration);
-
-    // current(t): the unique entry with t0 <= t < t1; invalid-argument outside [0, duration).
-    Result<std::size_t> current(double t) const;
-    // chain(t): keyframe first.
-    Result<std::vector<std::size_t>> chain(double t) const;
-    // The chain of index entry `entry` (keyframe first).
-    const std::vector<std::size_t>& chain_of(std::size_t entry) const { return chains_[entry]; }
-    // The plan for t: chain and byte cost with bands 1..wanted_bands.
-    Result<SeekPlan> plan(double t, int wanted_bands) const;
-
-    const std::vector<ChunkIndex>& entries() const noexcept { return index_; }
-    // Entries in time order (index positions).
-    const std::vector<std::size_t>& by_time() const noexcept { return by_time_; }
-
-private:
-    std::vector<ChunkIndex> index_;  // a copy of the Chunk Index, in file order
-    std::vector<std::size_t> by_time_;
-    std::vector<std::vector<std::size_t>> chains_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Indexed front-end.
