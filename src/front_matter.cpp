@@ -153,13 +153,9 @@ void SceneBuilder::absorb(const RecordView& r) {
         case op::header: absorb_header(r); break;
         case op::quantization: absorb_quantization(r); break;
         case op::window_table: absorb_window_table(r); break;
-        case op::metadata: {
-            auto m = parse_metadata(r);
-            if (!parsed(m)) break;
-            scene_.metadata.push_back(std::move(*m));
-            offsets_.metadata.push_back(r.offset);
+        case op::metadata:
+            keep(parse_metadata(r), scene_.metadata, offsets_.metadata, r.offset);
             break;
-        }
         case op::camera: {
             auto c = parse_camera(r);
             if (parsed(c)) scene_.camera = std::move(*c);
@@ -187,34 +183,21 @@ void SceneBuilder::absorb(const RecordView& r) {
                                d->data.size(), true});
             break;
         }
-        case op::coordinate_frame: {
-            auto f = parse_coordinate_frame(r);
-            if (!parsed(f)) break;
-            scene_.coordinate_frames.push_back(std::move(*f));
-            offsets_.coordinate_frames.push_back(r.offset);
+        case op::coordinate_frame:
+            keep(parse_coordinate_frame(r), scene_.coordinate_frames,
+                 offsets_.coordinate_frames, r.offset);
             break;
-        }
-        case op::sensor_calibration: {
-            auto s = parse_sensor_calibration(r);
-            if (!parsed(s)) break;
-            scene_.sensors.push_back(std::move(*s));
-            offsets_.sensors.push_back(r.offset);
+        case op::sensor_calibration:
+            keep(parse_sensor_calibration(r), scene_.sensors, offsets_.sensors, r.offset);
             break;
-        }
-        case op::rig_trajectory: {
-            auto t = parse_rig_trajectory(r);
-            if (!parsed(t)) break;
-            scene_.rig_trajectories.push_back(std::move(*t));
-            offsets_.rig_trajectories.push_back(r.offset);
+        case op::rig_trajectory:
+            keep(parse_rig_trajectory(r), scene_.rig_trajectories, offsets_.rig_trajectories,
+                 r.offset);
             break;
-        }
-        case op::geodetic_anchor: {
-            auto a = parse_geodetic_anchor(r);
-            if (!parsed(a)) break;
-            scene_.geodetic_anchors.push_back(std::move(*a));
-            offsets_.geodetic_anchors.push_back(r.offset);
+        case op::geodetic_anchor:
+            keep(parse_geodetic_anchor(r), scene_.geodetic_anchors, offsets_.geodetic_anchors,
+                 r.offset);
             break;
-        }
         case op::object_table: {
             if (scene_.object_table) {
                 broken(rule(refusal::kDuplicateObjectTable,
@@ -486,7 +469,8 @@ void SceneBuilder::take_summary(SceneBuilder&& summary) {
 Status SceneBuilder::seal(std::uint64_t at) {
     if (failure_) return *failure_;
     if (sealed_) return ok_status();
-    if (!header_seen_ && !broken(rule(refusal::kMissingHeader, "the file has no Header record", at)))
+    if (!header_seen_ &&
+        !broken(rule(refusal::kMissingHeader, "the file has no Header record", at)))
         return outcome();
     if (!quantization_seen_ &&
         !broken(rule(refusal::kMissingQuantization,

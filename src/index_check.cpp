@@ -34,34 +34,20 @@ Error index_record_mismatch(std::string_view field, std::string message, std::ui
 }
 
 FramedChunk FramedChunk::of(const RecordView& record, const ChunkRecord& chunk) {
-    FramedChunk c;
-    c.offset = record.offset;
-    c.length = record.total_length();
-    c.t0 = chunk.t0;
-    c.t1 = chunk.t1;
-    c.count = chunk.count;
-    c.keyframe_offset = record.offset;  // a keyframe heads its own GOP
-    return c;
+    // A keyframe heads its own GOP: no mode, no reference, depth 0.
+    return {record.offset, record.total_length(), chunk.t0, chunk.t1, chunk.count, false, 0, 0,
+            record.offset, 0, {}, {}};
 }
 
 FramedChunk FramedChunk::of(const RecordView& record, const DeltaChunk& delta) {
-    FramedChunk c;
-    c.offset = record.offset;
-    c.length = record.total_length();
-    c.t0 = delta.t0;
-    c.t1 = delta.t1;
-    c.count = delta.update_count + delta.birth_count + delta.death_count;
-    c.delta = true;
-    c.delta_mode = delta.delta_mode;
-    c.reference_offset = delta.reference_offset;
-    c.keyframe_offset = delta.keyframe_offset;
-    c.depth = delta.depth;
-    return c;
+    return {record.offset, record.total_length(), delta.t0, delta.t1,
+            delta.update_count + delta.birth_count + delta.death_count, true, delta.delta_mode,
+            delta.reference_offset, delta.keyframe_offset, delta.depth, {}, {}};
 }
 
 const FramedChunk* framed_at(std::span<const FramedChunk> seen, std::uint64_t offset) {
-    auto it = std::lower_bound(seen.begin(), seen.end(), offset,
-                               [](const FramedChunk& c, std::uint64_t off) { return c.offset < off; });
+    auto before = [](const FramedChunk& c, std::uint64_t off) { return c.offset < off; };
+    auto it = std::lower_bound(seen.begin(), seen.end(), offset, before);
     return it != seen.end() && it->offset == offset ? &*it : nullptr;
 }
 

@@ -40,6 +40,18 @@ void for_each_column(Bins& b, F&& f) {
 
 }  // namespace
 
+Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+                         std::uint64_t reference_offset, std::uint32_t reference_level,
+                         std::uint64_t at) {
+    if (level == reference_level) return ok_status();
+    return malformed(refusal::kLevelMismatch,
+                     delta.describe() + " has level " + std::to_string(level) +
+                         " but its reference at byte " + std::to_string(reference_offset) +
+                         " has level " + std::to_string(reference_level) + " (§11.6)",
+                     at)
+        .about("", std::to_string(level));
+}
+
 std::string ChunkRef::describe() const {
     return std::string(delta ? "Delta Chunk" : "Chunk") + " at byte " + std::to_string(offset) +
            " " + interval_text(t0, t1);
@@ -52,11 +64,13 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = d.records_offset;
-    FOURDGS_TRY(check_gaussian_limit(d.update_count, options.limits, "Delta Chunk update group", at));
-    FOURDGS_TRY(check_gaussian_limit(d.birth_count, options.limits, "Delta Chunk birth group", at));
-    FOURDGS_TRY(check_gaussian_limit(d.death_count, options.limits, "Delta Chunk death group", at));
-    FOURDGS_ASSIGN(Bytes block, open_records_block("Delta Chunk", d.compression, d.uncompressed_size,
-                                                   d.records, at, options.limits, scratch.block));
+    const DecodeLimits& limits = options.limits;
+    FOURDGS_TRY(check_gaussian_limit(d.update_count, limits, "Delta Chunk update group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.birth_count, limits, "Delta Chunk birth group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.death_count, limits, "Delta Chunk death group", at));
+    FOURDGS_ASSIGN(Bytes block,
+                   open_records_block("Delta Chunk", d.compression, d.uncompressed_size,
+                                      d.records, at, limits, scratch.block));
     // Offsets inside a decompressed block do not exist in the file; name the block instead.
     const bool stored = d.compression.empty();
     FOURDGS_ASSIGN(DeltaGroups g, split_delta_groups(block, at));
@@ -65,6 +79,16 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
     const std::uint64_t dof = stored ? g.deaths_offset : at;
     std::array<bool, attr::kKnownCount> seen{};
     const std::string dc = "the Delta Chunk over " + interval_text(d.t0, d.t1);
+    // §5.18: every non-empty group identifies its gaussians (`seen` is the last group decoded).
+    auto require_ids = [&](const char* group, std::uint32_t count,
+                           std::uint64_t group_at) -> Status {
+        if (count == 0 || seen[attr::gaussian_id]) return ok_status();
+        return malformed(refusal::kMissingGaussianId,
+                         std::string("the ") + group + " group of " + dc + " holds " +
+                             std::to_string(count) + " " + group +
+                             "s but no gaussian_id stream (§5.18)",
+                         group_at);
+    };
 
     // Deaths (decoded through the births bins as scratch): exactly one stream, gaussian_id.
     FOURDGS_TRY(decode_stream_block(g.deaths, dof, d.death_count, "the Delta Chunk death group",
@@ -75,12 +99,7 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                              std::string("the death group carries a '") + attr::kNames[id] +
                                  "' stream; it holds exactly one stream, gaussian_id (§5.18)",
                              dof);
-    if (d.death_count > 0 && !seen[attr::gaussian_id])
-        return malformed(refusal::kMissingGaussianId,
-                         "the death group of " + dc + " holds " +
-                             std::to_string(d.death_count) +
-                             " deaths but no gaussian_id stream (§5.18)",
-                         dof);
+    FOURDGS_TRY(require_ids("death", d.death_count, dof));
     out.deaths.assign(out.births.gaussian_id.begin(),
                       out.births.gaussian_id.begin() + (seen[attr::gaussian_id] ? d.death_count : 0));
 
@@ -102,12 +121,7 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                              "change only as an absolute restatement together with the three "
                              "rotation bins (§11.5)",
                          uo);
-    if (d.update_count > 0 && !seen[attr::gaussian_id])
-        return malformed(refusal::kMissingGaussianId,
-                         "the update group of " + dc + " holds " +
-                             std::to_string(d.update_count) +
-                             " updates but no gaussian_id stream (§5.18)",
-                         uo);
+    FOURDGS_TRY(require_ids("update", d.update_count, uo));
     FOURDGS_TRY(check_rows(scene, out.updates, d.update_count, seen[attr::rotation_index], false,
                            "update element", uo));
     out.update_present = seen;
@@ -119,12 +133,7 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
     out.births.count = d.birth_count;
     FOURDGS_TRY(require_streams(out.births, seen, d.birth_count, "the birth group",
                                 "Delta Chunk.births", bo));
-    if (d.birth_count > 0 && !seen[attr::gaussian_id])
-        return malformed(refusal::kMissingGaussianId,
-                         "the birth group of " + dc + " holds " +
-                             std::to_string(d.birth_count) +
-                             " births but no gaussian_id stream (§5.18)",
-                         bo);
+    FOURDGS_TRY(require_ids("birth", d.birth_count, bo));
     FOURDGS_TRY(check_rows(scene, out.births, d.birth_count, true, true, "birth element", bo));
 
     // A born gaussian's SH rides in the band records after the Delta Chunk (§5.18). A delta

@@ -77,13 +77,8 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
             FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
             const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
             FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, d), e.chunk_offset, fetched));
-            if (d.level != reference_level)
-                return malformed(refusal::kLevelMismatch,
-                                 ref.describe() + " has level " + std::to_string(d.level) +
-                                     " but its reference at byte " +
-                                     std::to_string(d.reference_offset) + " has level " +
-                                     std::to_string(reference_level) + " (§11.6)",
-                                 e.chunk_offset);
+            FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset, reference_level,
+                                          e.chunk_offset));
             FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
                                                 ws.band_records));
             FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
@@ -157,8 +152,9 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                              r.offset);
         return malformed(which,
                          "state chunks " + interval_text(before.back().t0, before.back().t1) +
-                             " and " + interval_text(t0, t1) + " (byte " + std::to_string(r.offset) +
-                             ") " + (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
+                             " and " + interval_text(t0, t1) + " (byte " +
+                             std::to_string(r.offset) + ") " +
+                             (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
                          r.offset);
     }
     const int want = wanted_bands_for(sc, options_);
@@ -219,14 +215,8 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                                  ", but its reference_offset is " +
                                  std::to_string(d.reference_offset) + " (§5.18)",
                              r.offset);
-        const std::uint32_t ref_level = chained ? previous_level_ : keyframe_level_;
-        if (d.level != ref_level)
-            return malformed(refusal::kLevelMismatch,
-                             ref.describe() + " has level " + std::to_string(d.level) +
-                                 " but its reference at byte " +
-                                 std::to_string(d.reference_offset) + " has level " +
-                                 std::to_string(ref_level) + " (§11.6)",
-                             r.offset);
+        FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset,
+                                      chained ? previous_level_ : keyframe_level_, r.offset));
         const std::uint32_t walked = chained ? previous_depth_ + 1u : 1u;
         if (d.depth != walked)
             return malformed(refusal::kDepthMismatch,
@@ -264,7 +254,8 @@ Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* inf
                                            : "the last state chunk " +
                                                  interval_text(seen.back().t0, seen.back().t1)) +
                                  " ends the timeline at " + time_text(end) +
-                                 " but the Header's duration is " + time_text(duration) + " (§11.1)",
+                                 " but the Header's duration is " + time_text(duration) +
+                                 " (§11.1)",
                              seen.empty() ? kNoOffset : seen.back().offset);
         return false;
     }

@@ -65,20 +65,16 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         for (std::size_t k = 1; k < n; ++k) {
             const ChunkIndex& a = ix[tl.by_time_[k - 1]];
             const ChunkIndex& b = ix[tl.by_time_[k]];
-            if (a.t1 > b.t0)
-                return malformed(refusal::kNonTilingChunks,
+            if (a.t1 != b.t0) {
+                const bool overlap = a.t1 > b.t0;
+                return malformed(overlap ? refusal::kNonTilingChunks : refusal::kTimelineGap,
                                  "state chunks " + interval_text(a.t0, a.t1) + " (byte " +
                                      std::to_string(a.chunk_offset) + ") and " +
                                      interval_text(b.t0, b.t1) + " (byte " +
-                                     std::to_string(b.chunk_offset) + ") overlap (§11.1)",
+                                     std::to_string(b.chunk_offset) + ") " +
+                                     (overlap ? "overlap" : "leave a gap") + " (§11.1)",
                                  b.chunk_offset);
-            if (a.t1 < b.t0)
-                return malformed(refusal::kTimelineGap,
-                                 "state chunks " + interval_text(a.t0, a.t1) + " (byte " +
-                                     std::to_string(a.chunk_offset) + ") and " +
-                                     interval_text(b.t0, b.t1) + " (byte " +
-                                     std::to_string(b.chunk_offset) + ") leave a gap (§11.1)",
-                                 b.chunk_offset);
+            }
         }
         const ChunkIndex& last = ix[tl.by_time_.back()];
         if (last.t1 != duration)

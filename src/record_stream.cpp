@@ -131,10 +131,10 @@ Result<std::optional<RecordFrame>> RecordStream::next_frame() {
                size && frame.content_length > *size - std::min(*size, at + kRecordHeaderSize)) {
         // A length past the end of a source of known size is a cut (or lying) record, whatever
         // the limit: reported as such before it is judged against the limit.
+        const std::uint64_t remain = *size - std::min(*size, at + kRecordHeaderSize);
         return truncated_at(at, name + " record declares content_length " +
                                     std::to_string(frame.content_length) + " but only " +
-                                    std::to_string(*size - std::min(*size, at + kRecordHeaderSize)) +
-                                    " bytes remain in the file")
+                                    std::to_string(remain) + " bytes remain in the file")
             .about(name + ".content_length", std::to_string(frame.content_length));
     }
     return std::optional<RecordFrame>{frame};

@@ -105,6 +105,14 @@ private:
         broken(std::move(r).error());
         return false;
     }
+    // A record that parsed joins `list`, its offset `offsets`; one that did not is broken.
+    template <class T>
+    void keep(Result<T> r, std::vector<T>& list, std::vector<std::uint64_t>& offsets,
+              std::uint64_t at) {
+        if (!parsed(r)) return;
+        list.push_back(std::move(r).value());
+        offsets.push_back(at);
+    }
     Status outcome() const;
 
     void absorb(const RecordView& r);

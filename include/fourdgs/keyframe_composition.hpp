@@ -39,6 +39,12 @@ struct ChunkRef {
     std::string describe() const;
 };
 
+// §11.6: a delta composes onto a state of its own level. level-mismatch naming both levels and
+// the reference, at `at`.
+Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+                         std::uint64_t reference_offset, std::uint32_t reference_level,
+                         std::uint64_t at);
+
 // One Delta Chunk decoded to bins (§5.18). `updates` holds the update group's columns; only the
 // attributes flagged in `update_present` carry data (bin differences, except rotation_index and
 // rotation, which are absolute). `births` holds the full attribute set of every born gaussian,

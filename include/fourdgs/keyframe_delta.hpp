@@ -87,10 +87,10 @@ class KeyframeDeltaReader {
 public:
     // Opens a random-access keyframe-delta file: the tail, summary and front matter through
     // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Chunks and their
-    // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's. Refusals: those of
-    // IndexedReader::open; unknown-temporal-model for a file that is not keyframe-delta;
-    // no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016); and every
-    // KeyframeTimeline::build refusal.
+    // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's.
+    // Refusals: those of IndexedReader::open; unknown-temporal-model for a file that is not
+    // keyframe-delta; no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016);
+    // and every KeyframeTimeline::build refusal.
     static Result<KeyframeDeltaReader> open(ByteSource& source, ReaderOptions options = {});
 
     const SceneInfo& scene() const noexcept { return base_.scene(); }
