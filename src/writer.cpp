@@ -415,7 +415,9 @@ Status check_declared_window(const WindowTable::Window& w, double duration, std:
         return make_error(ErrorKind::invalid_argument, refusal,
                           "declared window " + std::to_string(index) + " " + message);
     };
-    const std::string range = "[" + num(w.lo) + ", " + num(w.hi) + ")";
+    // Appended piecewise: GCC 12 misreads `"[" + num(...)` here as an overlapping copy (-Wrestrict).
+    std::string range = "[";
+    range.append(num(w.lo)).append(", ").append(num(w.hi)).append(")");
     if (!std::isfinite(w.lo) || !std::isfinite(w.hi))
         return err(refusal::kNonFiniteInput, range + " is not finite");
     if (!(w.lo < w.hi)) return err(refusal::kEmptyWindow, range + " is empty: lo >= hi");
