@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 class ByteSource {
@@ -272,3 +274,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END
