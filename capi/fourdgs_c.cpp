@@ -546,7 +546,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = reader->delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = reader->delta || reader->delta_stream ? FOURDGS_MODEL_KEYFRAME_DELTA
+                                                                 : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;

@@ -1491,6 +1491,7 @@ static void test_streaming(const char* data_dir) {
         EXPECT_OK(fourdgs_reader_scene_info(r, &info));
         /* (An index the indexed reader built by scanning a file without one is not the file's.) */
         CHECK(info.chunk_count == (want.index_built_by_scan ? 0 : want.chunk_count) &&
+                  info.temporal_model == want.temporal_model &&
                   info.gaussian_count == want.gaussian_count &&
                   info.window_count == want.window_count,
               "%s: streamed scene info differs from the indexed one", names[f]);
