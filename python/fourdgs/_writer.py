@@ -140,7 +140,7 @@ class _Config:
 
     def close(self) -> None:
         """Frees the writer (what was added and not written is dropped)."""
-        handle, self._handle = self._handle, None
+        handle, self._handle = getattr(self, "_handle", None), None
         if handle:
             C.lib().fourdgs_writer_free(handle)
 
