@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -50,6 +51,26 @@ def _new_frame() -> Lender:
     return Lender(_new_handle(lib.fourdgs_frame_create), lib.fourdgs_frame_free, "frame")
 
 
+def _take_for_reuse(obj, kind) -> Lender:
+    """The lender of `obj` (a State or Frame passed as out=), emptied for a new decode into the
+    same memory. Refused when any of its arrays (or a view of one) is still referenced outside
+    `obj`: decoding would change, or free, memory someone can still read."""
+    if not isinstance(obj, kind):
+        raise Error(C.INVALID_ARGUMENT, "invalid-argument",
+                    f"out must be a fourdgs.{kind.__name__}, not {type(obj).__name__}")
+    # References to an unused column: obj's attribute and getrefcount's argument. (No local
+    # holds a column here, so that the traceback of the refusal does not keep one alive.)
+    busy = [n for n in obj._COLUMNS if sys.getrefcount(getattr(obj, n)) > 2
+            and getattr(obj, n) is not None]
+    if busy:
+        raise Error(C.INVALID_ARGUMENT, "state-in-use",
+                    f"out.{busy[0]} (or a view of it) is still referenced: drop it, or decode "
+                    "into a new object (out=None)")
+    for name in obj._COLUMNS:
+        setattr(obj, name, None)
+    return obj._lender
+
+
 class State:
     """Decoded gaussians: the §3 state of each gaussian before evaluation at a time.
 
@@ -72,6 +93,10 @@ class State:
     gaussian-birth file: the chunks covering `time`), "chunk" (one chunk of a streaming read),
     "state" (a keyframe-delta composed state; `chunk` describes its state chunk).
     """
+
+    _COLUMNS = ("position", "scale", "rotation", "color", "motion", "mu_t", "sigma_t", "win_lo",
+                "win_hi", "flags", "window_index", "object_id", "source_group", "source_index",
+                "gaussian_id", "sh")
 
     def __init__(self, lender: Lender):
         self._lender = lender
@@ -151,6 +176,8 @@ class Frame:
         (float32); object_id (N,) uint32; source (N,) uint32 (each one's row in its decoded
         block); sh (N, 3, K) uint8 at sh_degree.
     """
+
+    _COLUMNS = ("center", "scale", "rotation", "color", "object_id", "source", "sh")
 
     def __init__(self, lender: Lender):
         self._lender = lender
@@ -611,23 +638,33 @@ class Scene:
 
     # -- gaussians --------------------------------------------------------------------------
 
-    def read_all(self) -> State:
+    def _decode(self, call, out: Optional[State]) -> State:
+        block = _new_block() if out is None else _take_for_reuse(out, State)
+        with self._use() as h:
+            try:
+                C.check(call(h, block.handle))
+            finally:
+                if out is not None:
+                    out.__init__(block)  # empty after a failure, like the block
+        return State(block) if out is None else out
+
+    def read_all(self, out: Optional[State] = None) -> State:
         """Every gaussian of a gaussian-birth file, decoded (chunks in index order), as a State
         of numpy arrays lent by the library. A keyframe-delta file is a sequence of states:
-        Error unsupported "read-all-needs-gaussian-birth" (use state_at)."""
-        block = _new_block()
-        with self._use() as h:
-            C.check(C.lib().fourdgs_reader_read_all(h, block.handle))
-        return State(block)
+        Error unsupported "read-all-needs-gaussian-birth" (use state_at).
 
-    def state_at(self, t: float) -> State:
+        out: a State to decode into again, reusing its memory and decode buffers (a playback
+        loop: `state = scene.state_at(t, out=state)`); its previous arrays must no longer be
+        referenced (Error "state-in-use" otherwise). Returns `out`, refreshed."""
+        lib = C.lib()
+        return self._decode(lambda h, b: lib.fourdgs_reader_read_all(h, b), out)
+
+    def state_at(self, t: float, out: Optional[State] = None) -> State:
         """The decoded gaussians instant t needs, before §3: for gaussian-birth the chunks whose
         interval holds t, for keyframe-delta the composed state of the state chunk current at t
-        (t in [0, duration))."""
-        block = _new_block()
-        with self._use() as h:
-            C.check(C.lib().fourdgs_reader_state_at(h, float(t), block.handle))
-        return State(block)
+        (t in [0, duration)). `out` as for read_all."""
+        lib = C.lib()
+        return self._decode(lambda h, b: lib.fourdgs_reader_state_at(h, float(t), b), out)
 
     def blocks(self) -> Iterator[State]:
         """A streaming scene's gaussians, front to back: one State per chunk (gaussian-birth) or
@@ -644,24 +681,31 @@ class Scene:
             yield State(block)
 
     def evaluate(self, t: float, state: Union[State, Sequence[State], None] = None, *,
-                 sh_degree: int = 3, object_tracks: bool = True) -> Frame:
+                 sh_degree: int = 3, object_tracks: bool = True,
+                 out: Optional[Frame] = None) -> Frame:
         """The visible gaussians at scene time t (§3) as a Frame of lent numpy arrays.
 
         Without `state`, decodes what t needs (state_at) and evaluates it. With a State (or a
         sequence of them, gathered in one frame), evaluates those instead — the only way for a
         streaming scene. `sh_degree` caps the SH kept; `object_tracks` composes the scene's
-        Object Tracks."""
+        Object Tracks. `out`: a Frame to evaluate into again, reusing its memory (as
+        read_all's out)."""
         lib = C.lib()
-        frame = _new_frame()
+        frame = _new_frame() if out is None else _take_for_reuse(out, Frame)
         opts = C.EvaluateOptions(max_sh_degree=sh_degree, apply_object_tracks=int(object_tracks),
                                  append=0)
         with self._use() as h:
-            if state is None:
-                C.check(lib.fourdgs_reader_evaluate(h, float(t), ctypes.byref(opts), frame.handle))
-            else:
-                states = [state] if isinstance(state, State) else list(state)
-                for k, s in enumerate(states):
-                    opts.append = int(k > 0)
-                    C.check(lib.fourdgs_reader_evaluate_block(h, s._lender.handle, float(t),
-                                                              ctypes.byref(opts), frame.handle))
-        return Frame(frame)
+            try:
+                if state is None:
+                    C.check(lib.fourdgs_reader_evaluate(h, float(t), ctypes.byref(opts),
+                                                        frame.handle))
+                else:
+                    states = [state] if isinstance(state, State) else list(state)
+                    for k, s in enumerate(states):
+                        opts.append = int(k > 0)
+                        C.check(lib.fourdgs_reader_evaluate_block(h, s._lender.handle, float(t),
+                                                                  ctypes.byref(opts), frame.handle))
+            finally:
+                if out is not None:
+                    out.__init__(frame)
+        return Frame(frame) if out is None else out

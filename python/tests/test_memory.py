@@ -130,3 +130,51 @@ def test_two_threads_each_with_its_own_streaming_scene(data_dir):
         th.join()
     assert len(results[0]) == len(results[1]) > 0
     assert all(np.array_equal(a, b) for a, b in zip(*results))
+
+
+def test_decoding_again_into_a_state_reuses_its_memory(data_dir):
+    scene = fourdgs.open(data_dir / "birth-zstd-sh3-balanced.4dgs")
+    state = scene.state_at(1.0)
+    lender = state._lender
+    first = np.array(state.position)
+    again = scene.state_at(1.0, out=state)
+    assert again is state and state._lender is lender
+    assert np.array_equal(state.position, first)
+    everything = scene.read_all(out=state)
+    assert len(everything) == scene.header.gaussian_count
+    assert state.position.base.lender is lender
+    frame = scene.evaluate(1.0)
+    frame_lender = frame._lender
+    assert scene.evaluate(2.0, out=frame) is frame and frame._lender is frame_lender
+    assert frame.time == 2.0 and len(frame) == len(scene.evaluate(2.0))
+
+
+def test_decoding_into_a_state_whose_arrays_are_held_is_refused(data_dir):
+    scene = fourdgs.open(data_dir / "birth-deflate.4dgs")
+    state = scene.read_all()
+    held = state.color[:, 3]  # a view keeps the column array referenced
+    before = np.array(held)
+    with pytest.raises(fourdgs.Error) as e:
+        scene.read_all(out=state)
+    assert (e.value.kind, e.value.refusal) == ("invalid-argument", "state-in-use")
+    assert "color" in e.value.message
+    assert np.array_equal(held, before)  # untouched
+    del held
+    scene.read_all(out=state)
+    frame = scene.evaluate(1.0)
+    centers = frame.center
+    with pytest.raises(fourdgs.Error):
+        scene.evaluate(1.0, out=frame)
+    del centers
+    with pytest.raises(fourdgs.Error) as e:
+        scene.read_all(out=frame)
+    assert e.value.refusal == "invalid-argument"
+
+
+def test_a_failed_decode_into_a_state_leaves_it_empty(data_dir):
+    scene = fourdgs.open(data_dir / "keyframe-delta-churn.4dgs")
+    state = scene.state_at(0.5)
+    assert len(state) > 0
+    with pytest.raises(fourdgs.Error):
+        scene.read_all(out=state)
+    assert len(state) == 0 and state.kind == "empty" and state.position.shape == (0, 3)
