@@ -1056,14 +1056,22 @@ void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options) {
     if (options) *options = default_evaluate_options();
 }
 
-fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+namespace {
+// fourdgs_frame_create and fourdgs_block_create: a handle from the given hooks (NULL: malloc).
+template <class T>
+fourdgs_status create_with(const fourdgs_allocator* allocator, T** out) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(out);
         Allocator alloc;
         if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
-        *out = make_handle<fourdgs_frame>(alloc);
+        *out = make_handle<T>(alloc);
         return FOURDGS_OK;
     });
+}
+}  // namespace
+
+fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+    return create_with(allocator, out);
 }
 
 void fourdgs_frame_free(fourdgs_frame* frame) { destroy_handle(frame); }
@@ -1275,13 +1283,7 @@ fourdgs_status read_into(fourdgs_block* block, Read&& read) {
 }  // namespace
 
 fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator, fourdgs_block** out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(out);
-        Allocator alloc;
-        if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
-        *out = make_handle<fourdgs_block>(alloc);
-        return FOURDGS_OK;
-    });
+    return create_with(allocator, out);
 }
 
 void fourdgs_block_free(fourdgs_block* block) { destroy_handle(block); }

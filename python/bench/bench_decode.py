@@ -16,7 +16,6 @@ Prints each figure and the ratios, warm to warm and fresh to fresh; the goal is 
 never asserted.
 """
 import argparse
-import os
 import subprocess
 import sys
 import tempfile

@@ -71,7 +71,25 @@ def _take_for_reuse(obj, kind) -> Lender:
     return obj._lender
 
 
-class State:
+class _Lent:
+    """What State and Frame share: `count` rows of lent columns, and SH bytes."""
+
+    _count = 0
+    sh: np.ndarray
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def sh_coefficients(self) -> np.ndarray:
+        """The SH coefficients as float32 (N, 3, K): a new array."""
+        return sh_coefficients(self.sh)
+
+
+class State(_Lent):
     """Decoded gaussians: the §3 state of each gaussian before evaluation at a time.
 
     Every column is a read-only numpy array over the library's memory (no copy), valid for as
@@ -138,17 +156,6 @@ class State:
         self.sh = lend(lender, cols.sh, (n, 3, k), "u1")
         self._count = n
 
-    def __len__(self) -> int:
-        return self._count
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def sh_coefficients(self) -> np.ndarray:
-        """The SH coefficients as float32 (N, 3, K): a new array."""
-        return sh_coefficients(self.sh)
-
     def __repr__(self) -> str:
         where = ""
         if self.time is not None:
@@ -167,7 +174,7 @@ class State:
         return "\n".join(lines) + ">"
 
 
-class Frame:
+class Frame(_Lent):
     """The visible gaussians at one instant (§3 evaluated: centres moved, opacity × marginal,
     Object Tracks composed), packed. Columns are read-only numpy arrays over the library's frame
     (no copy), valid as long as each array lives:
@@ -195,17 +202,6 @@ class Frame:
         self.source = lend(lender, cols.source, (n,), "<u4")
         self.sh = lend(lender, cols.sh, (n, 3, k), "u1")
         self._count = n
-
-    def __len__(self) -> int:
-        return self._count
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def sh_coefficients(self) -> np.ndarray:
-        """The SH coefficients as float32 (N, 3, K): a new array."""
-        return sh_coefficients(self.sh)
 
     def __repr__(self) -> str:
         return f"<fourdgs.Frame t={self.time:g}: {self._count} visible, SH degree {self.sh_degree}>"

@@ -97,8 +97,32 @@ def _mu_from_window(columns) -> np.ndarray:
     return columns["win_lo"].astype(np.float32)
 
 
-class _Config:
+class _Owned:
+    """Owns one C handle, freed by close() or at garbage collection."""
+
+    _handle: Optional[int] = None
+    _FREE = ""  # the C function that frees the handle
+
+    def _h(self) -> int:
+        if not self._handle:
+            raise _invalid("writer-closed", "the writer has been closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Frees the handle. A one-shot writer drops what was not written; a stream writer's
+        unfinished file stays as written so far."""
+        handle, self._handle = self._handle, None
+        if handle:
+            getattr(C.lib(), self._FREE)(handle)
+
+    def __del__(self):
+        self.close()
+
+
+class _Config(_Owned):
     """A fourdgs_writer: options and extras (and, for the one-shot writer, gaussians)."""
+
+    _FREE = "fourdgs_writer_free"
 
     def __init__(self, duration: float, *, cutoff: float = 0.05, sh_degree: int = 0,
                  preset: str = "default", codec: str = "deflate", level: int = 6,
@@ -132,20 +156,6 @@ class _Config:
         self.duration = float(duration)
         self.sh_degree = int(sh_degree)
         self._embedding_dim: Optional[int] = None
-
-    def _h(self) -> int:
-        if not self._handle:
-            raise _invalid("writer-closed", "the writer has been closed")
-        return self._handle
-
-    def close(self) -> None:
-        """Frees the writer (what was added and not written is dropped)."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle:
-            C.lib().fourdgs_writer_free(handle)
-
-    def __del__(self):
-        self.close()
 
     # -- extras -----------------------------------------------------------------------------
 
@@ -378,7 +388,7 @@ class Writer(_Config):
         self.close()
 
 
-class StreamWriter:
+class StreamWriter(_Owned):
     """A gaussian-birth file written window by window in bounded memory: each window's
     gaussians are encoded, verified and written to the file before add_window returns.
 
@@ -396,6 +406,8 @@ class StreamWriter:
             w.add_window(1, positions=p1, scales=s1, rotations=r1, colors=c1)
         # finished on leaving the block (unless it raised)
     """
+
+    _FREE = "fourdgs_stream_writer_free"
 
     def __init__(self, path: PathLike, *, duration: float, gaussian_count: int,
                  aabb: Sequence[float], windows: Sequence[Tuple[float, float]], **kwargs):
@@ -435,11 +447,6 @@ class StreamWriter:
         self.path = os.fsdecode(p)
         self.report: Optional[WriteReport] = None
 
-    def _h(self) -> int:
-        if not self._handle:
-            raise _invalid("writer-closed", "the stream writer has been closed")
-        return self._handle
-
     def add_window(self, window_index: int, positions, scales, rotations, colors, *,
                    motion=None, mu_t=None, sigma_t=None, sh=None, object_ids=None) -> int:
         """Writes N gaussians living in declared window `window_index` (columns as in
@@ -473,15 +480,6 @@ class StreamWriter:
         self.report = _report(r)
         self.close()
         return self.report
-
-    def close(self) -> None:
-        """Frees the writer; an unfinished file stays as written so far."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle:
-            C.lib().fourdgs_stream_writer_free(handle)
-
-    def __del__(self):
-        self.close()
 
     def __enter__(self) -> "StreamWriter":
         return self

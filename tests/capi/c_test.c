@@ -998,6 +998,28 @@ static void fill_batch(size_t first, size_t count, float* pos, float* scale, flo
     }
 }
 
+/* Gaussians 0..count-1 of the columns as a batch (SH degree 1: 9 floats per gaussian). */
+static fourdgs_gaussian_batch batch_of(size_t count, const float* pos, const float* scale,
+                                       const float* rot, const float* color, const float* mu,
+                                       const float* sigma, const double* lo, const double* hi,
+                                       const float* sh, const uint32_t* ids) {
+    fourdgs_gaussian_batch b;
+    memset(&b, 0, sizeof b);
+    b.struct_size = sizeof b;
+    b.count = count;
+    b.position = pos;
+    b.scale = scale;
+    b.rotation = rot;
+    b.color = color;
+    b.mu_t = mu;
+    b.sigma_t = sigma;
+    b.win_lo = lo;
+    b.win_hi = hi;
+    b.sh = sh;
+    b.object_id = ids;
+    return b;
+}
+
 static void test_writer(const char* tmp_dir) {
     fourdgs_writer_options o;
     fourdgs_writer_options_init(&o);
@@ -1020,33 +1042,11 @@ static void test_writer(const char* tmp_dir) {
     uint32_t ids[N_GAUSSIANS];
     fill_batch(0, N_GAUSSIANS, pos, scale, rot, color, mu, sigma, lo, hi, sh, ids);
     /* Two batches: the first with object ids, the second without (background). */
-    fourdgs_gaussian_batch b;
-    memset(&b, 0, sizeof b);
-    b.struct_size = sizeof b;
-    b.count = 80;
-    b.position = pos;
-    b.scale = scale;
-    b.rotation = rot;
-    b.color = color;
-    b.mu_t = mu;
-    b.sigma_t = sigma;
-    b.win_lo = lo;
-    b.win_hi = hi;
-    b.sh = sh;
-    b.object_id = ids;
+    fourdgs_gaussian_batch b = batch_of(80, pos, scale, rot, color, mu, sigma, lo, hi, sh, ids);
     EXPECT_OK(fourdgs_writer_add_gaussians(w, &b));
-    fourdgs_gaussian_batch b2 = b;
-    b2.count = N_GAUSSIANS - 80;
-    b2.position = pos + 80 * 3;
-    b2.scale = scale + 80 * 3;
-    b2.rotation = rot + 80 * 4;
-    b2.color = color + 80 * 4;
-    b2.mu_t = mu + 80;
-    b2.sigma_t = sigma + 80;
-    b2.win_lo = lo + 80;
-    b2.win_hi = hi + 80;
-    b2.sh = sh + 80 * 9;
-    b2.object_id = NULL;
+    fourdgs_gaussian_batch b2 = batch_of(N_GAUSSIANS - 80, pos + 80 * 3, scale + 80 * 3,
+                                         rot + 80 * 4, color + 80 * 4, mu + 80, sigma + 80,
+                                         lo + 80, hi + 80, sh + 80 * 9, NULL);
     EXPECT_OK(fourdgs_writer_add_gaussians(w, &b2));
     fourdgs_gaussian_batch missing = b;
     missing.position = NULL;
@@ -1583,19 +1583,7 @@ static void test_stream_writer(const char* tmp_dir) {
         return;
     }
     /* The first 70 gaussians in window 0, the rest as one chunk carrying window 1. */
-    fourdgs_gaussian_batch b;
-    memset(&b, 0, sizeof b);
-    b.struct_size = sizeof b;
-    b.count = 70;
-    b.position = pos;
-    b.scale = scale;
-    b.rotation = rot;
-    b.color = color;
-    b.mu_t = mu;
-    b.sigma_t = sigma;
-    b.sh = sh;
-    b.object_id = ids;
-    b.win_lo = lo;
+    fourdgs_gaussian_batch b = batch_of(70, pos, scale, rot, color, mu, sigma, lo, NULL, sh, ids);
     EXPECT_FAIL(fourdgs_stream_writer_add_window(w, 0, &b), FOURDGS_INVALID_ARGUMENT,
                 "invalid-argument");
     b.win_lo = NULL;
@@ -1614,18 +1602,9 @@ static void test_stream_writer(const char* tmp_dir) {
         hi2[i] = 6.0;
         mu[i] = 4.0f;
     }
-    fourdgs_gaussian_batch c = b;
-    c.count = N_GAUSSIANS - 70;
-    c.position = pos + 70 * 3;
-    c.scale = scale + 70 * 3;
-    c.rotation = rot + 70 * 4;
-    c.color = color + 70 * 4;
-    c.mu_t = mu + 70;
-    c.sigma_t = sigma + 70;
-    c.sh = sh + 70 * 9;
-    c.object_id = NULL;
-    c.win_lo = lo2;
-    c.win_hi = hi2;
+    fourdgs_gaussian_batch c = batch_of(N_GAUSSIANS - 70, pos + 70 * 3, scale + 70 * 3,
+                                        rot + 70 * 4, color + 70 * 4, mu + 70, sigma + 70, lo2,
+                                        hi2, sh + 70 * 9, NULL);
     EXPECT_OK(fourdgs_stream_writer_add_chunk(w, &c));
     EXPECT_OK(fourdgs_stream_writer_finish(w));
     EXPECT_FAIL(fourdgs_stream_writer_finish(w), FOURDGS_INVALID_ARGUMENT, "writer-finished");
