@@ -138,6 +138,8 @@ typedef struct fourdgs_open_options {
     uint64_t max_summary_bytes;   /* default 2^30 */
     uint32_t max_gaussians_per_chunk; /* default 2^24 */
     const fourdgs_allocator* allocator; /* NULL = malloc/free */
+    uint32_t streaming;           /* read front to back instead of through the index (default
+                                     0); see fourdgs_reader_next_block */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */
@@ -160,7 +162,13 @@ typedef struct fourdgs_read_callbacks {
 
 /* Opens a file for random access: the tail, the summary and the front matter are read; the
  * chunks are fetched on demand. The front-end follows the Header's temporal_model
- * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults). */
+ * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults).
+ * With options->streaming set, any of the opens below reads front to back instead (the
+ * streaming front-ends): the magic and the front matter now, then one chunk or state per
+ * fourdgs_reader_next_block; the scene calls report what has been read so far (the summary
+ * arrives at the end). Such a reader is used by one thread at a time, and the calls that need
+ * the index (evaluate, chunks_for, evaluate_chunk, read_all, state_at) refuse it
+ * (FOURDGS_INVALID_ARGUMENT, "needs-random-access"). */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,
                                                      const fourdgs_open_options* options,
                                                      fourdgs_reader** out);
@@ -447,7 +455,7 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* 
  * Per visible gaussian: center 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b and
  * opacity at t), object_id 1, source 1 (index in its decoded chunk or state), and
  * sh_per_gaussian SH bytes (red's coefficients of bands 1..sh_degree, then green's, blue's;
- * byte b means (b - 128) / 32 clamped as in §6.5). */
+ * byte b means the coefficient -4 + b * 8 / 255, §6.5). */
 typedef struct fourdgs_frame_columns {
     size_t struct_size;
     double time;
@@ -488,6 +496,110 @@ typedef struct fourdgs_frame_buffers {
 FOURDGS_CAPI fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame,
                                                const fourdgs_frame_buffers* buffers,
                                                size_t* count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Decoded blocks: the §3 state of gaussians before evaluation (fourdgs/scene.hpp GaussianBlock),
+ * lent column by column without a copy. Ownership follows Apache Arrow's C data interface:
+ * the block owns its columns, fourdgs_block_free is their release, and a column pointer is
+ * valid from fourdgs_block_columns_get until the next read into that block or
+ * fourdgs_block_free, whichever comes first. A block does not refer to the reader that filled
+ * it: it may outlive it. A block is used by one thread at a time; reading into a block reuses
+ * its memory and its decode buffers. */
+
+typedef struct fourdgs_block fourdgs_block;
+
+/* What a block holds. */
+typedef enum fourdgs_block_kind {
+    FOURDGS_BLOCK_EMPTY = 0,   /* nothing read yet, or the last read failed */
+    FOURDGS_BLOCK_ALL = 1,     /* every gaussian of a gaussian-birth file, chunks in index order */
+    FOURDGS_BLOCK_INSTANT = 2, /* gaussian-birth: every gaussian of the chunks covering `time` */
+    FOURDGS_BLOCK_CHUNK = 3,   /* gaussian-birth: one chunk, read front to back */
+    FOURDGS_BLOCK_STATE = 4    /* keyframe-delta: the composed state of one state chunk (§11),
+                                  sorted by gaussian_id */
+} fourdgs_block_kind;
+
+typedef struct fourdgs_block_info {
+    size_t struct_size;
+    uint32_t kind;       /* fourdgs_block_kind */
+    double time;         /* INSTANT and STATE from fourdgs_reader_state_at: the t asked for */
+    /* CHUNK and STATE: the chunk record (length is 0 where the front-end does not report it) */
+    uint64_t offset, length;
+    double t0, t1;
+    uint32_t level;
+    /* STATE: the §5.8 keyframe fields of the state chunk and its composed population */
+    uint32_t chunk_kind; /* 0 keyframe, 1 Delta Chunk */
+    uint32_t delta_mode;
+    uint32_t depth;
+    uint64_t reference_offset, keyframe_offset;
+    uint64_t live_count;
+} fourdgs_block_info;
+
+/* Per gaussian (count of them): position 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b
+ * opacity), motion 3 (units per second), mu_t, sigma_t (+inf = never fades), win_lo, win_hi
+ * (the validity window), flags, window_index, object_id; source_group and source_index when the
+ * file carries them; gaussian_id for keyframe-delta states; and sh_per_gaussian SH bytes (red's
+ * coefficients of bands 1..sh_degree, then green's, blue's; byte b means -4 + b * 8 / 255).
+ * A column the block does not carry is NULL: object_id (every gaussian is background, 0),
+ * source_group / source_index, gaussian_id, sh (sh_degree 0). Every pointer is NULL when count
+ * is 0. */
+typedef struct fourdgs_block_columns {
+    size_t struct_size;
+    size_t count;
+    const float* position;
+    const float* scale;
+    const float* rotation;
+    const float* color;
+    const float* motion;
+    const float* mu_t;
+    const float* sigma_t;
+    const float* win_lo;
+    const float* win_hi;
+    const uint8_t* flags;
+    const uint32_t* window_index;
+    const uint32_t* object_id;
+    const int32_t* source_group;
+    const int32_t* source_index;
+    const uint32_t* gaussian_id;
+    uint32_t sh_degree;
+    size_t sh_per_gaussian;
+    const uint8_t* sh;
+} fourdgs_block_columns;
+
+/* `allocator` may be NULL (malloc/free); copied. */
+FOURDGS_CAPI fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator,
+                                                 fourdgs_block** out);
+FOURDGS_CAPI void fourdgs_block_free(fourdgs_block* block);
+FOURDGS_CAPI fourdgs_status fourdgs_block_columns_get(const fourdgs_block* block,
+                                                      fourdgs_block_columns* out);
+FOURDGS_CAPI fourdgs_status fourdgs_block_info_get(const fourdgs_block* block,
+                                                   fourdgs_block_info* out);
+
+/* Every gaussian of a gaussian-birth file into `block` (decoded on decode_threads threads).
+ * A keyframe-delta file has no such block: FOURDGS_UNSUPPORTED ("read-all-needs-gaussian-birth");
+ * read its states with fourdgs_reader_state_at. On failure the block is left EMPTY. Thread-safe
+ * for distinct blocks. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader,
+                                                    fourdgs_block* block);
+/* The decoded state instant t needs, before §3 (what fourdgs_reader_evaluate evaluates):
+ * gaussian-birth, every gaussian of the chunks whose [t0, t1) holds t; keyframe-delta, the
+ * composed state of current(t) (t in [0, duration), the chain fetched and composed). On failure
+ * the block is left EMPTY. Thread-safe for distinct blocks. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
+                                                    fourdgs_block* block);
+/* A streaming reader (fourdgs_open_options.streaming) only: decodes the next chunk (a CHUNK
+ * block) or composes the next state (a STATE block) into `block` and sets *produced to 1; at the
+ * clean end of the file *produced is 0 and the block is EMPTY. On a truncated file every whole
+ * chunk before the cut comes back, then FOURDGS_TRUNCATED ("truncated"). After a failure every
+ * further call gives the same failure. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_next_block(fourdgs_reader* reader, fourdgs_block* block,
+                                                      uint32_t* produced);
+/* §3 on a block already decoded (by this reader or another reader of the same file): the
+ * visible gaussians at t into `frame`, with this reader's cutoff and Object Tracks. With
+ * options->append, several blocks gather in one frame. Thread-safe for distinct frames. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
+                                                          const fourdgs_block* block, double t,
+                                                          const fourdgs_evaluate_options* options,
+                                                          fourdgs_frame* frame);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Validation: every problem in a file, not just the first (fourdgs/validate.hpp). */
@@ -668,6 +780,49 @@ FOURDGS_CAPI fourdgs_status fourdgs_writer_finish_callback(
 /* The report of the last successful finish. */
 FOURDGS_CAPI fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer,
                                                   fourdgs_write_report* out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing window by window in bounded memory (fourdgs/writer.hpp StreamingWriter). A
+ * fourdgs_writer holds the options and the extras; a stream writer made from it writes the
+ * Header, Quantization, Window Table and every extra at creation, then each window's gaussians
+ * as they are added (encoded, verified and written before the call returns). Because the Header
+ * comes first, the gaussian count, the aabb and the Window Table are declared up front and
+ * checked at finish. The Quantization bounds are the grid's analytic worst case. */
+
+typedef struct fourdgs_stream_writer fourdgs_stream_writer;
+
+typedef struct fourdgs_stream_declaration {
+    size_t struct_size;
+    uint64_t gaussian_count; /* exactly the number of gaussians that will be added */
+    double aabb[6];          /* min xyz, max xyz over every rest position, exactly */
+    const double* windows;   /* window_count (lo, hi) pairs: the Window Table, in this order */
+    size_t window_count;
+} fourdgs_stream_declaration;
+
+/* Creates `path` and writes everything up to the first chunk. From `writer` it takes the options
+ * (its allocator included) and the extras added so far (copied: the writer may be freed or
+ * changed afterwards); gaussians added to it with fourdgs_writer_add_gaussians are refused
+ * ("gaussians-not-streamed"). Refusals: those of fourdgs_writer_finish_file's scene checks, and
+ * "invalid-declaration". On failure nothing is returned and the file may hold a prefix. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_create_file(
+    const fourdgs_writer* writer, const fourdgs_stream_declaration* declaration, const char* path,
+    size_t path_size, fourdgs_stream_writer** out);
+/* Gaussians that all live in declared window `window_index`: batch->win_lo and win_hi must be
+ * NULL. Copied, validated, encoded, verified and written before the call returns; refusals name
+ * the gaussian by its running index across all calls. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_add_window(fourdgs_stream_writer* writer,
+                                                             uint32_t window_index,
+                                                             const fourdgs_gaussian_batch* batch);
+/* One chunk whose gaussians carry their own windows (each one of the declared windows). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_add_chunk(fourdgs_stream_writer* writer,
+                                                            const fourdgs_gaussian_batch* batch);
+/* Checks the declared count and aabb, writes the summary and Footer, and closes the file. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_finish(fourdgs_stream_writer* writer);
+/* The report, complete after a successful finish (FOURDGS_NOT_FOUND before). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
+                                                         fourdgs_write_report* out);
+/* Closes the file; an unfinished file stays as written so far. */
+FOURDGS_CAPI void fourdgs_stream_writer_free(fourdgs_stream_writer* writer);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 static_assert(FOURDGS_C_VERSION_MAJOR == FOURDGS_VERSION_MAJOR &&
@@ -246,6 +247,7 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_summary_bytes = ro.max_summary_bytes;
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
+    o.streaming = 0;
     return o;
 }
 
@@ -297,8 +299,16 @@ struct fourdgs_reader {
     std::unique_ptr<ByteSource> source;
     std::optional<IndexedReader> birth;
     std::optional<KeyframeDeltaReader> delta;
+    // options.streaming: front to back, one of these; `stream_failure` repeats a failure.
+    std::optional<StreamingReader> stream;
+    std::optional<KeyframeDeltaStream> delta_stream;
+    std::optional<Error> stream_failure;
 
-    const SceneInfo& scene() const { return delta ? delta->scene() : birth->scene(); }
+    const SceneInfo& scene() const {
+        if (delta) return delta->scene();
+        if (birth) return birth->scene();
+        return delta_stream ? delta_stream->scene() : stream->scene();
+    }
 };
 
 struct fourdgs_frame {
@@ -315,6 +325,24 @@ struct fourdgs_validation {
     explicit fourdgs_validation(const Allocator& a) : alloc(a) {}
     Allocator alloc;
     ValidationReport report;
+};
+
+struct fourdgs_block {
+    explicit fourdgs_block(const Allocator& a) : alloc(a) { info.struct_size = sizeof info; }
+    Allocator alloc;
+    GaussianBlock block;
+    fourdgs_block_info info{};
+    std::vector<DecodeWorkspace> pool;  // gaussian-birth decode buffers
+    KeyframeDeltaWorkspace delta;       // keyframe-delta composition buffers
+};
+
+struct fourdgs_stream_writer {
+    explicit fourdgs_stream_writer(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    int sh_degree = 0;
+    std::optional<FileSink> sink;
+    std::optional<StreamingWriter> writer;  // refers to *sink
+    std::optional<WriteReport> report;      // after finish
 };
 
 namespace {
@@ -351,6 +379,19 @@ struct fourdgs_writer {
 
 namespace {
 
+// Front to back: the Header's temporal_model, read by the streaming reader's open, picks the
+// front-end; a keyframe-delta file is then opened again by its own stream.
+fourdgs_status open_stream(fourdgs_reader* r, const ReaderOptions& ro) {
+    r->stream.emplace(*r->source, ro);
+    FOURDGS_C_TRY(r->stream->open());
+    if (r->stream->scene().header.temporal_model == kModelKeyframeDelta) {
+        r->stream.reset();
+        r->delta_stream.emplace(*r->source, ro);
+        FOURDGS_C_TRY(r->delta_stream->open());
+    }
+    return FOURDGS_OK;
+}
+
 fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_open_options& o,
                            fourdgs_reader* r) {
     r->options = o;
@@ -359,6 +400,7 @@ fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_ope
     // The Header's temporal_model picks the front-end; the keyframe-delta one opens its own
     // IndexedReader (with the same options) and adds the timeline checks.
     ro.accept_keyframe_delta = true;
+    if (o.streaming) return open_stream(r, ro);
     auto base = IndexedReader::open(*r->source, ro);
     FOURDGS_C_TRY(base);
     if (base->scene().header.temporal_model == kModelKeyframeDelta) {
@@ -389,7 +431,7 @@ fourdgs_status open_with(const fourdgs_open_options* options, fourdgs_reader** o
 }
 
 const char* kStatusNames[] = {"ok",    "malformed",        "truncated", "unsupported",
-                              "io",    "invalid-argument", "limit",     "out-of-memory",
+                              "io",    refusal::kInvalidArgument, "limit",     refusal::kOutOfMemory,
                               "internal", "buffer-too-small", "not-found"};
 
 }  // namespace
@@ -504,7 +546,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = reader->delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = reader->delta || reader->delta_stream ? FOURDGS_MODEL_KEYFRAME_DELTA
+                                                                 : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;
@@ -999,20 +1042,36 @@ fourdgs_status finite_time(double t) {
     if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
     return FOURDGS_OK;
 }
+
+// The calls that fetch through the index refuse a streaming reader.
+fourdgs_status random_access(const fourdgs_reader* reader) {
+    if (reader->birth || reader->delta) return FOURDGS_OK;
+    return invalid(refusal::kNeedsRandomAccess,
+                   "this reader was opened with streaming set: read it with "
+                   "fourdgs_reader_next_block");
+}
 }  // namespace
 
 void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options) {
     if (options) *options = default_evaluate_options();
 }
 
-fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+namespace {
+// fourdgs_frame_create and fourdgs_block_create: a handle from the given hooks (NULL: malloc).
+template <class T>
+fourdgs_status create_with(const fourdgs_allocator* allocator, T** out) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(out);
         Allocator alloc;
         if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
-        *out = make_handle<fourdgs_frame>(alloc);
+        *out = make_handle<T>(alloc);
         return FOURDGS_OK;
     });
+}
+}  // namespace
+
+fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+    return create_with(allocator, out);
 }
 
 void fourdgs_frame_free(fourdgs_frame* frame) { destroy_handle(frame); }
@@ -1024,6 +1083,7 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
         if (reader->delta) {
@@ -1065,6 +1125,7 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(count);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         std::vector<std::size_t> found;
         if (reader->delta) {
             auto chain = reader->delta->chain(t);  // what the state at t is composed from
@@ -1092,6 +1153,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         if (reader->delta)
             return fail(FOURDGS_UNSUPPORTED, refusal::kChunkDecodeNeedsChain,
                         "a keyframe-delta state is composed from a chain of chunks: use "
@@ -1176,6 +1238,199 @@ fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame, const fourdgs_fram
                         if (b.sh_floats) b.sh_floats[o] = known ? sh_coefficient(byte) : 0.0f;
                     }
         *count = n;
+        return FOURDGS_OK;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoded blocks.
+
+namespace {
+void empty_block(fourdgs_block& b) noexcept {
+    b.block.clear();
+    b.info = fourdgs_block_info{};
+    b.info.struct_size = sizeof b.info;
+}
+
+template <class T>
+const T* column(const std::vector<T>& v) noexcept {
+    return v.empty() ? nullptr : v.data();
+}
+
+void state_info_out(const StateInfo& s, fourdgs_block_info& i) noexcept {
+    i.kind = FOURDGS_BLOCK_STATE;
+    i.offset = s.offset;
+    i.length = s.length;
+    i.t0 = s.t0;
+    i.t1 = s.t1;
+    i.level = s.level;
+    i.chunk_kind = s.chunk_kind;
+    i.delta_mode = s.delta_mode;
+    i.depth = s.depth;
+    i.reference_offset = s.reference_offset;
+    i.keyframe_offset = s.keyframe_offset;
+    i.live_count = s.live_count;
+}
+
+// Runs one read into `block` (emptied by the caller before its checks, so that a refused call
+// also leaves it empty), and empties it again when the read fails.
+template <class Read>
+fourdgs_status read_into(fourdgs_block* block, Read&& read) {
+    const fourdgs_status s = read();
+    if (s != FOURDGS_OK) empty_block(*block);
+    return s;
+}
+}  // namespace
+
+fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator, fourdgs_block** out) {
+    return create_with(allocator, out);
+}
+
+void fourdgs_block_free(fourdgs_block* block) { destroy_handle(block); }
+
+fourdgs_status fourdgs_block_columns_get(const fourdgs_block* block, fourdgs_block_columns* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_block_columns"); s != FOURDGS_OK) return s;
+        const GaussianBlock& b = block->block;
+        fourdgs_block_columns c{};
+        c.count = b.count;
+        if (b.count != 0) {
+            c.position = column(b.position);
+            c.scale = column(b.scale);
+            c.rotation = column(b.rotation);
+            c.color = column(b.color);
+            c.motion = column(b.motion);
+            c.mu_t = column(b.mu_t);
+            c.sigma_t = column(b.sigma_t);
+            c.win_lo = column(b.win_lo);
+            c.win_hi = column(b.win_hi);
+            c.flags = column(b.flags);
+            c.window_index = column(b.window_index);
+            c.object_id = column(b.object_id);
+            c.source_group = b.has_source_ids ? column(b.source_group) : nullptr;
+            c.source_index = b.has_source_ids ? column(b.source_index) : nullptr;
+            c.gaussian_id = column(b.gaussian_id);
+            c.sh = b.sh_per_gaussian() > 0 ? column(b.sh) : nullptr;
+        }
+        c.sh_degree = static_cast<uint32_t>(b.sh_degree);
+        c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_block_info_get(const fourdgs_block* block, fourdgs_block_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_block_info"); s != FOURDGS_OK) return s;
+        return put(out, block->info);
+    });
+}
+
+fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader, fourdgs_block* block) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        empty_block(*block);
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        if (reader->delta)
+            return fail(FOURDGS_UNSUPPORTED, refusal::kReadAllNeedsGaussianBirth,
+                        "a keyframe-delta file is a sequence of composed states: read one with "
+                        "fourdgs_reader_state_at");
+        return read_into(block, [&] {
+            FOURDGS_C_TRY(reader->birth->read_all(block->block, block->pool,
+                                                  reader->options.decode_threads));
+            block->info.kind = FOURDGS_BLOCK_ALL;
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
+                                       fourdgs_block* block) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        empty_block(*block);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        return read_into(block, [&] {
+            if (reader->delta) {
+                StateInfo info;
+                FOURDGS_C_TRY(reader->delta->state_at(t, block->block, block->delta, &info));
+                state_info_out(info, block->info);
+            } else {
+                FOURDGS_C_TRY(reader->birth->read_instant(t, block->block, block->pool,
+                                                          reader->options.decode_threads));
+                block->info.kind = FOURDGS_BLOCK_INSTANT;
+            }
+            block->info.time = t;
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_next_block(fourdgs_reader* reader, fourdgs_block* block,
+                                         uint32_t* produced) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(produced);
+        empty_block(*block);
+        if (!reader->stream && !reader->delta_stream)
+            return invalid(refusal::kNeedsStreaming,
+                           "this reader reads through the index: open it with streaming set, or "
+                           "use fourdgs_reader_read_all / fourdgs_reader_state_at");
+        if (reader->stream_failure) return fail(*reader->stream_failure);
+        bool more = false;
+        const fourdgs_status s = read_into(block, [&] {
+            if (reader->delta_stream) {
+                StateInfo info;
+                auto r = reader->delta_stream->next_state(block->block, &info);
+                if (!r.ok()) {
+                    reader->stream_failure = r.error();
+                    return fail(r.error());
+                }
+                more = *r;
+                if (more) state_info_out(info, block->info);
+            } else {
+                auto r = reader->stream->next_chunk(block->block);
+                if (!r.ok()) {
+                    reader->stream_failure = r.error();
+                    return fail(r.error());
+                }
+                more = *r;
+                if (more) {
+                    const ChunkRecord& c = reader->stream->last_chunk();
+                    block->info.kind = FOURDGS_BLOCK_CHUNK;
+                    block->info.offset = reader->stream->last_chunk_offset();
+                    block->info.t0 = c.t0;
+                    block->info.t1 = c.t1;
+                    block->info.level = c.level;
+                }
+            }
+            return FOURDGS_OK;
+        });
+        if (s != FOURDGS_OK) return s;
+        *produced = more ? 1 : 0;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
+                                             const fourdgs_block* block, double t,
+                                             const fourdgs_evaluate_options* options,
+                                             fourdgs_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        evaluate(block->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
 }
@@ -1332,13 +1587,19 @@ fourdgs_status samples_in(const fourdgs_pose_sample* samples, size_t count,
     return FOURDGS_OK;
 }
 
+// The header and extras added so far; attachment and audio bytes are borrowed from `w`.
+SceneHeader scene_header(const fourdgs_writer* w) {
+    SceneHeader h = w->header;
+    for (const AttachmentCopy& a : w->attachments)
+        h.attachments.push_back({a.name, a.media_type, a.data});
+    for (const AudioCopy& a : w->audio) h.audio.push_back({a.descriptor, a.data});
+    return h;
+}
+
 // Runs the one-shot writer over everything added so far.
 fourdgs_status finish_into(fourdgs_writer* w, ByteSink& sink) {
     SceneInput scene;
-    scene.header = w->header;
-    for (const AttachmentCopy& a : w->attachments)
-        scene.header.attachments.push_back({a.name, a.media_type, a.data});
-    for (const AudioCopy& a : w->audio) scene.header.audio.push_back({a.descriptor, a.data});
+    scene.header = scene_header(w);
     if (!w->object_id.empty()) w->object_id.resize(w->count, 0);  // batches without ids: 0
     GaussianBatch& g = scene.gaussians;
     g.count = w->count;
@@ -1359,6 +1620,17 @@ fourdgs_status finish_into(fourdgs_writer* w, ByteSink& sink) {
     FOURDGS_C_TRY(write_scene(scene, w->options, sink, &report));
     w->report = std::move(report);
     return FOURDGS_OK;
+}
+}  // namespace
+
+namespace {
+fourdgs_write_report report_out(const WriteReport& w) noexcept {
+    fourdgs_write_report r{};
+    r.gaussian_count = w.gaussian_count;
+    r.chunk_count = w.chunk_count;
+    r.bytes_written = w.bytes_written;
+    std::copy(w.aabb.begin(), w.aabb.end(), r.aabb);
+    return r;
 }
 }  // namespace
 
@@ -1832,12 +2104,163 @@ fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer, fourdgs_write
         if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
         if (!writer->report)
             return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "nothing has been written yet");
-        fourdgs_write_report r{};
-        r.gaussian_count = writer->report->gaussian_count;
-        r.chunk_count = writer->report->chunk_count;
-        r.bytes_written = writer->report->bytes_written;
-        std::copy(writer->report->aabb.begin(), writer->report->aabb.end(), r.aabb);
-        return put(out, r);
+        return put(out, report_out(*writer->report));
     });
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Writing window by window.
+
+namespace {
+// A batch for the streaming writer: borrowed as spans (the writer consumes it before the call
+// returns). `windows`: the batch carries win_lo / win_hi (add_chunk) or must not (add_window).
+fourdgs_status stream_batch_in(const fourdgs_gaussian_batch* batch, int sh_degree, bool windows,
+                               GaussianBatch& out) {
+    FOURDGS_C_REQUIRE(batch);
+    if (auto s = check_size(batch, "fourdgs_gaussian_batch"); s != FOURDGS_OK) return s;
+    const fourdgs_gaussian_batch b = take(batch, fourdgs_gaussian_batch{});
+    const std::size_t n = b.count;
+    const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(sh_degree));
+    if (n > std::numeric_limits<std::size_t>::max() / 64 / (per + 1))
+        return invalid(refusal::kInputSizeMismatch, "count " + std::to_string(n) + " is too large");
+    struct Column {
+        const void* p;
+        const char* name;
+    };
+    for (Column c : {Column{b.position, "position"}, Column{b.scale, "scale"},
+                     Column{b.rotation, "rotation"}, Column{b.color, "color"},
+                     Column{b.mu_t, "mu_t"}, Column{b.sigma_t, "sigma_t"}})
+        if (c.p == nullptr && n != 0)
+            return invalid(refusal::kNullArgument, std::string("batch.") + c.name + " is NULL");
+    if (windows && n != 0 && (b.win_lo == nullptr || b.win_hi == nullptr))
+        return invalid(refusal::kNullArgument, "batch.win_lo or batch.win_hi is NULL");
+    if (!windows && (b.win_lo != nullptr || b.win_hi != nullptr))
+        return invalid(refusal::kInvalidArgument,
+                       "a window's gaussians take their window from window_index: win_lo and "
+                       "win_hi must be NULL");
+    if (per > 0 && n != 0 && b.sh == nullptr)
+        return invalid(refusal::kNullArgument, "batch.sh is NULL but the scene has SH");
+    auto span = [n](const auto* p, std::size_t k) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+        return p && n ? std::span<const T>(p, n * k) : std::span<const T>();
+    };
+    out = GaussianBatch{};
+    out.count = n;
+    out.position = span(b.position, 3);
+    out.scale = span(b.scale, 3);
+    out.rotation = span(b.rotation, 4);
+    out.color = span(b.color, 4);
+    out.motion = span(b.motion, 3);
+    out.mu_t = span(b.mu_t, 1);
+    out.sigma_t = span(b.sigma_t, 1);
+    if (windows) {
+        out.win_lo = span(b.win_lo, 1);
+        out.win_hi = span(b.win_hi, 1);
+    }
+    out.sh_degree = sh_degree;
+    out.sh = per > 0 ? span(b.sh, per) : std::span<const float>();
+    out.object_id = span(b.object_id, 1);
+    return FOURDGS_OK;
+}
+
+fourdgs_status streaming_open(const fourdgs_stream_writer* w) {
+    if (!w->writer)
+        return invalid(refusal::kWriterFinished, "the stream writer has finished or failed to create");
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
+                                                 const fourdgs_stream_declaration* declaration,
+                                                 const char* path, size_t path_size,
+                                                 fourdgs_stream_writer** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(declaration);
+        FOURDGS_C_REQUIRE(path);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(declaration, "fourdgs_stream_declaration"); s != FOURDGS_OK)
+            return s;
+        const fourdgs_stream_declaration d = take(declaration, fourdgs_stream_declaration{});
+        if (!array_ok(d.windows, d.window_count))
+            return invalid(refusal::kNullArgument, "declaration.windows is NULL");
+        if (writer->count != 0)
+            return invalid(refusal::kGaussiansNotStreamed,
+                           std::to_string(writer->count) +
+                               " gaussians were added to the writer: a stream writer takes its "
+                               "gaussians window by window");
+        StreamDeclaration decl;
+        decl.gaussian_count = d.gaussian_count;
+        std::copy(d.aabb, d.aabb + 6, decl.aabb.begin());
+        for (size_t i = 0; i < d.window_count; ++i)
+            decl.windows.push_back({d.windows[2 * i], d.windows[2 * i + 1]});
+
+        fourdgs_stream_writer* w = make_handle<fourdgs_stream_writer>(writer->alloc);
+        std::unique_ptr<fourdgs_stream_writer, void (*)(fourdgs_stream_writer*)> guard(
+            w, destroy_handle);
+        auto sink = FileSink::create(std::string(path, path_size));
+        FOURDGS_C_TRY(sink);
+        w->sink.emplace(std::move(sink).value());
+        auto created = StreamingWriter::create(*w->sink, scene_header(writer), decl,
+                                               writer->options);
+        FOURDGS_C_TRY(created);
+        w->writer.emplace(std::move(created).value());
+        w->sh_degree = writer->header.sh_degree;
+        *out = guard.release();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_add_window(fourdgs_stream_writer* writer,
+                                                uint32_t window_index,
+                                                const fourdgs_gaussian_batch* batch) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        GaussianBatch b;
+        if (auto s = stream_batch_in(batch, writer->sh_degree, false, b); s != FOURDGS_OK)
+            return s;
+        FOURDGS_C_TRY(writer->writer->add_window(window_index, b));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_add_chunk(fourdgs_stream_writer* writer,
+                                               const fourdgs_gaussian_batch* batch) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        GaussianBatch b;
+        if (auto s = stream_batch_in(batch, writer->sh_degree, true, b); s != FOURDGS_OK)
+            return s;
+        FOURDGS_C_TRY(writer->writer->add_chunk(b));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_finish(fourdgs_stream_writer* writer) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        FOURDGS_C_TRY(writer->writer->finish());
+        writer->report = writer->writer->report();
+        writer->writer.reset();
+        FOURDGS_C_TRY(writer->sink->close());
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
+                                            fourdgs_write_report* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
+        if (!writer->report)
+            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the stream has not finished");
+        return put(out, report_out(*writer->report));
+    });
+}
+
+void fourdgs_stream_writer_free(fourdgs_stream_writer* writer) { destroy_handle(writer); }

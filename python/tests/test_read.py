@@ -1,0 +1,201 @@
+"""Reading: the fixtures against their JSON, both temporal models, streaming, errors."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import fourdgs
+
+
+def fixture(data_dir, name):
+    return data_dir / f"{name}.4dgs", json.loads((data_dir / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["birth-deflate", "birth-extras", "birth-zstd-sh3-balanced",
+                                  "birth-never-fades-no-index"])
+def test_gaussian_birth_fixture_matches_its_json(data_dir, name):
+    path, want = fixture(data_dir, name)
+    with fourdgs.open(path) as scene:
+        h = scene.header
+        assert scene.model == "gaussian-birth"
+        assert h.gaussian_count == want["header"]["gaussian_count"]
+        assert h.duration_sec == want["header"]["duration_sec"]
+        assert dict(h.attributes) == want["header"]["attributes"]
+        everything = scene.read_all()
+        assert everything.kind == "all" and len(everything) == h.gaussian_count
+        assert everything.sh.shape == (h.gaussian_count, 3, (h.sh_degree + 1) ** 2 - 1)
+        for t, count in want["visible_count_at"].items():
+            frame = scene.evaluate(float(t))
+            assert len(frame) == count, f"visible at {t}"
+            # The frame of state_at(t) is the frame of the whole file at t.
+            assert len(scene.evaluate(float(t), scene.state_at(float(t)))) == count
+            assert len(scene.evaluate(float(t), everything)) == count
+            assert np.all((frame.color[:, 3] >= 0) & (frame.color[:, 3] <= 1))
+            assert np.allclose(np.linalg.norm(frame.rotation, axis=1), 1, atol=1e-3)
+
+
+def test_extras_fixture(data_dir):
+    path, want = fixture(data_dir, "birth-extras")
+    with fourdgs.open(path) as scene:
+        sources = scene.audio_sources
+        assert sorted(a.source_id for a in sources) == sorted(
+            a["source_id"] for a in want["audio_state_at"]["0.25"])
+        for t, states in want["audio_state_at"].items():
+            for st in states:
+                index = next(i for i, a in enumerate(sources) if a.source_id == st["source_id"])
+                got = scene.audio_state_at(index, float(t))
+                assert got.active == st["active"]
+                assert math.isclose(got.gain, st["gain"], rel_tol=1e-6)
+                assert np.allclose(got.position, st["position"], atol=1e-5)
+                assert np.allclose(got.rotation, st["rotation"], atol=1e-5)
+        assert scene.camera is not None and len(scene.camera.keyframes) >= 2
+        view = scene.camera_at(0.5)
+        assert len(view.position) == 3 and view.fov_y_deg > 0
+        assert scene.coordinate_frames and scene.coordinate_frames[0].up_axis in fourdgs.AXES
+        assert len(scene.sensors) == 2
+        assert all(s.camera_model in fourdgs.CAMERA_MODELS for s in scene.sensors)
+        assert scene.rig_trajectories and scene.rig_trajectories[0].samples
+        assert scene.geodetic_anchors
+        objects = scene.objects
+        assert {o.object_id for o in objects} >= {3, 8}
+        assert scene.object_embedding_dim and all(
+            o.embedding is None or len(o.embedding) == scene.object_embedding_dim for o in objects)
+        assert {t.interpolation for t in scene.object_tracks} == {0, 1}
+        for i, a in enumerate(sources):
+            assert len(scene.audio_data(i)) == a.size
+        # Object tracks move their objects: evaluating without them changes the tracked centres.
+        t = 1.0
+        with_tracks = scene.evaluate(t)
+        without = scene.evaluate(t, object_tracks=False)
+        tracked = np.isin(with_tracks.object_id, [tr.object_id for tr in scene.object_tracks])
+        assert tracked.any()
+        assert not np.allclose(with_tracks.center[tracked], without.center[tracked])
+        assert np.array_equal(with_tracks.center[~tracked], without.center[~tracked])
+
+
+def test_keyframe_delta_through_the_same_calls(data_dir):
+    path, want = fixture(data_dir, "keyframe-delta-churn")
+    with fourdgs.open(path) as scene:
+        assert scene.model == "keyframe-delta"
+        with pytest.raises(fourdgs.Error) as e:
+            scene.read_all()
+        assert (e.value.kind, e.value.refusal) == ("unsupported", "read-all-needs-gaussian-birth")
+        for st in want["states"]:
+            state = scene.state_at(st["t"])
+            assert state.kind == "state" and len(state) == st["live"]
+            assert state.chunk["t0"] == st["chunk_t0"] and state.chunk["depth"] == st["depth"]
+            assert state.chunk["live_count"] == st["live"]
+            assert np.all(np.diff(state.gaussian_id.astype(np.int64)) > 0)
+            # rows: the visible gaussians at t, [gaussian_id, centre 3, scale 3, rotation 4,
+            # colour 4], in gaussian_id order
+            frame = scene.evaluate(st["t"])
+            rows = np.array(st["rows"])
+            assert len(frame) == len(rows)
+            ids = state.gaussian_id[frame.source]
+            assert np.array_equal(ids, rows[:, 0].astype(np.uint32))
+            assert np.allclose(frame.center, rows[:, 1:4], atol=2e-6)
+            assert np.allclose(frame.color, rows[:, 11:15], atol=2e-6)
+        with pytest.raises(fourdgs.Error) as e:
+            scene.state_at(scene.header.duration_sec + 1)
+        assert e.value.kind == "invalid-argument"
+
+
+@pytest.mark.parametrize("name", ["birth-deflate", "keyframe-delta-churn",
+                                  "birth-never-fades-no-index"])
+def test_streaming_gives_the_same_gaussians_as_the_index(data_dir, name):
+    path, _ = fixture(data_dir, name)
+    with fourdgs.open(path) as indexed, fourdgs.stream(path) as streamed:
+        with pytest.raises(fourdgs.Error) as e:
+            streamed.evaluate(0.5)
+        assert e.value.refusal == "needs-random-access"
+        blocks = list(streamed.blocks())
+        assert list(streamed.blocks()) == []  # the end repeats
+        if indexed.model == "keyframe-delta":
+            assert [b.chunk["t0"] for b in blocks] == sorted(c.t0 for c in indexed.chunks)
+            for b in blocks:
+                s = indexed.state_at(b.chunk["t0"])
+                assert np.array_equal(s.gaussian_id, b.gaussian_id)
+                assert np.array_equal(s.position, b.position)
+        else:
+            everything = indexed.read_all()
+            assert sum(len(b) for b in blocks) == len(everything)
+            assert np.array_equal(np.concatenate([b.position for b in blocks]), everything.position)
+            t = indexed.header.duration_sec / 2
+            a, b = indexed.evaluate(t), streamed.evaluate(t, blocks)
+            assert np.array_equal(np.sort(a.center, axis=0), np.sort(b.center, axis=0))
+
+
+def test_a_truncated_file_streams_its_whole_chunks_then_refuses(data_dir):
+    data = (data_dir / "birth-deflate.4dgs").read_bytes()
+    whole = list(fourdgs.stream(data).blocks())
+    cut = fourdgs.stream(data[:-30])
+    got = []
+    with pytest.raises(fourdgs.Error) as e:
+        for b in cut.blocks():
+            got.append(b)
+    assert (e.value.kind, e.value.refusal) == ("truncated", "truncated")
+    assert e.value.offset is not None
+    assert [len(b) for b in got] == [len(b) for b in whole]
+    with pytest.raises(fourdgs.Error):  # and again
+        next(cut.blocks())
+
+
+def test_errors_carry_status_refusal_message_and_offset(data_dir, tmp_path):
+    data = (data_dir / "birth-deflate.4dgs").read_bytes()
+    bad = bytearray(data)
+    bad[1] ^= 0x40
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open(bytes(bad))
+    assert (e.value.status, e.value.kind, e.value.refusal) == (1, "malformed", "magic-mismatch")
+    assert e.value.offset == 0 and "magic" in e.value.message
+    assert str(e.value).startswith("malformed: magic-mismatch: ")
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open(tmp_path / "missing.4dgs")
+    assert (e.value.kind, e.value.refusal) == ("io", "io-error")
+    with fourdgs.open(bytearray(data)) as scene:  # bytes-likes are copied
+        with pytest.raises(fourdgs.Error) as e:
+            scene.evaluate(float("nan"))
+        assert e.value.refusal == "non-finite-input"
+        with pytest.raises(fourdgs.Error) as e:
+            scene.audio_state_at(5, 0.0)
+        assert e.value.kind == "not-found"
+    scene.close()
+    with pytest.raises(fourdgs.Error) as e:
+        scene.header
+    assert e.value.refusal == "scene-closed"
+
+
+def test_url_needs_a_library_with_open_url(data_dir):
+    lib = fourdgs.load_library()
+    if hasattr(lib, "fourdgs_reader_open_url"):
+        pytest.skip("this libfourdgs-c opens URLs; the HTTP branch tests that path")
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open("http://127.0.0.1:9/scene.4dgs")
+    assert (e.value.kind, e.value.refusal) == ("unsupported", "url-unsupported")
+    assert "fourdgs_reader_open_url" in e.value.message
+
+
+def test_version_and_library(data_dir):
+    assert fourdgs.version() == fourdgs.__version__
+    assert "fourdgs-c" in fourdgs.library_path()
+
+
+def test_state_repr_names_what_it_holds(root):
+    state = fourdgs.open(root / "examples" / "data" / "example.4dgs").state_at(2.5)
+    text = repr(state)
+    assert text.startswith("<fourdgs.State instant t=2.5: 120 gaussians, SH degree 0")
+    assert "position (120, 3) float32" in text
+
+
+def test_summary_example_prints_a_file(root, data_dir):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, str(root / "examples" / "python" / "summary.py"),
+                          str(data_dir / "birth-extras.4dgs"), "0.5"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "120 gaussians" in out.stdout and "visible" in out.stdout
+    bad = subprocess.run([sys.executable, str(root / "examples" / "python" / "summary.py"),
+                          str(data_dir / "missing.4dgs")], capture_output=True, text=True)
+    assert bad.returncode == 1 and "io-error" in bad.stderr
