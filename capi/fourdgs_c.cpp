@@ -431,7 +431,7 @@ fourdgs_status open_with(const fourdgs_open_options* options, fourdgs_reader** o
 }
 
 const char* kStatusNames[] = {"ok",    "malformed",        "truncated", "unsupported",
-                              "io",    refusal::kInvalidArgument, "limit",     refusal::kOutOfMemory,
+                              "io",    "invalid-argument", "limit",     "out-of-memory",
                               "internal", "buffer-too-small", "not-found"};
 
 }  // namespace
