@@ -116,6 +116,7 @@ def load_library(path=None):
         "fourdgs_last_error": ([P(_Error)], ctypes.c_int),
         "fourdgs_reader_open_file": ([ctypes.c_char_p, _size, _vp, P(_vp)], ctypes.c_int),
         "fourdgs_reader_open_memory": ([ctypes.c_char_p, _size, _vp, P(_vp)], ctypes.c_int),
+        "fourdgs_reader_open_url": ([ctypes.c_char_p, _size, _vp, P(_vp)], ctypes.c_int),
         "fourdgs_reader_free": ([_vp], None),
         "fourdgs_reader_scene_info": ([_vp, P(_SceneInfo)], ctypes.c_int),
         "fourdgs_reader_header_attribute": ([_vp, _size, P(_String), P(_String)], ctypes.c_int),
@@ -127,6 +128,7 @@ def load_library(path=None):
         "fourdgs_frame_count": ([_vp, P(_size)], ctypes.c_int),
         "fourdgs_frame_copy": ([_vp, P(_FrameBuffers), P(_size)], ctypes.c_int),
         "fourdgs_validate_file": ([ctypes.c_char_p, _size, _vp, P(_vp)], ctypes.c_int),
+        "fourdgs_validate_url": ([ctypes.c_char_p, _size, _vp, P(_vp)], ctypes.c_int),
         "fourdgs_validation_free": ([_vp], None),
         "fourdgs_validation_summary_get": ([_vp, P(_ValidationSummary)], ctypes.c_int),
         "fourdgs_validation_finding": ([_vp, _size, P(_Finding)], ctypes.c_int),
@@ -164,8 +166,12 @@ def _floats(n):
     return a, ctypes.cast(a.buffer_info()[0], ctypes.POINTER(_flt)) if n else None
 
 
+def _is_url(path):
+    return isinstance(path, str) and path[:8].lower().startswith(("http://", "https://"))
+
+
 class Reader:
-    """A .4dgs file opened for random access (from a path, or from bytes)."""
+    """A .4dgs file opened for random access (from a path, an http(s):// URL, or bytes)."""
 
     def __init__(self, path=None, data=None):
         load_library()
@@ -173,7 +179,8 @@ class Reader:
         self._frame = _vp()
         if path is not None:
             p = os.fsencode(path)
-            _check(_lib.fourdgs_reader_open_file(p, len(p), None, ctypes.byref(self._handle)))
+            open_fn = _lib.fourdgs_reader_open_url if _is_url(path) else _lib.fourdgs_reader_open_file
+            _check(open_fn(p, len(p), None, ctypes.byref(self._handle)))
         else:
             self._data = bytes(data)  # the C reader borrows it for its lifetime
             _check(_lib.fourdgs_reader_open_memory(self._data, len(self._data), None,
@@ -263,7 +270,8 @@ def validate(path):
     load_library()
     p = os.fsencode(path)
     handle = _vp()
-    _check(_lib.fourdgs_validate_file(p, len(p), None, ctypes.byref(handle)))
+    validate_fn = _lib.fourdgs_validate_url if _is_url(path) else _lib.fourdgs_validate_file
+    _check(validate_fn(p, len(p), None, ctypes.byref(handle)))
     try:
         s = _ValidationSummary()
         _check(_lib.fourdgs_validation_summary_get(handle, ctypes.byref(s)))
