@@ -827,6 +827,17 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
 Status HttpSource::prefetch(std::span<const ByteRange> ranges, const std::atomic<bool>* cancel) {
     Impl& m = *impl_;
     if (m.whole || ranges.empty()) return ok_status();
+    {
+        // All cached (a playback prefetcher got there first): no need to queue behind whatever
+        // batch is in flight.
+        std::lock_guard lock(m.mu);
+        bool all = true;
+        for (const ByteRange& r : ranges)
+            if (r.offset < m.size && r.length != 0 &&
+                !m.gaps(r.offset, std::min(r.length, m.size - r.offset)).empty())
+                all = false;
+        if (all) return ok_status();
+    }
     std::lock_guard net(m.net);
     // The missing parts of the ranges, in the order given, up to half the cache bound (the
     // ranges a caller needs first come first); then adjacent parts merge into one request each.
