@@ -284,6 +284,14 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
+fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
+    auto remote = HttpSource::open(std::string(url, url_size));
+    FOURDGS_C_TRY(remote);
+    out = std::move(remote).value();
+    return FOURDGS_OK;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -493,10 +501,7 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
                                            std::unique_ptr<ByteSource>& source) {
-            auto remote = HttpSource::open(std::string(url, url_size));
-            FOURDGS_C_TRY(remote);
-            source = std::move(remote).value();
-            return FOURDGS_OK;
+            return url_source(url, url_size, source);
         });
     });
 }
@@ -1277,10 +1282,7 @@ fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(url);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
-            auto remote = HttpSource::open(std::string(url, url_size));
-            FOURDGS_C_TRY(remote);
-            source = std::move(remote).value();
-            return FOURDGS_OK;
+            return url_source(url, url_size, source);
         });
     });
 }
@@ -2051,9 +2053,9 @@ fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(url);
         FOURDGS_C_REQUIRE(out);
-        auto remote = HttpSource::open(std::string(url, url_size));
-        FOURDGS_C_TRY(remote);
-        return open_stream(std::move(remote).value(), options, out);
+        std::unique_ptr<ByteSource> remote;
+        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        return open_stream(std::move(remote), options, out);
     });
 }
 

@@ -542,6 +542,13 @@ struct HttpSource::Impl {
                             "the body ended after " + std::to_string(r.received) + " of " +
                                 std::to_string(*r.content_length) + " bytes"),
                     true);
+            // Without a Content-Length only the body's own length can tell the file changed.
+            if (!r.probe && r.received != size)
+                return std::make_pair(failure(r, "source-changed",
+                                              "the whole-body answer is " +
+                                                  std::to_string(r.received) +
+                                                  " bytes, the file was " + std::to_string(size)),
+                                      false);
             return std::nullopt;
         }
         if (r.received != r.expect)

@@ -127,6 +127,15 @@ Result<std::vector<ByteRange>> synthetic_plan(double t) {
     return std::vector<ByteRange>{{0, 50}, {1000 * k + 1000, 100}};
 }
 
+// One instant a second, `horizon` instants ahead.
+PrefetchOptions per_second(std::uint32_t horizon, std::uint64_t budget = PrefetchOptions{}.byte_budget) {
+    PrefetchOptions o;
+    o.step_sec = 1;
+    o.horizon = horizon;
+    o.byte_budget = budget;
+    return o;
+}
+
 std::vector<std::uint64_t> offsets_of(const std::vector<std::vector<ByteRange>>& calls) {
     std::vector<std::uint64_t> out;
     for (const auto& c : calls)
@@ -139,10 +148,7 @@ std::vector<std::uint64_t> offsets_of(const std::vector<std::vector<ByteRange>>&
 TEST_CASE("the prefetcher asks for the next instants nearest first, each range once", "[prefetch]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
-    PrefetchOptions o;
-    o.step_sec = 1;
-    o.horizon = 3;
-    PlaybackPrefetcher p(src, synthetic_plan, 100, o);
+    PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(3));
     p.aim(2);
     p.wait_idle();
     // Instants 3, 4, 5; the shared range is the player's own at 2.
@@ -164,11 +170,7 @@ TEST_CASE("the prefetcher asks for the next instants nearest first, each range o
 TEST_CASE("the prefetcher stops at its byte budget and resumes as the playhead moves", "[prefetch]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
-    PrefetchOptions o;
-    o.step_sec = 1;
-    o.horizon = 10;
-    o.byte_budget = 250;  // two instants' ranges
-    PlaybackPrefetcher p(src, synthetic_plan, 100, o);
+    PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(10, 250));  // two instants' ranges
     p.aim(0);
     p.wait_idle();
     CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{2000, 3000});
@@ -216,10 +218,7 @@ public:
 
 TEST_CASE("a seek elsewhere cancels the prefetch in flight and re-aims the window", "[prefetch]") {
     BlockingSource src;
-    PrefetchOptions o;
-    o.step_sec = 1;
-    o.horizon = 2;
-    PlaybackPrefetcher p(src, synthetic_plan, 100, o);
+    PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(2));
     p.aim(0);
     src.wait_entered();  // the worker is inside the prefetch for instant 1
     p.aim(50);           // a seek: that batch is no longer wanted
@@ -238,16 +237,13 @@ TEST_CASE("a planner failure is kept as the prefetcher's last error, not thrown 
           "[prefetch]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
-    PrefetchOptions o;
-    o.step_sec = 1;
-    o.horizon = 3;
     PlaybackPrefetcher p(
         src,
         [](double t) -> Result<std::vector<ByteRange>> {
             if (t >= 3) return make_error(ErrorKind::io, "io-error", "no plan");
             return synthetic_plan(t);
         },
-        100, o);
+        100, per_second(3));
     p.aim(1);
     p.wait_idle();
     REQUIRE(p.last_error());

@@ -13,18 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "fourdgs/http_source.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
-#include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/prefetch.hpp"
 #include "fourdgs/streaming_reader.hpp"
-#include "fourdgs/writer.hpp"
+#include "../support/remote_scenes.hpp"
 
 using namespace fourdgs;
 using Clock = std::chrono::steady_clock;
@@ -44,88 +41,6 @@ void save(const std::string& path, const std::vector<std::uint8_t>& bytes) {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     if (!out) die("cannot write " + path);
-}
-
-// The tests' gaussian-birth layout, larger: a background window [0, 10) and ten one-second
-// windows, `per` gaussians each, SH degree 1, chunks of 16384.
-std::vector<std::uint8_t> birth_scene(std::size_t per) {
-    const std::size_t windows = 11, n = per * windows;
-    std::mt19937 rng(16);
-    std::uniform_real_distribution<float> u(0, 1);
-    GaussianColumns g;
-    g.count = n;
-    g.sh_degree = 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t w = i / per;
-        for (int c = 0; c < 3; ++c) g.position.push_back(u(rng) * 8 - 4);
-        for (int c = 0; c < 3; ++c) g.scale.push_back(0.01f + 0.05f * u(rng));
-        for (int c = 0; c < 4; ++c) g.rotation.push_back(u(rng) - 0.5f);
-        g.rotation.back() += 1;
-        for (int c = 0; c < 4; ++c) g.color.push_back(u(rng));
-        for (int c = 0; c < 3; ++c) g.motion.push_back(u(rng) * 0.2f - 0.1f);
-        const double lo = w == 0 ? 0.0 : static_cast<double>(w - 1);
-        const double hi = w == 0 ? 10.0 : static_cast<double>(w);
-        g.win_lo.push_back(lo);
-        g.win_hi.push_back(hi);
-        g.mu_t.push_back(static_cast<float>((lo + hi) / 2));
-        g.sigma_t.push_back(w == 0 ? std::numeric_limits<float>::infinity() : 0.3f);
-        for (int c = 0; c < 9; ++c) g.sh.push_back(u(rng) - 0.5f);
-    }
-    SceneInput scene;
-    scene.header.duration_sec = 10;
-    scene.header.sh_degree = 1;
-    scene.gaussians = g.batch();
-    WriterOptions o;
-    o.max_chunk_gaussians = 16384;
-    auto out = write_scene(scene, o);
-    if (!out) die(out.error().describe());
-    return std::move(out).value();
-}
-
-// 90 steps of 1/30 s, 50000 gaussians, 5 % moving per step, a keyframe every 30, chained.
-std::vector<std::uint8_t> delta_scene() {
-    const std::size_t n = 50000, steps = 90;
-    std::mt19937 rng(61);
-    std::uniform_real_distribution<float> u(0, 1);
-    std::vector<std::uint32_t> ids(n);
-    std::vector<float> scale(n * 3), rotation(n * 4), color(n * 4),
-        sigma(n, std::numeric_limits<float>::infinity());
-    for (std::size_t i = 0; i < n; ++i) {
-        ids[i] = static_cast<std::uint32_t>(i);
-        for (int c = 0; c < 3; ++c) scale[i * 3 + c] = 0.01f + 0.02f * u(rng);
-        for (int c = 0; c < 4; ++c) rotation[i * 4 + c] = u(rng) - 0.5f;
-        rotation[i * 4 + 3] += 1;
-        for (int c = 0; c < 4; ++c) color[i * 4 + c] = u(rng);
-    }
-    std::vector<std::vector<float>> pos(steps);
-    pos[0].resize(n * 3);
-    for (float& p : pos[0]) p = u(rng) * 10 - 5;
-    for (std::size_t s = 1; s < steps; ++s) {
-        pos[s] = pos[s - 1];
-        for (std::size_t k = 0; k < n / 20; ++k) {
-            const std::size_t i = rng() % n;
-            for (int c = 0; c < 3; ++c)
-                pos[s][i * 3 + c] = std::clamp(pos[s][i * 3 + c] + (u(rng) - 0.5f) * 0.1f, -5.0f, 5.0f);
-        }
-    }
-    std::vector<KeyframeStep> st(steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-        st[s].t0 = static_cast<double>(s) / 30.0;
-        st[s].ids = ids;
-        st[s].gaussians.count = n;
-        st[s].gaussians.position = pos[s];
-        st[s].gaussians.scale = scale;
-        st[s].gaussians.rotation = rotation;
-        st[s].gaussians.color = color;
-        st[s].gaussians.sigma_t = sigma;
-    }
-    SceneHeader header;
-    header.duration_sec = static_cast<double>(steps) / 30.0;
-    KeyframeWriterOptions o;
-    o.keyframe_every = 30;
-    auto out = write_keyframe_delta(st, header, o);
-    if (!out) die(out.error().describe());
-    return std::move(out).value();
 }
 
 std::unique_ptr<HttpSource> open_http(const std::string& url) {
@@ -344,13 +259,16 @@ int main(int argc, char** argv) {
     const int latency = argc > 4 ? std::atoi(argv[4]) : 20;
     const std::size_t per = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 40000;
     auto tw = Clock::now();
-    const auto birth = birth_scene(per);
-    const auto delta = delta_scene();
-    save(root + "/bench-birth.4dgs", birth);
-    save(root + "/bench-delta.4dgs", delta);
+    // The tests' layouts (tests/support/remote_scenes.hpp), larger: chunks of 16384 gaussians;
+    // 50000 gaussians over 90 steps with a keyframe every 30.
+    auto birth = test::remote_birth_scene(per, 16384);
+    auto delta = test::remote_delta_scene(50000, 90, 30);
+    if (!birth || !delta) die("the writer failed");
+    save(root + "/bench-birth.4dgs", *birth);
+    save(root + "/bench-delta.4dgs", *delta);
     std::printf("files: gaussian-birth %zu KiB (%zu gaussians), keyframe-delta %zu KiB; written in "
                 "%.1f s\n",
-                birth.size() >> 10, per * 11, delta.size() >> 10, ms_since(tw) / 1000);
+                birth->size() >> 10, per * 11, delta->size() >> 10, ms_since(tw) / 1000);
     run(base, "bench-birth.4dgs", "bench-delta.4dgs", 0);
     run(proxy + "/fault/delay=0", "bench-birth.4dgs", "bench-delta.4dgs", 0);
     run(proxy + "/fault/delay=" + std::to_string(latency), "bench-birth.4dgs", "bench-delta.4dgs",

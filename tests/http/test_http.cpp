@@ -17,18 +17,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "fourdgs/http_source.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
-#include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/prefetch.hpp"
 #include "fourdgs/streaming_reader.hpp"
-#include "fourdgs/writer.hpp"
 #include "support/readers.hpp"
+#include "support/remote_scenes.hpp"
 
 using namespace fourdgs;
 
@@ -49,90 +47,21 @@ void write_file_at(const std::string& path, const std::vector<std::uint8_t>& byt
     REQUIRE(std::rename(temp.c_str(), path.c_str()) == 0);  // atomic: nginx never sees half
 }
 
-// A gaussian-birth scene of 10 s: a background window [0, 10) and one window per second, each
-// 8192 gaussians with SH degree 1, in chunks of 4096. The writer orders windows by lo, so the
-// file holds [0,1), the background, [1,2), ...: an instant in the middle needs two groups of
-// contiguous ranges (the background's chunks and bands, its second's chunks and bands), each
-// well away from the first and last 64 KiB.
+// The served scenes (tests/support/remote_scenes.hpp): chunks of 4096 gaussians, 8192 per
+// window, so an instant in the middle needs two groups of ranges, each well away from the first
+// and last 64 KiB; and a keyframe-delta clip of 60 steps with a keyframe every 10.
 const std::vector<std::uint8_t>& birth_scene() {
     static const std::vector<std::uint8_t> bytes = [] {
-        const std::size_t per = 8192, windows = 11, n = per * windows;
-        std::mt19937 rng(16);
-        std::uniform_real_distribution<float> u(0, 1);
-        GaussianColumns g;
-        g.count = n;
-        g.sh_degree = 1;
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t w = i / per;  // 0: background, k: [k-1, k)
-            for (int c = 0; c < 3; ++c) g.position.push_back(u(rng) * 8 - 4);
-            for (int c = 0; c < 3; ++c) g.scale.push_back(0.01f + 0.05f * u(rng));
-            for (int c = 0; c < 4; ++c) g.rotation.push_back(u(rng) - 0.5f);
-            g.rotation.back() += 1;
-            for (int c = 0; c < 4; ++c) g.color.push_back(u(rng));
-            for (int c = 0; c < 3; ++c) g.motion.push_back(u(rng) * 0.2f - 0.1f);
-            const double lo = w == 0 ? 0.0 : static_cast<double>(w - 1);
-            const double hi = w == 0 ? 10.0 : static_cast<double>(w);
-            g.win_lo.push_back(lo);
-            g.win_hi.push_back(hi);
-            g.mu_t.push_back(static_cast<float>((lo + hi) / 2));
-            g.sigma_t.push_back(w == 0 ? std::numeric_limits<float>::infinity() : 0.3f);
-            for (int c = 0; c < 9; ++c) g.sh.push_back(u(rng) - 0.5f);
-        }
-        SceneInput scene;
-        scene.header.duration_sec = 10;
-        scene.header.sh_degree = 1;
-        scene.gaussians = g.batch();
-        WriterOptions o;
-        o.max_chunk_gaussians = 4096;
-        auto out = write_scene(scene, o);
+        auto out = test::remote_birth_scene(8192, 4096);
         if (!out) FAIL(out.error().describe());
         return std::move(out).value();
     }();
     return bytes;
 }
 
-// A keyframe-delta clip: 60 steps of 1/30 s, 12000 gaussians, 5 % moving per step, a keyframe
-// every 10 steps, chained deltas.
 const std::vector<std::uint8_t>& delta_scene() {
     static const std::vector<std::uint8_t> bytes = [] {
-        const std::size_t n = 12000, steps = 60;
-        std::mt19937 rng(61);
-        std::uniform_real_distribution<float> u(0, 1);
-        std::vector<std::uint32_t> ids(n);
-        std::vector<float> scale(n * 3), rotation(n * 4), color(n * 4),
-            sigma(n, std::numeric_limits<float>::infinity());
-        for (std::size_t i = 0; i < n; ++i) {
-            ids[i] = static_cast<std::uint32_t>(i);
-            for (int c = 0; c < 3; ++c) scale[i * 3 + c] = 0.01f + 0.02f * u(rng);
-            for (int c = 0; c < 4; ++c) rotation[i * 4 + c] = u(rng) - 0.5f;
-            rotation[i * 4 + 3] += 1;
-            for (int c = 0; c < 4; ++c) color[i * 4 + c] = u(rng);
-        }
-        std::vector<std::vector<float>> pos(steps);
-        pos[0].resize(n * 3);
-        for (float& p : pos[0]) p = u(rng) * 10 - 5;
-        for (std::size_t s = 1; s < steps; ++s) {
-            pos[s] = pos[s - 1];
-            for (std::size_t k = 0; k < n / 20; ++k) {
-                const std::size_t i = rng() % n;
-                for (int c = 0; c < 3; ++c)
-                    pos[s][i * 3 + c] = std::clamp(pos[s][i * 3 + c] + (u(rng) - 0.5f) * 0.1f, -5.0f, 5.0f);
-            }
-        }
-        std::vector<KeyframeStep> st(steps);
-        for (std::size_t s = 0; s < steps; ++s) {
-            st[s].t0 = static_cast<double>(s) / 30.0;
-            st[s].ids = ids;
-            st[s].gaussians.count = n;
-            st[s].gaussians.position = pos[s];
-            st[s].gaussians.scale = scale;
-            st[s].gaussians.rotation = rotation;
-            st[s].gaussians.color = color;
-            st[s].gaussians.sigma_t = sigma;
-        }
-        SceneHeader header;
-        header.duration_sec = static_cast<double>(steps) / 30.0;
-        auto out = write_keyframe_delta(st, header);
+        auto out = test::remote_delta_scene(12000, 60, 10);
         if (!out) FAIL(out.error().describe());
         return std::move(out).value();
     }();
@@ -401,59 +330,59 @@ void require_io_error(const Status& st, const std::string& refusal, const std::s
 
 }  // namespace
 
+namespace {
+
+// A fault the retries absorb: the seek succeeds after at least `retries` retries and decodes
+// what a local read decodes.
+void require_recovers(const std::string& spec, std::uint64_t retries) {
+    INFO(spec);
+    Seek s = seek_through(faulty(spec, birth_name()));
+    REQUIRE(s.status.ok());
+    CHECK(s.stats.retries >= retries);
+    CHECK(s.stats.round_trips >= 3);  // open, a failed wave, the retry
+    test::require_identical(s.block, local_instant(5.5));
+}
+
+// A fault that outlasts `attempts` attempts: the seek fails with `refusal`, naming the URL, the
+// range and the attempts, and nothing of what came was decoded.
+Seek require_gives_up(const std::string& spec, std::uint32_t attempts, const std::string& refusal) {
+    HttpOptions o;
+    o.max_attempts = attempts;
+    const std::string url = faulty(spec, birth_name());
+    Seek s = seek_through(url, o);
+    require_io_error(s.status, refusal, url);
+    CHECK(s.status.error().message.find("after " + std::to_string(attempts) + " attempts") !=
+          std::string::npos);
+    CHECK(s.block.count == 0);
+    return s;
+}
+
+}  // namespace
+
+// Four failures for drops and resets: curl itself resends a request once when a kept-alive
+// connection dies before answering, so two might never reach our retry loop.
 TEST_CASE("dropped and reset connections are retried and the seek recovers", "[faults]") {
-    // Four failures: curl itself resends a request once when a kept-alive connection dies
-    // before answering, so two would never reach our retry loop.
-    for (const char* fault : {"drop=4,after=2", "reset=4,after=2"}) {
-        INFO(fault);
-        Seek s = seek_through(faulty(fault, birth_name()));
-        REQUIRE(s.status.ok());
-        CHECK(s.stats.retries >= 1);
-        CHECK(s.stats.round_trips >= 3);  // open, a failed wave, the retry
-        test::require_identical(s.block, local_instant(5.5));
-    }
+    require_recovers("drop=4,after=2", 1);
+    require_recovers("reset=4,after=2", 1);
 }
 
 TEST_CASE("a connection that keeps failing ends as http-connection after the last attempt",
           "[faults]") {
-    HttpOptions o;
-    o.max_attempts = 3;
-    const std::string url = faulty("drop=1000,after=2", birth_name());
-    Seek s = seek_through(url, o);
-    require_io_error(s.status, "http-connection", url);
-    CHECK(s.status.error().message.find("after 3 attempts") != std::string::npos);
+    Seek s = require_gives_up("drop=1000,after=2", 3, "http-connection");
     CHECK(s.stats.requests == 2 + 2 * 3);
 }
 
 TEST_CASE("5xx answers are retried with backoff; a lasting one is http-status naming the status",
           "[faults]") {
-    Seek ok = seek_through(faulty("status=503:2,after=2", birth_name()));
-    REQUIRE(ok.status.ok());
-    CHECK(ok.stats.retries == 2);
-    test::require_identical(ok.block, local_instant(5.5));
-
-    HttpOptions o;
-    o.max_attempts = 2;
-    const std::string url = faulty("status=500:1000,after=2", birth_name());
-    Seek bad = seek_through(url, o);
-    require_io_error(bad.status, "http-status", url);
-    CHECK(bad.status.error().message.find("HTTP 500") != std::string::npos);
-    CHECK(bad.status.error().message.find("after 2 attempts") != std::string::npos);
+    require_recovers("status=503:2,after=2", 2);
+    Seek s = require_gives_up("status=500:1000,after=2", 2, "http-status");
+    CHECK(s.status.error().message.find("HTTP 500") != std::string::npos);
 }
 
 TEST_CASE("a short body is retried and never decoded; one that stays short is http-short-body",
           "[faults]") {
-    Seek ok = seek_through(faulty("short=1,after=2", birth_name()));
-    REQUIRE(ok.status.ok());
-    CHECK(ok.stats.retries == 1);
-    test::require_identical(ok.block, local_instant(5.5));
-
-    HttpOptions o;
-    o.max_attempts = 2;
-    const std::string url = faulty("short=1000,after=2", birth_name());
-    Seek bad = seek_through(url, o);
-    require_io_error(bad.status, "http-short-body", url);
-    CHECK(bad.block.count == 0);  // nothing of the cut bodies was decoded
+    require_recovers("short=1,after=2", 1);
+    require_gives_up("short=1000,after=2", 2, "http-short-body");
 }
 
 TEST_CASE("a server that stops answering is http-timeout, not a hang", "[faults]") {
