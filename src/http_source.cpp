@@ -651,7 +651,8 @@ struct HttpSource::Impl {
                 r->error = e;
                 if (!first_error) first_error = std::move(e);
             }
-            pending = std::move(again);
+            // A request that cannot succeed fails the batch: no point retrying the others.
+            pending = first_error ? std::vector<Request*>{} : std::move(again);
         }
         if (first_error) return *first_error;
         return ok_status();
