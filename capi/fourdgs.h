@@ -179,6 +179,18 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_open_memory(const void* data, size_t 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_open_callbacks(const fourdgs_read_callbacks* callbacks,
                                                           const fourdgs_open_options* options,
                                                           fourdgs_reader** out);
+/* A file on a web server (an http:// or https:// URL), read by HTTP range requests: opening
+ * costs one round trip (the file's head and tail at once), each fourdgs_reader_evaluate one more
+ * (the chunks an instant needs, fetched together), cached in a bounded memory cache (64 MiB).
+ * The file's first ETag (or Last-Modified) is pinned: a file that changes on the server while it
+ * is read fails with FOURDGS_IO "source-changed", never with a mix of two versions. Other
+ * failures are FOURDGS_IO with "http-status" (e.g. 404), "http-timeout", "http-connection",
+ * "http-short-body", "http-bad-response", "range-not-supported", "unknown-size"; the message
+ * names the URL, the byte range and the HTTP status. FOURDGS_UNSUPPORTED ("http-not-built") in a
+ * build without libcurl. docs/remote.md says how to serve files. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
+                                                    const fourdgs_open_options* options,
+                                                    fourdgs_reader** out);
 FOURDGS_CAPI void fourdgs_reader_free(fourdgs_reader* reader);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -601,6 +613,95 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* 
                                                           const fourdgs_evaluate_options* options,
                                                           fourdgs_frame* frame);
 
+/* Streaming: a file front to back as its bytes arrive — a pipe, a socket, a download, stdin —
+ * holding one chunk at a time (fourdgs/streaming_reader.hpp, fourdgs/keyframe_delta.hpp). The
+ * front-end follows the Header's temporal_model: a gaussian-birth stream yields each Chunk's
+ * gaussians as stored (the §3 parameters, not yet evaluated); a keyframe-delta stream yields the
+ * composed state of each state chunk. On a cut stream, every complete chunk comes out, then
+ * fourdgs_stream_next_chunk fails with FOURDGS_TRUNCATED ("truncated"); a partial record is
+ * never decoded. A stream handle is used by one thread at a time. */
+
+typedef struct fourdgs_stream fourdgs_stream;
+
+/* Sequential reads through the caller.
+ *   read     writes up to `length` bytes into `buffer`; returns the count written (0 only at the
+ *            end of the data) or a negative value on failure. Called on the thread that calls
+ *            fourdgs_stream_open_callbacks / fourdgs_stream_next_chunk.
+ *   release  called exactly once when the library is done with `user`: at fourdgs_stream_free,
+ *            or when the open fails; may be NULL.
+ * The struct is copied. */
+typedef struct fourdgs_stream_callbacks {
+    void* user;
+    int64_t (*read)(void* user, void* buffer, uint64_t length);
+    void (*release)(void* user);
+} fourdgs_stream_callbacks;
+
+/* Each open reads the magic and the front matter (every record before the first chunk), so
+ * fourdgs_stream_scene_info answers at once. `options` may be NULL (defaults; copy_memory and
+ * decode_threads do not apply). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_callbacks(const fourdgs_stream_callbacks* callbacks,
+                                                          const fourdgs_open_options* options,
+                                                          fourdgs_stream** out);
+/* A file descriptor read with read(2) (a pipe, a socket, stdin). With close_fd non-zero the
+ * stream closes it at fourdgs_stream_free (and when the open fails). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
+                                                   const fourdgs_open_options* options,
+                                                   fourdgs_stream** out);
+/* A URL, read front to back by HTTP range requests of growing size (as fourdgs_reader_open_url,
+ * with its refusals). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
+                                                    const fourdgs_open_options* options,
+                                                    fourdgs_stream** out);
+FOURDGS_CAPI void fourdgs_stream_free(fourdgs_stream* stream);
+
+/* The scene as read so far: the front matter after the open; the summary (chunk_count, the
+ * index) once the end is reached. Strings are borrowed until fourdgs_stream_free. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_scene_info(const fourdgs_stream* stream,
+                                                      fourdgs_scene_info* out);
+
+/* Decodes the next chunk (a keyframe-delta stream: composes the next state). *produced = 1 when
+ * there is one (read it with fourdgs_stream_chunk_columns or fourdgs_stream_evaluate), 0 at the
+ * clean end of the file (after the Footer and trailing magic; the call may be repeated). Fails
+ * with the reader's refusal, or FOURDGS_TRUNCATED after the last complete chunk of a cut file. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_next_chunk(fourdgs_stream* stream, uint32_t* produced);
+
+/* The last chunk's gaussians as stored (§3), borrowed until the next fourdgs_stream_next_chunk or
+ * fourdgs_stream_free. Per gaussian: position 3, scale 3 (linear), rotation 4 (xyzw), color 4
+ * (r g b opacity), motion 3 (units per second), mu_t, sigma_t (+inf: never fades), win_lo,
+ * win_hi (the validity window), object_id, and sh_per_gaussian SH bytes (as in
+ * fourdgs_frame_columns). */
+typedef struct fourdgs_chunk_columns {
+    size_t struct_size;
+    double t0, t1;       /* the chunk's interval (keyframe-delta: the state chunk's) */
+    uint64_t offset;     /* the chunk record's byte offset */
+    uint32_t kind;       /* 0 Chunk or keyframe, 1 a state composed through a Delta Chunk */
+    size_t count;
+    const float* position;
+    const float* scale;
+    const float* rotation;
+    const float* color;
+    const float* motion;
+    const float* mu_t;
+    const float* sigma_t;
+    const float* win_lo;
+    const float* win_hi;
+    const uint32_t* object_id;   /* NULL when the chunk carries no object ids (all 0) */
+    const uint32_t* gaussian_id; /* keyframe-delta states, sorted; NULL for gaussian-birth */
+    uint32_t sh_degree;
+    size_t sh_per_gaussian;
+    const uint8_t* sh;
+} fourdgs_chunk_columns;
+
+/* FOURDGS_NOT_FOUND before the first chunk and after the end. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_chunk_columns(const fourdgs_stream* stream,
+                                                         fourdgs_chunk_columns* out);
+/* Evaluates the last chunk at t (§3) into `frame`, as fourdgs_reader_evaluate does for the
+ * chunks it reads: with options->append, a caller gathers every chunk of a gaussian-birth stream
+ * into one frame (chunks that do not cover t add nothing). FOURDGS_NOT_FOUND without a chunk. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_evaluate(const fourdgs_stream* stream, double t,
+                                                    const fourdgs_evaluate_options* options,
+                                                    fourdgs_frame* frame);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Validation: every problem in a file, not just the first (fourdgs/validate.hpp). */
 
@@ -637,6 +738,10 @@ FOURDGS_CAPI fourdgs_status fourdgs_validate_memory(const void* data, size_t siz
 FOURDGS_CAPI fourdgs_status fourdgs_validate_callbacks(const fourdgs_read_callbacks* callbacks,
                                                        const fourdgs_open_options* options,
                                                        fourdgs_validation** out);
+/* A URL, read by range requests (see fourdgs_reader_open_url). */
+FOURDGS_CAPI fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
+                                                 const fourdgs_open_options* options,
+                                                 fourdgs_validation** out);
 FOURDGS_CAPI void fourdgs_validation_free(fourdgs_validation* validation);
 FOURDGS_CAPI fourdgs_status fourdgs_validation_summary_get(const fourdgs_validation* validation,
                                                            fourdgs_validation_summary* out);

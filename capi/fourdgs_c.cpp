@@ -286,6 +286,14 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
+fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
+    auto remote = HttpSource::open(std::string(url, url_size));
+    FOURDGS_C_TRY(remote);
+    out = std::move(remote).value();
+    return FOURDGS_OK;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -529,25 +537,33 @@ fourdgs_status fourdgs_reader_open_callbacks(const fourdgs_read_callbacks* callb
     });
 }
 
+fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
+                                       const fourdgs_open_options* options, fourdgs_reader** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
+                                           std::unique_ptr<ByteSource>& source) {
+            return url_source(url, url_size, source);
+        });
+    });
+}
+
 void fourdgs_reader_free(fourdgs_reader* reader) { destroy_handle(reader); }
 
 // ---------------------------------------------------------------------------------------------
 // Scene information.
 
-fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        const SceneInfo& sc = reader->scene();
+namespace {
+// A scene as fourdgs_scene_info (shared by the random-access reader and the stream).
+fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
+                              fourdgs_scene_info* out) {
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = reader->delta || reader->delta_stream ? FOURDGS_MODEL_KEYFRAME_DELTA
-                                                                 : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = keyframe_delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;
@@ -584,9 +600,19 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.has_camera = sc.camera.has_value();
         i.has_object_table = sc.object_table.has_value();
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
-        i.index_built_by_scan = reader->birth ? reader->birth->index_built_by_scan() : 0;
+        i.index_built_by_scan = scanned;
         i.summary_crc_verified = sc.summary_crc_verified;
         return put(out, i);
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
+        return scene_info_out(reader->scene(), reader->delta.has_value() || reader->delta_stream,
+                              reader->birth && reader->birth->index_built_by_scan(), out);
     });
 }
 
@@ -1021,8 +1047,8 @@ fourdgs_evaluate_options default_evaluate_options() noexcept {
     return o;
 }
 
-fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
-                                   const fourdgs_evaluate_options* in, EvaluateOptions& out) {
+fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluate_options* in,
+                                   EvaluateOptions& out) {
     fourdgs_evaluate_options o = default_evaluate_options();
     if (in != nullptr) {
         if (auto s = check_size(in, "fourdgs_evaluate_options"); s != FOURDGS_OK) return s;
@@ -1034,7 +1060,7 @@ fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
     out.with_sh = o.max_sh_degree > 0;
     out.max_sh_degree = static_cast<int>(o.max_sh_degree);
     out.append = o.append != 0;
-    if (o.apply_object_tracks) out.tracks = reader->scene().object_tracks;
+    if (o.apply_object_tracks) out.tracks = scene.object_tracks;
     return FOURDGS_OK;
 }
 
@@ -1085,7 +1111,7 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
-        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         if (reader->delta) {
             FOURDGS_C_TRY(reader->delta->state_at(t, frame->block, frame->delta));
         } else {
@@ -1161,7 +1187,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         const std::size_t n = reader->scene().index.size();
         if (index >= n) return not_found("chunk", index, n);
         EvaluateOptions eo;
-        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(reader->birth->decode_chunk(index, frame->chunk));
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
@@ -1429,7 +1455,7 @@ fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
-        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         evaluate(block->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
@@ -1500,6 +1526,17 @@ fourdgs_status fourdgs_validate_callbacks(const fourdgs_read_callbacks* callback
         FOURDGS_C_REQUIRE(callbacks);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
             return callback_source(callbacks, source);
+        });
+    });
+}
+
+fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
+                                    const fourdgs_open_options* options,
+                                    fourdgs_validation** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
+            return url_source(url, url_size, source);
         });
     });
 }
@@ -2264,3 +2301,278 @@ fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
 }
 
 void fourdgs_stream_writer_free(fourdgs_stream_writer* writer) { destroy_handle(writer); }
+
+// ---------------------------------------------------------------------------------------------
+// Streaming.
+
+namespace {
+
+// The caller's sequential read callback as a forward-only source: an offset past the position
+// skips the bytes between, one before it is refused (the streaming readers only move forward).
+class StreamCallbackSource final : public ByteSource {
+public:
+    explicit StreamCallbackSource(const fourdgs_stream_callbacks& cb) : cb_(cb) {}
+    StreamCallbackSource(const StreamCallbackSource&) = delete;
+    StreamCallbackSource& operator=(const StreamCallbackSource&) = delete;
+    ~StreamCallbackSource() override {
+        if (cb_.release) cb_.release(cb_.user);
+    }
+    std::optional<std::uint64_t> size() const override { return std::nullopt; }
+    bool random_access() const override { return false; }
+    Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
+        if (offset < position_)
+            return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
+                              "a stream cannot go back to offset " + std::to_string(offset) +
+                                  " from " + std::to_string(position_));
+        std::uint8_t skip[4096];
+        while (position_ < offset && !eof_)
+            FOURDGS_TRY(pull(std::span(skip, static_cast<std::size_t>(std::min<std::uint64_t>(
+                                                 sizeof skip, offset - position_)))));
+        std::size_t done = 0;
+        while (position_ == offset + done && done < out.size() && !eof_) {
+            FOURDGS_ASSIGN(std::size_t n, pull(out.subspan(done)));
+            done += n;
+        }
+        return done;
+    }
+
+private:
+    Result<std::size_t> pull(std::span<std::uint8_t> into) {
+        const std::int64_t n = cb_.read(cb_.user, into.data(), into.size());
+        if (n < 0 || static_cast<std::uint64_t>(n) > into.size())
+            return make_error(ErrorKind::io, refusal::kIoError,
+                              "the stream read callback failed at offset " +
+                                  std::to_string(position_) + " (returned " + std::to_string(n) +
+                                  ")",
+                              position_);
+        eof_ = n == 0;
+        position_ += static_cast<std::uint64_t>(n);
+        return static_cast<std::size_t>(n);
+    }
+
+    fourdgs_stream_callbacks cb_;
+    std::uint64_t position_ = 0;
+    bool eof_ = false;
+};
+
+// A source whose first bytes were read ahead (to learn the temporal model before choosing the
+// front-end) and are served again, then the rest from the source itself.
+class ReplaySource final : public ByteSource {
+public:
+    ReplaySource(std::unique_ptr<ByteSource> inner, std::vector<std::uint8_t> head)
+        : inner_(std::move(inner)), head_(std::move(head)) {}
+    std::optional<std::uint64_t> size() const override { return inner_->size(); }
+    bool random_access() const override { return inner_->random_access(); }
+    Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
+        std::size_t done = 0;
+        if (offset < head_.size()) {
+            done = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), head_.size() - offset));
+            std::memcpy(out.data(), head_.data() + offset, done);
+        }
+        if (done == out.size()) return done;
+        FOURDGS_ASSIGN(std::size_t n, inner_->read_at(offset + done, out.subspan(done)));
+        return done + n;
+    }
+
+private:
+    std::unique_ptr<ByteSource> inner_;
+    std::vector<std::uint8_t> head_;
+};
+
+// Reads the magic and the first record into `head` and says whether the Header names the
+// keyframe-delta model. Anything unexpected says no: the gaussian-birth front-end then reads the
+// same bytes and names the refusal itself.
+Result<bool> peek_keyframe_delta(ByteSource& src, std::uint64_t max_record,
+                                 std::vector<std::uint8_t>& head) {
+    constexpr std::uint64_t kHeaderPeekLimit = 1 << 20;  // a Header record is far smaller
+    head.resize(kMagicSize + kRecordHeaderSize);
+    FOURDGS_ASSIGN(std::size_t got, src.read_at(0, head));
+    head.resize(got);
+    if (got < kMagicSize + kRecordHeaderSize || head[kMagicSize] != op::header) return false;
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | head[kMagicSize + 1 + i];
+    if (length > std::min(max_record, kHeaderPeekLimit)) return false;
+    FOURDGS_ASSIGN(std::uint64_t body, read_growing(src, head.size(), length, head));
+    if (body != length) return false;
+    auto record = parse_record(std::span<const std::uint8_t>(head).subspan(kMagicSize), kMagicSize);
+    if (!record) return false;
+    auto header = parse_header(*record);
+    return header.ok() && header->temporal_model == kModelKeyframeDelta;
+}
+
+}  // namespace
+
+struct fourdgs_stream {
+    explicit fourdgs_stream(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    std::unique_ptr<ByteSource> source;
+    std::optional<StreamingReader> birth;
+    std::optional<KeyframeDeltaStream> delta;
+    GaussianBlock block;  // the last chunk, or the last composed state
+    StateInfo state;
+    double t0 = 0, t1 = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t kind = 0;
+    bool have_chunk = false;
+
+    const SceneInfo& scene() const { return delta ? delta->scene() : birth->scene(); }
+};
+
+namespace {
+
+fourdgs_status open_stream(std::unique_ptr<ByteSource> raw, const fourdgs_open_options* options,
+                           fourdgs_stream** out) {
+    FOURDGS_C_REQUIRE(out);
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    Allocator alloc;
+    if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
+    const ReaderOptions ro = reader_options(o);
+    std::vector<std::uint8_t> head;
+    auto keyframe_delta = peek_keyframe_delta(*raw, ro.max_record_bytes, head);
+    FOURDGS_C_TRY(keyframe_delta);
+    fourdgs_stream* s = make_handle<fourdgs_stream>(alloc);
+    std::unique_ptr<fourdgs_stream, void (*)(fourdgs_stream*)> guard(s, destroy_handle);
+    s->source = std::make_unique<ReplaySource>(std::move(raw), std::move(head));
+    if (*keyframe_delta) {
+        s->delta.emplace(*s->source, ro);
+        FOURDGS_C_TRY(s->delta->open());
+    } else {
+        s->birth.emplace(*s->source, ro);
+        FOURDGS_C_TRY(s->birth->open());
+    }
+    *out = guard.release();
+    return FOURDGS_OK;
+}
+
+}  // namespace
+
+fourdgs_status fourdgs_stream_open_callbacks(const fourdgs_stream_callbacks* callbacks,
+                                             const fourdgs_open_options* options,
+                                             fourdgs_stream** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(callbacks);
+        // Made first, so `release` runs exactly once on every path.
+        auto source = std::make_unique<StreamCallbackSource>(*callbacks);
+        if (callbacks->read == nullptr)
+            return invalid(refusal::kInvalidCallbacks, "stream callbacks need read");
+        return open_stream(std::move(source), options, out);
+    });
+}
+
+fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
+                                      const fourdgs_open_options* options, fourdgs_stream** out) {
+    return guarded([&] {
+        // Made first, so a descriptor the stream owns is closed on every path.
+        auto source = std::make_unique<SequentialSource>(fd, close_fd != 0);
+        if (fd < 0) return invalid(refusal::kInvalidArgument, "fd " + std::to_string(fd) + " is negative");
+        return open_stream(std::move(source), options, out);
+    });
+}
+
+fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
+                                       const fourdgs_open_options* options, fourdgs_stream** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        FOURDGS_C_REQUIRE(out);
+        std::unique_ptr<ByteSource> remote;
+        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        return open_stream(std::move(remote), options, out);
+    });
+}
+
+void fourdgs_stream_free(fourdgs_stream* stream) { destroy_handle(stream); }
+
+fourdgs_status fourdgs_stream_scene_info(const fourdgs_stream* stream, fourdgs_scene_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
+        return scene_info_out(stream->scene(), stream->delta.has_value(), false, out);
+    });
+}
+
+fourdgs_status fourdgs_stream_next_chunk(fourdgs_stream* stream, uint32_t* produced) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(produced);
+        stream->have_chunk = false;
+        if (stream->delta) {
+            auto more = stream->delta->next_state(stream->block, &stream->state);
+            FOURDGS_C_TRY(more);
+            if (*more) {
+                const StateInfo& i = stream->state;
+                stream->t0 = i.t0;
+                stream->t1 = i.t1;
+                stream->offset = i.offset;
+                stream->kind = i.chunk_kind;
+            }
+            stream->have_chunk = *more;
+        } else {
+            auto more = stream->birth->next_chunk(stream->block);
+            FOURDGS_C_TRY(more);
+            if (*more) {
+                const ChunkRecord& c = stream->birth->last_chunk();
+                stream->t0 = c.t0;
+                stream->t1 = c.t1;
+                stream->offset = stream->birth->last_chunk_offset();
+                stream->kind = 0;
+            }
+            stream->have_chunk = *more;
+        }
+        *produced = stream->have_chunk ? 1 : 0;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_chunk_columns(const fourdgs_stream* stream,
+                                            fourdgs_chunk_columns* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_chunk_columns"); s != FOURDGS_OK) return s;
+        if (!stream->have_chunk)
+            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
+                        "no chunk: fourdgs_stream_next_chunk has not produced one");
+        const GaussianBlock& b = stream->block;
+        auto column = [](const auto& v) { return v.empty() ? nullptr : v.data(); };
+        fourdgs_chunk_columns c{};
+        c.t0 = stream->t0;
+        c.t1 = stream->t1;
+        c.offset = stream->offset;
+        c.kind = stream->kind;
+        c.count = b.count;
+        c.position = column(b.position);
+        c.scale = column(b.scale);
+        c.rotation = column(b.rotation);
+        c.color = column(b.color);
+        c.motion = column(b.motion);
+        c.mu_t = column(b.mu_t);
+        c.sigma_t = column(b.sigma_t);
+        c.win_lo = column(b.win_lo);
+        c.win_hi = column(b.win_hi);
+        c.object_id = column(b.object_id);
+        c.gaussian_id = column(b.gaussian_id);
+        c.sh_degree = static_cast<uint32_t>(b.sh_degree);
+        c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
+        c.sh = c.sh_per_gaussian ? column(b.sh) : nullptr;
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_stream_evaluate(const fourdgs_stream* stream, double t,
+                                       const fourdgs_evaluate_options* options,
+                                       fourdgs_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (!stream->have_chunk)
+            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
+                        "no chunk: fourdgs_stream_next_chunk has not produced one");
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(stream->scene(), options, eo); s != FOURDGS_OK) return s;
+        evaluate(stream->block, t, stream->scene().header.cutoff, frame->frame, eo);
+        return FOURDGS_OK;
+    });
+}

@@ -810,6 +810,13 @@ Status KeyframeDeltaReader::fetch(std::uint64_t offset, std::uint64_t length,
     return ok_status();
 }
 
+Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const {
+    FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
+    std::vector<ByteRange> out;
+    for (std::size_t c : plan.chain) append_fetch_ranges(timeline_.entries()[c], wanted_bands(), out);
+    return out;
+}
+
 Status KeyframeDeltaReader::fetch_bands(const ChunkIndex& e, KeyframeDeltaWorkspace& ws,
                                         std::vector<ShBandRecord>& bands) const {
     bands.clear();
@@ -841,6 +848,8 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
                                           StateInfo* info) const {
     const SceneInfo& sc = scene();
     FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
+    FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
+    FOURDGS_TRY(source_->prefetch(ranges));  // the whole chain in one round trip when remote
     const std::vector<ChunkIndex>& ix = timeline_.entries();
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = wanted_bands();

@@ -37,6 +37,14 @@ struct DecodeWorkspace {
     GaussianBlock block;
 };
 
+// Appends the byte ranges decoding index entry `e` with SH bands 1..wanted_bands reads: the
+// chunk record, then each wanted band record. Their lengths sum to the entry's fetch cost.
+inline void append_fetch_ranges(const ChunkIndex& e, int wanted_bands, std::vector<ByteRange>& out) {
+    out.push_back({e.chunk_offset, e.chunk_length});
+    for (const ChunkIndex::Band& b : e.bands)
+        if (b.band >= 1 && b.band <= wanted_bands) out.push_back({b.offset, b.length});
+}
+
 class IndexedReader {
 public:
     // Opens a random-access source. Refusals: the magic and front-matter refusals of the
@@ -53,6 +61,8 @@ public:
 
     // The bytes decode_chunk(index) will fetch: the chunk record plus the wanted bands.
     std::uint64_t fetch_cost(std::size_t index) const;
+    // The ranges decode_chunks(indices) reads (announced to the source's prefetch first).
+    std::vector<ByteRange> fetch_ranges(std::span<const std::size_t> indices) const;
 
     // Fetches and decodes chunk `index` into ws.block. Checks the fetched record against its
     // index entry (index-record-mismatch naming the field). Thread-safe with distinct workspaces.
