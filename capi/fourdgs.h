@@ -138,8 +138,9 @@ typedef struct fourdgs_open_options {
     uint64_t max_summary_bytes;   /* default 2^30 */
     uint32_t max_gaussians_per_chunk; /* default 2^24 */
     const fourdgs_allocator* allocator; /* NULL = malloc/free */
-    uint32_t streaming;           /* read front to back instead of through the index (default
-                                     0); see fourdgs_reader_next_block */
+    uint32_t keep_payloads;       /* streams: keep attachment and audio payloads in memory as
+                                     they pass, for fourdgs_reader_read_payload on
+                                     fourdgs_stream_scene (default 0) */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */
@@ -162,13 +163,9 @@ typedef struct fourdgs_read_callbacks {
 
 /* Opens a file for random access: the tail, the summary and the front matter are read; the
  * chunks are fetched on demand. The front-end follows the Header's temporal_model
- * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults).
- * With options->streaming set, any of the opens below reads front to back instead (the
- * streaming front-ends): the magic and the front matter now, then one chunk or state per
- * fourdgs_reader_next_block; the scene calls report what has been read so far (the summary
- * arrives at the end). Such a reader is used by one thread at a time, and the calls that need
- * the index (evaluate, chunks_for, evaluate_chunk, read_all, state_at) refuse it
- * (FOURDGS_INVALID_ARGUMENT, "needs-random-access"). */
+ * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults). To read front to back
+ * instead (a pipe, a download, a file without an index, a truncated file), open a
+ * fourdgs_stream. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,
                                                      const fourdgs_open_options* options,
                                                      fourdgs_reader** out);
@@ -272,7 +269,9 @@ typedef struct fourdgs_attachment_info {
 FOURDGS_CAPI fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_attachment_info* out);
 /* Reads a payload range (fourdgs_attachment_info.payload, fourdgs_audio_source_info.payload)
- * from the file. buffer NULL: *size = payload.size. Otherwise capacity >= payload.size. */
+ * from the file. buffer NULL: *size = payload.size. Otherwise capacity >= payload.size.
+ * A stream's scene (fourdgs_stream_scene) serves the payloads the stream kept
+ * (fourdgs_open_options.keep_payloads); without them it refuses ("needs-random-access"). */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader,
                                                         fourdgs_payload payload, void* buffer,
                                                         size_t capacity, size_t* size);
@@ -525,9 +524,10 @@ typedef enum fourdgs_block_kind {
     FOURDGS_BLOCK_EMPTY = 0,   /* nothing read yet, or the last read failed */
     FOURDGS_BLOCK_ALL = 1,     /* every gaussian of a gaussian-birth file, chunks in index order */
     FOURDGS_BLOCK_INSTANT = 2, /* gaussian-birth: every gaussian of the chunks covering `time` */
-    FOURDGS_BLOCK_CHUNK = 3,   /* gaussian-birth: one chunk, read front to back */
+    FOURDGS_BLOCK_CHUNK = 3,   /* gaussian-birth: one chunk of a stream, as stored */
     FOURDGS_BLOCK_STATE = 4    /* keyframe-delta: the composed state of one state chunk (§11),
-                                  sorted by gaussian_id */
+                                  sorted by gaussian_id (fourdgs_reader_state_at, or one per
+                                  state chunk of a stream) */
 } fourdgs_block_kind;
 
 typedef struct fourdgs_block_info {
@@ -598,35 +598,34 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader
  * the block is left EMPTY. Thread-safe for distinct blocks. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
                                                     fourdgs_block* block);
-/* A streaming reader (fourdgs_open_options.streaming) only: decodes the next chunk (a CHUNK
- * block) or composes the next state (a STATE block) into `block` and sets *produced to 1; at the
- * clean end of the file *produced is 0 and the block is EMPTY. On a truncated file every whole
- * chunk before the cut comes back, then FOURDGS_TRUNCATED ("truncated"). After a failure every
- * further call gives the same failure. */
-FOURDGS_CAPI fourdgs_status fourdgs_reader_next_block(fourdgs_reader* reader, fourdgs_block* block,
-                                                      uint32_t* produced);
-/* §3 on a block already decoded (by this reader or another reader of the same file): the
- * visible gaussians at t into `frame`, with this reader's cutoff and Object Tracks. With
- * options->append, several blocks gather in one frame. Thread-safe for distinct frames. */
+/* §3 on a block already decoded (by this reader, another reader of the same file, or a stream
+ * of it): the visible gaussians at t into `frame`, with this reader's cutoff and Object Tracks.
+ * `reader` may be a stream's scene (fourdgs_stream_scene). With options->append, several
+ * blocks gather in one frame (blocks that do not cover t add nothing). Thread-safe for distinct
+ * frames. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
                                                           const fourdgs_block* block, double t,
                                                           const fourdgs_evaluate_options* options,
                                                           fourdgs_frame* frame);
 
-/* Streaming: a file front to back as its bytes arrive — a pipe, a socket, a download, stdin —
- * holding one chunk at a time (fourdgs/streaming_reader.hpp, fourdgs/keyframe_delta.hpp). The
- * front-end follows the Header's temporal_model: a gaussian-birth stream yields each Chunk's
- * gaussians as stored (the §3 parameters, not yet evaluated); a keyframe-delta stream yields the
- * composed state of each state chunk. On a cut stream, every complete chunk comes out, then
- * fourdgs_stream_next_chunk fails with FOURDGS_TRUNCATED ("truncated"); a partial record is
- * never decoded. A stream handle is used by one thread at a time. */
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming: a file front to back as its bytes arrive — a pipe, a socket, a download, stdin, a
+ * file without an index, a truncated file — holding one chunk at a time
+ * (fourdgs/streaming_reader.hpp, fourdgs/keyframe_delta.hpp). It fills caller blocks: the
+ * front-end follows the Header's temporal_model, and fourdgs_stream_next_block gives a
+ * gaussian-birth file's chunks as stored (CHUNK blocks: the §3 parameters, not yet evaluated)
+ * and a keyframe-delta file's composed state per state chunk (STATE blocks). The scene read so
+ * far is a reader handle the stream lends (fourdgs_stream_scene): the scene calls and
+ * fourdgs_reader_evaluate_block are the random-access reader's own. On a cut stream every
+ * complete chunk comes out, then FOURDGS_TRUNCATED ("truncated"); a partial record is never
+ * decoded. A stream and its scene are used by one thread at a time. */
 
 typedef struct fourdgs_stream fourdgs_stream;
 
 /* Sequential reads through the caller.
  *   read     writes up to `length` bytes into `buffer`; returns the count written (0 only at the
  *            end of the data) or a negative value on failure. Called on the thread that calls
- *            fourdgs_stream_open_callbacks / fourdgs_stream_next_chunk.
+ *            fourdgs_stream_open_callbacks / fourdgs_stream_next_block.
  *   release  called exactly once when the library is done with `user`: at fourdgs_stream_free,
  *            or when the open fails; may be NULL.
  * The struct is copied. */
@@ -636,14 +635,14 @@ typedef struct fourdgs_stream_callbacks {
     void (*release)(void* user);
 } fourdgs_stream_callbacks;
 
-/* Each open reads the magic and the front matter (every record before the first chunk), so
- * fourdgs_stream_scene_info answers at once. `options` may be NULL (defaults; copy_memory and
- * decode_threads do not apply). */
+/* Each open reads the magic and the front matter (every record before the first chunk), so the
+ * stream's scene answers at once. `options` may be NULL (defaults; copy_memory and
+ * decode_threads do not apply, keep_payloads does). */
 FOURDGS_CAPI fourdgs_status fourdgs_stream_open_callbacks(const fourdgs_stream_callbacks* callbacks,
                                                           const fourdgs_open_options* options,
                                                           fourdgs_stream** out);
-/* A file descriptor read with read(2) (a pipe, a socket, stdin). With close_fd non-zero the
- * stream closes it at fourdgs_stream_free (and when the open fails). */
+/* A file descriptor read with read(2) (a pipe, a socket, stdin, a regular file). With close_fd
+ * non-zero the stream closes it at fourdgs_stream_free (and when the open fails). */
 FOURDGS_CAPI fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
                                                    const fourdgs_open_options* options,
                                                    fourdgs_stream** out);
@@ -652,55 +651,33 @@ FOURDGS_CAPI fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
 FOURDGS_CAPI fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
                                                     const fourdgs_open_options* options,
                                                     fourdgs_stream** out);
+/* Frees the stream and its scene. Blocks it filled stay valid (they are the caller's). */
 FOURDGS_CAPI void fourdgs_stream_free(fourdgs_stream* stream);
 
-/* The scene as read so far: the front matter after the open; the summary (chunk_count, the
- * index) once the end is reached. Strings are borrowed until fourdgs_stream_free. */
-FOURDGS_CAPI fourdgs_status fourdgs_stream_scene_info(const fourdgs_stream* stream,
-                                                      fourdgs_scene_info* out);
+/* The scene as read so far, as a reader handle lent by the stream until fourdgs_stream_free
+ * (never free it: fourdgs_reader_free passes it by). It holds the front matter after the open,
+ * and the summary (the Chunk Index, summary_crc_verified) once the end is reached. Every call
+ * that reads the scene works on it — fourdgs_reader_scene_info, _header_attribute,
+ * _quantization_bound, _window, _metadata*, _attachment, _camera*, _audio_*, the provenance and
+ * object calls, _chunk_info — and fourdgs_reader_evaluate_block evaluates the stream's blocks
+ * with its cutoff and Object Tracks. What those calls lend stays valid until the next
+ * fourdgs_stream_next_block (a record after the chunks may add to the scene) or
+ * fourdgs_stream_free. fourdgs_reader_read_payload serves the payloads the stream kept
+ * (keep_payloads); the calls that fetch through the index (evaluate, chunks_for,
+ * evaluate_chunk, read_all, state_at) refuse it: FOURDGS_INVALID_ARGUMENT
+ * "needs-random-access". */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_scene(const fourdgs_stream* stream,
+                                                 const fourdgs_reader** out);
 
-/* Decodes the next chunk (a keyframe-delta stream: composes the next state). *produced = 1 when
- * there is one (read it with fourdgs_stream_chunk_columns or fourdgs_stream_evaluate), 0 at the
- * clean end of the file (after the Footer and trailing magic; the call may be repeated). Fails
- * with the reader's refusal, or FOURDGS_TRUNCATED after the last complete chunk of a cut file. */
-FOURDGS_CAPI fourdgs_status fourdgs_stream_next_chunk(fourdgs_stream* stream, uint32_t* produced);
-
-/* The last chunk's gaussians as stored (§3), borrowed until the next fourdgs_stream_next_chunk or
- * fourdgs_stream_free. Per gaussian: position 3, scale 3 (linear), rotation 4 (xyzw), color 4
- * (r g b opacity), motion 3 (units per second), mu_t, sigma_t (+inf: never fades), win_lo,
- * win_hi (the validity window), object_id, and sh_per_gaussian SH bytes (as in
- * fourdgs_frame_columns). */
-typedef struct fourdgs_chunk_columns {
-    size_t struct_size;
-    double t0, t1;       /* the chunk's interval (keyframe-delta: the state chunk's) */
-    uint64_t offset;     /* the chunk record's byte offset */
-    uint32_t kind;       /* 0 Chunk or keyframe, 1 a state composed through a Delta Chunk */
-    size_t count;
-    const float* position;
-    const float* scale;
-    const float* rotation;
-    const float* color;
-    const float* motion;
-    const float* mu_t;
-    const float* sigma_t;
-    const float* win_lo;
-    const float* win_hi;
-    const uint32_t* object_id;   /* NULL when the chunk carries no object ids (all 0) */
-    const uint32_t* gaussian_id; /* keyframe-delta states, sorted; NULL for gaussian-birth */
-    uint32_t sh_degree;
-    size_t sh_per_gaussian;
-    const uint8_t* sh;
-} fourdgs_chunk_columns;
-
-/* FOURDGS_NOT_FOUND before the first chunk and after the end. */
-FOURDGS_CAPI fourdgs_status fourdgs_stream_chunk_columns(const fourdgs_stream* stream,
-                                                         fourdgs_chunk_columns* out);
-/* Evaluates the last chunk at t (§3) into `frame`, as fourdgs_reader_evaluate does for the
- * chunks it reads: with options->append, a caller gathers every chunk of a gaussian-birth stream
- * into one frame (chunks that do not cover t add nothing). FOURDGS_NOT_FOUND without a chunk. */
-FOURDGS_CAPI fourdgs_status fourdgs_stream_evaluate(const fourdgs_stream* stream, double t,
-                                                    const fourdgs_evaluate_options* options,
-                                                    fourdgs_frame* frame);
+/* Decodes the next chunk into `block` (CHUNK; its info has the chunk record's offset, t0, t1 and
+ * level) or composes the next state (STATE; with the §5.8 fields of its state chunk and the
+ * live count) and sets *produced to 1. At the clean end of the file (after the Footer and the
+ * trailing magic) *produced is 0 and the block is EMPTY; the call may be repeated. On a cut
+ * stream every complete chunk comes back, then FOURDGS_TRUNCATED ("truncated"). On failure the
+ * block is EMPTY, and every further call gives the same failure. The block does not refer to
+ * the stream: it may outlive it. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream,
+                                                      fourdgs_block* block, uint32_t* produced);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Validation: every problem in a file, not just the first (fourdgs/validate.hpp). */

@@ -247,7 +247,7 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_summary_bytes = ro.max_summary_bytes;
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
-    o.streaming = 0;
+    o.keep_payloads = 0;
     return o;
 }
 
@@ -307,15 +307,16 @@ struct fourdgs_reader {
     std::unique_ptr<ByteSource> source;
     std::optional<IndexedReader> birth;
     std::optional<KeyframeDeltaReader> delta;
-    // options.streaming: front to back, one of these; `stream_failure` repeats a failure.
-    std::optional<StreamingReader> stream;
-    std::optional<KeyframeDeltaStream> delta_stream;
-    std::optional<Error> stream_failure;
+    // A stream's scene (fourdgs_stream_scene) has no source and no front-end: it answers from
+    // the stream's SceneInfo, and lives inside the stream, which frees it.
+    const SceneInfo* streamed = nullptr;
+    bool streamed_delta = false;
 
+    bool keyframe_delta() const noexcept { return delta.has_value() || streamed_delta; }
     const SceneInfo& scene() const {
         if (delta) return delta->scene();
         if (birth) return birth->scene();
-        return delta_stream ? delta_stream->scene() : stream->scene();
+        return *streamed;
     }
 };
 
@@ -387,19 +388,6 @@ struct fourdgs_writer {
 
 namespace {
 
-// Front to back: the Header's temporal_model, read by the streaming reader's open, picks the
-// front-end; a keyframe-delta file is then opened again by its own stream.
-fourdgs_status open_stream(fourdgs_reader* r, const ReaderOptions& ro) {
-    r->stream.emplace(*r->source, ro);
-    FOURDGS_C_TRY(r->stream->open());
-    if (r->stream->scene().header.temporal_model == kModelKeyframeDelta) {
-        r->stream.reset();
-        r->delta_stream.emplace(*r->source, ro);
-        FOURDGS_C_TRY(r->delta_stream->open());
-    }
-    return FOURDGS_OK;
-}
-
 fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_open_options& o,
                            fourdgs_reader* r) {
     r->options = o;
@@ -408,7 +396,6 @@ fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_ope
     // The Header's temporal_model picks the front-end; the keyframe-delta one opens its own
     // IndexedReader (with the same options) and adds the timeline checks.
     ro.accept_keyframe_delta = true;
-    if (o.streaming) return open_stream(r, ro);
     auto base = IndexedReader::open(*r->source, ro);
     FOURDGS_C_TRY(base);
     if (base->scene().header.temporal_model == kModelKeyframeDelta) {
@@ -548,13 +535,16 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
     });
 }
 
-void fourdgs_reader_free(fourdgs_reader* reader) { destroy_handle(reader); }
+void fourdgs_reader_free(fourdgs_reader* reader) {
+    if (reader != nullptr && reader->streamed != nullptr) return;  // a stream's: it frees it
+    destroy_handle(reader);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scene information.
 
 namespace {
-// A scene as fourdgs_scene_info (shared by the random-access reader and the stream).
+// A scene as fourdgs_scene_info.
 fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
                               fourdgs_scene_info* out) {
         const Header& h = sc.header;
@@ -611,7 +601,7 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        return scene_info_out(reader->scene(), reader->delta.has_value() || reader->delta_stream,
+        return scene_info_out(reader->scene(), reader->keyframe_delta(),
                               reader->birth && reader->birth->index_built_by_scan(), out);
     });
 }
@@ -717,17 +707,43 @@ fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t in
     });
 }
 
+namespace {
+// A stream's scene has no source: a payload range is served from the kept bytes of the
+// attachment or audio payload that holds it (fourdgs_open_options.keep_payloads), or not at all.
+const PayloadRef* kept_payload(const SceneInfo& scene, fourdgs_payload p) {
+    auto holds = [&](const PayloadRef& r) {
+        return r.data.size() == r.length && p.offset >= r.offset &&
+               p.offset - r.offset <= r.length && p.size <= r.length - (p.offset - r.offset);
+    };
+    for (const AttachmentEntry& a : scene.attachments)
+        if (holds(a.payload)) return &a.payload;
+    for (const AudioSourceEntry& a : scene.audio)
+        if (holds(a.payload)) return &a.payload;
+    return nullptr;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs_payload payload,
                                            void* buffer, size_t capacity, size_t* size) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(size);
-        const std::uint64_t file_size = reader->source->size().value_or(0);
-        if (payload.offset > file_size || payload.size > file_size - payload.offset)
-            return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
-                        "payload [" + std::to_string(payload.offset) + ", +" +
-                            std::to_string(payload.size) + ") lies outside the " +
-                            std::to_string(file_size) + "-byte file");
+        const std::string range =
+            "payload [" + std::to_string(payload.offset) + ", +" + std::to_string(payload.size) + ")";
+        const PayloadRef* kept = nullptr;
+        if (!reader->source) {
+            kept = kept_payload(reader->scene(), payload);
+            if (kept == nullptr)
+                return invalid(refusal::kNeedsRandomAccess,
+                               range + " is not held by this stream's scene: a stream keeps the "
+                                       "payloads it passes only when opened with keep_payloads");
+        } else {
+            const std::uint64_t file_size = reader->source->size().value_or(0);
+            if (payload.offset > file_size || payload.size > file_size - payload.offset)
+                return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
+                            range + " lies outside the " + std::to_string(file_size) +
+                                "-byte file");
+        }
         if (buffer == nullptr) {
             *size = static_cast<size_t>(payload.size);
             return FOURDGS_OK;
@@ -736,10 +752,16 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
             return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
                         "the payload is " + std::to_string(payload.size) + " bytes, the buffer " +
                             std::to_string(capacity));
-        // read_exact may have written part of the buffer before failing; that is buffer
-        // content, not an out-parameter, and `size` stays untouched.
-        FOURDGS_C_TRY(reader->source->read_exact(
-            payload.offset, std::span(static_cast<std::uint8_t*>(buffer), payload.size)));
+        if (kept != nullptr) {
+            if (payload.size != 0)
+                std::memcpy(buffer, kept->data.data() + (payload.offset - kept->offset),
+                            static_cast<size_t>(payload.size));
+        } else {
+            // read_exact may have written part of the buffer before failing; that is buffer
+            // content, not an out-parameter, and `size` stays untouched.
+            FOURDGS_C_TRY(reader->source->read_exact(
+                payload.offset, std::span(static_cast<std::uint8_t*>(buffer), payload.size)));
+        }
         *size = static_cast<size_t>(payload.size);
         return FOURDGS_OK;
     });
@@ -1069,12 +1091,12 @@ fourdgs_status finite_time(double t) {
     return FOURDGS_OK;
 }
 
-// The calls that fetch through the index refuse a streaming reader.
+// The calls that fetch through the index refuse a stream's scene.
 fourdgs_status random_access(const fourdgs_reader* reader) {
     if (reader->birth || reader->delta) return FOURDGS_OK;
     return invalid(refusal::kNeedsRandomAccess,
-                   "this reader was opened with streaming set: read it with "
-                   "fourdgs_reader_next_block");
+                   "this is a stream's scene (fourdgs_stream_scene): read its gaussians with "
+                   "fourdgs_stream_next_block");
 }
 }  // namespace
 
@@ -1395,53 +1417,6 @@ fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
             block->info.time = t;
             return FOURDGS_OK;
         });
-    });
-}
-
-fourdgs_status fourdgs_reader_next_block(fourdgs_reader* reader, fourdgs_block* block,
-                                         uint32_t* produced) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(block);
-        FOURDGS_C_REQUIRE(produced);
-        empty_block(*block);
-        if (!reader->stream && !reader->delta_stream)
-            return invalid(refusal::kNeedsStreaming,
-                           "this reader reads through the index: open it with streaming set, or "
-                           "use fourdgs_reader_read_all / fourdgs_reader_state_at");
-        if (reader->stream_failure) return fail(*reader->stream_failure);
-        bool more = false;
-        const fourdgs_status s = read_into(block, [&] {
-            if (reader->delta_stream) {
-                StateInfo info;
-                auto r = reader->delta_stream->next_state(block->block, &info);
-                if (!r.ok()) {
-                    reader->stream_failure = r.error();
-                    return fail(r.error());
-                }
-                more = *r;
-                if (more) state_info_out(info, block->info);
-            } else {
-                auto r = reader->stream->next_chunk(block->block);
-                if (!r.ok()) {
-                    reader->stream_failure = r.error();
-                    return fail(r.error());
-                }
-                more = *r;
-                if (more) {
-                    const ChunkRecord& c = reader->stream->last_chunk();
-                    block->info.kind = FOURDGS_BLOCK_CHUNK;
-                    block->info.offset = reader->stream->last_chunk_offset();
-                    block->info.t0 = c.t0;
-                    block->info.t1 = c.t1;
-                    block->info.level = c.level;
-                }
-            }
-            return FOURDGS_OK;
-        });
-        if (s != FOURDGS_OK) return s;
-        *produced = more ? 1 : 0;
-        return FOURDGS_OK;
     });
 }
 
@@ -2403,19 +2378,13 @@ Result<bool> peek_keyframe_delta(ByteSource& src, std::uint64_t max_record,
 }  // namespace
 
 struct fourdgs_stream {
-    explicit fourdgs_stream(const Allocator& a) : alloc(a) {}
+    explicit fourdgs_stream(const Allocator& a) : alloc(a), scene(a) {}
     Allocator alloc;
     std::unique_ptr<ByteSource> source;
     std::optional<StreamingReader> birth;
     std::optional<KeyframeDeltaStream> delta;
-    GaussianBlock block;  // the last chunk, or the last composed state
-    StateInfo state;
-    double t0 = 0, t1 = 0;
-    std::uint64_t offset = 0;
-    std::uint32_t kind = 0;
-    bool have_chunk = false;
-
-    const SceneInfo& scene() const { return delta ? delta->scene() : birth->scene(); }
+    fourdgs_reader scene;          // what fourdgs_stream_scene lends: this stream's SceneInfo
+    std::optional<Error> failure;  // repeated by every later fourdgs_stream_next_block
 };
 
 namespace {
@@ -2427,7 +2396,9 @@ fourdgs_status open_stream(std::unique_ptr<ByteSource> raw, const fourdgs_open_o
     if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
     Allocator alloc;
     if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
-    const ReaderOptions ro = reader_options(o);
+    o.allocator = nullptr;  // copied into the handle; the caller's struct is not retained
+    ReaderOptions ro = reader_options(o);
+    ro.keep_payloads = o.keep_payloads != 0;
     std::vector<std::uint8_t> head;
     auto keyframe_delta = peek_keyframe_delta(*raw, ro.max_record_bytes, head);
     FOURDGS_C_TRY(keyframe_delta);
@@ -2437,10 +2408,14 @@ fourdgs_status open_stream(std::unique_ptr<ByteSource> raw, const fourdgs_open_o
     if (*keyframe_delta) {
         s->delta.emplace(*s->source, ro);
         FOURDGS_C_TRY(s->delta->open());
+        s->scene.streamed = &s->delta->scene();
+        s->scene.streamed_delta = true;
     } else {
         s->birth.emplace(*s->source, ro);
         FOURDGS_C_TRY(s->birth->open());
+        s->scene.streamed = &s->birth->scene();
     }
+    s->scene.options = o;
     *out = guard.release();
     return FOURDGS_OK;
 }
@@ -2483,96 +2458,49 @@ fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
 
 void fourdgs_stream_free(fourdgs_stream* stream) { destroy_handle(stream); }
 
-fourdgs_status fourdgs_stream_scene_info(const fourdgs_stream* stream, fourdgs_scene_info* out) {
+fourdgs_status fourdgs_stream_scene(const fourdgs_stream* stream, const fourdgs_reader** out) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(stream);
         FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        return scene_info_out(stream->scene(), stream->delta.has_value(), false, out);
-    });
-}
-
-fourdgs_status fourdgs_stream_next_chunk(fourdgs_stream* stream, uint32_t* produced) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(stream);
-        FOURDGS_C_REQUIRE(produced);
-        stream->have_chunk = false;
-        if (stream->delta) {
-            auto more = stream->delta->next_state(stream->block, &stream->state);
-            FOURDGS_C_TRY(more);
-            if (*more) {
-                const StateInfo& i = stream->state;
-                stream->t0 = i.t0;
-                stream->t1 = i.t1;
-                stream->offset = i.offset;
-                stream->kind = i.chunk_kind;
-            }
-            stream->have_chunk = *more;
-        } else {
-            auto more = stream->birth->next_chunk(stream->block);
-            FOURDGS_C_TRY(more);
-            if (*more) {
-                const ChunkRecord& c = stream->birth->last_chunk();
-                stream->t0 = c.t0;
-                stream->t1 = c.t1;
-                stream->offset = stream->birth->last_chunk_offset();
-                stream->kind = 0;
-            }
-            stream->have_chunk = *more;
-        }
-        *produced = stream->have_chunk ? 1 : 0;
+        *out = &stream->scene;
         return FOURDGS_OK;
     });
 }
 
-fourdgs_status fourdgs_stream_chunk_columns(const fourdgs_stream* stream,
-                                            fourdgs_chunk_columns* out) {
+fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* block,
+                                         uint32_t* produced) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(stream);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_chunk_columns"); s != FOURDGS_OK) return s;
-        if (!stream->have_chunk)
-            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
-                        "no chunk: fourdgs_stream_next_chunk has not produced one");
-        const GaussianBlock& b = stream->block;
-        auto column = [](const auto& v) { return v.empty() ? nullptr : v.data(); };
-        fourdgs_chunk_columns c{};
-        c.t0 = stream->t0;
-        c.t1 = stream->t1;
-        c.offset = stream->offset;
-        c.kind = stream->kind;
-        c.count = b.count;
-        c.position = column(b.position);
-        c.scale = column(b.scale);
-        c.rotation = column(b.rotation);
-        c.color = column(b.color);
-        c.motion = column(b.motion);
-        c.mu_t = column(b.mu_t);
-        c.sigma_t = column(b.sigma_t);
-        c.win_lo = column(b.win_lo);
-        c.win_hi = column(b.win_hi);
-        c.object_id = column(b.object_id);
-        c.gaussian_id = column(b.gaussian_id);
-        c.sh_degree = static_cast<uint32_t>(b.sh_degree);
-        c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
-        c.sh = c.sh_per_gaussian ? column(b.sh) : nullptr;
-        return put(out, c);
-    });
-}
-
-fourdgs_status fourdgs_stream_evaluate(const fourdgs_stream* stream, double t,
-                                       const fourdgs_evaluate_options* options,
-                                       fourdgs_frame* frame) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(stream);
-        FOURDGS_C_REQUIRE(frame);
-        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
-        if (!stream->have_chunk)
-            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
-                        "no chunk: fourdgs_stream_next_chunk has not produced one");
-        EvaluateOptions eo;
-        if (auto s = evaluate_options_in(stream->scene(), options, eo); s != FOURDGS_OK) return s;
-        evaluate(stream->block, t, stream->scene().header.cutoff, frame->frame, eo);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(produced);
+        empty_block(*block);
+        if (stream->failure) return fail(*stream->failure);
+        bool more = false;
+        const fourdgs_status s = read_into(block, [&] {
+            StateInfo state;
+            Result<bool> r = stream->delta ? stream->delta->next_state(block->block, &state)
+                                           : stream->birth->next_chunk(block->block);
+            if (!r.ok()) {
+                stream->failure = r.error();
+                return fail(r.error());
+            }
+            more = *r;
+            if (!more) {
+                empty_block(*block);
+            } else if (stream->delta) {
+                state_info_out(state, block->info);
+            } else {
+                const ChunkRecord& c = stream->birth->last_chunk();
+                block->info.kind = FOURDGS_BLOCK_CHUNK;
+                block->info.offset = stream->birth->last_chunk_offset();
+                block->info.t0 = c.t0;
+                block->info.t1 = c.t1;
+                block->info.level = c.level;
+            }
+            return FOURDGS_OK;
+        });
+        if (s != FOURDGS_OK) return s;
+        *produced = more ? 1 : 0;
         return FOURDGS_OK;
     });
 }

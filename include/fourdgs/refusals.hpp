@@ -136,7 +136,6 @@ struct RefusalInfo {
     X(kMissingShBand, "missing-sh-band", "§5.7", "SH Band Stream.band", file) \
     X(kMixedAudioRecords, "mixed-audio-records", "§7", "Audio", file) \
     X(kNeedsRandomAccess, "needs-random-access", "", "", api) \
-    X(kNeedsStreaming, "needs-streaming", "", "", api) \
     X(kNoChunkIndex, "no-chunk-index", "§11.8", "Chunk Index", file) \
     X(kNoCoordinateSystem, "no-coordinate-system", "§2", "Metadata.coordinate_system", file) \
     X(kNoEmbeddingSpace, "no-embedding-space", "§5.15.6", "Object Table.embedding_dim", file) \

@@ -6,9 +6,11 @@ library's; this package converts shapes and lends the library's memory to numpy 
 copying.
 
     import fourdgs
-    scene = fourdgs.open("scene.4dgs")          # header, windows, extras as properties
+    scene = fourdgs.open("scene.4dgs")          # header, windows, extras as properties (or a URL)
     state = scene.state_at(2.5)                 # decoded gaussians: numpy arrays, no copy
     frame = scene.evaluate(2.5)                 # the visible set at t = 2.5 s
+    for state in fourdgs.stream(sys.stdin.buffer).blocks():   # front to back, chunk by chunk
+        ...
     fourdgs.write("out.4dgs", positions=p, scales=s, rotations=q, colors=c, duration=5.0)
     report = fourdgs.validate("out.4dgs")       # every finding
 
@@ -19,7 +21,7 @@ then the install prefix and the system loader (libfourdgs-c.so.0). See docs/pyth
 from ._capi import library_path, load as load_library
 from ._errors import Error
 from ._ply import PlyCloud, read_ply, write_ply
-from ._scene import Frame, Scene, State, open, sh_coefficients, stream
+from ._scene import Frame, Scene, State, Stream, open, sh_coefficients, stream
 from ._types import (AXES, CAMERA_MODELS, LENGTH_UNITS, Attachment, AudioKeyframe, AudioSource,
                      AudioState, Camera, CameraKeyframe, CameraView, ChunkInfo, CoordinateFrame,
                      Dynamics, Finding, GeodeticAnchor, Header, Metadata, ObjectInfo, ObjectTrack,
@@ -37,8 +39,8 @@ def version() -> str:
 
 
 __all__ = [
-    "Error", "open", "stream", "Scene", "State", "Frame", "sh_coefficients", "write", "Writer",
-    "StreamWriter", "bounds", "validate", "read_ply", "write_ply", "PlyCloud", "version",
+    "Error", "open", "stream", "Scene", "Stream", "State", "Frame", "sh_coefficients", "write",
+    "Writer", "StreamWriter", "bounds", "validate", "read_ply", "write_ply", "PlyCloud", "version",
     "library_path", "load_library", "Header", "Quantization", "ChunkInfo", "Metadata",
     "Attachment", "Camera", "CameraKeyframe", "CameraView", "AudioSource", "AudioKeyframe",
     "AudioState", "CoordinateFrame", "Sensor", "PoseSample", "RigTrajectory", "GeodeticAnchor",

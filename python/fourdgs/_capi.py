@@ -62,7 +62,7 @@ class OpenOptions(Sized):
     _fields_ = [("struct_size", size_t), ("max_sh_degree", u32), ("verify_summary_crc", u32),
                 ("copy_memory", u32), ("decode_threads", u32), ("max_record_bytes", u64),
                 ("max_summary_bytes", u64), ("max_gaussians_per_chunk", u32),
-                ("allocator", vp), ("streaming", u32)]
+                ("allocator", vp), ("keep_payloads", u32)]
 
 
 class SceneInfo(Sized):
@@ -226,6 +226,13 @@ class StreamDeclaration(Sized):
 
 
 WRITE_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, vp, vp, u64)
+STREAM_READ = ctypes.CFUNCTYPE(i64, vp, vp, u64)
+STREAM_RELEASE = ctypes.CFUNCTYPE(None, vp)
+
+
+class StreamCallbacks(ctypes.Structure):
+    _fields_ = [("user", vp), ("read", STREAM_READ), ("release", STREAM_RELEASE)]
+
 
 H = vp  # every handle travels as void*
 _SIGNATURES = {
@@ -235,6 +242,7 @@ _SIGNATURES = {
     "fourdgs_open_options_init": ([P(OpenOptions)], None),
     "fourdgs_reader_open_file": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
     "fourdgs_reader_open_memory": ([vp, size_t, P(OpenOptions), P(H)], status_t),
+    "fourdgs_reader_open_url": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
     "fourdgs_reader_free": ([H], None),
     "fourdgs_reader_scene_info": ([H, P(SceneInfo)], status_t),
     "fourdgs_reader_header_attribute": ([H, size_t, P(String), P(String)], status_t),
@@ -269,10 +277,16 @@ _SIGNATURES = {
     "fourdgs_block_info_get": ([H, P(BlockInfo)], status_t),
     "fourdgs_reader_read_all": ([H, H], status_t),
     "fourdgs_reader_state_at": ([H, dbl, H], status_t),
-    "fourdgs_reader_next_block": ([H, H, P(u32)], status_t),
     "fourdgs_reader_evaluate_block": ([H, H, dbl, P(EvaluateOptions), H], status_t),
+    "fourdgs_stream_open_fd": ([ctypes.c_int, u32, P(OpenOptions), P(H)], status_t),
+    "fourdgs_stream_open_callbacks": ([P(StreamCallbacks), P(OpenOptions), P(H)], status_t),
+    "fourdgs_stream_open_url": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
+    "fourdgs_stream_free": ([H], None),
+    "fourdgs_stream_scene": ([H, P(H)], status_t),
+    "fourdgs_stream_next_block": ([H, H, P(u32)], status_t),
     "fourdgs_validate_file": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
     "fourdgs_validate_memory": ([vp, size_t, P(OpenOptions), P(H)], status_t),
+    "fourdgs_validate_url": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
     "fourdgs_validation_free": ([H], None),
     "fourdgs_validation_summary_get": ([H, P(ValidationSummary)], status_t),
     "fourdgs_validation_finding": ([H, size_t, P(FindingInfo)], status_t),
@@ -307,11 +321,6 @@ _SIGNATURES = {
     "fourdgs_stream_writer_report": ([H, P(WriteReport)], status_t),
     "fourdgs_stream_writer_free": ([H], None),
 }
-# Present in some builds only (another branch adds HTTP): probed, declared when present.
-_OPTIONAL = {
-    "fourdgs_reader_open_url": ([ctypes.c_char_p, size_t, P(OpenOptions), P(H)], status_t),
-}
-
 _lib: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 _lock = threading.Lock()
@@ -361,11 +370,6 @@ def _declare(library: ctypes.CDLL) -> None:
         fn = getattr(library, name)
         fn.argtypes = args
         fn.restype = res
-    for name, (args, res) in _OPTIONAL.items():
-        if hasattr(library, name):
-            fn = getattr(library, name)
-            fn.argtypes = args
-            fn.restype = res
 
 
 def _try_load(path: str) -> Optional[ctypes.CDLL]:
@@ -434,10 +438,6 @@ def check(status: int) -> None:
     """Raises the calling thread's last error when `status` is not FOURDGS_OK."""
     if status != OK:
         raise error_from_last(status)
-
-
-def has(name: str) -> bool:
-    return hasattr(lib(), name)
 
 
 __all__ = ["STATUS_NAMES"]

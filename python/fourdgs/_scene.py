@@ -3,6 +3,7 @@ arrays lent by the C library."""
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import sys
 import threading
@@ -108,7 +109,7 @@ class State(_Lent):
                                   (keyframe-delta identity)
 
     `kind` says what the block holds: "all" (Scene.read_all), "instant" (Scene.state_at on a
-    gaussian-birth file: the chunks covering `time`), "chunk" (one chunk of a streaming read),
+    gaussian-birth file: the chunks covering `time`), "chunk" (one chunk of a Stream),
     "state" (a keyframe-delta composed state; `chunk` describes its state chunk).
     """
 
@@ -207,15 +208,14 @@ class Frame(_Lent):
         return f"<fourdgs.Frame t={self.time:g}: {self._count} visible, SH degree {self.sh_degree}>"
 
 
-def _open_options(streaming: bool, max_sh_degree: int, decode_threads: int,
-                  verify_summary_crc: bool, copy_memory: bool = False) -> C.OpenOptions:
+def _open_options(max_sh_degree: int, verify_summary_crc: bool, decode_threads: int = 1,
+                  keep_payloads: bool = False) -> C.OpenOptions:
     o = C.OpenOptions()
     C.lib().fourdgs_open_options_init(ctypes.byref(o))
     o.max_sh_degree = max_sh_degree
     o.decode_threads = decode_threads
     o.verify_summary_crc = int(verify_summary_crc)
-    o.copy_memory = int(copy_memory)
-    o.streaming = int(streaming)
+    o.keep_payloads = int(keep_payloads)
     return o
 
 
@@ -223,26 +223,23 @@ def _is_url(source: object) -> bool:
     return isinstance(source, str) and "://" in source and not os.path.exists(source)
 
 
-def open(source: Source, *, streaming: bool = False, max_sh_degree: int = 3,  # noqa: A001
-         decode_threads: int = 1, verify_summary_crc: bool = True) -> "Scene":
-    """Opens a .4dgs scene.
+def open(source: Source, *, max_sh_degree: int = 3, decode_threads: int = 1,  # noqa: A001
+         verify_summary_crc: bool = True) -> "Scene":
+    """Opens a .4dgs scene for random access (its index; fourdgs.stream reads front to back).
 
     Args:
-        source: a path, a URL (http:// or https://, when the loaded libfourdgs-c has
+        source: a path, a URL (http:// or https://: read by range requests,
             fourdgs_reader_open_url), or the file's bytes (bytes are borrowed; a bytearray or
             memoryview is copied).
-        streaming: read front to back (Scene.blocks()) instead of through the index. A
-            streaming scene works on files without an index and on truncated files (every whole
-            chunk before the cut comes back, then Error "truncated").
         max_sh_degree: decode SH bands up to this degree (0..3).
         decode_threads: threads a decode uses (0 = all cores).
         verify_summary_crc: check the summary's CRC when the file has one.
 
     Raises:
-        Error: the file's refusal (kind, identifier, message, byte offset), or io for a path
-            that cannot be read.
+        Error: the file's refusal (kind, identifier, message, byte offset), or io for a path or
+            URL that cannot be read (for a URL: "http-status", "http-connection", ...).
     """
-    options = _open_options(streaming, max_sh_degree, decode_threads, verify_summary_crc)
+    options = _open_options(max_sh_degree, verify_summary_crc, decode_threads)
     lib = C.lib()
     handle = C.vp()
     keep = None
@@ -252,10 +249,6 @@ def open(source: Source, *, streaming: bool = False, max_sh_degree: int = 3,  # 
                                                ctypes.byref(handle)))
         name = f"<{len(keep)} bytes>"
     elif _is_url(source):
-        if not hasattr(lib, "fourdgs_reader_open_url"):
-            raise Error(C.UNSUPPORTED, "url-unsupported",
-                        f"{source}: this libfourdgs-c ({C.library_path()}) has no "
-                        "fourdgs_reader_open_url; download the file and open its path")
         url = C.string_in(source)
         C.check(lib.fourdgs_reader_open_url(url, len(url), ctypes.byref(options),
                                             ctypes.byref(handle)))
@@ -265,12 +258,89 @@ def open(source: Source, *, streaming: bool = False, max_sh_degree: int = 3,  # 
         C.check(lib.fourdgs_reader_open_file(path, len(path), ctypes.byref(options),
                                              ctypes.byref(handle)))
         name = os.fsdecode(path)
-    return Scene(handle.value, name, streaming, keep)
+    return Scene(handle.value, name, keep)
 
 
-def stream(source: Source, **options) -> "Scene":
-    """open(source, streaming=True): a scene read front to back; iterate Scene.blocks()."""
-    return open(source, streaming=True, **options)
+class _Reading:
+    """A Python byte source behind fourdgs_stream_open_callbacks: a binary file object (bytes
+    are read through io.BytesIO). A failure inside `read` is kept, and raised as the cause of
+    the stream's io error."""
+
+    def __init__(self, fileobj):
+        self.fileobj = fileobj
+        self.error: Optional[BaseException] = None
+        self.callbacks = C.StreamCallbacks(None, C.STREAM_READ(self._read), C.STREAM_RELEASE())
+
+    def _read(self, _user, buffer, length):
+        try:
+            f = self.fileobj
+            if hasattr(f, "readinto"):
+                n = f.readinto((ctypes.c_char * length).from_address(buffer))
+                if n is None:  # a non-blocking source with nothing ready
+                    raise BlockingIOError("the stream's file object returned no data")
+                return n
+            data = f.read(length)
+            ctypes.memmove(buffer, data, len(data))
+            return len(data)
+        except BaseException as e:  # noqa: B902 (it crosses C: kept, then raised by the caller)
+            self.error = e
+            return -1
+
+    def check(self, status: int) -> None:
+        """C.check, with a failure of the Python source as the Error's cause."""
+        try:
+            C.check(status)
+        except Error as e:
+            if self.error is not None:
+                raise e from self.error
+            raise
+
+
+def stream(source: Union[Source, io.IOBase], *, max_sh_degree: int = 3,
+           verify_summary_crc: bool = True, keep_payloads: bool = False) -> "Stream":
+    """Opens a .4dgs scene to read front to back, one chunk at a time (Stream.blocks()): a file
+    without an index, a truncated file (every whole chunk before the cut, then Error
+    "truncated"), a pipe, a download, one pass in bounded memory.
+
+    Args:
+        source: a path (read with read(2), fourdgs_stream_open_fd), a URL (http:// or https://,
+            fourdgs_stream_open_url), the file's bytes, or a binary file object — sys.stdin.buffer,
+            a subprocess's stdout, a socket's makefile("rb") — read as its bytes arrive
+            (fourdgs_stream_open_callbacks).
+        max_sh_degree: decode SH bands up to this degree (0..3).
+        verify_summary_crc: check the summary's CRC at the Footer when the file has one.
+        keep_payloads: keep attachment and audio payloads in memory as they pass, so that
+            attachment_data() and audio_data() can answer (they pass by once otherwise).
+
+    Raises:
+        Error: as fourdgs.open; the front matter is read before this returns.
+    """
+    options = _open_options(max_sh_degree, verify_summary_crc, keep_payloads=keep_payloads)
+    lib = C.lib()
+    handle = C.vp()
+    keep = None
+    if _is_url(source):
+        url = C.string_in(source)
+        C.check(lib.fourdgs_stream_open_url(url, len(url), ctypes.byref(options),
+                                            ctypes.byref(handle)))
+        name = source
+    elif isinstance(source, (str, os.PathLike)):
+        name = os.fsdecode(source)
+        try:
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            raise Error(C.IO, "io-error", f"cannot open '{name}': {e.strerror}") from e
+        C.check(lib.fourdgs_stream_open_fd(fd, 1, ctypes.byref(options), ctypes.byref(handle)))
+    else:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            name = f"<{len(source)} bytes>"
+            source = io.BytesIO(source)
+        else:
+            name = getattr(source, "name", None) or repr(source)
+        keep = _Reading(source)
+        keep.check(lib.fourdgs_stream_open_callbacks(ctypes.byref(keep.callbacks),
+                                                     ctypes.byref(options), ctypes.byref(handle)))
+    return Stream(handle.value, str(name), keep)
 
 
 class Scene:
@@ -279,18 +349,16 @@ class Scene:
     Everything about the file — header, quantization, windows, chunks, metadata, attachments,
     camera, audio sources, provenance (coordinate frames, sensors, rig trajectories, geodetic
     anchors), objects and their tracks — is a property; gaussians come as numpy arrays from
-    read_all(), state_at(t) and evaluate(t) (and blocks() for a streaming scene).
+    read_all(), state_at(t) and evaluate(t).
 
-    Thread safety: a scene opened for random access may be used from several threads at once
-    (each call decodes into its own block or frame). A streaming scene is used by one thread at
-    a time. close() waits for calls in flight on other threads.
+    Thread safety: a scene may be used from several threads at once (each call decodes into its
+    own block or frame). close() waits for calls in flight on other threads.
     """
 
-    def __init__(self, handle: int, name: str, streaming: bool, keep: Optional[bytes]):
+    def __init__(self, handle: int, name: str, keep: object = None):
         self._handle: Optional[int] = handle
-        self._keep = keep  # the bytes the C reader borrows
+        self._keep = keep  # what the C handle borrows (bytes, a Python source)
         self.name = name
-        self.streaming = streaming
         self._busy = 0
         self._cond = threading.Condition()
 
@@ -310,6 +378,9 @@ class Scene:
                 self._busy -= 1
                 self._cond.notify_all()
 
+    def _release(self, handle: int) -> None:
+        C.lib().fourdgs_reader_free(handle)
+
     def close(self) -> None:
         """Frees the reader. States and frames already returned stay valid."""
         with self._cond:
@@ -317,12 +388,12 @@ class Scene:
                 self._cond.wait()
             handle, self._handle = self._handle, None
         if handle:
-            C.lib().fourdgs_reader_free(handle)
+            self._release(handle)
         self._keep = None
 
     def __del__(self):
         if getattr(self, "_handle", None):
-            C.lib().fourdgs_reader_free(self._handle)
+            self._release(self._handle)
             self._handle = None
 
     def __enter__(self) -> "Scene":
@@ -350,6 +421,12 @@ class Scene:
     def model(self) -> str:
         """"gaussian-birth" or "keyframe-delta": the front-end the Header's temporal_model picks."""
         return "keyframe-delta" if self._info().temporal_model == 1 else "gaussian-birth"
+
+    @property
+    def summary_crc_verified(self) -> bool:
+        """True when the Footer's summary_crc was non-zero and checked against the summary's
+        bytes (for a Stream: once the end has been read)."""
+        return bool(self._info().summary_crc_verified)
 
     @property
     def counts(self) -> dict:
@@ -407,7 +484,7 @@ class Scene:
 
     @property
     def chunks(self) -> List[ChunkInfo]:
-        """The Chunk Index (§5.8), in file order (for a streaming scene: once it has arrived)."""
+        """The Chunk Index (§5.8), in file order (for a Stream: once it has arrived)."""
         n = self._info().chunk_count
         out = []
         with self._use() as h:
@@ -662,20 +739,6 @@ class Scene:
         lib = C.lib()
         return self._decode(lambda h, b: lib.fourdgs_reader_state_at(h, float(t), b), out)
 
-    def blocks(self) -> Iterator[State]:
-        """A streaming scene's gaussians, front to back: one State per chunk (gaussian-birth) or
-        per state chunk (keyframe-delta, the composed state). On a truncated file the whole
-        chunks before the cut come, then Error "truncated"."""
-        lib = C.lib()
-        while True:
-            block = _new_block()
-            produced = C.u32()
-            with self._use() as h:
-                C.check(lib.fourdgs_reader_next_block(h, block.handle, ctypes.byref(produced)))
-            if not produced.value:
-                return
-            yield State(block)
-
     def evaluate(self, t: float, state: Union[State, Sequence[State], None] = None, *,
                  sh_degree: int = 3, object_tracks: bool = True,
                  out: Optional[Frame] = None) -> Frame:
@@ -683,7 +746,7 @@ class Scene:
 
         Without `state`, decodes what t needs (state_at) and evaluates it. With a State (or a
         sequence of them, gathered in one frame), evaluates those instead — the only way for a
-        streaming scene. `sh_degree` caps the SH kept; `object_tracks` composes the scene's
+        Stream. `sh_degree` caps the SH kept; `object_tracks` composes the scene's
         Object Tracks. `out`: a Frame to evaluate into again, reusing its memory (as
         read_all's out)."""
         lib = C.lib()
@@ -705,3 +768,44 @@ class Scene:
                 if out is not None:
                     out.__init__(frame)
         return Frame(frame) if out is None else out
+
+
+class Stream(Scene):
+    """A .4dgs file read front to back (fourdgs.stream): blocks() yields its gaussians one chunk
+    at a time; every property is the scene as read so far — the front matter from the start, the
+    summary (chunks, summary_crc_verified) once blocks() has reached the end. evaluate(t, states)
+    evaluates blocks; what needs the index (read_all, state_at, evaluate(t) alone) is refused
+    ("needs-random-access"). A stream is used by one thread at a time.
+    """
+
+    def __init__(self, stream_handle: int, name: str, keep: object):
+        scene = C.vp()
+        try:
+            C.check(C.lib().fourdgs_stream_scene(stream_handle, ctypes.byref(scene)))
+        except Error:
+            C.lib().fourdgs_stream_free(stream_handle)
+            raise
+        self._stream = stream_handle
+        super().__init__(scene.value, name, keep)  # the scene is the stream's: never freed
+
+    def _release(self, handle: int) -> None:
+        stream, self._stream = self._stream, None
+        if stream:
+            C.lib().fourdgs_stream_free(stream)
+
+    def blocks(self) -> Iterator[State]:
+        """The gaussians, front to back: one State per chunk (gaussian-birth, kind "chunk") or
+        per state chunk (keyframe-delta, kind "state": the composed state). Each State is a new
+        block, independent of the stream. On a truncated file the whole chunks before the cut
+        come, then Error "truncated" (and again on every later call); at the end, nothing more."""
+        lib = C.lib()
+        check = self._keep.check if isinstance(self._keep, _Reading) else C.check
+        while True:
+            block = _new_block()
+            produced = C.u32()
+            with self._use():
+                check(lib.fourdgs_stream_next_block(self._stream, block.handle,
+                                                    ctypes.byref(produced)))
+            if not produced.value:
+                return
+            yield State(block)

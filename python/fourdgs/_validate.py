@@ -7,11 +7,13 @@ from typing import Union
 
 from . import _capi as C
 from ._errors import NO_OFFSET
+from ._scene import _is_url
 from ._types import Finding, Validation
 
 
 def validate(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]) -> Validation:
-    """Runs the validator over a file (a path, or its bytes) and returns every finding.
+    """Runs the validator over a file (a path, an http(s) URL, or its bytes) and returns every
+    finding.
 
     A file full of errors is a result, not an exception: `valid` is False and `findings` names
     each problem (severity, rule, field, value, spec section, message, byte offset). Raises
@@ -21,6 +23,9 @@ def validate(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         C.check(lib.fourdgs_validate_memory(data, len(data), None, ctypes.byref(handle)))
+    elif _is_url(source):
+        url = C.string_in(source)
+        C.check(lib.fourdgs_validate_url(url, len(url), None, ctypes.byref(handle)))
     else:
         p = os.fsencode(source)
         C.check(lib.fourdgs_validate_file(p, len(p), None, ctypes.byref(handle)))

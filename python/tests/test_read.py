@@ -1,6 +1,9 @@
 """Reading: the fixtures against their JSON, both temporal models, streaming, errors."""
+import io
 import json
 import math
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -141,6 +144,68 @@ def test_a_truncated_file_streams_its_whole_chunks_then_refuses(data_dir):
         next(cut.blocks())
 
 
+def test_a_stream_reads_a_pipe_as_its_bytes_arrive(data_dir):
+    data = (data_dir / "keyframe-delta-churn.4dgs").read_bytes()
+    want = [np.array(b.gaussian_id) for b in fourdgs.stream(data).blocks()]
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "wb") as f:
+            for k in range(0, len(data), 1000):  # in pieces, as a download arrives
+                f.write(data[k:k + 1000])
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    with os.fdopen(r, "rb") as f, fourdgs.stream(f) as scene:
+        assert isinstance(scene, fourdgs.Stream) and scene.model == "keyframe-delta"
+        got = [np.array(b.gaussian_id) for b in scene.blocks()]
+    writer.join()
+    assert len(got) == len(want) > 0 and all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_a_stream_knows_the_scene_and_its_summary_at_the_end(data_dir):
+    path = data_dir / "birth-extras.4dgs"
+    with fourdgs.open(path) as indexed, fourdgs.stream(path, keep_payloads=True) as streamed:
+        assert streamed.header == indexed.header and streamed.windows == indexed.windows
+        assert streamed.camera == indexed.camera and streamed.objects == indexed.objects
+        assert streamed.chunks == [] and not streamed.summary_crc_verified
+        blocks = list(streamed.blocks())
+        assert [b.kind for b in blocks] == ["chunk"] * len(indexed.chunks)
+        assert [(c.t0, c.t1, c.offset) for c in streamed.chunks] == \
+            [(c.t0, c.t1, c.offset) for c in indexed.chunks]
+        assert streamed.summary_crc_verified == indexed.summary_crc_verified
+        for i in range(len(indexed.audio_sources)):  # kept as they passed
+            assert streamed.audio_data(i) == indexed.audio_data(i)
+    with fourdgs.stream(path) as streamed:  # without keep_payloads they pass by
+        with pytest.raises(fourdgs.Error) as e:
+            streamed.audio_data(0)
+        assert e.value.refusal == "needs-random-access"
+
+
+def test_a_failing_python_source_is_the_cause_of_the_io_error(data_dir):
+    data = (data_dir / "birth-deflate.4dgs").read_bytes()
+
+    class Broken(io.RawIOBase):
+        def __init__(self):
+            self.at = 0
+
+        def readinto(self, buffer):
+            if self.at > 2000:
+                raise OSError("the network went away")
+            n = min(len(buffer), 500, len(data) - self.at)
+            buffer[:n] = data[self.at:self.at + n]
+            self.at += n
+            return n
+
+    with pytest.raises(fourdgs.Error) as e:
+        for _ in fourdgs.stream(Broken()).blocks():
+            pass
+    assert e.value.kind == "io" and isinstance(e.value.__cause__, OSError)
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.stream(data_dir / "missing.4dgs")
+    assert (e.value.kind, e.value.refusal) == ("io", "io-error")
+
+
 def test_errors_carry_status_refusal_message_and_offset(data_dir, tmp_path):
     data = (data_dir / "birth-deflate.4dgs").read_bytes()
     bad = bytearray(data)
@@ -164,16 +229,6 @@ def test_errors_carry_status_refusal_message_and_offset(data_dir, tmp_path):
     with pytest.raises(fourdgs.Error) as e:
         scene.header
     assert e.value.refusal == "scene-closed"
-
-
-def test_url_needs_a_library_with_open_url(data_dir):
-    lib = fourdgs.load_library()
-    if hasattr(lib, "fourdgs_reader_open_url"):
-        pytest.skip("this libfourdgs-c opens URLs; the HTTP branch tests that path")
-    with pytest.raises(fourdgs.Error) as e:
-        fourdgs.open("http://127.0.0.1:9/scene.4dgs")
-    assert (e.value.kind, e.value.refusal) == ("unsupported", "url-unsupported")
-    assert "fourdgs_reader_open_url" in e.value.message
 
 
 def test_version_and_library(data_dir):

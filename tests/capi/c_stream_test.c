@@ -1,8 +1,10 @@
 /* c_stream_test.c — the C ABI's streaming reader and URL entry points, from C11.
  *
- *   c_stream_test --data DIR              every fixture of DIR streamed through a pipe
- *                                         (fourdgs_stream_open_fd) and through callbacks, against
- *                                         the random-access reader; a cut stream; argument errors
+ *   c_stream_test --data DIR              every fixture of DIR streamed into blocks through a
+ *                                         pipe (fourdgs_stream_open_fd) and through callbacks,
+ *                                         evaluated against the stream's scene and compared with
+ *                                         the random-access reader; a cut stream; a block that
+ *                                         outlives its stream; argument errors
  *   c_stream_test --url BASE --data DIR   files of DIR read from BASE/<name> (a web server,
  *                                         tests/http/harness.py) with fourdgs_reader_open_url
  *                                         and fourdgs_stream_open_url, against the local file
@@ -51,24 +53,6 @@ static int pipe_of(feeder* f, const unsigned char* data, size_t size) {
     return fds[0];
 }
 
-/* Reads in small, odd-sized pieces: the stream must not care how the bytes arrive. */
-typedef struct trickle {
-    const unsigned char* data;
-    size_t size, at;
-    int releases;
-} trickle;
-
-static int64_t trickle_read(void* user, void* buffer, uint64_t length) {
-    trickle* t = (trickle*)user;
-    size_t n = t->size - t->at;
-    if (n > 7) n = 7;
-    if (n > length) n = (size_t)length;
-    memcpy(buffer, t->data + t->at, n);
-    t->at += n;
-    return (int64_t)n;
-}
-static void trickle_release(void* user) { ((trickle*)user)->releases++; }
-
 /* ------------------------------------------------------------------------------------------ */
 /* What a stream yields, against what the random-access reader says. */
 
@@ -91,13 +75,13 @@ static double frame_checksum(const fourdgs_frame* frame, size_t* count) {
     return sum;
 }
 
-/* Drains `s`; returns the status that ended it (FOURDGS_OK at a clean end). */
+/* Drains `s` into one block; returns the status that ended it (FOURDGS_OK at a clean end). */
 static fourdgs_status drain(fourdgs_stream* s, double t, summary* out) {
-    fourdgs_scene_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    EXPECT_OK(fourdgs_stream_scene_info(s, &info));
-    const int kd = info.temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA;
+    const fourdgs_reader* scene = NULL;
+    EXPECT_OK(fourdgs_stream_scene(s, &scene));
+    const int kd = scene_info_of(scene).temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA;
+    fourdgs_block* block = NULL;
+    EXPECT_OK(fourdgs_block_create(NULL, &block));
     fourdgs_frame* frame = NULL;
     EXPECT_OK(fourdgs_frame_create(NULL, &frame));
     fourdgs_evaluate_options eo;
@@ -107,17 +91,26 @@ static fourdgs_status drain(fourdgs_stream* s, double t, summary* out) {
     int evaluated = 0;
     for (;;) {
         uint32_t produced = 7;
-        st = fourdgs_stream_next_chunk(s, &produced);
-        if (st != FOURDGS_OK) break;
+        st = fourdgs_stream_next_block(s, block, &produced);
+        if (st != FOURDGS_OK) {
+            CHECK(produced == 7, "produced written on failure");
+            CHECK(block_info(block).kind == FOURDGS_BLOCK_EMPTY, "a failed read left a block");
+            break;
+        }
         CHECK(produced == 0 || produced == 1, "produced = %u", produced);
-        if (!produced) break;
-        fourdgs_chunk_columns c;
-        memset(&c, 0, sizeof c);
-        c.struct_size = sizeof c;
-        EXPECT_OK(fourdgs_stream_chunk_columns(s, &c));
-        CHECK(c.t0 < c.t1, "chunk interval [%g, %g)", c.t0, c.t1);
+        if (!produced) {
+            CHECK(block_info(block).kind == FOURDGS_BLOCK_EMPTY, "a block at the end");
+            break;
+        }
+        const fourdgs_block_info bi = block_info(block);
+        const fourdgs_block_columns c = block_columns(block);
+        CHECK(bi.kind == (kd ? FOURDGS_BLOCK_STATE : FOURDGS_BLOCK_CHUNK), "block kind %u", bi.kind);
+        CHECK(bi.t0 < bi.t1 && bi.offset > 0, "chunk interval [%g, %g) at %llu", bi.t0, bi.t1,
+              (unsigned long long)bi.offset);
+        CHECK(!kd || bi.live_count == c.count, "live count %llu of %zu",
+              (unsigned long long)bi.live_count, c.count);
         CHECK(c.count == 0 || (c.position && c.scale && c.rotation && c.color && c.mu_t &&
-                               c.sigma_t && c.win_lo && c.win_hi),
+                               c.sigma_t && c.win_lo && c.win_hi && c.flags && c.window_index),
               "columns missing");
         CHECK(kd == (c.gaussian_id != NULL) || c.count == 0, "gaussian_id only for keyframe-delta");
         for (size_t i = 0; i < c.count; ++i)
@@ -125,14 +118,15 @@ static fourdgs_status drain(fourdgs_stream* s, double t, summary* out) {
                   "gaussian %zu of chunk %zu", i, out->chunks);
         out->chunks++;
         out->gaussians += c.count;
-        if (!kd || (c.t0 <= t && t < c.t1)) {
+        if (!kd || (bi.t0 <= t && t < bi.t1)) {
             eo.append = evaluated && !kd;
-            EXPECT_OK(fourdgs_stream_evaluate(s, t, &eo, frame));
+            EXPECT_OK(fourdgs_reader_evaluate_block(scene, block, t, &eo, frame));
             evaluated = 1;
         }
     }
     if (evaluated) out->checksum = frame_checksum(frame, &out->visible);
     fourdgs_frame_free(frame);
+    fourdgs_block_free(block);
     return st;
 }
 
@@ -147,13 +141,7 @@ static summary random_access(fourdgs_reader* r, double t) {
     return out;
 }
 
-static double middle_of(fourdgs_reader* r) {
-    fourdgs_scene_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    EXPECT_OK(fourdgs_reader_scene_info(r, &info));
-    return info.duration_sec * 0.37;
-}
+static double middle_of(fourdgs_reader* r) { return scene_info_of(r).duration_sec * 0.37; }
 
 static void compare(const char* what, const summary* got, const summary* want) {
     CHECK(got->visible == want->visible, "%s: %zu visible, the reader %zu", what, got->visible,
@@ -184,26 +172,21 @@ static void test_fixture(const char* dir, const char* name) {
     memset(&piped, 0, sizeof piped);
     if (s) {
         EXPECT_OK(drain(s, t, &piped));
-        fourdgs_scene_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        EXPECT_OK(fourdgs_stream_scene_info(s, &info));
         CHECK(piped.chunks > 0, "%s: no chunk came through the pipe", name);
+        fourdgs_block* block = NULL;
+        EXPECT_OK(fourdgs_block_create(NULL, &block));
         uint32_t produced = 9;
-        EXPECT_OK(fourdgs_stream_next_chunk(s, &produced));  /* past the end: still the end */
-        CHECK(produced == 0, "%s: a chunk after the end", name);
-        fourdgs_chunk_columns c;
-        memset(&c, 0, sizeof c);
-        c.struct_size = sizeof c;
-        CHECK(fourdgs_stream_chunk_columns(s, &c) == FOURDGS_NOT_FOUND, "%s: columns after the end",
-              name);
+        EXPECT_OK(fourdgs_stream_next_block(s, block, &produced)); /* past the end: the end */
+        CHECK(produced == 0 && block_info(block).kind == FOURDGS_BLOCK_EMPTY,
+              "%s: a block after the end", name);
+        fourdgs_block_free(block);
         fourdgs_stream_free(s);
     }
     pthread_join(f.thread, NULL);
     compare(name, &piped, &want);
 
     /* Through callbacks, seven bytes at a time. */
-    trickle tr = {b.data, b.size, 0, 0};
+    trickle tr = {b.data, b.size, 0, 7, 0};
     fourdgs_stream_callbacks cb = {&tr, trickle_read, trickle_release};
     s = NULL;
     EXPECT_OK(fourdgs_stream_open_callbacks(&cb, NULL, &s));
@@ -229,6 +212,12 @@ static void test_fixture(const char* dir, const char* name) {
               "%s: a cut stream ended with %s", name, fourdgs_status_name(end));
         CHECK(cut.chunks <= piped.chunks, "%s: %zu chunks from a cut stream, %zu whole", name,
               cut.chunks, piped.chunks);
+        fourdgs_block* block = NULL;
+        EXPECT_OK(fourdgs_block_create(NULL, &block));
+        uint32_t produced = 9;
+        CHECK(fourdgs_stream_next_block(s, block, &produced) == FOURDGS_TRUNCATED && produced == 9,
+              "%s: the failure does not repeat", name);
+        fourdgs_block_free(block);
         fourdgs_stream_free(s);
     } else {
         CHECK(opened == FOURDGS_TRUNCATED, "%s: cut in the front matter: %s", name,
@@ -239,12 +228,41 @@ static void test_fixture(const char* dir, const char* name) {
     free(b.data);
 }
 
+/* A block filled by a stream is the caller's: it stays whole after the stream is freed. */
+static void test_block_outlives_stream(const char* dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/birth-zstd-sh3-balanced.4dgs", dir);
+    bytes b = read_file(path);
+    trickle tr = {b.data, b.size, 0, 0, 0};
+    fourdgs_stream_callbacks cb = {&tr, trickle_read, trickle_release};
+    fourdgs_stream* s = NULL;
+    fourdgs_block* block = NULL;
+    EXPECT_OK(fourdgs_block_create(NULL, &block));
+    EXPECT_OK(fourdgs_stream_open_callbacks(&cb, NULL, &s));
+    uint32_t produced = 0;
+    if (s) EXPECT_OK(fourdgs_stream_next_block(s, block, &produced));
+    CHECK(produced == 1, "no first block");
+    const fourdgs_block_columns before = block_columns(block);
+    double sum = 0;
+    for (size_t i = 0; i < before.count * 3; ++i) sum += before.position[i];
+    fourdgs_stream_free(s);
+    CHECK(tr.releases == 1, "release called %d times", tr.releases);
+    const fourdgs_block_columns after = block_columns(block);
+    double again = 0;
+    for (size_t i = 0; i < after.count * 3; ++i) again += after.position[i];
+    CHECK(after.count == before.count && after.count > 0 && again == sum &&
+              after.sh_per_gaussian == 45 && after.sh != NULL,
+          "the block changed when its stream was freed");
+    fourdgs_block_free(block);
+    free(b.data);
+}
+
 static void test_arguments(void) {
     fourdgs_stream* s = NULL;
     uint32_t produced = 0;
     CHECK(fourdgs_stream_open_fd(-1, 0, NULL, &s) == FOURDGS_INVALID_ARGUMENT, "fd -1");
     CHECK(fourdgs_stream_open_callbacks(NULL, NULL, &s) == FOURDGS_INVALID_ARGUMENT, "NULL cb");
-    trickle tr = {(const unsigned char*)"", 0, 0, 0};
+    trickle tr = {(const unsigned char*)"", 0, 0, 0, 0};
     fourdgs_stream_callbacks no_read = {&tr, NULL, trickle_release};
     CHECK(fourdgs_stream_open_callbacks(&no_read, NULL, &s) == FOURDGS_INVALID_ARGUMENT,
           "no read callback");
@@ -253,12 +271,20 @@ static void test_arguments(void) {
     CHECK(fourdgs_stream_open_callbacks(&empty, NULL, &s) != FOURDGS_OK, "an empty stream opens");
     CHECK(tr.releases == 2, "release on a failed open: %d", tr.releases);
     const char* junk = "this is not a 4dgs file at all";
-    trickle bad = {(const unsigned char*)junk, strlen(junk), 0, 0};
+    trickle bad = {(const unsigned char*)junk, strlen(junk), 0, 0, 0};
     fourdgs_stream_callbacks not_4dgs = {&bad, trickle_read, trickle_release};
     CHECK(fourdgs_stream_open_callbacks(&not_4dgs, NULL, &s) == FOURDGS_MALFORMED &&
               refusal_is("magic-mismatch"),
           "a stream that is not .4dgs");
-    CHECK(fourdgs_stream_next_chunk(NULL, &produced) == FOURDGS_INVALID_ARGUMENT, "NULL stream");
+    fourdgs_block* block = NULL;
+    EXPECT_OK(fourdgs_block_create(NULL, &block));
+    CHECK(fourdgs_stream_next_block(NULL, block, &produced) == FOURDGS_INVALID_ARGUMENT &&
+              refusal_is("null-argument"),
+          "NULL stream");
+    const fourdgs_reader* scene = NULL;
+    CHECK(fourdgs_stream_scene(NULL, &scene) == FOURDGS_INVALID_ARGUMENT && scene == NULL,
+          "the scene of a NULL stream");
+    fourdgs_block_free(block);
     CHECK(fourdgs_stream_open_url(NULL, 0, NULL, &s) == FOURDGS_INVALID_ARGUMENT, "NULL url");
     fourdgs_reader* r = NULL;
     const char* not_url = "file.4dgs";
@@ -333,6 +359,7 @@ int main(int argc, char** argv) {
                                          "birth-never-fades-no-index.4dgs",
                                          "keyframe-delta-churn.4dgs"};
         for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; ++i) test_fixture(data, fixtures[i]);
+        test_block_outlives_stream(data);
         test_arguments();
     }
     printf("%d checks, %d failed\n", g_checks, g_failures);

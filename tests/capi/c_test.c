@@ -210,7 +210,7 @@ static void check_frame_copy(fourdgs_frame* frame) {
     free(shf);
 }
 
-static void read_payload(fourdgs_reader* r, fourdgs_payload p, const char* what) {
+static void read_payload(const fourdgs_reader* r, fourdgs_payload p, const char* what) {
     size_t need = 0;
     EXPECT_OK(fourdgs_reader_read_payload(r, p, NULL, 0, &need));
     CHECK(need == p.size, "%s: payload size %zu", what, need);
@@ -227,7 +227,7 @@ static void read_payload(fourdgs_reader* r, fourdgs_payload p, const char* what)
 }
 
 /* Everything the scene says, through every enumeration; out-of-range indices are NOT_FOUND. */
-static void walk_scene(fourdgs_reader* r, const fourdgs_scene_info* info) {
+static void walk_scene(const fourdgs_reader* r, const fourdgs_scene_info* info) {
     fourdgs_string k, v;
     for (size_t i = 0; i < info->header_attribute_count; ++i)
         EXPECT_OK(fourdgs_reader_header_attribute(r, i, &k, &v));
@@ -1190,29 +1190,12 @@ static void test_writer(const char* tmp_dir) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Decoded blocks, streaming readers, stream writers. */
+/* Decoded blocks, streams, stream writers. */
 
-static fourdgs_block_columns block_columns(const fourdgs_block* b) {
-    fourdgs_block_columns c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    EXPECT_OK(fourdgs_block_columns_get(b, &c));
-    return c;
-}
-
-static fourdgs_block_info block_info(const fourdgs_block* b) {
-    fourdgs_block_info i;
-    memset(&i, 0, sizeof i);
-    i.struct_size = sizeof i;
-    EXPECT_OK(fourdgs_block_info_get(b, &i));
-    return i;
-}
-
-static fourdgs_reader* open_with_streaming(const char* path, uint32_t streaming) {
+static fourdgs_reader* open_path(const char* path) {
     fourdgs_open_options o;
     fourdgs_open_options_init(&o);
-    CHECK(o.streaming == 0, "streaming is off by default");
-    o.streaming = streaming;
+    CHECK(o.keep_payloads == 0, "keep_payloads is off by default");
     fourdgs_reader* r = NULL;
     EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), &o, &r));
     return r;
@@ -1263,7 +1246,7 @@ static void test_blocks(const char* data_dir) {
     /* Gaussian-birth: read_all holds every gaussian; the frame of evaluate_block at t is the
      * frame of evaluate at t; state_at holds the chunks covering t. */
     char* path = join(data_dir, "birth-zstd-sh3-balanced.4dgs");
-    fourdgs_reader* r = open_with_streaming(path, 0);
+    fourdgs_reader* r = open_path(path);
     if (r) {
         fourdgs_scene_info info;
         memset(&info, 0, sizeof info);
@@ -1318,10 +1301,6 @@ static void test_blocks(const char* data_dir) {
                     "null-argument");
         EXPECT_FAIL(fourdgs_reader_read_all(NULL, block), FOURDGS_INVALID_ARGUMENT,
                     "null-argument");
-        uint32_t produced = 7;
-        EXPECT_FAIL(fourdgs_reader_next_block(r, block, &produced), FOURDGS_INVALID_ARGUMENT,
-                    "needs-streaming");
-        CHECK(produced == 7, "produced written on failure");
         fourdgs_frame_free(a);
         fourdgs_frame_free(b);
         fourdgs_reader_free(r);
@@ -1330,7 +1309,7 @@ static void test_blocks(const char* data_dir) {
 
     /* Keyframe-delta: state_at is the composed state of current(t); read_all is refused. */
     path = join(data_dir, "keyframe-delta-churn.4dgs");
-    r = open_with_streaming(path, 0);
+    r = open_path(path);
     if (r) {
         EXPECT_FAIL(fourdgs_reader_read_all(r, block), FOURDGS_UNSUPPORTED,
                     "read-all-needs-gaussian-birth");
@@ -1363,85 +1342,141 @@ static void test_blocks(const char* data_dir) {
           counts.frees);
 }
 
-/* Reads a streaming reader to its end; returns the number of blocks (gaussians in *total). */
-static size_t stream_all(fourdgs_reader* r, fourdgs_block* block, size_t* total,
+/* Reads a stream to its end into `block`; returns the number of blocks (gaussians in *total). */
+static size_t stream_all(fourdgs_stream* s, fourdgs_block* block, size_t* total,
                          fourdgs_status* last) {
     size_t blocks = 0;
     *total = 0;
     uint32_t produced = 1;
-    while ((*last = fourdgs_reader_next_block(r, block, &produced)) == FOURDGS_OK && produced) {
+    while ((*last = fourdgs_stream_next_block(s, block, &produced)) == FOURDGS_OK && produced) {
         ++blocks;
         *total += block_columns(block).count;
     }
     return blocks;
 }
 
-static void test_streaming(const char* data_dir) {
-    static const char* names[] = {"birth-deflate", "birth-never-fades-no-index",
+/* A stream over the first `size` bytes of `data`, through callbacks. */
+static fourdgs_stream* stream_of(trickle* tr, const bytes* data, size_t size, uint32_t keep) {
+    memset(tr, 0, sizeof *tr);
+    tr->data = data->data;
+    tr->size = size;
+    fourdgs_stream_callbacks cb = {tr, trickle_read, trickle_release};
+    fourdgs_open_options o;
+    fourdgs_open_options_init(&o);
+    o.keep_payloads = keep;
+    fourdgs_stream* s = NULL;
+    EXPECT_OK(fourdgs_stream_open_callbacks(&cb, &o, &s));
+    return s;
+}
+
+/* A stream's scene is a reader handle: every scene call answers on it as on the random-access
+ * reader (after the end, the summary included), evaluate_block evaluates with it, and what
+ * needs the index is refused; its payloads come from memory when the stream kept them. */
+static void test_stream_scene(const char* data_dir) {
+    static const char* names[] = {"birth-deflate", "birth-extras", "birth-never-fades-no-index",
                                   "keyframe-delta-churn"};
     fourdgs_block* block = NULL;
     fourdgs_block_create(NULL, &block);
+    fourdgs_frame* frame = NULL;
+    fourdgs_frame_create(NULL, &frame);
     for (size_t f = 0; f < sizeof names / sizeof names[0]; ++f) {
         char file[128];
         snprintf(file, sizeof file, "%s.4dgs", names[f]);
         char* path = join(data_dir, file);
-        fourdgs_reader* indexed = open_with_streaming(path, 0);
-        fourdgs_reader* r = open_with_streaming(path, 1);
-        if (!r || !indexed) {
+        bytes data = read_file(path);
+        fourdgs_reader* indexed = open_path(path);
+        free(path);
+        trickle tr;
+        fourdgs_stream* s = stream_of(&tr, &data, data.size, 1);
+        const fourdgs_reader* scene = NULL;
+        if (s) EXPECT_OK(fourdgs_stream_scene(s, &scene));
+        if (!indexed || !scene) {
             fourdgs_reader_free(indexed);
-            fourdgs_reader_free(r);
-            free(path);
+            fourdgs_stream_free(s);
+            free(data.data);
             continue;
         }
-        fourdgs_scene_info want, info;
-        memset(&want, 0, sizeof want);
-        want.struct_size = sizeof want;
-        info = want;
-        fourdgs_reader_scene_info(indexed, &want);
-        fourdgs_frame* frame = NULL;
-        fourdgs_frame_create(NULL, &frame);
-        EXPECT_FAIL(fourdgs_reader_evaluate(r, 0.0, NULL, frame), FOURDGS_INVALID_ARGUMENT,
+        const fourdgs_scene_info want = scene_info_of(indexed);
+        fourdgs_scene_info info = scene_info_of(scene);
+        CHECK(info.temporal_model == want.temporal_model && info.chunk_count == 0 &&
+                  info.summary_crc_verified == 0 && info.metadata_count == want.metadata_count &&
+                  info.audio_source_count == want.audio_source_count,
+              "%s: the front matter differs from the indexed reader's", names[f]);
+        EXPECT_FAIL(fourdgs_reader_evaluate(scene, 0.0, NULL, frame), FOURDGS_INVALID_ARGUMENT,
                     "needs-random-access");
-        EXPECT_FAIL(fourdgs_reader_read_all(r, block), FOURDGS_INVALID_ARGUMENT,
+        EXPECT_FAIL(fourdgs_reader_read_all(scene, block), FOURDGS_INVALID_ARGUMENT,
                     "needs-random-access");
-        EXPECT_FAIL(fourdgs_reader_state_at(r, 0.0, block), FOURDGS_INVALID_ARGUMENT,
+        EXPECT_FAIL(fourdgs_reader_state_at(scene, 0.0, block), FOURDGS_INVALID_ARGUMENT,
                     "needs-random-access");
         size_t n = 0;
-        EXPECT_FAIL(fourdgs_reader_chunks_for(r, 0.0, NULL, 0, &n), FOURDGS_INVALID_ARGUMENT,
+        EXPECT_FAIL(fourdgs_reader_chunks_for(scene, 0.0, NULL, 0, &n), FOURDGS_INVALID_ARGUMENT,
                     "needs-random-access");
-        EXPECT_FAIL(fourdgs_reader_evaluate_chunk(r, 0, 0.0, NULL, frame),
+        EXPECT_FAIL(fourdgs_reader_evaluate_chunk(scene, 0, 0.0, NULL, frame),
                     FOURDGS_INVALID_ARGUMENT, "needs-random-access");
+        fourdgs_reader_free((fourdgs_reader*)scene); /* the stream's: passed by */
 
-        fourdgs_block_info first;
-        memset(&first, 0, sizeof first);
+        /* Evaluated block by block with the stream's scene: the indexed reader's frame. */
+        const int kd = want.temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA;
+        const double t = want.duration_sec * 0.4;
+        fourdgs_evaluate_options eo;
+        fourdgs_evaluate_options_init(&eo);
+        size_t blocks = 0, total = 0, visible = 0;
         uint32_t produced = 0;
-        EXPECT_OK(fourdgs_reader_next_block(r, block, &produced));
-        first = block_info(block);
-        CHECK(produced == 1 && first.kind == (want.temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA
-                                                  ? FOURDGS_BLOCK_STATE
-                                                  : FOURDGS_BLOCK_CHUNK),
-              "%s: first block kind %u", names[f], first.kind);
-        size_t total = 0;
-        fourdgs_status last = FOURDGS_OK;
-        const size_t blocks = 1 + stream_all(r, block, &total, &last);
+        fourdgs_status last;
+        while ((last = fourdgs_stream_next_block(s, block, &produced)) == FOURDGS_OK && produced) {
+            const fourdgs_block_info bi = block_info(block);
+            const size_t count = block_columns(block).count;
+            CHECK(bi.kind == (kd ? FOURDGS_BLOCK_STATE : FOURDGS_BLOCK_CHUNK),
+                  "%s: block kind %u", names[f], bi.kind);
+            check_block_columns(block, count, names[f]);
+            if (!kd || (bi.t0 <= t && t < bi.t1)) {
+                eo.append = !kd && blocks > 0;
+                EXPECT_OK(fourdgs_reader_evaluate_block(scene, block, t, &eo, frame));
+                fourdgs_frame_count(frame, &visible);
+            }
+            ++blocks;
+            total += count;
+        }
         CHECK(last == FOURDGS_OK && block_info(block).kind == FOURDGS_BLOCK_EMPTY,
               "%s: the stream did not end cleanly (%s)", names[f], fourdgs_status_name(last));
         CHECK(blocks == want.chunk_count, "%s: %zu blocks, %llu chunks", names[f], blocks,
               (unsigned long long)want.chunk_count);
-        /* After the end: the scene is whole (the summary arrived), and the end repeats. */
-        EXPECT_OK(fourdgs_reader_scene_info(r, &info));
-        /* (An index the indexed reader built by scanning a file without one is not the file's.) */
+        CHECK(kd || total == want.gaussian_count, "%s: %zu gaussians streamed", names[f], total);
+        CHECK(visible > 0 && visible == evaluate_count(indexed, frame, t),
+              "%s: %zu visible through the stream", names[f], visible);
+
+        /* After the end the summary has arrived: the scene is the file's, every call answers
+         * (the payloads from memory), and the end repeats. (An index the indexed reader built
+         * by scanning a file without one is not the file's.) */
+        info = scene_info_of(scene);
         CHECK(info.chunk_count == (want.index_built_by_scan ? 0 : want.chunk_count) &&
-                  info.temporal_model == want.temporal_model &&
                   info.gaussian_count == want.gaussian_count &&
-                  info.window_count == want.window_count,
-              "%s: streamed scene info differs from the indexed one", names[f]);
-        EXPECT_OK(fourdgs_reader_next_block(r, block, &produced));
+                  info.window_count == want.window_count && info.index_built_by_scan == 0 &&
+                  info.summary_crc_verified == want.summary_crc_verified &&
+                  info.attachment_count == want.attachment_count,
+              "%s: the streamed scene differs from the indexed one", names[f]);
+        walk_scene(scene, &info);
+        EXPECT_OK(fourdgs_stream_next_block(s, block, &produced));
         CHECK(produced == 0, "%s: a block after the end", names[f]);
-        fourdgs_frame_free(frame);
-        fourdgs_reader_free(r);
+        fourdgs_stream_free(s);
+        CHECK(tr.releases == 1, "%s: release called %d times", names[f], tr.releases);
+
+        /* Without keep_payloads a stream's payloads have passed by. */
+        if (want.audio_source_count > 0) {
+            s = stream_of(&tr, &data, data.size, 0);
+            scene = NULL;
+            if (s) EXPECT_OK(fourdgs_stream_scene(s, &scene));
+            fourdgs_audio_source_info a;
+            memset(&a, 0, sizeof a);
+            a.struct_size = sizeof a;
+            EXPECT_OK(fourdgs_reader_audio_source(scene, 0, &a));
+            size_t size = 0;
+            EXPECT_FAIL(fourdgs_reader_read_payload(scene, a.payload, NULL, 0, &size),
+                        FOURDGS_INVALID_ARGUMENT, "needs-random-access");
+            fourdgs_stream_free(s);
+        }
         fourdgs_reader_free(indexed);
-        free(path);
+        free(data.data);
     }
 
     /* A truncated file: the whole chunks before the cut, then truncated, and again truncated. */
@@ -1449,17 +1484,13 @@ static void test_streaming(const char* data_dir) {
     bytes data = read_file(path);
     free(path);
     if (data.size > 0) {
-        fourdgs_open_options o;
-        fourdgs_open_options_init(&o);
-        o.streaming = 1;
-        fourdgs_reader* whole = NULL;
-        EXPECT_OK(fourdgs_reader_open_memory(data.data, data.size, &o, &whole));
+        trickle tr;
+        fourdgs_stream* whole = stream_of(&tr, &data, data.size, 0);
         size_t whole_total = 0;
         fourdgs_status last = FOURDGS_OK;
-        const size_t whole_blocks = stream_all(whole, block, &whole_total, &last);
-        fourdgs_reader_free(whole);
-        fourdgs_reader* cut = NULL;
-        EXPECT_OK(fourdgs_reader_open_memory(data.data, data.size - 30, &o, &cut));
+        const size_t whole_blocks = whole ? stream_all(whole, block, &whole_total, &last) : 0;
+        fourdgs_stream_free(whole);
+        fourdgs_stream* cut = stream_of(&tr, &data, data.size - 30, 0);
         if (cut) {
             size_t total = 0;
             const size_t blocks = stream_all(cut, block, &total, &last);
@@ -1467,12 +1498,13 @@ static void test_streaming(const char* data_dir) {
                   "cut file: %s after %zu of %zu blocks", fourdgs_status_name(last), blocks,
                   whole_blocks);
             uint32_t produced = 0;
-            EXPECT_FAIL(fourdgs_reader_next_block(cut, block, &produced), FOURDGS_TRUNCATED,
+            EXPECT_FAIL(fourdgs_stream_next_block(cut, block, &produced), FOURDGS_TRUNCATED,
                         "truncated");
-            fourdgs_reader_free(cut);
+            fourdgs_stream_free(cut);
         }
         free(data.data);
     }
+    fourdgs_frame_free(frame);
     fourdgs_block_free(block);
 }
 
@@ -1766,7 +1798,7 @@ int main(int argc, char** argv) {
         test_threads(data_dir);
         test_writer(tmp_dir);
         test_blocks(data_dir);
-        test_streaming(data_dir);
+        test_stream_scene(data_dir);
         test_stream_writer(tmp_dir);
         for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; ++i)
             test_damage(data_dir, fixtures[i], quick);

@@ -72,4 +72,38 @@ static bytes read_file(const char* path) {
     return b;
 }
 
+/* A function `name(handle)` that returns the size-tagged struct `type` filled by
+ * `get(handle, &out)`, the call checked. */
+#define FILLED_BY(name, type, handle_type, get)                                               \
+    static type name(const handle_type* handle) {                                             \
+        type out;                                                                             \
+        memset(&out, 0, sizeof out);                                                          \
+        out.struct_size = sizeof out;                                                         \
+        EXPECT_OK(get(handle, &out));                                                         \
+        return out;                                                                           \
+    }
+/* What a block holds, its lent columns, and a reader's (or a stream's) scene. */
+FILLED_BY(block_info, fourdgs_block_info, fourdgs_block, fourdgs_block_info_get)
+FILLED_BY(block_columns, fourdgs_block_columns, fourdgs_block, fourdgs_block_columns_get)
+FILLED_BY(scene_info_of, fourdgs_scene_info, fourdgs_reader, fourdgs_reader_scene_info)
+
+/* A stream's read callback over bytes in memory, `step` bytes at a time at most (0: as many as
+ * asked): a stream must not care how its bytes arrive. */
+typedef struct trickle {
+    const unsigned char* data;
+    size_t size, at, step;
+    int releases;
+} trickle;
+
+static int64_t trickle_read(void* user, void* buffer, uint64_t length) {
+    trickle* t = (trickle*)user;
+    size_t n = t->size - t->at;
+    if (t->step && n > t->step) n = t->step;
+    if (n > length) n = (size_t)length;
+    memcpy(buffer, t->data + t->at, n);
+    t->at += n;
+    return (int64_t)n;
+}
+static void trickle_release(void* user) { ((trickle*)user)->releases++; }
+
 #endif
