@@ -305,19 +305,12 @@ struct fourdgs_reader {
     fourdgs_open_options options{};
     std::vector<std::uint8_t> owned;  // copy_memory
     std::unique_ptr<ByteSource> source;
-    std::optional<IndexedReader> birth;
-    std::optional<KeyframeDeltaReader> delta;
-    // A stream's scene (fourdgs_stream_scene) has no source and no front-end: it answers from
-    // the stream's SceneInfo, and lives inside the stream, which frees it.
-    const SceneInfo* streamed = nullptr;
-    bool streamed_delta = false;
+    // The front-end the temporal model needs (open_scene): the indexed ones for a reader, the
+    // streaming ones for a stream's scene (fourdgs_stream_scene), which the stream owns and frees.
+    std::optional<SceneReader> opened;
+    bool lent_by_stream = false;
 
-    bool keyframe_delta() const noexcept { return delta.has_value() || streamed_delta; }
-    const SceneInfo& scene() const {
-        if (delta) return delta->scene();
-        if (birth) return birth->scene();
-        return *streamed;
-    }
+    const SceneInfo& scene() const { return opened->scene(); }
 };
 
 struct fourdgs_frame {
@@ -325,9 +318,8 @@ struct fourdgs_frame {
     Allocator alloc;
     Frame frame;
     GaussianBlock block;                 // the decoded instant, before §3
-    std::vector<DecodeWorkspace> pool;   // gaussian-birth decode buffers
+    SceneWorkspace workspace;            // state_at's buffers, either temporal model
     DecodeWorkspace chunk;               // evaluate_chunk's buffers
-    KeyframeDeltaWorkspace delta;        // keyframe-delta composition buffers
 };
 
 struct fourdgs_validation {
@@ -392,19 +384,12 @@ fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_ope
                            fourdgs_reader* r) {
     r->options = o;
     r->source = std::move(source);
-    ReaderOptions ro = reader_options(o);
-    // The Header's temporal_model picks the front-end; the keyframe-delta one opens its own
-    // IndexedReader (with the same options) and adds the timeline checks.
-    ro.accept_keyframe_delta = true;
-    auto base = IndexedReader::open(*r->source, ro);
-    FOURDGS_C_TRY(base);
-    if (base->scene().header.temporal_model == kModelKeyframeDelta) {
-        auto kd = KeyframeDeltaReader::open(*r->source, ro);
-        FOURDGS_C_TRY(kd);
-        r->delta.emplace(std::move(kd).value());
-    } else {
-        r->birth.emplace(std::move(base).value());
-    }
+    // The Header's temporal_model picks the front-end; the file is opened once (open_scene).
+    OpenSceneOptions so;
+    so.reader = reader_options(o);
+    auto opened = open_scene(*r->source, so);
+    FOURDGS_C_TRY(opened);
+    r->opened.emplace(std::move(opened).value());
     return FOURDGS_OK;
 }
 
@@ -536,7 +521,7 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
 }
 
 void fourdgs_reader_free(fourdgs_reader* reader) {
-    if (reader != nullptr && reader->streamed != nullptr) return;  // a stream's: it frees it
+    if (reader != nullptr && reader->lent_by_stream) return;  // a stream's: it frees it
     destroy_handle(reader);
 }
 
@@ -553,7 +538,8 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = keyframe_delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = keyframe_delta ? FOURDGS_MODEL_KEYFRAME_DELTA
+                                          : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;
@@ -601,8 +587,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        return scene_info_out(reader->scene(), reader->keyframe_delta(),
-                              reader->birth && reader->birth->index_built_by_scan(), out);
+        return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
+                              reader->opened->index_built_by_scan(), out);
     });
 }
 
@@ -708,8 +694,9 @@ fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t in
 }
 
 namespace {
-// A stream's scene has no source: a payload range is served from the kept bytes of the
-// attachment or audio payload that holds it (fourdgs_open_options.keep_payloads), or not at all.
+// A stream's scene cannot go back to its source: a payload range is served from the kept bytes of
+// the attachment or audio payload that holds it (fourdgs_open_options.keep_payloads), or not at
+// all.
 const PayloadRef* kept_payload(const SceneInfo& scene, fourdgs_payload p) {
     auto holds = [&](const PayloadRef& r) {
         return r.data.size() == r.length && p.offset >= r.offset &&
@@ -731,7 +718,7 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
         const std::string range =
             "payload [" + std::to_string(payload.offset) + ", +" + std::to_string(payload.size) + ")";
         const PayloadRef* kept = nullptr;
-        if (!reader->source) {
+        if (!reader->opened->random_access()) {
             kept = kept_payload(reader->scene(), payload);
             if (kept == nullptr)
                 return invalid(refusal::kNeedsRandomAccess,
@@ -1093,7 +1080,7 @@ fourdgs_status finite_time(double t) {
 
 // The calls that fetch through the index refuse a stream's scene.
 fourdgs_status random_access(const fourdgs_reader* reader) {
-    if (reader->birth || reader->delta) return FOURDGS_OK;
+    if (reader->opened->random_access()) return FOURDGS_OK;
     return invalid(refusal::kNeedsRandomAccess,
                    "this is a stream's scene (fourdgs_stream_scene): read its gaussians with "
                    "fourdgs_stream_next_block");
@@ -1134,13 +1121,8 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
-        if (reader->delta) {
-            FOURDGS_C_TRY(reader->delta->state_at(t, frame->block, frame->delta));
-        } else {
-            frame->block.clear();
-            FOURDGS_C_TRY(reader->birth->read_instant(t, frame->block, frame->pool,
-                                                      reader->options.decode_threads));
-        }
+        FOURDGS_C_TRY(reader->opened->state_at(t, frame->block, frame->workspace,
+                                               reader->options.decode_threads));
         evaluate(frame->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
@@ -1161,7 +1143,7 @@ fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t in
         c.offset = e.chunk_offset;
         c.size = e.chunk_length;
         c.gaussian_count = e.gaussian_count;
-        c.fetch_bytes = reader->birth ? reader->birth->fetch_cost(index) : 0;
+        c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
         c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
         return put(out, c);
     });
@@ -1174,14 +1156,11 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(count);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-        std::vector<std::size_t> found;
-        if (reader->delta) {
-            auto chain = reader->delta->chain(t);  // what the state at t is composed from
-            FOURDGS_C_TRY(chain);
-            found = std::move(chain).value();
-        } else {
-            found = reader->birth->chunks_for(t);
-        }
+        // Gaussian-birth: the chunks covering t; keyframe-delta: the chain the state at t is
+        // composed from.
+        auto chunks = reader->opened->chunks_for(t);
+        FOURDGS_C_TRY(chunks);
+        const std::vector<std::size_t> found = std::move(chunks).value();
         if (indices != nullptr) {
             if (capacity < found.size())
                 return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
@@ -1202,7 +1181,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-        if (reader->delta)
+        if (reader->opened->keyframe_delta())
             return fail(FOURDGS_UNSUPPORTED, refusal::kChunkDecodeNeedsChain,
                         "a keyframe-delta state is composed from a chain of chunks: use "
                         "fourdgs_reader_evaluate");
@@ -1210,7 +1189,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         if (index >= n) return not_found("chunk", index, n);
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
-        FOURDGS_C_TRY(reader->birth->decode_chunk(index, frame->chunk));
+        FOURDGS_C_TRY(reader->opened->indexed()->decode_chunk(index, frame->chunk));
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
@@ -1383,13 +1362,14 @@ fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader, fourdgs_blo
         FOURDGS_C_REQUIRE(block);
         empty_block(*block);
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-        if (reader->delta)
+        if (reader->opened->keyframe_delta())
             return fail(FOURDGS_UNSUPPORTED, refusal::kReadAllNeedsGaussianBirth,
                         "a keyframe-delta file is a sequence of composed states: read one with "
                         "fourdgs_reader_state_at");
         return read_into(block, [&] {
-            FOURDGS_C_TRY(reader->birth->read_all(block->block, block->pool,
-                                                  reader->options.decode_threads));
+            const IndexedReader& indexed = *reader->opened->indexed();
+            FOURDGS_C_TRY(indexed.read_all(block->block, block->pool,
+                                           reader->options.decode_threads));
             block->info.kind = FOURDGS_BLOCK_ALL;
             return FOURDGS_OK;
         });
@@ -1405,13 +1385,14 @@ fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         return read_into(block, [&] {
-            if (reader->delta) {
+            if (const KeyframeDeltaReader* keyframes = reader->opened->keyframes()) {
                 StateInfo info;
-                FOURDGS_C_TRY(reader->delta->state_at(t, block->block, block->delta, &info));
+                FOURDGS_C_TRY(keyframes->state_at(t, block->block, block->delta, &info));
                 state_info_out(info, block->info);
             } else {
-                FOURDGS_C_TRY(reader->birth->read_instant(t, block->block, block->pool,
-                                                          reader->options.decode_threads));
+                const IndexedReader& indexed = *reader->opened->indexed();
+                FOURDGS_C_TRY(indexed.read_instant(t, block->block, block->pool,
+                                                   reader->options.decode_threads));
                 block->info.kind = FOURDGS_BLOCK_INSTANT;
             }
             block->info.time = t;
@@ -2330,60 +2311,15 @@ private:
     bool eof_ = false;
 };
 
-// A source whose first bytes were read ahead (to learn the temporal model before choosing the
-// front-end) and are served again, then the rest from the source itself.
-class ReplaySource final : public ByteSource {
-public:
-    ReplaySource(std::unique_ptr<ByteSource> inner, std::vector<std::uint8_t> head)
-        : inner_(std::move(inner)), head_(std::move(head)) {}
-    std::optional<std::uint64_t> size() const override { return inner_->size(); }
-    bool random_access() const override { return inner_->random_access(); }
-    Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
-        std::size_t done = 0;
-        if (offset < head_.size()) {
-            done = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), head_.size() - offset));
-            std::memcpy(out.data(), head_.data() + offset, done);
-        }
-        if (done == out.size()) return done;
-        FOURDGS_ASSIGN(std::size_t n, inner_->read_at(offset + done, out.subspan(done)));
-        return done + n;
-    }
-
-private:
-    std::unique_ptr<ByteSource> inner_;
-    std::vector<std::uint8_t> head_;
-};
-
-// Reads the magic and the first record into `head` and says whether the Header names the
-// keyframe-delta model. Anything unexpected says no: the gaussian-birth front-end then reads the
-// same bytes and names the refusal itself.
-Result<bool> peek_keyframe_delta(ByteSource& src, std::uint64_t max_record,
-                                 std::vector<std::uint8_t>& head) {
-    constexpr std::uint64_t kHeaderPeekLimit = 1 << 20;  // a Header record is far smaller
-    head.resize(kMagicSize + kRecordHeaderSize);
-    FOURDGS_ASSIGN(std::size_t got, src.read_at(0, head));
-    head.resize(got);
-    if (got < kMagicSize + kRecordHeaderSize || head[kMagicSize] != op::header) return false;
-    std::uint64_t length = 0;
-    for (int i = 7; i >= 0; --i) length = (length << 8) | head[kMagicSize + 1 + i];
-    if (length > std::min(max_record, kHeaderPeekLimit)) return false;
-    FOURDGS_ASSIGN(std::uint64_t body, read_growing(src, head.size(), length, head));
-    if (body != length) return false;
-    auto record = parse_record(std::span<const std::uint8_t>(head).subspan(kMagicSize), kMagicSize);
-    if (!record) return false;
-    auto header = parse_header(*record);
-    return header.ok() && header->temporal_model == kModelKeyframeDelta;
-}
-
 }  // namespace
 
+// A stream's scene is a reader whose SceneReader holds a streaming front-end (open_scene with
+// access = streaming: the magic and Header are read once, the temporal model picks the
+// front-end); the stream pulls its blocks from that front-end one at a time.
 struct fourdgs_stream {
     explicit fourdgs_stream(const Allocator& a) : alloc(a), scene(a) {}
     Allocator alloc;
-    std::unique_ptr<ByteSource> source;
-    std::optional<StreamingReader> birth;
-    std::optional<KeyframeDeltaStream> delta;
-    fourdgs_reader scene;          // what fourdgs_stream_scene lends: this stream's SceneInfo
+    fourdgs_reader scene;          // the source, the front-end, and what fourdgs_stream_scene lends
     std::optional<Error> failure;  // repeated by every later fourdgs_stream_next_block
 };
 
@@ -2397,25 +2333,19 @@ fourdgs_status open_stream(std::unique_ptr<ByteSource> raw, const fourdgs_open_o
     Allocator alloc;
     if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
     o.allocator = nullptr;  // copied into the handle; the caller's struct is not retained
-    ReaderOptions ro = reader_options(o);
-    ro.keep_payloads = o.keep_payloads != 0;
-    std::vector<std::uint8_t> head;
-    auto keyframe_delta = peek_keyframe_delta(*raw, ro.max_record_bytes, head);
-    FOURDGS_C_TRY(keyframe_delta);
     fourdgs_stream* s = make_handle<fourdgs_stream>(alloc);
     std::unique_ptr<fourdgs_stream, void (*)(fourdgs_stream*)> guard(s, destroy_handle);
-    s->source = std::make_unique<ReplaySource>(std::move(raw), std::move(head));
-    if (*keyframe_delta) {
-        s->delta.emplace(*s->source, ro);
-        FOURDGS_C_TRY(s->delta->open());
-        s->scene.streamed = &s->delta->scene();
-        s->scene.streamed_delta = true;
-    } else {
-        s->birth.emplace(*s->source, ro);
-        FOURDGS_C_TRY(s->birth->open());
-        s->scene.streamed = &s->birth->scene();
-    }
-    s->scene.options = o;
+    fourdgs_reader& scene = s->scene;
+    scene.options = o;
+    scene.lent_by_stream = true;
+    scene.source = std::move(raw);
+    OpenSceneOptions so;
+    so.reader = reader_options(o);
+    so.reader.keep_payloads = o.keep_payloads != 0;
+    so.access = OpenSceneOptions::Access::streaming;  // front to back even over a URL
+    auto opened = open_scene(*scene.source, so);
+    FOURDGS_C_TRY(opened);
+    scene.opened.emplace(std::move(opened).value());
     *out = guard.release();
     return FOURDGS_OK;
 }
@@ -2477,9 +2407,12 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
         if (stream->failure) return fail(*stream->failure);
         bool more = false;
         const fourdgs_status s = read_into(block, [&] {
+            SceneReader& opened = *stream->scene.opened;
+            KeyframeDeltaStream* keyframes = opened.keyframe_stream();
+            StreamingReader* birth = opened.birth_stream();
             StateInfo state;
-            Result<bool> r = stream->delta ? stream->delta->next_state(block->block, &state)
-                                           : stream->birth->next_chunk(block->block);
+            Result<bool> r = keyframes ? keyframes->next_state(block->block, &state)
+                                       : birth->next_chunk(block->block);
             if (!r.ok()) {
                 stream->failure = r.error();
                 return fail(r.error());
@@ -2487,12 +2420,12 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
             more = *r;
             if (!more) {
                 empty_block(*block);
-            } else if (stream->delta) {
+            } else if (keyframes) {
                 state_info_out(state, block->info);
             } else {
-                const ChunkRecord& c = stream->birth->last_chunk();
+                const ChunkRecord& c = birth->last_chunk();
                 block->info.kind = FOURDGS_BLOCK_CHUNK;
-                block->info.offset = stream->birth->last_chunk_offset();
+                block->info.offset = birth->last_chunk_offset();
                 block->info.t0 = c.t0;
                 block->info.t1 = c.t1;
                 block->info.level = c.level;

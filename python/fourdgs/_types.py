@@ -70,7 +70,7 @@ class ChunkInfo:
     offset: int
     size: int
     gaussian_count: int
-    fetch_bytes: int  # what decoding it fetches (record + wanted SH bands); 0 for keyframe-delta
+    fetch_bytes: int  # what decoding fetches: record + wanted SH bands (keyframe-delta: its chain)
     kind: int  # 0 keyframe / Chunk, 1 Delta Chunk
 
 
