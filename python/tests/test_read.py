@@ -163,6 +163,80 @@ def test_a_stream_reads_a_pipe_as_its_bytes_arrive(data_dir):
     assert len(got) == len(want) > 0 and all(np.array_equal(a, b) for a, b in zip(got, want))
 
 
+def feed_pipe(data: bytes, open_writer) -> threading.Thread:
+    """Writes `data` in pieces, as a download arrives, to the pipe open_writer() opens."""
+    def feed():
+        with open_writer() as f:
+            for k in range(0, len(data), 1000):
+                f.write(data[k:k + 1000])
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    return writer
+
+
+@pytest.mark.parametrize("name", ["birth-deflate", "keyframe-delta-churn"])
+def test_a_stream_reads_a_named_pipe_by_its_path(data_dir, tmp_path, name):
+    """A FIFO given by path goes through fourdgs_stream_open_fd, read(2) as it fills."""
+    data = (data_dir / f"{name}.4dgs").read_bytes()
+    want = [np.array(b.gaussian_id) for b in fourdgs.stream(data).blocks()]
+    fifo = tmp_path / "scene.fifo"
+    os.mkfifo(fifo)
+    writer = feed_pipe(data, lambda: open(fifo, "wb"))
+    with fourdgs.stream(fifo) as scene:  # opening blocks until the writer has opened its end
+        assert scene.name == str(fifo)
+        got = [np.array(b.gaussian_id) for b in scene.blocks()]
+        assert scene.chunks != []  # the summary, read at the end
+    writer.join()
+    assert len(got) == len(want) > 0 and all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def cut_in_last_chunk(data_dir, name):
+    """The file cut in the middle of its last chunk record (in file order), and the blocks a
+    stream of the whole file gives: the cut one must give every block but the last."""
+    path = data_dir / f"{name}.4dgs"
+    with fourdgs.open(path) as scene:
+        last = max(scene.chunks, key=lambda c: c.offset)
+    data = path.read_bytes()
+    return data[:last.offset + last.size // 2], list(fourdgs.stream(data).blocks())
+
+
+@pytest.mark.parametrize("route", ["path", "pipe", "bytes"])
+@pytest.mark.parametrize("name", ["birth-deflate", "keyframe-delta-churn"])
+def test_a_stream_cut_inside_a_chunk_gives_the_blocks_before_it_then_truncated(
+        data_dir, tmp_path, name, route):
+    cut, whole = cut_in_last_chunk(data_dir, name)
+    writer = None
+    if route == "path":
+        source = tmp_path / "cut.4dgs"
+        source.write_bytes(cut)
+    elif route == "pipe":
+        r, w = os.pipe()
+        writer = feed_pipe(cut, lambda: os.fdopen(w, "wb"))
+        source = os.fdopen(r, "rb")
+    else:
+        source = cut
+    got = []
+    with fourdgs.stream(source) as scene:
+        with pytest.raises(fourdgs.Error) as e:
+            for b in scene.blocks():
+                got.append(b)
+        assert (e.value.kind, e.value.refusal) == ("truncated", "truncated")
+        assert e.value.offset is not None and e.value.offset <= len(cut)
+        with pytest.raises(fourdgs.Error) as again:  # the failure repeats
+            next(scene.blocks())
+        assert again.value.refusal == "truncated"
+        assert scene.chunks == []  # the summary was never reached
+    if writer is not None:
+        writer.join()
+        source.close()
+    assert len(got) == len(whole) - 1 > 0
+    for g, w in zip(got, whole):
+        assert g.kind == w.kind and g.chunk == w.chunk
+        assert np.array_equal(g.gaussian_id, w.gaussian_id)
+        assert np.array_equal(g.position, w.position)
+
+
 def test_a_stream_knows_the_scene_and_its_summary_at_the_end(data_dir):
     path = data_dir / "birth-extras.4dgs"
     with fourdgs.open(path) as indexed, fourdgs.stream(path, keep_payloads=True) as streamed:

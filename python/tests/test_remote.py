@@ -9,6 +9,7 @@ is "http-status" naming the 404.
 """
 import os
 import socket
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,3 +78,30 @@ def test_a_missing_url_is_http_status(no_proxy):
             call(url)
         assert (e.value.kind, e.value.refusal) == ("io", "http-status")
         assert "404" in e.value.message and url in e.value.message
+
+
+@needs_server
+@pytest.mark.parametrize("name", ["birth-deflate", "keyframe-delta-churn"])
+def test_a_download_cut_inside_a_chunk_streams_the_blocks_before_it(data_dir, name, no_proxy):
+    """A truncated file on the server, read front to back over HTTP: every block before the cut,
+    then "truncated", as from the local file (the indexed open has no Footer to read)."""
+    path = data_dir / f"{name}.4dgs"
+    with fourdgs.open(path) as scene:
+        last = max(scene.chunks, key=lambda c: c.offset)
+    data = path.read_bytes()
+    cut = data[:last.offset + last.size // 2]
+    served = f"cut-{name}.4dgs"
+    (Path(os.environ["FOURDGS_HTTP_ROOT"]) / served).write_bytes(cut)
+    want = list(fourdgs.stream(data).blocks())[:-1]
+    got = []
+    with fourdgs.stream(f"{BASE}/{served}") as remote:
+        with pytest.raises(fourdgs.Error) as e:
+            for b in remote.blocks():
+                got.append(b)
+        assert (e.value.kind, e.value.refusal) == ("truncated", "truncated")
+    assert len(got) == len(want) > 0
+    assert all(g.chunk == w.chunk and np.array_equal(g.position, w.position)
+               for g, w in zip(got, want))
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open(f"{BASE}/{served}")
+    assert e.value.kind in ("malformed", "truncated"), str(e.value)
