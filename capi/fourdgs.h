@@ -138,6 +138,9 @@ typedef struct fourdgs_open_options {
     uint64_t max_summary_bytes;   /* default 2^30 */
     uint32_t max_gaussians_per_chunk; /* default 2^24 */
     const fourdgs_allocator* allocator; /* NULL = malloc/free */
+    uint32_t keep_payloads;       /* streams: keep attachment and audio payloads in memory as
+                                     they pass, for fourdgs_reader_read_payload on
+                                     fourdgs_stream_scene (default 0) */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */
@@ -160,7 +163,9 @@ typedef struct fourdgs_read_callbacks {
 
 /* Opens a file for random access: the tail, the summary and the front matter are read; the
  * chunks are fetched on demand. The front-end follows the Header's temporal_model
- * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults). */
+ * (gaussian-birth or keyframe-delta). `options` may be NULL (defaults). To read front to back
+ * instead (a pipe, a download, a file without an index, a truncated file), open a
+ * fourdgs_stream. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,
                                                      const fourdgs_open_options* options,
                                                      fourdgs_reader** out);
@@ -171,6 +176,18 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_open_memory(const void* data, size_t 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_open_callbacks(const fourdgs_read_callbacks* callbacks,
                                                           const fourdgs_open_options* options,
                                                           fourdgs_reader** out);
+/* A file on a web server (an http:// or https:// URL), read by HTTP range requests: opening
+ * costs one round trip (the file's head and tail at once), each fourdgs_reader_evaluate one more
+ * (the chunks an instant needs, fetched together), cached in a bounded memory cache (64 MiB).
+ * The file's first ETag (or Last-Modified) is pinned: a file that changes on the server while it
+ * is read fails with FOURDGS_IO "source-changed", never with a mix of two versions. Other
+ * failures are FOURDGS_IO with "http-status" (e.g. 404), "http-timeout", "http-connection",
+ * "http-short-body", "http-bad-response", "range-not-supported", "unknown-size"; the message
+ * names the URL, the byte range and the HTTP status. FOURDGS_UNSUPPORTED ("http-not-built") in a
+ * build without libcurl. docs/remote.md says how to serve files. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
+                                                    const fourdgs_open_options* options,
+                                                    fourdgs_reader** out);
 FOURDGS_CAPI void fourdgs_reader_free(fourdgs_reader* reader);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -252,7 +269,9 @@ typedef struct fourdgs_attachment_info {
 FOURDGS_CAPI fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_attachment_info* out);
 /* Reads a payload range (fourdgs_attachment_info.payload, fourdgs_audio_source_info.payload)
- * from the file. buffer NULL: *size = payload.size. Otherwise capacity >= payload.size. */
+ * from the file. buffer NULL: *size = payload.size. Otherwise capacity >= payload.size.
+ * A stream's scene (fourdgs_stream_scene) serves the payloads the stream kept
+ * (fourdgs_open_options.keep_payloads); without them it refuses ("needs-random-access"). */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader,
                                                         fourdgs_payload payload, void* buffer,
                                                         size_t capacity, size_t* size);
@@ -449,7 +468,7 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* 
  * Per visible gaussian: center 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b and
  * opacity at t), object_id 1, source 1 (index in its decoded chunk or state), and
  * sh_per_gaussian SH bytes (red's coefficients of bands 1..sh_degree, then green's, blue's;
- * byte b means (b - 128) / 32 clamped as in §6.5). */
+ * byte b means the coefficient -4 + b * 8 / 255, §6.5). */
 typedef struct fourdgs_frame_columns {
     size_t struct_size;
     double time;
@@ -492,6 +511,177 @@ FOURDGS_CAPI fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame,
                                                size_t* count);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Decoded blocks: the §3 state of gaussians before evaluation (fourdgs/scene.hpp GaussianBlock),
+ * lent column by column without a copy. Ownership follows Apache Arrow's C data interface:
+ * the block owns its columns, fourdgs_block_free is their release, and a column pointer is
+ * valid from fourdgs_block_columns_get until the next read into that block or
+ * fourdgs_block_free, whichever comes first. A block does not refer to the reader that filled
+ * it: it may outlive it. A block is used by one thread at a time; reading into a block reuses
+ * its memory and its decode buffers. */
+
+typedef struct fourdgs_block fourdgs_block;
+
+/* What a block holds. */
+typedef enum fourdgs_block_kind {
+    FOURDGS_BLOCK_EMPTY = 0,   /* nothing read yet, or the last read failed */
+    FOURDGS_BLOCK_ALL = 1,     /* every gaussian of a gaussian-birth file, chunks in index order */
+    FOURDGS_BLOCK_INSTANT = 2, /* gaussian-birth: every gaussian of the chunks covering `time` */
+    FOURDGS_BLOCK_CHUNK = 3,   /* gaussian-birth: one chunk of a stream, as stored */
+    FOURDGS_BLOCK_STATE = 4    /* keyframe-delta: the composed state of one state chunk (§11),
+                                  sorted by gaussian_id (fourdgs_reader_state_at, or one per
+                                  state chunk of a stream) */
+} fourdgs_block_kind;
+
+typedef struct fourdgs_block_info {
+    size_t struct_size;
+    uint32_t kind;       /* fourdgs_block_kind */
+    double time;         /* INSTANT and STATE from fourdgs_reader_state_at: the t asked for */
+    /* CHUNK and STATE: the chunk record (length is 0 where the front-end does not report it) */
+    uint64_t offset, length;
+    double t0, t1;
+    uint32_t level;
+    /* STATE: the §5.8 keyframe fields of the state chunk and its composed population */
+    uint32_t chunk_kind; /* 0 keyframe, 1 Delta Chunk */
+    uint32_t delta_mode;
+    uint32_t depth;
+    uint64_t reference_offset, keyframe_offset;
+    uint64_t live_count;
+} fourdgs_block_info;
+
+/* Per gaussian (count of them): position 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b
+ * opacity), motion 3 (units per second), mu_t, sigma_t (+inf = never fades), win_lo, win_hi
+ * (the validity window), flags, window_index, object_id; source_group and source_index when the
+ * file carries them; gaussian_id for keyframe-delta states; and sh_per_gaussian SH bytes (red's
+ * coefficients of bands 1..sh_degree, then green's, blue's; byte b means -4 + b * 8 / 255).
+ * A column the block does not carry is NULL: object_id (every gaussian is background, 0),
+ * source_group / source_index, gaussian_id, sh (sh_degree 0). Every pointer is NULL when count
+ * is 0. */
+typedef struct fourdgs_block_columns {
+    size_t struct_size;
+    size_t count;
+    const float* position;
+    const float* scale;
+    const float* rotation;
+    const float* color;
+    const float* motion;
+    const float* mu_t;
+    const float* sigma_t;
+    const float* win_lo;
+    const float* win_hi;
+    const uint8_t* flags;
+    const uint32_t* window_index;
+    const uint32_t* object_id;
+    const int32_t* source_group;
+    const int32_t* source_index;
+    const uint32_t* gaussian_id;
+    uint32_t sh_degree;
+    size_t sh_per_gaussian;
+    const uint8_t* sh;
+} fourdgs_block_columns;
+
+/* `allocator` may be NULL (malloc/free); copied. */
+FOURDGS_CAPI fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator,
+                                                 fourdgs_block** out);
+FOURDGS_CAPI void fourdgs_block_free(fourdgs_block* block);
+FOURDGS_CAPI fourdgs_status fourdgs_block_columns_get(const fourdgs_block* block,
+                                                      fourdgs_block_columns* out);
+FOURDGS_CAPI fourdgs_status fourdgs_block_info_get(const fourdgs_block* block,
+                                                   fourdgs_block_info* out);
+
+/* Every gaussian of a gaussian-birth file into `block` (decoded on decode_threads threads).
+ * A keyframe-delta file has no such block: FOURDGS_UNSUPPORTED ("read-all-needs-gaussian-birth");
+ * read its states with fourdgs_reader_state_at. On failure the block is left EMPTY. Thread-safe
+ * for distinct blocks. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader,
+                                                    fourdgs_block* block);
+/* The decoded state instant t needs, before §3 (what fourdgs_reader_evaluate evaluates):
+ * gaussian-birth, every gaussian of the chunks whose [t0, t1) holds t; keyframe-delta, the
+ * composed state of current(t) (t in [0, duration), the chain fetched and composed). On failure
+ * the block is left EMPTY. Thread-safe for distinct blocks. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
+                                                    fourdgs_block* block);
+/* §3 on a block already decoded (by this reader, another reader of the same file, or a stream
+ * of it): the visible gaussians at t into `frame`, with this reader's cutoff and Object Tracks.
+ * `reader` may be a stream's scene (fourdgs_stream_scene). With options->append, several
+ * blocks gather in one frame (blocks that do not cover t add nothing). Thread-safe for distinct
+ * frames. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
+                                                          const fourdgs_block* block, double t,
+                                                          const fourdgs_evaluate_options* options,
+                                                          fourdgs_frame* frame);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming: a file front to back as its bytes arrive — a pipe, a socket, a download, stdin, a
+ * file without an index, a truncated file — holding one chunk at a time
+ * (fourdgs/streaming_reader.hpp, fourdgs/keyframe_delta.hpp). It fills caller blocks: the
+ * front-end follows the Header's temporal_model, and fourdgs_stream_next_block gives a
+ * gaussian-birth file's chunks as stored (CHUNK blocks: the §3 parameters, not yet evaluated)
+ * and a keyframe-delta file's composed state per state chunk (STATE blocks). The scene read so
+ * far is a reader handle the stream lends (fourdgs_stream_scene): the scene calls and
+ * fourdgs_reader_evaluate_block are the random-access reader's own. On a cut stream every
+ * complete chunk comes out, then FOURDGS_TRUNCATED ("truncated"); a partial record is never
+ * decoded. A stream and its scene are used by one thread at a time. */
+
+typedef struct fourdgs_stream fourdgs_stream;
+
+/* Sequential reads through the caller.
+ *   read     writes up to `length` bytes into `buffer`; returns the count written (0 only at the
+ *            end of the data) or a negative value on failure. Called on the thread that calls
+ *            fourdgs_stream_open_callbacks / fourdgs_stream_next_block.
+ *   release  called exactly once when the library is done with `user`: at fourdgs_stream_free,
+ *            or when the open fails; may be NULL.
+ * The struct is copied. */
+typedef struct fourdgs_stream_callbacks {
+    void* user;
+    int64_t (*read)(void* user, void* buffer, uint64_t length);
+    void (*release)(void* user);
+} fourdgs_stream_callbacks;
+
+/* Each open reads the magic and the front matter (every record before the first chunk), so the
+ * stream's scene answers at once. `options` may be NULL (defaults; copy_memory and
+ * decode_threads do not apply, keep_payloads does). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_callbacks(const fourdgs_stream_callbacks* callbacks,
+                                                          const fourdgs_open_options* options,
+                                                          fourdgs_stream** out);
+/* A file descriptor read with read(2) (a pipe, a socket, stdin, a regular file). With close_fd
+ * non-zero the stream closes it at fourdgs_stream_free (and when the open fails). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
+                                                   const fourdgs_open_options* options,
+                                                   fourdgs_stream** out);
+/* A URL, read front to back by HTTP range requests of growing size (as fourdgs_reader_open_url,
+ * with its refusals). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
+                                                    const fourdgs_open_options* options,
+                                                    fourdgs_stream** out);
+/* Frees the stream and its scene. Blocks it filled stay valid (they are the caller's). */
+FOURDGS_CAPI void fourdgs_stream_free(fourdgs_stream* stream);
+
+/* The scene as read so far, as a reader handle lent by the stream until fourdgs_stream_free
+ * (never free it: fourdgs_reader_free passes it by). It holds the front matter after the open,
+ * and the summary (the Chunk Index, summary_crc_verified) once the end is reached. Every call
+ * that reads the scene works on it — fourdgs_reader_scene_info, _header_attribute,
+ * _quantization_bound, _window, _metadata*, _attachment, _camera*, _audio_*, the provenance and
+ * object calls, _chunk_info — and fourdgs_reader_evaluate_block evaluates the stream's blocks
+ * with its cutoff and Object Tracks. What those calls lend stays valid until the next
+ * fourdgs_stream_next_block (a record after the chunks may add to the scene) or
+ * fourdgs_stream_free. fourdgs_reader_read_payload serves the payloads the stream kept
+ * (keep_payloads); the calls that fetch through the index (evaluate, chunks_for,
+ * evaluate_chunk, read_all, state_at) refuse it: FOURDGS_INVALID_ARGUMENT
+ * "needs-random-access". */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_scene(const fourdgs_stream* stream,
+                                                 const fourdgs_reader** out);
+
+/* Decodes the next chunk into `block` (CHUNK; its info has the chunk record's offset, t0, t1 and
+ * level) or composes the next state (STATE; with the §5.8 fields of its state chunk and the
+ * live count) and sets *produced to 1. At the clean end of the file (after the Footer and the
+ * trailing magic) *produced is 0 and the block is EMPTY; the call may be repeated. On a cut
+ * stream every complete chunk comes back, then FOURDGS_TRUNCATED ("truncated"). On failure the
+ * block is EMPTY, and every further call gives the same failure. The block does not refer to
+ * the stream: it may outlive it. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream,
+                                                      fourdgs_block* block, uint32_t* produced);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Validation: every problem in a file, not just the first (fourdgs/validate.hpp). */
 
 typedef struct fourdgs_validation fourdgs_validation;
@@ -527,6 +717,10 @@ FOURDGS_CAPI fourdgs_status fourdgs_validate_memory(const void* data, size_t siz
 FOURDGS_CAPI fourdgs_status fourdgs_validate_callbacks(const fourdgs_read_callbacks* callbacks,
                                                        const fourdgs_open_options* options,
                                                        fourdgs_validation** out);
+/* A URL, read by range requests (see fourdgs_reader_open_url). */
+FOURDGS_CAPI fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
+                                                 const fourdgs_open_options* options,
+                                                 fourdgs_validation** out);
 FOURDGS_CAPI void fourdgs_validation_free(fourdgs_validation* validation);
 FOURDGS_CAPI fourdgs_status fourdgs_validation_summary_get(const fourdgs_validation* validation,
                                                            fourdgs_validation_summary* out);
@@ -670,6 +864,49 @@ FOURDGS_CAPI fourdgs_status fourdgs_writer_finish_callback(
 /* The report of the last successful finish. */
 FOURDGS_CAPI fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer,
                                                   fourdgs_write_report* out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing window by window in bounded memory (fourdgs/writer.hpp StreamingWriter). A
+ * fourdgs_writer holds the options and the extras; a stream writer made from it writes the
+ * Header, Quantization, Window Table and every extra at creation, then each window's gaussians
+ * as they are added (encoded, verified and written before the call returns). Because the Header
+ * comes first, the gaussian count, the aabb and the Window Table are declared up front and
+ * checked at finish. The Quantization bounds are the grid's analytic worst case. */
+
+typedef struct fourdgs_stream_writer fourdgs_stream_writer;
+
+typedef struct fourdgs_stream_declaration {
+    size_t struct_size;
+    uint64_t gaussian_count; /* exactly the number of gaussians that will be added */
+    double aabb[6];          /* min xyz, max xyz over every rest position, exactly */
+    const double* windows;   /* window_count (lo, hi) pairs: the Window Table, in this order */
+    size_t window_count;
+} fourdgs_stream_declaration;
+
+/* Creates `path` and writes everything up to the first chunk. From `writer` it takes the options
+ * (its allocator included) and the extras added so far (copied: the writer may be freed or
+ * changed afterwards); gaussians added to it with fourdgs_writer_add_gaussians are refused
+ * ("gaussians-not-streamed"). Refusals: those of fourdgs_writer_finish_file's scene checks, and
+ * "invalid-declaration". On failure nothing is returned and the file may hold a prefix. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_create_file(
+    const fourdgs_writer* writer, const fourdgs_stream_declaration* declaration, const char* path,
+    size_t path_size, fourdgs_stream_writer** out);
+/* Gaussians that all live in declared window `window_index`: batch->win_lo and win_hi must be
+ * NULL. Copied, validated, encoded, verified and written before the call returns; refusals name
+ * the gaussian by its running index across all calls. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_add_window(fourdgs_stream_writer* writer,
+                                                             uint32_t window_index,
+                                                             const fourdgs_gaussian_batch* batch);
+/* One chunk whose gaussians carry their own windows (each one of the declared windows). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_add_chunk(fourdgs_stream_writer* writer,
+                                                            const fourdgs_gaussian_batch* batch);
+/* Checks the declared count and aabb, writes the summary and Footer, and closes the file. */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_finish(fourdgs_stream_writer* writer);
+/* The report, complete after a successful finish (FOURDGS_NOT_FOUND before). */
+FOURDGS_CAPI fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
+                                                         fourdgs_write_report* out);
+/* Closes the file; an unfinished file stays as written so far. */
+FOURDGS_CAPI void fourdgs_stream_writer_free(fourdgs_stream_writer* writer);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 static_assert(FOURDGS_C_VERSION_MAJOR == FOURDGS_VERSION_MAJOR &&
@@ -246,6 +247,7 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_summary_bytes = ro.max_summary_bytes;
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
+    o.keep_payloads = 0;
     return o;
 }
 
@@ -284,6 +286,14 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
+fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
+    auto remote = HttpSource::open(std::string(url, url_size));
+    FOURDGS_C_TRY(remote);
+    out = std::move(remote).value();
+    return FOURDGS_OK;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -295,7 +305,10 @@ struct fourdgs_reader {
     fourdgs_open_options options{};
     std::vector<std::uint8_t> owned;  // copy_memory
     std::unique_ptr<ByteSource> source;
-    std::optional<SceneReader> opened;  // the front-end the temporal model needs (open_scene)
+    // The front-end the temporal model needs (open_scene): the indexed ones for a reader, the
+    // streaming ones for a stream's scene (fourdgs_stream_scene), which the stream owns and frees.
+    std::optional<SceneReader> opened;
+    bool lent_by_stream = false;
 
     const SceneInfo& scene() const { return opened->scene(); }
 };
@@ -313,6 +326,24 @@ struct fourdgs_validation {
     explicit fourdgs_validation(const Allocator& a) : alloc(a) {}
     Allocator alloc;
     ValidationReport report;
+};
+
+struct fourdgs_block {
+    explicit fourdgs_block(const Allocator& a) : alloc(a) { info.struct_size = sizeof info; }
+    Allocator alloc;
+    GaussianBlock block;
+    fourdgs_block_info info{};
+    std::vector<DecodeWorkspace> pool;  // gaussian-birth decode buffers
+    KeyframeDeltaWorkspace delta;       // keyframe-delta composition buffers
+};
+
+struct fourdgs_stream_writer {
+    explicit fourdgs_stream_writer(const Allocator& a) : alloc(a) {}
+    Allocator alloc;
+    int sh_degree = 0;
+    std::optional<FileSink> sink;
+    std::optional<StreamingWriter> writer;  // refers to *sink
+    std::optional<WriteReport> report;      // after finish
 };
 
 namespace {
@@ -478,25 +509,37 @@ fourdgs_status fourdgs_reader_open_callbacks(const fourdgs_read_callbacks* callb
     });
 }
 
-void fourdgs_reader_free(fourdgs_reader* reader) { destroy_handle(reader); }
+fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
+                                       const fourdgs_open_options* options, fourdgs_reader** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
+                                           std::unique_ptr<ByteSource>& source) {
+            return url_source(url, url_size, source);
+        });
+    });
+}
+
+void fourdgs_reader_free(fourdgs_reader* reader) {
+    if (reader != nullptr && reader->lent_by_stream) return;  // a stream's: it frees it
+    destroy_handle(reader);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scene information.
 
-fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        const SceneInfo& sc = reader->scene();
+namespace {
+// A scene as fourdgs_scene_info.
+fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
+                              fourdgs_scene_info* out) {
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = reader->opened->keyframe_delta() ? FOURDGS_MODEL_KEYFRAME_DELTA
-                                                            : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = keyframe_delta ? FOURDGS_MODEL_KEYFRAME_DELTA
+                                          : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;
@@ -533,9 +576,19 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.has_camera = sc.camera.has_value();
         i.has_object_table = sc.object_table.has_value();
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
-        i.index_built_by_scan = reader->opened->index_built_by_scan();
+        i.index_built_by_scan = scanned;
         i.summary_crc_verified = sc.summary_crc_verified;
         return put(out, i);
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
+        return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
+                              reader->opened->index_built_by_scan(), out);
     });
 }
 
@@ -640,17 +693,44 @@ fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t in
     });
 }
 
+namespace {
+// A stream's scene cannot go back to its source: a payload range is served from the kept bytes of
+// the attachment or audio payload that holds it (fourdgs_open_options.keep_payloads), or not at
+// all.
+const PayloadRef* kept_payload(const SceneInfo& scene, fourdgs_payload p) {
+    auto holds = [&](const PayloadRef& r) {
+        return r.data.size() == r.length && p.offset >= r.offset &&
+               p.offset - r.offset <= r.length && p.size <= r.length - (p.offset - r.offset);
+    };
+    for (const AttachmentEntry& a : scene.attachments)
+        if (holds(a.payload)) return &a.payload;
+    for (const AudioSourceEntry& a : scene.audio)
+        if (holds(a.payload)) return &a.payload;
+    return nullptr;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs_payload payload,
                                            void* buffer, size_t capacity, size_t* size) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(size);
-        const std::uint64_t file_size = reader->source->size().value_or(0);
-        if (payload.offset > file_size || payload.size > file_size - payload.offset)
-            return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
-                        "payload [" + std::to_string(payload.offset) + ", +" +
-                            std::to_string(payload.size) + ") lies outside the " +
-                            std::to_string(file_size) + "-byte file");
+        const std::string range =
+            "payload [" + std::to_string(payload.offset) + ", +" + std::to_string(payload.size) + ")";
+        const PayloadRef* kept = nullptr;
+        if (!reader->opened->random_access()) {
+            kept = kept_payload(reader->scene(), payload);
+            if (kept == nullptr)
+                return invalid(refusal::kNeedsRandomAccess,
+                               range + " is not held by this stream's scene: a stream keeps the "
+                                       "payloads it passes only when opened with keep_payloads");
+        } else {
+            const std::uint64_t file_size = reader->source->size().value_or(0);
+            if (payload.offset > file_size || payload.size > file_size - payload.offset)
+                return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
+                            range + " lies outside the " + std::to_string(file_size) +
+                                "-byte file");
+        }
         if (buffer == nullptr) {
             *size = static_cast<size_t>(payload.size);
             return FOURDGS_OK;
@@ -659,10 +739,16 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
             return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
                         "the payload is " + std::to_string(payload.size) + " bytes, the buffer " +
                             std::to_string(capacity));
-        // read_exact may have written part of the buffer before failing; that is buffer
-        // content, not an out-parameter, and `size` stays untouched.
-        FOURDGS_C_TRY(reader->source->read_exact(
-            payload.offset, std::span(static_cast<std::uint8_t*>(buffer), payload.size)));
+        if (kept != nullptr) {
+            if (payload.size != 0)
+                std::memcpy(buffer, kept->data.data() + (payload.offset - kept->offset),
+                            static_cast<size_t>(payload.size));
+        } else {
+            // read_exact may have written part of the buffer before failing; that is buffer
+            // content, not an out-parameter, and `size` stays untouched.
+            FOURDGS_C_TRY(reader->source->read_exact(
+                payload.offset, std::span(static_cast<std::uint8_t*>(buffer), payload.size)));
+        }
         *size = static_cast<size_t>(payload.size);
         return FOURDGS_OK;
     });
@@ -970,8 +1056,8 @@ fourdgs_evaluate_options default_evaluate_options() noexcept {
     return o;
 }
 
-fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
-                                   const fourdgs_evaluate_options* in, EvaluateOptions& out) {
+fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluate_options* in,
+                                   EvaluateOptions& out) {
     fourdgs_evaluate_options o = default_evaluate_options();
     if (in != nullptr) {
         if (auto s = check_size(in, "fourdgs_evaluate_options"); s != FOURDGS_OK) return s;
@@ -983,7 +1069,7 @@ fourdgs_status evaluate_options_in(const fourdgs_reader* reader,
     out.with_sh = o.max_sh_degree > 0;
     out.max_sh_degree = static_cast<int>(o.max_sh_degree);
     out.append = o.append != 0;
-    if (o.apply_object_tracks) out.tracks = reader->scene().object_tracks;
+    if (o.apply_object_tracks) out.tracks = scene.object_tracks;
     return FOURDGS_OK;
 }
 
@@ -991,20 +1077,36 @@ fourdgs_status finite_time(double t) {
     if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
     return FOURDGS_OK;
 }
+
+// The calls that fetch through the index refuse a stream's scene.
+fourdgs_status random_access(const fourdgs_reader* reader) {
+    if (reader->opened->random_access()) return FOURDGS_OK;
+    return invalid(refusal::kNeedsRandomAccess,
+                   "this is a stream's scene (fourdgs_stream_scene): read its gaussians with "
+                   "fourdgs_stream_next_block");
+}
 }  // namespace
 
 void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options) {
     if (options) *options = default_evaluate_options();
 }
 
-fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+namespace {
+// fourdgs_frame_create and fourdgs_block_create: a handle from the given hooks (NULL: malloc).
+template <class T>
+fourdgs_status create_with(const fourdgs_allocator* allocator, T** out) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(out);
         Allocator alloc;
         if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
-        *out = make_handle<fourdgs_frame>(alloc);
+        *out = make_handle<T>(alloc);
         return FOURDGS_OK;
     });
+}
+}  // namespace
+
+fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
+    return create_with(allocator, out);
 }
 
 void fourdgs_frame_free(fourdgs_frame* frame) { destroy_handle(frame); }
@@ -1016,8 +1118,9 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
-        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(reader->opened->state_at(t, frame->block, frame->workspace,
                                                reader->options.decode_threads));
         evaluate(frame->block, t, reader->scene().header.cutoff, frame->frame, eo);
@@ -1052,6 +1155,7 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(count);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         // Gaussian-birth: the chunks covering t; keyframe-delta: the chain the state at t is
         // composed from.
         auto chunks = reader->opened->chunks_for(t);
@@ -1076,6 +1180,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
         if (reader->opened->keyframe_delta())
             return fail(FOURDGS_UNSUPPORTED, refusal::kChunkDecodeNeedsChain,
                         "a keyframe-delta state is composed from a chain of chunks: use "
@@ -1083,7 +1188,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         const std::size_t n = reader->scene().index.size();
         if (index >= n) return not_found("chunk", index, n);
         EvaluateOptions eo;
-        if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(reader->opened->indexed()->decode_chunk(index, frame->chunk));
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
@@ -1165,6 +1270,154 @@ fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame, const fourdgs_fram
 }
 
 // ---------------------------------------------------------------------------------------------
+// Decoded blocks.
+
+namespace {
+void empty_block(fourdgs_block& b) noexcept {
+    b.block.clear();
+    b.info = fourdgs_block_info{};
+    b.info.struct_size = sizeof b.info;
+}
+
+template <class T>
+const T* column(const std::vector<T>& v) noexcept {
+    return v.empty() ? nullptr : v.data();
+}
+
+void state_info_out(const StateInfo& s, fourdgs_block_info& i) noexcept {
+    i.kind = FOURDGS_BLOCK_STATE;
+    i.offset = s.offset;
+    i.length = s.length;
+    i.t0 = s.t0;
+    i.t1 = s.t1;
+    i.level = s.level;
+    i.chunk_kind = s.chunk_kind;
+    i.delta_mode = s.delta_mode;
+    i.depth = s.depth;
+    i.reference_offset = s.reference_offset;
+    i.keyframe_offset = s.keyframe_offset;
+    i.live_count = s.live_count;
+}
+
+// Runs one read into `block` (emptied by the caller before its checks, so that a refused call
+// also leaves it empty), and empties it again when the read fails.
+template <class Read>
+fourdgs_status read_into(fourdgs_block* block, Read&& read) {
+    const fourdgs_status s = read();
+    if (s != FOURDGS_OK) empty_block(*block);
+    return s;
+}
+}  // namespace
+
+fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator, fourdgs_block** out) {
+    return create_with(allocator, out);
+}
+
+void fourdgs_block_free(fourdgs_block* block) { destroy_handle(block); }
+
+fourdgs_status fourdgs_block_columns_get(const fourdgs_block* block, fourdgs_block_columns* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_block_columns"); s != FOURDGS_OK) return s;
+        const GaussianBlock& b = block->block;
+        fourdgs_block_columns c{};
+        c.count = b.count;
+        if (b.count != 0) {
+            c.position = column(b.position);
+            c.scale = column(b.scale);
+            c.rotation = column(b.rotation);
+            c.color = column(b.color);
+            c.motion = column(b.motion);
+            c.mu_t = column(b.mu_t);
+            c.sigma_t = column(b.sigma_t);
+            c.win_lo = column(b.win_lo);
+            c.win_hi = column(b.win_hi);
+            c.flags = column(b.flags);
+            c.window_index = column(b.window_index);
+            c.object_id = column(b.object_id);
+            c.source_group = b.has_source_ids ? column(b.source_group) : nullptr;
+            c.source_index = b.has_source_ids ? column(b.source_index) : nullptr;
+            c.gaussian_id = column(b.gaussian_id);
+            c.sh = b.sh_per_gaussian() > 0 ? column(b.sh) : nullptr;
+        }
+        c.sh_degree = static_cast<uint32_t>(b.sh_degree);
+        c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
+        return put(out, c);
+    });
+}
+
+fourdgs_status fourdgs_block_info_get(const fourdgs_block* block, fourdgs_block_info* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_block_info"); s != FOURDGS_OK) return s;
+        return put(out, block->info);
+    });
+}
+
+fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader, fourdgs_block* block) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        empty_block(*block);
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        if (reader->opened->keyframe_delta())
+            return fail(FOURDGS_UNSUPPORTED, refusal::kReadAllNeedsGaussianBirth,
+                        "a keyframe-delta file is a sequence of composed states: read one with "
+                        "fourdgs_reader_state_at");
+        return read_into(block, [&] {
+            const IndexedReader& indexed = *reader->opened->indexed();
+            FOURDGS_C_TRY(indexed.read_all(block->block, block->pool,
+                                           reader->options.decode_threads));
+            block->info.kind = FOURDGS_BLOCK_ALL;
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
+                                       fourdgs_block* block) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        empty_block(*block);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        return read_into(block, [&] {
+            if (const KeyframeDeltaReader* keyframes = reader->opened->keyframes()) {
+                StateInfo info;
+                FOURDGS_C_TRY(keyframes->state_at(t, block->block, block->delta, &info));
+                state_info_out(info, block->info);
+            } else {
+                const IndexedReader& indexed = *reader->opened->indexed();
+                FOURDGS_C_TRY(indexed.read_instant(t, block->block, block->pool,
+                                                   reader->options.decode_threads));
+                block->info.kind = FOURDGS_BLOCK_INSTANT;
+            }
+            block->info.time = t;
+            return FOURDGS_OK;
+        });
+    });
+}
+
+fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
+                                             const fourdgs_block* block, double t,
+                                             const fourdgs_evaluate_options* options,
+                                             fourdgs_frame* frame) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(frame);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
+        evaluate(block->block, t, reader->scene().header.cutoff, frame->frame, eo);
+        return FOURDGS_OK;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Validation.
 
 namespace {
@@ -1229,6 +1482,17 @@ fourdgs_status fourdgs_validate_callbacks(const fourdgs_read_callbacks* callback
         FOURDGS_C_REQUIRE(callbacks);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
             return callback_source(callbacks, source);
+        });
+    });
+}
+
+fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
+                                    const fourdgs_open_options* options,
+                                    fourdgs_validation** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
+            return url_source(url, url_size, source);
         });
     });
 }
@@ -1316,13 +1580,19 @@ fourdgs_status samples_in(const fourdgs_pose_sample* samples, size_t count,
     return FOURDGS_OK;
 }
 
+// The header and extras added so far; attachment and audio bytes are borrowed from `w`.
+SceneHeader scene_header(const fourdgs_writer* w) {
+    SceneHeader h = w->header;
+    for (const AttachmentCopy& a : w->attachments)
+        h.attachments.push_back({a.name, a.media_type, a.data});
+    for (const AudioCopy& a : w->audio) h.audio.push_back({a.descriptor, a.data});
+    return h;
+}
+
 // Runs the one-shot writer over everything added so far.
 fourdgs_status finish_into(fourdgs_writer* w, ByteSink& sink) {
     SceneInput scene;
-    scene.header = w->header;
-    for (const AttachmentCopy& a : w->attachments)
-        scene.header.attachments.push_back({a.name, a.media_type, a.data});
-    for (const AudioCopy& a : w->audio) scene.header.audio.push_back({a.descriptor, a.data});
+    scene.header = scene_header(w);
     if (!w->object_id.empty()) w->object_id.resize(w->count, 0);  // batches without ids: 0
     GaussianBatch& g = scene.gaussians;
     g.count = w->count;
@@ -1343,6 +1613,17 @@ fourdgs_status finish_into(fourdgs_writer* w, ByteSink& sink) {
     FOURDGS_C_TRY(write_scene(scene, w->options, sink, &report));
     w->report = std::move(report);
     return FOURDGS_OK;
+}
+}  // namespace
+
+namespace {
+fourdgs_write_report report_out(const WriteReport& w) noexcept {
+    fourdgs_write_report r{};
+    r.gaussian_count = w.gaussian_count;
+    r.chunk_count = w.chunk_count;
+    r.bytes_written = w.bytes_written;
+    std::copy(w.aabb.begin(), w.aabb.end(), r.aabb);
+    return r;
 }
 }  // namespace
 
@@ -1816,12 +2097,343 @@ fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer, fourdgs_write
         if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
         if (!writer->report)
             return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "nothing has been written yet");
-        fourdgs_write_report r{};
-        r.gaussian_count = writer->report->gaussian_count;
-        r.chunk_count = writer->report->chunk_count;
-        r.bytes_written = writer->report->bytes_written;
-        std::copy(writer->report->aabb.begin(), writer->report->aabb.end(), r.aabb);
-        return put(out, r);
+        return put(out, report_out(*writer->report));
     });
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Writing window by window.
+
+namespace {
+// A batch for the streaming writer: borrowed as spans (the writer consumes it before the call
+// returns). `windows`: the batch carries win_lo / win_hi (add_chunk) or must not (add_window).
+fourdgs_status stream_batch_in(const fourdgs_gaussian_batch* batch, int sh_degree, bool windows,
+                               GaussianBatch& out) {
+    FOURDGS_C_REQUIRE(batch);
+    if (auto s = check_size(batch, "fourdgs_gaussian_batch"); s != FOURDGS_OK) return s;
+    const fourdgs_gaussian_batch b = take(batch, fourdgs_gaussian_batch{});
+    const std::size_t n = b.count;
+    const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(sh_degree));
+    if (n > std::numeric_limits<std::size_t>::max() / 64 / (per + 1))
+        return invalid(refusal::kInputSizeMismatch, "count " + std::to_string(n) + " is too large");
+    struct Column {
+        const void* p;
+        const char* name;
+    };
+    for (Column c : {Column{b.position, "position"}, Column{b.scale, "scale"},
+                     Column{b.rotation, "rotation"}, Column{b.color, "color"},
+                     Column{b.mu_t, "mu_t"}, Column{b.sigma_t, "sigma_t"}})
+        if (c.p == nullptr && n != 0)
+            return invalid(refusal::kNullArgument, std::string("batch.") + c.name + " is NULL");
+    if (windows && n != 0 && (b.win_lo == nullptr || b.win_hi == nullptr))
+        return invalid(refusal::kNullArgument, "batch.win_lo or batch.win_hi is NULL");
+    if (!windows && (b.win_lo != nullptr || b.win_hi != nullptr))
+        return invalid(refusal::kInvalidArgument,
+                       "a window's gaussians take their window from window_index: win_lo and "
+                       "win_hi must be NULL");
+    if (per > 0 && n != 0 && b.sh == nullptr)
+        return invalid(refusal::kNullArgument, "batch.sh is NULL but the scene has SH");
+    auto span = [n](const auto* p, std::size_t k) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+        return p && n ? std::span<const T>(p, n * k) : std::span<const T>();
+    };
+    out = GaussianBatch{};
+    out.count = n;
+    out.position = span(b.position, 3);
+    out.scale = span(b.scale, 3);
+    out.rotation = span(b.rotation, 4);
+    out.color = span(b.color, 4);
+    out.motion = span(b.motion, 3);
+    out.mu_t = span(b.mu_t, 1);
+    out.sigma_t = span(b.sigma_t, 1);
+    if (windows) {
+        out.win_lo = span(b.win_lo, 1);
+        out.win_hi = span(b.win_hi, 1);
+    }
+    out.sh_degree = sh_degree;
+    out.sh = per > 0 ? span(b.sh, per) : std::span<const float>();
+    out.object_id = span(b.object_id, 1);
+    return FOURDGS_OK;
+}
+
+fourdgs_status streaming_open(const fourdgs_stream_writer* w) {
+    if (!w->writer)
+        return invalid(refusal::kWriterFinished, "the stream writer has finished or failed to create");
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
+                                                 const fourdgs_stream_declaration* declaration,
+                                                 const char* path, size_t path_size,
+                                                 fourdgs_stream_writer** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(declaration);
+        FOURDGS_C_REQUIRE(path);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(declaration, "fourdgs_stream_declaration"); s != FOURDGS_OK)
+            return s;
+        const fourdgs_stream_declaration d = take(declaration, fourdgs_stream_declaration{});
+        if (!array_ok(d.windows, d.window_count))
+            return invalid(refusal::kNullArgument, "declaration.windows is NULL");
+        if (writer->count != 0)
+            return invalid(refusal::kGaussiansNotStreamed,
+                           std::to_string(writer->count) +
+                               " gaussians were added to the writer: a stream writer takes its "
+                               "gaussians window by window");
+        StreamDeclaration decl;
+        decl.gaussian_count = d.gaussian_count;
+        std::copy(d.aabb, d.aabb + 6, decl.aabb.begin());
+        for (size_t i = 0; i < d.window_count; ++i)
+            decl.windows.push_back({d.windows[2 * i], d.windows[2 * i + 1]});
+
+        fourdgs_stream_writer* w = make_handle<fourdgs_stream_writer>(writer->alloc);
+        std::unique_ptr<fourdgs_stream_writer, void (*)(fourdgs_stream_writer*)> guard(
+            w, destroy_handle);
+        auto sink = FileSink::create(std::string(path, path_size));
+        FOURDGS_C_TRY(sink);
+        w->sink.emplace(std::move(sink).value());
+        auto created = StreamingWriter::create(*w->sink, scene_header(writer), decl,
+                                               writer->options);
+        FOURDGS_C_TRY(created);
+        w->writer.emplace(std::move(created).value());
+        w->sh_degree = writer->header.sh_degree;
+        *out = guard.release();
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_add_window(fourdgs_stream_writer* writer,
+                                                uint32_t window_index,
+                                                const fourdgs_gaussian_batch* batch) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        GaussianBatch b;
+        if (auto s = stream_batch_in(batch, writer->sh_degree, false, b); s != FOURDGS_OK)
+            return s;
+        FOURDGS_C_TRY(writer->writer->add_window(window_index, b));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_add_chunk(fourdgs_stream_writer* writer,
+                                               const fourdgs_gaussian_batch* batch) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        GaussianBatch b;
+        if (auto s = stream_batch_in(batch, writer->sh_degree, true, b); s != FOURDGS_OK)
+            return s;
+        FOURDGS_C_TRY(writer->writer->add_chunk(b));
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_finish(fourdgs_stream_writer* writer) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        FOURDGS_C_TRY(writer->writer->finish());
+        writer->report = writer->writer->report();
+        writer->writer.reset();
+        FOURDGS_C_TRY(writer->sink->close());
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
+                                            fourdgs_write_report* out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        FOURDGS_C_REQUIRE(out);
+        if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
+        if (!writer->report)
+            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the stream has not finished");
+        return put(out, report_out(*writer->report));
+    });
+}
+
+void fourdgs_stream_writer_free(fourdgs_stream_writer* writer) { destroy_handle(writer); }
+
+// ---------------------------------------------------------------------------------------------
+// Streaming.
+
+namespace {
+
+// The caller's sequential read callback as a forward-only source: an offset past the position
+// skips the bytes between, one before it is refused (the streaming readers only move forward).
+class StreamCallbackSource final : public ByteSource {
+public:
+    explicit StreamCallbackSource(const fourdgs_stream_callbacks& cb) : cb_(cb) {}
+    StreamCallbackSource(const StreamCallbackSource&) = delete;
+    StreamCallbackSource& operator=(const StreamCallbackSource&) = delete;
+    ~StreamCallbackSource() override {
+        if (cb_.release) cb_.release(cb_.user);
+    }
+    std::optional<std::uint64_t> size() const override { return std::nullopt; }
+    bool random_access() const override { return false; }
+    Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
+        if (offset < position_)
+            return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
+                              "a stream cannot go back to offset " + std::to_string(offset) +
+                                  " from " + std::to_string(position_));
+        std::uint8_t skip[4096];
+        while (position_ < offset && !eof_)
+            FOURDGS_TRY(pull(std::span(skip, static_cast<std::size_t>(std::min<std::uint64_t>(
+                                                 sizeof skip, offset - position_)))));
+        std::size_t done = 0;
+        while (position_ == offset + done && done < out.size() && !eof_) {
+            FOURDGS_ASSIGN(std::size_t n, pull(out.subspan(done)));
+            done += n;
+        }
+        return done;
+    }
+
+private:
+    Result<std::size_t> pull(std::span<std::uint8_t> into) {
+        const std::int64_t n = cb_.read(cb_.user, into.data(), into.size());
+        if (n < 0 || static_cast<std::uint64_t>(n) > into.size())
+            return make_error(ErrorKind::io, refusal::kIoError,
+                              "the stream read callback failed at offset " +
+                                  std::to_string(position_) + " (returned " + std::to_string(n) +
+                                  ")",
+                              position_);
+        eof_ = n == 0;
+        position_ += static_cast<std::uint64_t>(n);
+        return static_cast<std::size_t>(n);
+    }
+
+    fourdgs_stream_callbacks cb_;
+    std::uint64_t position_ = 0;
+    bool eof_ = false;
+};
+
+}  // namespace
+
+// A stream's scene is a reader whose SceneReader holds a streaming front-end (open_scene with
+// access = streaming: the magic and Header are read once, the temporal model picks the
+// front-end); the stream pulls its blocks from that front-end one at a time.
+struct fourdgs_stream {
+    explicit fourdgs_stream(const Allocator& a) : alloc(a), scene(a) {}
+    Allocator alloc;
+    fourdgs_reader scene;          // the source, the front-end, and what fourdgs_stream_scene lends
+    std::optional<Error> failure;  // repeated by every later fourdgs_stream_next_block
+};
+
+namespace {
+
+fourdgs_status open_stream(std::unique_ptr<ByteSource> raw, const fourdgs_open_options* options,
+                           fourdgs_stream** out) {
+    FOURDGS_C_REQUIRE(out);
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    Allocator alloc;
+    if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
+    o.allocator = nullptr;  // copied into the handle; the caller's struct is not retained
+    fourdgs_stream* s = make_handle<fourdgs_stream>(alloc);
+    std::unique_ptr<fourdgs_stream, void (*)(fourdgs_stream*)> guard(s, destroy_handle);
+    fourdgs_reader& scene = s->scene;
+    scene.options = o;
+    scene.lent_by_stream = true;
+    scene.source = std::move(raw);
+    OpenSceneOptions so;
+    so.reader = reader_options(o);
+    so.reader.keep_payloads = o.keep_payloads != 0;
+    so.access = OpenSceneOptions::Access::streaming;  // front to back even over a URL
+    auto opened = open_scene(*scene.source, so);
+    FOURDGS_C_TRY(opened);
+    scene.opened.emplace(std::move(opened).value());
+    *out = guard.release();
+    return FOURDGS_OK;
+}
+
+}  // namespace
+
+fourdgs_status fourdgs_stream_open_callbacks(const fourdgs_stream_callbacks* callbacks,
+                                             const fourdgs_open_options* options,
+                                             fourdgs_stream** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(callbacks);
+        // Made first, so `release` runs exactly once on every path.
+        auto source = std::make_unique<StreamCallbackSource>(*callbacks);
+        if (callbacks->read == nullptr)
+            return invalid(refusal::kInvalidCallbacks, "stream callbacks need read");
+        return open_stream(std::move(source), options, out);
+    });
+}
+
+fourdgs_status fourdgs_stream_open_fd(int fd, uint32_t close_fd,
+                                      const fourdgs_open_options* options, fourdgs_stream** out) {
+    return guarded([&] {
+        // Made first, so a descriptor the stream owns is closed on every path.
+        auto source = std::make_unique<SequentialSource>(fd, close_fd != 0);
+        if (fd < 0) return invalid(refusal::kInvalidArgument, "fd " + std::to_string(fd) + " is negative");
+        return open_stream(std::move(source), options, out);
+    });
+}
+
+fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
+                                       const fourdgs_open_options* options, fourdgs_stream** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(url);
+        FOURDGS_C_REQUIRE(out);
+        std::unique_ptr<ByteSource> remote;
+        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        return open_stream(std::move(remote), options, out);
+    });
+}
+
+void fourdgs_stream_free(fourdgs_stream* stream) { destroy_handle(stream); }
+
+fourdgs_status fourdgs_stream_scene(const fourdgs_stream* stream, const fourdgs_reader** out) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(out);
+        *out = &stream->scene;
+        return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* block,
+                                         uint32_t* produced) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(stream);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(produced);
+        empty_block(*block);
+        if (stream->failure) return fail(*stream->failure);
+        bool more = false;
+        const fourdgs_status s = read_into(block, [&] {
+            SceneReader& opened = *stream->scene.opened;
+            KeyframeDeltaStream* keyframes = opened.keyframe_stream();
+            StreamingReader* birth = opened.birth_stream();
+            StateInfo state;
+            Result<bool> r = keyframes ? keyframes->next_state(block->block, &state)
+                                       : birth->next_chunk(block->block);
+            if (!r.ok()) {
+                stream->failure = r.error();
+                return fail(r.error());
+            }
+            more = *r;
+            if (!more) {
+                empty_block(*block);
+            } else if (keyframes) {
+                state_info_out(state, block->info);
+            } else {
+                const ChunkRecord& c = birth->last_chunk();
+                block->info.kind = FOURDGS_BLOCK_CHUNK;
+                block->info.offset = birth->last_chunk_offset();
+                block->info.t0 = c.t0;
+                block->info.t1 = c.t1;
+                block->info.level = c.level;
+            }
+            return FOURDGS_OK;
+        });
+        if (s != FOURDGS_OK) return s;
+        *produced = more ? 1 : 0;
+        return FOURDGS_OK;
+    });
+}

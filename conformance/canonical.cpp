@@ -582,8 +582,7 @@ Json birth_document(const SceneInfo& s, const GaussianBlock& all, std::vector<Ch
     return scene;
 }
 
-Json birth_streamed(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
+Json birth_streamed(ByteSource& src) {
     ReaderOptions opt;
     opt.keep_payloads = true;
     StreamingReader reader(src, opt);
@@ -609,8 +608,7 @@ Json birth_streamed(const std::vector<std::uint8_t>& bytes) {
     return birth_document(s, all, std::move(chunks), scene_json(s, payload, true));
 }
 
-Json birth_indexed(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
+Json birth_indexed(ByteSource& src) {
     IndexedReader reader = take(IndexedReader::open(src));
     const SceneInfo& s = reader.scene();
     GaussianBlock all;
@@ -669,8 +667,7 @@ Json delta_document(const SceneInfo& s, std::vector<ComposedState> states, Json 
     return scene;
 }
 
-Json delta_streamed(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
+Json delta_streamed(ByteSource& src) {
     ReaderOptions opt;
     opt.keep_payloads = true;
     KeyframeDeltaStream stream(src, opt);
@@ -688,8 +685,7 @@ Json delta_streamed(const std::vector<std::uint8_t>& bytes) {
     return delta_document(s, std::move(states), scene_json(s, payload, true));
 }
 
-Json delta_indexed(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
+Json delta_indexed(ByteSource& src) {
     KeyframeDeltaReader reader = take(KeyframeDeltaReader::open(src));
     const SceneInfo& s = reader.scene();
     std::vector<ComposedState> states;
@@ -702,16 +698,28 @@ Json delta_indexed(const std::vector<std::uint8_t>& bytes) {
     // Payloads through a plain indexed reader over the same bytes (the front-end exposes the
     // scene, whose payload ranges any range read can serve).
     auto payload = [&](const PayloadRef& p) {
-        if (p.offset + p.length > bytes.size()) throw std::runtime_error("payload outside the file");
-        return std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(p.offset),
-                                         bytes.begin() + static_cast<std::ptrdiff_t>(p.offset + p.length));
+        const std::uint64_t size = src.size().value_or(0);
+        if (p.offset > size || p.length > size - p.offset)
+            throw std::runtime_error("payload outside the file");
+        std::vector<std::uint8_t> out;
+        check(read_range(src, p.offset, p.length, p.length, out));
+        return out;
     };
     return delta_document(s, std::move(states), scene_json(s, payload, true));
 }
 
 // Which front-end a file needs: the Header's temporal_model, read by the record layer.
-bool is_keyframe_delta(const std::vector<std::uint8_t>& bytes) {
-    if (bytes.size() < kMagicSize + kRecordHeaderSize) return false;
+bool is_keyframe_delta(ByteSource& src) {
+    // The magic and the first record, whatever its declared length (up to what the source holds).
+    std::vector<std::uint8_t> bytes(kMagicSize + kRecordHeaderSize);
+    auto got = src.read_at(0, bytes);
+    if (!got || *got < bytes.size()) return false;
+    std::uint64_t length = 0;
+    std::memcpy(&length, bytes.data() + kMagicSize + 1, 8);
+    if (length > src.size().value_or(0)) return false;
+    bytes.resize(bytes.size() + static_cast<std::size_t>(length));
+    got = src.read_at(0, bytes);
+    if (!got || *got < bytes.size()) return false;
     auto r = parse_record(Bytes(bytes).subspan(kMagicSize), kMagicSize);
     if (!r || r->opcode != op::header) return false;
     auto h = parse_header(*r);
@@ -720,10 +728,15 @@ bool is_keyframe_delta(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
+Json canonical_decode(ByteSource& src, ReadPath path) {
+    const bool kd = is_keyframe_delta(src);
+    if (kd) return path == ReadPath::streamed ? delta_streamed(src) : delta_indexed(src);
+    return path == ReadPath::streamed ? birth_streamed(src) : birth_indexed(src);
+}
+
 Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path) {
-    const bool kd = is_keyframe_delta(bytes);
-    if (kd) return path == ReadPath::streamed ? delta_streamed(bytes) : delta_indexed(bytes);
-    return path == ReadPath::streamed ? birth_streamed(bytes) : birth_indexed(bytes);
+    MemorySource src(bytes);
+    return canonical_decode(src, path);
 }
 
 }  // namespace conformance

@@ -62,6 +62,8 @@ enum class ReadPath { streamed, indexed };
 // Decodes `bytes` through `path` (keyframe-delta files through KeyframeDeltaStream or
 // KeyframeDeltaReader) and returns the canonical JSON document, or throws Refused / runtime_error.
 Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path);
+// The same from any source (a URL through HttpSource: the runner accepts URLs).
+Json canonical_decode(fourdgs::ByteSource& source, ReadPath path);
 
 // ---------------------------------------------------------------------------------------------
 // The corpus.

@@ -1,7 +1,7 @@
 // fourdgs-conformance — the conformance runner, generator and checks (docs/conformance.md).
 //
 //   fourdgs-conformance FILE --path streamed|indexed [--expect EXPECTED.json]
-//       prints FILE's canonical JSON, or {"refused":"<id>"} (exit 0) for a named refusal; with
+//       (FILE may be an http:// or https:// URL) prints FILE's canonical JSON, or {"refused":"<id>"} (exit 0) for a named refusal; with
 //       --expect, exits 1 when the output differs from EXPECTED.json. Any unnamed failure prints
 //       a diagnosis to stderr and exits 2.
 //   fourdgs-conformance --generate DIR      writes the corpus (valid/, refusals/, SHA256SUMS)
@@ -23,6 +23,7 @@
 
 #include "conformance.hpp"
 #include "sha256.hpp"
+#include "fourdgs/http_source.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
@@ -51,12 +52,22 @@ void write_file(const fs::path& p, const std::vector<std::uint8_t>& b) {
 }
 
 // What the runner prints for a file on one path: the canonical document or the refusal.
-std::string run_one(const std::vector<std::uint8_t>& bytes, ReadPath path) {
+std::string run_one(ByteSource& source, ReadPath path) {
     try {
-        return canonical_decode(bytes, path).dump() + "\n";
+        return canonical_decode(source, path).dump() + "\n";
     } catch (const Refused& r) {
         return Json::object().set("refused", Json::string(r.id)).dump() + "\n";
     }
+}
+std::string run_one(const std::vector<std::uint8_t>& bytes, ReadPath path) {
+    MemorySource source(bytes);
+    return run_one(source, path);
+}
+// A URL: read where it lies, by range requests (HttpSource).
+std::string run_url(const std::string& url, ReadPath path) {
+    auto source = open_source(url);
+    if (!source) throw std::runtime_error(source.error().describe());
+    return run_one(**source, path);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,7 +523,8 @@ int main(int argc, char** argv) {
         if (args.size() != 3 && args.size() != 5) return usage();
         if (args[1] != "--path" || (args[2] != "streamed" && args[2] != "indexed")) return usage();
         const ReadPath path = args[2] == "streamed" ? ReadPath::streamed : ReadPath::indexed;
-        const std::string out = run_one(load_file(args[0]), path);
+        const std::string out =
+            is_url(args[0]) ? run_url(args[0], path) : run_one(load_file(args[0]), path);
         if (args.size() == 5) {
             if (args[3] != "--expect") return usage();
             const auto exp = load_file(args[4]);

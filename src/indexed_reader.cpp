@@ -270,6 +270,14 @@ std::uint64_t IndexedReader::fetch_cost(std::size_t index) const {
     return cost;
 }
 
+std::vector<ByteRange> IndexedReader::fetch_ranges(std::span<const std::size_t> indices) const {
+    std::vector<ByteRange> out;
+    for (std::size_t i : indices)
+        if (i < scene_.index.size())
+            RangeFetcher::append_ranges(scene_.index[i], wanted_bands(), out);
+    return out;
+}
+
 Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {
     if (index >= scene_.index.size())
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
@@ -300,6 +308,7 @@ Status IndexedReader::decode_chunks(std::span<const std::size_t> indices, Gaussi
         out.sh_degree = wanted_bands();
         return ok_status();
     }
+    FOURDGS_TRY(fetcher_.prefetch(fetch_ranges(indices)));  // one round trip on a remote source
     if (pool.size() < indices.size()) pool.resize(indices.size());
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = std::min<unsigned>(threads, static_cast<unsigned>(indices.size()));

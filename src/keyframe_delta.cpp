@@ -49,10 +49,20 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(IndexedReader&& base) {
 
 int KeyframeDeltaReader::wanted_bands() const { return wanted_bands_for(scene(), options_); }
 
+Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const {
+    FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
+    std::vector<ByteRange> out;
+    for (std::size_t c : plan.chain)
+        RangeFetcher::append_ranges(timeline_.entries()[c], wanted_bands(), out);
+    return out;
+}
+
 Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
                                           StateInfo* info) const {
     const SceneInfo& sc = scene();
     FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
+    FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
+    FOURDGS_TRY(fetcher_.prefetch(ranges));  // the whole chain in one round trip when remote
     const std::vector<ChunkIndex>& ix = timeline_.entries();
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = wanted_bands();

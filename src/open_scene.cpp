@@ -136,6 +136,14 @@ std::uint64_t SceneReader::bytes_fetched() const noexcept {
     return 0;
 }
 
+StreamingReader* SceneReader::birth_stream() noexcept {
+    return stream_ && stream_->birth ? &*stream_->birth : nullptr;
+}
+
+KeyframeDeltaStream* SceneReader::keyframe_stream() noexcept {
+    return stream_ && stream_->keyframes ? &*stream_->keyframes : nullptr;
+}
+
 // ---- random access -----------------------------------------------------------------------------
 
 Status SceneReader::state_at(double t, GaussianBlock& out, SceneWorkspace& ws,

@@ -260,6 +260,12 @@ Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_
     return r;
 }
 
+void RangeFetcher::append_ranges(const ChunkIndex& e, int want, std::vector<ByteRange>& out) {
+    out.push_back({e.chunk_offset, e.chunk_length});
+    for (const ChunkIndex::Band& b : e.bands)
+        if (b.band >= 1 && b.band <= std::min(want, 3)) out.push_back({b.offset, b.length});
+}
+
 Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_all,
                                     std::array<std::vector<std::uint8_t>, 3>& buffers,
                                     std::vector<ShBandRecord>& out) const {

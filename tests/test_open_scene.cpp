@@ -293,6 +293,71 @@ TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the 
     }
 }
 
+TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C ABI's "
+          "fourdgs_stream), and a random-access scene has none") {
+    OpenSceneOptions streaming;
+    streaming.access = OpenSceneOptions::Access::streaming;
+    SECTION("gaussian-birth: the chunks in file order, as read_all would visit them") {
+        const std::vector<std::uint8_t> file = birth_file();
+        MemorySource mem(file);
+        auto indexed = IndexedReader::open(mem);
+        REQUIRE(indexed.ok());
+        CountingSource src(file, /*random_access=*/true);
+        auto scene = open_scene(src, streaming);  // a random-access source, read front to back
+        REQUIRE(scene.ok());
+        CHECK_FALSE(scene->random_access());
+        REQUIRE(scene->keyframe_stream() == nullptr);
+        StreamingReader* birth = scene->birth_stream();
+        REQUIRE(birth != nullptr);
+        DecodeWorkspace ws;
+        GaussianBlock got;
+        std::size_t chunks = 0;
+        for (;;) {
+            auto more = birth->next_chunk(got);
+            REQUIRE(more.ok());
+            if (!*more) break;
+            REQUIRE(chunks < indexed->scene().index.size());
+            CHECK(birth->last_chunk_offset() == indexed->scene().index[chunks].chunk_offset);
+            REQUIRE(indexed->decode_chunk(chunks, ws).ok());
+            same_block(got, ws.block);
+            ++chunks;
+        }
+        CHECK(chunks == indexed->scene().index.size());
+        CHECK(scene->scene().index.size() == chunks);  // the scene is the front-end's
+        CHECK(src.magic_reads() == 1);                 // the sniffed Header was replayed
+    }
+    SECTION("keyframe-delta: the composed states in time order") {
+        const std::vector<std::uint8_t> file = keyframe_file(true);
+        MemorySource mem(file);
+        auto reader = KeyframeDeltaReader::open(mem);
+        REQUIRE(reader.ok());
+        auto scene = open_scene(mem, streaming);
+        REQUIRE(scene.ok());
+        REQUIRE(scene->birth_stream() == nullptr);
+        KeyframeDeltaStream* keyframes = scene->keyframe_stream();
+        REQUIRE(keyframes != nullptr);
+        std::vector<double> starts;
+        GaussianBlock got, expected;
+        StateInfo info;
+        for (;;) {
+            auto more = keyframes->next_state(got, &info);
+            REQUIRE(more.ok());
+            if (!*more) break;
+            starts.push_back(info.t0);
+            REQUIRE(reader->state_at(info.t0, expected).ok());
+            same_block(got, expected);
+        }
+        CHECK(starts == std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5});
+    }
+    SECTION("random access: the indexed front-ends, nothing to pull") {
+        const std::vector<std::uint8_t> file = birth_file();
+        MemorySource mem(file);
+        std::optional<SceneReader> scene = opened(mem);
+        CHECK(scene->birth_stream() == nullptr);
+        CHECK(scene->keyframe_stream() == nullptr);
+    }
+}
+
 TEST_CASE("a keyframe-delta file without an index: refused on random access as the indexed "
           "front-end refuses it, read front to back when asked (M016)") {
     const std::vector<std::uint8_t> file = keyframe_file(false);

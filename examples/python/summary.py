@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints a .4dgs file's summary and the first gaussians visible at an instant.
+"""Prints a .4dgs file's summary and the first gaussians visible at an instant, with the fourdgs
+package (python/; docs/python.md).
 
     usage: summary.py FILE [TIME]
 """
@@ -13,24 +14,22 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     try:
-        with fourdgs.Reader(argv[1]) as reader:
-            info = reader.info()
-            t = float(argv[2]) if len(argv) > 2 else info["duration_sec"] / 2
-            print(f"{argv[1]}: {info['temporal_model_name']}, {info['gaussian_count']} gaussians, "
-                  f"{info['duration_sec']} s, SH degree {info['sh_degree']}, "
-                  f"{info['chunk_count']} chunks")
-            for name, entries in reader.metadata():
-                for key, value in entries.items():
-                    print(f"  metadata {name}.{key} = {value}")
-            frame = reader.evaluate(t, sh_degree=min(1, info["sh_degree"]))
-            print(f"t = {t}: {frame.count} visible")
-            for i in range(min(frame.count, 3)):
-                c = frame.center[3 * i:3 * i + 3]
-                rgba = frame.color[4 * i:4 * i + 4]
+        with fourdgs.open(argv[1]) as scene:
+            h = scene.header
+            t = float(argv[2]) if len(argv) > 2 else h.duration_sec / 2
+            print(f"{argv[1]}: {h.temporal_model}, {h.gaussian_count} gaussians, "
+                  f"{h.duration_sec} s, SH degree {h.sh_degree}, {len(scene.chunks)} chunks")
+            for record in scene.metadata:
+                for key, value in record.entries:
+                    print(f"  metadata {record.name}.{key} = {value}")
+            frame = scene.evaluate(t, sh_degree=min(1, h.sh_degree))
+            print(f"t = {t}: {len(frame)} visible")
+            for i in range(min(len(frame), 3)):
+                c, rgba = frame.center[i], frame.color[i]
                 print(f"  #{i}: center ({c[0]:.3f}, {c[1]:.3f}, {c[2]:.3f}) "
                       f"rgba ({rgba[0]:.3f}, {rgba[1]:.3f}, {rgba[2]:.3f}, {rgba[3]:.3f}) "
                       f"object {frame.object_id[i]}")
-    except fourdgs.FourdgsError as e:
+    except fourdgs.Error as e:
         print(f"{argv[1]}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -61,6 +61,8 @@ public:
 
     // The bytes decode_chunk(index) will fetch: the chunk record plus the wanted bands.
     std::uint64_t fetch_cost(std::size_t index) const;
+    // The ranges decode_chunks(indices) reads (announced to the source's prefetch first).
+    std::vector<ByteRange> fetch_ranges(std::span<const std::size_t> indices) const;
 
     // Fetches and decodes chunk `index` into ws.block. Checks the fetched record against its
     // index entry (index-record-mismatch naming the field). Thread-safe with distinct workspaces.

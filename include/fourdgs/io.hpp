@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,12 @@
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
+
+// The bytes [offset, offset + length) of a source.
+struct ByteRange {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
 
 class ByteSource {
 public:
@@ -50,6 +57,19 @@ public:
                                   std::to_string(offset) + " but the data ends after " +
                                   std::to_string(n),
                               offset + n);
+        return ok_status();
+    }
+
+    // A hint: the caller is about to read `ranges` (exactly these, roughly in this order). A
+    // source that pays per request (HttpSource) fetches them together in as few round trips as
+    // it can and serves the reads that follow from memory; local sources ignore it (the
+    // default). `cancel`, when not null, is polled: once it reads true the source may stop early.
+    // A cancelled or partial prefetch is not an error; an error returned is one the reads would
+    // have met too (source-changed, a refusing server). Thread-safe where read_at is.
+    virtual Status prefetch(std::span<const ByteRange> ranges,
+                            const std::atomic<bool>* cancel = nullptr) {
+        (void)ranges;
+        (void)cancel;
         return ok_status();
     }
 };

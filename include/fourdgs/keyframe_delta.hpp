@@ -106,6 +106,9 @@ public:
     Result<std::size_t> current(double t) const { return timeline_.current(t); }
     Result<std::vector<std::size_t>> chain(double t) const { return timeline_.chain(t); }
     Result<SeekPlan> plan(double t) const { return timeline_.plan(t, wanted_bands()); }
+    // The byte ranges state_at(t) reads (plan(t)'s chain, announced to the source's prefetch
+    // first); their lengths sum to plan(t).total_bytes().
+    Result<std::vector<ByteRange>> fetch_ranges(double t) const;
 
     // Fetches exactly plan(t)'s ranges, checks every fetched record against its index entry
     // (index-record-mismatch naming the field, M123; live_count included) and its reference

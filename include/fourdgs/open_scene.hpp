@@ -122,6 +122,12 @@ public:
     const KeyframeDeltaReader* keyframes() const noexcept {
         return keyframes_ ? &*keyframes_ : nullptr;
     }
+    // On a stream, the front-end underneath, for a caller that pulls the stored blocks one at a
+    // time (StreamingReader::next_chunk, KeyframeDeltaStream::next_state: the C ABI's
+    // fourdgs_stream) rather than by read_all's visits; nullptr otherwise. A stream is read by
+    // one of the two ways: pulling does not mix with state_at / read_all.
+    StreamingReader* birth_stream() noexcept;
+    KeyframeDeltaStream* keyframe_stream() noexcept;
 
 private:
     friend Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options);

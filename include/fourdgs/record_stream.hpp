@@ -234,6 +234,16 @@ public:
                           std::array<std::vector<std::uint8_t>, 3>& buffers,
                           std::vector<ShBandRecord>& out) const;
 
+    // The ranges fetching index entry `entry` reads: its record (fetch_framed), then the SH Band
+    // Stream records of bands 1..`want` it names (fetch_sh_bands). Their lengths sum to the
+    // entry's fetch cost.
+    static void append_ranges(const ChunkIndex& entry, int want, std::vector<ByteRange>& out);
+
+    // Announces `ranges` before they are fetched (ByteSource::prefetch): a remote source gets
+    // them together in as few round trips as it can, a local one ignores it. Refusals: the
+    // source's (those the fetches would have met too).
+    Status prefetch(std::span<const ByteRange> ranges) const { return source_->prefetch(ranges); }
+
     // Bytes fetched so far, plus those counted with count().
     std::uint64_t bytes_fetched() const noexcept { return fetched_->load(); }
     void count(std::uint64_t bytes) const noexcept {

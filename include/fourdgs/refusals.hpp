@@ -87,6 +87,7 @@ struct RefusalInfo {
     X(kGaussianCountMismatch, "gaussian-count-mismatch", "§5.1", "Header.gaussian_count", file) \
     X(kGaussianIdInTwoGroups, "gaussian-id-in-two-groups", "§11.3", "gaussian_id", file) \
     X(kGaussianIdReused, "gaussian-id-reused", "§11.2", "gaussian_id", registry) \
+    X(kGaussiansNotStreamed, "gaussians-not-streamed", "", "", api) \
     X(kGeodeticOutOfRange, "geodetic-out-of-range", "§5.15.5", "Geodetic Anchor", file) \
     X(kHeaderNotFirst, "header-not-first", "§4", "Header", file) \
     X(kIndexOutOfRange, "index-out-of-range", "§5.8", "Chunk Index.chunk_offset", file) \
@@ -137,6 +138,7 @@ struct RefusalInfo {
     X(kMissingRigTrajectory, "missing-rig-trajectory", "§5.15.3", "Sensor Calibration.rig_name", file) \
     X(kMissingShBand, "missing-sh-band", "§5.7", "SH Band Stream.band", file) \
     X(kMixedAudioRecords, "mixed-audio-records", "§7", "Audio", file) \
+    X(kNeedsRandomAccess, "needs-random-access", "", "", api) \
     X(kNoChunkIndex, "no-chunk-index", "§11.8", "Chunk Index", file) \
     X(kNoCoordinateSystem, "no-coordinate-system", "§2", "Metadata.coordinate_system", file) \
     X(kNoEmbeddingSpace, "no-embedding-space", "§5.15.6", "Object Table.embedding_dim", file) \
@@ -167,6 +169,7 @@ struct RefusalInfo {
     X(kPlyShCount, "ply-sh-count", "", "", ply) \
     X(kPlyTruncatedBody, "ply-truncated-body", "", "", ply) \
     X(kPrivateRecordsWithoutApplication, "private-records-without-application", "§4.3", "Metadata.application", file) \
+    X(kReadAllNeedsGaussianBirth, "read-all-needs-gaussian-birth", "", "", api) \
     X(kRecordTooShort, "record-too-short", "§4.2", "", file) \
     X(kReservedFlagsSet, "reserved-flags-set", "§5.1", "", file) \
     X(kReservedOpcode, "reserved-opcode", "§5.13", "opcode", file) \

@@ -54,16 +54,16 @@ std::string bytes_human(std::uint64_t n) {
 // ---- opening a file ------------------------------------------------------------------------
 
 struct Opened {
-    std::optional<FileSource> source;
-    std::optional<SceneReader> reader;  // the front-end its temporal model needs, opened once
+    std::unique_ptr<ByteSource> source;  // a file or a URL (open_source)
+    std::optional<SceneReader> reader;   // the front-end its temporal model needs, opened once
     const SceneInfo& scene() const { return reader->scene(); }
 };
 
 // Opens the file with the reader its temporal model needs. Returns an exit status on failure.
 std::optional<int> open_file(const std::string& path, Opened& out) {
-    auto src = FileSource::open(path);
+    auto src = open_source(path);
     if (!src.ok()) return refused(src.error());
-    out.source.emplace(std::move(*src));
+    out.source = std::move(*src);
     auto reader = open_scene(*out.source);
     if (!reader.ok()) return refused(reader.error());
     out.reader.emplace(std::move(*reader));
@@ -337,18 +337,18 @@ std::optional<Error> reader_refusal(ByteSource& source) {
 }
 
 int cmd_validate(const std::string& path, bool json) {
-    auto src = FileSource::open(path);
+    auto src = open_source(path);
     if (!src.ok()) return cannot_run(src.error().describe());
     ValidateOptions vo;
-    cli::Progress bar("validating", g_quiet || (src->size().value_or(0) < (8u << 20)));
+    cli::Progress bar("validating", g_quiet || ((*src)->size().value_or(0) < (8u << 20)));
     vo.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-    auto report = validate(*src, vo);
+    auto report = validate(**src, vo);
     bar.finish();
     if (!report.ok()) return cannot_run(report.error().describe());
     ValidationReport r = std::move(*report);
     // The readers' verdict too: a file the validator passes but a reader refuses is refused,
     // with the reader's identifier (a finding the validator did not make).
-    if (auto refusal = reader_refusal(*src)) {
+    if (auto refusal = reader_refusal(**src)) {
         bool known = false;
         for (const Finding& x : r.findings)
             known |= x.severity == Severity::error && x.rule == refusal->refusal;
@@ -404,12 +404,12 @@ int cmd_validate(const std::string& path, bool json) {
 // ---- dump ----------------------------------------------------------------------------------
 
 int dump_records(const std::string& path, bool json) {
-    auto src = FileSource::open(path);
+    auto src = open_source(path);
     if (!src.ok()) return refused(src.error());
-    const std::uint64_t size = src->size().value_or(0);
+    const std::uint64_t size = (*src)->size().value_or(0);
     // Frames only, through the readers' record stream: contents are never read, so a file of any
     // size dumps in constant memory.
-    RecordStream stream(*src, std::numeric_limits<std::uint64_t>::max());
+    RecordStream stream(**src, std::numeric_limits<std::uint64_t>::max());
     if (auto st = stream.read_magic(); !st.ok()) return refused(st.error());
     Json j;
     j.begin_object().str("file", path).num("file_size", size).begin_array("records");
@@ -445,7 +445,7 @@ int dump_records(const std::string& path, bool json) {
     const std::uint64_t at = stream.position();
     if (!stop && at + kMagicSize == size) {
         std::array<std::uint8_t, kMagicSize> tail{};
-        if (auto st = src->read_exact(at, tail); !st.ok())
+        if (auto st = (*src)->read_exact(at, tail); !st.ok())
             stop = st.error();
         else if (auto magic = RecordStream::check_trailing_magic(tail, at); !magic.ok())
             stop = magic.error();
@@ -509,11 +509,11 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     Json j;
     j.begin_object().str("file", path);
     if (at) {
-        auto src = FileSource::open(path);
+        auto src = open_source(path);
         if (!src.ok()) return refused(src.error());
         SceneInfo scene;
         Frame frame;
-        if (auto st = evaluate_scene_at(*src, *at, ExtractOptions{}, scene, frame); !st.ok())
+        if (auto st = evaluate_scene_at(**src, *at, ExtractOptions{}, scene, frame); !st.ok())
             return refused(st.error());
         j.num("time", *at).num("visible", std::uint64_t{frame.count}).begin_array("gaussians");
         if (!json)
@@ -610,11 +610,11 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
 // ---- extract, preview, timeline --------------------------------------------------------------
 
 int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
-    auto src = FileSource::open(path);
+    auto src = open_source(path);
     if (!src.ok()) return refused(src.error());
     ExtractOptions eo;
     eo.max_sh_degree = sh_degree;
-    auto cloud = extract_state(*src, t, eo);
+    auto cloud = extract_state(**src, t, eo);
     if (!cloud.ok()) return refused(cloud.error());
     auto bytes = write_ply(*cloud);
     if (!bytes.ok()) return refused(bytes.error());
@@ -636,13 +636,13 @@ int cmd_extract(const std::string& path, double t, const std::string& out, int s
 }
 
 int cmd_preview(const std::string& path, double t, const std::string& out, int width, int height) {
-    auto src = FileSource::open(path);
+    auto src = open_source(path);
     if (!src.ok()) return refused(src.error());
     SceneInfo scene;
     Frame frame;
     ExtractOptions eo;
     eo.max_sh_degree = 0;  // the preview is DC colour only
-    if (auto st = evaluate_scene_at(*src, t, eo, scene, frame); !st.ok()) return refused(st.error());
+    if (auto st = evaluate_scene_at(**src, t, eo, scene, frame); !st.ok()) return refused(st.error());
     PreviewOptions po;
     po.width = width;
     po.height = height;
@@ -782,20 +782,20 @@ int main(int argc, char** argv) {
     int code = kOk;
 
     auto* info = app.add_subcommand("info", "summarize a file: header, chunks, extras");
-    info->add_option("FILE", file, "the .4dgs file")->required();
+    info->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     info->add_flag("--json", json, "machine-readable output");
     info->callback([&] { code = cmd_info(file, json); });
 
     auto* val = app.add_subcommand("validate",
                                    "every finding of the validator; exit 0 valid, 1 invalid, "
                                    "2 valid with warnings, 3 could not run");
-    val->add_option("FILE", file, "the .4dgs file")->required();
+    val->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     val->add_flag("--json", json, "machine-readable output");
     val->callback([&] { code = cmd_validate(file, json); });
 
     bool records = false, index = false, gaussians = false;
     auto* dump = app.add_subcommand("dump", "the record walk, the chunk index, or the gaussians");
-    dump->add_option("FILE", file, "the .4dgs file")->required();
+    dump->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     auto* r_opt = dump->add_flag("--records", records, "every record with its offset and length");
     auto* i_opt = dump->add_flag("--index", index, "the Chunk Index");
     auto* g_opt = dump->add_flag("--gaussians", gaussians, "decoded gaussians");
@@ -813,7 +813,7 @@ int main(int argc, char** argv) {
 
     int sh_degree = 3;
     auto* ext = app.add_subcommand("extract", "the state at T as a standard 3DGS PLY");
-    ext->add_option("FILE", file, "the .4dgs file")->required();
+    ext->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     ext->add_option("--at", at, "scene time, seconds")->required();
     ext->add_option("-o,--output", out, "the PLY to write")->required();
     ext->add_option("--sh-degree", sh_degree, "SH degree of the output (capped by the file's)")
@@ -847,7 +847,7 @@ int main(int argc, char** argv) {
 
     int width = 640, height = 480;
     auto* prev = app.add_subcommand("preview", "render the state at T to a PNG");
-    prev->add_option("FILE", file, "the .4dgs file")->required();
+    prev->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     prev->add_option("--at", at, "scene time, seconds")->required();
     prev->add_option("-o,--output", out, "the PNG to write")->required();
     prev->add_option("--width", width, "pixels")->check(CLI::Range(1, 8192));
@@ -856,7 +856,7 @@ int main(int argc, char** argv) {
 
     int tw = 800, th = 200;
     auto* tl = app.add_subcommand("timeline", "plot the live-gaussian count over time to a PNG");
-    tl->add_option("FILE", file, "the .4dgs file")->required();
+    tl->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     tl->add_option("-o,--output", out, "the PNG to write")->required();
     tl->add_option("--width", tw, "pixels")->check(CLI::Range(1, 8192));
     tl->add_option("--height", th, "pixels")->check(CLI::Range(1, 8192));

@@ -15,20 +15,9 @@
 #include <random>
 #include <vector>
 
+#include "best_seconds.hpp"
+
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double best_seconds(int repeats, F&& f) {
-    double best = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-        auto t0 = Clock::now();
-        f();
-        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    return best;
-}
 
 std::size_t block_bytes(const fourdgs::GaussianBlock& b) {
     auto sz = [](const auto& v) { return v.size() * sizeof(v[0]); };

@@ -21,33 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_checks = 0, g_failures = 0;
-
-static void check_at(int ok, const char* file, int line, const char* what, ...) {
-    ++g_checks;
-    if (ok) return;
-    ++g_failures;
-    va_list args;
-    va_start(args, what);
-    fprintf(stderr, "%s:%d: FAILED: ", file, line);
-    vfprintf(stderr, what, args);
-    va_end(args);
-    fprintf(stderr, "\n");
-}
-#define CHECK(cond, ...) check_at((cond) ? 1 : 0, __FILE__, __LINE__, __VA_ARGS__)
-
-/* The thread's last error, as a status and a refusal identifier. */
-static fourdgs_error last_error(void) {
-    fourdgs_error e;
-    memset(&e, 0, sizeof e);
-    e.struct_size = sizeof e;
-    fourdgs_last_error(&e);
-    return e;
-}
-
-static int string_is(fourdgs_string s, const char* want) {
-    return s.data != NULL && s.size == strlen(want) && memcmp(s.data, want, s.size) == 0;
-}
+#include "check.h"
 
 /* A refusal identifier is non-empty kebab-case. */
 static int is_kebab(fourdgs_string s) {
@@ -73,41 +47,8 @@ static int is_kebab(fourdgs_string s) {
                   e_.refusal.data ? e_.refusal.data : "", (want_refusal) ? (want_refusal) : ""); \
     } while (0)
 
-#define EXPECT_OK(call)                                                                       \
-    do {                                                                                      \
-        fourdgs_status got_ = (call);                                                         \
-        if (got_ != FOURDGS_OK) {                                                             \
-            fourdgs_error e_ = last_error();                                                  \
-            CHECK(0, "%s: %s %.*s: %.*s", #call, fourdgs_status_name(got_),                   \
-                  (int)e_.refusal.size, e_.refusal.data, (int)e_.message.size,                \
-                  e_.message.data);                                                           \
-        } else {                                                                              \
-            CHECK(1, "");                                                                     \
-        }                                                                                     \
-    } while (0)
-
 /* ------------------------------------------------------------------------------------------ */
 /* Files. */
-
-typedef struct bytes {
-    unsigned char* data;
-    size_t size;
-} bytes;
-
-static bytes read_file(const char* path) {
-    bytes b = {NULL, 0};
-    FILE* f = fopen(path, "rb");
-    if (!f) return b;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (n > 0) {
-        b.data = (unsigned char*)malloc((size_t)n);
-        if (b.data && fread(b.data, 1, (size_t)n, f) == (size_t)n) b.size = (size_t)n;
-    }
-    fclose(f);
-    return b;
-}
 
 static char* join(const char* dir, const char* name) {
     size_t n = strlen(dir) + strlen(name) + 2;
@@ -288,7 +229,7 @@ static void check_frame_copy(fourdgs_frame* frame) {
     free(shf);
 }
 
-static void read_payload(fourdgs_reader* r, fourdgs_payload p, const char* what) {
+static void read_payload(const fourdgs_reader* r, fourdgs_payload p, const char* what) {
     size_t need = 0;
     EXPECT_OK(fourdgs_reader_read_payload(r, p, NULL, 0, &need));
     CHECK(need == p.size, "%s: payload size %zu", what, need);
@@ -305,7 +246,7 @@ static void read_payload(fourdgs_reader* r, fourdgs_payload p, const char* what)
 }
 
 /* Everything the scene says, through every enumeration; out-of-range indices are NOT_FOUND. */
-static void walk_scene(fourdgs_reader* r, const fourdgs_scene_info* info) {
+static void walk_scene(const fourdgs_reader* r, const fourdgs_scene_info* info) {
     fourdgs_string k, v;
     for (size_t i = 0; i < info->header_attribute_count; ++i)
         EXPECT_OK(fourdgs_reader_header_attribute(r, i, &k, &v));
@@ -1059,6 +1000,28 @@ static void fill_batch(size_t first, size_t count, float* pos, float* scale, flo
     }
 }
 
+/* Gaussians 0..count-1 of the columns as a batch (SH degree 1: 9 floats per gaussian). */
+static fourdgs_gaussian_batch batch_of(size_t count, const float* pos, const float* scale,
+                                       const float* rot, const float* color, const float* mu,
+                                       const float* sigma, const double* lo, const double* hi,
+                                       const float* sh, const uint32_t* ids) {
+    fourdgs_gaussian_batch b;
+    memset(&b, 0, sizeof b);
+    b.struct_size = sizeof b;
+    b.count = count;
+    b.position = pos;
+    b.scale = scale;
+    b.rotation = rot;
+    b.color = color;
+    b.mu_t = mu;
+    b.sigma_t = sigma;
+    b.win_lo = lo;
+    b.win_hi = hi;
+    b.sh = sh;
+    b.object_id = ids;
+    return b;
+}
+
 static void test_writer(const char* tmp_dir) {
     fourdgs_writer_options o;
     fourdgs_writer_options_init(&o);
@@ -1081,33 +1044,11 @@ static void test_writer(const char* tmp_dir) {
     uint32_t ids[N_GAUSSIANS];
     fill_batch(0, N_GAUSSIANS, pos, scale, rot, color, mu, sigma, lo, hi, sh, ids);
     /* Two batches: the first with object ids, the second without (background). */
-    fourdgs_gaussian_batch b;
-    memset(&b, 0, sizeof b);
-    b.struct_size = sizeof b;
-    b.count = 80;
-    b.position = pos;
-    b.scale = scale;
-    b.rotation = rot;
-    b.color = color;
-    b.mu_t = mu;
-    b.sigma_t = sigma;
-    b.win_lo = lo;
-    b.win_hi = hi;
-    b.sh = sh;
-    b.object_id = ids;
+    fourdgs_gaussian_batch b = batch_of(80, pos, scale, rot, color, mu, sigma, lo, hi, sh, ids);
     EXPECT_OK(fourdgs_writer_add_gaussians(w, &b));
-    fourdgs_gaussian_batch b2 = b;
-    b2.count = N_GAUSSIANS - 80;
-    b2.position = pos + 80 * 3;
-    b2.scale = scale + 80 * 3;
-    b2.rotation = rot + 80 * 4;
-    b2.color = color + 80 * 4;
-    b2.mu_t = mu + 80;
-    b2.sigma_t = sigma + 80;
-    b2.win_lo = lo + 80;
-    b2.win_hi = hi + 80;
-    b2.sh = sh + 80 * 9;
-    b2.object_id = NULL;
+    fourdgs_gaussian_batch b2 = batch_of(N_GAUSSIANS - 80, pos + 80 * 3, scale + 80 * 3,
+                                         rot + 80 * 4, color + 80 * 4, mu + 80, sigma + 80,
+                                         lo + 80, hi + 80, sh + 80 * 9, NULL);
     EXPECT_OK(fourdgs_writer_add_gaussians(w, &b2));
     fourdgs_gaussian_batch missing = b;
     missing.position = NULL;
@@ -1310,6 +1251,447 @@ static void test_writer(const char* tmp_dir) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Decoded blocks, streams, stream writers. */
+
+static fourdgs_reader* open_path(const char* path) {
+    fourdgs_open_options o;
+    fourdgs_open_options_init(&o);
+    CHECK(o.keep_payloads == 0, "keep_payloads is off by default");
+    fourdgs_reader* r = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), &o, &r));
+    return r;
+}
+
+/* The columns of a block are whole: every lent column has count rows, a missing one is NULL. */
+static void check_block_columns(const fourdgs_block* b, size_t want_count, const char* what) {
+    fourdgs_block_columns c = block_columns(b);
+    CHECK(c.count == want_count, "%s: %zu gaussians, wanted %zu", what, c.count, want_count);
+    if (c.count == 0) {
+        CHECK(c.position == NULL && c.sh == NULL, "%s: columns lent for an empty block", what);
+        return;
+    }
+    CHECK(c.position && c.scale && c.rotation && c.color && c.motion && c.mu_t && c.sigma_t &&
+              c.win_lo && c.win_hi && c.flags && c.window_index,
+          "%s: a required column is NULL", what);
+    CHECK(c.sh_per_gaussian == (size_t)(3 * ((c.sh_degree + 1) * (c.sh_degree + 1) - 1)) &&
+              (c.sh_per_gaussian == 0) == (c.sh == NULL),
+          "%s: SH degree %u with %zu bytes per gaussian", what, c.sh_degree, c.sh_per_gaussian);
+    for (size_t i = 0; i < c.count; ++i) {
+        const float* q = c.rotation + 4 * i;
+        const double norm2 = (double)(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (norm2 < 0.998 || norm2 > 1.002 || !(c.win_lo[i] < c.win_hi[i]) || c.color[4 * i + 3] < 0.0f ||
+            c.color[4 * i + 3] > 1.0f) {
+            CHECK(0, "%s: gaussian %zu: |q|^2 %f, window [%f, %f), opacity %f", what, i, norm2,
+                  (double)c.win_lo[i], (double)c.win_hi[i], (double)c.color[4 * i + 3]);
+            break;
+        }
+    }
+}
+
+static void test_blocks(const char* data_dir) {
+    fourdgs_block* block = NULL;
+    EXPECT_FAIL(fourdgs_block_create(NULL, NULL), FOURDGS_INVALID_ARGUMENT, "null-argument");
+    counting counts = {0, 0};
+    fourdgs_allocator hooks = {&counts, count_alloc, count_free};
+    EXPECT_OK(fourdgs_block_create(&hooks, &block));
+    if (!block) return;
+    fourdgs_block_free(NULL);
+    /* A new block is empty. */
+    CHECK(block_info(block).kind == FOURDGS_BLOCK_EMPTY, "a new block is not empty");
+    check_block_columns(block, 0, "new block");
+    fourdgs_block_columns unsized;
+    memset(&unsized, 0, sizeof unsized);
+    EXPECT_FAIL(fourdgs_block_columns_get(block, &unsized), FOURDGS_INVALID_ARGUMENT,
+                "invalid-struct-size");
+
+    /* Gaussian-birth: read_all holds every gaussian; the frame of evaluate_block at t is the
+     * frame of evaluate at t; state_at holds the chunks covering t. */
+    char* path = join(data_dir, "birth-zstd-sh3-balanced.4dgs");
+    fourdgs_reader* r = open_path(path);
+    if (r) {
+        fourdgs_scene_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        EXPECT_OK(fourdgs_reader_scene_info(r, &info));
+        EXPECT_OK(fourdgs_reader_read_all(r, block));
+        CHECK(block_info(block).kind == FOURDGS_BLOCK_ALL, "read_all: kind %u",
+              block_info(block).kind);
+        check_block_columns(block, (size_t)info.gaussian_count, "read_all");
+        CHECK(block_columns(block).sh_degree == info.sh_degree, "read_all: SH degree");
+        fourdgs_frame *a = NULL, *b = NULL;
+        fourdgs_frame_create(NULL, &a);
+        fourdgs_frame_create(NULL, &b);
+        const double t = info.duration_sec * 0.4;
+        EXPECT_OK(fourdgs_reader_evaluate(r, t, NULL, a));
+        EXPECT_OK(fourdgs_reader_evaluate_block(r, block, t, NULL, b));
+        size_t na = 0, nb = 0;
+        fourdgs_frame_count(a, &na);
+        fourdgs_frame_count(b, &nb);
+        CHECK(na == nb && na > 0, "evaluate %zu visible, evaluate_block over read_all %zu", na, nb);
+        /* Two blocks gathered with append: twice the visible set. */
+        fourdgs_evaluate_options eo;
+        fourdgs_evaluate_options_init(&eo);
+        eo.append = 1;
+        EXPECT_OK(fourdgs_reader_evaluate_block(r, block, t, &eo, b));
+        fourdgs_frame_count(b, &nb);
+        CHECK(nb == 2 * na, "append: %zu, wanted %zu", nb, 2 * na);
+        EXPECT_FAIL(fourdgs_reader_evaluate_block(r, NULL, t, NULL, b), FOURDGS_INVALID_ARGUMENT,
+                    "null-argument");
+        EXPECT_FAIL(fourdgs_reader_evaluate_block(r, block, NAN, NULL, b),
+                    FOURDGS_INVALID_ARGUMENT, "non-finite-input");
+
+        EXPECT_OK(fourdgs_reader_state_at(r, t, block));
+        fourdgs_block_info bi = block_info(block);
+        size_t covering = 0;
+        fourdgs_reader_chunks_for(r, t, NULL, 0, &covering);
+        size_t in_chunks = 0;
+        for (size_t c = 0; c < info.chunk_count; ++c) {
+            fourdgs_chunk_info ci;
+            memset(&ci, 0, sizeof ci);
+            ci.struct_size = sizeof ci;
+            fourdgs_reader_chunk_info(r, c, &ci);
+            if (ci.t0 <= t && t < ci.t1) in_chunks += (size_t)ci.gaussian_count;
+        }
+        CHECK(bi.kind == FOURDGS_BLOCK_INSTANT && bi.time == t, "state_at: kind %u, time %f",
+              bi.kind, bi.time);
+        check_block_columns(block, in_chunks, "state_at (gaussian-birth)");
+        /* A failed read leaves the block empty. */
+        EXPECT_FAIL(fourdgs_reader_state_at(r, INFINITY, block), FOURDGS_INVALID_ARGUMENT,
+                    "non-finite-input");
+        EXPECT_FAIL(fourdgs_reader_state_at(r, 1.0, NULL), FOURDGS_INVALID_ARGUMENT,
+                    "null-argument");
+        EXPECT_FAIL(fourdgs_reader_read_all(NULL, block), FOURDGS_INVALID_ARGUMENT,
+                    "null-argument");
+        fourdgs_frame_free(a);
+        fourdgs_frame_free(b);
+        fourdgs_reader_free(r);
+    }
+    free(path);
+
+    /* Keyframe-delta: state_at is the composed state of current(t); read_all is refused. */
+    path = join(data_dir, "keyframe-delta-churn.4dgs");
+    r = open_path(path);
+    if (r) {
+        EXPECT_FAIL(fourdgs_reader_read_all(r, block), FOURDGS_UNSUPPORTED,
+                    "read-all-needs-gaussian-birth");
+        CHECK(block_info(block).kind == FOURDGS_BLOCK_EMPTY, "block not empty after a failure");
+        fourdgs_chunk_info ci;
+        memset(&ci, 0, sizeof ci);
+        ci.struct_size = sizeof ci;
+        EXPECT_OK(fourdgs_reader_chunk_info(r, 1, &ci));
+        const double t = 0.5 * (ci.t0 + ci.t1);
+        EXPECT_OK(fourdgs_reader_state_at(r, t, block));
+        fourdgs_block_info bi = block_info(block);
+        fourdgs_block_columns c = block_columns(block);
+        CHECK(bi.kind == FOURDGS_BLOCK_STATE && bi.offset == ci.offset && bi.t0 == ci.t0 &&
+                  bi.t1 == ci.t1 && bi.live_count == c.count && bi.chunk_kind == ci.kind,
+              "keyframe-delta state: kind %u at %llu [%f, %f) live %llu of %zu", bi.kind,
+              (unsigned long long)bi.offset, bi.t0, bi.t1, (unsigned long long)bi.live_count,
+              c.count);
+        CHECK(c.gaussian_id != NULL && c.count > 0, "a composed state carries gaussian_id");
+        for (size_t i = 1; c.gaussian_id && i < c.count; ++i)
+            if (c.gaussian_id[i - 1] >= c.gaussian_id[i]) {
+                CHECK(0, "state not sorted by gaussian_id at %zu", i);
+                break;
+            }
+        check_block_columns(block, c.count, "state_at (keyframe-delta)");
+        fourdgs_reader_free(r);
+    }
+    free(path);
+    fourdgs_block_free(block);
+    CHECK(counts.allocs == 1 && counts.frees == 1, "block allocator: %ld/%ld", counts.allocs,
+          counts.frees);
+}
+
+/* Reads a stream to its end into `block`; returns the number of blocks (gaussians in *total). */
+static size_t stream_all(fourdgs_stream* s, fourdgs_block* block, size_t* total,
+                         fourdgs_status* last) {
+    size_t blocks = 0;
+    *total = 0;
+    uint32_t produced = 1;
+    while ((*last = fourdgs_stream_next_block(s, block, &produced)) == FOURDGS_OK && produced) {
+        ++blocks;
+        *total += block_columns(block).count;
+    }
+    return blocks;
+}
+
+/* A stream over the first `size` bytes of `data`, through callbacks. */
+static fourdgs_stream* stream_of(trickle* tr, const bytes* data, size_t size, uint32_t keep) {
+    memset(tr, 0, sizeof *tr);
+    tr->data = data->data;
+    tr->size = size;
+    fourdgs_stream_callbacks cb = {tr, trickle_read, trickle_release};
+    fourdgs_open_options o;
+    fourdgs_open_options_init(&o);
+    o.keep_payloads = keep;
+    fourdgs_stream* s = NULL;
+    EXPECT_OK(fourdgs_stream_open_callbacks(&cb, &o, &s));
+    return s;
+}
+
+/* A stream's scene is a reader handle: every scene call answers on it as on the random-access
+ * reader (after the end, the summary included), evaluate_block evaluates with it, and what
+ * needs the index is refused; its payloads come from memory when the stream kept them. */
+static void test_stream_scene(const char* data_dir) {
+    static const char* names[] = {"birth-deflate", "birth-extras", "birth-never-fades-no-index",
+                                  "keyframe-delta-churn"};
+    fourdgs_block* block = NULL;
+    fourdgs_block_create(NULL, &block);
+    fourdgs_frame* frame = NULL;
+    fourdgs_frame_create(NULL, &frame);
+    for (size_t f = 0; f < sizeof names / sizeof names[0]; ++f) {
+        char file[128];
+        snprintf(file, sizeof file, "%s.4dgs", names[f]);
+        char* path = join(data_dir, file);
+        bytes data = read_file(path);
+        fourdgs_reader* indexed = open_path(path);
+        free(path);
+        trickle tr;
+        fourdgs_stream* s = stream_of(&tr, &data, data.size, 1);
+        const fourdgs_reader* scene = NULL;
+        if (s) EXPECT_OK(fourdgs_stream_scene(s, &scene));
+        if (!indexed || !scene) {
+            fourdgs_reader_free(indexed);
+            fourdgs_stream_free(s);
+            free(data.data);
+            continue;
+        }
+        const fourdgs_scene_info want = scene_info_of(indexed);
+        fourdgs_scene_info info = scene_info_of(scene);
+        CHECK(info.temporal_model == want.temporal_model && info.chunk_count == 0 &&
+                  info.summary_crc_verified == 0 && info.metadata_count == want.metadata_count &&
+                  info.audio_source_count == want.audio_source_count,
+              "%s: the front matter differs from the indexed reader's", names[f]);
+        EXPECT_FAIL(fourdgs_reader_evaluate(scene, 0.0, NULL, frame), FOURDGS_INVALID_ARGUMENT,
+                    "needs-random-access");
+        EXPECT_FAIL(fourdgs_reader_read_all(scene, block), FOURDGS_INVALID_ARGUMENT,
+                    "needs-random-access");
+        EXPECT_FAIL(fourdgs_reader_state_at(scene, 0.0, block), FOURDGS_INVALID_ARGUMENT,
+                    "needs-random-access");
+        size_t n = 0;
+        EXPECT_FAIL(fourdgs_reader_chunks_for(scene, 0.0, NULL, 0, &n), FOURDGS_INVALID_ARGUMENT,
+                    "needs-random-access");
+        EXPECT_FAIL(fourdgs_reader_evaluate_chunk(scene, 0, 0.0, NULL, frame),
+                    FOURDGS_INVALID_ARGUMENT, "needs-random-access");
+        fourdgs_reader_free((fourdgs_reader*)scene); /* the stream's: passed by */
+
+        /* Evaluated block by block with the stream's scene: the indexed reader's frame. */
+        const int kd = want.temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA;
+        const double t = want.duration_sec * 0.4;
+        fourdgs_evaluate_options eo;
+        fourdgs_evaluate_options_init(&eo);
+        size_t blocks = 0, total = 0, visible = 0;
+        uint32_t produced = 0;
+        fourdgs_status last;
+        while ((last = fourdgs_stream_next_block(s, block, &produced)) == FOURDGS_OK && produced) {
+            const fourdgs_block_info bi = block_info(block);
+            const size_t count = block_columns(block).count;
+            CHECK(bi.kind == (kd ? FOURDGS_BLOCK_STATE : FOURDGS_BLOCK_CHUNK),
+                  "%s: block kind %u", names[f], bi.kind);
+            check_block_columns(block, count, names[f]);
+            if (!kd || (bi.t0 <= t && t < bi.t1)) {
+                eo.append = !kd && blocks > 0;
+                EXPECT_OK(fourdgs_reader_evaluate_block(scene, block, t, &eo, frame));
+                fourdgs_frame_count(frame, &visible);
+            }
+            ++blocks;
+            total += count;
+        }
+        CHECK(last == FOURDGS_OK && block_info(block).kind == FOURDGS_BLOCK_EMPTY,
+              "%s: the stream did not end cleanly (%s)", names[f], fourdgs_status_name(last));
+        CHECK(blocks == want.chunk_count, "%s: %zu blocks, %llu chunks", names[f], blocks,
+              (unsigned long long)want.chunk_count);
+        CHECK(kd || total == want.gaussian_count, "%s: %zu gaussians streamed", names[f], total);
+        CHECK(visible > 0 && visible == evaluate_count(indexed, frame, t),
+              "%s: %zu visible through the stream", names[f], visible);
+
+        /* After the end the summary has arrived: the scene is the file's, every call answers
+         * (the payloads from memory), and the end repeats. (An index the indexed reader built
+         * by scanning a file without one is not the file's.) */
+        info = scene_info_of(scene);
+        CHECK(info.chunk_count == (want.index_built_by_scan ? 0 : want.chunk_count) &&
+                  info.gaussian_count == want.gaussian_count &&
+                  info.window_count == want.window_count && info.index_built_by_scan == 0 &&
+                  info.summary_crc_verified == want.summary_crc_verified &&
+                  info.attachment_count == want.attachment_count,
+              "%s: the streamed scene differs from the indexed one", names[f]);
+        walk_scene(scene, &info);
+        EXPECT_OK(fourdgs_stream_next_block(s, block, &produced));
+        CHECK(produced == 0, "%s: a block after the end", names[f]);
+        fourdgs_stream_free(s);
+        CHECK(tr.releases == 1, "%s: release called %d times", names[f], tr.releases);
+
+        /* Without keep_payloads a stream's payloads have passed by. */
+        if (want.audio_source_count > 0) {
+            s = stream_of(&tr, &data, data.size, 0);
+            scene = NULL;
+            if (s) EXPECT_OK(fourdgs_stream_scene(s, &scene));
+            fourdgs_audio_source_info a;
+            memset(&a, 0, sizeof a);
+            a.struct_size = sizeof a;
+            EXPECT_OK(fourdgs_reader_audio_source(scene, 0, &a));
+            size_t size = 0;
+            EXPECT_FAIL(fourdgs_reader_read_payload(scene, a.payload, NULL, 0, &size),
+                        FOURDGS_INVALID_ARGUMENT, "needs-random-access");
+            fourdgs_stream_free(s);
+        }
+        fourdgs_reader_free(indexed);
+        free(data.data);
+    }
+
+    /* A truncated file: the whole chunks before the cut, then truncated, and again truncated. */
+    char* path = join(data_dir, "birth-deflate.4dgs");
+    bytes data = read_file(path);
+    free(path);
+    if (data.size > 0) {
+        trickle tr;
+        fourdgs_stream* whole = stream_of(&tr, &data, data.size, 0);
+        size_t whole_total = 0;
+        fourdgs_status last = FOURDGS_OK;
+        const size_t whole_blocks = whole ? stream_all(whole, block, &whole_total, &last) : 0;
+        fourdgs_stream_free(whole);
+        fourdgs_stream* cut = stream_of(&tr, &data, data.size - 30, 0);
+        if (cut) {
+            size_t total = 0;
+            const size_t blocks = stream_all(cut, block, &total, &last);
+            CHECK(last == FOURDGS_TRUNCATED && blocks == whole_blocks && total == whole_total,
+                  "cut file: %s after %zu of %zu blocks", fourdgs_status_name(last), blocks,
+                  whole_blocks);
+            uint32_t produced = 0;
+            EXPECT_FAIL(fourdgs_stream_next_block(cut, block, &produced), FOURDGS_TRUNCATED,
+                        "truncated");
+            fourdgs_stream_free(cut);
+        }
+        free(data.data);
+    }
+    fourdgs_frame_free(frame);
+    fourdgs_block_free(block);
+}
+
+static void test_stream_writer(const char* tmp_dir) {
+    fourdgs_writer_options o;
+    fourdgs_writer_options_init(&o);
+    o.duration_sec = 6.0;
+    o.sh_degree = 1;
+    o.threads = 1;
+    fourdgs_writer* config = NULL;
+    EXPECT_OK(fourdgs_writer_create(&o, &config));
+    if (!config) return;
+    fourdgs_key_value kv[1] = {{"application", 11, "c_test stream", 13}};
+    EXPECT_OK(fourdgs_writer_add_metadata(config, "info", 4, kv, 1));
+
+    float pos[N_GAUSSIANS * 3], scale[N_GAUSSIANS * 3], rot[N_GAUSSIANS * 4],
+        color[N_GAUSSIANS * 4], mu[N_GAUSSIANS], sigma[N_GAUSSIANS], sh[N_GAUSSIANS * 9];
+    double lo[N_GAUSSIANS], hi[N_GAUSSIANS];
+    uint32_t ids[N_GAUSSIANS];
+    fill_batch(0, N_GAUSSIANS, pos, scale, rot, color, mu, sigma, lo, hi, sh, ids);
+    fourdgs_stream_declaration d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.gaussian_count = N_GAUSSIANS;
+    for (int c = 0; c < 3; ++c) {
+        d.aabb[c] = INFINITY;
+        d.aabb[3 + c] = -INFINITY;
+    }
+    for (size_t i = 0; i < N_GAUSSIANS * 3; ++i) {
+        const int c = (int)(i % 3);
+        if (pos[i] < d.aabb[c]) d.aabb[c] = pos[i];
+        if (pos[i] > d.aabb[3 + c]) d.aabb[3 + c] = pos[i];
+    }
+    const double windows[4] = {0.0, 3.0, 3.0, 6.0};
+    d.windows = windows;
+    d.window_count = 2;
+    char* file = join(tmp_dir, "c_test_streamed.4dgs");
+
+    fourdgs_stream_writer* w = NULL;
+    EXPECT_FAIL(fourdgs_stream_writer_create_file(config, NULL, file, strlen(file), &w),
+                FOURDGS_INVALID_ARGUMENT, "null-argument");
+    EXPECT_FAIL(fourdgs_stream_writer_create_file(config, &d, "/nonexistent/dir/x.4dgs", 23, &w),
+                FOURDGS_IO, "io-error");
+    CHECK(w == NULL, "stream writer returned on failure");
+    EXPECT_OK(fourdgs_stream_writer_create_file(config, &d, file, strlen(file), &w));
+    fourdgs_writer_free(config); /* the stream writer keeps what it needs */
+    if (!w) {
+        free(file);
+        return;
+    }
+    /* The first 70 gaussians in window 0, the rest as one chunk carrying window 1. */
+    fourdgs_gaussian_batch b = batch_of(70, pos, scale, rot, color, mu, sigma, lo, NULL, sh, ids);
+    EXPECT_FAIL(fourdgs_stream_writer_add_window(w, 0, &b), FOURDGS_INVALID_ARGUMENT,
+                "invalid-argument");
+    b.win_lo = NULL;
+    b.sh = NULL;
+    EXPECT_FAIL(fourdgs_stream_writer_add_window(w, 0, &b), FOURDGS_INVALID_ARGUMENT,
+                "null-argument");
+    b.sh = sh;
+    fourdgs_write_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.struct_size = sizeof rep;
+    EXPECT_FAIL(fourdgs_stream_writer_report(w, &rep), FOURDGS_NOT_FOUND, "no-such-element");
+    EXPECT_OK(fourdgs_stream_writer_add_window(w, 0, &b));
+    double lo2[N_GAUSSIANS], hi2[N_GAUSSIANS];
+    for (size_t i = 0; i < N_GAUSSIANS; ++i) {
+        lo2[i] = 3.0;
+        hi2[i] = 6.0;
+        mu[i] = 4.0f;
+    }
+    fourdgs_gaussian_batch c = batch_of(N_GAUSSIANS - 70, pos + 70 * 3, scale + 70 * 3,
+                                        rot + 70 * 4, color + 70 * 4, mu + 70, sigma + 70, lo2,
+                                        hi2, sh + 70 * 9, NULL);
+    EXPECT_OK(fourdgs_stream_writer_add_chunk(w, &c));
+    EXPECT_OK(fourdgs_stream_writer_finish(w));
+    EXPECT_FAIL(fourdgs_stream_writer_finish(w), FOURDGS_INVALID_ARGUMENT, "writer-finished");
+    EXPECT_OK(fourdgs_stream_writer_report(w, &rep));
+    CHECK(rep.gaussian_count == N_GAUSSIANS && rep.chunk_count == 2 && rep.bytes_written > 0,
+          "stream report: %llu gaussians in %llu chunks", (unsigned long long)rep.gaussian_count,
+          (unsigned long long)rep.chunk_count);
+    fourdgs_stream_writer_free(w);
+    fourdgs_stream_writer_free(NULL);
+
+    fourdgs_reader* r = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(file, strlen(file), NULL, &r));
+    if (r) {
+        fourdgs_scene_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        EXPECT_OK(fourdgs_reader_scene_info(r, &info));
+        fourdgs_string v;
+        EXPECT_OK(fourdgs_reader_metadata_find(r, "application", 11, &v));
+        CHECK(info.gaussian_count == N_GAUSSIANS && info.window_count == 2 &&
+                  info.sh_degree == 1 && string_is(v, "c_test stream"),
+              "streamed file read back: %llu gaussians, %llu windows",
+              (unsigned long long)info.gaussian_count, (unsigned long long)info.window_count);
+        fourdgs_block* block = NULL;
+        fourdgs_block_create(NULL, &block);
+        EXPECT_OK(fourdgs_reader_read_all(r, block));
+        check_block_columns(block, N_GAUSSIANS, "streamed file");
+        fourdgs_block_free(block);
+        fourdgs_reader_free(r);
+    }
+
+    /* A declaration the gaussians do not meet is refused at finish; a configured writer that
+     * already holds gaussians is refused at creation. */
+    fourdgs_writer* full = NULL;
+    EXPECT_OK(fourdgs_writer_create(&o, &full));
+    b.win_lo = lo;
+    b.win_hi = hi;
+    EXPECT_OK(fourdgs_writer_add_gaussians(full, &b));
+    EXPECT_FAIL(fourdgs_stream_writer_create_file(full, &d, file, strlen(file), &w),
+                FOURDGS_INVALID_ARGUMENT, "gaussians-not-streamed");
+    fourdgs_writer_free(full);
+    EXPECT_OK(fourdgs_writer_create(&o, &full));
+    EXPECT_OK(fourdgs_stream_writer_create_file(full, &d, file, strlen(file), &w));
+    b.win_lo = NULL;
+    b.win_hi = NULL;
+    EXPECT_OK(fourdgs_stream_writer_add_window(w, 0, &b));
+    EXPECT_FAIL(fourdgs_stream_writer_finish(w), FOURDGS_INVALID_ARGUMENT, NULL);
+    fourdgs_stream_writer_free(w);
+    fourdgs_writer_free(full);
+    free(file);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The refusal corpus. */
 
 static int has_suffix(const char* s, const char* suffix) {
@@ -1478,6 +1860,9 @@ int main(int argc, char** argv) {
         test_opened_once(data_dir, "keyframe-delta-churn");
         test_threads(data_dir);
         test_writer(tmp_dir);
+        test_blocks(data_dir);
+        test_stream_scene(data_dir);
+        test_stream_writer(tmp_dir);
         for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; ++i)
             test_damage(data_dir, fixtures[i], quick);
     }

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Runs remote-scene checks against a real web server: Debian's nginx on 127.0.0.1, on an
+ephemeral port, with a configuration written here into a temporary directory (never the
+system's), plus the fault-injecting proxy of fault_proxy.py in front of it.
+
+    harness.py [--corpus DIR] run -- CMD ARGS...     runs CMD with {base}, {proxy}, {root}
+                                                     replaced (also in the environment as
+                                                     FOURDGS_HTTP_BASE / _PROXY / _ROOT)
+    harness.py --corpus DIR conformance RUNNER       every corpus file over HTTP, both paths,
+                                                     against its committed expectation
+    harness.py --corpus DIR cli TOOL                 4dgs commands on URLs = on local paths
+
+The document root is a temporary directory (writable: tests add and replace files in it) with
+DIR linked in as /corpus. nginx is stopped at the end whatever happens, and is told to die with
+this process (PR_SET_PDEATHSIG) should the harness itself be killed. Exit status: the command's
+(run), 0/1 (conformance, cli), 77 when nginx is not installed (ctest SKIP_RETURN_CODE).
+"""
+
+import argparse
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fault_proxy  # noqa: E402
+
+SKIP = 77
+
+
+def find_nginx():
+    for candidate in (shutil.which("nginx"), "/usr/sbin/nginx"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def die_with_parent():
+    # Linux: the child gets SIGTERM when the harness dies, so no daemon outlives a killed test.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+CONFIG = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+{user}
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 60;
+    keepalive_requests 100000;
+    server {{
+        listen 127.0.0.1:{port};
+        root {tmp}/root;
+        location / {{
+            # What docs/remote.md recommends for web players.
+            add_header Access-Control-Allow-Origin * always;
+            add_header Access-Control-Expose-Headers "Content-Range, ETag, Content-Length, Accept-Ranges" always;
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    def __init__(self, nginx, tmp):
+        self.nginx, self.tmp, self.proc, self.port = nginx, tmp, None, None
+
+    def start(self):
+        for _ in range(5):  # the port is free when chosen; retry should another process take it
+            self.port = free_port()
+            conf = os.path.join(self.tmp, "nginx.conf")
+            with open(conf, "w") as f:
+                f.write(CONFIG.format(tmp=self.tmp, port=self.port,
+                                      user="user root;" if os.geteuid() == 0 else ""))
+            self.proc = subprocess.Popen(
+                [self.nginx, "-p", self.tmp + "/", "-c", conf, "-e", self.tmp + "/error.log"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            deadline = time.time() + 10
+            while time.time() < deadline and self.proc.poll() is None:
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                    return
+                except OSError:
+                    time.sleep(0.05)
+            self.stop()
+        log = os.path.join(self.tmp, "error.log")
+        raise RuntimeError("nginx did not start: " +
+                           (open(log).read() if os.path.exists(log) else "no log"))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def child_env(base, proxy, root):
+    env = {k: v for k, v in os.environ.items()
+           if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+    env.update(FOURDGS_HTTP_BASE=base, FOURDGS_HTTP_PROXY=proxy, FOURDGS_HTTP_ROOT=root)
+    return env
+
+
+def run_command(argv, base, proxy, root):
+    argv = [a.replace("{base}", base).replace("{proxy}", proxy).replace("{root}", root)
+            for a in argv]
+    return subprocess.call(argv, env=child_env(base, proxy, root), timeout=600)
+
+
+def conformance(runner, corpus, base, env):
+    failures, checked = [], 0
+    for kind in ("valid", "refusals"):
+        folder = os.path.join(corpus, kind)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".4dgs"):
+                continue
+            expected = os.path.join(folder, name[:-5] + ".expected.json")
+            url = "%s/corpus/%s/%s" % (base, kind, name)
+            for path in ("streamed", "indexed"):
+                checked += 1
+                p = subprocess.run([runner, url, "--path", path, "--expect", expected],
+                                   env=env, capture_output=True, text=True, timeout=120)
+                if p.returncode != 0:
+                    failures.append("%s/%s (%s): exit %d %s" % (kind, name, path, p.returncode,
+                                                                p.stderr.strip()))
+    for f in failures:
+        print("FAILED", f)
+    print("conformance over HTTP: %d checks, %d failed" % (checked, len(failures)))
+    return 1 if failures else 0
+
+
+def cli(tool, corpus, base, env, tmp):
+    failures = []
+
+    def run(args):
+        return subprocess.run([tool] + args, env=env, capture_output=True, timeout=120)
+
+    def same(what, args_of, outputs=()):
+        """Runs the command on the URL and on the local path; stdout, exit status and the
+        named output files must be identical (the URL spelled as the path)."""
+        got = {}
+        for where in ("url", "path"):
+            result = run(args_of(where))
+            files = [open(o % where, "rb").read() if os.path.exists(o % where) else None
+                     for o in outputs]
+            got[where] = (result.returncode,
+                          result.stdout.replace(args_of("url")[1].encode(), b"FILE")
+                          .replace(args_of("path")[1].encode(), b"FILE"), files)
+        if got["url"] != got["path"]:
+            failures.append("%s: URL and path differ: %r vs %r" % (what, got["url"][:2],
+                                                                  got["path"][:2]))
+        elif got["url"][0] not in (0, 2):
+            failures.append("%s: exit %d" % (what, got["url"][0]))
+        elif any(f is None for f in got["url"][2]):
+            failures.append("%s: no output file" % what)
+
+    for name, at in (("many-chunks.4dgs", "1.3"), ("kd-chained.4dgs", "0.5"),
+                     ("extras-camera.4dgs", "0.5")):
+        loc = {"url": "%s/corpus/valid/%s" % (base, name),
+               "path": os.path.join(corpus, "valid", name)}
+        ply = os.path.join(tmp, name + ".%s.ply")
+        png = os.path.join(tmp, name + ".%s.png")
+        same(name + " extract", lambda w: ["extract", loc[w], "--at", at, "-o", ply % w], [ply])
+        same(name + " info", lambda w: ["info", loc[w]])
+        same(name + " validate", lambda w: ["validate", loc[w], "--json"])
+        same(name + " dump --index", lambda w: ["dump", loc[w], "--index", "--json"])
+        same(name + " dump --records", lambda w: ["dump", loc[w], "--records", "--json"])
+        same(name + " dump --gaussians", lambda w: ["dump", loc[w], "--gaussians", "--json"])
+        same(name + " preview", lambda w: ["preview", loc[w], "--at", at, "-o", png % w,
+                                           "--width", "64", "--height", "48"], [png])
+    missing = run(["info", base + "/corpus/valid/no-such-file.4dgs"])
+    if missing.returncode != 3 or b"http-status" not in missing.stderr:
+        failures.append("a missing URL: exit %d, stderr %r (wanted 3 and http-status)"
+                        % (missing.returncode, missing.stderr))
+    for f in failures:
+        print("FAILED", f)
+    print("4dgs over HTTP: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", help="linked into the document root as /corpus")
+    ap.add_argument("mode", choices=("run", "conformance", "cli"))
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+
+    nginx = find_nginx()
+    if nginx is None:
+        print("SKIP: nginx is not installed (Debian: apt-get install nginx)")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="fourdgs-http-")
+    server = Nginx(nginx, tmp)
+    proxy = None
+    try:
+        root = os.path.join(tmp, "root")
+        os.mkdir(root)
+        if a.corpus:
+            os.symlink(os.path.abspath(a.corpus), os.path.join(root, "corpus"))
+        server.start()
+        proxy = fault_proxy.start(server.port)
+        base = "http://127.0.0.1:%d" % server.port
+        proxy_base = "http://127.0.0.1:%d" % proxy.server_address[1]
+        env = child_env(base, proxy_base, root)
+        if a.mode == "run":
+            return run_command(args, base, proxy_base, root)
+        if a.mode == "conformance":
+            return conformance(args[0], a.corpus, base, env)
+        return cli(args[0], a.corpus, base, env, tmp)
+    finally:
+        if proxy is not None:
+            proxy.shutdown()
+            proxy.server_close()
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
