@@ -528,11 +528,12 @@ Json gaussians_json(const GaussianBlock& b) {
     return sorted_list(std::move(items));
 }
 
-Json frame_json(const Frame& f) {
+Json frame_json(const Frame& f, const GaussianBlock& block) {
     std::vector<Json> items;
     const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(f.sh_degree));
     for (std::size_t i = 0; i < f.count; ++i)
         items.push_back(Json::object()
+                            .set("flags", integer(block.flags[f.source[i]]))
                             .set("center", nums(&f.center[i * 3], 3))
                             .set("scale", nums(&f.scale[i * 3], 3))
                             .set("rotation", nums(&f.rotation[i * 4], 4))
@@ -547,7 +548,7 @@ Json visible_at(const SceneInfo& s, const GaussianBlock& block, double t) {
     EvaluateOptions opt;
     opt.tracks = s.object_tracks;
     evaluate(block, t, s.header.cutoff, frame, opt);
-    return Json::object().set("t", num(t)).set("visible", frame_json(frame));
+    return Json::object().set("t", num(t)).set("visible", frame_json(frame, block));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -557,6 +558,7 @@ struct ChunkSeen {
     std::uint64_t offset = 0;
     double t0 = 0, t1 = 0;
     std::uint32_t count = 0;
+    bool object_id_stream = false;  // absent and all-zero decode alike (§6.6)
 };
 
 Json chunks_json(std::vector<ChunkSeen> chunks) {
@@ -567,7 +569,8 @@ Json chunks_json(std::vector<ChunkSeen> chunks) {
                    .set("offset", integer(c.offset))
                    .set("t0", num(c.t0))
                    .set("t1", num(c.t1))
-                   .set("gaussian_count", integer(c.count)));
+                   .set("gaussian_count", integer(c.count))
+                   .set("object_id_stream", Json::boolean(c.object_id_stream)));
     return j;
 }
 
@@ -588,14 +591,18 @@ Json birth_streamed(ByteSource& src) {
     StreamingReader reader(src, opt);
     check(reader.open());
     GaussianBlock all, chunk;
+    ChunkBins bins;
     std::vector<ChunkSeen> chunks;
     bool first = true;
     while (true) {
-        auto more = reader.next_chunk(chunk);
+        // Through the bins, which say which optional streams the chunk carried.
+        auto more = reader.next_chunk_bins(bins);
         if (!more) fail(more.error());
         if (!*more) break;
+        chunk.clear();
+        dequantize(reader.scene(), bins, chunk);
         const ChunkRecord& c = reader.last_chunk();
-        chunks.push_back({reader.last_chunk_offset(), c.t0, c.t1, c.count});
+        chunks.push_back({reader.last_chunk_offset(), c.t0, c.t1, c.count, bins.has_object_id});
         if (first) {
             all = chunk;
             first = false;
@@ -615,7 +622,12 @@ Json birth_indexed(ByteSource& src) {
     std::vector<DecodeWorkspace> pool;
     check(reader.read_all(all, pool, 1));
     std::vector<ChunkSeen> chunks;
-    for (const ChunkIndex& e : s.index) chunks.push_back({e.chunk_offset, e.t0, e.t1, e.gaussian_count});
+    DecodeWorkspace ws;
+    for (std::size_t i = 0; i < s.index.size(); ++i) {
+        const ChunkIndex& e = s.index[i];
+        check(reader.decode_chunk(i, ws));  // again, for the streams it carried
+        chunks.push_back({e.chunk_offset, e.t0, e.t1, e.gaussian_count, ws.bins.has_object_id});
+    }
     auto payload = [&](const PayloadRef& p) { return take(reader.read_payload(p)); };
     return birth_document(s, all, std::move(chunks),
                           scene_json(s, payload, !reader.index_built_by_scan()));
@@ -631,6 +643,7 @@ struct ComposedState {
 };
 
 Json state_info_json(const StateInfo& i) {
+    const bool delta = i.chunk_kind == kChunkKindDelta;  // a keyframe has no groups to count
     return Json::object()
         .set("offset", integer(i.offset))
         .set("length", integer(i.length))
@@ -642,7 +655,11 @@ Json state_info_json(const StateInfo& i) {
         .set("depth", integer(i.depth))
         .set("reference_offset", integer(i.reference_offset))
         .set("keyframe_offset", integer(i.keyframe_offset))
-        .set("live_count", integer(i.live_count));
+        .set("live_count", integer(i.live_count))
+        .set("update_count", delta ? integer(i.update_count) : Json::null())
+        .set("birth_count", delta ? integer(i.birth_count) : Json::null())
+        .set("death_count", delta ? integer(i.death_count) : Json::null())
+        .set("object_id_stream", Json::boolean(i.object_id_stream));
 }
 
 Json delta_document(const SceneInfo& s, std::vector<ComposedState> states, Json scene) {

@@ -329,6 +329,98 @@ Rec index_entry_for(const std::vector<std::uint8_t>& f, std::size_t chunk_offset
     throw std::runtime_error("no index entry for the chunk");
 }
 
+// One stream of a Delta Chunk group as values (§5.18), and the three groups.
+struct GroupStream {
+    std::uint8_t attribute = 0, channels = 1;
+    std::vector<std::int32_t> values;  // element-major, channel-minor
+};
+struct DeltaGroupsEdit {
+    std::vector<GroupStream> updates, births, deaths;
+};
+
+// Re-encodes the last Delta Chunk of an indexed keyframe-delta file after `edit` changed its
+// streams (values, or streams added or dropped; the group counts stay as recorded), and moves
+// what follows it by the change in length: its index entry's chunk_length, its SH band ranges,
+// the Summary Offsets, the Footer's summary fields and summary_crc. The delta must be the last
+// chunk and uncompressed at chunk level, so no other offset points past it.
+std::vector<std::uint8_t> rewrite_last_delta(const std::vector<std::uint8_t>& f,
+                                             const std::function<void(DeltaGroupsEdit&)>& edit) {
+    const std::vector<Rec> rs = records_of(f);
+    const Rec* last = nullptr;
+    for (const Rec& r : rs) {
+        if (r.opcode == op::delta_chunk) last = &r;
+        else if (r.opcode == op::chunk && last) throw std::runtime_error("a chunk follows the delta");
+    }
+    if (!last) throw std::runtime_error("no Delta Chunk");
+    const Rec d = *last;
+    auto dc = parse_delta_chunk(view(f, d));
+    if (!dc || !dc->compression.empty()) throw std::runtime_error("needs an uncompressed delta");
+    auto groups = split_delta_groups(dc->records, dc->records_offset);
+    if (!groups) throw std::runtime_error(groups.error().describe());
+    StreamScratch scratch;
+    auto decoded = [&](Bytes block, std::uint64_t at) {
+        std::vector<GroupStream> out;
+        auto streams = split_streams(block, at);
+        if (!streams) throw std::runtime_error(streams.error().describe());
+        for (const StreamView& sv : *streams) {
+            auto v = decode_stream(sv, scratch);
+            if (!v) throw std::runtime_error(v.error().describe());
+            out.push_back({sv.header.attribute_id, sv.header.channels, std::move(*v)});
+        }
+        return out;
+    };
+    DeltaGroupsEdit e{decoded(groups->updates, groups->updates_offset),
+                      decoded(groups->births, groups->births_offset),
+                      decoded(groups->deaths, groups->deaths_offset)};
+    edit(e);
+    auto encoded = [](const std::vector<GroupStream>& group) {
+        ByteWriter w;
+        for (const GroupStream& g : group)
+            if (auto st = encode_stream(w, g.attribute, g.channels, g.values); !st)
+                throw std::runtime_error(st.error().describe());
+        return std::move(w.buffer());
+    };
+    const std::vector<std::uint8_t> updates = encoded(e.updates), births = encoded(e.births),
+                                    deaths = encoded(e.deaths);
+    ByteWriter block;
+    write_delta_groups(block, updates, births, deaths);
+    DeltaChunk out = *dc;
+    out.records = block.buffer();
+    out.uncompressed_size = block.size();
+    ByteWriter rec;
+    write(rec, out);
+    std::vector<std::uint8_t> g(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(d.offset));
+    g.insert(g.end(), rec.buffer().begin(), rec.buffer().end());
+    g.insert(g.end(), f.begin() + static_cast<std::ptrdiff_t>(d.offset + d.length), f.end());
+    const std::int64_t shift = static_cast<std::int64_t>(rec.size()) - static_cast<std::int64_t>(d.length);
+    auto moved = [&](std::size_t at) {
+        const auto v = peek<std::uint64_t>(g, at);
+        if (v > d.offset) poke<std::uint64_t>(g, at, static_cast<std::uint64_t>(static_cast<std::int64_t>(v) + shift));
+    };
+    for (const Rec& r : records_of(g)) {
+        if (r.offset <= d.offset) continue;
+        const std::size_t c = r.offset + kRecordHeaderSize;
+        if (r.opcode == op::chunk_index) {
+            if (peek<std::uint64_t>(g, c + 16) == d.offset) poke<std::uint64_t>(g, c + 24, rec.size());
+            const auto bands = peek<std::uint32_t>(g, c + 36);
+            for (std::uint32_t b = 0; b < bands; ++b) moved(c + 40 + 17 * b + 1);
+        } else if (r.opcode == op::summary_offset) {
+            moved(c + 1);
+        } else if (r.opcode == op::footer) {
+            moved(c);
+            moved(c + 8);
+        }
+    }
+    fix_summary_crc(g);
+    return g;
+}
+// The stream of `attribute` in a group.
+GroupStream& stream_of(std::vector<GroupStream>& group, std::uint8_t attribute) {
+    for (GroupStream& s : group)
+        if (s.attribute == attribute) return s;
+    throw std::runtime_error("no stream for attribute " + std::to_string(attribute));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Keyframe-delta variants.
 
@@ -804,6 +896,12 @@ std::vector<Variant> valid_variants() {
     }
     {
         KdShape k;
+        k.steps = 5;
+        k.churn = true;
+        add(keyframe_delta("kd-churn-chained", "births and deaths every step, chained", k));
+    }
+    {
+        KdShape k;
         k.steps = 4;
         k.windows = true;
         k.keyframe_every = 2;
@@ -912,8 +1010,6 @@ std::vector<Mutation> mutations() {
                  [](F& f) { f[find_in(f, first(records_of(f), op::camera), "spline") + 5] = 'x'; }});
     m.push_back({"invalid-flag-value", "extras-camera", "camera loop byte 2",
                  [](F& f) { f[find_in(f, first(records_of(f), op::camera), "spline") + 6] = 2; }});
-    m.push_back({"non-increasing-keyframe-times", "extras-camera", "camera keyframe 2 at t = 0",
-                 [](F& f) { poke(f, find_value(f, first(records_of(f), op::camera), 2.0), 0.0); }});
     m.push_back({"invalid-audio-gain", "extras-audio-sources", "source 2's gain -1",
                  [](F& f) { poke(f, find_value(f, nth(f, op::audio_source, 1), 0.5 + 0.1 * 2), -1.0); }});
     m.push_back({"invalid-audio-duration", "extras-audio-sources", "source 7's duration -1.5",
@@ -943,8 +1039,8 @@ std::vector<Mutation> mutations() {
                                  std::numeric_limits<double>::quiet_NaN()); }});
     m.push_back({"missing-anchor-frame", "extras-frames-anchor", "the anchor names frame 'enx'",
                  [](F& f) { f[find_in(f, first(records_of(f), op::geodetic_anchor), "enu") + 2] = 'x'; }});
-    m.push_back({"invalid-intrinsics", "extras-sensors-rig", "cam0 fx -1400",
-                 [](F& f) { poke(f, find_value(f, nth(f, op::sensor_calibration, 0), 1400.0), -1400.0); }});
+    m.push_back({"invalid-intrinsics", "extras-sensors-rig", "cam0 fx 0 (a camera's fx must be non-zero)",
+                 [](F& f) { poke(f, find_value(f, nth(f, op::sensor_calibration, 0), 1400.0), 0.0); }});
     m.push_back({"unknown-camera-model", "extras-sensors-rig", "cam0 camera_model 9",
                  [](F& f) { f[find_in(f, nth(f, op::sensor_calibration, 0), "rgb") + 3] = 9; }});
     m.push_back({"missing-rig-trajectory", "extras-sensors-rig", "cam0 rig_name 'rix'",
@@ -1136,6 +1232,41 @@ std::vector<Mutation> mutations() {
                      out.insert(out.end(), f.begin() + static_cast<std::ptrdiff_t>(c2.offset + c2.length), f.end());
                      f = std::move(out);
                  }});
+    // Keyframe-delta identity and composition rules (§11.2, §11.3, §11.5, §11.7): the last Delta
+    // Chunk re-encoded with one stream's values changed, its offsets moved (CRC fixed). In
+    // kd-churn (keyframe-referenced) the last delta kills ids 1..8 and bears 21..28; in
+    // kd-churn-chained each delta kills two ids and bears two.
+    auto last_delta = [](std::function<void(DeltaGroupsEdit&)> edit) {
+        return [edit](F& f) { f = rewrite_last_delta(f, edit); };
+    };
+    m.push_back({"gaussian-id-in-two-groups", "kd-churn", "the last delta's first birth names its first death",
+                 last_delta([](DeltaGroupsEdit& e) {
+                     stream_of(e.births, attr::gaussian_id).values[0] =
+                         stream_of(e.deaths, attr::gaussian_id).values[0];
+                 })});
+    m.push_back({"duplicate-gaussian-id", "kd-churn", "the last delta's second birth repeats the first's id",
+                 last_delta([](DeltaGroupsEdit& e) {
+                     auto& ids = stream_of(e.births, attr::gaussian_id).values;
+                     ids[1] = ids[0];
+                 })});
+    m.push_back({"unknown-gaussian-id", "kd-churn", "the last delta's first death names id 999, never live",
+                 last_delta([](DeltaGroupsEdit& e) { stream_of(e.deaths, attr::gaussian_id).values[0] = 999; })});
+    m.push_back({"gaussian-id-reused", "kd-churn-chained", "the last delta's first birth names id 1, which died in the first delta",
+                 last_delta([](DeltaGroupsEdit& e) { stream_of(e.births, attr::gaussian_id).values[0] = 1; })});
+    m.push_back({"missing-gaussian-id", "kd-churn", "the last delta's births without their gaussian_id stream",
+                 last_delta([](DeltaGroupsEdit& e) {
+                     std::erase_if(e.births, [](const GroupStream& g) { return g.attribute == attr::gaussian_id; });
+                 })});
+    m.push_back({"invariant-changed-in-update", "kd-churn", "a flags stream (all 0) in the last delta's update group",
+                 last_delta([](DeltaGroupsEdit& e) {
+                     const std::size_t n = stream_of(e.updates, attr::gaussian_id).values.size();
+                     e.updates.push_back({attr::flags, 1, std::vector<std::int32_t>(n, 0)});
+                 })});
+    m.push_back({"composed-bin-out-of-range", "kd-churn", "the last delta's position differences all 2^31 - 1",
+                 last_delta([](DeltaGroupsEdit& e) {
+                     for (std::int32_t& v : stream_of(e.updates, attr::position).values)
+                         v = std::numeric_limits<std::int32_t>::max();
+                 })});
     return m;
 }
 

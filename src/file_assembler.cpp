@@ -90,10 +90,13 @@ Status FileAssembler::finish(const SummaryOptions& options, const Statistics& st
     const std::uint32_t crc = crc32(summary.buffer());
     FOURDGS_TRY(write(summary.buffer()));
 
+    // An empty summary (no chunks to index, no Statistics) is no summary: summary_start 0, as
+    // §5.2 spells it, never a start that names no record.
+    const bool has_summary = options.index && summary.size() > 0;
     Footer footer;
-    footer.summary_start = options.index ? start : 0;
+    footer.summary_start = has_summary ? start : 0;
     footer.summary_offset_start = offset_start;
-    footer.summary_crc = options.index && options.crc ? crc : 0;
+    footer.summary_crc = has_summary && options.crc ? crc : 0;
     ByteWriter tail;
     tail.buffer().reserve(kRecordHeaderSize + kFooterContentSize + kMagic.size());
     fourdgs::write(tail, footer);

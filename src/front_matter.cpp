@@ -353,6 +353,9 @@ void SceneBuilder::absorb_payload(const RecordView& r, PayloadRecord p) {
         e.descriptor.codec = std::move(p.codec);
         e.descriptor.start_sec = p.start_sec;
         e.descriptor.data_length = p.data_length;
+        // The record has no keyframes and no interpolation field; the descriptor reads with the
+        // registry's default so that it is a legal §5.16 descriptor like any other.
+        e.descriptor.interpolation = "linear";
         e.payload = std::move(ref);
         scene_.audio.push_back(std::move(e));
         offsets_.audio.push_back(r.offset);

@@ -69,6 +69,22 @@ Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at) {
         .about("Chunk Index.chunk_offset", std::to_string(at));
 }
 
+Error orphan_sh_band(std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kOrphanShBand,
+                      "the SH Band Stream record at byte " + std::to_string(at) +
+                          " does not follow a Chunk or Delta Chunk record (§5.7)",
+                      at)
+        .about("SH Band Stream", std::to_string(at));
+}
+
+Error unindexed_sh_band(std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
+                      "the SH Band Stream record at byte " + std::to_string(at) +
+                          " follows a chunk whose Chunk Index entry does not name it (§5.8)",
+                      at)
+        .about("Chunk Index.bands", std::to_string(at));
+}
+
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {
     if (!e.keyframe || e.keyframe->live_count == live) return ok_status();
     Error err = index_record_mismatch(

@@ -141,9 +141,16 @@ Status IndexedReader::scan_without_index(std::uint64_t footer_start, SceneBuilde
     stream.confine({footer_start, refusal::kTruncated, "the Footer", ""});
     std::vector<ChunkIndex> index;
     HeldRecord held;
+    bool follows_chunk = false;  // the previous record is a chunk or one of its bands
+    bool in_delta = false;       // that chunk is a Delta Chunk (not indexed here)
     while (true) {
         FOURDGS_ASSIGN(std::optional<RecordFrame> frame, stream.next_frame());
         if (!frame) break;
+        const bool after_chunk = follows_chunk;
+        follows_chunk = frame->opcode == op::chunk || frame->opcode == op::delta_chunk ||
+                        (frame->opcode == op::sh_band && after_chunk);
+        if (frame->opcode == op::chunk || frame->opcode == op::delta_chunk)
+            in_delta = frame->opcode == op::delta_chunk;
         if (frame->opcode == op::chunk) {
             if (frame->content_length < kChunkHeadBytes)
                 return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
@@ -162,7 +169,13 @@ Status IndexedReader::scan_without_index(std::uint64_t footer_start, SceneBuilde
             e.chunk_length = frame->total_length();
             index.push_back(e);
             first_chunk = std::min(first_chunk, frame->offset);
-        } else if (frame->opcode == op::sh_band && !index.empty()) {
+        } else if (frame->opcode == op::sh_band) {
+            // A chunk's bands follow it directly (§5.7), as the streaming path requires.
+            if (!after_chunk) return orphan_sh_band(frame->offset);
+            if (in_delta) {
+                stream.skip(*frame);
+                continue;
+            }
             std::uint8_t band = 0;
             if (frame->content_length >= 1) {
                 FOURDGS_TRY(stream.read_prefix(*frame, 1, held));
@@ -185,6 +198,8 @@ Status IndexedReader::scan_without_index(std::uint64_t footer_start, SceneBuilde
 Status IndexedReader::walk(SceneBuilder& builder, RecordStream& stream,
                            std::uint64_t* stopped_at) const {
     HeldRecord held;
+    // A gap between indexed ranges starts right after a chunk or one of its bands.
+    bool first_in_gap = stopped_at == nullptr;
     while (true) {
         FOURDGS_ASSIGN(std::optional<RecordFrame> frame, stream.next_frame());
         if (!frame) break;
@@ -192,6 +207,11 @@ Status IndexedReader::walk(SceneBuilder& builder, RecordStream& stream,
             if (stopped_at) break;
             return unindexed_chunk(frame->opcode, frame->offset);
         }
+        // Every band the index names lies in an indexed range, so a band here is one it does not
+        // name: after a chunk, its entry disagrees with the records; elsewhere it is an orphan.
+        if (frame->opcode == op::sh_band)
+            return first_in_gap ? unindexed_sh_band(frame->offset) : orphan_sh_band(frame->offset);
+        first_in_gap = false;
         if (is_payload_record(frame->opcode) && !options_.keep_payloads &&
             frame->content_length > kPayloadPrefix) {
             FOURDGS_TRY(stream.read_prefix(*frame, kPayloadPrefix, held));

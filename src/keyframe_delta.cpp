@@ -47,6 +47,22 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(IndexedReader&& base) {
     return KeyframeDeltaReader(std::move(base), source, options, std::move(tl));
 }
 
+namespace {
+
+// StateInfo's description of the state chunk's own record (keyframe_delta.hpp).
+void describe_keyframe(const ChunkBins& keyframe, StateInfo& info) {
+    info.update_count = info.birth_count = info.death_count = 0;
+    info.object_id_stream = keyframe.has_object_id;
+}
+void describe_delta(const DeltaChunk& d, const DeltaBins& bins, StateInfo& info) {
+    info.update_count = d.update_count;
+    info.birth_count = d.birth_count;
+    info.death_count = d.death_count;
+    info.object_id_stream = bins.update_present[attr::object_id] || bins.births.has_object_id;
+}
+
+}  // namespace
+
 int KeyframeDeltaReader::wanted_bands() const { return wanted_bands_for(scene(), options_); }
 
 Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const {
@@ -71,6 +87,7 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
     fetched.ranges = false;  // each record is fetched by its entry's own range
     fetched.keyframe = IndexCheckOptions::KeyframeFields::required;
     std::uint32_t reference_level = 0;
+    StateInfo record;  // the chain's last record is the state chunk's own
     for (std::size_t c : plan.chain) {
         const ChunkIndex& e = ix[c];
         const KeyframeIndexFields& k = *e.keyframe;
@@ -88,6 +105,7 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
             FOURDGS_TRY(ws.population.assign_keyframe(ws.keyframe,
                                                       {e.chunk_offset, ch.t0, ch.t1, false}));
             reference_level = ch.level;
+            describe_keyframe(ws.keyframe, record);
         } else {
             FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
             const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
@@ -99,6 +117,7 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
             FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
             FOURDGS_TRY(ws.population.apply(ws.delta, ref, options_.decode.limits.max_gaussians_per_chunk));
             reference_level = d.level;
+            describe_delta(d, ws.delta, record);
         }
         FOURDGS_TRY(check_live_count(e, ws.population.size(), e.chunk_offset));
     }
@@ -108,7 +127,9 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
         const KeyframeIndexFields& k = *e.keyframe;
         *info = StateInfo{e.chunk_offset, e.chunk_length, e.t0, e.t1, reference_level,
                           k.chunk_kind, k.delta_mode, k.depth, k.reference_offset,
-                          k.keyframe_offset, ws.population.size(), ws.composed.sh_bands};
+                          k.keyframe_offset, ws.population.size(), ws.composed.sh_bands,
+                          record.update_count, record.birth_count, record.death_count,
+                          record.object_id_stream};
     }
     return ok_status();
 }
@@ -184,6 +205,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         FOURDGS_TRY(next.succeed(std::move(current_), ref));
         current_ = std::move(next);
         keyframe_ = current_;
+        describe_keyframe(bins_, record_);
         have_keyframe_ = true;
         keyframe_offset_ = r.offset;
         keyframe_level_ = previous_level_ = chunk->level;
@@ -250,6 +272,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         }
         previous_level_ = d.level;
         previous_depth_ = d.depth;
+        describe_delta(d, delta_, record_);
     }
     seen.live = current_.size();
     return ok_status();
@@ -288,7 +311,9 @@ Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* inf
         *info = StateInfo{seen.offset, seen.length, seen.t0, seen.t1, previous_level_,
                           seen.delta ? kChunkKindDelta : kChunkKindKeyframe, seen.delta_mode,
                           seen.depth, seen.delta ? seen.reference_offset : 0,
-                          seen.keyframe_offset, *seen.live, out.sh_bands};
+                          seen.keyframe_offset, *seen.live, out.sh_bands,
+                          record_.update_count, record_.birth_count, record_.death_count,
+                          record_.object_id_stream};
     walk_.remember(std::move(seen));
     return true;
 }

@@ -65,11 +65,7 @@ Status ChunkWalk::absorb(const RecordView& r) {
     if (r.opcode == op::delta_chunk)
         return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
                           "a Delta Chunk record in a gaussian-birth file (§5.18)", r.offset);
-    if (r.opcode == op::sh_band)
-        return make_error(ErrorKind::malformed, refusal::kOrphanShBand,
-                          "an SH Band Stream record that does not follow a Chunk or Delta Chunk "
-                          "(§5.7)",
-                          r.offset);
+    if (r.opcode == op::sh_band) return orphan_sh_band(r.offset);
     FOURDGS_TRY(builder_.add(r));
     if (r.opcode == op::header && model_ == Model::keyframe_delta)
         FOURDGS_TRY(require_keyframe_delta(builder_.scene().header, r.content_offset()));

@@ -33,6 +33,7 @@
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/text.hpp"
 #include "fourdgs/wire.hpp"
 
 namespace fourdgs {
@@ -141,6 +142,92 @@ std::uint32_t sh_bound_for_depth(unsigned depth) {
     return q / 2;
 }
 
+// One §2 string a record holds and the field it fills ("Metadata.entries[2].key").
+struct NamedString {
+    std::string field;
+    std::string_view value;
+};
+
+// Every string of a record that parses, for the §2 UTF-8 check (a record its parser refuses is
+// already a finding). Chunk and Delta Chunk compression strings are checked where those records
+// are parsed; the other records hold no strings.
+template <class Fn>
+void for_each_string(const RecordView& r, const Fn& fn) {
+    auto map = [&](const std::string& field, const StringMap& m) {
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const std::string at = field + "[" + std::to_string(i) + "]";
+            fn(at + ".key", m[i].first);
+            fn(at + ".value", m[i].second);
+        }
+    };
+    switch (r.opcode) {
+        case op::header:
+            if (auto h = parse_header(r); h.ok()) {
+                fn("Header.profile", h->profile);
+                fn("Header.library", h->library);
+                fn("Header.temporal_model", h->temporal_model);
+                map("Header.attributes", h->attributes);
+            }
+            break;
+        case op::quantization:
+            if (auto q = parse_quantization(r); q.ok()) {
+                fn("Quantization.scheme", q->scheme);
+                map("Quantization.bounds", q->bounds);
+            }
+            break;
+        case op::camera:
+            if (auto c = parse_camera(r); c.ok()) fn("Camera.interpolation", c->interpolation);
+            break;
+        case op::metadata:
+            if (auto m = parse_metadata(r); m.ok()) {
+                fn("Metadata.name", m->name);
+                map("Metadata.entries", m->entries);
+            }
+            break;
+        case op::attachment:
+            if (auto a = parse_attachment(r); a.ok()) {
+                fn("Attachment.name", a->name);
+                fn("Attachment.media_type", a->media_type);
+            }
+            break;
+        case op::audio_legacy:
+            if (auto a = parse_audio_legacy(r); a.ok()) fn("Audio.codec", a->codec);
+            break;
+        case op::audio_source:
+            if (auto a = parse_audio_source(r); a.ok()) {
+                fn("Audio Source.name", a->name);
+                fn("Audio Source.codec", a->codec);
+                fn("Audio Source.channel_layout", a->channel_layout);
+                fn("Audio Source.interpolation", a->interpolation);
+            }
+            break;
+        case op::coordinate_frame:
+            if (auto f = parse_coordinate_frame(r); f.ok()) fn("Coordinate Frame.name", f->name);
+            break;
+        case op::sensor_calibration:
+            if (auto c = parse_sensor_calibration(r); c.ok()) {
+                fn("Sensor Calibration.name", c->name);
+                fn("Sensor Calibration.modality", c->modality);
+                fn("Sensor Calibration.rig_name", c->rig_name);
+            }
+            break;
+        case op::rig_trajectory:
+            if (auto t = parse_rig_trajectory(r); t.ok()) fn("Rig Trajectory.name", t->name);
+            break;
+        case op::geodetic_anchor:
+            if (auto g = parse_geodetic_anchor(r); g.ok())
+                fn("Geodetic Anchor.frame_name", g->frame_name);
+            break;
+        case op::object_table:
+            if (auto t = parse_object_table(r); t.ok())
+                for (std::size_t i = 0; i < t->entries.size(); ++i)
+                    fn("Object Table.entries[" + std::to_string(i) + "].label",
+                       t->entries[i].label);
+            break;
+        default: break;
+    }
+}
+
 // Where a metadata key was found: its value and the offset of the record carrying it.
 struct KeySeen {
     std::string value;
@@ -239,6 +326,9 @@ private:
 
     // ---- rules that span records
     void check_quantization_values(const Quantization& q, std::uint64_t at);
+    void check_camera(const RecordView& r);
+    // §2: a string that is not UTF-8 (readers keep its bytes; text.hpp spells them for JSON).
+    void check_utf8(std::string_view field, std::string_view value, std::uint64_t record_at);
     void check_index();
     void check_composition();
     void check_statistics();
@@ -389,9 +479,13 @@ void Validator::absorb(const RecordView& r) {
     current_record_ = opcode_name(r.opcode);
     (void)builder_.add(r);
     current_record_.clear();
+    for_each_string(r, [&](const std::string& field, std::string_view value) {
+        check_utf8(field, value, r.offset);
+    });
 
     if (!had_quantization && scene_.has_quantization)
         check_quantization_values(scene_.quantization, r.content_offset());
+    if (r.opcode == op::camera) check_camera(r);
     if (!had_window_table && scene_.has_window_table && builder_.sealed())
         // A late table: decoded chunks were checked against the default.
         warning(refusal::kStatisticsMismatch, "Window Table", "", r.offset,
@@ -423,6 +517,52 @@ void Validator::absorb(const RecordView& r) {
                       ", which the specification reserves and a writer must not emit");
         if (r.opcode >= 0x80) private_records_.push_back({r.opcode, r.offset, r.total_length()});
     }
+}
+
+// §5.10: the Camera is advisory (a reader may ignore it) and states no rule for its numbers, so
+// readers keep it as written; a NaN or infinite number and key times that do not increase leave
+// a viewer no usable path, so the validator warns, naming the field.
+void Validator::check_camera(const RecordView& r) {
+    auto cam = parse_camera(r);
+    if (!cam.ok()) return;
+    auto finite = [&](std::string field, const double* v, std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k)
+            if (!std::isfinite(v[k])) {
+                if (n > 1) field += "[" + std::to_string(k) + "]";
+                warning(refusal::kNonFiniteValue, field, num(v[k]), r.offset,
+                        field + " is " + num(v[k]) + "; a viewer cannot use it (§5.10)");
+                return;
+            }
+    };
+    finite("Camera.fov_y_deg", &cam->fov_y_deg, 1);
+    finite("Camera.position", cam->position.data(), 3);
+    finite("Camera.target", cam->target.data(), 3);
+    for (std::size_t i = 0; i < cam->keyframes.size(); ++i) {
+        const Camera::Keyframe& k = cam->keyframes[i];
+        const std::string at = "Camera.keyframes[" + std::to_string(i) + "]";
+        finite(at + ".position", k.position.data(), 3);
+        finite(at + ".target", k.target.data(), 3);
+        if (!std::isfinite(k.time) || (i > 0 && !(k.time > cam->keyframes[i - 1].time)))
+            warning(refusal::kNonIncreasingKeyframeTimes, at + ".time", num(k.time), r.offset,
+                    at + ".time is " + num(k.time) +
+                        (i > 0 ? ", after " + num(cam->keyframes[i - 1].time) : std::string()) +
+                        "; a camera path's key times should be finite and strictly increasing "
+                        "(§5.10)");
+    }
+}
+
+void Validator::check_utf8(std::string_view field, std::string_view value,
+                           std::uint64_t record_at) {
+    const std::size_t bad = find_invalid_utf8(value);
+    if (bad == std::string_view::npos) return;
+    const unsigned byte = static_cast<unsigned char>(value[bad]);
+    const std::string spelled = json_quote(value);
+    std::string shown = spelled.substr(0, 100);
+    if (shown.size() < spelled.size()) shown += "...";
+    error(refusal::kInvalidUtf8, std::string(field), spelled, record_at,
+          std::string(field) + " is " + shown + ": byte " + std::to_string(bad) +
+              " (" + hex_byte(static_cast<std::uint8_t>(byte)) +
+              ") does not start well-formed UTF-8; every string is UTF-8 (§2)");
 }
 
 std::optional<KeySeen> Validator::metadata_key(std::string_view key) const {
@@ -511,8 +651,7 @@ void Validator::begin_chunk(HeldRecord& held) {
 void Validator::absorb_band(HeldRecord& held) {
     const RecordView& r = held.view;
     if (!chunk_pending_) {
-        error(refusal::kOrphanShBand, "", "", r.offset,
-              "an SH Band Stream record that does not follow a Chunk or Delta Chunk (§5.7)");
+        report_refusal(orphan_sh_band(r.offset), "SH Band Stream", r.offset);
         return;
     }
     auto b = parse_sh_band(r);
@@ -551,6 +690,7 @@ void Validator::flush_chunk() {
         }
         chunks_.push_back(FramedChunk::of(r, *c));
         chunks_.back().bands = std::move(ranges);
+        check_utf8("Chunk.compression", c->compression, r.offset);
         if (!c->compression.empty()) compressed_chunk_seen_ = true;
         if (!options_.decode_chunks) return;
         Status st = decode_chunk_bins(scene_, *c, bands, decode, bins_, scratch_);
@@ -595,6 +735,7 @@ void Validator::flush_chunk() {
     }
     chunks_.push_back(FramedChunk::of(r, *d));
     chunks_.back().bands = std::move(ranges);
+    check_utf8("Delta Chunk.compression", d->compression, r.offset);
     if (!d->compression.empty()) compressed_chunk_seen_ = true;
     if (!options_.decode_chunks) return;
     Status st = decode_delta_bins(scene_, *d, bands, decode, delta_bins_, scratch_);

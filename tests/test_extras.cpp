@@ -595,6 +595,77 @@ TEST_CASE("M034: the legacy Audio record is accepted as source 0, non-spatial, g
     CHECK_FALSE(audio_state_at(info, 0, 2.0)->active);
 }
 
+TEST_CASE("M034: the legacy Audio record reads with the registry's default interpolation, "
+          "\"linear\", on both paths",
+          "[extras][audio]") {
+    const ByteVec payload(6, 1);
+    const auto file = scene_with({record_bytes(AudioLegacy{"wav", 0.5, payload, 0})}, true);
+    const SceneInfo streamed = read_ok(file.bytes);
+    REQUIRE(streamed.audio.size() == 1);
+    CHECK(streamed.audio[0].descriptor.interpolation == "linear");
+    const auto indexed = test::indexed_read(file.bytes);
+    REQUIRE_FALSE(indexed.error);
+    REQUIRE(indexed.info.audio.size() == 1);
+    CHECK(indexed.info.audio[0].descriptor == streamed.audio[0].descriptor);
+}
+
+TEST_CASE("§5.10: the Camera is advisory — a NaN fov and key times that do not increase are read "
+          "by both paths as written, camera_at stays finite, and the validator warns naming the "
+          "field",
+          "[extras]") {
+    Camera cam;
+    cam.fov_y_deg = std::numeric_limits<double>::quiet_NaN();
+    cam.position = {1, 2, 3};
+    cam.keyframes = {{0, {0, 0, 0}, {0, 0, -1}}, {2, {2, 0, 0}, {2, 0, -1}},
+                     {1, {1, 0, 0}, {1, 0, -1}}, {1, {5, 0, 0}, {5, 0, -1}}};
+    cam.interpolation = "spline";
+    const auto file = scene_with({record_bytes(cam)});
+    const SceneInfo info = read_ok(file.bytes);
+    REQUIRE(info.camera.has_value());
+    CHECK(std::isnan(info.camera->fov_y_deg));
+    CHECK(info.camera->keyframes == cam.keyframes);
+    const auto indexed = test::indexed_read(file.bytes);
+    REQUIRE(indexed.info.camera.has_value());
+    CHECK(indexed.info.camera->keyframes == cam.keyframes);
+    for (double t : {-1.0, 0.5, 1.0, 1.5, 3.0})
+        for (double v : camera_at(*info.camera, t).position) CHECK(std::isfinite(v));
+
+    MemorySource src(file.bytes);
+    auto report = validate(src);
+    REQUIRE(report.ok());
+    std::vector<std::string> warned;
+    for (const Finding& f : report->findings) {
+        if (f.field.rfind("Camera.", 0) != 0) continue;
+        CHECK(f.severity == Severity::warning);
+        CHECK(f.section == "§5.10");
+        warned.push_back(f.rule + " " + f.field);
+    }
+    CHECK(warned == std::vector<std::string>{"non-finite-value Camera.fov_y_deg",
+                                             "non-increasing-keyframe-times Camera.keyframes[2].time",
+                                             "non-increasing-keyframe-times Camera.keyframes[3].time"});
+    CHECK(report->valid());
+}
+
+TEST_CASE("M054: fx and fy must be non-zero — a negative focal length is one, read by both paths, "
+          "a zero fx is refused as invalid-intrinsics by both",
+          "[extras]") {
+    SensorCalibration cam;
+    cam.name = "cam";
+    cam.modality = "camera";
+    cam.camera_model = CameraModel::pinhole;
+    cam.width_px = 640;
+    cam.height_px = 480;
+    cam.fx = -500;  // a mirrored image axis: non-zero, finite
+    cam.fy = 500;
+    cam.cx = 320;
+    cam.cy = 240;
+    const SceneInfo info = read_ok(scene_with({record_bytes(cam)}).bytes);
+    REQUIRE(info.sensors.size() == 1);
+    CHECK(info.sensors[0].fx == -500);
+    cam.fx = 0;
+    refused_by_both(scene_with({record_bytes(cam)}).bytes, "invalid-intrinsics");
+}
+
 TEST_CASE("§7.1 §7.2: audio_state_at — active window, local time with and without loop, base "
           "pose, clamped keys, step and linear with shortest-arc slerp",
           "[extras][audio]") {

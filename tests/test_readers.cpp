@@ -1172,3 +1172,25 @@ TEST_CASE("M005/M013: a content record inside the summary is refused by both rea
         test::require_identical(streamed_block(ok), indexed_block(ok));
     }
 }
+
+TEST_CASE("orphan-sh-band (§5.7): an SH band record that follows no chunk is refused by the "
+          "streaming path, the indexed path with an index and its scan without one, alike",
+          "[readers]") {
+    BuiltScene s = test::default_scene(2, 20, 1, 61);
+    const ShBandRecord stray{1, s.spec.chunks[0].bands[0].stream, 0};
+    const ByteVec band = test::record_bytes(stray);
+    const ByteVec meta = test::record_bytes(Metadata{"m", {{"title", "t"}}});
+    for (bool index : {true, false})
+        for (bool after_chunks : {false, true}) {
+            INFO((index ? "with an index" : "without an index (scan path)"));
+            INFO((after_chunks ? "after a content record that follows the last chunk's bands"
+                               : "before the first chunk"));
+            BuiltScene t = s;
+            t.spec.index = index;
+            if (after_chunks) t.spec.after_chunks = {meta, band};
+            else t.spec.front = {band};
+            const ByteVec bytes = test::build(t.spec).bytes;
+            CHECK(test::streaming_refusal(bytes) == "orphan-sh-band");
+            CHECK(test::indexed_refusal(bytes) == "orphan-sh-band");
+        }
+}

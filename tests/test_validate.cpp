@@ -399,6 +399,89 @@ TEST_CASE("M027: a non-finite quantization parameter is an error naming the fiel
     CHECK(f.offset == content + 4 + 10 + 24 + 6 * 8);
 }
 
+TEST_CASE("§2: a string that is not UTF-8 is an invalid-utf8 error naming record and field, in "
+          "every record family") {
+    // "caf" then a lead byte cut by the next character: not well-formed UTF-8 from byte 3.
+    const std::string bad = std::string("caf\xc3", 4) + "!";
+    test::BuiltScene s = built_scene();
+    s.spec.header.profile = bad;
+    s.spec.header.library = bad;
+    s.spec.header.attributes = {{bad, "v"}, {"k", bad}};
+    s.spec.quantization.bounds.push_back({bad, bad});
+    s.spec.chunks[1].compression = bad;
+    const ByteVec payload(3, 7);
+    Metadata meta{bad, {{"title", bad}}};
+    Attachment att{bad, bad, payload, 0};
+    AudioLegacy legacy{bad, 0.0, payload, 0};
+    AudioSource source;
+    source.source_id = 3;
+    source.name = bad;
+    source.codec = bad;
+    source.channel_layout = bad;
+    source.duration_sec = 1;
+    source.interpolation = "linear";
+    CoordinateFrame frame;
+    frame.name = bad;
+    SensorCalibration sensor;
+    sensor.name = bad;
+    sensor.modality = bad;
+    sensor.rig_name = bad;
+    RigTrajectory rig;
+    rig.name = bad;
+    GeodeticAnchor anchor{bad, 1, 2, 3, 4};
+    ObjectTable table;
+    table.entries.push_back({});
+    table.entries[0].object_id = 1;
+    table.entries[0].label = bad;
+    s.spec.front = {test::record_bytes(meta), test::record_bytes(att), test::record_bytes(legacy),
+                    test::record_bytes(source), test::record_bytes(frame),
+                    test::record_bytes(sensor), test::record_bytes(rig),
+                    test::record_bytes(anchor), test::record_bytes(table)};
+    const test::BuiltFile file = test::build(s.spec);
+    const ValidationReport rep = validate_bytes(file.bytes);
+    INFO(describe(rep));
+
+    const std::vector<std::string> expected = {
+        "Header.profile", "Header.library", "Header.attributes[0].key",
+        "Header.attributes[1].value", "Quantization.bounds[" +
+            std::to_string(s.spec.quantization.bounds.size() - 1) + "].key",
+        "Quantization.bounds[" + std::to_string(s.spec.quantization.bounds.size() - 1) +
+            "].value",
+        "Metadata.name", "Metadata.entries[0].value", "Attachment.name", "Attachment.media_type",
+        "Audio.codec", "Audio Source.name", "Audio Source.codec", "Audio Source.channel_layout",
+        "Coordinate Frame.name", "Sensor Calibration.name", "Sensor Calibration.modality",
+        "Sensor Calibration.rig_name", "Rig Trajectory.name", "Geodetic Anchor.frame_name",
+        "Object Table.entries[0].label", "Chunk.compression"};
+    std::vector<std::string> got;
+    for (const Finding* f : with_rule(rep, "invalid-utf8")) {
+        got.push_back(f->field);
+        CHECK(f->severity == Severity::error);
+        // The section of the record holding the string, as for any rule every record can break.
+        CHECK_FALSE(f->section.empty());
+        if (f->field.rfind("Header.", 0) == 0) CHECK(f->section == "§5.1");
+        CHECK(f->value == "\"caf\\udcc3!\"");  // the reversible JSON spelling (text.hpp)
+        CHECK(f->message.find("byte 3") != std::string::npos);
+        // At the record that holds the string.
+        const bool at_a_record = std::any_of(file.records.begin(), file.records.end(),
+                                             [&](const auto& r) { return r.offset == f->offset; });
+        CHECK(at_a_record);
+    }
+    std::sort(got.begin(), got.end());
+    std::vector<std::string> want = expected;
+    std::sort(want.begin(), want.end());
+    CHECK(got == want);
+    CHECK_FALSE(rep.valid());
+
+    SECTION("well-formed UTF-8 in every field reports nothing") {
+        test::BuiltScene ok = built_scene();
+        ok.spec.header.library = "caf\xc3\xa9 \xf0\x9f\x8e\xa5";  // two and four bytes
+        ok.spec.front = {test::record_bytes(Metadata{"m\xc3\xa9ta", {{"title", "\xe2\x82\xac"}}})};
+        const ValidationReport clean = validate_bytes(test::build(ok.spec).bytes);
+        INFO(describe(clean));
+        CHECK(with_rule(clean, "invalid-utf8").empty());
+    }
+}
+
 TEST_CASE("M047: a coordinate_system key that disagrees with the Coordinate Frame record is an error") {
     Scene s;
     s.header.metadata[0].entries.push_back({"coordinate_system", "z-up-right-handed"});

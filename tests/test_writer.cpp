@@ -314,6 +314,30 @@ TEST_CASE("M028: every codec x chunk compression x summary shape round-trips thr
             }
 }
 
+TEST_CASE("M016: a scene without gaussians or Statistics has no summary — summary_start 0 — and "
+          "both readers read it (found by fuzz_round_trip: the Footer named an empty summary)",
+          "[writer]") {
+    for (bool statistics : {false, true}) {
+        INFO("statistics " << statistics);
+        SceneInput empty;
+        empty.header.duration_sec = 1;
+        WriterOptions opt;
+        opt.write_statistics = statistics;
+        auto bytes = write_scene(empty, opt);
+        REQUIRE(bytes.ok());
+        MemorySource src(*bytes);
+        auto streamed = read_streaming(src);
+        if (!streamed.ok()) FAIL(streamed.error().describe());
+        CHECK_FALSE(streamed->truncation);
+        REQUIRE(streamed->info.footer.has_value());
+        CHECK((streamed->info.footer->summary_start == 0) == !statistics);
+        CHECK(streamed->info.statistics.has_value() == statistics);
+        auto indexed = IndexedReader::open(src);
+        if (!indexed.ok()) FAIL(indexed.error().describe());
+        CHECK(indexed->scene().index.empty());
+    }
+}
+
 TEST_CASE("M023/M103: every SH degree x ladder x preset declares its bounds and meets them",
           "[writer]") {
     const Preset presets[] = {Preset::fine, Preset::default_, Preset::coarse};

@@ -76,6 +76,14 @@ Error no_chunk_at(const ChunkIndex& e, std::uint64_t at);
 // by no entry (§5.8: one entry per chunk).
 Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at);
 
+// orphan-sh-band: the SH Band Stream record at `at` does not follow a Chunk or Delta Chunk record
+// or that chunk's other bands (§5.7, §5.18: a chunk's bands follow it directly). Every front-end
+// refuses it by this one Error; the validator reports it.
+Error orphan_sh_band(std::uint64_t at);
+// index-record-mismatch naming 'bands': the SH Band Stream record at `at` directly follows a
+// chunk whose index entry does not name it (§5.8: every band has its own range in the entry).
+Error unindexed_sh_band(std::uint64_t at);
+
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
 

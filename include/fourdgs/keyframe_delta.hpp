@@ -83,6 +83,11 @@ struct StateInfo {
     std::uint64_t reference_offset = 0, keyframe_offset = 0;
     std::uint64_t live_count = 0;  // the composed population's size
     int sh_bands = 0;
+    // The state chunk's own record: a Delta Chunk's group counts (all 0 for a keyframe, whose
+    // size is live_count), and whether it carried an object_id stream — a keyframe's, or a
+    // delta's update or birth group (absent and all-zero decode alike, §6.6).
+    std::uint32_t update_count = 0, birth_count = 0, death_count = 0;
+    bool object_id_stream = false;
 };
 
 class KeyframeDeltaReader {
@@ -198,6 +203,7 @@ private:
     std::uint32_t keyframe_level_ = 0, previous_level_ = 0;
     std::uint64_t keyframe_offset_ = 0;
     std::uint16_t previous_depth_ = 0;
+    StateInfo record_;  // what the last composed record said of itself (its counts, streams)
 };
 
 }  // namespace fourdgs

@@ -118,6 +118,7 @@ struct RefusalInfo {
     X(kInvalidShDegree, "invalid-sh-degree", "§5.1", "Header.sh_degree", file) \
     X(kInvalidStructSize, "invalid-struct-size", "", "", api) \
     X(kInvalidSymbolWidth, "invalid-symbol-width", "§5.6", "Attribute Stream.symbol_width", file) \
+    X(kInvalidUtf8, "invalid-utf8", "§2", "", file) \
     X(kInvalidView, "invalid-view", "", "", api) \
     X(kInvariantChangedInUpdate, "invariant-changed-in-update", "§11.5", "Delta Chunk.updates", registry) \
     X(kIoError, "io-error", "", "", api) \
@@ -148,7 +149,7 @@ struct RefusalInfo {
     X(kNonFiniteInput, "non-finite-input", "", "", api) \
     X(kNonFiniteQuery, "non-finite-query", "", "", api) \
     X(kNonFiniteValue, "non-finite-value", "§2", "", file) \
-    X(kNonIncreasingKeyframeTimes, "non-increasing-keyframe-times", "§5.16", "Audio Source.keyframes", file) \
+    X(kNonIncreasingKeyframeTimes, "non-increasing-keyframe-times", "§5.16", "", file) \
     X(kNonIncreasingSampleTimes, "non-increasing-sample-times", "§5.15.4", "", file) \
     X(kNonTilingChunks, "non-tiling-chunks", "§11.1", "Chunk Index.t0", registry) \
     X(kNotACamera, "not-a-camera", "§5.15.3", "", api) \

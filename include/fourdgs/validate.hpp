@@ -16,14 +16,17 @@
 //   errors    length-unit-mismatch (M044), coordinate-system-mismatch (M047), non-finite-value on
 //             a Quantization parameter (M026/M027), gaussian-count-mismatch (§5.1),
 //             summary-offset-mismatch (§5.14), footer-not-last (§4), missing-footer (§5.2),
-//             reserved-opcode (0x00, 0x0E: §4.3, §5.13)
+//             reserved-opcode (0x00, 0x0E: §4.3, §5.13), invalid-utf8 (§2: a string of any
+//             record that is not UTF-8, naming the field; its value is the text.hpp spelling)
 //   warnings  bound-not-a-number (M020), bound-disagrees-with-record (M023/M025),
 //             malformed-sh-depths (M024/M025), sh-depths-not-decreasing (§6.5),
 //             statistics-mismatch (M036), empty-rig-trajectory (M062), no-coordinate-system
 //             (M002), no-visibility-profile / unknown-visibility-profile (M004),
 //             private-records-without-application (M012), undeclared-unseekable-content (M106),
 //             coordinate-system-key-beside-record (M047), legacy-audio-record (M035),
-//             summary-offset-overlong (§5.14, wire-notes), compressed-flag-mismatch (§5.1)
+//             summary-offset-overlong (§5.14, wire-notes), compressed-flag-mismatch (§5.1),
+//             non-finite-value / non-increasing-keyframe-times on the Camera (§5.10: advisory,
+//             so readers keep it)
 // A keyframe-delta file on a random-access source is also composed once (the keyframe-delta
 // streaming front-end) so the §11.3-§11.7 composition rules are reported too.
 #pragma once
