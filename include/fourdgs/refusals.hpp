@@ -8,8 +8,10 @@
 //             lists agree, and that every constant is distinct);
 //   file      a rule of the format this library names in the registry's style;
 //   api       a call the caller made wrongly or a resource that failed (no file causes these);
-//   ply       the PLY importer of the tools library.
-// `section` is the spec section the rule lives in ("" for api and ply), and `field` the
+//   ply       the PLY importer of the tools library;
+//   tools     the tools library's grid plans: a plan file that does not parse, frames outside
+//             what their plan was made for.
+// `section` is the spec section the rule lives in ("" for api, ply and tools), and `field` the
 // "Record.field" it is about when the identifier alone determines it ("" when the error's own
 // `field` says which).
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace fourdgs {
 
-enum class RefusalOrigin : unsigned char { registry, file, api, ply };
+enum class RefusalOrigin : unsigned char { registry, file, api, ply, tools };
 
 struct RefusalInfo {
     std::string_view id;
@@ -123,6 +125,7 @@ struct RefusalInfo {
     X(kLevelMismatch, "level-mismatch", "§11.6", "Delta Chunk.level", file) \
     X(kLimitExceeded, "limit-exceeded", "", "", api) \
     X(kMagicMismatch, "magic-mismatch", "§4.1", "magic", registry) \
+    X(kMalformedPlan, "malformed-plan", "", "", tools) \
     X(kMalformedShDepths, "malformed-sh-depths", "§5.3", "Quantization.sh_depth_count", file) \
     X(kMissingAnchorFrame, "missing-anchor-frame", "§5.15.5", "Geodetic Anchor.frame_name", file) \
     X(kMissingAttributeStream, "missing-attribute-stream", "§6.1", "Chunk.records", file) \
@@ -154,6 +157,7 @@ struct RefusalInfo {
     X(kOutOfMemory, "out-of-memory", "", "", api) \
     X(kOutputSizeMismatch, "output-size-mismatch", "", "", api) \
     X(kOutsideDeclaredAabb, "outside-declared-aabb", "§5.1", "Header.aabb", file) \
+    X(kOutsidePlan, "outside-plan", "", "", tools) \
     X(kPlyAsciiFormat, "ply-ascii-format", "", "", ply) \
     X(kPlyBadHeader, "ply-bad-header", "", "", ply) \
     X(kPlyBigEndian, "ply-big-endian", "", "", ply) \
