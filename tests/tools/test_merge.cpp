@@ -1,0 +1,604 @@
+// Merging shards (fourdgs/tools/merge.hpp): shards of one grid plan, merged, decode bin for bin
+// to what a single conversion of every frame on the plan gives, through the indexed and the
+// streaming front-ends, and validate clean; chunk payloads are copied byte for byte; the merge is
+// deterministic; each refusal is named; 64 shards merge in memory bounded by a chunk.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/open_scene.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/stream.hpp"
+#include "fourdgs/streaming_reader.hpp"
+#include "fourdgs/tools/convert.hpp"
+#include "fourdgs/tools/grid_plan.hpp"
+#include "fourdgs/tools/merge.hpp"
+#include "fourdgs/validate.hpp"
+#include "support/live_bytes.hpp"
+
+using namespace fourdgs;
+
+namespace {
+
+constexpr double kFps = 8;  // frame times k / 8 are exact
+
+// A tracked sequence of `n` gaussians: a third static, a third moving linearly, a third
+// accelerating; SH degree 1, whose bytes change for gaussian 3 from frame 6 on (a new incarnation
+// under keyframe-delta).
+std::vector<PlyCloud> sequence(std::size_t frames, std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(0, 1);
+    PlyCloud base;
+    base.count = n;
+    base.sh_degree = 1;
+    std::vector<float> vel;
+    for (std::size_t i = 0; i < n; ++i) {
+        base.position.insert(base.position.end(), {2 * u(rng) - 1, 2 * u(rng) - 1, 2 * u(rng) - 1});
+        base.normal.insert(base.normal.end(), {0, 0, 0});
+        base.scale.insert(base.scale.end(), {0.01f + 0.02f * u(rng), 0.02f, 0.01f});
+        base.rotation.insert(base.rotation.end(), {u(rng) - 0.5f, u(rng) - 0.5f, u(rng) - 0.5f, 1});
+        base.color.insert(base.color.end(), {u(rng), u(rng), u(rng), 0.5f + 0.5f * u(rng)});
+        for (int k = 0; k < 9; ++k) base.sh.push_back(u(rng) - 0.5f);
+        for (int k = 0; k < 3; ++k) vel.push_back(i % 3 == 0 ? 0.0f : 0.1f * (u(rng) - 0.5f));
+    }
+    std::vector<PlyCloud> out;
+    for (std::size_t f = 0; f < frames; ++f) {
+        PlyCloud c = base;
+        const float t = float(f) / float(kFps);
+        for (std::size_t i = 0; i < n; ++i)
+            for (int k = 0; k < 3; ++k)
+                c.position[i * 3 + k] +=
+                    vel[i * 3 + k] * t + (i % 3 == 2 && k == 0 ? 0.2f * t * t : 0.0f);
+        if (f >= 6 && n > 3) c.sh[3 * 9] = 0.75f;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::vector<std::uint64_t> every_frame(std::size_t n) {
+    std::vector<std::uint64_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = i;
+    return v;
+}
+
+GridPlan make_plan(const std::vector<PlyCloud>& frames, ConvertShape shape,
+                   std::optional<QuantBounds> tolerance = std::nullopt) {
+    PlanOptions po;
+    po.fps = kFps;
+    po.shape = shape;
+    po.keyframe_every = 4;
+    po.segment_frames = 4;
+    po.sample_frames = 0;
+    po.tolerance = tolerance;
+    auto p = make_grid_plan(frames.size(), frames, every_frame(frames.size()), po);
+    if (!p.ok()) FAIL(p.error().describe());
+    return *p;
+}
+
+std::vector<std::uint8_t> encode(const std::vector<PlyCloud>& frames, const GridPlan& plan,
+                                 std::uint64_t first, std::uint64_t end,
+                                 const std::string& chunk_compression = "") {
+    ConvertOptions o;
+    o.plan = plan;
+    o.first_frame = first;
+    o.end_frame = end;
+    o.writer.chunk_compression = chunk_compression;
+    o.writer.threads = 1;
+    o.coordinate_system = "right-handed, y-up";
+    MemorySink sink;
+    auto st = convert_frames(std::span(frames).subspan(first, end - first), o, sink);
+    if (!st.ok()) FAIL(st.error().describe());
+    return sink.take();
+}
+
+std::vector<std::uint8_t> merge(const std::vector<std::vector<std::uint8_t>>& parts,
+                                const MergeOptions& options = {}, MergeReport* report = nullptr) {
+    std::vector<MemorySource> sources;
+    for (const auto& p : parts) sources.emplace_back(p);
+    std::vector<ByteSource*> ptrs;
+    for (auto& s : sources) ptrs.push_back(&s);
+    MemorySink sink;
+    auto st = merge_scenes(ptrs, options, sink, report);
+    if (!st.ok()) FAIL(st.error().describe());
+    return sink.take();
+}
+
+Error merge_error(const std::vector<std::vector<std::uint8_t>>& parts,
+                  const MergeOptions& options = {}) {
+    std::vector<MemorySource> sources;
+    for (const auto& p : parts) sources.emplace_back(p);
+    std::vector<ByteSource*> ptrs;
+    for (auto& s : sources) ptrs.push_back(&s);
+    MemorySink sink;
+    auto st = merge_scenes(ptrs, options, sink);
+    REQUIRE_FALSE(st.ok());
+    return st.error();
+}
+
+void check_same_bins(const ChunkBins& a, const ChunkBins& b) {
+    REQUIRE(a.count == b.count);
+    for (std::uint8_t id = 0; id < attr::kKnownCount; ++id) {
+        INFO(attr::kNames[id]);
+        CHECK(*const_cast<ChunkBins&>(a).column(id) == *const_cast<ChunkBins&>(b).column(id));
+    }
+    CHECK(a.has_gaussian_id == b.has_gaussian_id);
+    CHECK(a.has_object_id == b.has_object_id);
+    CHECK(a.sh_bands == b.sh_bands);
+    for (int band = 0; band < 3; ++band) CHECK(a.sh[band] == b.sh[band]);
+}
+
+void check_same_block(const GaussianBlock& a, const GaussianBlock& b) {
+    REQUIRE(a.count == b.count);
+    CHECK(a.position == b.position);
+    CHECK(a.scale == b.scale);
+    CHECK(a.rotation == b.rotation);
+    CHECK(a.color == b.color);
+    CHECK(a.motion == b.motion);
+    CHECK(a.mu_t == b.mu_t);
+    CHECK(a.win_lo == b.win_lo);
+    CHECK(a.win_hi == b.win_hi);
+    CHECK(a.window_index == b.window_index);
+    CHECK(a.sh == b.sh);
+    CHECK(a.gaussian_id == b.gaussian_id);
+}
+
+// Validates clean: no finding at all, or (files written here without the registry's advisory
+// metadata) no error.
+void check_valid(const std::vector<std::uint8_t>& bytes, bool warnings_allowed = false) {
+    MemorySource src(bytes);
+    auto report = validate(src);
+    REQUIRE(report.ok());
+    std::string findings;
+    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
+    INFO(findings);
+    CHECK(report->errors() == 0);
+    if (!warnings_allowed) CHECK(report->warnings() == 0);
+}
+
+// The merged file decodes bin for bin as the single conversion does: every chunk (gaussian-birth)
+// or every state (keyframe-delta) through the indexed front-end, the same through the streaming
+// one, and the decoded state at every frame's start and middle.
+void check_same_scene(const std::vector<std::uint8_t>& merged,
+                      const std::vector<std::uint8_t>& single, std::size_t frames) {
+    MemorySource ms(merged), ss(single);
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto mi = IndexedReader::open(ms, ro);
+    auto si = IndexedReader::open(ss, ro);
+    REQUIRE(mi.ok());
+    REQUIRE(si.ok());
+    CHECK(mi->scene().header == si->scene().header);
+    CHECK(mi->scene().quantization == si->scene().quantization);
+    CHECK(mi->scene().windows == si->scene().windows);
+    REQUIRE(mi->scene().index.size() == si->scene().index.size());
+    const bool kd = si->scene().header.temporal_model == "keyframe-delta";
+    if (!kd) {
+        DecodeWorkspace wm, ws;
+        for (std::size_t i = 0; i < si->scene().index.size(); ++i) {
+            REQUIRE(mi->decode_chunk(i, wm).ok());
+            REQUIRE(si->decode_chunk(i, ws).ok());
+            check_same_bins(wm.bins, ws.bins);
+        }
+        StreamingReader a(ms), b(ss);
+        REQUIRE(a.open().ok());
+        REQUIRE(b.open().ok());
+        ChunkBins ba, bb;
+        while (true) {
+            auto na = a.next_chunk_bins(ba);
+            auto nb = b.next_chunk_bins(bb);
+            REQUIRE(na.ok());
+            REQUIRE(nb.ok());
+            REQUIRE(*na == *nb);
+            if (!*na) break;
+            check_same_bins(ba, bb);
+        }
+    } else {
+        auto km = KeyframeDeltaReader::open(ms, ro);
+        auto ks = KeyframeDeltaReader::open(ss, ro);
+        REQUIRE(km.ok());
+        REQUIRE(ks.ok());
+        KeyframeDeltaWorkspace wm, ws;
+        for (std::size_t f = 0; f < frames; ++f) {
+            const double t = (double(f) + 0.5) / kFps;
+            REQUIRE(km->state_bins_at(t, wm).ok());
+            REQUIRE(ks->state_bins_at(t, ws).ok());
+            check_same_bins(wm.composed, ws.composed);
+        }
+        KeyframeDeltaStream a(ms, ro), b(ss, ro);
+        REQUIRE(a.open().ok());
+        REQUIRE(b.open().ok());
+        ChunkBins ba, bb;
+        while (true) {
+            auto na = a.next_state_bins(ba);
+            auto nb = b.next_state_bins(bb);
+            REQUIRE(na.ok());
+            REQUIRE(nb.ok());
+            REQUIRE(*na == *nb);
+            if (!*na) break;
+            check_same_bins(ba, bb);
+        }
+    }
+    for (auto access : {OpenSceneOptions::Access::automatic, OpenSceneOptions::Access::streaming}) {
+        OpenSceneOptions oo;
+        oo.access = access;
+        auto rm = open_scene(ms, oo);
+        auto rs = open_scene(ss, oo);
+        REQUIRE(rm.ok());
+        REQUIRE(rs.ok());
+        SceneWorkspace wm, ws;
+        GaussianBlock bm, bs;
+        if (access == OpenSceneOptions::Access::streaming && !kd) {
+            // A gaussian-birth stream is read once: every chunk, in file order.
+            std::vector<GaussianBlock> got;
+            REQUIRE(rm->read_all(
+                          [&](const StoredBlock& s) {
+                              got.push_back(s.gaussians);
+                              return ok_status();
+                          },
+                          wm)
+                        .ok());
+            std::size_t k = 0;
+            REQUIRE(rs->read_all(
+                          [&](const StoredBlock& s) {
+                              REQUIRE(k < got.size());
+                              check_same_block(got[k++], s.gaussians);
+                              return ok_status();
+                          },
+                          ws)
+                        .ok());
+            CHECK(k == got.size());
+            continue;
+        }
+        for (std::size_t f = 0; f < frames; ++f)
+            for (double t : {double(f) / kFps, (double(f) + 0.5) / kFps}) {
+                INFO("t = " << t);
+                REQUIRE(rm->state_at(t, bm, wm).ok());
+                REQUIRE(rs->state_at(t, bs, ws).ok());
+                check_same_block(bm, bs);
+            }
+    }
+}
+
+// Every stream of a chunk's records block (§5.5), by attribute id, as bytes.
+std::vector<std::pair<std::uint8_t, std::vector<std::uint8_t>>> streams_of(Bytes record) {
+    auto rv = parse_record(record, 0);
+    REQUIRE(rv.ok());
+    auto chunk = parse_chunk(*rv);
+    REQUIRE(chunk.ok());
+    REQUIRE(chunk->compression.empty());
+    auto split = split_streams(chunk->records, chunk->records_offset);
+    REQUIRE(split.ok());
+    std::vector<std::pair<std::uint8_t, std::vector<std::uint8_t>>> out;
+    for (const StreamView& s : *split) {
+        const auto from =
+            chunk->records.begin() + static_cast<std::ptrdiff_t>(s.offset - chunk->records_offset);
+        out.push_back({s.header.attribute_id,
+                       std::vector<std::uint8_t>(
+                           from, from + static_cast<std::ptrdiff_t>(kStreamHeaderSize +
+                                                                    s.header.payload_length))});
+    }
+    return out;
+}
+
+Bytes range(const std::vector<std::uint8_t>& file, std::uint64_t offset, std::uint64_t length) {
+    return Bytes(file).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+}
+
+const std::vector<std::pair<std::uint64_t, std::uint64_t>> kShards = {{0, 4}, {4, 8}, {8, 10}};
+
+}  // namespace
+
+TEST_CASE(
+    "merged shards decode bin for bin as one conversion on the same plan, through both "
+    "front-ends, and validate clean") {
+    const auto frames = sequence(10, 90, 1);
+    for (ConvertShape shape :
+         {ConvertShape::per_frame, ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
+        INFO(to_string(shape));
+        const GridPlan plan = make_plan(frames, shape);
+        std::vector<std::vector<std::uint8_t>> shards;
+        for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+        for (const auto& s : shards) check_valid(s);  // each shard is a whole, valid file
+        MergeReport report;
+        const auto merged = merge(shards, {}, &report);
+        const auto single = encode(frames, plan, 0, frames.size());
+        check_valid(merged);
+        check_same_scene(merged, single, frames.size());
+        // Nothing but the shards' own bookkeeping differs: the merged file is the single file.
+        CHECK(merged == single);
+        CHECK(report.order == std::vector<std::size_t>{0, 1, 2});
+        if (shape == ConvertShape::keyframe_delta) {
+            CHECK(report.chunks_dropped == 4);  // two shards' leading, two shards' trailing fillers
+            CHECK(report.references_rewritten > 0);
+        } else {
+            CHECK(report.window_streams_rewritten > 0);  // shards 1 and 2 renumber their windows
+        }
+    }
+}
+
+TEST_CASE(
+    "a merge copies chunk payloads byte for byte: every stream but a moved window_index, "
+    "every SH band record, and a delta's records block") {
+    const auto frames = sequence(10, 90, 2);
+    for (ConvertShape shape :
+         {ConvertShape::per_frame, ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
+        INFO(to_string(shape));
+        const GridPlan plan = make_plan(frames, shape);
+        std::vector<std::vector<std::uint8_t>> shards;
+        for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+        MergeReport report;
+        const auto merged = merge(shards, {}, &report);
+        MemorySource ms(merged);
+        ReaderOptions ro;
+        ro.accept_keyframe_delta = true;
+        auto mr = IndexedReader::open(ms, ro);
+        REQUIRE(mr.ok());
+        const auto& out = mr->scene().index;
+        std::size_t k = 0, compared_streams = 0;
+        std::uint64_t verbatim = 0;
+        for (const auto& shard : shards) {
+            MemorySource src(shard);
+            auto sr = IndexedReader::open(src, ro);
+            REQUIRE(sr.ok());
+            for (const ChunkIndex& e : sr->scene().index) {
+                if (e.keyframe && e.keyframe->chunk_kind == 0 && e.gaussian_count == 0)
+                    continue;  // filler
+                REQUIRE(k < out.size());
+                const ChunkIndex& m = out[k++];
+                REQUIRE(m.bands.size() == e.bands.size());
+                for (std::size_t b = 0; b < e.bands.size(); ++b) {
+                    CHECK(std::ranges::equal(range(merged, m.bands[b].offset, m.bands[b].length),
+                                             range(shard, e.bands[b].offset, e.bands[b].length)));
+                    verbatim += e.bands[b].length;
+                }
+                const Bytes in = range(shard, e.chunk_offset, e.chunk_length);
+                const Bytes got = range(merged, m.chunk_offset, m.chunk_length);
+                if (e.keyframe && e.keyframe->chunk_kind == 1) {
+                    // Only reference_offset and keyframe_offset (16 bytes at content + 21) move.
+                    REQUIRE(in.size() == got.size());
+                    CHECK(std::ranges::equal(in.first(9 + 21), got.first(9 + 21)));
+                    CHECK(std::ranges::equal(in.subspan(9 + 37), got.subspan(9 + 37)));
+                    verbatim += in.size() - 16;
+                    continue;
+                }
+                const auto a = streams_of(in), b = streams_of(got);
+                REQUIRE(a.size() == b.size());
+                for (std::size_t s = 0; s < a.size(); ++s) {
+                    REQUIRE(a[s].first == b[s].first);
+                    if (a[s].first == attr::window_index && a[s].second != b[s].second) continue;
+                    CHECK(a[s].second == b[s].second);
+                    ++compared_streams;
+                    verbatim += a[s].second.size();
+                }
+            }
+        }
+        CHECK(k == out.size());
+        CHECK(compared_streams > 0);
+        CHECK(verbatim <= report.bytes_verbatim);
+    }
+}
+
+TEST_CASE("chunk-level compression survives a merge: renumbered blocks are compressed again") {
+    const auto frames = sequence(10, 60, 3);
+    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
+    std::vector<std::vector<std::uint8_t>> shards;
+    for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b, "deflate"));
+    const auto merged = merge(shards);
+    const auto single = encode(frames, plan, 0, frames.size(), "deflate");
+    check_valid(merged);
+    check_same_scene(merged, single, frames.size());
+}
+
+TEST_CASE("a merge is deterministic, whatever order the parts come in") {
+    const auto frames = sequence(10, 40, 4);
+    const GridPlan plan = make_plan(frames, ConvertShape::adaptive);
+    std::vector<std::vector<std::uint8_t>> shards;
+    for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+    const auto once = merge(shards);
+    CHECK(merge(shards) == once);
+    std::vector<std::vector<std::uint8_t>> reversed(shards.rbegin(), shards.rend());
+    MergeReport report;
+    CHECK(merge(reversed, {}, &report) == once);
+    CHECK(report.order == std::vector<std::size_t>{2, 1, 0});
+    CHECK(report.base == 2);
+    // A named base whose front matter is the same gives the same file.
+    MergeOptions named;
+    named.base = 1;
+    CHECK(merge(shards, named) == once);
+}
+
+TEST_CASE("parts on different grids are refused as grid-mismatch, naming the field") {
+    const auto frames = sequence(8, 30, 5);
+    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
+    QuantBounds coarser = plan.tolerance;
+    coarser.pos *= 2;
+    const GridPlan other = make_plan(frames, ConvertShape::per_frame, coarser);
+    MergeOptions o;
+    o.names = {"a.4dgs", "b.4dgs"};
+    const Error e = merge_error({encode(frames, plan, 0, 4), encode(frames, other, 4, 8)}, o);
+    CHECK(e.refusal == refusal::kGridMismatch);
+    CHECK(e.field == "Quantization.step_pos");
+    CHECK(e.message.find("b.4dgs") != std::string::npos);
+    // Another clock is another scene.
+    auto longer = frames;
+    longer.insert(longer.end(), frames.begin(), frames.begin() + 2);
+    const GridPlan ten = make_plan(longer, ConvertShape::per_frame, plan.tolerance);
+    const Error clock = merge_error({encode(frames, plan, 0, 4), encode(longer, ten, 4, 8)});
+    CHECK(clock.refusal == refusal::kSceneMismatch);
+    CHECK(clock.field == "Header.duration_sec");
+}
+
+TEST_CASE("overlapping timelines are refused unless allow_overlap says the union is intended") {
+    const auto frames = sequence(8, 30, 6);
+    for (ConvertShape shape : {ConvertShape::per_frame, ConvertShape::keyframe_delta}) {
+        INFO(to_string(shape));
+        const GridPlan plan = make_plan(frames, shape);
+        const std::vector<std::vector<std::uint8_t>> parts = {encode(frames, plan, 0, 8),
+                                                              encode(frames, plan, 4, 8)};
+        const Error e = merge_error(parts);
+        CHECK(e.refusal == refusal::kOverlappingParts);
+        CHECK(e.message.find("part 1") != std::string::npos);
+        MergeOptions allow;
+        allow.allow_overlap = true;
+        if (shape == ConvertShape::per_frame) {
+            const auto merged = merge(parts, allow);
+            check_valid(merged);
+            MemorySource src(merged);
+            auto r = IndexedReader::open(src);
+            REQUIRE(r.ok());
+            CHECK(r->scene().header.gaussian_count == 30 * 12);  // the union: frames 4..7 twice
+        } else {
+            CHECK(merge_error(parts, allow).refusal == refusal::kOverlappingParts);
+        }
+    }
+    // Keyframe-delta shards that leave a hole cannot tile the clock.
+    const GridPlan kd = make_plan(frames, ConvertShape::keyframe_delta);
+    const Error gap = merge_error({encode(frames, kd, 4, 8)});
+    CHECK(gap.refusal == refusal::kTimelineGap);
+}
+
+TEST_CASE("conflicting extras are refused by name, and equal ones are not") {
+    // Parts written directly on one fixed grid, each a frame of its own, with their own extras.
+    auto grid = grid_for_tolerance(preset_tolerance(Preset::default_, 2), {-1, -1, -1, 1, 1, 1}, 2);
+    REQUIRE(grid.ok());
+    auto part = [&](int frame, std::optional<Camera> camera, std::vector<Metadata> metadata) {
+        GaussianColumns c;
+        c.count = 3;
+        for (int i = 0; i < 3; ++i) {
+            c.position.insert(c.position.end(), {0.1f * float(i), 0, 0});
+            c.scale.insert(c.scale.end(), {0.1f, 0.1f, 0.1f});
+            c.rotation.insert(c.rotation.end(), {0, 0, 0, 1});
+            c.color.insert(c.color.end(), {0.5f, 0.5f, 0.5f, 1});
+            c.mu_t.push_back(float(frame));
+            c.sigma_t.push_back(std::numeric_limits<float>::infinity());
+            c.win_lo.push_back(frame);
+            c.win_hi.push_back(frame + 1);
+        }
+        SceneInput in;
+        in.header.duration_sec = 2;
+        in.header.camera = camera;
+        in.header.metadata = std::move(metadata);
+        in.gaussians = c.batch();
+        WriterOptions o;
+        o.grid = *grid;
+        auto bytes = write_scene(in, o);
+        REQUIRE(bytes.ok());
+        return *bytes;
+    };
+    Camera cam;
+    cam.fov_y_deg = 60;
+    cam.target = {0, 0, -1};
+    cam.interpolation = "linear";
+    Camera other = cam;
+    other.fov_y_deg = 45;
+    const Metadata title{"title", {{"title", "a"}}};
+    // Equal extras merge.
+    const auto ok = merge({part(0, cam, {title}), part(1, cam, {title})});
+    check_valid(ok, true);
+    // A camera that differs.
+    Error e = merge_error({part(0, cam, {title}), part(1, other, {title})});
+    CHECK(e.refusal == refusal::kConflictingExtras);
+    CHECK(e.field == "Camera");
+    // A metadata record the base part does not carry.
+    e = merge_error({part(0, cam, {}), part(1, cam, {title})});
+    CHECK(e.refusal == refusal::kConflictingExtras);
+    CHECK(e.field == "Metadata 'title'");
+    // Unless that part is named the base, and the other's are a subset of it.
+    MergeOptions base;
+    base.base = 1;
+    check_valid(merge({part(0, cam, {}), part(1, cam, {title})}, base), true);
+}
+
+TEST_CASE("a part that is not a valid file is refused as invalid-part, naming it and why") {
+    const auto frames = sequence(8, 30, 7);
+    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
+    const auto good = encode(frames, plan, 0, 4);
+    const auto second = encode(frames, plan, 4, 8);
+    MergeOptions o;
+    o.names = {"good.4dgs", "bad.4dgs"};
+    struct Case {
+        const char* what;
+        std::vector<std::uint8_t> bytes;
+        std::string_view underlying;
+    };
+    std::vector<std::uint8_t> garbage(200, 0x42);
+    auto truncated = second;
+    truncated.resize(truncated.size() - 50);
+    auto crc = second;
+    crc[crc.size() - 60] ^= 0xFF;  // inside the summary
+    std::vector<Case> cases = {{"not a .4dgs file", garbage, refusal::kMagicMismatch},
+                               {"truncated", truncated, refusal::kMagicMismatch},
+                               {"summary bytes changed", crc, refusal::kSummaryCrcMismatch}};
+    for (const Case& c : cases) {
+        INFO(c.what);
+        const Error e = merge_error({good, c.bytes}, o);
+        CHECK(e.refusal == refusal::kInvalidPart);
+        CHECK(e.field == "bad.4dgs");
+        CHECK(e.value == c.underlying);
+    }
+    // A chunk record whose bytes no longer say what its index entry does: found while copying.
+    MemorySource src(second);
+    auto reader = IndexedReader::open(src);
+    REQUIRE(reader.ok());
+    auto lying = second;
+    lying[reader->scene().index[0].chunk_offset + 9 + 20] ^= 1;  // the Chunk's count
+    const Error e = merge_error({good, lying}, o);
+    CHECK(e.refusal == refusal::kInvalidPart);
+    CHECK(e.value == refusal::kIndexRecordMismatch);
+    // validate_parts finds what the structure does not show: a stream that does not decode.
+    auto corrupt = second;
+    corrupt[reader->scene().index[0].chunk_offset + reader->scene().index[0].chunk_length - 3] ^=
+        0xFF;
+    MergeOptions deep = o;
+    deep.validate_parts = true;
+    CHECK(merge_error({good, corrupt}, deep).refusal == refusal::kInvalidPart);
+}
+
+TEST_CASE("merging 64 shards holds at most twice the largest chunk plus the summary") {
+    if (!test::live_bytes_counting()) {
+        WARN("operator new is the sanitizer's here: peak memory is not measured");
+        return;
+    }
+    // 64 one-frame shards of 16384 gaussians each: chunks of about 300 KiB (a writer's chunk
+    // holds up to 65536).
+    const std::size_t n = 16384, shards = 64;
+    std::vector<PlyCloud> frames;
+    const auto one = sequence(1, n, 8);
+    for (std::size_t f = 0; f < shards; ++f) frames.push_back(one[0]);
+    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
+    std::vector<std::vector<std::uint8_t>> parts;
+    for (std::size_t f = 0; f < shards; ++f) parts.push_back(encode(frames, plan, f, f + 1));
+    std::vector<MemorySource> sources;
+    for (const auto& p : parts) sources.emplace_back(p);
+    std::vector<ByteSource*> ptrs;
+    for (auto& s : sources) ptrs.push_back(&s);
+
+    // The merged file goes to a sink that keeps nothing, so what is measured is the merge.
+    struct CountingSink final : ByteSink {
+        std::uint64_t n = 0;
+        Status write(std::span<const std::uint8_t> b) override {
+            n += b.size();
+            return ok_status();
+        }
+        std::uint64_t position() const override { return n; }
+    } sink;
+    MergeReport report;
+    report.order.reserve(shards);
+    const std::size_t before = test::live_bytes();
+    test::reset_peak_live_bytes();
+    REQUIRE(merge_scenes(ptrs, {}, sink, &report).ok());
+    const std::size_t peak = test::peak_live_bytes() - before;
+    const std::uint64_t limit = 2 * report.largest_chunk + report.summary_bytes;
+    INFO("peak " << peak << " bytes; largest chunk " << report.largest_chunk << ", summary "
+                 << report.summary_bytes);
+    CHECK(report.chunks == shards);
+    CHECK(report.largest_chunk > 64 * 1024);
+    CHECK(peak < limit);
+}
