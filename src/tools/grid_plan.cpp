@@ -803,6 +803,20 @@ Status write_grid_plan(const GridPlan& plan, const std::string& path) {
     return st;
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
+                                                                 std::size_t shards) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    const std::uint64_t a = std::max<std::uint64_t>(1, plan.alignment());
+    const std::uint64_t blocks = (plan.frames + a - 1) / a;  // the last may be short
+    const std::uint64_t n = std::min<std::uint64_t>(shards, blocks);
+    for (std::uint64_t k = 0; k < n; ++k) {
+        const std::uint64_t first = blocks * k / n * a;
+        const std::uint64_t end = std::min(plan.frames, blocks * (k + 1) / n * a);
+        out.push_back({first, end});
+    }
+    return out;
+}
+
 void apply_plan(const GridPlan& plan, WriterOptions& options) {
     options.grid = plan.grid;
     options.sh_ladder = ShLadder::none;

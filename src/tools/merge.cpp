@@ -78,7 +78,8 @@ Error invalid_part(const Part& p, const Error& e) {
                                ? ErrorKind::malformed
                                : e.kind;
     return make_error(kind, refusal::kInvalidPart,
-                      p.name + " is not a valid .4dgs part: " + e.describe(), e.offset)
+                      p.name + " is not a valid .4dgs part: " + e.refusal + ": " + e.message,
+                      e.offset)
         .about(p.name, e.refusal);
 }
 

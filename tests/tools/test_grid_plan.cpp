@@ -297,3 +297,29 @@ TEST_CASE(
     CHECK(st.error().refusal == refusal::kOutsidePlan);
     CHECK(st.error().message.find("max_speed") != std::string::npos);
 }
+
+TEST_CASE("a plan's slices cover every frame once, on its alignment, as equal as it allows") {
+    GridPlan p;
+    p.frames = 103;
+    p.shape = ConvertShape::keyframe_delta;
+    p.keyframe_every = 10;
+    for (std::size_t shards : {1u, 2u, 3u, 7u, 11u, 50u}) {
+        INFO(shards);
+        const auto slices = plan_slices(p, shards);
+        CHECK(slices.size() == std::min<std::size_t>(shards, 11));
+        std::uint64_t at = 0;
+        for (const auto& [first, end] : slices) {
+            CHECK(first == at);
+            CHECK(first % 10 == 0);
+            CHECK((end % 10 == 0 || end == 103));
+            CHECK(end > first);
+            at = end;
+        }
+        CHECK(at == 103);
+    }
+    p.shape = ConvertShape::per_frame;
+    const auto even = plan_slices(p, 4);
+    REQUIRE(even.size() == 4);
+    for (const auto& [first, end] : even) CHECK((end - first == 25 || end - first == 26));
+    CHECK(plan_slices(p, 0).empty());
+}

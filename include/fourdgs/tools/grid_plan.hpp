@@ -35,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fourdgs/error.hpp"
@@ -152,6 +153,13 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name);
 // temporary file renamed over `path`.
 Result<GridPlan> read_grid_plan(const std::string& path);
 Status write_grid_plan(const GridPlan& plan, const std::string& path);
+
+// The plan's frames cut into at most `shards` slices [first, end) for shards to encode: in order,
+// covering every frame, each starting and ending on the plan's alignment (the last may end at
+// `frames`), as equal as the alignment allows. Fewer when the sequence has fewer aligned blocks;
+// none when `shards` is 0.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
+                                                                 std::size_t shards);
 
 // The WriterOptions grid fields a plan fixes: `grid`, and the SH depths.
 void apply_plan(const GridPlan& plan, WriterOptions& options);
