@@ -602,6 +602,30 @@ def test_merge_refusals(tool, src, tmp):
     run(tool, "convert", seq, "--grid", fine, "--preset", "coarse", "-o", out, expect=3)
 
 
+def test_example_sharded(tool, src, tmp):
+    """examples/sharded/: frames from make_frames.py, shards under GNU parallel with 2 workers,
+    the merge; the result is what one process writes on the same plan."""
+    example = os.path.join(src, "examples", "sharded")
+    frames = os.path.join(tmp, "frames")
+    subprocess.run([sys.executable, os.path.join(example, "make_frames.py"), frames, "16", "120"],
+                   check=True)
+    scene = os.path.join(tmp, "scene.4dgs")
+    env = dict(os.environ, FOURDGS=tool, FPS=str(FPS), WORK=os.path.join(tmp, "work"),
+               PLAN_ARGS="--tracked --segment-frames 4")
+    p = subprocess.run(["bash", os.path.join(example, "encode_parallel.sh"), frames, scene, "3", "2"],
+                       env=env, capture_output=True, text=True)
+    check(p.returncode == 0, "encode_parallel.sh: exit %d\n%s\n%s" % (p.returncode, p.stdout[-2000:],
+                                                                     p.stderr[-2000:]))
+    parts = sorted(f for f in os.listdir(os.path.join(tmp, "work")) if f.endswith(".4dgs"))
+    check(len(parts) == 3, "three shards: %s" % parts)
+    single = os.path.join(tmp, "single.4dgs")
+    run(tool, "-q", "convert", frames, "--grid", os.path.join(tmp, "work", "grid.json"), "-o", single)
+    check(open(scene, "rb").read() == open(single, "rb").read(),
+          "the merged scene differs from the single-process one")
+    p = run(tool, "validate", scene, expect=None)
+    check(p.returncode in (0, 2), "the merged scene does not validate: %s" % p.stdout)
+
+
 def main():
     tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
     test = globals().get("test_" + name)
