@@ -25,22 +25,6 @@ Error bad(std::string_view refusal, std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal, std::move(message));
 }
 
-// The box around every position of every frame (its centre is the grid's origin, its largest
-// side what the presets scale by).
-std::array<double, 6> box_of(std::span<const PlyCloud> frames) {
-    std::array<double, 6> box{};
-    bool any = false;
-    for (const PlyCloud& f : frames)
-        for (std::size_t i = 0; i < f.count; ++i)
-            for (int c = 0; c < 3; ++c) {
-                const double v = f.position[i * 3 + c];
-                if (!any || v < box[c]) box[c] = v;
-                if (!any || v > box[3 + c]) box[3 + c] = v;
-                if (c == 2) any = true;
-            }
-    return box;
-}
-
 double largest_side(const std::array<double, 6>& box) {
     return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
@@ -146,8 +130,9 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
         r.duration = r.time_of(r.total);
         r.shape = o.shape;
         r.keyframe_every = o.keyframe_every;
-        r.tolerance = o.tolerance ? *o.tolerance
-                                  : preset_tolerance(o.writer.preset, largest_side(box_of(frames)));
+        r.tolerance = o.tolerance
+                          ? *o.tolerance
+                          : preset_tolerance(o.writer.preset, largest_side(frames_aabb(frames)));
         return r;
     }
     const GridPlan& p = *o.plan;
@@ -204,7 +189,7 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
 Status size_fixed_grid(std::span<const PlyCloud> frames, Resolved& r) {
     if (r.plan) return ok_status();
     FOURDGS_ASSIGN(r.writer.grid,
-                   size_grid(r.shape, r.tolerance, box_of(frames), r.duration, 0, 0));
+                   size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration, 0, 0));
     return ok_status();
 }
 
@@ -544,7 +529,7 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     // The quantization half of the budget (grid_tolerance): from what the fit found, or on a plan
     // from what the plan allows, which the records must then stay within.
     if (!r.plan) {
-        FOURDGS_ASSIGN(r.writer.grid, size_grid(ConvertShape::adaptive, B, box_of(frames),
+        FOURDGS_ASSIGN(r.writer.grid, size_grid(ConvertShape::adaptive, B, frames_aabb(frames),
                                                 r.duration, longest_moving, vmax));
     } else if (vmax > r.plan->max_speed) {
         const Span& sp = spans[fastest];

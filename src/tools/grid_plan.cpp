@@ -20,7 +20,8 @@ Error bad_option(std::string message) {
 
 std::string num(double v) { return detail::fmt(v); }
 
-// ---- JSON, as much as a plan needs: RFC 8259 values, parsed without exceptions --------------
+// ---- JSON, as much as a plan needs: RFC 8259 values (strings without \u escapes), parsed
+// without exceptions ---------------------------------------------------------------------------
 
 struct Json {
     enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
@@ -144,49 +145,9 @@ private:
                 case 'n': out += '\n'; break;
                 case 'r': out += '\r'; break;
                 case 't': out += '\t'; break;
-                case 'u': {
-                    FOURDGS_ASSIGN(std::uint32_t cp, hex4());
-                    if (cp >= 0xD800 && cp < 0xDC00) {
-                        if (!literal("\\u")) return error("a lone surrogate in a string");
-                        FOURDGS_ASSIGN(std::uint32_t low, hex4());
-                        if (low < 0xDC00 || low >= 0xE000)
-                            return error("a lone surrogate in a string");
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    } else if (cp >= 0xDC00 && cp < 0xE000) {
-                        return error("a lone surrogate in a string");
-                    }
-                    utf8(cp, out);
-                    break;
-                }
-                default: return error("an unknown escape in a string");
+                // A plan's strings are ASCII names; \u escapes have no place in one.
+                default: return error("an escape a grid plan does not use in a string");
             }
-        }
-    }
-
-    Result<std::uint32_t> hex4() {
-        if (s_.size() - i_ < 4) return error("a \\u escape without four hex digits");
-        std::uint32_t v = 0;
-        const auto res = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, v, 16);
-        if (res.ptr != s_.data() + i_ + 4) return error("a \\u escape without four hex digits");
-        i_ += 4;
-        return v;
-    }
-
-    static void utf8(std::uint32_t cp, std::string& out) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
         }
     }
 
@@ -386,21 +347,6 @@ QuantBounds scale_bounds(const QuantBounds& b, double pos, double rest) {
     return q;
 }
 
-// The largest side of the box around every position of `frames`, and the box.
-std::array<double, 6> box_of(std::span<const PlyCloud> frames, bool& any) {
-    std::array<double, 6> box{};
-    any = false;
-    for (const PlyCloud& f : frames)
-        for (std::size_t i = 0; i < f.count; ++i)
-            for (int c = 0; c < 3; ++c) {
-                const double v = f.position[i * 3 + c];
-                if (!any || v < box[c]) box[c] = v;
-                if (!any || v > box[3 + c]) box[3 + c] = v;
-                if (c == 2) any = true;
-            }
-    return box;
-}
-
 double largest_side(const std::array<double, 6>& box) {
     return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
@@ -441,6 +387,20 @@ std::optional<ConvertShape> parse_convert_shape(std::string_view name) {
          {ConvertShape::per_frame, ConvertShape::keyframe_delta, ConvertShape::adaptive})
         if (name == to_string(s)) return s;
     return std::nullopt;
+}
+
+std::array<double, 6> frames_aabb(std::span<const PlyCloud> frames) {
+    std::array<double, 6> box{};
+    bool any = false;
+    for (const PlyCloud& f : frames)
+        for (std::size_t i = 0; i < f.count; ++i)
+            for (int c = 0; c < 3; ++c) {
+                const double v = f.position[i * 3 + c];
+                if (!any || v < box[c]) box[c] = v;
+                if (!any || v > box[3 + c]) box[3 + c] = v;
+                if (c == 2) any = true;
+            }
+    return box;
 }
 
 QuantBounds preset_tolerance(Preset preset, double extent) {
@@ -571,8 +531,7 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
                                   "; a tracked plan needs the same gaussians in every frame");
     }
     p.gaussians_per_frame = tracked ? sample.front().count : 0;
-    bool any = false;
-    std::array<double, 6> box = box_of(sample, any);
+    std::array<double, 6> box = frames_aabb(sample);
     if (o.aabb) {
         box = *o.aabb;
     } else if (sample.size() < frames) {

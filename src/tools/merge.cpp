@@ -298,12 +298,20 @@ Status open_part(Part& p, const MergeOptions& options) {
 
 // ---- the checks across parts -------------------------------------------------------------------
 
+// A refusal for parts that disagree on `field`: `mine` in `base`, `theirs` in `p`.
+Error disagree(std::string_view refusal, const std::string& field, const Part& base,
+               const std::string& mine, const Part& p, const std::string& theirs,
+               const std::string& why) {
+    return make_error(ErrorKind::invalid_argument, refusal,
+                      field + " is " + theirs + " in " + p.name + " but " + mine + " in " +
+                          base.name + ": " + why)
+        .about(field, theirs);
+}
+
 Status same_scene(const Part& base, const Part& p) {
     auto differ = [&](std::string field, const std::string& a, const std::string& b) {
-        return make_error(ErrorKind::invalid_argument, refusal::kSceneMismatch,
-                          field + " is " + b + " in " + p.name + " but " + a + " in " + base.name +
-                              ": the parts are not slices of one scene")
-            .about(field, b);
+        return disagree(refusal::kSceneMismatch, field, base, a, p, b,
+                        "the parts are not slices of one scene");
     };
     if (p.header.temporal_model != base.header.temporal_model)
         return differ("Header.temporal_model", base.header.temporal_model, p.header.temporal_model);
@@ -317,10 +325,8 @@ Status same_scene(const Part& base, const Part& p) {
 
 Status same_grid(const Part& base, const Part& p) {
     auto differ = [&](std::string field, const std::string& a, const std::string& b) {
-        return make_error(ErrorKind::invalid_argument, refusal::kGridMismatch,
-                          field + " is " + b + " in " + p.name + " but " + a + " in " + base.name +
-                              ": the parts are on different grids (encode them with one grid plan)")
-            .about(field, b);
+        return disagree(refusal::kGridMismatch, field, base, a, p, b,
+                        "the parts are on different grids (encode them with one grid plan)");
     };
     const Quantization& a = base.quantization;
     const Quantization& b = p.quantization;
@@ -580,14 +586,7 @@ struct Copier {
         if (block_at > content_length)
             return part_problem(p, refusal::kRecordTooShort, "a Chunk's head runs past its record",
                                 off);
-        if (!p.windows_move) {
-            buf.clear();
-            reserve_exact(buf, e.chunk_length + bands);
-            FOURDGS_TRY(append_range(p, off, e.chunk_length, buf));
-            ++report.chunks_verbatim;
-            report.bytes_verbatim += e.chunk_length;
-            return ok_status();
-        }
+        if (!p.windows_move) return verbatim(p, e, bands, buf);
         FOURDGS_TRY(append_range(p, content + kChunkPrefixBytes, compression_length + 16, buf));
         FOURDGS_ASSIGN(const std::string compression,
                        read_string_at(p, buf, kRecordHeaderSize + 24, off));
@@ -617,14 +616,8 @@ struct Copier {
                 ByteWriter fresh;
                 bool moved = false;
                 FOURDGS_TRY(renumber_windows(p, stream, at, fresh, moved, scratch));
-                if (!moved) {  // this chunk's windows keep their indices: the record is verbatim
-                    buf.clear();
-                    reserve_exact(buf, e.chunk_length + bands);
-                    FOURDGS_TRY(append_range(p, off, e.chunk_length, buf));
-                    ++report.chunks_verbatim;
-                    report.bytes_verbatim += e.chunk_length;
-                    return ok_status();
-                }
+                // This chunk's windows keep their indices: the record is copied as it is.
+                if (!moved) return verbatim(p, e, bands, buf);
                 const std::size_t head = kRecordHeaderSize + static_cast<std::size_t>(block_at);
                 reserve_exact(buf, e.chunk_length - whole + fresh.size() + bands);
                 FOURDGS_TRY(append_range(p, block_offset, at - block_offset, buf));
@@ -645,11 +638,26 @@ struct Copier {
             "the Chunk at byte " + std::to_string(off) + " has no window_index stream", off);
     }
 
-    Status compressed_chunk(const Part& p, const ChunkIndex& e, std::uint64_t bands,
-                            std::vector<std::uint8_t>& buf) {
+    // The chunk's record as it is in the part, in `buf` (replaced), with room for its bands.
+    static Status read_whole(const Part& p, const ChunkIndex& e, std::uint64_t bands,
+                             std::vector<std::uint8_t>& buf) {
         buf.clear();
         reserve_exact(buf, e.chunk_length + bands);
-        FOURDGS_TRY(append_range(p, e.chunk_offset, e.chunk_length, buf));
+        return append_range(p, e.chunk_offset, e.chunk_length, buf);
+    }
+
+    // The same, for a record the merged file takes as it is.
+    Status verbatim(const Part& p, const ChunkIndex& e, std::uint64_t bands,
+                    std::vector<std::uint8_t>& buf) {
+        FOURDGS_TRY(read_whole(p, e, bands, buf));
+        ++report.chunks_verbatim;
+        report.bytes_verbatim += e.chunk_length;
+        return ok_status();
+    }
+
+    Status compressed_chunk(const Part& p, const ChunkIndex& e, std::uint64_t bands,
+                            std::vector<std::uint8_t>& buf) {
+        FOURDGS_TRY(read_whole(p, e, bands, buf));
         auto rv = parse_record(buf, e.chunk_offset);
         if (!rv.ok()) return invalid_part(p, rv.error());
         auto rec = parse_chunk(*rv);

@@ -4,26 +4,24 @@
 // the time to merge the shards, and their ratio. The merged file is checked to be the re-encoded
 // file byte for byte, so both produce the same scene.
 //
-// Memory, two ways: the bytes live through operator new during the merge (a counting operator new
-// in this file; the peak above what was live before), and the peak resident set of a separate
-// process that does nothing but merge the shard files into a file (this program run again with
+// Memory, two ways: the bytes live through operator new during the merge (the counting operator
+// new of tests/support/live_bytes.cpp; the peak above what was live before), and the peak resident
+// set of a separate process that does nothing but merge the shard files into a file (this program
+// run again with
 // --merge-only, which reports its /proc/self/status VmHWM), beside the same process merging two
 // one-frame shards of four gaussians (what running the merge costs whatever the scene: code,
 // codec contexts). Both are set against twice the largest chunk plus the summary.
 //
 // Usage: bench_merge [frames (64)] [gaussians per frame (65536, a writer's largest chunk)]
-#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -32,28 +30,17 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
+#include "support/discarding_sink.hpp"
+#include "support/live_bytes.hpp"
 
 using namespace fourdgs;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::atomic<std::size_t> g_live{0}, g_peak{0};
-
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-// The sink of the timed merges and re-encodes: it keeps the bytes (the memory figures use one
-// that does not, below).
-struct DiscardingSink final : ByteSink {
-    std::uint64_t n = 0;
-    Status write(std::span<const std::uint8_t> b) override {
-        n += b.size();
-        return ok_status();
-    }
-    std::uint64_t position() const override { return n; }
-};
 
 Status merge_paths(const std::vector<std::string>& paths, ByteSink& sink, MergeReport* report) {
     std::vector<FileSource> files;
@@ -119,22 +106,6 @@ std::vector<PlyCloud> make_frames(std::size_t frames, std::size_t n) {
 }
 
 }  // namespace
-
-void* operator new(std::size_t n) {
-    void* p = std::malloc(n ? n : 1);
-    if (!p) std::abort();
-    const std::size_t now = g_live.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
-    std::size_t peak = g_peak.load(std::memory_order_relaxed);
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
-    return p;
-}
-void operator delete(void* p) noexcept {
-    if (!p) return;
-    g_live.fetch_sub(malloc_usable_size(p));
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 int main(int argc, char** argv) {
     namespace fs = std::filesystem;
@@ -239,13 +210,13 @@ int main(int argc, char** argv) {
 
     // Memory: live bytes during one merge into a sink that keeps nothing, from files.
     {
-        DiscardingSink sink;
+        test::DiscardingSink sink;
         MergeReport r;
-        const std::size_t before = g_live.load();
-        g_peak.store(before);
+        const std::size_t before = test::live_bytes();
+        test::reset_peak_live_bytes();
         if (auto st = merge_paths(paths, sink, &r); !st.ok())
             return std::fprintf(stderr, "%s\n", st.error().describe().c_str()), 1;
-        const std::size_t peak = g_peak.load() - before;
+        const std::size_t peak = test::peak_live_bytes() - before;
         const std::uint64_t limit = 2 * r.largest_chunk + r.summary_bytes;
         std::printf(
             "merge heap peak: %zu bytes; largest chunk %llu, summary %llu: 2 x chunk + "

@@ -1,6 +1,6 @@
 // tests/support/live_bytes.hpp — the bytes live through operator new, and their peak since the
 // last reset, so a test can show what an operation holds at most. The replacement operator new
-// lives in tests/tools/test_live_bytes_probe.cpp (the tools tests' executable). It is compiled out
+// lives in tests/support/live_bytes.cpp, which the tools tests and bench_merge link. It is compiled out
 // under AddressSanitizer, which owns operator new; then counting() is false and the probe reads 0.
 #pragma once
 

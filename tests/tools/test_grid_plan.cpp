@@ -16,6 +16,7 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
+#include "support/ply_frames.hpp"
 
 using namespace fourdgs;
 
@@ -23,48 +24,8 @@ namespace {
 
 constexpr double kFps = 8;
 
-// `frames` tracked frames of `n` gaussians drifting slowly along x.
-std::vector<PlyCloud> drifting(std::size_t frames, std::size_t n, int sh_degree, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(0, 1);
-    PlyCloud base;
-    base.count = n;
-    base.sh_degree = sh_degree;
-    const int per = 3 * ((sh_degree + 1) * (sh_degree + 1) - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-        base.position.insert(base.position.end(), {2 * u(rng) - 1, 2 * u(rng) - 1, 2 * u(rng) - 1});
-        base.normal.insert(base.normal.end(), {0, 0, 0});
-        base.scale.insert(base.scale.end(), {0.02f, 0.03f, 0.01f});
-        base.rotation.insert(base.rotation.end(), {u(rng) - 0.5f, u(rng) - 0.5f, u(rng) - 0.5f, 1});
-        base.color.insert(base.color.end(), {u(rng), u(rng), u(rng), u(rng)});
-        for (int k = 0; k < per; ++k) base.sh.push_back(u(rng) - 0.5f);
-    }
-    std::vector<PlyCloud> out;
-    for (std::size_t f = 0; f < frames; ++f) {
-        PlyCloud c = base;
-        for (std::size_t i = 0; i < n; ++i) c.position[i * 3] += 0.01f * float(f) * float(i % 3);
-        out.push_back(std::move(c));
-    }
-    return out;
-}
-
-std::vector<std::uint64_t> all_frames(std::size_t n) {
-    std::vector<std::uint64_t> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = i;
-    return v;
-}
-
 GridPlan plan_of(const std::vector<PlyCloud>& frames, ConvertShape shape) {
-    PlanOptions po;
-    po.fps = kFps;
-    po.shape = shape;
-    po.keyframe_every = 4;
-    po.segment_frames = 4;
-    po.sample_frames = 0;
-    po.sh_ladder = ShLadder::balanced;
-    auto p = make_grid_plan(frames.size(), frames, all_frames(frames.size()), po);
-    if (!p.ok()) FAIL(p.error().describe());
-    return *p;
+    return test::plan_every_frame(frames, shape, kFps, std::nullopt, ShLadder::balanced);
 }
 
 bool same_plan(const GridPlan& a, const GridPlan& b) {
@@ -85,7 +46,7 @@ std::string edited(const std::string& json, const std::string& from, const std::
 }  // namespace
 
 TEST_CASE("a grid plan reads back bit for bit, and its text is stable") {
-    const auto frames = drifting(6, 50, 1, 1);
+    const auto frames = test::tracked_sequence(6, 50, 1, kFps, 1);
     for (ConvertShape shape :
          {ConvertShape::per_frame, ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
@@ -113,7 +74,7 @@ TEST_CASE("a plan file is written and read through a file") {
     namespace fs = std::filesystem;
     const fs::path path =
         fs::temp_directory_path() / ("fourdgs-plan-" + std::to_string(::getpid()) + ".json");
-    const GridPlan p = plan_of(drifting(3, 10, 0, 2), ConvertShape::per_frame);
+    const GridPlan p = plan_of(test::tracked_sequence(3, 10, 0, kFps, 2), ConvertShape::per_frame);
     REQUIRE(write_grid_plan(p, path.string()).ok());
     auto back = read_grid_plan(path.string());
     REQUIRE(back.ok());
@@ -126,7 +87,7 @@ TEST_CASE("a plan file is written and read through a file") {
 
 TEST_CASE("a malformed plan file is refused by name, naming the key") {
     const std::string json =
-        grid_plan_json(plan_of(drifting(3, 10, 0, 3), ConvertShape::per_frame));
+        grid_plan_json(plan_of(test::tracked_sequence(3, 10, 0, kFps, 3), ConvertShape::per_frame));
     struct Case {
         std::string text, key;
     };
@@ -160,7 +121,7 @@ TEST_CASE("a malformed plan file is refused by name, naming the key") {
     }
     // A grid coarser than the tolerance it claims to meet is refused too, even when its declared
     // bounds are what the grid declares.
-    GridPlan loose = plan_of(drifting(3, 10, 0, 3), ConvertShape::per_frame);
+    GridPlan loose = plan_of(test::tracked_sequence(3, 10, 0, kFps, 3), ConvertShape::per_frame);
     loose.grid.bounds.pos *= 2;
     auto p = parse_grid_plan(grid_plan_json(loose), "loose.json");
     REQUIRE_FALSE(p.ok());
@@ -204,7 +165,7 @@ TEST_CASE("a plan scans the sample it names: first and last frames, successors w
     po.sample_frames = 0;
     CHECK(plan_sample(3, po) == std::vector<std::uint64_t>{0, 1, 2});
     // A sampled box is widened by the margin on every face.
-    const auto frames = drifting(9, 20, 0, 4);
+    const auto frames = test::tracked_sequence(9, 20, 0, kFps, 4);
     po.shape = ConvertShape::per_frame;
     po.fps = kFps;
     po.sample_frames = 2;
@@ -214,7 +175,7 @@ TEST_CASE("a plan scans the sample it names: first and last frames, successors w
     auto p = make_grid_plan(frames.size(), sample, index, po);
     REQUIRE(p.ok());
     po.sample_frames = 0;
-    auto whole = make_grid_plan(frames.size(), frames, all_frames(frames.size()), po);
+    auto whole = make_grid_plan(frames.size(), frames, test::every_frame(frames.size()), po);
     REQUIRE(whole.ok());
     CHECK(p->aabb[0] < whole->aabb[0]);
     CHECK(p->aabb[3] > whole->aabb[3]);
@@ -223,7 +184,7 @@ TEST_CASE("a plan scans the sample it names: first and last frames, successors w
 TEST_CASE(
     "convert sizes its grid as a plan does: a plan of every frame gives a single conversion "
     "the same Quantization record") {
-    const auto frames = drifting(5, 40, 1, 5);
+    const auto frames = test::tracked_sequence(5, 40, 1, kFps, 5);
     for (ConvertShape shape : {ConvertShape::per_frame, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
         ConvertOptions plain;
@@ -250,7 +211,7 @@ TEST_CASE(
 
 TEST_CASE(
     "on a plan, a slice must lie on its alignment and its frames inside what it was made for") {
-    const auto frames = drifting(10, 30, 0, 6);
+    const auto frames = test::tracked_sequence(10, 30, 0, kFps, 6);
     const GridPlan kd = plan_of(frames, ConvertShape::keyframe_delta);
     MemorySink sink;
     ConvertOptions o;
@@ -283,12 +244,13 @@ TEST_CASE(
     CHECK(st.error().refusal == refusal::kOutsidePlan);
     CHECK(st.error().message.find("frame 5 gaussian 2") != std::string::npos);
     auto fewer = frames;
-    fewer[4] = drifting(1, 29, 0, 6)[0];
+    fewer[4] = test::tracked_sequence(1, 29, 0, kFps, 6)[0];
     CHECK(convert_frames(std::span(fewer).subspan(4, 4), o, sink).error().refusal ==
           refusal::kOutsidePlan);
     const GridPlan adaptive = plan_of(frames, ConvertShape::adaptive);
     auto fast = frames;
-    for (std::size_t f = 0; f < fast.size(); ++f) fast[f].position[0] = 0.5f * float(f) / 10;
+    for (std::size_t f = 0; f < fast.size(); ++f)
+        fast[f].position[0] = 0.25f * float(f);  // 2 units/s
     o.plan = adaptive;
     o.first_frame = 0;
     o.end_frame = 4;

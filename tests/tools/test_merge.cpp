@@ -23,7 +23,10 @@
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
 #include "fourdgs/validate.hpp"
+#include "support/discarding_sink.hpp"
 #include "support/live_bytes.hpp"
+#include "support/ply_frames.hpp"
+#include "support/readers.hpp"
 
 using namespace fourdgs;
 
@@ -31,57 +34,9 @@ namespace {
 
 constexpr double kFps = 8;  // frame times k / 8 are exact
 
-// A tracked sequence of `n` gaussians: a third static, a third moving linearly, a third
-// accelerating; SH degree 1, whose bytes change for gaussian 3 from frame 6 on (a new incarnation
-// under keyframe-delta).
-std::vector<PlyCloud> sequence(std::size_t frames, std::size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(0, 1);
-    PlyCloud base;
-    base.count = n;
-    base.sh_degree = 1;
-    std::vector<float> vel;
-    for (std::size_t i = 0; i < n; ++i) {
-        base.position.insert(base.position.end(), {2 * u(rng) - 1, 2 * u(rng) - 1, 2 * u(rng) - 1});
-        base.normal.insert(base.normal.end(), {0, 0, 0});
-        base.scale.insert(base.scale.end(), {0.01f + 0.02f * u(rng), 0.02f, 0.01f});
-        base.rotation.insert(base.rotation.end(), {u(rng) - 0.5f, u(rng) - 0.5f, u(rng) - 0.5f, 1});
-        base.color.insert(base.color.end(), {u(rng), u(rng), u(rng), 0.5f + 0.5f * u(rng)});
-        for (int k = 0; k < 9; ++k) base.sh.push_back(u(rng) - 0.5f);
-        for (int k = 0; k < 3; ++k) vel.push_back(i % 3 == 0 ? 0.0f : 0.1f * (u(rng) - 0.5f));
-    }
-    std::vector<PlyCloud> out;
-    for (std::size_t f = 0; f < frames; ++f) {
-        PlyCloud c = base;
-        const float t = float(f) / float(kFps);
-        for (std::size_t i = 0; i < n; ++i)
-            for (int k = 0; k < 3; ++k)
-                c.position[i * 3 + k] +=
-                    vel[i * 3 + k] * t + (i % 3 == 2 && k == 0 ? 0.2f * t * t : 0.0f);
-        if (f >= 6 && n > 3) c.sh[3 * 9] = 0.75f;
-        out.push_back(std::move(c));
-    }
-    return out;
-}
-
-std::vector<std::uint64_t> every_frame(std::size_t n) {
-    std::vector<std::uint64_t> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = i;
-    return v;
-}
-
 GridPlan make_plan(const std::vector<PlyCloud>& frames, ConvertShape shape,
                    std::optional<QuantBounds> tolerance = std::nullopt) {
-    PlanOptions po;
-    po.fps = kFps;
-    po.shape = shape;
-    po.keyframe_every = 4;
-    po.segment_frames = 4;
-    po.sample_frames = 0;
-    po.tolerance = tolerance;
-    auto p = make_grid_plan(frames.size(), frames, every_frame(frames.size()), po);
-    if (!p.ok()) FAIL(p.error().describe());
-    return *p;
+    return test::plan_every_frame(frames, shape, kFps, tolerance);
 }
 
 std::vector<std::uint8_t> encode(const std::vector<PlyCloud>& frames, const GridPlan& plan,
@@ -136,19 +91,21 @@ void check_same_bins(const ChunkBins& a, const ChunkBins& b) {
     for (int band = 0; band < 3; ++band) CHECK(a.sh[band] == b.sh[band]);
 }
 
-void check_same_block(const GaussianBlock& a, const GaussianBlock& b) {
-    REQUIRE(a.count == b.count);
-    CHECK(a.position == b.position);
-    CHECK(a.scale == b.scale);
-    CHECK(a.rotation == b.rotation);
-    CHECK(a.color == b.color);
-    CHECK(a.motion == b.motion);
-    CHECK(a.mu_t == b.mu_t);
-    CHECK(a.win_lo == b.win_lo);
-    CHECK(a.win_hi == b.win_hi);
-    CHECK(a.window_index == b.window_index);
-    CHECK(a.sh == b.sh);
-    CHECK(a.gaussian_id == b.gaussian_id);
+// Two streaming front-ends over two files give the same bins, block for block, to the end.
+template <class Reader, class Next>
+void check_same_stream(Reader& a, Reader& b, Next next) {
+    REQUIRE(a.open().ok());
+    REQUIRE(b.open().ok());
+    ChunkBins ba, bb;
+    while (true) {
+        auto na = next(a, ba);
+        auto nb = next(b, bb);
+        REQUIRE(na.ok());
+        REQUIRE(nb.ok());
+        REQUIRE(*na == *nb);
+        if (!*na) return;
+        check_same_bins(ba, bb);
+    }
 }
 
 // Validates clean: no finding at all, or (files written here without the registry's advisory
@@ -189,18 +146,8 @@ void check_same_scene(const std::vector<std::uint8_t>& merged,
             check_same_bins(wm.bins, ws.bins);
         }
         StreamingReader a(ms), b(ss);
-        REQUIRE(a.open().ok());
-        REQUIRE(b.open().ok());
-        ChunkBins ba, bb;
-        while (true) {
-            auto na = a.next_chunk_bins(ba);
-            auto nb = b.next_chunk_bins(bb);
-            REQUIRE(na.ok());
-            REQUIRE(nb.ok());
-            REQUIRE(*na == *nb);
-            if (!*na) break;
-            check_same_bins(ba, bb);
-        }
+        check_same_stream(
+            a, b, [](StreamingReader& r, ChunkBins& bins) { return r.next_chunk_bins(bins); });
     } else {
         auto km = KeyframeDeltaReader::open(ms, ro);
         auto ks = KeyframeDeltaReader::open(ss, ro);
@@ -214,18 +161,8 @@ void check_same_scene(const std::vector<std::uint8_t>& merged,
             check_same_bins(wm.composed, ws.composed);
         }
         KeyframeDeltaStream a(ms, ro), b(ss, ro);
-        REQUIRE(a.open().ok());
-        REQUIRE(b.open().ok());
-        ChunkBins ba, bb;
-        while (true) {
-            auto na = a.next_state_bins(ba);
-            auto nb = b.next_state_bins(bb);
-            REQUIRE(na.ok());
-            REQUIRE(nb.ok());
-            REQUIRE(*na == *nb);
-            if (!*na) break;
-            check_same_bins(ba, bb);
-        }
+        check_same_stream(
+            a, b, [](KeyframeDeltaStream& r, ChunkBins& bins) { return r.next_state_bins(bins); });
     }
     for (auto access : {OpenSceneOptions::Access::automatic, OpenSceneOptions::Access::streaming}) {
         OpenSceneOptions oo;
@@ -250,7 +187,7 @@ void check_same_scene(const std::vector<std::uint8_t>& merged,
             REQUIRE(rs->read_all(
                           [&](const StoredBlock& s) {
                               REQUIRE(k < got.size());
-                              check_same_block(got[k++], s.gaussians);
+                              test::require_identical(got[k++], s.gaussians);
                               return ok_status();
                           },
                           ws)
@@ -263,7 +200,7 @@ void check_same_scene(const std::vector<std::uint8_t>& merged,
                 INFO("t = " << t);
                 REQUIRE(rm->state_at(t, bm, wm).ok());
                 REQUIRE(rs->state_at(t, bs, ws).ok());
-                check_same_block(bm, bs);
+                test::require_identical(bm, bs);
             }
     }
 }
@@ -295,18 +232,26 @@ Bytes range(const std::vector<std::uint8_t>& file, std::uint64_t offset, std::ui
 
 const std::vector<std::pair<std::uint64_t, std::uint64_t>> kShards = {{0, 4}, {4, 8}, {8, 10}};
 
+// The kShards slices of `frames`, each encoded on `plan`.
+std::vector<std::vector<std::uint8_t>> encode_shards(const std::vector<PlyCloud>& frames,
+                                                     const GridPlan& plan,
+                                                     const std::string& chunk_compression = "") {
+    std::vector<std::vector<std::uint8_t>> shards;
+    for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b, chunk_compression));
+    return shards;
+}
+
 }  // namespace
 
 TEST_CASE(
     "merged shards decode bin for bin as one conversion on the same plan, through both "
     "front-ends, and validate clean") {
-    const auto frames = sequence(10, 90, 1);
+    const auto frames = test::tracked_sequence(10, 90, 1, kFps, 1, 6);
     for (ConvertShape shape :
          {ConvertShape::per_frame, ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
         const GridPlan plan = make_plan(frames, shape);
-        std::vector<std::vector<std::uint8_t>> shards;
-        for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+        const auto shards = encode_shards(frames, plan);
         for (const auto& s : shards) check_valid(s);  // each shard is a whole, valid file
         MergeReport report;
         const auto merged = merge(shards, {}, &report);
@@ -328,13 +273,12 @@ TEST_CASE(
 TEST_CASE(
     "a merge copies chunk payloads byte for byte: every stream but a moved window_index, "
     "every SH band record, and a delta's records block") {
-    const auto frames = sequence(10, 90, 2);
+    const auto frames = test::tracked_sequence(10, 90, 1, kFps, 2, 6);
     for (ConvertShape shape :
          {ConvertShape::per_frame, ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
         const GridPlan plan = make_plan(frames, shape);
-        std::vector<std::vector<std::uint8_t>> shards;
-        for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+        const auto shards = encode_shards(frames, plan);
         MergeReport report;
         const auto merged = merge(shards, {}, &report);
         MemorySource ms(merged);
@@ -388,10 +332,9 @@ TEST_CASE(
 }
 
 TEST_CASE("chunk-level compression survives a merge: renumbered blocks are compressed again") {
-    const auto frames = sequence(10, 60, 3);
+    const auto frames = test::tracked_sequence(10, 60, 1, kFps, 3, 6);
     const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
-    std::vector<std::vector<std::uint8_t>> shards;
-    for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b, "deflate"));
+    const auto shards = encode_shards(frames, plan, "deflate");
     const auto merged = merge(shards);
     const auto single = encode(frames, plan, 0, frames.size(), "deflate");
     check_valid(merged);
@@ -399,10 +342,9 @@ TEST_CASE("chunk-level compression survives a merge: renumbered blocks are compr
 }
 
 TEST_CASE("a merge is deterministic, whatever order the parts come in") {
-    const auto frames = sequence(10, 40, 4);
+    const auto frames = test::tracked_sequence(10, 40, 1, kFps, 4, 6);
     const GridPlan plan = make_plan(frames, ConvertShape::adaptive);
-    std::vector<std::vector<std::uint8_t>> shards;
-    for (auto [a, b] : kShards) shards.push_back(encode(frames, plan, a, b));
+    const auto shards = encode_shards(frames, plan);
     const auto once = merge(shards);
     CHECK(merge(shards) == once);
     std::vector<std::vector<std::uint8_t>> reversed(shards.rbegin(), shards.rend());
@@ -417,7 +359,7 @@ TEST_CASE("a merge is deterministic, whatever order the parts come in") {
 }
 
 TEST_CASE("parts on different grids are refused as grid-mismatch, naming the field") {
-    const auto frames = sequence(8, 30, 5);
+    const auto frames = test::tracked_sequence(8, 30, 1, kFps, 5, 6);
     const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
     QuantBounds coarser = plan.tolerance;
     coarser.pos *= 2;
@@ -438,7 +380,7 @@ TEST_CASE("parts on different grids are refused as grid-mismatch, naming the fie
 }
 
 TEST_CASE("overlapping timelines are refused unless allow_overlap says the union is intended") {
-    const auto frames = sequence(8, 30, 6);
+    const auto frames = test::tracked_sequence(8, 30, 1, kFps, 6, 6);
     for (ConvertShape shape : {ConvertShape::per_frame, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
         const GridPlan plan = make_plan(frames, shape);
@@ -519,7 +461,7 @@ TEST_CASE("conflicting extras are refused by name, and equal ones are not") {
 }
 
 TEST_CASE("a part that is not a valid file is refused as invalid-part, naming it and why") {
-    const auto frames = sequence(8, 30, 7);
+    const auto frames = test::tracked_sequence(8, 30, 1, kFps, 7, 6);
     const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
     const auto good = encode(frames, plan, 0, 4);
     const auto second = encode(frames, plan, 4, 8);
@@ -572,7 +514,7 @@ TEST_CASE("merging 64 shards holds at most twice the largest chunk plus the summ
     // holds up to 65536).
     const std::size_t n = 16384, shards = 64;
     std::vector<PlyCloud> frames;
-    const auto one = sequence(1, n, 8);
+    const auto one = test::tracked_sequence(1, n, 1, kFps, 8, 6);
     for (std::size_t f = 0; f < shards; ++f) frames.push_back(one[0]);
     const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
     std::vector<std::vector<std::uint8_t>> parts;
@@ -583,14 +525,7 @@ TEST_CASE("merging 64 shards holds at most twice the largest chunk plus the summ
     for (auto& s : sources) ptrs.push_back(&s);
 
     // The merged file goes to a sink that keeps nothing, so what is measured is the merge.
-    struct CountingSink final : ByteSink {
-        std::uint64_t n = 0;
-        Status write(std::span<const std::uint8_t> b) override {
-            n += b.size();
-            return ok_status();
-        }
-        std::uint64_t position() const override { return n; }
-    } sink;
+    test::DiscardingSink sink;
     MergeReport report;
     report.order.reserve(shards);
     const std::size_t before = test::live_bytes();

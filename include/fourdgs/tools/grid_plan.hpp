@@ -51,6 +51,10 @@ enum class ConvertShape : std::uint8_t { per_frame, keyframe_delta, adaptive };
 std::string_view to_string(ConvertShape shape);
 std::optional<ConvertShape> parse_convert_shape(std::string_view name);
 
+// The box around every position of every frame (min xyz, max xyz; all zero when there are none):
+// a grid's origin is its centre, and a preset scales with its largest side.
+std::array<double, 6> frames_aabb(std::span<const PlyCloud> frames);
+
 // A preset's end-to-end tolerance for a scene whose largest side is `extent`: preset_bounds
 // (writer.hpp) with `rot` widened to what the whole quaternion then meets (§6.4), which is what a
 // preset has always delivered. What the presets look like on screen: docs/cli.md.

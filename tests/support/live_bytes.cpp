@@ -1,5 +1,6 @@
 // The live-bytes probe of tests/support/live_bytes.hpp: a replacement operator new that counts the
-// bytes live (by malloc_usable_size, so delete needs no size) and their peak. No test cases here.
+// bytes live (by malloc_usable_size, so delete needs no size) and their peak. Linked into the tools
+// tests and bench_merge (tests/CMakeLists.txt).
 #include "support/live_bytes.hpp"
 
 #include <malloc.h>
