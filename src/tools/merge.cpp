@@ -13,6 +13,7 @@
 #include <map>
 #include <utility>
 
+#include "fourdgs/decode.hpp"
 #include "fourdgs/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/indexed_reader.hpp"
@@ -415,14 +416,25 @@ Status same_extras(const Part& base, const Part& p, std::vector<std::uint8_t>& b
 
 // ---- the chunks -------------------------------------------------------------------------------
 
-// Renumbers a window_index stream (its whole bytes, header first, at `offset` in the part) into
-// `out`; `changed` says whether any index moved.
-Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, ByteWriter& out,
-                        bool& changed, StreamScratch& scratch) {
+// Renumbers a window_index stream (its whole bytes, header first, at `offset` in the part) of
+// `count` elements into `out`; `changed` says whether any index moved. The count is the record's,
+// checked against the stream and the readers' per-chunk limit before anything is decoded.
+Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, std::uint32_t count,
+                        ByteWriter& out, bool& changed, StreamScratch& scratch) {
     Cursor c(stream, offset, "window_index stream");
     auto view = read_stream(c);
     if (!view.ok()) return invalid_part(p, view.error());
-    auto values = decode_stream(*view, scratch, std::uint64_t{1} << 32);
+    const DecodeLimits limits;
+    if (view->header.element_count != count || view->header.channels != 1 ||
+        count > limits.max_gaussians_per_chunk)
+        return part_problem(
+            p, refusal::kStreamElementCountMismatch,
+            "a window_index stream of " + std::to_string(view->header.element_count) +
+                " elements in " + std::to_string(view->header.channels) +
+                " channels where its record holds " + std::to_string(count) +
+                " gaussians (at most " + std::to_string(limits.max_gaussians_per_chunk) + ")",
+            offset);
+    auto values = decode_stream(*view, scratch, limits.max_decompressed_bytes);
     if (!values.ok()) return invalid_part(p, values.error());
     changed = false;
     for (std::int32_t& v : *values) {
@@ -445,10 +457,10 @@ Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, ByteW
     return ok_status();
 }
 
-// A run of bare streams (a records block, or a Delta Chunk's births) with its window_index stream
-// renumbered, into `out`. `changed` says whether anything moved.
-Status renumber_block(const Part& p, Bytes block, std::uint64_t offset, ByteWriter& out,
-                      bool& changed, StreamScratch& scratch) {
+// A run of bare streams (a records block, or a Delta Chunk's births) of `count` gaussians with its
+// window_index stream renumbered, into `out`. `changed` says whether anything moved.
+Status renumber_block(const Part& p, Bytes block, std::uint64_t offset, std::uint32_t count,
+                      ByteWriter& out, bool& changed, StreamScratch& scratch) {
     auto streams = split_streams(block, offset);
     if (!streams.ok()) return invalid_part(p, streams.error());
     changed = false;
@@ -459,7 +471,7 @@ Status renumber_block(const Part& p, Bytes block, std::uint64_t offset, ByteWrit
         if (s.header.attribute_id == attr::window_index) {
             bool moved = false;
             const std::size_t before = out.size();
-            FOURDGS_TRY(renumber_windows(p, whole, s.offset, out, moved, scratch));
+            FOURDGS_TRY(renumber_windows(p, whole, s.offset, count, out, moved, scratch));
             if (moved) {
                 changed = true;
                 continue;
@@ -615,7 +627,8 @@ struct Copier {
                 FOURDGS_ASSIGN(const auto stream, read_range_of(p, at, whole));
                 ByteWriter fresh;
                 bool moved = false;
-                FOURDGS_TRY(renumber_windows(p, stream, at, fresh, moved, scratch));
+                FOURDGS_TRY(
+                    renumber_windows(p, stream, at, e.gaussian_count, fresh, moved, scratch));
                 // This chunk's windows keep their indices: the record is copied as it is.
                 if (!moved) return verbatim(p, e, bands, buf);
                 const std::size_t head = kRecordHeaderSize + static_cast<std::size_t>(block_at);
@@ -664,8 +677,11 @@ struct Copier {
         if (!rec.ok()) return invalid_part(p, rec.error());
         bool changed = false;
         ByteWriter block;
-        FOURDGS_TRY(inflate_and_renumber(p, rec->compression, rec->records, rec->uncompressed_size,
-                                         rec->records_offset, block, changed));
+        FOURDGS_ASSIGN(const Bytes inflated_block,
+                       inflate(p, rec->compression, rec->records, rec->uncompressed_size,
+                               rec->records_offset));
+        FOURDGS_TRY(renumber_block(p, inflated_block, rec->records_offset, rec->count, block,
+                                   changed, scratch));
         if (!changed) {
             ++report.chunks_verbatim;
             report.bytes_verbatim += e.chunk_length;
@@ -681,24 +697,24 @@ struct Copier {
         return ok_status();
     }
 
-    // Inflates a block stored under `compression` ("" = as is) and renumbers its window_index
-    // stream into `out`.
-    Status inflate_and_renumber(const Part& p, const std::string& compression, Bytes stored,
-                                std::uint64_t uncompressed, std::uint64_t offset, ByteWriter& out,
-                                bool& changed) {
-        Bytes block = stored;
-        if (!compression.empty()) {
-            auto codec_byte = chunk_compression_codec(compression, offset);
-            if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
-            if (auto st = check_decompressed_size(*codec_byte, stored, uncompressed, offset);
-                !st.ok())
-                return invalid_part(p, st.error());
-            inflated.resize(static_cast<std::size_t>(uncompressed));
-            if (auto st = decompress(*codec_byte, stored, inflated, offset); !st.ok())
-                return invalid_part(p, st.error());
-            block = inflated;
-        }
-        return renumber_block(p, block, offset, out, changed, scratch);
+    // A block stored under `compression` ("" = as is), inflated into `inflated` when compressed
+    // (its declared size checked against the readers' limit and what the bytes can hold first).
+    Result<Bytes> inflate(const Part& p, const std::string& compression, Bytes stored,
+                          std::uint64_t uncompressed, std::uint64_t offset) {
+        if (compression.empty()) return stored;
+        auto codec_byte = chunk_compression_codec(compression, offset);
+        if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
+        if (uncompressed > DecodeLimits{}.max_decompressed_bytes)
+            return part_problem(p, refusal::kLimitExceeded,
+                                "a records block declares " + std::to_string(uncompressed) +
+                                    " inflated bytes, past the readers' limit",
+                                offset);
+        if (auto st = check_decompressed_size(*codec_byte, stored, uncompressed, offset); !st.ok())
+            return invalid_part(p, st.error());
+        inflated.resize(static_cast<std::size_t>(uncompressed));
+        if (auto st = decompress(*codec_byte, stored, inflated, offset); !st.ok())
+            return invalid_part(p, st.error());
+        return Bytes(inflated);
     }
 
     // Compresses `block` under `compression` into `work` (or copies it when "").
@@ -777,24 +793,13 @@ struct Copier {
 
     Status inflate_and_renumber_delta(const Part& p, const DeltaChunk& d, ByteWriter& out,
                                       bool& changed) {
-        Bytes block = d.records;
-        if (!d.compression.empty()) {
-            auto codec_byte = chunk_compression_codec(d.compression, d.records_offset);
-            if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
-            if (auto st = check_decompressed_size(*codec_byte, d.records, d.uncompressed_size,
-                                                  d.records_offset);
-                !st.ok())
-                return invalid_part(p, st.error());
-            inflated.resize(static_cast<std::size_t>(d.uncompressed_size));
-            if (auto st = decompress(*codec_byte, d.records, inflated, d.records_offset); !st.ok())
-                return invalid_part(p, st.error());
-            block = inflated;
-        }
+        FOURDGS_ASSIGN(const Bytes block,
+                       inflate(p, d.compression, d.records, d.uncompressed_size, d.records_offset));
         auto groups = split_delta_groups(block, d.records_offset);
         if (!groups.ok()) return invalid_part(p, groups.error());
         ByteWriter births;
-        FOURDGS_TRY(
-            renumber_block(p, groups->births, groups->births_offset, births, changed, scratch));
+        FOURDGS_TRY(renumber_block(p, groups->births, groups->births_offset, d.birth_count, births,
+                                   changed, scratch));
         write_delta_groups(out, groups->updates, births.buffer(), groups->deaths);
         return ok_status();
     }
