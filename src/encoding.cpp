@@ -155,8 +155,9 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration,
     FOURDGS_TRY(check_span(rules, "win_hi", b.win_hi.size(), windows ? n : 0, false));
     if (b.sh.size() != n * per)
         return make_error(ErrorKind::invalid_argument, refusal::kShDegreeMismatch,
-                          (rules.prefix.empty() ? std::string() : rules.prefix + ": ") + "sh holds " +
-                              std::to_string(b.sh.size()) + " coefficients; SH degree " +
+                          (rules.prefix.empty() ? std::string() : rules.prefix + ": ") +
+                              "sh holds " + std::to_string(b.sh.size()) +
+                              " coefficients; SH degree " +
                               std::to_string(sh_degree) + " needs " + std::to_string(n * per) +
                               " for " + std::to_string(n) + " gaussians")
             .about("GaussianBatch.sh", std::to_string(b.sh.size()));
@@ -253,8 +254,9 @@ namespace {
 
 Status check_bounds(const QuantBounds& q) {
     const std::pair<const char*, double> all[] = {
-        {"pos", q.pos},     {"scale_rel", q.scale_rel}, {"rot", q.rot},   {"rgb", q.rgb},
-        {"alpha", q.alpha}, {"motion", q.motion},       {"time", q.time}, {"sigma_rel", q.sigma_rel}};
+        {"pos", q.pos},         {"scale_rel", q.scale_rel}, {"rot", q.rot},
+        {"rgb", q.rgb},         {"alpha", q.alpha},         {"motion", q.motion},
+        {"time", q.time},       {"sigma_rel", q.sigma_rel}};
     for (const auto& [key, v] : all)
         if (!std::isfinite(v) || !(v > 0))
             return bad_option(std::string("bound '") + key + "' is " + num(v) +
@@ -519,7 +521,8 @@ Status encode_attribute_streams(const Encoding& e, const ChunkBins& b, ByteWrite
                              so);
     };
     ChunkBins& columns = const_cast<ChunkBins&>(b);  // column() is not const; nothing is changed
-    for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id) FOURDGS_TRY(put(id, *columns.column(id)));
+    for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id)
+        FOURDGS_TRY(put(id, *columns.column(id)));
     if (b.has_gaussian_id) FOURDGS_TRY(put(attr::gaussian_id, b.gaussian_id));
     if (b.has_source_group) FOURDGS_TRY(put(attr::source_group, b.source_group));
     if (b.has_source_index) FOURDGS_TRY(put(attr::source_index, b.source_index));

@@ -214,7 +214,8 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
             const bool never = raw.flags[i] != 0;
             if (!keyframe && prow && same_variable(raw, i, prev, *prow)) {
                 raw.mu_t[i] = prev.mu_t[*prow];
-            } else if (!encoding::bin_of(st.t0, birth_step(g, raw.sigma_t[i], never), raw.mu_t[i])) {
+            } else if (!encoding::bin_of(st.t0, birth_step(g, raw.sigma_t[i], never),
+                                         raw.mu_t[i])) {
                 return encoding::bad_input(refusal::kBinOutOfRange, who(s, i), "mu_t",
                                            "does not fit an i32 bin");
             }
@@ -335,7 +336,8 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
     ChunkBins births;
     gather_rows(cur, born, births);
     ByteWriter birth_block;
-    if (!born.empty()) FOURDGS_TRY(encoding::encode_attribute_streams(ctx.enc, births, birth_block));
+    if (!born.empty())
+        FOURDGS_TRY(encoding::encode_attribute_streams(ctx.enc, births, birth_block));
     // Deaths: gaussian_id only.
     ByteWriter deaths;
     values.resize(died.size());
@@ -408,7 +410,8 @@ Status resolve(const KeyframeWriterOptions& o, const SceneHeader& h, Ctx& ctx) {
 Status make_grid(Ctx& ctx, const std::array<double, 6>& aabb, const SceneHeader& header,
                  Quantization& q) {
     FOURDGS_TRY(encoding::make_grid(ctx.enc, aabb, header.cutoff, q));
-    q.bounds = encoding::make_bounds(ctx.enc, encoding::analytic_maxima(ctx.enc, header.duration_sec));
+    q.bounds =
+        encoding::make_bounds(ctx.enc, encoding::analytic_maxima(ctx.enc, header.duration_sec));
     return ok_status();
 }
 
@@ -624,7 +627,8 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
             head.reference = kf_ref[s] ? key_offset : prev_offset;
             head.keyframe = key_offset;
             head.depth = depth[s];
-            FOURDGS_TRY(encode_delta(ctx, kf_ref[s] ? keyframe_state : prev, cur, head, s, buffers, enc));
+            FOURDGS_TRY(encode_delta(ctx, kf_ref[s] ? keyframe_state : prev, cur, head, s,
+                                     buffers, enc));
             if (kf_ref[s]) {
                 ComposedPopulation next = pop_key;
                 FOURDGS_TRY(verify(ctx, enc, false, t0, t1, offset, next, cur, scratch, bins,

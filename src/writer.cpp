@@ -234,8 +234,9 @@ private:
             const int bound = depth < 8 ? sh_depth_bound(depth) : 0;
             for (int c = 0; c < 3; ++c)
                 for (int t = 0; t < wd; ++t) {
-                    const std::size_t in = i * 3 * per + static_cast<std::size_t>(c) * per + first + t;
-                    const int got = d_.sh[j * 3 * per + static_cast<std::size_t>(c) * per + first + t];
+                    const std::size_t at = static_cast<std::size_t>(c) * per + first + t;
+                    const std::size_t in = i * 3 * per + at;
+                    const int got = d_.sh[j * 3 * per + at];
                     const int e = std::abs(got - sh_byte(b_.sh[in]));
                     if (got != q.sh[band - 1][(j * 3 + c) * wd + t] || e > bound)
                         return violated("sh (code units)", e, bound);
@@ -253,14 +254,16 @@ private:
                 return violated("sigma_t (never fades)", kInf, 0);
         } else {
             const double e = std::fabs(std::log(static_cast<double>(d_.sigma_t[j])) - x.log_sigma);
-            if (!(e <= lim_.sigma)) return violated("sigma_t (relative, log domain)", e, lim_.sigma);
+            if (!(e <= lim_.sigma))
+                return violated("sigma_t (relative, log domain)", e, lim_.sigma);
             mx_.sigma = std::max(mx_.sigma, e);
         }
         for (int c = 0; c < 3; ++c) {
             const double v = b_.motion.empty() ? 0.0 : b_.motion[i * 3 + c];
             const double e = std::fabs(static_cast<double>(d_.motion[j * 3 + c]) - v);
-            const double bound = std::min(x.velocity_step * 0.5 * (1 + 0x1p-10) + kF32 * std::fabs(v),
-                                          lim_.motion_declared);
+            const double bound =
+                std::min(x.velocity_step * 0.5 * (1 + 0x1p-10) + kF32 * std::fabs(v),
+                         lim_.motion_declared);
             if (!(e <= bound)) return violated("motion", e, bound);
             mx_.motion = std::max(mx_.motion, e);
         }
@@ -412,14 +415,15 @@ Status check_declared_window(const WindowTable::Window& w, double duration, std:
         return make_error(ErrorKind::invalid_argument, refusal,
                           "declared window " + std::to_string(index) + " " + message);
     };
+    // Appended piecewise: GCC 12 misreads `"[" + num(...)` here as an overlapping copy (-Wrestrict).
+    std::string range = "[";
+    range.append(num(w.lo)).append(", ").append(num(w.hi)).append(")");
     if (!std::isfinite(w.lo) || !std::isfinite(w.hi))
-        return err(refusal::kNonFiniteInput, "[" + num(w.lo) + ", " + num(w.hi) + ") is not finite");
-    if (!(w.lo < w.hi))
-        return err(refusal::kEmptyWindow, "[" + num(w.lo) + ", " + num(w.hi) + ") is empty: lo >= hi");
+        return err(refusal::kNonFiniteInput, range + " is not finite");
+    if (!(w.lo < w.hi)) return err(refusal::kEmptyWindow, range + " is empty: lo >= hi");
     if (w.lo < 0 || w.hi > duration)
-        return err(refusal::kWindowOutsideDuration, "[" + num(w.lo) + ", " + num(w.hi) +
-                                                        ") lies outside the scene [0, " +
-                                                        num(duration) + ")");
+        return err(refusal::kWindowOutsideDuration,
+                   range + " lies outside the scene [0, " + num(duration) + ")");
     return ok_status();
 }
 

@@ -114,7 +114,7 @@ TEST_CASE("the assembler frames the summary it writes: index group, Statistics, 
     CHECK(e.bands[0].offset == first + chunk_length);
     CHECK(e.bands[0].length == c.band_length[0]);
 
-    const std::uint64_t footer_at = file.size() - kMagicSize - kRecordHeaderSize - kFooterContentSize;
+    const std::uint64_t footer_at = file.size() - kTailSize;
     auto fr = parse_record(Bytes(file).subspan(footer_at), footer_at);
     REQUIRE(fr.ok());
     auto footer = parse_footer(*fr);
@@ -151,7 +151,7 @@ TEST_CASE("without an index the Footer says summary_start 0, with no Summary Off
     so.index = false;
     REQUIRE(as.finish(so, Statistics{}).ok());
     const auto& file = sink.bytes();
-    const std::uint64_t footer_at = file.size() - kMagicSize - kRecordHeaderSize - kFooterContentSize;
+    const std::uint64_t footer_at = file.size() - kTailSize;
     auto footer = parse_footer(*parse_record(Bytes(file).subspan(footer_at), footer_at));
     REQUIRE(footer.ok());
     CHECK(footer->summary_start == 0);

@@ -60,6 +60,13 @@ std::vector<std::uint8_t> keyframe_file(bool with_index) {
     return std::move(bytes).value();
 }
 
+// open_scene, which must succeed.
+std::optional<SceneReader> opened(ByteSource& src) {
+    auto r = open_scene(src);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
 void same_block(const GaussianBlock& a, const GaussianBlock& b) {
     REQUIRE(a.count == b.count);
     CHECK(a.position == b.position);
@@ -76,8 +83,7 @@ TEST_CASE("open_scene reads a random-access file's magic, tail and summary once,
         INFO((keyframes ? "keyframe-delta" : "gaussian-birth"));
         const std::vector<std::uint8_t> file = keyframes ? keyframe_file(true) : birth_file();
         CountingSource src(file);
-        auto scene = open_scene(src);
-        REQUIRE(scene.ok());
+        auto scene = opened(src);
         CHECK(scene->keyframe_delta() == keyframes);
         CHECK(scene->random_access());
         SceneWorkspace ws;
@@ -128,8 +134,7 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
     SECTION("gaussian-birth: the chunks covering t") {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource src(file);
-        auto scene = open_scene(src);
-        REQUIRE(scene.ok());
+        auto scene = opened(src);
         auto reader = IndexedReader::open(src);
         REQUIRE(reader.ok());
         const double duration = scene->scene().header.duration_sec;
@@ -150,8 +155,7 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
     SECTION("keyframe-delta: the composed state, its chain and the chain's cost") {
         const std::vector<std::uint8_t> file = keyframe_file(true);
         MemorySource src(file);
-        auto scene = open_scene(src);
-        REQUIRE(scene.ok());
+        auto scene = opened(src);
         REQUIRE(scene->keyframes() != nullptr);
         auto reader = KeyframeDeltaReader::open(src);
         REQUIRE(reader.ok());
@@ -177,8 +181,7 @@ TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state 
     {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource src(file);
-        auto scene = open_scene(src);
-        REQUIRE(scene.ok());
+        auto scene = opened(src);
         auto reader = IndexedReader::open(src);
         REQUIRE(reader.ok());
         GaussianBlock all, expected;
@@ -200,8 +203,7 @@ TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state 
     {
         const std::vector<std::uint8_t> file = keyframe_file(true);
         MemorySource src(file);
-        auto scene = open_scene(src);
-        REQUIRE(scene.ok());
+        auto scene = opened(src);
         SceneWorkspace ws;
         std::vector<double> starts;
         REQUIRE(scene->read_all([&](const StoredBlock& b) {

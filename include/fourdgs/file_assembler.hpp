@@ -64,7 +64,8 @@ public:
     explicit FileAssembler(ByteSink& sink) : sink_(&sink) {}
 
     // Writes the magic, then the Header, Quantization and Window Table records (§4).
-    Status begin(const Header& header, const Quantization& quantization, const WindowTable& windows);
+    Status begin(const Header& header, const Quantization& quantization,
+                 const WindowTable& windows);
 
     // Writes whole records as given (content records, extras, private records).
     Status put(Bytes records);

@@ -111,6 +111,23 @@ std::uint64_t seek_cost(const Opened& f, std::size_t entry) {
     return f.reader->entry_fetch_cost(entry).value_or(0);
 }
 
+// A Chunk Index entry's interval, range, gaussian count and seek cost: with the §5.8 field names
+// (`dump --index`), or info's short ones.
+void entry_fields(Json& j, const ChunkIndex& e, std::uint64_t seek, bool index_names) {
+    j.num("t0", e.t0)
+        .num("t1", e.t1)
+        .num(index_names ? "chunk_offset" : "offset", e.chunk_offset)
+        .num(index_names ? "chunk_length" : "length", e.chunk_length)
+        .num(index_names ? "gaussian_count" : "gaussians", unsigned{e.gaussian_count})
+        .num("seek_cost", seek);
+}
+
+// {"<what>": id, "offset": o, "length": n}: a record's or an SH band's byte range.
+void range_object(Json& j, std::string_view what, unsigned id, std::uint64_t offset,
+                  std::uint64_t length) {
+    j.begin_object().num(what, id).num("offset", offset).num("length", length).end_object();
+}
+
 std::string vec3(const std::array<double, 3>& v) {
     return fmt::format("({:.4g}, {:.4g}, {:.4g})", v[0], v[1], v[2]);
 }
@@ -173,13 +190,7 @@ int cmd_info(const std::string& path, bool json) {
         j.begin_array("chunks");
         for (std::size_t i = 0; i < s.index.size(); ++i) {
             const ChunkIndex& e = s.index[i];
-            j.begin_object()
-                .num("t0", e.t0)
-                .num("t1", e.t1)
-                .num("offset", e.chunk_offset)
-                .num("length", e.chunk_length)
-                .num("gaussians", unsigned{e.gaussian_count})
-                .num("seek_cost", seek_cost(f, i));
+            entry_fields(j.begin_object(), e, seek_cost(f, i), false);
             if (e.keyframe)
                 j.str("kind", e.keyframe->chunk_kind == 0 ? "keyframe" : "delta")
                     .num("depth", unsigned{e.keyframe->depth})
@@ -236,12 +247,7 @@ int cmd_info(const std::string& path, bool json) {
                 .end_object();
         j.end_array();
         j.begin_array("skipped");
-        for (const SkippedRecord& r : s.skipped)
-            j.begin_object()
-                .num("opcode", unsigned{r.opcode})
-                .num("offset", r.offset)
-                .num("length", r.length)
-                .end_object();
+        for (const SkippedRecord& r : s.skipped) range_object(j, "opcode", r.opcode, r.offset, r.length);
         j.end_array();
         if (tl.ok()) {
             j.begin_array("live");
@@ -499,20 +505,9 @@ int dump_index(const std::string& path, bool json) {
     for (std::size_t i = 0; i < s.index.size(); ++i) {
         const ChunkIndex& e = s.index[i];
         if (json) {
-            j.begin_object()
-                .num("t0", e.t0)
-                .num("t1", e.t1)
-                .num("chunk_offset", e.chunk_offset)
-                .num("chunk_length", e.chunk_length)
-                .num("gaussian_count", unsigned{e.gaussian_count})
-                .num("seek_cost", seek_cost(f, i));
+            entry_fields(j.begin_object(), e, seek_cost(f, i), true);
             j.begin_array("bands");
-            for (const auto& b : e.bands)
-                j.begin_object()
-                    .num("band", unsigned{b.band})
-                    .num("offset", b.offset)
-                    .num("length", b.length)
-                    .end_object();
+            for (const auto& b : e.bands) range_object(j, "band", b.band, b.offset, b.length);
             j.end_array();
             if (e.keyframe)
                 j.num("chunk_kind", unsigned{e.keyframe->chunk_kind})

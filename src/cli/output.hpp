@@ -29,11 +29,11 @@ public:
 
 private:
     void key(std::string_view k);
+    Json& open(std::string_view k, char bracket);
+    Json& close(char bracket);
     std::string out_;
     std::vector<bool> first_{true};
 };
-
-std::string json_quote(std::string_view s);
 
 // A one-line progress bar on stderr, drawn only when stderr is a terminal and not --quiet.
 class Progress {

@@ -482,18 +482,9 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     const std::size_t m = spans.size();
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
     GaussianColumns cols;
-    cols.count = m;
     cols.sh_degree = frames.front().sh_degree;
-    cols.position.resize(m * 3);
-    cols.motion.resize(m * 3);
-    cols.scale.resize(m * 3);
-    cols.rotation.resize(m * 4);
-    cols.color.resize(m * 4);
-    cols.mu_t.resize(m);
-    cols.sigma_t.assign(m, kInf);
-    cols.sh.resize(m * per);
-    cols.win_lo.resize(m);
-    cols.win_hi.resize(m);
+    cols.resize(m);
+    std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), kInf);
     double vmax = 0, longest_moving = 0;
     std::size_t fastest = 0;
     for (std::size_t rec = 0; rec < m; ++rec) {

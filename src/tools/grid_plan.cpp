@@ -391,15 +391,15 @@ std::optional<ConvertShape> parse_convert_shape(std::string_view name) {
 
 std::array<double, 6> frames_aabb(std::span<const PlyCloud> frames) {
     std::array<double, 6> box{};
-    bool any = false;
-    for (const PlyCloud& f : frames)
-        for (std::size_t i = 0; i < f.count; ++i)
-            for (int c = 0; c < 3; ++c) {
-                const double v = f.position[i * 3 + c];
-                if (!any || v < box[c]) box[c] = v;
-                if (!any || v > box[3 + c]) box[3 + c] = v;
-                if (c == 2) any = true;
+    for (int c = 0; c < 3; ++c) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const PlyCloud& f : frames)
+            for (std::size_t i = 0; i < f.count; ++i) {
+                lo = std::min<double>(lo, f.position[i * 3 + c]);
+                hi = std::max<double>(hi, f.position[i * 3 + c]);
             }
+        if (lo <= hi) box[c] = lo, box[3 + c] = hi;
+    }
     return box;
 }
 
