@@ -16,8 +16,10 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
@@ -33,12 +35,8 @@ constexpr std::string_view kKeyframeMetadata = "keyframe-delta";
 constexpr std::uint64_t kMaxKeyBytes = 4096;
 // Metadata records are parsed whole (the shard's slice, the keyframe writer's advisory).
 constexpr std::uint64_t kMaxMetadataBytes = 1 << 20;
-// A Chunk record's fixed fields and its compression string, read before the rest.
-constexpr std::uint64_t kChunkPrefixBytes = 8 + 8 + 4 + 4 + 4;
 // Where a Delta Chunk's reference_offset sits in its content (§5.18): t0, t1, level, delta_mode.
 constexpr std::uint64_t kDeltaReferenceAt = 8 + 8 + 4 + 1;
-// ... and the whole fixed head up to the compression string's length.
-constexpr std::uint64_t kDeltaPrefixBytes = kDeltaReferenceAt + 8 + 8 + 2 + 4 + 4 + 4 + 4;
 
 std::string num(double v) { return detail::fmt(v); }
 
@@ -58,6 +56,7 @@ struct Extra {
 
 struct Part {
     ByteSource* source = nullptr;
+    std::optional<RangeFetcher> fetcher;  // the source's indexed records and ranges
     std::string name;
     std::uint64_t size = 0;
     Header header;
@@ -90,26 +89,26 @@ Error part_problem(const Part& p, std::string_view refusal, std::string message,
 }
 
 // ---- reading ----------------------------------------------------------------------------------
+// Records are framed by the core's record layer (record_stream.hpp): the walk of a part by a
+// RecordStream confined to its records, each indexed record by its fetcher's fetch_framed.
 
-// Appends [offset, offset + length) of the part to `out`; the range is checked against the part.
-Status append_range(const Part& p, std::uint64_t offset, std::uint64_t length,
-                    std::vector<std::uint8_t>& out) {
-    if (offset > p.size || length > p.size - offset)
-        return part_problem(p, refusal::kIndexOutOfRange,
-                            "range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                                ") lies outside the " + std::to_string(p.size) + "-byte file",
-                            offset);
-    const std::size_t at = out.size();
-    out.resize(at + static_cast<std::size_t>(length));
-    return p.source->read_exact(offset,
-                                std::span(out.data() + at, static_cast<std::size_t>(length)));
+// [offset, offset + length) of the part into `out` (replaced): bytes of records already framed.
+Status fetch(const Part& p, std::uint64_t offset, std::uint64_t length,
+             std::vector<std::uint8_t>& out) {
+    if (auto st = p.fetcher->fetch(offset, length, out); !st.ok())
+        return invalid_part(p, st.error());
+    return ok_status();
 }
 
-Result<std::vector<std::uint8_t>> read_range_of(const Part& p, std::uint64_t offset,
-                                                std::uint64_t length) {
-    std::vector<std::uint8_t> out;
-    FOURDGS_TRY(append_range(p, offset, length, out));
-    return out;
+// The whole record an index entry frames at [offset, offset + length), which must be one
+// `opcode` record (index-record-mismatch naming the entry's field otherwise), into `out`
+// (replaced; its capacity kept).
+Result<RecordView> fetch_record(const Part& p, std::uint64_t offset, std::uint64_t length,
+                                std::uint8_t opcode, std::vector<std::uint8_t>& out,
+                                RangeOrigin origin = {}) {
+    auto r = p.fetcher->fetch_framed(offset, length, opcode, out, origin);
+    if (!r.ok()) return invalid_part(p, r.error());
+    return *r;
 }
 
 // Makes room for `need` bytes in `buf`, keeping its (small) contents, without the doubling growth
@@ -122,69 +121,48 @@ void reserve_exact(std::vector<std::uint8_t>& buf, std::uint64_t need) {
     buf.assign(keep.begin(), keep.end());
 }
 
-std::uint64_t le64(const std::uint8_t* b) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, b, 8);
-    return v;
-}
-std::uint32_t le32(const std::uint8_t* b) {
-    std::uint32_t v = 0;
-    std::memcpy(&v, b, 4);
-    return v;
-}
 void put64(std::uint8_t* b, std::uint64_t v) { std::memcpy(b, &v, 8); }
 
-// The key of an extra record: its kind and, where records of the kind are told apart, its name or
-// id ("Metadata 'title'", "Object Track 7", "Camera").
-Result<std::string> extra_key(const Part& p, std::uint8_t opcode, std::uint64_t offset,
-                              std::uint64_t content_length) {
-    const std::uint64_t content = offset + kRecordHeaderSize;
-    auto name = [&]() -> Result<std::string> {
-        if (content_length < 4)
-            return part_problem(p, refusal::kRecordTooShort,
-                                opcode_name(opcode) + " record without its name", offset);
-        FOURDGS_ASSIGN(auto len_bytes, read_range_of(p, content, 4));
-        const std::uint64_t len = le32(len_bytes.data());
-        if (len > content_length - 4)
-            return part_problem(p, refusal::kRecordTooShort,
-                                opcode_name(opcode) + " record whose name runs past it", offset);
-        FOURDGS_ASSIGN(auto text, read_range_of(p, content + 4, std::min(len, kMaxKeyBytes)));
-        std::string s(text.begin(), text.end());
-        if (len > kMaxKeyBytes) s += "...(" + std::to_string(len) + " bytes)";
-        return opcode_name(opcode) + " '" + s + "'";
-    };
-    auto id = [&]() -> Result<std::string> {
-        if (content_length < 4)
-            return part_problem(p, refusal::kRecordTooShort,
-                                opcode_name(opcode) + " record without its id", offset);
-        FOURDGS_ASSIGN(auto b, read_range_of(p, content, 4));
-        return opcode_name(opcode) + " " + std::to_string(le32(b.data()));
-    };
+// Records whose kind has several per file, told apart by the name or id their content opens with.
+bool named_by_string(std::uint8_t opcode) {
     switch (opcode) {
         case op::metadata:
         case op::attachment:
         case op::coordinate_frame:
         case op::sensor_calibration:
         case op::rig_trajectory:
-        case op::geodetic_anchor: return name();
-        case op::audio_source:
-        case op::audio_data:
-        case op::object_track: return id();
-        default: return opcode_name(opcode);
+        case op::geodetic_anchor: return true;
+        default: return false;
     }
 }
+bool named_by_id(std::uint8_t opcode) {
+    return opcode == op::audio_source || opcode == op::audio_data || opcode == op::object_track;
+}
 
-Result<Metadata> read_metadata(const Part& p, const Extra& e) {
-    if (e.length > kMaxMetadataBytes)
-        return part_problem(
-            p, refusal::kLimitExceeded,
-            e.key + " is " + std::to_string(e.length) + " bytes; at most 1 MiB is read", e.offset);
-    FOURDGS_ASSIGN(const auto bytes, read_range_of(p, e.offset, e.length));
-    auto rv = parse_record(bytes, e.offset);
-    if (!rv.ok()) return invalid_part(p, rv.error());
-    auto m = parse_metadata(*rv);
-    if (!m.ok()) return invalid_part(p, m.error());
-    return std::move(*m);
+// The key of an extra record: its kind and, where records of the kind are told apart, its name or
+// id ("Metadata 'title'", "Object Track 7", "Camera"). Reads at most the first kMaxKeyBytes + 4
+// content bytes of the record at `frame`; the stream stays at it.
+Result<std::string> extra_key(const Part& p, RecordStream& records, const RecordFrame& frame,
+                              HeldRecord& held) {
+    const std::string kind = opcode_name(frame.opcode);
+    const bool by_name = named_by_string(frame.opcode);
+    if (!by_name && !named_by_id(frame.opcode)) return kind;
+    if (frame.content_length < 4)
+        return part_problem(p, refusal::kRecordTooShort,
+                            kind + " record without its " + (by_name ? "name" : "id"),
+                            frame.offset);
+    if (auto st = records.read_prefix(frame, 4 + (by_name ? kMaxKeyBytes : 0), held); !st.ok())
+        return invalid_part(p, st.error());
+    const Bytes content = held.view.content;
+    const std::uint64_t n = read_le32(content.data());
+    if (!by_name) return kind + " " + std::to_string(n);
+    if (n > frame.content_length - 4)
+        return part_problem(p, refusal::kRecordTooShort, kind + " record whose name runs past it",
+                            frame.offset);
+    std::string name(content.begin() + 4,
+                     content.begin() + 4 + static_cast<std::ptrdiff_t>(std::min(n, kMaxKeyBytes)));
+    if (n > kMaxKeyBytes) name += "...(" + std::to_string(n) + " bytes)";
+    return kind + " '" + name + "'";
 }
 
 Result<double> shard_time(const Part& p, const Metadata& m, std::string_view key,
@@ -200,25 +178,20 @@ Result<double> shard_time(const Part& p, const Metadata& m, std::string_view key
                         "its 4dgs-shard Metadata has no number '" + std::string(key) + "'", at);
 }
 
-// Every record of the part, by its 9-byte header: the extras, and the shard's slice.
+// Every record of the part, by its frame, up to the Footer: the extras, and the shard's slice.
+// Metadata the merge reads (the shard's slice, the keyframe writer's advisory) is read whole, up
+// to kMaxMetadataBytes (limit-exceeded past it); every other record only as far as its key.
 Status walk_records(Part& p) {
-    std::uint64_t at = kMagicSize;
-    const std::uint64_t end = p.size - kMagicSize;
+    RecordStream records(*p.source, kMaxMetadataBytes);
+    records.confine({p.size - kMagicSize, refusal::kTruncated, "the trailing magic", ""});
     std::map<std::string, int> seen;
-    std::array<std::uint8_t, kRecordHeaderSize> head{};
-    while (at < end) {
-        if (end - at < kRecordHeaderSize)
-            return part_problem(p, refusal::kTruncated, "a record header is cut off", at);
-        if (auto st = p.source->read_exact(at, head); !st.ok()) return invalid_part(p, st.error());
-        const std::uint8_t opcode = head[0];
-        const std::uint64_t length = le64(head.data() + 1);
-        if (length > end - at - kRecordHeaderSize)
-            return part_problem(p, refusal::kTruncated,
-                                opcode_name(opcode) + " record declares " + std::to_string(length) +
-                                    " bytes, past the end of the file",
-                                at);
-        if (opcode == op::footer) break;
-        switch (opcode) {
+    HeldRecord held;
+    while (true) {
+        auto next = records.next_frame();
+        if (!next.ok()) return invalid_part(p, next.error());
+        if (!*next || (*next)->opcode == op::footer) return ok_status();
+        const RecordFrame frame = **next;
+        switch (frame.opcode) {
             case op::header:
             case op::quantization:
             case op::window_table:
@@ -228,39 +201,45 @@ Status walk_records(Part& p) {
             case op::chunk_index:
             case op::statistics:
             case op::summary_offset:
-            case op::attachment_index: break;  // reserved, no body: nothing to carry over
-            default: {
-                Extra e;
-                e.opcode = opcode;
-                e.offset = at;
-                e.length = kRecordHeaderSize + length;
-                FOURDGS_ASSIGN(e.key, extra_key(p, opcode, at, length));
-                if (const int n = seen[e.key]++; n > 0)
-                    e.key += " (#" + std::to_string(n + 1) + ")";
-                if (opcode == op::metadata) {
-                    if (e.key == "Metadata '" + std::string(kShardMetadata) + "'") {
-                        e.role = Extra::Role::shard;
-                        FOURDGS_ASSIGN(const Metadata m, read_metadata(p, e));
-                        FOURDGS_ASSIGN(p.t0, shard_time(p, m, "t0", at));
-                        FOURDGS_ASSIGN(p.t1, shard_time(p, m, "t1", at));
-                        p.declared_slice = true;
-                    } else if (e.key == "Metadata '" + std::string(kKeyframeMetadata) + "'") {
-                        e.role = Extra::Role::keyframe_advisory;
-                        FOURDGS_ASSIGN(p.keyframe_advisory, read_metadata(p, e));
-                    }
-                }
-                p.extras.push_back(std::move(e));
-            }
+            case op::attachment_index:  // reserved, no body: nothing to carry over
+                records.skip(frame);
+                continue;
+            default: break;
         }
-        at += kRecordHeaderSize + length;
+        Extra e;
+        e.opcode = frame.opcode;
+        e.offset = frame.offset;
+        e.length = frame.total_length();
+        FOURDGS_ASSIGN(e.key, extra_key(p, records, frame, held));
+        if (const int n = seen[e.key]++; n > 0) e.key += " (#" + std::to_string(n + 1) + ")";
+        const bool shard = e.key == "Metadata '" + std::string(kShardMetadata) + "'";
+        const bool advisory = e.key == "Metadata '" + std::string(kKeyframeMetadata) + "'";
+        if (shard || advisory) {
+            if (auto st = records.read_content(frame, held); !st.ok())
+                return invalid_part(p, st.error());
+            auto m = parse_metadata(held.view);
+            if (!m.ok()) return invalid_part(p, m.error());
+            if (shard) {
+                e.role = Extra::Role::shard;
+                FOURDGS_ASSIGN(p.t0, shard_time(p, *m, "t0", e.offset));
+                FOURDGS_ASSIGN(p.t1, shard_time(p, *m, "t1", e.offset));
+                p.declared_slice = true;
+            } else {
+                e.role = Extra::Role::keyframe_advisory;
+                p.keyframe_advisory = std::move(*m);
+            }
+        } else {
+            records.skip(frame);
+        }
+        p.extras.push_back(std::move(e));
     }
-    return ok_status();
 }
 
 Status open_part(Part& p, const MergeOptions& options) {
     if (!p.source->random_access() || !p.source->size())
         return bad_option(p.name + " is not a random-access source of known size");
     p.size = *p.source->size();
+    p.fetcher.emplace(*p.source, ReaderOptions{}.max_record_bytes + kRecordHeaderSize);
     if (options.validate_parts) {
         ValidateOptions vo;
         FOURDGS_ASSIGN(const ValidationReport report, validate(*p.source, vo));
@@ -382,10 +361,8 @@ Result<bool> same_bytes(const Part& a, const Extra& x, const Part& b, const Extr
     if (x.length != y.length) return false;
     for (std::uint64_t done = 0; done < x.length;) {
         const std::uint64_t n = std::min<std::uint64_t>(block, x.length - done);
-        ba.clear();
-        bb.clear();
-        FOURDGS_TRY(append_range(a, x.offset + done, n, ba));
-        FOURDGS_TRY(append_range(b, y.offset + done, n, bb));
+        FOURDGS_TRY(fetch(a, x.offset + done, n, ba));
+        FOURDGS_TRY(fetch(b, y.offset + done, n, bb));
         if (ba != bb) return false;
         done += n;
     }
@@ -483,22 +460,22 @@ Status renumber_block(const Part& p, Bytes block, std::uint64_t offset, std::uin
     return ok_status();
 }
 
-Result<std::string> read_string_at(const Part& p, const std::vector<std::uint8_t>& buf,
-                                   std::size_t at, std::uint64_t offset) {
-    if (buf.size() < at + 4)
-        return part_problem(p, refusal::kRecordTooShort, "a chunk's head is cut off", offset);
-    const std::uint32_t len = le32(buf.data() + at);
-    if (buf.size() < at + 4 + len)
-        return part_problem(p, refusal::kRecordTooShort, "a chunk's head is cut off", offset);
-    return std::string(buf.begin() + static_cast<std::ptrdiff_t>(at + 4),
-                       buf.begin() + static_cast<std::ptrdiff_t>(at + 4 + len));
+// The chunk record `framed` against the index entry it was fetched by (count, interval, and a
+// keyframe-delta entry's six fields); fetch_framed has checked the range.
+Status check_entry(const Part& p, const ChunkIndex& e, const FramedChunk& framed) {
+    IndexCheckOptions o;
+    o.ranges = false;
+    o.keyframe = IndexCheckOptions::KeyframeFields::when_present;
+    if (auto st = check_index_entry(e, framed, e.chunk_offset, o); !st.ok())
+        return invalid_part(p, st.error());
+    return ok_status();
 }
 
 struct Copier {
     const MergeOptions& options;
     MergeReport& report;
     StreamScratch scratch;
-    std::vector<std::uint8_t> inflated, work;
+    std::vector<std::uint8_t> inflated, work, band;
 
     // The records a chunk needs in the merged file, in `buf` (replaced): its Chunk or Delta Chunk
     // record (window indices renumbered, references renamed through `moved_to`), then its SH Band
@@ -506,52 +483,58 @@ struct Copier {
     Status chunk(const Part& p, const ChunkIndex& e,
                  const std::map<std::uint64_t, std::uint64_t>& moved_to,
                  std::vector<std::uint8_t>& buf, ChunkRecords& out) {
-        buf.clear();
-        std::array<std::uint8_t, kRecordHeaderSize> head{};
-        if (e.chunk_length < kRecordHeaderSize || e.chunk_offset > p.size ||
-            e.chunk_length > p.size - e.chunk_offset)
-            return part_problem(p, refusal::kIndexOutOfRange,
-                                "a Chunk Index entry frames no record", e.chunk_offset);
-        if (auto st = p.source->read_exact(e.chunk_offset, head); !st.ok())
-            return invalid_part(p, st.error());
-        const std::uint8_t opcode = head[0];
-        const bool delta = e.keyframe && e.keyframe->chunk_kind == kChunkKindDelta;
-        if (opcode != (delta ? op::delta_chunk : op::chunk) ||
-            kRecordHeaderSize + le64(head.data() + 1) != e.chunk_length)
-            return part_problem(p, refusal::kIndexRecordMismatch,
-                                "the Chunk Index entry at [" + num(e.t0) + ", " + num(e.t1) +
-                                    ") frames a " + opcode_name(opcode) + " record of " +
-                                    std::to_string(kRecordHeaderSize + le64(head.data() + 1)) +
-                                    " bytes, not its " + std::to_string(e.chunk_length),
-                                e.chunk_offset);
+        // Every range inside the part before anything is reserved for it.
         std::uint64_t bands = 0;
-        for (const ChunkIndex::Band& band : e.bands) bands += band.length;
+        if (e.bands.size() > 3)
+            return part_problem(p, refusal::kIndexRecordMismatch,
+                                "a Chunk Index entry lists " + std::to_string(e.bands.size()) +
+                                    " SH bands",
+                                e.chunk_offset);
+        for (const ChunkIndex::Band& b : e.bands) {
+            if (b.offset > p.size || b.length > p.size - b.offset)
+                return part_problem(p, refusal::kIndexOutOfRange,
+                                    "SH band " + std::to_string(b.band) +
+                                        "'s range lies outside the file",
+                                    b.offset);
+            bands += b.length;
+        }
+        if (e.chunk_offset > p.size || e.chunk_length > p.size - e.chunk_offset)
+            return part_problem(p, refusal::kIndexOutOfRange,
+                                "a Chunk Index entry's range lies outside the file",
+                                e.chunk_offset);
+        const bool delta = e.keyframe && e.keyframe->chunk_kind == kChunkKindDelta;
+        buf.clear();
+        reserve_exact(buf, e.chunk_length + bands);
+        FOURDGS_ASSIGN(const RecordView record,
+                       fetch_record(p, e.chunk_offset, e.chunk_length,
+                                    delta ? op::delta_chunk : op::chunk, buf));
         if (delta)
-            FOURDGS_TRY(delta_chunk(p, e, moved_to, bands, buf));
+            FOURDGS_TRY(delta_chunk(p, e, record, moved_to, buf));
         else
-            FOURDGS_TRY(keyframe_chunk(p, e, bands, buf));
+            FOURDGS_TRY(keyframe_chunk(p, e, record, bands, buf));
         reserve_exact(buf, buf.size() + bands);
         out.chunk_length = buf.size();
         out.bands = 0;
         for (std::size_t b = 0; b < e.bands.size(); ++b) {
-            const ChunkIndex::Band& band = e.bands[b];
-            if (band.band != b + 1 || b >= 3)
-                return part_problem(p, refusal::kIndexRecordMismatch,
-                                    "a Chunk Index entry lists SH band " +
-                                        std::to_string(band.band) + " where band " +
-                                        std::to_string(b + 1) + " belongs",
-                                    e.chunk_offset);
-            const std::size_t at = buf.size();
-            FOURDGS_TRY(append_range(p, band.offset, band.length, buf));
-            if (band.length < kRecordHeaderSize || buf[at] != op::sh_band ||
-                kRecordHeaderSize + le64(buf.data() + at + 1) != band.length)
-                return part_problem(
-                    p, refusal::kIndexRecordMismatch,
-                    "SH band " + std::to_string(band.band) + "'s range is not its record",
-                    band.offset);
-            out.band_length[b] = band.length;
-            out.bands = static_cast<int>(b + 1);
-            report.bytes_verbatim += band.length;
+            const ChunkIndex::Band& entry = e.bands[b];
+            const auto number = static_cast<std::uint8_t>(b + 1);
+            FOURDGS_ASSIGN(const RecordView rv,
+                           fetch_record(p, entry.offset, entry.length, op::sh_band, band,
+                                        {"bands", "bands"}));
+            auto parsed = parse_sh_band(rv);
+            if (!parsed.ok()) return invalid_part(p, parsed.error());
+            if (entry.band != number || parsed->band != number)
+                return invalid_part(
+                    p, index_record_mismatch("bands",
+                                             "the index lists band " + std::to_string(entry.band) +
+                                                 " holding band " +
+                                                 std::to_string(parsed->band) + " where band " +
+                                                 std::to_string(number) + " belongs",
+                                             entry.offset));
+            buf.insert(buf.end(), band.begin(), band.end());
+            out.band_length[b] = entry.length;
+            out.bands = static_cast<int>(number);
+            report.bytes_verbatim += entry.length;
         }
         out.bytes = buf;
         out.t0 = e.t0;
@@ -570,128 +553,105 @@ struct Copier {
         return ok_status();
     }
 
-    // A Chunk record: verbatim, or with its window_index stream renumbered — streamed from the
-    // part around that stream when the block is stored as is, inflated and compressed again
-    // otherwise.
-    Status keyframe_chunk(const Part& p, const ChunkIndex& e, std::uint64_t bands,
-                          std::vector<std::uint8_t>& buf) {
-        const std::uint64_t off = e.chunk_offset;
-        const std::uint64_t content = off + kRecordHeaderSize;
-        const std::uint64_t content_length = e.chunk_length - kRecordHeaderSize;
-        if (content_length < kChunkPrefixBytes)
-            return part_problem(p, refusal::kRecordTooShort, "a Chunk record is cut off", off);
-        FOURDGS_TRY(append_range(p, off, kRecordHeaderSize + kChunkPrefixBytes, buf));
-        const std::uint8_t* c = buf.data() + kRecordHeaderSize;
-        double t0 = 0, t1 = 0;
-        std::memcpy(&t0, c, 8);
-        std::memcpy(&t1, c + 8, 8);
-        const std::uint32_t count = le32(c + 20);
-        if (t0 != e.t0 || t1 != e.t1 || count != e.gaussian_count)
-            return part_problem(p, refusal::kIndexRecordMismatch,
-                                "the Chunk at byte " + std::to_string(off) + " holds [" + num(t0) +
-                                    ", " + num(t1) + ") with " + std::to_string(count) +
-                                    " gaussians, not its index entry's [" + num(e.t0) + ", " +
-                                    num(e.t1) + ") with " + std::to_string(e.gaussian_count),
-                                off);
-        const std::uint64_t compression_length = le32(c + 24);
-        const std::uint64_t block_at = kChunkPrefixBytes + compression_length + 8 + 8;
-        if (block_at > content_length)
-            return part_problem(p, refusal::kRecordTooShort, "a Chunk's head runs past its record",
-                                off);
-        if (!p.windows_move) return verbatim(p, e, bands, buf);
-        FOURDGS_TRY(append_range(p, content + kChunkPrefixBytes, compression_length + 16, buf));
-        FOURDGS_ASSIGN(const std::string compression,
-                       read_string_at(p, buf, kRecordHeaderSize + 24, off));
-        const std::uint64_t block_length = le64(buf.data() + kRecordHeaderSize + block_at - 8);
-        if (block_length != content_length - block_at)
-            return part_problem(p, refusal::kRecordTooShort,
-                                "a Chunk's records block is not its record's rest", off);
-        const std::uint64_t block_offset = content + block_at;
-        if (!compression.empty()) return compressed_chunk(p, e, bands, buf);
+    void count_verbatim(const ChunkIndex& e) {
+        ++report.chunks_verbatim;
+        report.bytes_verbatim += e.chunk_length;
+    }
 
-        // Stored as is: walk the stream headers in the part, and copy around the one that moves.
-        std::uint64_t at = block_offset;
-        const std::uint64_t block_end = block_offset + block_length;
-        std::array<std::uint8_t, kStreamHeaderSize> sh{};
-        while (at < block_end) {
-            if (block_end - at < kStreamHeaderSize)
-                return part_problem(p, refusal::kRecordTooShort, "a stream header is cut off", at);
-            if (auto st = p.source->read_exact(at, sh); !st.ok())
-                return invalid_part(p, st.error());
-            const std::uint64_t payload = le64(sh.data() + 9);
-            if (payload > block_end - at - kStreamHeaderSize)
-                return part_problem(p, refusal::kRecordTooShort, "a stream runs past its chunk",
-                                    at);
-            const std::uint64_t whole = kStreamHeaderSize + payload;
-            if (sh[0] == attr::window_index) {
-                FOURDGS_ASSIGN(const auto stream, read_range_of(p, at, whole));
-                ByteWriter fresh;
-                bool moved = false;
-                FOURDGS_TRY(
-                    renumber_windows(p, stream, at, e.gaussian_count, fresh, moved, scratch));
-                // This chunk's windows keep their indices: the record is copied as it is.
-                if (!moved) return verbatim(p, e, bands, buf);
-                const std::size_t head = kRecordHeaderSize + static_cast<std::size_t>(block_at);
-                reserve_exact(buf, e.chunk_length - whole + fresh.size() + bands);
-                FOURDGS_TRY(append_range(p, block_offset, at - block_offset, buf));
-                buf.insert(buf.end(), fresh.buffer().begin(), fresh.buffer().end());
-                FOURDGS_TRY(append_range(p, at + whole, block_end - at - whole, buf));
-                const std::uint64_t new_block = buf.size() - head;
-                put64(buf.data() + 1, buf.size() - kRecordHeaderSize);  // content_length
-                put64(buf.data() + head - 16, new_block);               // uncompressed_size
-                put64(buf.data() + head - 8, new_block);                // the records' length
-                ++report.window_streams_rewritten;
-                report.bytes_verbatim += block_length - whole + head;
+    // A Chunk record (in `buf`, fetched): as it is, or with its window_index stream renumbered —
+    // spliced into the record when its block is stored as is, inflated and compressed again
+    // otherwise.
+    Status keyframe_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+                          std::uint64_t bands, std::vector<std::uint8_t>& buf) {
+        auto c = parse_chunk(record);
+        if (!c.ok()) return invalid_part(p, c.error());
+        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *c)));
+        if (!p.windows_move) {
+            count_verbatim(e);
+            return ok_status();
+        }
+        if (!c->compression.empty()) return compressed_chunk(p, e, *c, buf);
+        auto streams = split_streams(c->records, c->records_offset);
+        if (!streams.ok()) return invalid_part(p, streams.error());
+        for (const StreamView& s : *streams) {
+            if (s.header.attribute_id != attr::window_index) continue;
+            const std::size_t at = static_cast<std::size_t>(s.offset - e.chunk_offset);
+            const std::size_t whole =
+                kStreamHeaderSize + static_cast<std::size_t>(s.header.payload_length);
+            ByteWriter fresh;
+            bool moved = false;
+            FOURDGS_TRY(renumber_windows(p, Bytes(buf).subspan(at, whole), s.offset, c->count,
+                                         fresh, moved, scratch));
+            // This chunk's windows keep their indices: the record is copied as it is.
+            if (!moved) {
+                count_verbatim(e);
                 return ok_status();
             }
-            at += whole;
+            const auto block_at = static_cast<std::size_t>(c->records_offset - e.chunk_offset);
+            FOURDGS_TRY(splice(p, e, buf, at, whole, fresh.buffer(), bands));
+            const std::uint64_t block = buf.size() - block_at;
+            put64(buf.data() + 1, buf.size() - kRecordHeaderSize);  // content_length
+            put64(buf.data() + block_at - 16, block);               // uncompressed_size
+            put64(buf.data() + block_at - 8, block);                // the records' length
+            ++report.window_streams_rewritten;
+            report.bytes_verbatim += e.chunk_length - whole;
+            return ok_status();
         }
         return part_problem(
             p, refusal::kMissingAttributeStream,
-            "the Chunk at byte " + std::to_string(off) + " has no window_index stream", off);
+            "the Chunk at byte " + std::to_string(e.chunk_offset) + " has no window_index stream",
+            e.chunk_offset);
     }
 
-    // The chunk's record as it is in the part, in `buf` (replaced), with room for its bands.
-    static Status read_whole(const Part& p, const ChunkIndex& e, std::uint64_t bands,
-                             std::vector<std::uint8_t>& buf) {
-        buf.clear();
-        reserve_exact(buf, e.chunk_length + bands);
-        return append_range(p, e.chunk_offset, e.chunk_length, buf);
+    // Replaces buf[at, at + n) — `buf` holding the record entry `e` frames — by `with`. In place
+    // when buf's capacity holds the result and the bands to come; otherwise buf is released and
+    // the record read again from the part around the replaced bytes into a buffer of exactly the
+    // new size, so that two copies of a chunk are never held at once.
+    Status splice(const Part& p, const ChunkIndex& e, std::vector<std::uint8_t>& buf,
+                  std::size_t at, std::size_t n, Bytes with, std::uint64_t bands) {
+        const std::size_t size = buf.size() - n + with.size();
+        const auto from = buf.begin() + static_cast<std::ptrdiff_t>(at);
+        if (size + bands <= buf.capacity()) {
+            buf.erase(from, from + static_cast<std::ptrdiff_t>(n));
+            buf.insert(buf.begin() + static_cast<std::ptrdiff_t>(at), with.begin(), with.end());
+            return ok_status();
+        }
+        std::vector<std::uint8_t>().swap(buf);
+        buf.reserve(static_cast<std::size_t>(size + bands));
+        buf.resize(size);
+        const std::span<std::uint8_t> out(buf);
+        FOURDGS_TRY(read_into(p, e.chunk_offset, out.first(at)));
+        std::copy(with.begin(), with.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+        return read_into(p, e.chunk_offset + at + n, out.subspan(at + with.size()));
     }
 
-    // The same, for a record the merged file takes as it is.
-    Status verbatim(const Part& p, const ChunkIndex& e, std::uint64_t bands,
-                    std::vector<std::uint8_t>& buf) {
-        FOURDGS_TRY(read_whole(p, e, bands, buf));
-        ++report.chunks_verbatim;
-        report.bytes_verbatim += e.chunk_length;
+    // Bytes of a record already framed and fetched once, read again into `out`.
+    static Status read_into(const Part& p, std::uint64_t offset, std::span<std::uint8_t> out) {
+        if (auto st = p.source->read_exact(offset, out); !st.ok())
+            return invalid_part(p, st.error());
+        p.fetcher->count(out.size());
         return ok_status();
     }
 
-    Status compressed_chunk(const Part& p, const ChunkIndex& e, std::uint64_t bands,
+    // A chunk-level-compressed Chunk whose part's windows move: its block inflated, renumbered,
+    // and compressed again when an index moved.
+    Status compressed_chunk(const Part& p, const ChunkIndex& e, ChunkRecord c,
                             std::vector<std::uint8_t>& buf) {
-        FOURDGS_TRY(read_whole(p, e, bands, buf));
-        auto rv = parse_record(buf, e.chunk_offset);
-        if (!rv.ok()) return invalid_part(p, rv.error());
-        auto rec = parse_chunk(*rv);
-        if (!rec.ok()) return invalid_part(p, rec.error());
         bool changed = false;
         ByteWriter block;
         FOURDGS_ASSIGN(const Bytes inflated_block,
-                       inflate(p, rec->compression, rec->records, rec->uncompressed_size,
-                               rec->records_offset));
-        FOURDGS_TRY(renumber_block(p, inflated_block, rec->records_offset, rec->count, block,
-                                   changed, scratch));
+                       inflate(p, c.compression, c.records, c.uncompressed_size, c.records_offset));
+        FOURDGS_TRY(renumber_block(p, inflated_block, c.records_offset, c.count, block, changed,
+                                   scratch));
         if (!changed) {
-            ++report.chunks_verbatim;
-            report.bytes_verbatim += e.chunk_length;
+            count_verbatim(e);
             return ok_status();
         }
-        FOURDGS_TRY(seal(p, rec->compression, block, e.chunk_offset));
-        rec->uncompressed_size = block.size();
-        rec->records = work;
+        FOURDGS_TRY(seal(p, c.compression, block, e.chunk_offset));
+        c.uncompressed_size = block.size();
+        c.records = work;
         ByteWriter record;
-        write(record, *rec);
+        write(record, c);
         buf = std::move(record.buffer());
         ++report.window_streams_rewritten;
         return ok_status();
@@ -733,39 +693,25 @@ struct Copier {
         return ok_status();
     }
 
-    // A Delta Chunk record: its reference and keyframe offsets renamed; its births' window_index
-    // stream renumbered when the part's windows move.
-    Status delta_chunk(const Part& p, const ChunkIndex& e,
-                       const std::map<std::uint64_t, std::uint64_t>& moved_to, std::uint64_t bands,
+    // A Delta Chunk record (in `buf`, fetched): its reference and keyframe offsets renamed; its
+    // births' window_index stream renumbered when the part's windows move.
+    Status delta_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+                       const std::map<std::uint64_t, std::uint64_t>& moved_to,
                        std::vector<std::uint8_t>& buf) {
-        const std::uint64_t off = e.chunk_offset;
-        if (e.chunk_length < kRecordHeaderSize + kDeltaPrefixBytes)
-            return part_problem(p, refusal::kRecordTooShort, "a Delta Chunk record is cut off",
-                                off);
-        const KeyframeIndexFields& k = *e.keyframe;
-        const auto ref = moved_to.find(k.reference_offset);
-        const auto key = moved_to.find(k.keyframe_offset);
+        auto d = parse_delta_chunk(record);
+        if (!d.ok()) return invalid_part(p, d.error());
+        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *d)));
+        const auto ref = moved_to.find(d->reference_offset);
+        const auto key = moved_to.find(d->keyframe_offset);
         if (ref == moved_to.end() || key == moved_to.end())
             return part_problem(
                 p, refusal::kBrokenReference,
-                "the Delta Chunk at byte " + std::to_string(off) + " references byte " +
-                    std::to_string(ref == moved_to.end() ? k.reference_offset : k.keyframe_offset) +
+                "the Delta Chunk at byte " + std::to_string(e.chunk_offset) + " references byte " +
+                    std::to_string(ref == moved_to.end() ? d->reference_offset
+                                                         : d->keyframe_offset) +
                     ", no chunk of its slice",
-                off);
-        reserve_exact(buf, e.chunk_length + bands);
-        FOURDGS_TRY(append_range(p, off, e.chunk_length, buf));
-        std::uint8_t* c = buf.data() + kRecordHeaderSize;
-        if (le64(c + kDeltaReferenceAt) != k.reference_offset ||
-            le64(c + kDeltaReferenceAt + 8) != k.keyframe_offset)
-            return part_problem(p, refusal::kIndexRecordMismatch,
-                                "the Delta Chunk at byte " + std::to_string(off) +
-                                    " names other references than its index entry",
-                                off);
+                e.chunk_offset);
         if (p.windows_move) {
-            auto rv = parse_record(buf, off);
-            if (!rv.ok()) return invalid_part(p, rv.error());
-            auto d = parse_delta_chunk(*rv);
-            if (!d.ok()) return invalid_part(p, d.error());
             ByteWriter whole;
             bool changed = false;
             FOURDGS_TRY(inflate_and_renumber_delta(p, *d, whole, changed));
@@ -775,15 +721,15 @@ struct Copier {
                 d->records = work;
                 d->reference_offset = ref->second;
                 d->keyframe_offset = key->second;
-                ByteWriter record;
-                write(record, *d);
-                buf = std::move(record.buffer());
+                ByteWriter rewritten;
+                write(rewritten, *d);
+                buf = std::move(rewritten.buffer());
                 ++report.window_streams_rewritten;
                 ++report.references_rewritten;
                 return ok_status();
             }
         }
-        c = buf.data() + kRecordHeaderSize;
+        std::uint8_t* c = buf.data() + kRecordHeaderSize;
         put64(c + kDeltaReferenceAt, ref->second);
         put64(c + kDeltaReferenceAt + 8, key->second);
         ++report.references_rewritten;
@@ -993,15 +939,14 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         }
         for (std::uint64_t done = 0; done < e.length;) {
             const std::uint64_t n = std::min<std::uint64_t>(options.block_bytes, e.length - done);
-            block.clear();
-            FOURDGS_TRY(append_range(base, e.offset + done, n, block));
+            FOURDGS_TRY(fetch(base, e.offset + done, n, block));
             FOURDGS_TRY(as.put(Bytes(block)));
             done += n;
         }
         report.bytes_verbatim += e.length;
     }
 
-    Copier copier{options, report, {}, {}, {}};
+    Copier copier{options, report, {}, {}, {}, {}};
     std::vector<std::uint8_t> buf;
     for (std::size_t i : order) {
         const Part& p = parts[i];

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fourdgs/indexed_reader.hpp"
@@ -639,6 +640,79 @@ TEST_CASE(
             CHECK(bm.mu_t == bp.mu_t);
         }
     }
+}
+
+TEST_CASE(
+    "a window_index stream that grows when renumbered is spliced in, the rest of the chunk "
+    "byte for byte") {
+    // Part `late` holds one window, [0.5, 1); part `early` holds 300 windows in [0, 0.3), so in
+    // the union late's window index 0 becomes 300, which needs a wider symbol: its chunk's
+    // window_index stream grows. With SH degree 0 the chunk has no bands, so its buffer has no
+    // room to grow into and the record is read again around the stream (merge.cpp: splice).
+    auto grid = grid_for_tolerance(preset_tolerance(Preset::default_, 2), {-1, -1, -1, 1, 1, 1}, 1);
+    REQUIRE(grid.ok());
+    auto part = [&](std::size_t n, auto window_of) {
+        GaussianColumns c;
+        c.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            c.position[3 * i] = -0.9f + 1.8f * float(i) / float(n);
+            for (int k = 0; k < 3; ++k) c.scale[3 * i + k] = 0.05f;
+            c.rotation[4 * i + 3] = 1;
+            for (int k = 0; k < 4; ++k) c.color[4 * i + k] = 0.5f;
+            c.sigma_t[i] = std::numeric_limits<float>::infinity();
+            std::tie(c.win_lo[i], c.win_hi[i]) = window_of(i);
+            c.mu_t[i] = float(c.win_lo[i]);
+        }
+        SceneInput in;
+        in.header.duration_sec = 1;
+        in.gaussians = c.batch();
+        WriterOptions o;
+        o.grid = *grid;
+        auto bytes = write_scene(in, o);
+        REQUIRE(bytes.ok());
+        return *bytes;
+    };
+    const auto early = part(300, [](std::size_t i) {
+        return std::pair{double(i) / 1000, double(i + 1) / 1000};
+    });
+    const auto late = part(500, [](std::size_t) { return std::pair{0.5, 1.0}; });
+    MergeReport report;
+    const auto merged = merge({late, early}, {}, &report);
+    check_valid(merged, true);
+    CHECK(report.window_streams_rewritten == 1);
+
+    MemorySource ls(late), ms(merged);
+    auto lr = IndexedReader::open(ls);
+    auto mr = IndexedReader::open(ms);
+    REQUIRE(lr.ok());
+    REQUIRE(mr.ok());
+    REQUIRE(lr->scene().index.size() == 1);
+    REQUIRE(mr->scene().index.size() == 301);
+    const ChunkIndex& in = lr->scene().index[0];
+    const ChunkIndex& out = mr->scene().index[300];
+    REQUIRE(in.bands.empty());
+    const auto a = streams_of(range(late, in.chunk_offset, in.chunk_length));
+    const auto b = streams_of(range(merged, out.chunk_offset, out.chunk_length));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        INFO("attribute " << int(a[k].first));
+        REQUIRE(a[k].first == b[k].first);
+        if (a[k].first == attr::window_index)
+            CHECK(b[k].second.size() > a[k].second.size());  // it grew
+        else
+            CHECK(a[k].second == b[k].second);
+    }
+    // The chunk decodes to late's gaussians, now in window 300 of the union.
+    DecodeWorkspace wl, wm;
+    REQUIRE(lr->decode_chunk(0, wl).ok());
+    REQUIRE(mr->decode_chunk(300, wm).ok());
+    REQUIRE(wl.bins.count == wm.bins.count);
+    for (std::uint8_t id = 0; id < attr::kKnownCount; ++id) {
+        if (id == attr::window_index) continue;
+        INFO(attr::kNames[id]);
+        CHECK(*wl.bins.column(id) == *wm.bins.column(id));
+    }
+    CHECK(std::ranges::all_of(wm.bins.window_index, [](std::int32_t w) { return w == 300; }));
 }
 
 TEST_CASE("corrupted parts are refused or merged, never a crash, a hang or a runaway allocation") {
