@@ -101,12 +101,11 @@ Status fetch(const Part& p, std::uint64_t offset, std::uint64_t length,
 }
 
 // The whole record an index entry frames at [offset, offset + length), which must be one
-// `opcode` record (index-record-mismatch naming the entry's field otherwise), into `out`
-// (replaced; its capacity kept).
+// `opcode` record (index-record-mismatch naming the entry's field otherwise), appended to `out`.
 Result<RecordView> fetch_record(const Part& p, std::uint64_t offset, std::uint64_t length,
                                 std::uint8_t opcode, std::vector<std::uint8_t>& out,
                                 RangeOrigin origin = {}) {
-    auto r = p.fetcher->fetch_framed(offset, length, opcode, out, origin);
+    auto r = p.fetcher->fetch_framed_append(offset, length, opcode, out, origin);
     if (!r.ok()) return invalid_part(p, r.error());
     return *r;
 }
@@ -475,7 +474,7 @@ struct Copier {
     const MergeOptions& options;
     MergeReport& report;
     StreamScratch scratch;
-    std::vector<std::uint8_t> inflated, work, band;
+    std::vector<std::uint8_t> inflated, work;
 
     // The records a chunk needs in the merged file, in `buf` (replaced): its Chunk or Delta Chunk
     // record (window indices renumbered, references renamed through `moved_to`), then its SH Band
@@ -519,7 +518,7 @@ struct Copier {
             const ChunkIndex::Band& entry = e.bands[b];
             const auto number = static_cast<std::uint8_t>(b + 1);
             FOURDGS_ASSIGN(const RecordView rv,
-                           fetch_record(p, entry.offset, entry.length, op::sh_band, band,
+                           fetch_record(p, entry.offset, entry.length, op::sh_band, buf,
                                         {"bands", "bands"}));
             auto parsed = parse_sh_band(rv);
             if (!parsed.ok()) return invalid_part(p, parsed.error());
@@ -531,7 +530,6 @@ struct Copier {
                                                  std::to_string(parsed->band) + " where band " +
                                                  std::to_string(number) + " belongs",
                                              entry.offset));
-            buf.insert(buf.end(), band.begin(), band.end());
             out.band_length[b] = entry.length;
             out.bands = static_cast<int>(number);
             report.bytes_verbatim += entry.length;
@@ -946,7 +944,7 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         report.bytes_verbatim += e.length;
     }
 
-    Copier copier{options, report, {}, {}, {}, {}};
+    Copier copier{options, report, {}, {}, {}};
     std::vector<std::uint8_t> buf;
     for (std::size_t i : order) {
         const Part& p = parts[i];

@@ -37,16 +37,16 @@
 // base is MergeOptions::base, or the part whose slice comes first.
 //
 // Reading: a part is walked by the core's RecordStream and each chunk and SH Band record fetched
-// whole by the range its index entry names (RangeFetcher::fetch_framed, record_stream.hpp), then
+// whole by the range its index entry names (RangeFetcher's fetch_framed, record_stream.hpp), then
 // checked against that entry (check_index_entry, index_check.hpp).
 //
 // Memory: the merged index (the summary) and, per part, its index entries and Window Table, plus
-// one chunk's records at a time (its Chunk or Delta Chunk record and SH Band records, in one
-// buffer sized for them; each band is fetched apart and appended, so the largest band is held
-// twice) and copy blocks of MergeOptions::block_bytes. A renumbered window_index stream is spliced
-// into that buffer, or, when it grew past the buffer's room, into the record read again — never
-// two copies of a chunk. Nothing in proportion to the scene. A chunk-level-compressed chunk
-// whose window_index stream changes also holds its block inflated, twice.
+// one chunk's records at a time (its Chunk or Delta Chunk record and SH Band records, fetched into
+// one buffer sized for them: RangeFetcher::fetch_framed_append) and copy blocks of
+// MergeOptions::block_bytes. A renumbered window_index stream is spliced into that buffer, or,
+// when it grew past the buffer's room, into the record read again — never two copies of a
+// chunk. Nothing in proportion to the scene. A chunk-level-compressed chunk whose window_index
+// stream changes also holds its block inflated, twice.
 //
 // Output is deterministic: the same parts and options give the same bytes.
 //
