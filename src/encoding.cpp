@@ -252,9 +252,7 @@ void init_scene(Encoding& e, const SceneHeader& sh, const std::vector<WindowTabl
 
 namespace {
 
-Result<QuantBounds> resolve_bounds(const WriterOptions& opt, double extent) {
-    QuantBounds q = opt.bounds ? *opt.bounds : preset_bounds(opt.preset, extent);
-    if (q.motion == 0) q.motion = 2 * q.pos;
+Status check_bounds(const QuantBounds& q) {
     const std::pair<const char*, double> all[] = {
         {"pos", q.pos},         {"scale_rel", q.scale_rel}, {"rot", q.rot},
         {"rgb", q.rgb},         {"alpha", q.alpha},         {"motion", q.motion},
@@ -268,6 +266,13 @@ Result<QuantBounds> resolve_bounds(const WriterOptions& opt, double extent) {
                           "; the smallest-three reconstruction (§6.4) needs it <= 0.05");
     if (q.rgb > 0.5 || q.alpha > 0.5)
         return bad_option("bounds 'rgb' and 'alpha' must be <= 0.5 (colour lives in [0, 1])");
+    return ok_status();
+}
+
+Result<QuantBounds> resolve_bounds(const WriterOptions& opt, double extent) {
+    QuantBounds q = opt.bounds ? *opt.bounds : preset_bounds(opt.preset, extent);
+    if (q.motion == 0) q.motion = 2 * q.pos;
+    FOURDGS_TRY(check_bounds(q));
     return q;
 }
 
@@ -281,29 +286,10 @@ int coarsest_depth(const Encoding& e) {
 
 }  // namespace
 
-Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, Quantization& q) {
-    double extent = 0, reach = 0;
-    for (int c = 0; c < 3; ++c) {
-        extent = std::max(extent, aabb[3 + c] - aabb[c]);
-        reach = std::max({reach, std::fabs(aabb[c]), std::fabs(aabb[3 + c])});
-    }
-    FOURDGS_ASSIGN(QuantBounds qb, resolve_bounds(e.opt, extent));
-    Grid& g = e.scene.grid;
-    for (int c = 0; c < 3; ++c) g.pos_origin[c] = 0.5 * (aabb[c] + aabb[3 + c]);
-    g.step_pos = 2 * qb.pos;
-    g.step_scale_log = 2 * qb.scale_rel;
-    g.step_rot = 2 * qb.rot;
-    g.step_rgb = 2 * qb.rgb;
-    g.step_alpha = 2 * qb.alpha;
-    g.step_motion = 2 * qb.motion;
-    g.step_time = 2 * qb.time;
-    g.step_sigma_log = 2 * qb.sigma_rel;
-    g.cutoff = cutoff;
-    g.k = Grid::k_for_cutoff(cutoff);
-
-    Limits& L = e.lim;
+Limits limits_for(const QuantBounds& qb, double reach) {
+    Limits L;
     const double near_one = 1 + 0x1p-20;
-    L.pos = qb.pos * near_one + kF32 * (reach + g.step_pos);
+    L.pos = qb.pos * near_one + kF32 * (reach + 2 * qb.pos);
     L.scale = qb.scale_rel * near_one + 2 * kF32;
     L.sigma = qb.sigma_rel * near_one + 2 * kF32;
     L.rgb = qb.rgb * near_one + kF32;
@@ -315,6 +301,45 @@ Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, 
     const double qm_min = std::sqrt(std::max(0.0, 1 - s * s));
     L.rot_kept = r * near_one + 2 * kF32;
     L.rot = std::max(L.rot_kept, (3 * r + 3 * r * r) / (0.5 + qm_min) * near_one + 2 * kF32);
+    return L;
+}
+
+Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, Quantization& q) {
+    QuantBounds qb;
+    double reach = 0;
+    Grid& g = e.scene.grid;
+    if (e.opt.grid) {
+        const FixedGrid& fixed = *e.opt.grid;
+        for (int c = 0; c < 3; ++c)
+            if (!std::isfinite(fixed.origin[c]))
+                return bad_option("the fixed grid's origin is not finite");
+        if (!std::isfinite(fixed.reach) || fixed.reach < 0)
+            return bad_option("the fixed grid's reach is " + num(fixed.reach) +
+                              ", must be finite and >= 0");
+        qb = fixed.bounds;
+        FOURDGS_TRY(check_bounds(qb));
+        reach = fixed.reach;
+        g.pos_origin = fixed.origin;
+    } else {
+        double extent = 0;
+        for (int c = 0; c < 3; ++c) {
+            extent = std::max(extent, aabb[3 + c] - aabb[c]);
+            reach = std::max({reach, std::fabs(aabb[c]), std::fabs(aabb[3 + c])});
+        }
+        FOURDGS_ASSIGN(qb, resolve_bounds(e.opt, extent));
+        for (int c = 0; c < 3; ++c) g.pos_origin[c] = 0.5 * (aabb[c] + aabb[3 + c]);
+    }
+    g.step_pos = 2 * qb.pos;
+    g.step_scale_log = 2 * qb.scale_rel;
+    g.step_rot = 2 * qb.rot;
+    g.step_rgb = 2 * qb.rgb;
+    g.step_alpha = 2 * qb.alpha;
+    g.step_motion = 2 * qb.motion;
+    g.step_time = 2 * qb.time;
+    g.step_sigma_log = 2 * qb.sigma_rel;
+    g.cutoff = cutoff;
+    g.k = Grid::k_for_cutoff(cutoff);
+    e.lim = limits_for(qb, reach);
 
     q.scheme = std::string(kSchemeUniformV1);
     q.pos_origin = g.pos_origin;
@@ -333,19 +358,22 @@ Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, 
     return ok_status();
 }
 
-Maxima analytic_maxima(const Encoding& e, double duration) {
-    const Grid& g = e.scene.grid;
+Maxima analytic_maxima(const Limits& lim, double step_motion, double step_time, double duration) {
     Maxima m;
-    m.pos = e.lim.pos;
-    m.scale = e.lim.scale;
-    m.rot = e.lim.rot;
-    m.rgb = e.lim.rgb;
-    m.alpha = e.lim.alpha;
-    m.sigma = e.lim.sigma;
+    m.pos = lim.pos;
+    m.scale = lim.scale;
+    m.rot = lim.rot;
+    m.rgb = lim.rgb;
+    m.alpha = lim.alpha;
+    m.sigma = lim.sigma;
     // The coarsest §6.3 velocity class (-4) and the class-0 birth grid bound every gaussian.
-    m.motion = std::ldexp(g.step_motion, -kVelocityClassMin) * 0.5 * (1 + 0x1p-10);
-    m.time = g.step_time * 0.5 * (1 + 0x1p-10) + kF32 * 4 * std::max(duration, 1.0);
+    m.motion = std::ldexp(step_motion, -kVelocityClassMin) * 0.5 * (1 + 0x1p-10);
+    m.time = step_time * 0.5 * (1 + 0x1p-10) + kF32 * 4 * std::max(duration, 1.0);
     return m;
+}
+
+Maxima analytic_maxima(const Encoding& e, double duration) {
+    return analytic_maxima(e.lim, e.scene.grid.step_motion, e.scene.grid.step_time, duration);
 }
 
 StringMap make_bounds(const Encoding& e, const Maxima& m) {

@@ -99,13 +99,21 @@ void init_scene(Encoding& e, const SceneHeader& header,
                 const std::vector<WindowTable::Window>& windows);
 
 // The grid for `aabb` (origin its centre, the preset's steps scaled by its largest side, or the
-// explicit bounds), the verification limits that go with it, and the Quantization record's
-// fields (bounds left empty). invalid-option for bounds that are not finite and > 0, rot > 0.05,
-// or rgb/alpha > 0.5.
+// explicit bounds; or WriterOptions::grid as given), the verification limits that go with it, and
+// the Quantization record's fields (bounds left empty). invalid-option for bounds that are not
+// finite and > 0, rot > 0.05, or rgb/alpha > 0.5.
 Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, Quantization& q);
 
-// What the grid guarantees before any gaussian is seen (the streaming declaration).
+// The verification limits of a grid whose steps are twice `bounds` for positions up to `reach`
+// from the origin (§6: half a step, plus the f32 allowance; §6.4's recovered component).
+Limits limits_for(const QuantBounds& bounds, double reach);
+
+// What the grid guarantees before any gaussian is seen (the streaming declaration, and every
+// file on a fixed grid): declared_bounds (writer.hpp) of the grid in `e`.
 Maxima analytic_maxima(const Encoding& e, double duration);
+
+// The same from the limits and the two steps that are not bounded by them.
+Maxima analytic_maxima(const Limits& lim, double step_motion, double step_time, double duration);
 
 // §5.3 bounds, keys in the spec's order; never object_id (M018). SH bounds follow §6.5.
 StringMap make_bounds(const Encoding& e, const Maxima& m);

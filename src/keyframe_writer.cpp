@@ -533,8 +533,13 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
     std::vector<std::uint16_t> depth(ns);
     std::uint16_t max_depth = 0;
     std::uint32_t keyframes = 0;
+    const std::vector<std::uint8_t>& schedule = options.keyframe_steps;
+    if (!schedule.empty() && (schedule.size() != ns || schedule[0] == 0))
+        return bad_option("keyframe_steps has " + std::to_string(schedule.size()) +
+                          " entries for " + std::to_string(ns) +
+                          " steps; it needs one per step, and step 0 a keyframe");
     for (std::size_t s = 0; s < ns; ++s) {
-        is_key[s] = s % options.keyframe_every == 0;
+        is_key[s] = schedule.empty() ? s % options.keyframe_every == 0 : schedule[s] != 0;
         if (is_key[s]) {
             ++keyframes;
             continue;

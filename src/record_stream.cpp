@@ -225,7 +225,13 @@ Status RecordStream::finish(const RecordView& record, const Footer& footer, bool
 
 Status RangeFetcher::fetch(std::uint64_t offset, std::uint64_t length,
                            std::vector<std::uint8_t>& out) const {
-    FOURDGS_TRY(read_range(*source_, offset, length, max_bytes_, out));
+    out.clear();
+    return fetch_append(offset, length, out);
+}
+
+Status RangeFetcher::fetch_append(std::uint64_t offset, std::uint64_t length,
+                                  std::vector<std::uint8_t>& out) const {
+    FOURDGS_TRY(append_range(*source_, offset, length, max_bytes_, out));
     count(length);
     return ok_status();
 }
@@ -234,9 +240,19 @@ Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_
                                               std::uint8_t opcode,
                                               std::vector<std::uint8_t>& buffer,
                                               RangeOrigin origin) const {
-    FOURDGS_TRY(fetch(offset, length, buffer));
-    if (buffer.size() >= kRecordHeaderSize) {
-        const std::uint64_t own = read_le64(&buffer[1]);
+    buffer.clear();
+    return fetch_framed_append(offset, length, opcode, buffer, origin);
+}
+
+Result<RecordView> RangeFetcher::fetch_framed_append(std::uint64_t offset, std::uint64_t length,
+                                                     std::uint8_t opcode,
+                                                     std::vector<std::uint8_t>& buffer,
+                                                     RangeOrigin origin) const {
+    const std::size_t at = buffer.size();
+    FOURDGS_TRY(fetch_append(offset, length, buffer));
+    const Bytes record = Bytes(buffer).subspan(at);
+    if (record.size() >= kRecordHeaderSize) {
+        const std::uint64_t own = read_le64(&record[1]);
         if (own != length - kRecordHeaderSize) {
             Error e = index_record_mismatch(
                 origin.length_field,
@@ -247,7 +263,7 @@ Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_
             return e;
         }
     }
-    FOURDGS_ASSIGN(RecordView r, parse_record(buffer, offset));
+    FOURDGS_ASSIGN(RecordView r, parse_record(record, offset));
     if (r.opcode != opcode) {
         Error e = index_record_mismatch(origin.opcode_field,
                                         "byte " + std::to_string(offset) + " holds a " +

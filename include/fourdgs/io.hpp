@@ -204,12 +204,12 @@ inline Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset,
     return done;
 }
 
-// Reads exactly [offset, offset + length) of a source of known size into `out` (replaced).
-// Refusals: index-out-of-range when the range is not inside the source (the range came from an
-// index or a record in the file), limit-exceeded when length > max_length, truncated on a short
-// read.
-inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t max_length, std::vector<std::uint8_t>& out) {
+// Reads exactly [offset, offset + length) of a source of known size into `out`, after the bytes
+// it holds (which stay). Refusals: index-out-of-range when the range is not inside the source
+// (the range came from an index or a record in the file), limit-exceeded when length >
+// max_length, truncated on a short read.
+inline Status append_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
+                           std::uint64_t max_length, std::vector<std::uint8_t>& out) {
     const std::uint64_t size = src.size().value_or(0);
     if (offset > size || length > size - offset)
         return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
@@ -220,8 +220,16 @@ inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t le
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "a " + std::to_string(length) + "-byte read exceeds the configured limit",
                           offset);
-    out.resize(static_cast<std::size_t>(length));
-    return src.read_exact(offset, out);
+    const std::size_t at = out.size();
+    out.resize(at + static_cast<std::size_t>(length));
+    return src.read_exact(offset, std::span(out).subspan(at));
+}
+
+// The same, into `out` replaced.
+inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t max_length, std::vector<std::uint8_t>& out) {
+    out.clear();
+    return append_range(src, offset, length, max_length, out);
 }
 
 // Reads a whole file into memory. Refusal "io-error" naming the path.

@@ -29,11 +29,11 @@
 //     supplies it (a step without it contributes zeros).
 //
 // Schedule: step s is a keyframe when s % keyframe_every == 0 (keyframe_every = 1: every chunk is
-// a keyframe — the frame-sequence shape, §11.11). Every other step is a delta: chained by default,
-// keyframe-referenced when `chained` is false, and keyframe-referenced in any case when its
-// interval contains one of `keyframe_referenced_at` (a shot cut, a loop start: that instant then
-// costs two records however deep into the GOP it falls; chained deltas after it reference it;
-// an instant inside a keyframe step changes nothing).
+// a keyframe — the frame-sequence shape, §11.11), or when keyframe_steps says so. Every other step
+// is a delta: chained by default, keyframe-referenced when `chained` is false, and
+// keyframe-referenced in any case when its interval contains one of `keyframe_referenced_at` (a
+// shot cut, a loop start: that instant then costs two records however deep into the GOP it falls;
+// chained deltas after it reference it; an instant inside a keyframe step changes nothing).
 //
 // The file: Header (temporal_model "keyframe-delta", gaussian_count = distinct file ids, profile
 // "keyframed" when the header's profile is "" and the file has an index of more than one entry
@@ -77,6 +77,10 @@ struct KeyframeWriterOptions {
     std::uint32_t keyframe_every = 10;  // >= 1
     bool chained = true;                // false: every delta references its GOP keyframe
     std::vector<double> keyframe_referenced_at;  // instants whose delta references the keyframe
+    // An explicit schedule, when not empty: one entry per step, step s a keyframe exactly when
+    // keyframe_steps[s] is non-zero (keyframe_every is then not used). Step 0 must be a keyframe.
+    // A shard of a longer scene uses it to keep the whole scene's keyframes where they fall.
+    std::vector<std::uint8_t> keyframe_steps;
 };
 
 struct KeyframeWriteReport {
@@ -92,7 +96,8 @@ struct KeyframeWriteReport {
 };
 
 // Refusals (invalid_argument unless noted): invalid-option (no steps, keyframe_every 0, a t0
-// that is not 0 first, not strictly increasing, or not below the duration), the gaussian
+// that is not 0 first, not strictly increasing, or not below the duration, a keyframe_steps of
+// another length or whose step 0 is not a keyframe), the gaussian
 // refusals of write_scene (non-finite-input, zero-quaternion, value-out-of-range,
 // input-size-mismatch, sh-degree-mismatch, empty-window, window-outside-duration,
 // bin-out-of-range — each naming the step and the gaussian), window-does-not-cover-state,

@@ -213,6 +213,9 @@ public:
     // Reads exactly [offset, offset + length) into `out` (read_range, io.hpp: index-out-of-range,
     // limit-exceeded, truncated) and counts it.
     Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
+    // The same, appended to `out` after the bytes it holds (append_range).
+    Status fetch_append(std::uint64_t offset, std::uint64_t length,
+                        std::vector<std::uint8_t>& out) const;
 
     // §5.8: fetches [offset, offset + length), a range an index entry names, and checks that it
     // frames exactly one whole record of `opcode`: the record's own content_length must make it
@@ -223,6 +226,12 @@ public:
     Result<RecordView> fetch_framed(std::uint64_t offset, std::uint64_t length,
                                     std::uint8_t opcode, std::vector<std::uint8_t>& buffer,
                                     RangeOrigin origin = {}) const;
+    // fetch_framed, the record appended to `buffer` after the bytes it holds (which stay): for a
+    // caller that gathers records in one buffer, as a merge gathers a chunk and its SH Band
+    // records to copy them whole into another file. The view borrows the appended bytes.
+    Result<RecordView> fetch_framed_append(std::uint64_t offset, std::uint64_t length,
+                                           std::uint8_t opcode, std::vector<std::uint8_t>& buffer,
+                                           RangeOrigin origin = {}) const;
 
     // §5.7, §5.8: the SH Band Stream records of bands 1..`want` that index entry `entry` names,
     // fetched whole (never a band above `want`) into `buffers` and parsed into `out` (band b at

@@ -8,10 +8,12 @@
 //             lists agree, and that every constant is distinct);
 //   file      a rule of the format this library names in the registry's style;
 //   api       a call the caller made wrongly or a resource that failed (no file causes these);
-//   ply       the PLY importer of the tools library.
-// `section` is the spec section the rule lives in ("" for api and ply), and `field` the
-// "Record.field" it is about when the identifier alone determines it ("" when the error's own
-// `field` says which).
+//   ply       the PLY importer of the tools library;
+//   tools     the tools library's grid plans and merge: a plan file that does not parse, frames
+//             outside what their plan was made for, parts that are not slices of one scene.
+// `section` is the spec section the rule lives in ("" for api and ply, and for tools unless a
+// section says why parts disagree), and `field` the "Record.field" it is about when the identifier
+// alone determines it ("" when the error's own `field` says which).
 #pragma once
 
 #include <algorithm>
@@ -23,7 +25,7 @@
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
-enum class RefusalOrigin : unsigned char { registry, file, api, ply };
+enum class RefusalOrigin : unsigned char { registry, file, api, ply, tools };
 
 struct RefusalInfo {
     std::string_view id;
@@ -51,6 +53,7 @@ struct RefusalInfo {
     X(kChunksStarted, "chunks-started", "§4", "", file) \
     X(kComposedBinOutOfRange, "composed-bin-out-of-range", "§11.7", "Delta Chunk.updates", file) \
     X(kCompressedFlagMismatch, "compressed-flag-mismatch", "§5.1", "Header.flags", file) \
+    X(kConflictingExtras, "conflicting-extras", "", "", tools) \
     X(kCoordinateSystemKeyBesideRecord, "coordinate-system-key-beside-record", "§5.15.2", "Metadata.coordinate_system", file) \
     X(kCoordinateSystemMismatch, "coordinate-system-mismatch", "§5.15.2", "Metadata.coordinate_system", file) \
     X(kCorruptCompressedData, "corrupt-compressed-data", "§5.6", "Attribute Stream.payload", file) \
@@ -89,6 +92,7 @@ struct RefusalInfo {
     X(kGaussianIdReused, "gaussian-id-reused", "§11.2", "gaussian_id", registry) \
     X(kGaussiansNotStreamed, "gaussians-not-streamed", "", "", api) \
     X(kGeodeticOutOfRange, "geodetic-out-of-range", "§5.15.5", "Geodetic Anchor", file) \
+    X(kGridMismatch, "grid-mismatch", "§5.3", "Quantization", tools) \
     X(kHeaderNotFirst, "header-not-first", "§4", "Header", file) \
     X(kIndexOutOfRange, "index-out-of-range", "§5.8", "Chunk Index.chunk_offset", file) \
     X(kIndexRecordMismatch, "index-record-mismatch", "§5.8", "Chunk Index", registry) \
@@ -113,6 +117,7 @@ struct RefusalInfo {
     X(kInvalidMetresPerUnit, "invalid-metres-per-unit", "§5.15.2", "Coordinate Frame.metres_per_unit", file) \
     X(kInvalidObjectIdBound, "invalid-object-id-bound", "§5.3", "Quantization.bounds", registry) \
     X(kInvalidOption, "invalid-option", "", "", api) \
+    X(kInvalidPart, "invalid-part", "", "", tools) \
     X(kInvalidRotationIndex, "invalid-rotation-index", "§6.4", "Attribute Stream.rotation_index", file) \
     X(kInvalidShBand, "invalid-sh-band", "§5.7", "", file) \
     X(kInvalidShDegree, "invalid-sh-degree", "§5.1", "Header.sh_degree", file) \
@@ -128,6 +133,7 @@ struct RefusalInfo {
     X(kLevelMismatch, "level-mismatch", "§11.6", "Delta Chunk.level", file) \
     X(kLimitExceeded, "limit-exceeded", "", "", api) \
     X(kMagicMismatch, "magic-mismatch", "§4.1", "magic", registry) \
+    X(kMalformedPlan, "malformed-plan", "", "", tools) \
     X(kMalformedShDepths, "malformed-sh-depths", "§5.3", "Quantization.sh_depth_count", file) \
     X(kMissingAnchorFrame, "missing-anchor-frame", "§5.15.5", "Geodetic Anchor.frame_name", file) \
     X(kMissingAttributeStream, "missing-attribute-stream", "§6.1", "Chunk.records", file) \
@@ -160,6 +166,8 @@ struct RefusalInfo {
     X(kOutOfMemory, "out-of-memory", "", "", api) \
     X(kOutputSizeMismatch, "output-size-mismatch", "", "", api) \
     X(kOutsideDeclaredAabb, "outside-declared-aabb", "§5.1", "Header.aabb", file) \
+    X(kOutsidePlan, "outside-plan", "", "", tools) \
+    X(kOverlappingParts, "overlapping-parts", "", "", tools) \
     X(kPlyAsciiFormat, "ply-ascii-format", "", "", ply) \
     X(kPlyBadHeader, "ply-bad-header", "", "", ply) \
     X(kPlyBigEndian, "ply-big-endian", "", "", ply) \
@@ -174,6 +182,7 @@ struct RefusalInfo {
     X(kRecordTooShort, "record-too-short", "§4.2", "", file) \
     X(kReservedFlagsSet, "reserved-flags-set", "§5.1", "", file) \
     X(kReservedOpcode, "reserved-opcode", "§5.13", "opcode", file) \
+    X(kSceneMismatch, "scene-mismatch", "§5.1", "Header", tools) \
     X(kShCoefficientOutOfRange, "sh-coefficient-out-of-range", "§6.5", "SH Band Stream.payload", file) \
     X(kShDegreeMismatch, "sh-degree-mismatch", "§5.1", "Header.sh_degree", file) \
     X(kShDepthsNotDecreasing, "sh-depths-not-decreasing", "§6.5", "Quantization.sh_depths", file) \

@@ -3,6 +3,8 @@
 //   tools/ply.hpp      the 3DGS PLY format, both directions
 //   tools/preview.hpp  a CPU splat preview of an instant, the live-count timeline
 //   tools/convert.hpp  PLY frame sequences to scenes, an instant back to a PLY
+//   tools/grid_plan.hpp  one grid for a frame sequence, sized to a tolerance, as a JSON file
+//   tools/merge.hpp    shards of one scene joined without re-encoding
 // Link fourdgs::tools (or fourdgs::tools_static; pkg-config fourdgs-tools), which brings the core
 // library with it.
 #pragma once
@@ -11,3 +13,5 @@
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/tools/preview.hpp"
 #include "fourdgs/tools/convert.hpp"
+#include "fourdgs/tools/grid_plan.hpp"
+#include "fourdgs/tools/merge.hpp"

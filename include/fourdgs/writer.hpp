@@ -192,6 +192,7 @@ struct QuantBounds {
     double motion = 0;     // units per second at class 0; 0 = 2 × pos
     double time = 0;       // seconds, mu_t at class 0 (finer classes are finer)
     double sigma_rel = 0;  // log domain
+    friend bool operator==(const QuantBounds&, const QuantBounds&) = default;
 };
 
 // A preset's bounds for a scene whose aabb's largest side is `extent` (pos scales with it:
@@ -200,6 +201,38 @@ struct QuantBounds {
 // 0.0005, sigma_rel 0.005; default: 0.02, 0.002, 1/255, 0.002, 0.02; coarse: 0.06, 0.006, 3/255,
 // 0.008, 0.06 — and motion is 2 × pos.
 QuantBounds preset_bounds(Preset preset, double extent);
+
+// A grid decided before the gaussians are seen (a grid plan shared by the shards of one scene,
+// tools/grid_plan.hpp): the position origin, the bounds whose doubles are the steps (as
+// WriterOptions::bounds: `motion` at §6.3 class 0, never 0 here), and the reach — the largest
+// |coordinate| a position of the scene takes — which sizes the allowance for f32 positions. Every
+// file written with the same FixedGrid and clock carries the same Quantization record, whatever
+// part of the scene it holds.
+struct FixedGrid {
+    std::array<double, 3> origin{};
+    QuantBounds bounds;
+    double reach = 0;
+    friend bool operator==(const FixedGrid&, const FixedGrid&) = default;
+};
+
+// What a file written on `grid` over a `duration`-second clock declares in its Quantization
+// bounds (§5.3): the grid's analytic worst case, which the writer then verifies every gaussian
+// against. Keys as QuantBounds, except that `motion` covers every §6.3 velocity class (16 × the
+// class-0 bound) and `time` adds the f32 allowance of the clock. Pure; the writers declare exactly
+// these numbers (spelled by bound_string).
+QuantBounds declared_bounds(const FixedGrid& grid, double duration);
+
+// The coarsest grid for a scene inside `aabb` over a `duration`-second clock whose declared
+// bounds (declared_bounds) are each at most `tolerance`: origin the aabb's centre, reach its
+// largest |coordinate|, and each step as large as the bound it declares allows — checked by
+// computing declared_bounds of the result. `tolerance.motion` keeps QuantBounds' meaning, the
+// class-0 velocity bound, and becomes the grid's class-0 bound (0: 2 × the grid's pos bound, which
+// makes §6.3's displacement guarantee hold); the declared motion bound then covers the coarser
+// classes too. Refusal invalid-option (invalid_argument) naming the attribute when a tolerance is
+// not finite and > 0 (motion >= 0), when rgb or alpha exceeds 0.5, or when it is finer than the
+// f32 values it bounds can be held to (pos at this reach, time over this clock).
+Result<FixedGrid> grid_for_tolerance(const QuantBounds& tolerance,
+                                     const std::array<double, 6>& aabb, double duration);
 
 // SH bit-depth ladders (registry naming convention): none = declare no depths (every band at 8
 // bits, the field absent), flat 8/8/8, balanced 8/6/5, aggressive 6/4/3.
@@ -211,6 +244,10 @@ std::array<std::uint8_t, 3> ladder_depths(ShLadder ladder);
 struct WriterOptions {
     Preset preset = Preset::default_;
     std::optional<QuantBounds> bounds;  // explicit bounds; replace the preset when set
+    // A grid fixed in advance (FixedGrid): replaces the preset, the bounds and the aabb-derived
+    // origin, and the Quantization record declares declared_bounds(grid, duration) — the grid's
+    // worst case, verified — rather than measured maxima, so every file on it agrees.
+    std::optional<FixedGrid> grid;
 
     // SH bit depths (§6.5): explicit per-band depths (3..8, one per band 1..sh_degree) win over
     // the ladder. When any depths are declared, step_sh and bounds.sh carry the coarsest band's

@@ -6,6 +6,8 @@
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
 #include <fourdgs/record_stream.hpp>
+#include <fourdgs/tools/grid_plan.hpp>
+#include <fourdgs/tools/merge.hpp>
 #include <fourdgs/tools/ply.hpp>
 #include <fourdgs/tools/preview.hpp>
 #include <fourdgs/validate.hpp>
@@ -13,6 +15,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -132,6 +136,18 @@ std::string vec3(const std::array<double, 3>& v) {
 
 // ---- info ----------------------------------------------------------------------------------
 
+// The end-to-end tolerance a conversion recorded for bounds key `key` ("4dgs-convert" metadata,
+// tools/convert.hpp), or nullptr.
+const std::string* tolerance_of(const SceneInfo& s, std::string_view key) {
+    for (const Metadata& m : s.metadata)
+        if (m.name == "4dgs-convert")
+            for (const auto& [k, v] : m.entries)
+                if (k.size() == 10 + key.size() && k.rfind("tolerance.", 0) == 0 &&
+                    k.substr(10) == key)
+                    return &v;
+    return nullptr;
+}
+
 int cmd_info(const std::string& path, bool json) {
     Opened f;
     if (auto rc = open_file(path, f)) return *rc;
@@ -162,6 +178,10 @@ int cmd_info(const std::string& path, bool json) {
         j.begin_object("quantization").str("scheme", s.quantization.scheme);
         j.begin_object("bounds");
         for (const auto& [k, v] : s.quantization.bounds) j.str(k, v);
+        j.end_object();
+        j.begin_object("tolerance");
+        for (const auto& [k, v] : s.quantization.bounds)
+            if (const std::string* t = tolerance_of(s, k)) j.str(k, *t);
         j.end_object();
         j.begin_array("sh_depths");
         for (auto d : s.quantization.sh_depths) j.num({}, unsigned{d});
@@ -258,7 +278,11 @@ int cmd_info(const std::string& path, bool json) {
     fmt::print("  sh degree       {}{}\n", unsigned{h.sh_degree},
                depths.empty() ? std::string() : " (" + depths + ")");
     fmt::print("  quantization    {}\n", s.quantization.scheme);
-    for (const auto& [k, v] : s.quantization.bounds) fmt::print("    bound {:<10}{}\n", k, v);
+    // The tolerance the producer asked for (convert's "4dgs-convert" metadata) beside each bound.
+    for (const auto& [k, v] : s.quantization.bounds) {
+        const std::string* t = tolerance_of(s, k);
+        fmt::print("    bound {:<10}{:<24}{}\n", k, v, t ? "tolerance " + *t : std::string());
+    }
     fmt::print("  windows         {}\n", s.windows.size());
     fmt::print("  chunks          {}\n", s.index.size());
     for (std::size_t i = 0; i < s.index.size(); ++i) {
@@ -669,14 +693,72 @@ int cmd_timeline(const std::string& path, const std::string& out, int width, int
 
 // ---- convert -------------------------------------------------------------------------------
 
-struct ConvertArgs {
+// The options convert and plan share: how the frames become a scene and what tolerance it keeps.
+struct EncodeArgs {
     std::vector<std::string> inputs;
-    std::string output, preset = "default", codec = "deflate", sh_bits = "none", model = "gaussian-birth",
-                         title, coordinate_system;
+    std::string output, preset = "default", sh_bits = "none", model = "gaussian-birth", tolerance;
     double fps = 0;
     bool tracked = false, json = false;
     std::uint32_t keyframe_every = 10;
 };
+
+struct ConvertArgs : EncodeArgs {
+    std::string codec = "deflate", title, coordinate_system, grid, frames;
+    // Which of the options the plan decides were given (a plan refuses them).
+    std::vector<std::string> given;
+};
+
+// "none", "flat", ... or explicit depths "8,6,5". Returns an error message, or "".
+std::string parse_sh_bits(const std::string& spec, ShLadder& ladder,
+                          std::vector<std::uint8_t>& depths) {
+    if (auto l = parse_sh_ladder(spec)) {
+        ladder = *l;
+        return {};
+    }
+    for (std::size_t i = 0; i < spec.size();) {
+        std::size_t j = spec.find(',', i);
+        if (j == std::string::npos) j = spec.size();
+        const std::string part = spec.substr(i, j - i);
+        if (part.size() != 1 || part[0] < '3' || part[0] > '8')
+            return "--sh-bits '" + spec +
+                   "': a ladder (none, flat, balanced, aggressive) or depths 3..8 per band, e.g. "
+                   "8,6,5";
+        depths.push_back(static_cast<std::uint8_t>(part[0] - '0'));
+        i = j + 1;
+    }
+    return {};
+}
+
+// --model and --tracked as a conversion shape. Returns an error message, or "".
+std::string parse_shape(const EncodeArgs& a, ConvertShape& shape) {
+    if (a.model == "keyframe-delta") {
+        if (!a.tracked) return "--model keyframe-delta needs --tracked (stable ids across frames)";
+        shape = ConvertShape::keyframe_delta;
+    } else if (a.model == "gaussian-birth") {
+        shape = a.tracked ? ConvertShape::adaptive : ConvertShape::per_frame;
+    } else {
+        return "unknown --model '" + a.model + "' (gaussian-birth, keyframe-delta)";
+    }
+    return {};
+}
+
+// --preset and --tolerance as an end-to-end tolerance over a scene of `extent`; nullopt when
+// neither was given and the preset should scale with the scene. Returns an error message, or "".
+std::string parse_tolerance_args(const EncodeArgs& a, Preset& preset,
+                                 std::optional<QuantBounds>& tolerance) {
+    auto p = parse_preset(a.preset);
+    if (!p) return "unknown --preset '" + a.preset + "' (fine, default, coarse)";
+    preset = *p;
+    if (a.tolerance.empty()) return {};
+    // Keys not named keep the preset's, at the scale the preset has for a unit scene; pos keeps
+    // the preset's only through the scene's size, so it must be named.
+    auto t = parse_tolerance(a.tolerance, preset_tolerance(*p, 1.0));
+    if (!t.ok()) return "--tolerance: " + t.error().message;
+    if (a.tolerance.find("pos=") == std::string::npos)
+        return "--tolerance: name pos (e.g. pos=1e-3): the other keys default to the preset's";
+    tolerance = *t;
+    return {};
+}
 
 int cmd_convert(const ConvertArgs& a) {
     ConvertOptions o;
@@ -684,37 +766,53 @@ int cmd_convert(const ConvertArgs& a) {
     o.title = a.title;
     o.coordinate_system = a.coordinate_system;
     o.keyframe_every = a.keyframe_every;
-    auto preset = parse_preset(a.preset);
-    if (!preset) return cannot_run("unknown --preset '" + a.preset + "' (fine, default, coarse)");
-    o.writer.preset = *preset;
+    if (auto e = parse_tolerance_args(a, o.writer.preset, o.tolerance); !e.empty())
+        return cannot_run(e);
     if (a.codec == "deflate") o.writer.codec = codec::deflate;
     else if (a.codec == "zstd") o.writer.codec = codec::zstd, o.writer.level = 9;
     else if (a.codec == "lz4") o.writer.codec = codec::lz4, o.writer.level = 0;
     else return cannot_run("unknown --codec '" + a.codec + "' (deflate, zstd, lz4)");
-    if (auto ladder = parse_sh_ladder(a.sh_bits)) {
-        o.writer.sh_ladder = *ladder;
-    } else {
-        // Explicit depths: "8,6,5".
-        for (std::size_t i = 0; i < a.sh_bits.size();) {
-            std::size_t j = a.sh_bits.find(',', i);
-            if (j == std::string::npos) j = a.sh_bits.size();
-            const std::string part = a.sh_bits.substr(i, j - i);
-            if (part.size() != 1 || part[0] < '3' || part[0] > '8')
-                return cannot_run("--sh-bits '" + a.sh_bits +
-                                  "': a ladder (none, flat, balanced, aggressive) or depths 3..8 "
-                                  "per band, e.g. 8,6,5");
-            o.writer.sh_depths.push_back(static_cast<std::uint8_t>(part[0] - '0'));
-            i = j + 1;
+    if (auto e = parse_sh_bits(a.sh_bits, o.writer.sh_ladder, o.writer.sh_depths); !e.empty())
+        return cannot_run(e);
+    if (auto e = parse_shape(a, o.shape); !e.empty()) return cannot_run(e);
+    if (!a.grid.empty()) {
+        // The plan decides the clock, the shape, the tolerance and the keyframes.
+        for (const std::string& opt : a.given)
+            if (opt != "--tracked" && opt != "--model")
+                return cannot_run(opt + " cannot be given with --grid: the plan decides it");
+        auto plan = read_grid_plan(a.grid);
+        if (!plan.ok()) return refused(plan.error());
+        const bool shape_given =
+            std::find(a.given.begin(), a.given.end(), "--tracked") != a.given.end() ||
+            std::find(a.given.begin(), a.given.end(), "--model") != a.given.end();
+        if (shape_given && o.shape != plan->shape)
+            return cannot_run("--tracked/--model ask for " + std::string(to_string(o.shape)) +
+                              " but the plan " + a.grid + " was made for " +
+                              std::string(to_string(plan->shape)));
+        o.plan = std::move(*plan);
+        o.shape = o.plan->shape;
+        if (!a.frames.empty()) {
+            const std::size_t colon = a.frames.find(':');
+            std::uint64_t first = 0, end = 0;
+            const char* s = a.frames.c_str();
+            const auto r1 = std::from_chars(s, s + (colon == std::string::npos ? 0 : colon), first);
+            const auto r2 = colon == std::string::npos
+                                ? r1
+                                : std::from_chars(s + colon + 1, s + a.frames.size(), end);
+            if (colon == std::string::npos || r1.ec != std::errc() || r1.ptr != s + colon ||
+                (colon + 1 < a.frames.size() &&
+                 (r2.ec != std::errc() || r2.ptr != s + a.frames.size())))
+                return cannot_run("--frames '" + a.frames +
+                                  "': A:B (frames A up to B, B excluded) or A:");
+            o.first_frame = first;
+            o.end_frame = colon + 1 < a.frames.size() ? end : 0;
+            if (o.end_frame == 0 && colon + 1 < a.frames.size())
+                return cannot_run("--frames '" + a.frames + "': the slice is empty");
         }
-    }
-    if (a.model == "keyframe-delta") {
-        if (!a.tracked)
-            return cannot_run("--model keyframe-delta needs --tracked (stable ids across frames)");
-        o.shape = ConvertShape::keyframe_delta;
-    } else if (a.model == "gaussian-birth") {
-        o.shape = a.tracked ? ConvertShape::adaptive : ConvertShape::per_frame;
     } else {
-        return cannot_run("unknown --model '" + a.model + "' (gaussian-birth, keyframe-delta)");
+        if (!a.frames.empty())
+            return cannot_run("--frames needs --grid: a slice is a slice of a plan's frames");
+        if (!(a.fps > 0)) return cannot_run("--fps is required (or --grid, whose plan has it)");
     }
     auto paths = list_ply_frames(a.inputs);
     if (!paths.ok()) return cannot_run(paths.error().describe());
@@ -726,9 +824,7 @@ int cmd_convert(const ConvertArgs& a) {
     auto st = convert_ply_files(*paths, a.output, o, &rep);
     bar.finish();
     if (!st.ok()) return refused(st.error());
-    const char* shape = o.shape == ConvertShape::per_frame       ? "per-frame"
-                        : o.shape == ConvertShape::keyframe_delta ? "keyframe-delta"
-                                                                  : "adaptive";
+    const std::string shape(to_string(o.shape));
     const double ratio = rep.input_bytes ? double(rep.output_bytes) / double(rep.input_bytes) : 0;
     if (a.json) {
         Json j;
@@ -736,6 +832,7 @@ int cmd_convert(const ConvertArgs& a) {
             .str("output", a.output)
             .str("shape", shape)
             .num("frames", std::uint64_t{rep.frames})
+            .num("first_frame", o.first_frame)
             .num("input_gaussians", rep.input_gaussians)
             .num("records", rep.records)
             .num("chunks", unsigned{rep.chunks})
@@ -766,6 +863,125 @@ int cmd_convert(const ConvertArgs& a) {
                    bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
                    bound_string(rep.tolerance.alpha));
     }
+    return kOk;
+}
+
+// ---- plan ----------------------------------------------------------------------------------
+
+struct PlanArgs : EncodeArgs {
+    std::uint32_t segment_frames = 30;
+    std::size_t sample = 8;
+    double margin = 0.05, max_speed = 0;
+    std::vector<double> aabb;
+};
+
+int cmd_plan(const PlanArgs& a) {
+    PlanOptions po;
+    po.fps = a.fps;
+    po.keyframe_every = a.keyframe_every;
+    po.segment_frames = a.segment_frames;
+    po.sample_frames = a.sample;
+    po.margin = a.margin;
+    po.max_speed = a.max_speed;
+    if (auto e = parse_tolerance_args(a, po.preset, po.tolerance); !e.empty()) return cannot_run(e);
+    if (auto e = parse_sh_bits(a.sh_bits, po.sh_ladder, po.sh_depths); !e.empty())
+        return cannot_run(e);
+    if (auto e = parse_shape(a, po.shape); !e.empty()) return cannot_run(e);
+    if (!a.aabb.empty()) {
+        if (a.aabb.size() != 6) return cannot_run("--aabb takes six numbers: min x y z, max x y z");
+        std::array<double, 6> box{};
+        std::copy(a.aabb.begin(), a.aabb.end(), box.begin());
+        po.aabb = box;
+    }
+    auto paths = list_ply_frames(a.inputs);
+    if (!paths.ok()) return cannot_run(paths.error().describe());
+    if (paths->empty()) return cannot_run("no .ply frames found");
+    auto plan = plan_ply_files(*paths, po);
+    if (!plan.ok()) return refused(plan.error());
+    if (auto st = write_grid_plan(*plan, a.output); !st.ok()) return refused(st.error());
+    if (a.json) {
+        std::printf("%s", grid_plan_json(*plan).c_str());
+        return kOk;
+    }
+    const QuantBounds d = declared_bounds(plan->grid, plan->duration_sec);
+    fmt::print("{} frames at {} fps ({:.3f} s), {} -> {}\n", plan->frames, plan->fps,
+               plan->duration_sec, to_string(plan->shape), a.output);
+    fmt::print("aabb {} .. {}, scanned from {} frames\n",
+               vec3({plan->aabb[0], plan->aabb[1], plan->aabb[2]}),
+               vec3({plan->aabb[3], plan->aabb[4], plan->aabb[5]}),
+               po.aabb ? 0 : plan_sample(plan->frames, po).size());
+    fmt::print("  {:<10} {:>24} {:>24}\n", "attribute", "tolerance", "bound declared");
+    const std::pair<const char*, std::pair<double, double>> rows[] = {
+        {"pos", {plan->tolerance.pos, d.pos}},
+        {"scale_rel", {plan->tolerance.scale_rel, d.scale_rel}},
+        {"rot", {plan->tolerance.rot, d.rot}},
+        {"rgb", {plan->tolerance.rgb, d.rgb}},
+        {"alpha", {plan->tolerance.alpha, d.alpha}},
+        {"time", {plan->tolerance.time, d.time}},
+        {"sigma_rel", {plan->tolerance.sigma_rel, d.sigma_rel}}};
+    for (const auto& [k, v] : rows)
+        fmt::print("  {:<10} {:>24} {:>24}\n", k, bound_string(v.first), bound_string(v.second));
+    if (plan->alignment() > 1)
+        fmt::print("shards start and end on multiples of {} frames (the last may end at {})\n",
+                   plan->alignment(), plan->frames);
+    return kOk;
+}
+
+// The plan's frames cut into at most `shards` slices, one "A:B" per line: what each shard's
+// convert --frames takes (a scheduler's task i reads line i + 1).
+int cmd_slices(const std::string& grid, std::size_t shards) {
+    auto plan = read_grid_plan(grid);
+    if (!plan.ok()) return refused(plan.error());
+    for (const auto& [first, end] : plan_slices(*plan, shards)) fmt::print("{}:{}\n", first, end);
+    return kOk;
+}
+
+// ---- merge ---------------------------------------------------------------------------------
+
+struct MergeArgs {
+    std::vector<std::string> parts;
+    std::string output, base;
+    bool allow_overlap = false, validate_parts = false, json = false;
+};
+
+int cmd_merge(const MergeArgs& a) {
+    MergeOptions mo;
+    mo.allow_overlap = a.allow_overlap;
+    mo.validate_parts = a.validate_parts;
+    if (!a.base.empty()) {
+        const auto it = std::find(a.parts.begin(), a.parts.end(), a.base);
+        if (it == a.parts.end()) return cannot_run("--base " + a.base + " is not one of the parts");
+        mo.base = static_cast<std::size_t>(it - a.parts.begin());
+    }
+    MergeReport rep;
+    if (auto st = merge_files(a.parts, a.output, mo, &rep); !st.ok()) return refused(st.error());
+    if (a.json) {
+        Json j;
+        j.begin_object()
+            .str("output", a.output)
+            .num("parts", std::uint64_t{a.parts.size()})
+            .str("base", a.parts[rep.base]);
+        j.begin_array("order");
+        for (std::size_t i : rep.order) j.str({}, a.parts[i]);
+        j.end_array()
+            .num("chunks", unsigned{rep.chunks})
+            .num("chunks_verbatim", unsigned{rep.chunks_verbatim})
+            .num("window_streams_rewritten", unsigned{rep.window_streams_rewritten})
+            .num("references_rewritten", unsigned{rep.references_rewritten})
+            .num("chunks_dropped", unsigned{rep.chunks_dropped})
+            .num("bytes_verbatim", rep.bytes_verbatim)
+            .num("bytes_written", rep.bytes_written)
+            .end_object();
+        print_json(j);
+        return kOk;
+    }
+    fmt::print("{} parts -> {} ({}): {} chunks, front matter from {}\n", a.parts.size(), a.output,
+               bytes_human(rep.bytes_written), rep.chunks, a.parts[rep.base]);
+    fmt::print(
+        "{} of {} copied byte for byte; {} window_index streams renumbered, {} delta "
+        "references renamed, {} filler keyframes dropped\n",
+        bytes_human(rep.bytes_verbatim), bytes_human(rep.bytes_written),
+        rep.window_streams_rewritten, rep.references_rewritten, rep.chunks_dropped);
     return kOk;
 }
 
@@ -820,30 +1036,92 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 3));
     ext->callback([&] { code = cmd_extract(file, at, out, sh_degree); });
 
+    // The encoding options convert and plan share.
+    auto encode_options = [](CLI::App* cmd, EncodeArgs& a) {
+        cmd->add_option("FRAMES", a.inputs, "PLY frame files or directories, sorted naturally")
+            ->required();
+        cmd->add_option("--fps", a.fps, "frames per second");
+        cmd->add_option(
+            "--preset", a.preset,
+            "tolerance preset: fine, default, coarse (docs/cli.md: what each looks like)");
+        cmd->add_option(
+            "--tolerance", a.tolerance,
+            "end-to-end tolerance per attribute, e.g. pos=1e-3,rot=0.005 (pos required; "
+            "others default to the preset's)");
+        cmd->add_option("--sh-bits", a.sh_bits,
+                        "SH bit depths: none, flat, balanced, aggressive, or e.g. 8,6,5");
+        cmd->add_flag("--tracked", a.tracked,
+                      "every frame holds the same gaussians in the same order: keep the "
+                      "correspondence");
+        cmd->add_option("--model", a.model,
+                        "with --tracked: gaussian-birth (adaptive temporal sampling) or "
+                        "keyframe-delta");
+        cmd->add_option("--keyframe-every", a.keyframe_every,
+                        "keyframe-delta: a keyframe every K frames")
+            ->check(CLI::PositiveNumber);
+        cmd->add_flag("--json", a.json, "machine-readable report");
+    };
+
     ConvertArgs ca;
     auto* conv = app.add_subcommand("convert", "PLY frames (files or directories) to a .4dgs scene");
-    conv->add_option("FRAMES", ca.inputs, "PLY frame files or directories, sorted naturally")
-        ->required();
+    encode_options(conv, ca);
     conv->add_option("-o,--output", ca.output, "the .4dgs file to write")->required();
-    conv->add_option("--fps", ca.fps, "frames per second")->required();
-    conv->add_option("--preset", ca.preset, "quantization preset: fine, default, coarse");
     conv->add_option("--codec", ca.codec, "stream codec: deflate, zstd, lz4");
-    conv->add_option("--sh-bits", ca.sh_bits,
-                     "SH bit depths: none, flat, balanced, aggressive, or e.g. 8,6,5");
-    conv->add_flag("--tracked", ca.tracked,
-                   "every frame holds the same gaussians in the same order: keep the "
-                   "correspondence");
-    conv->add_option("--model", ca.model,
-                     "with --tracked: gaussian-birth (adaptive temporal sampling) or "
-                     "keyframe-delta");
-    conv->add_option("--keyframe-every", ca.keyframe_every, "keyframe-delta: a keyframe every K frames")
-        ->check(CLI::PositiveNumber);
     conv->add_option("--title", ca.title, "a title for the scene's metadata");
     conv->add_option("--coordinate-system", ca.coordinate_system,
                      "the scene's handedness and up axis, e.g. \"right-handed, y-up\" "
                      "(the registry's coordinate_system key)");
-    conv->add_flag("--json", ca.json, "machine-readable report");
-    conv->callback([&] { code = cmd_convert(ca); });
+    conv->add_option("--grid", ca.grid,
+                     "a grid plan (4dgs plan): encode on its grid, clock, shape and keyframes");
+    conv->add_option("--frames", ca.frames,
+                     "with --grid: the slice A:B of the plan's frames (B excluded; A: to the end)");
+    conv->callback([&] {
+        for (const char* name : {"--fps", "--preset", "--tolerance", "--sh-bits", "--tracked",
+                                 "--model", "--keyframe-every"})
+            if (conv->get_option(name)->count() > 0) ca.given.emplace_back(name);
+        code = cmd_convert(ca);
+    });
+
+    PlanArgs pa;
+    auto* plan = app.add_subcommand(
+        "plan", "decide one quantization grid for a frame sequence, for encoding it in shards");
+    encode_options(plan, pa);
+    plan->get_option("--fps")->required();
+    plan->add_option("-o,--output", pa.output, "the grid plan to write (JSON)")->required();
+    plan->add_option("--segment-frames", pa.segment_frames,
+                     "adaptive: records never span a multiple of S frames (shards start on one)");
+    plan->add_option("--sample", pa.sample, "frames to scan for the aabb (0: every frame)");
+    plan->add_option("--margin", pa.margin,
+                     "widen a scanned aabb by this fraction of its largest side on every face");
+    plan->add_option(
+        "--max-speed", pa.max_speed,
+        "adaptive: the fastest motion to allow, units/s (0: twice what the sample shows)");
+    plan->add_option("--aabb", pa.aabb, "the scene's aabb, min x y z max x y z: no scan")
+        ->expected(6)
+        ->delimiter(',');
+    plan->callback([&] { code = cmd_plan(pa); });
+
+    std::string slices_grid;
+    std::size_t slices_count = 1;
+    auto* slc = app.add_subcommand(
+        "slices", "cut a plan's frames into slices for N shards: one A:B per line, aligned");
+    slc->add_option("GRID", slices_grid, "the grid plan")->required();
+    slc->add_option("N", slices_count, "shards")->required()->check(CLI::PositiveNumber);
+    slc->callback([&] { code = cmd_slices(slices_grid, slices_count); });
+
+    MergeArgs ma;
+    auto* mrg = app.add_subcommand("merge",
+                                   "join shards of one scene (convert --grid --frames) into one "
+                                   "file, copying their chunks byte for byte");
+    mrg->add_option("PARTS", ma.parts, "the .4dgs parts, in any order")->required();
+    mrg->add_option("-o,--output", ma.output, "the .4dgs file to write")->required();
+    mrg->add_flag("--allow-overlap", ma.allow_overlap,
+                  "gaussian-birth parts whose timelines overlap are a union");
+    mrg->add_option("--base", ma.base,
+                    "the part whose front matter the file takes (default: the earliest)");
+    mrg->add_flag("--validate-parts", ma.validate_parts, "run the validator over every part first");
+    mrg->add_flag("--json", ma.json, "machine-readable report");
+    mrg->callback([&] { code = cmd_merge(ma); });
 
     int width = 640, height = 480;
     auto* prev = app.add_subcommand("preview", "render the state at T to a PNG");

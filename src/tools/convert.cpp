@@ -25,30 +25,8 @@ Error bad(std::string_view refusal, std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal, std::move(message));
 }
 
-double frame_time(std::size_t i, double fps) { return static_cast<double>(i) / fps; }
-
-// The largest side of the box around every position of every frame (what the presets scale by).
-// No positions at all give 0, which preset_bounds reads as 1.
-double extent_of(std::span<const PlyCloud> frames) {
-    double extent = 0;
-    for (int c = 0; c < 3; ++c) {
-        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-        for (const PlyCloud& f : frames)
-            for (std::size_t i = 0; i < f.count; ++i) {
-                lo = std::min<double>(lo, f.position[i * 3 + c]);
-                hi = std::max<double>(hi, f.position[i * 3 + c]);
-            }
-        if (lo <= hi) extent = std::max(extent, hi - lo);
-    }
-    return extent;
-}
-
-// The writer's worst case for a whole rotation (a recovered component included) at a
-// per-stored-component bound e (§6.4); writer.cpp verifies against the same expression.
-double rotation_limit(double e) {
-    const double s = std::sqrt(3.0) / 2 + std::sqrt(3.0) * e;
-    const double qm_min = std::sqrt(std::max(0.0, 1 - s * s));
-    return std::max(e, (3 * e + 3 * e * e) / (0.5 + qm_min));
+double largest_side(const std::array<double, 6>& box) {
+    return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
 
 // Colour with every component clamped into [0, 1], counting the clamps.
@@ -64,11 +42,28 @@ std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped) {
 
 std::string num(double v) { return bound_string(std::fabs(v)); }
 
-Metadata convert_metadata(std::size_t frames, double fps, const QuantBounds& tol) {
+// The conversion as resolved from the options (and the plan): where the frames sit on the clock,
+// the shape and its schedule, the end-to-end tolerance and the writer's options.
+struct Resolved {
+    double fps = 0, duration = 0;
+    std::uint64_t first = 0, end = 0, total = 0;  // the frames given are [first, end) of total
+    ConvertShape shape = ConvertShape::per_frame;
+    std::uint32_t keyframe_every = 10;
+    std::uint32_t segment = 0;  // adaptive: records never span a multiple (0: whole clip)
+    QuantBounds tolerance;
+    WriterOptions writer;  // grid set once it is sized (the plan's, or size_grid's)
+    const GridPlan* plan = nullptr;
+
+    double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
+    bool sliced() const { return plan && (first != 0 || end != total); }
+};
+
+Metadata convert_metadata(const Resolved& r) {
+    const QuantBounds& tol = r.tolerance;
     Metadata m;
     m.name = "4dgs-convert";
-    m.entries = {{"source_frames", std::to_string(frames)},
-                 {"fps", bound_string(fps)},
+    m.entries = {{"source_frames", std::to_string(r.total)},
+                 {"fps", bound_string(r.fps)},
                  {"tolerance.pos", num(tol.pos)},
                  {"tolerance.scale_rel", num(tol.scale_rel)},
                  {"tolerance.rot", num(tol.rot)},
@@ -78,15 +73,22 @@ Metadata convert_metadata(std::size_t frames, double fps, const QuantBounds& tol
 }
 
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
-                        const QuantBounds& tol) {
+                        const Resolved& r) {
     SceneHeader h;
-    h.duration_sec = frame_time(frames.size(), o.fps);
+    h.duration_sec = r.duration;
     h.sh_degree = frames.front().sh_degree;
     h.attributes = {{"source", "ply-sequence"}, {"visibility_profile", "box"}};
     if (!o.title.empty()) h.attributes.emplace_back("title", o.title);
     if (!o.coordinate_system.empty())
         h.attributes.emplace_back("coordinate_system", o.coordinate_system);
-    h.metadata.push_back(convert_metadata(frames.size(), o.fps, tol));
+    h.metadata.push_back(convert_metadata(r));
+    if (r.sliced())
+        h.metadata.push_back({"4dgs-shard",
+                              {{"first_frame", std::to_string(r.first)},
+                               {"end_frame", std::to_string(r.end)},
+                               {"frames", std::to_string(r.total)},
+                               {"t0", bound_string(r.time_of(r.first))},
+                               {"t1", bound_string(r.time_of(r.end))}}});
     return h;
 }
 
@@ -110,22 +112,103 @@ void tick(const ConvertOptions& o, std::uint64_t done, std::uint64_t total) {
     if (o.progress) o.progress(done, total);
 }
 
+Error outside_plan(const std::string& what) {
+    return bad(refusal::kOutsidePlan,
+               what + "; make the plan again with these frames in its sample");
+}
+
+// Resolves the options; with a plan, checks the slice and that its frames are ones the plan was
+// made for (SH degree, count when tracked, every position inside its aabb).
+Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions& o) {
+    Resolved r;
+    r.writer = o.writer;
+    if (!o.plan) {
+        if (o.first_frame != 0 || o.end_frame != 0)
+            return bad(refusal::kInvalidOption, "a slice of frames needs a grid plan");
+        r.fps = o.fps;
+        r.total = r.end = frames.size();
+        r.duration = r.time_of(r.total);
+        r.shape = o.shape;
+        r.keyframe_every = o.keyframe_every;
+        r.tolerance = o.tolerance
+                          ? *o.tolerance
+                          : preset_tolerance(o.writer.preset, largest_side(frames_aabb(frames)));
+        return r;
+    }
+    const GridPlan& p = *o.plan;
+    r.plan = &p;
+    r.fps = p.fps;
+    r.total = p.frames;
+    r.duration = p.duration_sec;
+    r.first = o.first_frame;
+    r.end = o.end_frame ? o.end_frame : p.frames;
+    r.shape = p.shape;
+    r.keyframe_every = p.keyframe_every;
+    r.segment = p.segment_frames;
+    r.tolerance = p.tolerance;
+    apply_plan(p, r.writer);
+    const std::string slice = "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")";
+    if (!(r.first < r.end && r.end <= p.frames))
+        return bad(refusal::kInvalidOption, "frames " + slice + " are not a slice of the plan's " +
+                                                std::to_string(p.frames) + " frames");
+    if (frames.size() != r.end - r.first)
+        return bad(refusal::kInvalidOption,
+                   std::to_string(frames.size()) + " frames given for the slice " + slice);
+    const std::uint64_t a = p.alignment();
+    if (r.first % a != 0 || (r.end % a != 0 && r.end != p.frames))
+        return bad(refusal::kInvalidOption,
+                   "frames " + slice + " do not start and end on a multiple of " +
+                       std::to_string(a) +
+                       (p.shape == ConvertShape::keyframe_delta ? " (the plan's keyframe_every)"
+                                                                : " (the plan's segment_frames)") +
+                       ", where an encode of the whole sequence starts a GOP or a segment");
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+        const PlyCloud& f = frames[k];
+        const std::string who = "frame " + std::to_string(r.first + k);
+        if (f.sh_degree != p.sh_degree)
+            return outside_plan(who + " has SH degree " + std::to_string(f.sh_degree) +
+                                " but the plan was made for " + std::to_string(p.sh_degree));
+        if (p.gaussians_per_frame != 0 && f.count != p.gaussians_per_frame)
+            return outside_plan(who + " holds " + std::to_string(f.count) +
+                                " gaussians but the plan was made for " +
+                                std::to_string(p.gaussians_per_frame) + " in every frame");
+        for (std::size_t i = 0; i < f.count; ++i)
+            for (int c = 0; c < 3; ++c) {
+                const double v = f.position[i * 3 + c];
+                if (!(v >= p.aabb[c] && v <= p.aabb[3 + c]))
+                    return outside_plan(who + " gaussian " + std::to_string(i) + ": position[" +
+                                        std::to_string(c) + "] is " + detail::fmt(v) +
+                                        ", outside the plan's aabb [" + detail::fmt(p.aabb[c]) +
+                                        ", " + detail::fmt(p.aabb[3 + c]) + "]");
+            }
+    }
+    return r;
+}
+
+// The grid for shapes whose grid does not depend on what the fit finds (per frame, keyframe-delta).
+Status size_fixed_grid(std::span<const PlyCloud> frames, Resolved& r) {
+    if (r.plan) return ok_status();
+    FOURDGS_ASSIGN(r.writer.grid,
+                   size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration, 0, 0));
+    return ok_status();
+}
+
 // ---- per frame --------------------------------------------------------------------------------
 
-// Writes the converted gaussians and fills the report both shapes share.
-Status write_columns(const GaussianColumns& cols, SceneHeader header, const WriterOptions& wo,
-                     ByteSink& sink, const QuantBounds& tol, ConvertReport& rep) {
+// Writes the converted gaussians and fills the report both gaussian-birth shapes share.
+Status write_columns(const GaussianColumns& cols, SceneHeader header, const Resolved& r,
+                     ByteSink& sink, ConvertReport& rep) {
     WriteReport wr;
-    FOURDGS_TRY(write_scene(SceneInput{std::move(header), cols.batch()}, wo, sink, &wr));
+    FOURDGS_TRY(write_scene(SceneInput{std::move(header), cols.batch()}, r.writer, sink, &wr));
     rep.records = wr.gaussian_count;
     rep.chunks = wr.chunk_count;
     rep.output_bytes = wr.bytes_written;
     rep.quantization = wr.quantization;
-    rep.tolerance = tol;
+    rep.tolerance = r.tolerance;
     return ok_status();
 }
 
-Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions& o,
+Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,
                          ByteSink& sink, ConvertReport& rep) {
     const int degree = frames.front().sh_degree;
     std::size_t total = 0;
@@ -136,9 +219,7 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
                                                  " but frame 0 has " + std::to_string(degree));
         total += frames[i].count;
     }
-    QuantBounds q = o.writer.bounds ? *o.writer.bounds : preset_bounds(o.writer.preset, extent_of(frames));
-    QuantBounds tol = q;
-    tol.rot = rotation_limit(q.rot);
+    FOURDGS_TRY(size_fixed_grid(frames, r));
 
     GaussianColumns cols;
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
@@ -151,7 +232,7 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
         const auto c = clamped_colors(f, rep.clamped_colors);
         cols.color.insert(cols.color.end(), c.begin(), c.end());
         cols.sh.insert(cols.sh.end(), f.sh.begin(), f.sh.begin() + f.count * per);
-        const double t0 = frame_time(i, o.fps), t1 = frame_time(i + 1, o.fps);
+        const double t0 = r.time_of(r.first + i), t1 = r.time_of(r.first + i + 1);
         cols.mu_t.insert(cols.mu_t.end(), f.count, static_cast<float>(t0));
         cols.sigma_t.insert(cols.sigma_t.end(), f.count, kInf);  // never fades: the box profile
         cols.win_lo.insert(cols.win_lo.end(), f.count, t0);
@@ -160,31 +241,105 @@ Status convert_per_frame(std::span<const PlyCloud> frames, const ConvertOptions&
     }
     cols.count = total;
     cols.sh_degree = degree;
-    return write_columns(cols, base_header(frames, o, tol), o.writer, sink, tol, rep);
+    return write_columns(cols, base_header(frames, o, r), r, sink, rep);
 }
 
 // ---- keyframe-delta ---------------------------------------------------------------------------
 
+// The SH bytes the writer stores for gaussian g of `f` (§6.5 at the written depths), which decide
+// whether a tracked gaussian stays one incarnation (keyframe_writer.hpp).
+void sh_bytes(const PlyCloud& f, std::size_t g, const std::array<std::uint8_t, 3>& depths,
+              std::vector<std::uint8_t>& out) {
+    const int per = sh_coeffs_per_component(f.sh_degree);
+    out.clear();
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < per; ++k) {
+            int band = 1;
+            while (sh_band_first(band + 1) <= k) ++band;
+            const std::uint8_t b8 =
+                sh_byte(f.sh[g * 3 * per + static_cast<std::size_t>(c) * per + k]);
+            out.push_back(depths[band - 1] < 8 ? sh_requantize(b8, depths[band - 1]) : b8);
+        }
+}
+
+// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + i, and a gaussian whose SH
+// bytes change inside a GOP (a new incarnation for the writer, §11.7) takes the next id of that
+// GOP's own range past every GOP's base ids. Depends on nothing outside the GOP, so each shard
+// gives the ids a whole-sequence encode gives.
+Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
+                std::vector<std::vector<std::uint32_t>>& ids, std::uint64_t& distinct) {
+    const std::uint64_t n = frames.front().count, k = r.keyframe_every;
+    const std::uint64_t gops = (r.total + k - 1) / k;
+    if (gops * n > std::uint64_t{1} << 32)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::to_string(gops) + " GOPs of " + std::to_string(n) +
+                              " gaussians need more than 2^32 gaussian ids; raise keyframe_every");
+    std::array<std::uint8_t, 3> depths{8, 8, 8};
+    for (std::size_t b = 0; b < r.writer.sh_depths.size() && b < 3; ++b)
+        depths[b] = r.writer.sh_depths[b];
+    std::vector<std::uint8_t> prev_sh, cur_sh;
+    std::vector<std::uint64_t> id(n);
+    std::uint64_t fresh = 0;
+    distinct = 0;
+    ids.assign(frames.size(), {});
+    for (std::size_t s = 0; s < frames.size(); ++s) {
+        const std::uint64_t f = r.first + s, g = f / k;
+        ids[s].resize(n);
+        if (f % k == 0) {
+            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + i;
+            fresh = gops * n + g * n * (k - 1);
+            distinct += n;
+        } else if (frames.front().sh_degree > 0) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                sh_bytes(frames[s - 1], i, depths, prev_sh);
+                sh_bytes(frames[s], i, depths, cur_sh);
+                if (prev_sh == cur_sh) continue;
+                if (fresh > 0xFFFFFFFFull)
+                    return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                                      "frame " + std::to_string(f) +
+                                          ": no gaussian id is left for a new incarnation");
+                id[i] = fresh++;
+                ++distinct;
+            }
+        }
+        for (std::uint64_t i = 0; i < n; ++i) ids[s][i] = static_cast<std::uint32_t>(id[i]);
+    }
+    return ok_status();
+}
+
 Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
-                              ByteSink& sink, ConvertReport& rep) {
+                              Resolved& r, ByteSink& sink, ConvertReport& rep) {
     FOURDGS_TRY(check_tracked(frames));
-    if (o.keyframe_every == 0) return bad(refusal::kInvalidOption, "keyframe_every is 0, must be >= 1");
-    QuantBounds q = o.writer.bounds ? *o.writer.bounds : preset_bounds(o.writer.preset, extent_of(frames));
-    QuantBounds tol = q;
-    tol.rot = rotation_limit(q.rot);
+    if (r.keyframe_every == 0)
+        return bad(refusal::kInvalidOption, "keyframe_every is 0, must be >= 1");
+    FOURDGS_TRY(size_fixed_grid(frames, r));
 
     const std::size_t n = frames.front().count;
-    std::vector<std::uint32_t> ids(n);
-    std::iota(ids.begin(), ids.end(), 0u);
+    std::vector<std::vector<std::uint32_t>> ids;
+    std::uint64_t distinct = n;
+    if (r.plan) {
+        FOURDGS_TRY(plan_ids(frames, r, ids, distinct));
+    } else {
+        ids.assign(1, std::vector<std::uint32_t>(n));
+        std::iota(ids[0].begin(), ids[0].end(), 0u);
+    }
     const std::vector<float> sigma(n, kInf);
     std::vector<std::vector<float>> colors(frames.size());
-    std::vector<KeyframeStep> steps(frames.size());
+    std::vector<KeyframeStep> steps;
+    KeyframeWriterOptions ko;
+    ko.base = r.writer;
+    ko.keyframe_every = r.keyframe_every;
+    // A shard tiles the rest of the clock with empty keyframes (§11.1); merge drops them.
+    if (r.first > 0) {
+        steps.push_back(KeyframeStep{0, {}, {}});
+        ko.keyframe_steps.push_back(1);
+    }
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
         colors[i] = clamped_colors(f, rep.clamped_colors);
-        KeyframeStep& s = steps[i];
-        s.t0 = frame_time(i, o.fps);
-        s.ids = ids;
+        KeyframeStep s;
+        s.t0 = r.time_of(r.first + i);
+        s.ids = ids[r.plan ? i : 0];
         s.gaussians.count = n;
         s.gaussians.position = f.position;
         s.gaussians.scale = f.scale;
@@ -193,19 +348,31 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
         s.gaussians.sigma_t = sigma;
         s.gaussians.sh_degree = f.sh_degree;
         s.gaussians.sh = f.sh;
+        steps.push_back(s);
+        ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
-    KeyframeWriterOptions ko;
-    ko.base = o.writer;
-    ko.keyframe_every = o.keyframe_every;
+    if (r.end < r.total) {
+        steps.push_back(KeyframeStep{r.time_of(r.end), {}, {}});
+        ko.keyframe_steps.push_back(1);
+    }
+    for (KeyframeStep& s : steps) s.gaussians.sh_degree = frames.front().sh_degree;
+    if (!r.plan) ko.keyframe_steps.clear();  // keyframe_every places them
     KeyframeWriteReport kr;
-    FOURDGS_TRY(write_keyframe_delta(steps, base_header(frames, o, tol), ko, sink, &kr));
+    FOURDGS_TRY(write_keyframe_delta(steps, base_header(frames, o, r), ko, sink, &kr));
+    // The ids were chosen so that the writer never needs a fresh one; if it did, the shards of
+    // this plan would not agree on them.
+    if (r.plan && kr.base.gaussian_count != distinct)
+        return make_error(ErrorKind::limit, refusal::kBoundViolated,
+                          "the writer found " + std::to_string(kr.base.gaussian_count) +
+                              " incarnations where the plan's ids make " +
+                              std::to_string(distinct));
     tick(o, frames.size(), frames.size());
     rep.records = 0;
     for (std::uint64_t c : kr.live_count) rep.records += c;
     rep.chunks = kr.base.chunk_count;
     rep.output_bytes = kr.base.bytes_written;
     rep.quantization = kr.base.quantization;
-    rep.tolerance = tol;
+    rep.tolerance = r.tolerance;
     return ok_status();
 }
 
@@ -271,7 +438,7 @@ bool span_fits(std::span<const PlyCloud> frames, std::span<const Sample> s, std:
 }
 
 struct Span {
-    std::uint32_t g, a, b;  // gaussian, frames [a, b)
+    std::uint32_t g, a, b;  // gaussian, frames [a, b) of those given
 };
 
 void bisect(std::span<const PlyCloud> frames, std::span<const Sample> s, std::size_t g,
@@ -286,19 +453,27 @@ void bisect(std::span<const PlyCloud> frames, std::span<const Sample> s, std::si
     bisect(frames, s, g, mid, b, tol, out);
 }
 
-Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o,
+Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,
                         ByteSink& sink, ConvertReport& rep) {
     FOURDGS_TRY(check_tracked(frames));
-    const QuantBounds B =
-        o.writer.bounds ? *o.writer.bounds : preset_bounds(o.writer.preset, extent_of(frames));
+    const QuantBounds& B = r.tolerance;
     const FitTolerance fit{B.pos / 2, B.scale_rel / 2, B.rot / 2, B.rgb / 2, B.alpha / 2};
 
+    // Segments: on a plan, records never span a multiple of segment_frames, so each shard fits
+    // exactly the records a whole-sequence encode on the plan fits.
     const std::size_t n = frames.front().count, nf = frames.size();
+    std::vector<std::pair<std::size_t, std::size_t>> segments;
+    const std::uint64_t seg = r.segment ? r.segment : r.total;
+    for (std::uint64_t a = r.first; a < r.end;) {
+        const std::uint64_t b = std::min<std::uint64_t>(r.end, (a / seg + 1) * seg);
+        segments.push_back({a - r.first, b - r.first});
+        a = b;
+    }
     std::vector<Span> spans;
     std::vector<Sample> samples(nf);
     for (std::size_t g = 0; g < n; ++g) {
         for (std::size_t k = 0; k < nf; ++k) samples[k] = sample_of(frames[k], g);
-        bisect(frames, samples, g, 0, nf, fit, spans);
+        for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, spans);
         if ((g & 1023) == 0) tick(o, g, n);
     }
     tick(o, n, n);
@@ -311,51 +486,51 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     cols.resize(m);
     std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), kInf);
     double vmax = 0, longest_moving = 0;
-    for (std::size_t r = 0; r < m; ++r) {
-        const Span& sp = spans[r];
+    std::size_t fastest = 0;
+    for (std::size_t rec = 0; rec < m; ++rec) {
+        const Span& sp = spans[rec];
         const PlyCloud& fa = frames[sp.a];
         const PlyCloud& fb = frames[sp.b - 1];
-        const double ta = frame_time(sp.a, o.fps), tb = frame_time(sp.b - 1, o.fps);
+        const double ta = r.time_of(r.first + sp.a), tb = r.time_of(r.first + sp.b - 1);
         for (int c = 0; c < 3; ++c) {
-            cols.position[r * 3 + c] = fa.position[sp.g * 3 + c];
+            cols.position[rec * 3 + c] = fa.position[sp.g * 3 + c];
             const double v = sp.b - sp.a > 1
                                  ? (double(fb.position[sp.g * 3 + c]) - fa.position[sp.g * 3 + c]) /
                                        (tb - ta)
                                  : 0.0;
-            cols.motion[r * 3 + c] = static_cast<float>(v);
-            cols.scale[r * 3 + c] = fa.scale[sp.g * 3 + c];
-            vmax = std::max(vmax, std::fabs(v));
+            cols.motion[rec * 3 + c] = static_cast<float>(v);
+            cols.scale[rec * 3 + c] = fa.scale[sp.g * 3 + c];
+            if (std::fabs(v) > vmax) vmax = std::fabs(v), fastest = rec;
         }
         for (int c = 0; c < 4; ++c) {
-            cols.rotation[r * 4 + c] = fa.rotation[sp.g * 4 + c];
-            cols.color[r * 4 + c] = std::clamp(fa.color[sp.g * 4 + c], 0.0f, 1.0f);
-            rep.clamped_colors += std::fabs(cols.color[r * 4 + c] - fa.color[sp.g * 4 + c]) > 1e-6f;
+            cols.rotation[rec * 4 + c] = fa.rotation[sp.g * 4 + c];
+            cols.color[rec * 4 + c] = std::clamp(fa.color[sp.g * 4 + c], 0.0f, 1.0f);
+            rep.clamped_colors +=
+                std::fabs(cols.color[rec * 4 + c] - fa.color[sp.g * 4 + c]) > 1e-6f;
         }
-        cols.mu_t[r] = static_cast<float>(ta);
-        cols.win_lo[r] = ta;
-        cols.win_hi[r] = frame_time(sp.b, o.fps);
-        if (cols.motion[r * 3] != 0 || cols.motion[r * 3 + 1] != 0 || cols.motion[r * 3 + 2] != 0)
-            longest_moving = std::max(longest_moving, cols.win_hi[r] - cols.win_lo[r]);
-        std::copy_n(fa.sh.begin() + sp.g * per, per, cols.sh.begin() + r * per);
+        cols.mu_t[rec] = static_cast<float>(ta);
+        cols.win_lo[rec] = ta;
+        cols.win_hi[rec] = r.time_of(r.first + sp.b);
+        if (cols.motion[rec * 3] != 0 || cols.motion[rec * 3 + 1] != 0 ||
+            cols.motion[rec * 3 + 2] != 0)
+            longest_moving = std::max(longest_moving, cols.win_hi[rec] - cols.win_lo[rec]);
+        std::copy_n(fa.sh.begin() + sp.g * per, per, cols.sh.begin() + rec * per);
     }
 
-    // The quantization half of the budget (see convert.hpp). A velocity error dv moves a record
-    // by at most dv x window; §6.3 scales the velocity step by the window so that this is at
-    // most half the class-0 bound for windows up to 2 s, and window / 4 times it beyond.
-    QuantBounds q = B;
-    q.pos = B.pos / 4;
-    q.scale_rel = B.scale_rel / 2;
-    q.rot = B.rot / 2;
-    q.rgb = B.rgb / 2;
-    q.alpha = B.alpha / 2;
-    q.motion = (B.pos / 8) / std::max(0.5, longest_moving / 4);
-    q.time = vmax > 0 ? std::min(B.time / 2, (B.pos / 8) / vmax) : B.time / 2;
-    QuantBounds tol = B;
-    tol.rot = fit.rot + rotation_limit(q.rot);
-
-    WriterOptions wo = o.writer;
-    wo.bounds = q;
-    return write_columns(cols, base_header(frames, o, tol), wo, sink, tol, rep);
+    // The quantization half of the budget (grid_tolerance): from what the fit found, or on a plan
+    // from what the plan allows, which the records must then stay within.
+    if (!r.plan) {
+        FOURDGS_ASSIGN(r.writer.grid, size_grid(ConvertShape::adaptive, B, frames_aabb(frames),
+                                                r.duration, longest_moving, vmax));
+    } else if (vmax > r.plan->max_speed) {
+        const Span& sp = spans[fastest];
+        return outside_plan("gaussian " + std::to_string(sp.g) + " moves at " + detail::fmt(vmax) +
+                            " units/s over frames [" + std::to_string(r.first + sp.a) + ", " +
+                            std::to_string(r.first + sp.b) +
+                            "), faster than the plan's max_speed " +
+                            detail::fmt(r.plan->max_speed));
+    }
+    return write_columns(cols, base_header(frames, o, r), r, sink, rep);
 }
 
 }  // namespace
@@ -415,7 +590,7 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report) {
     if (frames.empty()) return bad(refusal::kNoFrames, "there are no frames to convert");
-    if (!std::isfinite(options.fps) || !(options.fps > 0))
+    if (!options.plan && (!std::isfinite(options.fps) || !(options.fps > 0)))
         return bad(refusal::kInvalidOption, "fps is " + std::to_string(options.fps) +
                                          ", must be finite and > 0");
     ConvertReport local;
@@ -423,10 +598,12 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     rep.frames = frames.size();
     rep.input_gaussians = 0;
     for (const PlyCloud& f : frames) rep.input_gaussians += f.count;
-    switch (options.shape) {
-        case ConvertShape::per_frame: return convert_per_frame(frames, options, sink, rep);
-        case ConvertShape::keyframe_delta: return convert_keyframe_delta(frames, options, sink, rep);
-        case ConvertShape::adaptive: return convert_adaptive(frames, options, sink, rep);
+    FOURDGS_ASSIGN(Resolved r, resolve(frames, options));
+    switch (r.shape) {
+        case ConvertShape::per_frame: return convert_per_frame(frames, options, r, sink, rep);
+        case ConvertShape::keyframe_delta:
+            return convert_keyframe_delta(frames, options, r, sink, rep);
+        case ConvertShape::adaptive: return convert_adaptive(frames, options, r, sink, rep);
     }
     return bad(refusal::kInvalidOption, "unknown conversion shape");
 }
@@ -435,15 +612,30 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
                          const ConvertOptions& options, ConvertReport* report) {
     ConvertReport local;
     ConvertReport& rep = report ? *report : local;
+    // On a plan, the paths are the whole sequence and only the slice is read.
+    std::size_t first = 0, end = paths.size();
+    if (options.plan) {
+        if (paths.size() != options.plan->frames)
+            return bad(refusal::kInvalidOption, std::to_string(paths.size()) +
+                                                    " frames given, but the plan was made for " +
+                                                    std::to_string(options.plan->frames));
+        first =
+            static_cast<std::size_t>(std::min<std::uint64_t>(options.first_frame, paths.size()));
+        end =
+            options.end_frame
+                ? static_cast<std::size_t>(std::min<std::uint64_t>(options.end_frame, paths.size()))
+                : paths.size();
+        end = std::max(end, first);
+    }
     std::vector<PlyCloud> frames;
-    frames.reserve(paths.size());
+    frames.reserve(end - first);
     rep.input_bytes = 0;
-    for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (std::size_t i = first; i < end; ++i) {
         FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[i]));
         std::error_code ec;
         rep.input_bytes += std::filesystem::file_size(paths[i], ec);
         frames.push_back(std::move(cloud));
-        if (options.progress) options.progress(i + 1, paths.size());
+        if (options.progress) options.progress(i + 1 - first, end - first);
     }
     // Write beside the output and rename at the end, so a refusal never leaves a partial file.
     const std::string temp = output + ".partial-" + std::to_string(::getpid());

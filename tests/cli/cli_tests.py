@@ -500,6 +500,170 @@ def test_info_dump_extract(tool, src, tmp):
     run(tool, "extract", example, "--at", "1e9", "-o", out, expect=1)
 
 
+def shard_and_merge(tool, seq, tmp, name, plan_args, shards):
+    """Plans `seq`, encodes `shards` slices of it on the plan, merges them, and encodes the whole
+    sequence on the plan in one process. Returns (merged, single, merge report)."""
+    work = os.path.join(tmp, name)
+    os.makedirs(work)
+    grid = os.path.join(work, "grid.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", grid, *plan_args)
+    slices = run(tool, "slices", grid, str(shards)).stdout.split()
+    check(len(slices) == shards, "%d slices for %d shards: %s" % (len(slices), shards, slices))
+    parts = []
+    for k, s in enumerate(slices):
+        part = os.path.join(work, "part_%d.4dgs" % k)
+        run(tool, "-q", "convert", seq, "--grid", grid, "--frames", s, "-o", part,
+            "--coordinate-system", "right-handed, y-up")
+        parts.append(part)
+    merged = os.path.join(work, "merged.4dgs")
+    rep = json.loads(run(tool, "merge", *reversed(parts), "-o", merged, "--json").stdout)
+    single = os.path.join(work, "single.4dgs")
+    run(tool, "-q", "convert", seq, "--grid", grid, "-o", single,
+        "--coordinate-system", "right-handed, y-up")
+    return merged, single, rep
+
+
+def read_through_python(src, merged, single, degree):
+    """The merged file read through the Python module over the C ABI (examples/python), at every
+    frame's middle, gives what the single-process file gives. Only where the test is told the
+    shared library's path (not under the sanitizers: capi/CMakeLists.txt says why)."""
+    if not os.environ.get("FOURDGS_C_LIBRARY"):
+        return
+    sys.path.insert(0, os.path.join(src, "examples", "python"))
+    import fourdgs
+    with fourdgs.Reader(merged) as m, fourdgs.Reader(single) as s:
+        mi, si = m.info(), s.info()
+        check(mi["gaussian_count"] == si["gaussian_count"] and mi["gaussian_count"] > 0,
+              "python: gaussian counts %s, %s" % (mi["gaussian_count"], si["gaussian_count"]))
+        frames = round(mi["duration_sec"] * FPS)
+        check(frames > 0, "python: the merged scene has frames")
+        for k in range(frames):
+            t = (k + 0.5) / FPS
+            a, b = m.evaluate(t, degree), s.evaluate(t, degree)
+            check(a.count > 0 and a.count == b.count, "python: %d and %d visible at %g"
+                  % (a.count, b.count, t))
+            for col in ("center", "scale", "rotation", "color", "sh"):
+                check(getattr(a, col) == getattr(b, col), "python: %s differs at %g" % (col, t))
+
+
+def test_plan_shard_merge(tool, src, tmp):
+    rng = random.Random(5)
+    degree = 1
+    untracked = os.path.join(tmp, "untracked")
+    write_sequence(untracked, untracked_frames(rng, 6, degree), degree)
+    frames, degree, tracked = tracked_case(tmp, "tracked", 10)
+    cases = [("per-frame", untracked, [], 3),
+             ("adaptive", tracked, ["--tracked", "--segment-frames", "4"], 4),
+             ("keyframe-delta", tracked, ["--tracked", "--model", "keyframe-delta",
+                                          "--keyframe-every", "4"], 3)]
+    for shape, seq, plan_args, shards in cases:
+        merged, single, rep = shard_and_merge(tool, seq, tmp, shape, plan_args, shards)
+        check(rep["parts"] == shards and rep["chunks"] > 0, "%s merge report %s" % (shape, rep))
+        check(rep["bytes_verbatim"] > rep["bytes_written"] // 2,
+              "%s: most bytes are copied as they are: %s" % (shape, rep))
+        # The shards of a plan, merged, are what one process writes on that plan.
+        check(open(merged, "rb").read() == open(single, "rb").read(),
+              "%s: the merged file differs from the single-process one" % shape)
+        p = run(tool, "validate", merged, "--json", expect=None)
+        v = json.loads(p.stdout)
+        check(p.returncode == 0 and v["errors"] == 0 and v["warnings"] == 0,
+              "%s: merged file does not validate clean: %s" % (shape, v["findings"]))
+        info = info_json(tool, merged)
+        check(info["header"]["temporal_model"] ==
+              ("keyframe-delta" if shape == "keyframe-delta" else "gaussian-birth"), "model")
+        # info shows the tolerance asked for beside each bound the file declares.
+        tol = info["quantization"]["tolerance"]
+        for k in ("pos", "scale_rel", "rot", "rgb", "alpha"):
+            check(float(info["quantization"]["bounds"][k]) <= float(tol[k]),
+                  "%s: bound %s over its tolerance" % (shape, k))
+        text = run(tool, "info", merged).stdout
+        check("tolerance " + tol["pos"] in text, "info text shows the tolerance beside the bound")
+        read_through_python(src, merged, single, degree)
+    # The merged keyframe-delta scene decodes within its bounds at every frame.
+    info = info_json(tool, os.path.join(tmp, "keyframe-delta", "merged.4dgs"))
+    tol = tolerances(info)
+    bounds = declared(info)
+    limits = {k: min(tol[k], bounds[k]) + EPS for k in tol}
+    limits["sh"] = 4 / 255 + EPS
+    compare_frames(tool, os.path.join(tmp, "keyframe-delta", "merged.4dgs"), frames, degree, tmp,
+                   limits)
+
+
+def test_merge_refusals(tool, src, tmp):
+    rng = random.Random(6)
+    degree = 0
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, untracked_frames(rng, 4, degree), degree)
+
+    def part(grid, frames, name, *extra):
+        out = os.path.join(tmp, name)
+        run(tool, "-q", "convert", seq, "--grid", grid, "--frames", frames, "-o", out, *extra)
+        return out
+
+    def refused(args, rule):
+        p = run(tool, *args, expect=1)
+        check("refused: " + rule in p.stderr, "expected %s: %s" % (rule, p.stderr))
+        return p.stderr
+
+    fine, coarse = os.path.join(tmp, "fine.json"), os.path.join(tmp, "coarse.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", fine, "--preset", "fine")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", coarse, "--preset", "coarse")
+    a, b = part(fine, "0:2", "a.4dgs"), part(fine, "2:4", "b.4dgs")
+    out = os.path.join(tmp, "out.4dgs")
+    # Different grids, named by field.
+    err = refused(["merge", a, part(coarse, "2:4", "c.4dgs"), "-o", out], "grid-mismatch")
+    check("Quantization.step_pos" in err, "grid-mismatch names the field: " + err)
+    # Overlapping timelines, unless the union is intended.
+    whole = part(fine, "0:4", "whole.4dgs")
+    refused(["merge", a, whole, "-o", out], "overlapping-parts")
+    run(tool, "-q", "merge", a, whole, "-o", out, "--allow-overlap")
+    check(info_json(tool, out)["header"]["gaussian_count"] ==
+          info_json(tool, a)["header"]["gaussian_count"] + info_json(tool, whole)["header"]["gaussian_count"],
+          "--allow-overlap keeps both parts' gaussians")
+    # Conflicting extras: lz4 streams owe an `application` Metadata record the other part lacks.
+    refused(["merge", a, part(fine, "2:4", "lz4.4dgs", "--codec", "lz4"), "-o", out],
+            "conflicting-extras")
+    # A part that is not a .4dgs file, and a missing one.
+    err = refused(["merge", a, os.path.join(seq, "frame_0.ply"), "-o", out], "invalid-part")
+    check("magic-mismatch" in err, "invalid-part names the underlying refusal: " + err)
+    run(tool, "merge", a, os.path.join(tmp, "missing.4dgs"), "-o", out, expect=3)
+    check(not [f for f in os.listdir(tmp) if ".partial" in f], "a refused merge leaves no file")
+    # The good pair merges.
+    run(tool, "-q", "merge", b, a, "-o", out)
+    # A plan file that is not one is refused by name; --frames needs a plan.
+    broken = os.path.join(tmp, "broken.json")
+    with open(fine) as f, open(broken, "w") as g:
+        g.write(f.read().replace('"step_rot"', '"step_rotation"'))
+    err = refused(["convert", seq, "--grid", broken, "-o", out], "malformed-plan")
+    check("broken.json" in err and "grid.step_rot" in err, "malformed-plan names file and key: " + err)
+    run(tool, "convert", seq, "--fps", "8", "--frames", "0:2", "-o", out, expect=3)
+    run(tool, "convert", seq, "--grid", fine, "--preset", "coarse", "-o", out, expect=3)
+
+
+def test_example_sharded(tool, src, tmp):
+    """examples/sharded/: frames from make_frames.py, shards under GNU parallel with 2 workers,
+    the merge; the result is what one process writes on the same plan."""
+    example = os.path.join(src, "examples", "sharded")
+    frames = os.path.join(tmp, "frames")
+    subprocess.run([sys.executable, os.path.join(example, "make_frames.py"), frames, "16", "120"],
+                   check=True)
+    scene = os.path.join(tmp, "scene.4dgs")
+    env = dict(os.environ, FOURDGS=tool, FPS=str(FPS), WORK=os.path.join(tmp, "work"),
+               PLAN_ARGS="--tracked --segment-frames 4")
+    p = subprocess.run(["bash", os.path.join(example, "encode_parallel.sh"), frames, scene, "3", "2"],
+                       env=env, capture_output=True, text=True)
+    check(p.returncode == 0, "encode_parallel.sh: exit %d\n%s\n%s" % (p.returncode, p.stdout[-2000:],
+                                                                     p.stderr[-2000:]))
+    parts = sorted(f for f in os.listdir(os.path.join(tmp, "work")) if f.endswith(".4dgs"))
+    check(len(parts) == 3, "three shards: %s" % parts)
+    single = os.path.join(tmp, "single.4dgs")
+    run(tool, "-q", "convert", frames, "--grid", os.path.join(tmp, "work", "grid.json"), "-o", single)
+    check(open(scene, "rb").read() == open(single, "rb").read(),
+          "the merged scene differs from the single-process one")
+    p = run(tool, "validate", scene, expect=None)
+    check(p.returncode in (0, 2), "the merged scene does not validate: %s" % p.stdout)
+
+
 def main():
     tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
     test = globals().get("test_" + name)

@@ -19,26 +19,42 @@
 //                   first frame with the fitted velocity. Ranges come from bisection, so the
 //                   Window Table stays small (at most 2 x frames - 1 windows).
 //
-// Error budget. The per-frame and keyframe-delta files are within the file's declared
-// Quantization bounds of the input at every frame time (the writers verify every attribute).
-// An adaptive file spends the preset's bound B per attribute as: for position, B/4 on
-// quantization, B/2 on the line fit, B/8 on velocity and B/8 on mu_t quantization (their steps
-// are narrowed to fit); for scale, rotation, rgb and opacity, B/2 on the fit and B/2 on
-// quantization. So every frame time reconstructs within B of the input. The bounds B a file
-// meets end to end are recorded in a Metadata record named "4dgs-convert" (keys tolerance.pos,
-// tolerance.scale_rel, tolerance.rot, tolerance.rgb, tolerance.alpha, plus source_frames and
-// fps), for every shape.
+// Error budget. The tolerance B (ConvertOptions::tolerance, else the preset's,
+// preset_tolerance) is what every frame time reconstructs within, per attribute. The grid is the
+// coarsest that meets it (size_grid, grid_plan.hpp): its declared Quantization bounds are within
+// B per frame and keyframe-delta (the writers verify every attribute against them). An adaptive
+// file spends B as: for position, B/4 on quantization, B/2 on the line fit, B/8 on velocity and
+// B/8 on mu_t quantization (their steps are narrowed to fit); for scale, rotation, rgb and
+// opacity, B/2 on the fit and B/2 on quantization. The bounds B a file meets end to end are
+// recorded in a Metadata record named "4dgs-convert" (keys tolerance.pos, tolerance.scale_rel,
+// tolerance.rot, tolerance.rgb, tolerance.alpha, plus source_frames and fps), for every shape.
+//
+// On a grid plan (ConvertOptions::plan, grid_plan.hpp) the file takes the plan's grid, clock,
+// shape, tolerance, keyframe places and segments, whatever slice [first_frame, end_frame) of the
+// plan's frames it holds: a shard of a scene encoded in parts, for merge (merge.hpp). The slice
+// starts and ends on GridPlan::alignment(); per frame, its windows are the whole sequence's frame
+// times; adaptive records never span a multiple of segment_frames; keyframe-delta keyframes fall
+// on the multiples of keyframe_every, a shard's empty keyframes fill [0, first) and [end,
+// duration) (§11.1: state chunks tile the clock), and each GOP's gaussians take ids of their own
+// (g × gaussians_per_frame + i for gaussian i of GOP g; a gaussian whose SH bytes change within a
+// GOP is a new incarnation with an id past every GOP's range), so no id of one shard is reused in
+// another. A shard also carries a Metadata record "4dgs-shard" (first_frame, end_frame, frames,
+// t0, t1). The shards of one plan, merged, decode to exactly what convert of all the frames on the
+// same plan gives.
 //
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
 //
 // Refusals (invalid_argument unless noted): no-frames, invalid-option (fps not finite and > 0,
-// keyframe_every 0, a frame too many for the timeline), frames-not-tracked (naming the first
-// frame whose count or SH degree differs from frame 0's, for keyframe_delta and adaptive),
-// sh-degree-mismatch (per_frame frames of different SH degrees), then the writers' refusals
-// naming the gaussian. The file variant also refuses io-error; it writes to a temporary name
-// beside the output and renames it into place only after the whole file is written, so a
-// refusal leaves nothing partial behind.
+// keyframe_every 0, a frame too many for the timeline, a slice without a plan, outside the plan,
+// of another length than the frames given or off the plan's alignment), frames-not-tracked
+// (naming the first frame whose count or SH degree differs from frame 0's, for keyframe_delta and
+// adaptive), sh-degree-mismatch (per_frame frames of different SH degrees), outside-plan (a frame
+// whose SH degree, count, positions or, adaptive, speed the plan was not made for, naming frame,
+// gaussian and value), limit-exceeded (keyframe-delta ids of a plan that do not fit u32), the
+// grid sizing's invalid-option, then the writers' refusals naming the gaussian. The file variant
+// also refuses io-error; it writes to a temporary name beside the output and renames it into place
+// only after the whole file is written, so a refusal leaves nothing partial behind.
 //
 // Scene → PLY. extract_state opens the scene once with open_scene (open_scene.hpp: the
 // front-end its temporal model needs, on a random-access source or a stream), reconstructs the
@@ -49,6 +65,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +73,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
@@ -64,13 +82,21 @@
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
-enum class ConvertShape : std::uint8_t { per_frame, keyframe_delta, adaptive };
-
 struct ConvertOptions {
     double fps = 30;
     ConvertShape shape = ConvertShape::per_frame;
-    WriterOptions writer;              // preset, codec, SH ladder, chunking
+    // preset (the tolerance when `tolerance` is not set), codec, SH ladder, chunking; its `bounds`
+    // and `grid` are replaced by the grid sized to the tolerance.
+    WriterOptions writer;
+    std::optional<QuantBounds> tolerance;  // the end-to-end tolerance; replaces the preset's
     std::uint32_t keyframe_every = 10; // keyframe_delta: a keyframe every K frames
+    // A grid plan: its grid, clock, shape, tolerance, SH depths, keyframe_every and segments
+    // replace fps, shape, tolerance, the preset, the writer's SH depths and keyframe_every above.
+    std::optional<GridPlan> plan;
+    // With a plan: the slice of its frames this file holds, [first_frame, end_frame) (end_frame
+    // 0: to the plan's last frame). convert_frames is given exactly those frames;
+    // convert_ply_files the whole sequence's paths, of which it reads the slice.
+    std::uint64_t first_frame = 0, end_frame = 0;
     std::string title;                 // "" = none; else a `title` metadata entry
     // The registry's `coordinate_system` key (handedness, up axis; PLY files carry none), written
     // to the Header attributes when not "" (§2: producers SHOULD record one).
@@ -83,7 +109,7 @@ struct ConvertReport {
     std::size_t frames = 0;
     std::uint64_t input_gaussians = 0;  // summed over frames
     std::uint64_t records = 0;          // gaussian records written (adaptive: spans)
-    std::uint64_t input_bytes = 0;      // the PLY files (file variant only)
+    std::uint64_t input_bytes = 0;      // the PLY files read (file variant only)
     std::uint64_t output_bytes = 0;
     std::uint32_t chunks = 0;
     std::uint64_t clamped_colors = 0;   // colour components clamped into [0, 1]
@@ -98,12 +124,15 @@ bool natural_less(const std::string& a, const std::string& b);
 // every group sorted naturally. Refusal io-error for a path that does not exist.
 Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> inputs);
 
-// Converts frames already in memory, writing the file to `sink`.
+// Converts frames already in memory, writing the file to `sink`. With a plan, `frames` are the
+// slice's frames, first_frame first.
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report = nullptr);
 
-// Reads the PLY files in the order given, converts them and writes `output` atomically (a
-// temporary file beside it, renamed over it at the end; removed on any failure).
+// Reads the PLY files in the order given (with a plan: the whole sequence's paths, of which only
+// the slice is read; a count other than the plan's frames is invalid-option), converts them and
+// writes `output` atomically (a temporary file beside it, renamed over it at the end; removed on
+// any failure).
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,
                          const ConvertOptions& options, ConvertReport* report = nullptr);
 

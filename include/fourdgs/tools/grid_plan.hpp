@@ -1,0 +1,174 @@
+// fourdgs/tools/grid_plan.hpp — one quantization grid for a whole frame sequence, decided once
+// and written to a small file, so that slices of the sequence encoded on different machines land
+// on the same grid (and the same clock, shape and keyframe places) and can be joined by merge
+// (merge.hpp) without re-encoding. Part of the tools library (fourdgs::tools).
+//
+// Grid sizing. A tolerance is what the user asks for: per attribute, how far a decoded frame may
+// stray from its input (QuantBounds keys; `motion` at §6.3 class 0). size_grid() turns it into the
+// coarsest grid that meets it: the part of the tolerance the shape leaves to quantization
+// (grid_tolerance: all of it per frame and keyframe-delta; a share for adaptive records, whose
+// line fit takes the rest), then grid_for_tolerance (writer.hpp), whose declared bounds are each
+// within that share. convert (convert.hpp) sizes its grid with the same function, so a plan and a
+// single-process conversion of the same frames agree.
+//
+// The plan file is JSON, one object (see docs/cli.md "Grid plans" for an example):
+//   format          "fourdgs-grid-plan"            version   1
+//   scene           {frames, fps, duration_sec, sh_degree, gaussians_per_frame, aabb[6]}
+//   encoding        {shape: "per-frame" | "adaptive" | "keyframe-delta", keyframe_every,
+//                    segment_frames, max_speed}
+//   tolerance       {pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel}
+//   grid            {scheme: "uniform-v1", pos_origin[3], reach, step_pos, step_scale_log,
+//                    step_rot, step_rgb, step_alpha, step_motion, step_time, step_sigma_log,
+//                    sh_depths[] (empty: none declared)}
+//   declared_bounds {pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel}
+// Numbers are written in their shortest round-trip spelling, so reading a plan gives back the
+// same doubles bit for bit. Reading refuses (malformed-plan, naming the file and the key) a file
+// that is not such an object, a missing, unknown or mistyped key, a value out of range, and
+// declared_bounds that differ from what the grid declares or exceed the tolerance.
+//
+// Thread safety: every function is reentrant.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
+#include "fourdgs/tools/ply.hpp"
+#include "fourdgs/writer.hpp"
+
+FOURDGS_PUBLIC_BEGIN
+namespace fourdgs {
+
+// How a frame sequence becomes a scene (convert.hpp describes each).
+enum class ConvertShape : std::uint8_t { per_frame, keyframe_delta, adaptive };
+
+// "per-frame", "keyframe-delta", "adaptive"; and back (nullopt for anything else).
+std::string_view to_string(ConvertShape shape);
+std::optional<ConvertShape> parse_convert_shape(std::string_view name);
+
+// The box around every position of every frame (min xyz, max xyz; all zero when there are none):
+// a grid's origin is its centre, and a preset scales with its largest side.
+std::array<double, 6> frames_aabb(std::span<const PlyCloud> frames);
+
+// A preset's end-to-end tolerance for a scene whose largest side is `extent`: preset_bounds
+// (writer.hpp) with `rot` widened to what the whole quaternion then meets (§6.4), which is what a
+// preset has always delivered. What the presets look like on screen: docs/cli.md.
+QuantBounds preset_tolerance(Preset preset, double extent);
+
+// "pos=1e-3,rot=0.01": the named attributes (QuantBounds keys) replaced in `base`, the rest kept.
+// Refusal invalid-option naming the first key or value that does not parse (the value must be a
+// finite number; grid_for_tolerance judges its range).
+Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base);
+
+// The share of an end-to-end tolerance `tolerance` that the quantization grid may take for
+// `shape`: all of it per frame and keyframe-delta. Adaptive records also spend it on their line
+// fit: pos 1/4 (the fit takes 1/2, velocity and mu_t 1/8 each), scale_rel, rot, rgb and alpha 1/2;
+// motion at class 0 such that a record `longest_moving_sec` long (or 0.5 s, whichever is longer,
+// §6.3) drifts at most pos/8; time such that a record moving at `max_speed` drifts at most pos/8
+// (time/2 when that is coarser, or max_speed is 0).
+QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
+                           double longest_moving_sec, double max_speed);
+
+// What a plan says about a frame sequence and its encoding.
+struct GridPlan {
+    // The scene.
+    std::uint64_t frames = 0;  // frame i covers [i / fps, (i + 1) / fps)
+    double fps = 0;
+    double duration_sec = 0;  // frames / fps: every shard's clock
+    int sh_degree = 0;
+    std::uint64_t gaussians_per_frame = 0;  // tracked shapes: every frame's count; 0 otherwise
+    std::array<double, 6> aabb{};           // every position of every frame lies inside (checked)
+    // The encoding.
+    ConvertShape shape = ConvertShape::per_frame;
+    std::uint32_t keyframe_every = 10;  // keyframe-delta: a keyframe at every multiple
+    std::uint32_t segment_frames = 0;   // adaptive: no record spans a multiple; 0 = whole clip
+    double max_speed = 0;               // adaptive: the fastest record the time step allows
+    // The tolerance asked for, end to end, and the grid that meets it.
+    QuantBounds tolerance;
+    FixedGrid grid;
+    std::vector<std::uint8_t> sh_depths;  // per band 1..sh_degree, 3..8; empty: none declared
+
+    // A shard's first and end frame are multiples of this (the last shard may end at `frames`):
+    // keyframe_every for keyframe-delta, segment_frames for adaptive (`frames` when 0), else 1.
+    // Then every shard starts where a single encode of the whole sequence on this plan starts a
+    // GOP or a segment, and the shards together decode to exactly what that encode does.
+    std::uint64_t alignment() const;
+};
+
+struct PlanOptions {
+    double fps = 30;
+    ConvertShape shape = ConvertShape::per_frame;
+    Preset preset = Preset::default_;
+    std::optional<QuantBounds> tolerance;  // replaces the preset's tolerance when set
+    // The scene's aabb when the caller knows it; otherwise it is scanned from the sample.
+    std::optional<std::array<double, 6>> aabb;
+    // Frames scanned: this many, spread evenly over the sequence (first and last included),
+    // each with its successor for tracked shapes (to see their speed); 0 = every frame.
+    std::size_t sample_frames = 8;
+    // A scanned box is widened by this fraction of its largest side on every face, because the
+    // frames not scanned may reach a little further (0 when every frame was scanned).
+    double margin = 0.05;
+    std::uint32_t keyframe_every = 10;
+    std::uint32_t segment_frames = 30;
+    // Adaptive: the fastest record the grid must hold, units per second; 0 = twice the fastest
+    // motion between consecutive frames of the sample.
+    double max_speed = 0;
+    // SH bit depths, as WriterOptions (explicit depths win over the ladder).
+    ShLadder sh_ladder = ShLadder::none;
+    std::vector<std::uint8_t> sh_depths;
+};
+
+// Which frames of a `frames`-long sequence a plan scans under `options` (sorted, distinct).
+std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& options);
+
+// Plans a `frames`-long sequence from `sample`, the frames plan_sample() named, in that order
+// (`sample_index` their indices). sh_degree and, for tracked shapes, gaussians_per_frame come from
+// the sample, which must agree on both (sh-degree-mismatch, frames-not-tracked). The aabb is
+// options.aabb or the sample's box widened by `margin`; the grid is size_grid's. Refusals:
+// no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0 where the
+// shape uses it, sample and indices of different lengths), and size_grid's.
+Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
+                                std::span<const std::uint64_t> sample_index,
+                                const PlanOptions& options);
+
+// Reads the frames plan_sample() names from `paths` (the whole sequence, in order) and plans it.
+// The PLY reader's refusals too.
+Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOptions& options);
+
+// The coarsest grid for a plan's shape, tolerance, aabb, clock and (adaptive) segment and speed:
+// grid_for_tolerance(grid_tolerance(...)), except that an adaptive birth-time grid stops at twice
+// the finest f32 holds mu_t to over the clock. Refusals: grid_for_tolerance's.
+Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
+                            const std::array<double, 6>& aabb, double duration_sec,
+                            double longest_moving_sec, double max_speed);
+
+// The plan as the JSON text described above (deterministic; ends with a newline).
+std::string grid_plan_json(const GridPlan& plan);
+
+// Parses a plan; `name` names it in refusals (malformed-plan).
+Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name);
+
+// The same through a file: io-error when it cannot be read or written. Writing goes through a
+// temporary file renamed over `path`.
+Result<GridPlan> read_grid_plan(const std::string& path);
+Status write_grid_plan(const GridPlan& plan, const std::string& path);
+
+// The plan's frames cut into at most `shards` slices [first, end) for shards to encode: in order,
+// covering every frame, each starting and ending on the plan's alignment (the last may end at
+// `frames`), as equal as the alignment allows. Fewer when the sequence has fewer aligned blocks;
+// none when `shards` is 0.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
+                                                                 std::size_t shards);
+
+// The WriterOptions grid fields a plan fixes: `grid`, and the SH depths.
+void apply_plan(const GridPlan& plan, WriterOptions& options);
+
+}  // namespace fourdgs
+FOURDGS_PUBLIC_END

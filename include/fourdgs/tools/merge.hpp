@@ -1,0 +1,106 @@
+// fourdgs/tools/merge.hpp — joins .4dgs files holding slices of one scene's timeline (the shards
+// a grid plan's conversions wrote, grid_plan.hpp) into one file, without re-encoding a gaussian
+// stream. Part of the tools library (fourdgs::tools).
+//
+// What is copied and what is rewritten:
+//   * Chunk and Delta Chunk records and their SH Band records are copied byte for byte, with two
+//     exceptions, each rewriting only what moved. Where the union of the parts' Window Tables
+//     gives a part's windows other indices, the window_index stream of each chunk whose indices
+//     change is decoded, renumbered and encoded again (same codec); the other streams' bytes are
+//     copied as they are (a chunk-level-compressed block is inflated and compressed again around
+//     them). A Delta Chunk's reference_offset and keyframe_offset name the merged file's offsets.
+//   * The Header is the base part's with the scene's gaussian_count (gaussian-birth: the chunks'
+//     sum; keyframe-delta: the parts' sum, their ids being disjoint as a plan's shards' are), the
+//     union of the parts' aabbs and flags bit 1 when any part's chunks are compressed; the
+//     Quantization record (one grid for all) and the Window Table (the union, sorted by lo then
+//     hi, as a single-process write orders it) are written again; the summary (Chunk Index,
+//     Statistics, Summary Offset), its CRC and the Footer are the merged file's own.
+//   * The base part's other records — metadata, attachments, audio, camera, provenance, objects,
+//     private records — are copied byte for byte, in its file order, ahead of the chunks, except
+//     a shard's "4dgs-shard" Metadata (true of one part only) and the keyframe writer's
+//     "keyframe-delta" Metadata, whose keyframe_interval_sec and gop_max_depth are recomputed.
+//
+// The parts: each must open as a .4dgs file (magic, footer, summary and its CRC, front matter), and
+// each chunk the merge copies must be the record its index entry says (else invalid-part, naming
+// the part and the underlying refusal; MergeOptions::validate_parts runs the whole validator on
+// every part first). They must share the temporal model, the clock (duration_sec) and the cutoff
+// (scene-mismatch, naming the field), and the grid: the Quantization record field by field and the
+// SH degree (grid-mismatch, naming the first field that differs). A part's slice of the timeline
+// is its "4dgs-shard" Metadata's [t0, t1) when it has one, else the span of its chunks; parts are
+// merged in the order of their slices. Slices that overlap are refused (overlapping-parts, naming
+// both parts) unless allow_overlap says the union is intended — never for keyframe-delta, whose
+// state chunks must tile the clock (§11.1): there each part is a shard (or the only part), its
+// chunks outside its slice are the empty keyframes a shard fills the clock with and are dropped,
+// and the merged tiling must be whole (timeline-gap naming the hole). Every other record the parts
+// carry must agree with the base part's record of the same kind and name, byte for byte, or be
+// absent (conflicting-extras, naming the record, e.g. "Metadata 'title'" or "Object Track 7"); the
+// base is MergeOptions::base, or the part whose slice comes first.
+//
+// Reading: a part is walked by the core's RecordStream and each chunk and SH Band record fetched
+// whole by the range its index entry names (RangeFetcher's fetch_framed, record_stream.hpp), then
+// checked against that entry (check_index_entry, index_check.hpp).
+//
+// Memory: the merged index (the summary) and, per part, its index entries and Window Table, plus
+// one chunk's records at a time (its Chunk or Delta Chunk record and SH Band records, fetched into
+// one buffer sized for them: RangeFetcher::fetch_framed_append) and copy blocks of
+// MergeOptions::block_bytes. A renumbered window_index stream is spliced into that buffer, or,
+// when it grew past the buffer's room, into the record read again — never two copies of a
+// chunk. Nothing in proportion to the scene. A chunk-level-compressed chunk whose window_index
+// stream changes also holds its block inflated, twice.
+//
+// Output is deterministic: the same parts and options give the same bytes.
+//
+// Thread safety: reentrant; the sources are read by the calling thread only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
+#include "fourdgs/io.hpp"
+
+FOURDGS_PUBLIC_BEGIN
+namespace fourdgs {
+
+struct MergeOptions {
+    bool allow_overlap = false;       // gaussian-birth: overlapping slices are a union
+    std::optional<std::size_t> base;  // the part (index into the parts given) whose front matter
+                                      // the file carries; default the part whose slice is first
+    bool validate_parts = false;      // validate() every part before anything is written
+    std::size_t block_bytes = 256 << 10;  // copy block size (>= 4096)
+    std::vector<std::string> names;       // the parts' names for messages (paths); default "part i"
+};
+
+struct MergeReport {
+    std::size_t base = 0;               // the part whose front matter was taken
+    std::vector<std::size_t> order;     // the parts, in the order their chunks were written
+    std::uint32_t chunks = 0;           // chunks written
+    std::uint32_t chunks_verbatim = 0;  // chunk records copied byte for byte
+    std::uint32_t window_streams_rewritten = 0;  // chunks whose window_index stream was renumbered
+    std::uint32_t references_rewritten = 0;      // Delta Chunk headers whose offsets were renamed
+    std::uint32_t chunks_dropped = 0;            // a shard's empty keyframes outside its slice
+    std::uint64_t bytes_verbatim = 0;  // bytes of chunk, band and front-matter records copied as is
+    std::uint64_t largest_chunk = 0;   // the largest chunk record plus its SH Band records
+    std::uint64_t summary_bytes = 0;   // the merged summary (index, Statistics, Summary Offset)
+    std::uint64_t bytes_written = 0;
+};
+
+// Merges `parts` (each random-access with a known size, outliving the call) into `sink`, as
+// described above. Refusals (invalid_argument unless noted): invalid-option (no parts, a base out
+// of range, block_bytes < 4096), invalid-part, scene-mismatch, grid-mismatch, overlapping-parts,
+// conflicting-extras, timeline-gap (malformed), limit-exceeded (more than 2^32 - 1 chunks or
+// gaussians), and the sink's io errors. On failure the sink may hold a partial file.
+Status merge_scenes(std::span<ByteSource* const> parts, const MergeOptions& options, ByteSink& sink,
+                    MergeReport* report = nullptr);
+
+// Opens `paths` and merges them into `output` atomically (a temporary file beside it, renamed over
+// it at the end; removed on any failure). The paths name the parts in messages. Also io-error.
+Status merge_files(std::span<const std::string> paths, const std::string& output,
+                   const MergeOptions& options, MergeReport* report = nullptr);
+
+}  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -1,0 +1,785 @@
+// Grid plans (grid_plan.hpp): one grid for a whole frame sequence, sized to its tolerance, and
+// its JSON file.
+#include "fourdgs/tools/grid_plan.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+namespace fourdgs {
+namespace {
+
+Error bad_option(std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
+}
+
+std::string num(double v) { return detail::fmt(v); }
+
+// ---- JSON, as much as a plan needs: RFC 8259 values (strings without \u escapes), parsed
+// without exceptions ---------------------------------------------------------------------------
+
+struct Json {
+    enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
+    Kind kind = Kind::null;
+    bool boolean = false;
+    double number = 0;
+    bool integral = false;  // the number was spelled without a fraction or an exponent
+    std::string text;
+    std::vector<Json> items;
+    std::vector<std::pair<std::string, Json>> members;
+};
+
+class Parser {
+public:
+    Parser(std::string_view text, std::string_view name) : s_(text), name_(name) {}
+
+    Result<Json> document() {
+        FOURDGS_ASSIGN(Json v, value(0));
+        skip_space();
+        if (i_ != s_.size()) return error("text after the JSON value");
+        return v;
+    }
+
+private:
+    static constexpr int kMaxDepth = 16;
+
+    Error error(std::string what) const {
+        return make_error(ErrorKind::invalid_argument, refusal::kMalformedPlan,
+                          std::string(name_) + ": " + what + " at byte " + std::to_string(i_))
+            .about("grid plan", std::string(name_));
+    }
+
+    void skip_space() {
+        while (i_ < s_.size() &&
+               (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+            ++i_;
+    }
+
+    bool literal(std::string_view word) {
+        if (s_.substr(i_, word.size()) != word) return false;
+        i_ += word.size();
+        return true;
+    }
+
+    Result<Json> value(int depth) {
+        if (depth > kMaxDepth) return error("values nested too deeply");
+        skip_space();
+        if (i_ >= s_.size()) return error("the text ends where a value should be");
+        Json v;
+        const char c = s_[i_];
+        if (c == '{') return object(depth);
+        if (c == '[') return array(depth);
+        if (c == '"') {
+            v.kind = Json::Kind::string;
+            FOURDGS_ASSIGN(v.text, string());
+            return v;
+        }
+        if (literal("true") || literal("false")) {
+            v.kind = Json::Kind::boolean;
+            v.boolean = s_[i_ - 2] == 'u';  // "true" ends in "ue", "false" in "se"
+            return v;
+        }
+        if (literal("null")) return v;
+        return number();
+    }
+
+    Result<Json> number() {
+        const std::size_t start = i_;
+        auto digits = [&] {
+            const std::size_t from = i_;
+            while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+            return i_ > from;
+        };
+        if (i_ < s_.size() && s_[i_] == '-') ++i_;
+        if (i_ < s_.size() && s_[i_] == '0')
+            ++i_;
+        else if (!digits())
+            return error("not a JSON value");
+        bool integral = true;
+        if (i_ < s_.size() && s_[i_] == '.') {
+            ++i_;
+            integral = false;
+            if (!digits()) return error("a number without digits after its point");
+        }
+        if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+            ++i_;
+            integral = false;
+            if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+            if (!digits()) return error("a number without exponent digits");
+        }
+        Json v;
+        v.kind = Json::Kind::number;
+        v.integral = integral;
+        const auto res = std::from_chars(s_.data() + start, s_.data() + i_, v.number);
+        if (res.ec != std::errc() || res.ptr != s_.data() + i_ || !std::isfinite(v.number))
+            return error("the number " + std::string(s_.substr(start, i_ - start)) +
+                         " is not a finite double");
+        return v;
+    }
+
+    Result<std::string> string() {
+        ++i_;  // the opening quote
+        std::string out;
+        while (true) {
+            if (i_ >= s_.size()) return error("a string that does not end");
+            const unsigned char c = static_cast<unsigned char>(s_[i_++]);
+            if (c == '"') return out;
+            if (c < 0x20) return error("a control character inside a string");
+            if (c != '\\') {
+                out += static_cast<char>(c);
+                continue;
+            }
+            if (i_ >= s_.size()) return error("a string that does not end");
+            const char e = s_[i_++];
+            switch (e) {
+                case '"': out += '"'; break;
+                case '\\': out += '\\'; break;
+                case '/': out += '/'; break;
+                case 'b': out += '\b'; break;
+                case 'f': out += '\f'; break;
+                case 'n': out += '\n'; break;
+                case 'r': out += '\r'; break;
+                case 't': out += '\t'; break;
+                // A plan's strings are ASCII names; \u escapes have no place in one.
+                default: return error("an escape a grid plan does not use in a string");
+            }
+        }
+    }
+
+    Result<Json> array(int depth) {
+        ++i_;
+        Json v;
+        v.kind = Json::Kind::array;
+        skip_space();
+        if (i_ < s_.size() && s_[i_] == ']') {
+            ++i_;
+            return v;
+        }
+        while (true) {
+            FOURDGS_ASSIGN(Json item, value(depth + 1));
+            v.items.push_back(std::move(item));
+            skip_space();
+            if (i_ < s_.size() && s_[i_] == ',') {
+                ++i_;
+                continue;
+            }
+            if (i_ < s_.size() && s_[i_] == ']') {
+                ++i_;
+                return v;
+            }
+            return error("an array without ',' or ']' after an element");
+        }
+    }
+
+    Result<Json> object(int depth) {
+        ++i_;
+        Json v;
+        v.kind = Json::Kind::object;
+        skip_space();
+        if (i_ < s_.size() && s_[i_] == '}') {
+            ++i_;
+            return v;
+        }
+        while (true) {
+            skip_space();
+            if (i_ >= s_.size() || s_[i_] != '"') return error("an object member without a name");
+            FOURDGS_ASSIGN(std::string key, string());
+            for (const auto& m : v.members)
+                if (m.first == key) return error("the key \"" + key + "\" twice in one object");
+            skip_space();
+            if (i_ >= s_.size() || s_[i_] != ':')
+                return error("no ':' after the key \"" + key + "\"");
+            ++i_;
+            FOURDGS_ASSIGN(Json item, value(depth + 1));
+            v.members.emplace_back(std::move(key), std::move(item));
+            skip_space();
+            if (i_ < s_.size() && s_[i_] == ',') {
+                ++i_;
+                continue;
+            }
+            if (i_ < s_.size() && s_[i_] == '}') {
+                ++i_;
+                return v;
+            }
+            return error("an object without ',' or '}' after a member");
+        }
+    }
+
+    std::string_view s_;
+    std::string_view name_;
+    std::size_t i_ = 0;
+};
+
+// One JSON object read against a schema: each key asked for once, typed; unknown keys refused at
+// finish(). Errors name the plan and the key path ("grid.step_pos").
+class Fields {
+public:
+    Fields(const Json& j, std::string path, std::string_view name)
+        : j_(j), path_(std::move(path)), name_(name) {}
+
+    Status is_object() const {
+        if (j_.kind != Json::Kind::object)
+            return bad(path_.empty() ? "the plan" : path_, "is not an object");
+        return ok_status();
+    }
+
+    Result<const Json*> get(std::string_view key) {
+        used_.emplace_back(key);
+        for (const auto& m : j_.members)
+            if (m.first == key) return &m.second;
+        return bad(at(key), "is missing");
+    }
+
+    Result<double> number(std::string_view key) {
+        FOURDGS_ASSIGN(const Json* v, get(key));
+        if (v->kind != Json::Kind::number) return bad(at(key), "is not a number");
+        return v->number;
+    }
+
+    Result<std::uint64_t> whole(std::string_view key, std::uint64_t max) {
+        FOURDGS_ASSIGN(const Json* v, get(key));
+        if (v->kind != Json::Kind::number || !v->integral || v->number < 0 ||
+            v->number > static_cast<double>(max))
+            return bad(at(key), "is not a whole number in 0.." + std::to_string(max));
+        return static_cast<std::uint64_t>(v->number);
+    }
+
+    Result<std::string> text(std::string_view key) {
+        FOURDGS_ASSIGN(const Json* v, get(key));
+        if (v->kind != Json::Kind::string) return bad(at(key), "is not a string");
+        return v->text;
+    }
+
+    Result<std::vector<double>> numbers(std::string_view key, std::size_t min_n,
+                                        std::size_t max_n) {
+        FOURDGS_ASSIGN(const Json* v, get(key));
+        if (v->kind != Json::Kind::array || v->items.size() < min_n || v->items.size() > max_n)
+            return bad(at(key), min_n == max_n
+                                    ? "is not an array of " + std::to_string(min_n) + " numbers"
+                                    : "is not an array of " + std::to_string(min_n) + ".." +
+                                          std::to_string(max_n) + " numbers");
+        std::vector<double> out;
+        for (const Json& item : v->items) {
+            if (item.kind != Json::Kind::number)
+                return bad(at(key), "holds something other than a number");
+            out.push_back(item.number);
+        }
+        return out;
+    }
+
+    Result<Fields> object(std::string_view key) {
+        FOURDGS_ASSIGN(const Json* v, get(key));
+        Fields f(*v, at(key), name_);
+        FOURDGS_TRY(f.is_object());
+        return f;
+    }
+
+    Status finish() const {
+        for (const auto& m : j_.members)
+            if (std::find(used_.begin(), used_.end(), m.first) == used_.end())
+                return bad(at(m.first), "is not a key a grid plan has");
+        return ok_status();
+    }
+
+    Error bad(const std::string& what, const std::string& problem) const {
+        return make_error(ErrorKind::invalid_argument, refusal::kMalformedPlan,
+                          std::string(name_) + ": " + what + " " + problem)
+            .about("grid plan " + std::string(name_), what);
+    }
+
+    std::string at(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+private:
+    const Json& j_;
+    std::string path_;
+    std::string_view name_;
+    std::vector<std::string> used_;
+};
+
+constexpr std::string_view kPlanFormat = "fourdgs-grid-plan";
+constexpr std::uint64_t kPlanVersion = 1;
+constexpr std::size_t kMaxPlanBytes = 1 << 20;
+
+struct BoundKey {
+    const char* key;
+    double QuantBounds::*field;
+};
+constexpr BoundKey kBoundKeys[] = {
+    {"pos", &QuantBounds::pos},     {"scale_rel", &QuantBounds::scale_rel},
+    {"rot", &QuantBounds::rot},     {"rgb", &QuantBounds::rgb},
+    {"alpha", &QuantBounds::alpha}, {"motion", &QuantBounds::motion},
+    {"time", &QuantBounds::time},   {"sigma_rel", &QuantBounds::sigma_rel}};
+
+std::string bounds_json(const QuantBounds& b, const char* indent) {
+    std::string out = "{\n";
+    for (std::size_t k = 0; k < std::size(kBoundKeys); ++k)
+        out += std::string(indent) + "  \"" + kBoundKeys[k].key +
+               "\": " + num(b.*kBoundKeys[k].field) +
+               (k + 1 < std::size(kBoundKeys) ? ",\n" : "\n");
+    return out + indent + "}";
+}
+
+Result<QuantBounds> read_bounds(Fields& parent, std::string_view key) {
+    FOURDGS_ASSIGN(Fields f, parent.object(key));
+    QuantBounds b;
+    for (const BoundKey& k : kBoundKeys) {
+        FOURDGS_ASSIGN(b.*k.field, f.number(k.key));
+    }
+    FOURDGS_TRY(f.finish());
+    return b;
+}
+
+// The share of a tolerance the grid may take, and the grid (see grid_plan.hpp).
+QuantBounds scale_bounds(const QuantBounds& b, double pos, double rest) {
+    QuantBounds q = b;
+    q.pos = b.pos * pos;
+    q.scale_rel = b.scale_rel * rest;
+    q.rot = b.rot * rest;
+    q.rgb = b.rgb * rest;
+    q.alpha = b.alpha * rest;
+    return q;
+}
+
+double largest_side(const std::array<double, 6>& box) {
+    return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+}
+
+Result<std::vector<std::uint8_t>> resolve_depths(int sh_degree, ShLadder ladder,
+                                                 const std::vector<std::uint8_t>& explicit_depths) {
+    std::vector<std::uint8_t> out;
+    if (sh_degree == 0) return out;
+    if (!explicit_depths.empty()) {
+        if (static_cast<int>(explicit_depths.size()) != sh_degree)
+            return bad_option("sh_depths has " + std::to_string(explicit_depths.size()) +
+                              " entries; the frames' SH degree " + std::to_string(sh_degree) +
+                              " needs one per band");
+        for (std::uint8_t d : explicit_depths)
+            if (d < 3 || d > 8)
+                return bad_option("an SH depth of " + std::to_string(d) + "; depths are 3..8");
+        return explicit_depths;
+    }
+    if (ladder == ShLadder::none) return out;
+    const auto d = ladder_depths(ladder);
+    out.assign(d.begin(), d.begin() + sh_degree);
+    return out;
+}
+
+}  // namespace
+
+std::string_view to_string(ConvertShape shape) {
+    switch (shape) {
+        case ConvertShape::per_frame: return "per-frame";
+        case ConvertShape::keyframe_delta: return "keyframe-delta";
+        case ConvertShape::adaptive: return "adaptive";
+    }
+    return "unknown";
+}
+
+std::optional<ConvertShape> parse_convert_shape(std::string_view name) {
+    for (ConvertShape s :
+         {ConvertShape::per_frame, ConvertShape::keyframe_delta, ConvertShape::adaptive})
+        if (name == to_string(s)) return s;
+    return std::nullopt;
+}
+
+std::array<double, 6> frames_aabb(std::span<const PlyCloud> frames) {
+    std::array<double, 6> box{};
+    for (int c = 0; c < 3; ++c) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const PlyCloud& f : frames)
+            for (std::size_t i = 0; i < f.count; ++i) {
+                lo = std::min<double>(lo, f.position[i * 3 + c]);
+                hi = std::max<double>(hi, f.position[i * 3 + c]);
+            }
+        if (lo <= hi) box[c] = lo, box[3 + c] = hi;
+    }
+    return box;
+}
+
+QuantBounds preset_tolerance(Preset preset, double extent) {
+    QuantBounds t = preset_bounds(preset, extent);
+    // What the whole quaternion meets when each stored component meets the preset's rot (§6.4).
+    t.rot = declared_bounds(FixedGrid{{0, 0, 0}, preset_bounds(preset, extent), 0}, 1).rot;
+    t.motion = 0;  // derived from pos by the grid (§6.3's displacement guarantee)
+    return t;
+}
+
+Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base) {
+    std::size_t i = 0;
+    while (i < spec.size()) {
+        std::size_t j = spec.find(',', i);
+        if (j == std::string_view::npos) j = spec.size();
+        const std::string_view item = spec.substr(i, j - i);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos)
+            return bad_option("tolerance '" + std::string(item) + "' is not key=value");
+        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+        const BoundKey* found = nullptr;
+        for (const BoundKey& k : kBoundKeys)
+            if (key == k.key) found = &k;
+        if (!found)
+            return bad_option("unknown tolerance '" + std::string(key) +
+                              "' (pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel)");
+        double v = 0;
+        const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+        if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() ||
+            !std::isfinite(v))
+            return bad_option("tolerance '" + std::string(key) + "' is '" + std::string(value) +
+                              "', not a finite number");
+        base.*found->field = v;
+        i = j + 1;
+    }
+    return base;
+}
+
+QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double longest_moving_sec,
+                           double max_speed) {
+    if (shape != ConvertShape::adaptive) return b;
+    QuantBounds q = scale_bounds(b, 0.25, 0.5);
+    // A velocity error dv moves a record by at most dv x its window; §6.3 scales the velocity
+    // step with the lifetime up to 2 s, so this is pos/8 for windows up to 2 s and window/4 times
+    // the class-0 bound beyond.
+    q.motion = (b.pos / 8) / std::max(0.5, longest_moving_sec / 4);
+    q.time = max_speed > 0 ? std::min(b.time / 2, (b.pos / 8) / max_speed) : b.time / 2;
+    return q;
+}
+
+Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
+                            const std::array<double, 6>& aabb, double duration_sec,
+                            double longest_moving_sec, double max_speed) {
+    QuantBounds share = grid_tolerance(shape, tolerance, longest_moving_sec, max_speed);
+    // A fast record asks for a birth-time grid finer than f32 holds mu_t to over this clock
+    // (grid_for_tolerance's floor, 4 x 2^-23 x the clock): the grid stops at twice that floor.
+    if (shape == ConvertShape::adaptive)
+        share.time = std::max(share.time, 8 * 0x1p-23 * std::max(duration_sec, 1.0));
+    return grid_for_tolerance(share, aabb, duration_sec);
+}
+
+std::uint64_t GridPlan::alignment() const {
+    if (shape == ConvertShape::keyframe_delta) return keyframe_every;
+    if (shape == ConvertShape::adaptive) return segment_frames ? segment_frames : frames;
+    return 1;
+}
+
+std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& o) {
+    std::vector<std::uint64_t> out;
+    if (frames == 0) return out;
+    const bool tracked = o.shape != ConvertShape::per_frame;
+    if (o.sample_frames == 0 || o.sample_frames >= frames) {
+        for (std::uint64_t f = 0; f < frames; ++f) out.push_back(f);
+        return out;
+    }
+    const std::uint64_t k = o.sample_frames;
+    for (std::uint64_t i = 0; i < k; ++i) {
+        const std::uint64_t f = k == 1 ? 0 : (i * (frames - 1) + (k - 1) / 2) / (k - 1);
+        out.push_back(f);
+        if (tracked && f + 1 < frames) out.push_back(f + 1);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
+                                std::span<const std::uint64_t> sample_index, const PlanOptions& o) {
+    if (frames == 0 || sample.empty())
+        return make_error(ErrorKind::invalid_argument, refusal::kNoFrames,
+                          "there are no frames to plan");
+    if (!std::isfinite(o.fps) || !(o.fps > 0))
+        return bad_option("fps is " + num(o.fps) + ", must be finite and > 0");
+    if (sample.size() != sample_index.size())
+        return bad_option(std::to_string(sample.size()) + " sample frames for " +
+                          std::to_string(sample_index.size()) + " indices");
+    if (o.shape == ConvertShape::keyframe_delta && o.keyframe_every == 0)
+        return bad_option("keyframe_every is 0, must be >= 1");
+    if (!std::isfinite(o.margin) || o.margin < 0)
+        return bad_option("margin is " + num(o.margin) + ", must be finite and >= 0");
+    if (!std::isfinite(o.max_speed) || o.max_speed < 0)
+        return bad_option("max_speed is " + num(o.max_speed) + ", must be finite and >= 0");
+    GridPlan p;
+    p.frames = frames;
+    p.fps = o.fps;
+    p.duration_sec = static_cast<double>(frames) / o.fps;
+    p.shape = o.shape;
+    p.keyframe_every = o.keyframe_every;
+    p.segment_frames = o.shape == ConvertShape::adaptive ? o.segment_frames : 0;
+    p.sh_degree = sample.front().sh_degree;
+    const bool tracked = o.shape != ConvertShape::per_frame;
+    for (std::size_t k = 0; k < sample.size(); ++k) {
+        if (sample_index[k] >= frames)
+            return bad_option("sample frame " + std::to_string(sample_index[k]) + " of a " +
+                              std::to_string(frames) + "-frame sequence");
+        if (sample[k].sh_degree != p.sh_degree)
+            return make_error(ErrorKind::invalid_argument, refusal::kShDegreeMismatch,
+                              "frame " + std::to_string(sample_index[k]) + " has SH degree " +
+                                  std::to_string(sample[k].sh_degree) + " but frame " +
+                                  std::to_string(sample_index[0]) + " has " +
+                                  std::to_string(p.sh_degree));
+        if (tracked && sample[k].count != sample[0].count)
+            return make_error(ErrorKind::invalid_argument, refusal::kFramesNotTracked,
+                              "frame " + std::to_string(sample_index[k]) + " holds " +
+                                  std::to_string(sample[k].count) + " gaussians but frame " +
+                                  std::to_string(sample_index[0]) + " holds " +
+                                  std::to_string(sample[0].count) +
+                                  "; a tracked plan needs the same gaussians in every frame");
+    }
+    p.gaussians_per_frame = tracked ? sample.front().count : 0;
+    std::array<double, 6> box = frames_aabb(sample);
+    if (o.aabb) {
+        box = *o.aabb;
+    } else if (sample.size() < frames) {
+        const double widen = o.margin * largest_side(box);
+        for (int c = 0; c < 3; ++c) {
+            box[c] -= widen;
+            box[3 + c] += widen;
+        }
+    }
+    p.aabb = box;
+    p.tolerance = o.tolerance ? *o.tolerance : preset_tolerance(o.preset, largest_side(box));
+    // Adaptive: the fastest record a span can fit is no faster than the fastest motion between
+    // two consecutive frames; the sample's successor pairs show it, doubled for what they miss.
+    p.max_speed = 0;
+    if (o.shape == ConvertShape::adaptive) {
+        p.max_speed = o.max_speed;
+        if (p.max_speed == 0) {
+            double fastest = 0;
+            for (std::size_t k = 0; k + 1 < sample.size(); ++k) {
+                if (sample_index[k + 1] != sample_index[k] + 1) continue;
+                const PlyCloud& a = sample[k];
+                const PlyCloud& b = sample[k + 1];
+                for (std::size_t i = 0; i < a.count * 3; ++i)
+                    fastest =
+                        std::max(fastest, std::fabs(double(b.position[i]) - a.position[i]) * o.fps);
+            }
+            p.max_speed = 2 * fastest;
+        }
+    }
+    const double segment =
+        p.segment_frames ? std::min<double>(p.segment_frames, double(frames)) : double(frames);
+    FOURDGS_ASSIGN(p.grid, size_grid(p.shape, p.tolerance, p.aabb, p.duration_sec, segment / o.fps,
+                                     p.max_speed));
+    FOURDGS_ASSIGN(p.sh_depths, resolve_depths(p.sh_degree, o.sh_ladder, o.sh_depths));
+    return p;
+}
+
+Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOptions& o) {
+    const std::vector<std::uint64_t> index = plan_sample(paths.size(), o);
+    std::vector<PlyCloud> sample;
+    sample.reserve(index.size());
+    for (std::uint64_t f : index) {
+        FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[f]));
+        sample.push_back(std::move(cloud));
+    }
+    return make_grid_plan(paths.size(), sample, index, o);
+}
+
+std::string grid_plan_json(const GridPlan& p) {
+    std::string depths;
+    for (std::size_t b = 0; b < p.sh_depths.size(); ++b)
+        depths += (b ? ", " : "") + std::to_string(p.sh_depths[b]);
+    std::string aabb;
+    for (int c = 0; c < 6; ++c) aabb += (c ? ", " : "") + num(p.aabb[c]);
+    const FixedGrid& g = p.grid;
+    std::string out = "{\n";
+    out += "  \"format\": \"" + std::string(kPlanFormat) + "\",\n";
+    out += "  \"version\": " + std::to_string(kPlanVersion) + ",\n";
+    out += "  \"scene\": {\n";
+    out += "    \"frames\": " + std::to_string(p.frames) + ",\n";
+    out += "    \"fps\": " + num(p.fps) + ",\n";
+    out += "    \"duration_sec\": " + num(p.duration_sec) + ",\n";
+    out += "    \"sh_degree\": " + std::to_string(p.sh_degree) + ",\n";
+    out += "    \"gaussians_per_frame\": " + std::to_string(p.gaussians_per_frame) + ",\n";
+    out += "    \"aabb\": [" + aabb + "]\n";
+    out += "  },\n";
+    out += "  \"encoding\": {\n";
+    out += "    \"shape\": \"" + std::string(to_string(p.shape)) + "\",\n";
+    out += "    \"keyframe_every\": " + std::to_string(p.keyframe_every) + ",\n";
+    out += "    \"segment_frames\": " + std::to_string(p.segment_frames) + ",\n";
+    out += "    \"max_speed\": " + num(p.max_speed) + "\n";
+    out += "  },\n";
+    out += "  \"tolerance\": " + bounds_json(p.tolerance, "  ") + ",\n";
+    out += "  \"grid\": {\n";
+    out += "    \"scheme\": \"uniform-v1\",\n";
+    out += "    \"pos_origin\": [" + num(g.origin[0]) + ", " + num(g.origin[1]) + ", " +
+           num(g.origin[2]) + "],\n";
+    out += "    \"reach\": " + num(g.reach) + ",\n";
+    out += "    \"step_pos\": " + num(2 * g.bounds.pos) + ",\n";
+    out += "    \"step_scale_log\": " + num(2 * g.bounds.scale_rel) + ",\n";
+    out += "    \"step_rot\": " + num(2 * g.bounds.rot) + ",\n";
+    out += "    \"step_rgb\": " + num(2 * g.bounds.rgb) + ",\n";
+    out += "    \"step_alpha\": " + num(2 * g.bounds.alpha) + ",\n";
+    out += "    \"step_motion\": " + num(2 * g.bounds.motion) + ",\n";
+    out += "    \"step_time\": " + num(2 * g.bounds.time) + ",\n";
+    out += "    \"step_sigma_log\": " + num(2 * g.bounds.sigma_rel) + ",\n";
+    out += "    \"sh_depths\": [" + depths + "]\n";
+    out += "  },\n";
+    out += "  \"declared_bounds\": " + bounds_json(declared_bounds(g, p.duration_sec), "  ") + "\n";
+    out += "}\n";
+    return out;
+}
+
+Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
+    if (json.size() > kMaxPlanBytes)
+        return make_error(ErrorKind::invalid_argument, refusal::kMalformedPlan,
+                          std::string(name) + ": " + std::to_string(json.size()) +
+                              " bytes; a grid plan is at most 1 MiB")
+            .about("grid plan", std::string(name));
+    FOURDGS_ASSIGN(const Json doc, Parser(json, name).document());
+    Fields top(doc, "", name);
+    FOURDGS_TRY(top.is_object());
+    FOURDGS_ASSIGN(const std::string format, top.text("format"));
+    if (format != kPlanFormat)
+        return top.bad("format", "is \"" + format + "\", not \"fourdgs-grid-plan\"");
+    FOURDGS_ASSIGN(const std::uint64_t version, top.whole("version", 1000));
+    if (version != kPlanVersion)
+        return top.bad("version", "is " + std::to_string(version) + "; this build reads version 1");
+    GridPlan p;
+    {
+        FOURDGS_ASSIGN(Fields f, top.object("scene"));
+        FOURDGS_ASSIGN(p.frames, f.whole("frames", std::uint64_t{1} << 40));
+        if (p.frames == 0) return f.bad(f.at("frames"), "is 0");
+        FOURDGS_ASSIGN(p.fps, f.number("fps"));
+        if (!(p.fps > 0)) return f.bad(f.at("fps"), "is not > 0");
+        FOURDGS_ASSIGN(p.duration_sec, f.number("duration_sec"));
+        if (p.duration_sec != static_cast<double>(p.frames) / p.fps)
+            return f.bad(f.at("duration_sec"),
+                         "is " + num(p.duration_sec) +
+                             ", not frames / fps = " + num(static_cast<double>(p.frames) / p.fps));
+        FOURDGS_ASSIGN(const std::uint64_t degree, f.whole("sh_degree", 3));
+        p.sh_degree = static_cast<int>(degree);
+        FOURDGS_ASSIGN(p.gaussians_per_frame,
+                       f.whole("gaussians_per_frame", std::uint64_t{1} << 32));
+        FOURDGS_ASSIGN(const std::vector<double> box, f.numbers("aabb", 6, 6));
+        for (int c = 0; c < 3; ++c)
+            if (!(box[c] <= box[3 + c]))
+                return f.bad(f.at("aabb"), "has min > max on axis " + std::to_string(c));
+        std::copy(box.begin(), box.end(), p.aabb.begin());
+        FOURDGS_TRY(f.finish());
+    }
+    {
+        FOURDGS_ASSIGN(Fields f, top.object("encoding"));
+        FOURDGS_ASSIGN(const std::string shape, f.text("shape"));
+        const auto parsed = parse_convert_shape(shape);
+        if (!parsed)
+            return f.bad(f.at("shape"),
+                         "is \"" + shape + "\" (per-frame, adaptive, keyframe-delta)");
+        p.shape = *parsed;
+        FOURDGS_ASSIGN(const std::uint64_t every, f.whole("keyframe_every", 0xFFFFFFFFu));
+        if (every == 0) return f.bad(f.at("keyframe_every"), "is 0");
+        p.keyframe_every = static_cast<std::uint32_t>(every);
+        FOURDGS_ASSIGN(const std::uint64_t segment, f.whole("segment_frames", 0xFFFFFFFFu));
+        p.segment_frames = static_cast<std::uint32_t>(segment);
+        FOURDGS_ASSIGN(p.max_speed, f.number("max_speed"));
+        if (!(p.max_speed >= 0)) return f.bad(f.at("max_speed"), "is negative");
+        FOURDGS_TRY(f.finish());
+    }
+    FOURDGS_ASSIGN(p.tolerance, read_bounds(top, "tolerance"));
+    {
+        FOURDGS_ASSIGN(Fields f, top.object("grid"));
+        FOURDGS_ASSIGN(const std::string scheme, f.text("scheme"));
+        if (scheme != "uniform-v1")
+            return f.bad(f.at("scheme"), "is \"" + scheme + "\", not \"uniform-v1\"");
+        FOURDGS_ASSIGN(const std::vector<double> origin, f.numbers("pos_origin", 3, 3));
+        std::copy(origin.begin(), origin.end(), p.grid.origin.begin());
+        FOURDGS_ASSIGN(p.grid.reach, f.number("reach"));
+        double reach = 0;
+        for (double v : p.aabb) reach = std::max(reach, std::fabs(v));
+        if (!(p.grid.reach >= reach))
+            return f.bad(f.at("reach"),
+                         "is " + num(p.grid.reach) + ", less than the aabb's " + num(reach));
+        const std::pair<const char*, double QuantBounds::*> steps[] = {
+            {"step_pos", &QuantBounds::pos},     {"step_scale_log", &QuantBounds::scale_rel},
+            {"step_rot", &QuantBounds::rot},     {"step_rgb", &QuantBounds::rgb},
+            {"step_alpha", &QuantBounds::alpha}, {"step_motion", &QuantBounds::motion},
+            {"step_time", &QuantBounds::time},   {"step_sigma_log", &QuantBounds::sigma_rel}};
+        for (const auto& [key, field] : steps) {
+            FOURDGS_ASSIGN(const double step, f.number(key));
+            if (!(step > 0)) return f.bad(f.at(key), "is not > 0");
+            p.grid.bounds.*field = step / 2;  // exact: a step is twice its bound
+        }
+        FOURDGS_ASSIGN(const std::vector<double> depths, f.numbers("sh_depths", 0, 3));
+        if (!depths.empty() && static_cast<int>(depths.size()) != p.sh_degree)
+            return f.bad(f.at("sh_depths"), "has " + std::to_string(depths.size()) +
+                                                " entries for SH degree " +
+                                                std::to_string(p.sh_degree));
+        for (double d : depths) {
+            if (!(d >= 3 && d <= 8 && d == std::floor(d)))
+                return f.bad(f.at("sh_depths"),
+                             "holds " + num(d) + "; depths are whole numbers 3..8");
+            p.sh_depths.push_back(static_cast<std::uint8_t>(d));
+        }
+        FOURDGS_TRY(f.finish());
+    }
+    FOURDGS_ASSIGN(const QuantBounds declared, read_bounds(top, "declared_bounds"));
+    FOURDGS_TRY(top.finish());
+    // The declaration is derived; it must be what the grid declares, and within the tolerance.
+    const QuantBounds want = declared_bounds(p.grid, p.duration_sec);
+    for (const BoundKey& k : kBoundKeys)
+        if (declared.*k.field != want.*k.field)
+            return top.bad(
+                std::string("declared_bounds.") + k.key,
+                "is " + num(declared.*k.field) + " but the grid declares " + num(want.*k.field));
+    const QuantBounds share = grid_tolerance(p.shape, p.tolerance, 0, 0);
+    for (const BoundKey& k : kBoundKeys) {
+        if (std::string_view(k.key) == "motion" || std::string_view(k.key) == "time") continue;
+        if (!(p.tolerance.*k.field > 0) || want.*k.field > share.*k.field)
+            return top.bad(
+                std::string("declared_bounds.") + k.key,
+                "is " + num(want.*k.field) + ", over the tolerance's " + num(share.*k.field));
+    }
+    if (!(p.tolerance.time > 0) || !(p.tolerance.motion >= 0))
+        return top.bad("tolerance", "has a time that is not > 0 or a negative motion");
+    return p;
+}
+
+Result<GridPlan> read_grid_plan(const std::string& path) {
+    FOURDGS_ASSIGN(const std::vector<std::uint8_t> bytes, read_file(path));
+    return parse_grid_plan(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+}
+
+Status write_grid_plan(const GridPlan& plan, const std::string& path) {
+    const std::string text = grid_plan_json(plan);
+    const std::string temp = path + ".partial-" + std::to_string(::getpid());
+    Status st;
+    {
+        auto sink = FileSink::create(temp);
+        if (!sink.ok()) return std::move(sink).error();
+        st =
+            sink->write(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+        if (st.ok()) st = sink->close();
+    }
+    if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
+        st = make_error(ErrorKind::io, refusal::kIoError, "cannot rename " + temp + " to " + path);
+    if (!st.ok()) std::remove(temp.c_str());
+    return st;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
+                                                                 std::size_t shards) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    const std::uint64_t a = std::max<std::uint64_t>(1, plan.alignment());
+    const std::uint64_t blocks = (plan.frames + a - 1) / a;  // the last may be short
+    const std::uint64_t n = std::min<std::uint64_t>(shards, blocks);
+    for (std::uint64_t k = 0; k < n; ++k) {
+        const std::uint64_t first = blocks * k / n * a;
+        const std::uint64_t end = std::min(plan.frames, blocks * (k + 1) / n * a);
+        out.push_back({first, end});
+    }
+    return out;
+}
+
+void apply_plan(const GridPlan& plan, WriterOptions& options) {
+    options.grid = plan.grid;
+    options.sh_ladder = ShLadder::none;
+    options.sh_depths = plan.sh_depths;
+}
+
+}  // namespace fourdgs

@@ -1,0 +1,1003 @@
+// Joining slices of one scene (merge.hpp): read each part's summary and front matter, check that
+// the parts are one scene on one grid, then copy records — rewriting only window indices that
+// moved and the offsets a Delta Chunk names — and write the merged summary.
+#include "fourdgs/tools/merge.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "fourdgs/decode.hpp"
+#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/front_matter.hpp"
+#include "fourdgs/index_check.hpp"
+#include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/record_stream.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/scene.hpp"
+#include "fourdgs/stream.hpp"
+#include "fourdgs/validate.hpp"
+#include "fourdgs/writer.hpp"
+
+namespace fourdgs {
+namespace {
+
+constexpr std::string_view kShardMetadata = "4dgs-shard";
+constexpr std::string_view kKeyframeMetadata = "keyframe-delta";
+// A record's key (its name) is read up to this many bytes; longer names still match by content.
+constexpr std::uint64_t kMaxKeyBytes = 4096;
+// Metadata records are parsed whole (the shard's slice, the keyframe writer's advisory).
+constexpr std::uint64_t kMaxMetadataBytes = 1 << 20;
+// Where a Delta Chunk's reference_offset sits in its content (§5.18): t0, t1, level, delta_mode.
+constexpr std::uint64_t kDeltaReferenceAt = 8 + 8 + 4 + 1;
+
+std::string num(double v) { return detail::fmt(v); }
+
+Error bad_option(std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
+}
+
+// One record of a part that is neither front (Header, Quantization, Window Table), chunk, band,
+// summary nor Footer: the base part's are copied, the others compared with them.
+struct Extra {
+    enum class Role : std::uint8_t { copy, shard, keyframe_advisory };
+    std::uint8_t opcode = 0;
+    std::string key;  // names the record in messages and matches it across parts
+    std::uint64_t offset = 0, length = 0;  // the whole record
+    Role role = Role::copy;
+};
+
+struct Part {
+    ByteSource* source = nullptr;
+    std::optional<RangeFetcher> fetcher;  // the source's indexed records and ranges
+    std::string name;
+    std::uint64_t size = 0;
+    Header header;
+    Quantization quantization;
+    std::vector<WindowTable::Window> windows;
+    std::vector<ChunkIndex> index;  // in file order
+    std::vector<Extra> extras;
+    std::optional<Metadata> keyframe_advisory;
+    double t0 = 0, t1 = 0;  // the slice
+    bool declared_slice = false;
+    std::vector<std::uint32_t> window_map;  // local window index → merged
+    bool windows_move = false;
+    std::vector<bool> keep;  // per index entry
+};
+
+Error invalid_part(const Part& p, const Error& e) {
+    if (e.kind == ErrorKind::io) return e;
+    const ErrorKind kind = e.kind == ErrorKind::invalid_argument || e.kind == ErrorKind::limit
+                               ? ErrorKind::malformed
+                               : e.kind;
+    return make_error(kind, refusal::kInvalidPart,
+                      p.name + " is not a valid .4dgs part: " + e.refusal + ": " + e.message,
+                      e.offset)
+        .about(p.name, e.refusal);
+}
+
+Error part_problem(const Part& p, std::string_view refusal, std::string message,
+                   std::uint64_t offset) {
+    return invalid_part(p, make_error(ErrorKind::malformed, refusal, std::move(message), offset));
+}
+
+// ---- reading ----------------------------------------------------------------------------------
+// Records are framed by the core's record layer (record_stream.hpp): the walk of a part by a
+// RecordStream confined to its records, each indexed record by its fetcher's fetch_framed.
+
+// [offset, offset + length) of the part into `out` (replaced): bytes of records already framed.
+Status fetch(const Part& p, std::uint64_t offset, std::uint64_t length,
+             std::vector<std::uint8_t>& out) {
+    if (auto st = p.fetcher->fetch(offset, length, out); !st.ok())
+        return invalid_part(p, st.error());
+    return ok_status();
+}
+
+// The whole record an index entry frames at [offset, offset + length), which must be one
+// `opcode` record (index-record-mismatch naming the entry's field otherwise), appended to `out`.
+Result<RecordView> fetch_record(const Part& p, std::uint64_t offset, std::uint64_t length,
+                                std::uint8_t opcode, std::vector<std::uint8_t>& out,
+                                RangeOrigin origin = {}) {
+    auto r = p.fetcher->fetch_framed_append(offset, length, opcode, out, origin);
+    if (!r.ok()) return invalid_part(p, r.error());
+    return *r;
+}
+
+// Makes room for `need` bytes in `buf`, keeping its (small) contents, without the doubling growth
+// of a vector, which would hold up to twice the largest chunk for the rest of the merge.
+void reserve_exact(std::vector<std::uint8_t>& buf, std::uint64_t need) {
+    if (buf.capacity() >= need) return;
+    const std::vector<std::uint8_t> keep(buf.begin(), buf.end());
+    std::vector<std::uint8_t>().swap(buf);
+    buf.reserve(static_cast<std::size_t>(need));
+    buf.assign(keep.begin(), keep.end());
+}
+
+void put64(std::uint8_t* b, std::uint64_t v) { std::memcpy(b, &v, 8); }
+
+// Records whose kind has several per file, told apart by the name or id their content opens with.
+bool named_by_string(std::uint8_t opcode) {
+    switch (opcode) {
+        case op::metadata:
+        case op::attachment:
+        case op::coordinate_frame:
+        case op::sensor_calibration:
+        case op::rig_trajectory:
+        case op::geodetic_anchor: return true;
+        default: return false;
+    }
+}
+bool named_by_id(std::uint8_t opcode) {
+    return opcode == op::audio_source || opcode == op::audio_data || opcode == op::object_track;
+}
+
+// The key of an extra record: its kind and, where records of the kind are told apart, its name or
+// id ("Metadata 'title'", "Object Track 7", "Camera"). Reads at most the first kMaxKeyBytes + 4
+// content bytes of the record at `frame`; the stream stays at it.
+Result<std::string> extra_key(const Part& p, RecordStream& records, const RecordFrame& frame,
+                              HeldRecord& held) {
+    const std::string kind = opcode_name(frame.opcode);
+    const bool by_name = named_by_string(frame.opcode);
+    if (!by_name && !named_by_id(frame.opcode)) return kind;
+    if (frame.content_length < 4)
+        return part_problem(p, refusal::kRecordTooShort,
+                            kind + " record without its " + (by_name ? "name" : "id"),
+                            frame.offset);
+    if (auto st = records.read_prefix(frame, 4 + (by_name ? kMaxKeyBytes : 0), held); !st.ok())
+        return invalid_part(p, st.error());
+    const Bytes content = held.view.content;
+    const std::uint64_t n = read_le32(content.data());
+    if (!by_name) return kind + " " + std::to_string(n);
+    if (n > frame.content_length - 4)
+        return part_problem(p, refusal::kRecordTooShort, kind + " record whose name runs past it",
+                            frame.offset);
+    std::string name(content.begin() + 4,
+                     content.begin() + 4 + static_cast<std::ptrdiff_t>(std::min(n, kMaxKeyBytes)));
+    if (n > kMaxKeyBytes) name += "...(" + std::to_string(n) + " bytes)";
+    return kind + " '" + name + "'";
+}
+
+Result<double> shard_time(const Part& p, const Metadata& m, std::string_view key,
+                          std::uint64_t at) {
+    for (const auto& [k, v] : m.entries)
+        if (k == key) {
+            double t = 0;
+            const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
+            if (res.ec == std::errc() && res.ptr == v.data() + v.size() && std::isfinite(t))
+                return t;
+        }
+    return part_problem(p, refusal::kInvalidPart,
+                        "its 4dgs-shard Metadata has no number '" + std::string(key) + "'", at);
+}
+
+// Every record of the part, by its frame, up to the Footer: the extras, and the shard's slice.
+// Metadata the merge reads (the shard's slice, the keyframe writer's advisory) is read whole, up
+// to kMaxMetadataBytes (limit-exceeded past it); every other record only as far as its key.
+Status walk_records(Part& p) {
+    RecordStream records(*p.source, kMaxMetadataBytes);
+    records.confine({p.size - kMagicSize, refusal::kTruncated, "the trailing magic", ""});
+    std::map<std::string, int> seen;
+    HeldRecord held;
+    while (true) {
+        auto next = records.next_frame();
+        if (!next.ok()) return invalid_part(p, next.error());
+        if (!*next || (*next)->opcode == op::footer) return ok_status();
+        const RecordFrame frame = **next;
+        switch (frame.opcode) {
+            case op::header:
+            case op::quantization:
+            case op::window_table:
+            case op::chunk:
+            case op::delta_chunk:
+            case op::sh_band:
+            case op::chunk_index:
+            case op::statistics:
+            case op::summary_offset:
+            case op::attachment_index:  // reserved, no body: nothing to carry over
+                records.skip(frame);
+                continue;
+            default: break;
+        }
+        Extra e;
+        e.opcode = frame.opcode;
+        e.offset = frame.offset;
+        e.length = frame.total_length();
+        FOURDGS_ASSIGN(e.key, extra_key(p, records, frame, held));
+        if (const int n = seen[e.key]++; n > 0) e.key += " (#" + std::to_string(n + 1) + ")";
+        const bool shard = e.key == "Metadata '" + std::string(kShardMetadata) + "'";
+        const bool advisory = e.key == "Metadata '" + std::string(kKeyframeMetadata) + "'";
+        if (shard || advisory) {
+            if (auto st = records.read_content(frame, held); !st.ok())
+                return invalid_part(p, st.error());
+            auto m = parse_metadata(held.view);
+            if (!m.ok()) return invalid_part(p, m.error());
+            if (shard) {
+                e.role = Extra::Role::shard;
+                FOURDGS_ASSIGN(p.t0, shard_time(p, *m, "t0", e.offset));
+                FOURDGS_ASSIGN(p.t1, shard_time(p, *m, "t1", e.offset));
+                p.declared_slice = true;
+            } else {
+                e.role = Extra::Role::keyframe_advisory;
+                p.keyframe_advisory = std::move(*m);
+            }
+        } else {
+            records.skip(frame);
+        }
+        p.extras.push_back(std::move(e));
+    }
+}
+
+Status open_part(Part& p, const MergeOptions& options) {
+    if (!p.source->random_access() || !p.source->size())
+        return bad_option(p.name + " is not a random-access source of known size");
+    p.size = *p.source->size();
+    p.fetcher.emplace(*p.source, ReaderOptions{}.max_record_bytes + kRecordHeaderSize);
+    if (options.validate_parts) {
+        ValidateOptions vo;
+        FOURDGS_ASSIGN(const ValidationReport report, validate(*p.source, vo));
+        for (const Finding& f : report.findings)
+            if (f.severity == Severity::error) {
+                Error e = make_error(ErrorKind::malformed, f.rule, f.message, f.offset);
+                return invalid_part(p, e);
+            }
+    }
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto reader = IndexedReader::open(*p.source, ro);
+    if (!reader.ok()) return invalid_part(p, reader.error());
+    const SceneInfo& s = reader->scene();
+    p.header = s.header;
+    p.quantization = s.quantization;
+    p.windows = s.windows;
+    p.index = s.index;
+    std::stable_sort(p.index.begin(), p.index.end(), [](const ChunkIndex& a, const ChunkIndex& b) {
+        return a.chunk_offset < b.chunk_offset;
+    });
+    FOURDGS_TRY(walk_records(p));
+    if (!p.declared_slice) {
+        p.t0 = p.t1 = 0;
+        for (std::size_t i = 0; i < p.index.size(); ++i) {
+            p.t0 = i ? std::min(p.t0, p.index[i].t0) : p.index[i].t0;
+            p.t1 = i ? std::max(p.t1, p.index[i].t1) : p.index[i].t1;
+        }
+    }
+    if (!(p.t0 <= p.t1))
+        return part_problem(p, refusal::kInvalidPart,
+                            "its slice [" + num(p.t0) + ", " + num(p.t1) + ") is empty backwards",
+                            0);
+    return ok_status();
+}
+
+// ---- the checks across parts -------------------------------------------------------------------
+
+// A refusal for parts that disagree on `field`: `mine` in `base`, `theirs` in `p`.
+Error disagree(std::string_view refusal, const std::string& field, const Part& base,
+               const std::string& mine, const Part& p, const std::string& theirs,
+               const std::string& why) {
+    return make_error(ErrorKind::invalid_argument, refusal,
+                      field + " is " + theirs + " in " + p.name + " but " + mine + " in " +
+                          base.name + ": " + why)
+        .about(field, theirs);
+}
+
+Status same_scene(const Part& base, const Part& p) {
+    auto differ = [&](std::string field, const std::string& a, const std::string& b) {
+        return disagree(refusal::kSceneMismatch, field, base, a, p, b,
+                        "the parts are not slices of one scene");
+    };
+    if (p.header.temporal_model != base.header.temporal_model)
+        return differ("Header.temporal_model", base.header.temporal_model, p.header.temporal_model);
+    if (p.header.duration_sec != base.header.duration_sec)
+        return differ("Header.duration_sec", num(base.header.duration_sec),
+                      num(p.header.duration_sec));
+    if (p.header.cutoff != base.header.cutoff)
+        return differ("Header.cutoff", num(base.header.cutoff), num(p.header.cutoff));
+    return ok_status();
+}
+
+Status same_grid(const Part& base, const Part& p) {
+    auto differ = [&](std::string field, const std::string& a, const std::string& b) {
+        return disagree(refusal::kGridMismatch, field, base, a, p, b,
+                        "the parts are on different grids (encode them with one grid plan)");
+    };
+    const Quantization& a = base.quantization;
+    const Quantization& b = p.quantization;
+    if (p.header.sh_degree != base.header.sh_degree)
+        return differ("Header.sh_degree", std::to_string(base.header.sh_degree),
+                      std::to_string(p.header.sh_degree));
+    if (a.scheme != b.scheme) return differ("Quantization.scheme", a.scheme, b.scheme);
+    for (int c = 0; c < 3; ++c)
+        if (a.pos_origin[c] != b.pos_origin[c])
+            return differ("Quantization.pos_origin[" + std::to_string(c) + "]",
+                          num(a.pos_origin[c]), num(b.pos_origin[c]));
+    const std::pair<const char*, double Quantization::*> steps[] = {
+        {"step_pos", &Quantization::step_pos},
+        {"step_scale_log", &Quantization::step_scale_log},
+        {"step_rot", &Quantization::step_rot},
+        {"step_rgb", &Quantization::step_rgb},
+        {"step_alpha", &Quantization::step_alpha},
+        {"step_motion", &Quantization::step_motion},
+        {"step_time", &Quantization::step_time},
+        {"step_sigma_log", &Quantization::step_sigma_log}};
+    for (const auto& [key, field] : steps)
+        if (a.*field != b.*field)
+            return differ(std::string("Quantization.") + key, num(a.*field), num(b.*field));
+    if (a.step_sh != b.step_sh)
+        return differ("Quantization.step_sh", std::to_string(a.step_sh), std::to_string(b.step_sh));
+    if (a.sh_depths != b.sh_depths || a.sh_depths_malformed != b.sh_depths_malformed) {
+        auto list = [](const Quantization& q) {
+            std::string s = "[";
+            for (std::size_t i = 0; i < q.sh_depths.size(); ++i) {
+                if (i) s += ',';
+                s += std::to_string(q.sh_depths[i]);
+            }
+            return s + "]";
+        };
+        return differ("Quantization.sh_depths", list(a), list(b));
+    }
+    // Bounds are compared as numbers (§5.3), key by key, in either order.
+    for (const auto& [key, value] : a.bounds) {
+        const std::string* other = b.bound(key);
+        if (!other || compare_bounds(value, *other) != 0)
+            return differ("Quantization.bounds." + key, value, other ? *other : "(absent)");
+    }
+    for (const auto& [key, value] : b.bounds)
+        if (!a.bound(key)) return differ("Quantization.bounds." + key, "(absent)", value);
+    return ok_status();
+}
+
+// Whether two records' bytes are equal, compared block by block.
+Result<bool> same_bytes(const Part& a, const Extra& x, const Part& b, const Extra& y,
+                        std::vector<std::uint8_t>& ba, std::vector<std::uint8_t>& bb,
+                        std::size_t block) {
+    if (x.length != y.length) return false;
+    for (std::uint64_t done = 0; done < x.length;) {
+        const std::uint64_t n = std::min<std::uint64_t>(block, x.length - done);
+        FOURDGS_TRY(fetch(a, x.offset + done, n, ba));
+        FOURDGS_TRY(fetch(b, y.offset + done, n, bb));
+        if (ba != bb) return false;
+        done += n;
+    }
+    return true;
+}
+
+Status same_extras(const Part& base, const Part& p, std::vector<std::uint8_t>& ba,
+                   std::vector<std::uint8_t>& bb, std::size_t block) {
+    for (const Extra& e : p.extras) {
+        if (e.role != Extra::Role::copy) continue;
+        const Extra* mine = nullptr;
+        for (const Extra& x : base.extras)
+            if (x.role == Extra::Role::copy && x.key == e.key) mine = &x;
+        if (!mine)
+            return make_error(ErrorKind::invalid_argument, refusal::kConflictingExtras,
+                              p.name + " carries " + e.key + ", which " + base.name +
+                                  " (whose front matter the merged file takes) does not")
+                .about(e.key, p.name);
+        FOURDGS_ASSIGN(const bool same, same_bytes(base, *mine, p, e, ba, bb, block));
+        if (!same)
+            return make_error(ErrorKind::invalid_argument, refusal::kConflictingExtras,
+                              e.key + " differs between " + p.name + " and " + base.name +
+                                  " (whose front matter the merged file takes)")
+                .about(e.key, p.name);
+    }
+    return ok_status();
+}
+
+// ---- the chunks -------------------------------------------------------------------------------
+
+// Renumbers a window_index stream (its whole bytes, header first, at `offset` in the part) of
+// `count` elements into `out`; `changed` says whether any index moved. The count is the record's,
+// checked against the stream and the readers' per-chunk limit before anything is decoded.
+Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, std::uint32_t count,
+                        ByteWriter& out, bool& changed, StreamScratch& scratch) {
+    Cursor c(stream, offset, "window_index stream");
+    auto view = read_stream(c);
+    if (!view.ok()) return invalid_part(p, view.error());
+    const DecodeLimits limits;
+    if (view->header.element_count != count || view->header.channels != 1 ||
+        count > limits.max_gaussians_per_chunk)
+        return part_problem(
+            p, refusal::kStreamElementCountMismatch,
+            "a window_index stream of " + std::to_string(view->header.element_count) +
+                " elements in " + std::to_string(view->header.channels) +
+                " channels where its record holds " + std::to_string(count) +
+                " gaussians (at most " + std::to_string(limits.max_gaussians_per_chunk) + ")",
+            offset);
+    auto values = decode_stream(*view, scratch, limits.max_decompressed_bytes);
+    if (!values.ok()) return invalid_part(p, values.error());
+    changed = false;
+    for (std::int32_t& v : *values) {
+        if (v < 0 || static_cast<std::uint64_t>(v) >= p.window_map.size())
+            return part_problem(p, refusal::kWindowIndexOutOfRange,
+                                "window index " + std::to_string(v) + " is not in its " +
+                                    std::to_string(p.window_map.size()) + "-window table",
+                                offset);
+        const std::int32_t moved =
+            static_cast<std::int32_t>(p.window_map[static_cast<std::size_t>(v)]);
+        changed |= moved != v;
+        v = moved;
+    }
+    if (!changed) return ok_status();
+    StreamEncodeOptions so;
+    so.codec = view->header.codec;
+    so.level = view->header.codec == codec::zstd ? 3 : view->header.codec == codec::lz4 ? 0 : 6;
+    auto st = encode_stream(out, attr::window_index, view->header.channels, *values, so);
+    if (!st.ok()) return invalid_part(p, st.error());
+    return ok_status();
+}
+
+// A run of bare streams (a records block, or a Delta Chunk's births) of `count` gaussians with its
+// window_index stream renumbered, into `out`. `changed` says whether anything moved.
+Status renumber_block(const Part& p, Bytes block, std::uint64_t offset, std::uint32_t count,
+                      ByteWriter& out, bool& changed, StreamScratch& scratch) {
+    auto streams = split_streams(block, offset);
+    if (!streams.ok()) return invalid_part(p, streams.error());
+    changed = false;
+    for (const StreamView& s : *streams) {
+        const std::size_t from = static_cast<std::size_t>(s.offset - offset);
+        const Bytes whole = block.subspan(
+            from, kStreamHeaderSize + static_cast<std::size_t>(s.header.payload_length));
+        if (s.header.attribute_id == attr::window_index) {
+            bool moved = false;
+            const std::size_t before = out.size();
+            FOURDGS_TRY(renumber_windows(p, whole, s.offset, count, out, moved, scratch));
+            if (moved) {
+                changed = true;
+                continue;
+            }
+            out.buffer().resize(before);
+        }
+        out.raw(whole);
+    }
+    return ok_status();
+}
+
+// The chunk record `framed` against the index entry it was fetched by (count, interval, and a
+// keyframe-delta entry's six fields); fetch_framed has checked the range.
+Status check_entry(const Part& p, const ChunkIndex& e, const FramedChunk& framed) {
+    IndexCheckOptions o;
+    o.ranges = false;
+    o.keyframe = IndexCheckOptions::KeyframeFields::when_present;
+    if (auto st = check_index_entry(e, framed, e.chunk_offset, o); !st.ok())
+        return invalid_part(p, st.error());
+    return ok_status();
+}
+
+struct Copier {
+    const MergeOptions& options;
+    MergeReport& report;
+    StreamScratch scratch;
+    std::vector<std::uint8_t> inflated, work;
+
+    // The records a chunk needs in the merged file, in `buf` (replaced): its Chunk or Delta Chunk
+    // record (window indices renumbered, references renamed through `moved_to`), then its SH Band
+    // records. Fills the framing of `out`.
+    Status chunk(const Part& p, const ChunkIndex& e,
+                 const std::map<std::uint64_t, std::uint64_t>& moved_to,
+                 std::vector<std::uint8_t>& buf, ChunkRecords& out) {
+        // Every range inside the part before anything is reserved for it.
+        std::uint64_t bands = 0;
+        if (e.bands.size() > 3)
+            return part_problem(p, refusal::kIndexRecordMismatch,
+                                "a Chunk Index entry lists " + std::to_string(e.bands.size()) +
+                                    " SH bands",
+                                e.chunk_offset);
+        for (const ChunkIndex::Band& b : e.bands) {
+            if (b.offset > p.size || b.length > p.size - b.offset)
+                return part_problem(p, refusal::kIndexOutOfRange,
+                                    "SH band " + std::to_string(b.band) +
+                                        "'s range lies outside the file",
+                                    b.offset);
+            bands += b.length;
+        }
+        if (e.chunk_offset > p.size || e.chunk_length > p.size - e.chunk_offset)
+            return part_problem(p, refusal::kIndexOutOfRange,
+                                "a Chunk Index entry's range lies outside the file",
+                                e.chunk_offset);
+        const bool delta = e.keyframe && e.keyframe->chunk_kind == kChunkKindDelta;
+        buf.clear();
+        reserve_exact(buf, e.chunk_length + bands);
+        FOURDGS_ASSIGN(const RecordView record,
+                       fetch_record(p, e.chunk_offset, e.chunk_length,
+                                    delta ? op::delta_chunk : op::chunk, buf));
+        if (delta)
+            FOURDGS_TRY(delta_chunk(p, e, record, moved_to, buf));
+        else
+            FOURDGS_TRY(keyframe_chunk(p, e, record, bands, buf));
+        reserve_exact(buf, buf.size() + bands);
+        out.chunk_length = buf.size();
+        out.bands = 0;
+        for (std::size_t b = 0; b < e.bands.size(); ++b) {
+            const ChunkIndex::Band& entry = e.bands[b];
+            const auto number = static_cast<std::uint8_t>(b + 1);
+            FOURDGS_ASSIGN(const RecordView rv,
+                           fetch_record(p, entry.offset, entry.length, op::sh_band, buf,
+                                        {"bands", "bands"}));
+            auto parsed = parse_sh_band(rv);
+            if (!parsed.ok()) return invalid_part(p, parsed.error());
+            if (entry.band != number || parsed->band != number)
+                return invalid_part(
+                    p, index_record_mismatch("bands",
+                                             "the index lists band " + std::to_string(entry.band) +
+                                                 " holding band " +
+                                                 std::to_string(parsed->band) + " where band " +
+                                                 std::to_string(number) + " belongs",
+                                             entry.offset));
+            out.band_length[b] = entry.length;
+            out.bands = static_cast<int>(number);
+            report.bytes_verbatim += entry.length;
+        }
+        out.bytes = buf;
+        out.t0 = e.t0;
+        out.t1 = e.t1;
+        out.gaussian_count = e.gaussian_count;
+        out.keyframe.reset();
+        if (e.keyframe) {
+            KeyframeIndexFields k = *e.keyframe;
+            if (delta) {
+                k.reference_offset = moved_to.at(e.keyframe->reference_offset);
+                k.keyframe_offset = moved_to.at(e.keyframe->keyframe_offset);
+            }
+            out.keyframe = k;
+        }
+        report.largest_chunk = std::max<std::uint64_t>(report.largest_chunk, buf.size());
+        return ok_status();
+    }
+
+    void count_verbatim(const ChunkIndex& e) {
+        ++report.chunks_verbatim;
+        report.bytes_verbatim += e.chunk_length;
+    }
+
+    // A Chunk record (in `buf`, fetched): as it is, or with its window_index stream renumbered —
+    // spliced into the record when its block is stored as is, inflated and compressed again
+    // otherwise.
+    Status keyframe_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+                          std::uint64_t bands, std::vector<std::uint8_t>& buf) {
+        auto c = parse_chunk(record);
+        if (!c.ok()) return invalid_part(p, c.error());
+        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *c)));
+        if (!p.windows_move) {
+            count_verbatim(e);
+            return ok_status();
+        }
+        if (!c->compression.empty()) return compressed_chunk(p, e, *c, buf);
+        auto streams = split_streams(c->records, c->records_offset);
+        if (!streams.ok()) return invalid_part(p, streams.error());
+        for (const StreamView& s : *streams) {
+            if (s.header.attribute_id != attr::window_index) continue;
+            const std::size_t at = static_cast<std::size_t>(s.offset - e.chunk_offset);
+            const std::size_t whole =
+                kStreamHeaderSize + static_cast<std::size_t>(s.header.payload_length);
+            ByteWriter fresh;
+            bool moved = false;
+            FOURDGS_TRY(renumber_windows(p, Bytes(buf).subspan(at, whole), s.offset, c->count,
+                                         fresh, moved, scratch));
+            // This chunk's windows keep their indices: the record is copied as it is.
+            if (!moved) {
+                count_verbatim(e);
+                return ok_status();
+            }
+            const auto block_at = static_cast<std::size_t>(c->records_offset - e.chunk_offset);
+            FOURDGS_TRY(splice(p, e, buf, at, whole, fresh.buffer(), bands));
+            const std::uint64_t block = buf.size() - block_at;
+            put64(buf.data() + 1, buf.size() - kRecordHeaderSize);  // content_length
+            put64(buf.data() + block_at - 16, block);               // uncompressed_size
+            put64(buf.data() + block_at - 8, block);                // the records' length
+            ++report.window_streams_rewritten;
+            report.bytes_verbatim += e.chunk_length - whole;
+            return ok_status();
+        }
+        return part_problem(
+            p, refusal::kMissingAttributeStream,
+            "the Chunk at byte " + std::to_string(e.chunk_offset) + " has no window_index stream",
+            e.chunk_offset);
+    }
+
+    // Replaces buf[at, at + n) — `buf` holding the record entry `e` frames — by `with`. In place
+    // when buf's capacity holds the result and the bands to come; otherwise buf is released and
+    // the record read again from the part around the replaced bytes into a buffer of exactly the
+    // new size, so that two copies of a chunk are never held at once.
+    Status splice(const Part& p, const ChunkIndex& e, std::vector<std::uint8_t>& buf,
+                  std::size_t at, std::size_t n, Bytes with, std::uint64_t bands) {
+        const std::size_t size = buf.size() - n + with.size();
+        const auto from = buf.begin() + static_cast<std::ptrdiff_t>(at);
+        if (size + bands <= buf.capacity()) {
+            buf.erase(from, from + static_cast<std::ptrdiff_t>(n));
+            buf.insert(buf.begin() + static_cast<std::ptrdiff_t>(at), with.begin(), with.end());
+            return ok_status();
+        }
+        std::vector<std::uint8_t>().swap(buf);
+        buf.reserve(static_cast<std::size_t>(size + bands));
+        buf.resize(size);
+        const std::span<std::uint8_t> out(buf);
+        FOURDGS_TRY(read_into(p, e.chunk_offset, out.first(at)));
+        std::copy(with.begin(), with.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+        return read_into(p, e.chunk_offset + at + n, out.subspan(at + with.size()));
+    }
+
+    // Bytes of a record already framed and fetched once, read again into `out`.
+    static Status read_into(const Part& p, std::uint64_t offset, std::span<std::uint8_t> out) {
+        if (auto st = p.source->read_exact(offset, out); !st.ok())
+            return invalid_part(p, st.error());
+        p.fetcher->count(out.size());
+        return ok_status();
+    }
+
+    // A chunk-level-compressed Chunk whose part's windows move: its block inflated, renumbered,
+    // and compressed again when an index moved.
+    Status compressed_chunk(const Part& p, const ChunkIndex& e, ChunkRecord c,
+                            std::vector<std::uint8_t>& buf) {
+        bool changed = false;
+        ByteWriter block;
+        FOURDGS_ASSIGN(const Bytes inflated_block,
+                       inflate(p, c.compression, c.records, c.uncompressed_size, c.records_offset));
+        FOURDGS_TRY(renumber_block(p, inflated_block, c.records_offset, c.count, block, changed,
+                                   scratch));
+        if (!changed) {
+            count_verbatim(e);
+            return ok_status();
+        }
+        FOURDGS_TRY(seal(p, c.compression, block, e.chunk_offset));
+        c.uncompressed_size = block.size();
+        c.records = work;
+        ByteWriter record;
+        write(record, c);
+        buf = std::move(record.buffer());
+        ++report.window_streams_rewritten;
+        return ok_status();
+    }
+
+    // A block stored under `compression` ("" = as is), inflated into `inflated` when compressed
+    // (its declared size checked against the readers' limit and what the bytes can hold first).
+    Result<Bytes> inflate(const Part& p, const std::string& compression, Bytes stored,
+                          std::uint64_t uncompressed, std::uint64_t offset) {
+        if (compression.empty()) return stored;
+        auto codec_byte = chunk_compression_codec(compression, offset);
+        if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
+        if (uncompressed > DecodeLimits{}.max_decompressed_bytes)
+            return part_problem(p, refusal::kLimitExceeded,
+                                "a records block declares " + std::to_string(uncompressed) +
+                                    " inflated bytes, past the readers' limit",
+                                offset);
+        if (auto st = check_decompressed_size(*codec_byte, stored, uncompressed, offset); !st.ok())
+            return invalid_part(p, st.error());
+        inflated.resize(static_cast<std::size_t>(uncompressed));
+        if (auto st = decompress(*codec_byte, stored, inflated, offset); !st.ok())
+            return invalid_part(p, st.error());
+        return Bytes(inflated);
+    }
+
+    // Compresses `block` under `compression` into `work` (or copies it when "").
+    Status seal(const Part& p, const std::string& compression, const ByteWriter& block,
+                std::uint64_t offset) {
+        if (compression.empty()) {
+            work = block.buffer();
+            return ok_status();
+        }
+        auto codec_byte = chunk_compression_codec(compression, offset);
+        if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
+        if (auto st =
+                compress(*codec_byte, *codec_byte == codec::zstd ? 3 : 6, block.buffer(), work);
+            !st.ok())
+            return invalid_part(p, st.error());
+        return ok_status();
+    }
+
+    // A Delta Chunk record (in `buf`, fetched): its reference and keyframe offsets renamed; its
+    // births' window_index stream renumbered when the part's windows move.
+    Status delta_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+                       const std::map<std::uint64_t, std::uint64_t>& moved_to,
+                       std::vector<std::uint8_t>& buf) {
+        auto d = parse_delta_chunk(record);
+        if (!d.ok()) return invalid_part(p, d.error());
+        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *d)));
+        const auto ref = moved_to.find(d->reference_offset);
+        const auto key = moved_to.find(d->keyframe_offset);
+        if (ref == moved_to.end() || key == moved_to.end())
+            return part_problem(
+                p, refusal::kBrokenReference,
+                "the Delta Chunk at byte " + std::to_string(e.chunk_offset) + " references byte " +
+                    std::to_string(ref == moved_to.end() ? d->reference_offset
+                                                         : d->keyframe_offset) +
+                    ", no chunk of its slice",
+                e.chunk_offset);
+        if (p.windows_move) {
+            ByteWriter whole;
+            bool changed = false;
+            FOURDGS_TRY(inflate_and_renumber_delta(p, *d, whole, changed));
+            if (changed) {
+                FOURDGS_TRY(seal(p, d->compression, whole, d->records_offset));
+                d->uncompressed_size = whole.size();
+                d->records = work;
+                d->reference_offset = ref->second;
+                d->keyframe_offset = key->second;
+                ByteWriter rewritten;
+                write(rewritten, *d);
+                buf = std::move(rewritten.buffer());
+                ++report.window_streams_rewritten;
+                ++report.references_rewritten;
+                return ok_status();
+            }
+        }
+        std::uint8_t* c = buf.data() + kRecordHeaderSize;
+        put64(c + kDeltaReferenceAt, ref->second);
+        put64(c + kDeltaReferenceAt + 8, key->second);
+        ++report.references_rewritten;
+        report.bytes_verbatim += e.chunk_length - 16;
+        return ok_status();
+    }
+
+    Status inflate_and_renumber_delta(const Part& p, const DeltaChunk& d, ByteWriter& out,
+                                      bool& changed) {
+        FOURDGS_ASSIGN(const Bytes block,
+                       inflate(p, d.compression, d.records, d.uncompressed_size, d.records_offset));
+        auto groups = split_delta_groups(block, d.records_offset);
+        if (!groups.ok()) return invalid_part(p, groups.error());
+        ByteWriter births;
+        FOURDGS_TRY(renumber_block(p, groups->births, groups->births_offset, d.birth_count, births,
+                                   changed, scratch));
+        write_delta_groups(out, groups->updates, births.buffer(), groups->deaths);
+        return ok_status();
+    }
+};
+
+Metadata keyframe_advisory(const Metadata& base, double duration, std::uint32_t keyframes,
+                           std::uint16_t depth) {
+    Metadata m = base;
+    for (auto& [k, v] : m.entries) {
+        if (k == "keyframe_interval_sec")
+            v = bound_string(keyframes ? duration / keyframes : duration);
+        if (k == "gop_max_depth") v = std::to_string(depth);
+    }
+    return m;
+}
+
+}  // namespace
+
+Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& options,
+                    ByteSink& sink, MergeReport* report_out) {
+    if (sources.empty()) return bad_option("there are no parts to merge");
+    if (options.block_bytes < 4096) return bad_option("block_bytes is below 4096");
+    if (options.base && *options.base >= sources.size())
+        return bad_option("the base part " + std::to_string(*options.base) + " is not one of the " +
+                          std::to_string(sources.size()) + " parts");
+    MergeReport local;
+    MergeReport& report = report_out ? *report_out : local;
+    report = MergeReport{};
+
+    std::vector<Part> parts(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+        parts[i].source = sources[i];
+        parts[i].name = i < options.names.size() ? options.names[i] : "part " + std::to_string(i);
+        FOURDGS_TRY(open_part(parts[i], options));
+    }
+    std::vector<std::size_t> order(parts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return parts[a].t0 != parts[b].t0 ? parts[a].t0 < parts[b].t0 : parts[a].t1 < parts[b].t1;
+    });
+    const std::size_t base_index = options.base ? *options.base : order.front();
+    const Part& base = parts[base_index];
+    const bool keyframed = base.header.temporal_model == kModelKeyframeDelta;
+
+    // One scene, one grid, one timeline, one front matter.
+    std::vector<std::uint8_t> block_a, block_b;
+    for (const Part& p : parts) {
+        FOURDGS_TRY(same_scene(base, p));
+        FOURDGS_TRY(same_grid(base, p));
+    }
+    double reach = -1;
+    const Part* reacher = nullptr;
+    for (std::size_t i : order) {
+        const Part& p = parts[i];
+        if (p.t1 <= p.t0) continue;  // an empty slice overlaps nothing
+        if (reacher && p.t0 < reach && (keyframed || !options.allow_overlap))
+            return make_error(
+                       ErrorKind::invalid_argument, refusal::kOverlappingParts,
+                       p.name + "'s slice [" + num(p.t0) + ", " + num(p.t1) + ") overlaps " +
+                           reacher->name + "'s, which reaches " + num(reach) +
+                           (keyframed ? " (keyframe-delta state chunks must tile the clock, §11.1)"
+                                      : " (allow_overlap makes the union)"))
+                .about(p.name, reacher->name);
+        if (p.t1 > reach) reach = p.t1, reacher = &p;
+    }
+    for (const Part& p : parts)
+        if (&p != &base) FOURDGS_TRY(same_extras(base, p, block_a, block_b, options.block_bytes));
+    std::vector<std::uint8_t>().swap(block_a);
+    std::vector<std::uint8_t>().swap(block_b);
+
+    // The Window Table's union, and where each part's windows land in it.
+    std::vector<WindowTable::Window> windows;
+    for (const Part& p : parts) windows.insert(windows.end(), p.windows.begin(), p.windows.end());
+    auto before = [](const WindowTable::Window& a, const WindowTable::Window& b) {
+        return a.lo != b.lo ? a.lo < b.lo : a.hi < b.hi;
+    };
+    std::sort(windows.begin(), windows.end(), before);
+    windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
+    for (Part& p : parts) {
+        p.window_map.resize(p.windows.size());
+        for (std::size_t w = 0; w < p.windows.size(); ++w) {
+            p.window_map[w] = static_cast<std::uint32_t>(
+                std::lower_bound(windows.begin(), windows.end(), p.windows[w], before) -
+                windows.begin());
+            p.windows_move |= p.window_map[w] != w;
+        }
+    }
+
+    // Which chunks each part contributes: all of them, but a keyframe-delta shard's empty
+    // keyframes outside its slice.
+    std::uint64_t gaussians = 0, chunk_total = 0;
+    std::uint32_t keyframes = 0;
+    std::uint16_t depth = 0;
+    std::array<double, 6> aabb = base.header.aabb;
+    bool any_aabb = false, compressed = false;
+    std::vector<std::pair<double, double>> tiles;
+    for (std::size_t i : order) {
+        Part& p = parts[i];
+        p.keep.assign(p.index.size(), true);
+        bool kept_any = false;
+        for (std::size_t k = 0; k < p.index.size(); ++k) {
+            const ChunkIndex& e = p.index[k];
+            if (keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t1 <= p.t1)) {
+                const bool filler = e.keyframe && e.keyframe->chunk_kind == kChunkKindKeyframe &&
+                                    e.gaussian_count == 0 && e.keyframe->live_count == 0 &&
+                                    (e.t1 <= p.t0 || e.t0 >= p.t1);
+                if (!filler)
+                    return part_problem(p, refusal::kInvalidPart,
+                                        "its chunk [" + num(e.t0) + ", " + num(e.t1) +
+                                            ") lies outside its slice [" + num(p.t0) + ", " +
+                                            num(p.t1) + ") and is not an empty keyframe",
+                                        e.chunk_offset);
+                p.keep[k] = false;
+                ++report.chunks_dropped;
+                continue;
+            }
+            if (!keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t1 <= p.t1))
+                return part_problem(p, refusal::kInvalidPart,
+                                    "its chunk [" + num(e.t0) + ", " + num(e.t1) +
+                                        ") lies outside its declared slice [" + num(p.t0) + ", " +
+                                        num(p.t1) + ")",
+                                    e.chunk_offset);
+            kept_any = true;
+            ++chunk_total;
+            if (!keyframed) gaussians += e.gaussian_count;
+            if (e.keyframe) {
+                keyframes += e.keyframe->chunk_kind == kChunkKindKeyframe;
+                depth = std::max(depth, e.keyframe->depth);
+            }
+            tiles.push_back({e.t0, e.t1});
+        }
+        if (keyframed) gaussians += p.header.gaussian_count;
+        if (kept_any) compressed |= p.header.chunks_compressed();
+        if (p.header.gaussian_count > 0) {
+            for (int c = 0; c < 3; ++c) {
+                aabb[c] = any_aabb ? std::min(aabb[c], p.header.aabb[c]) : p.header.aabb[c];
+                aabb[3 + c] =
+                    any_aabb ? std::max(aabb[3 + c], p.header.aabb[3 + c]) : p.header.aabb[3 + c];
+            }
+            any_aabb = true;
+        }
+    }
+    if (chunk_total > 0xFFFFFFFFull)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::to_string(chunk_total) + " chunks exceed the Statistics' u32 count");
+    if (keyframed) {
+        std::sort(tiles.begin(), tiles.end());
+        double at = 0;
+        for (const auto& [t0, t1] : tiles) {
+            if (t0 != at)
+                return make_error(
+                    ErrorKind::malformed, refusal::kTimelineGap,
+                    "no part covers [" + num(at) + ", " + num(t0) +
+                        "): the merged state chunks would not tile the clock (§11.1)");
+            at = t1;
+        }
+        if (at != base.header.duration_sec)
+            return make_error(ErrorKind::malformed, refusal::kTimelineGap,
+                              "no part covers [" + num(at) + ", " + num(base.header.duration_sec) +
+                                  "): the merged state chunks would not tile the clock (§11.1)");
+    }
+
+    // What the copy needs of a part other than the base is its index and window map: the rest
+    // goes, so that what stays in proportion to the parts is about the size of the summary.
+    for (Part& p : parts)
+        if (&p != &base) {
+            p.quantization = {};
+            p.header = {};
+            p.extras = {};
+            p.keyframe_advisory.reset();
+            p.windows = {};
+        }
+
+    // The file: front, the base's records, the chunks part by part, the summary.
+    Header header = base.header;
+    header.gaussian_count = gaussians;
+    if (any_aabb) header.aabb = aabb;
+    header.flags = static_cast<std::uint8_t>((header.flags & ~kHeaderFlagCompressed) |
+                                             (compressed ? kHeaderFlagCompressed : 0));
+    FileAssembler as(sink);
+    FOURDGS_TRY(as.begin(header, base.quantization, WindowTable{windows}));
+    std::vector<std::uint8_t> block;
+    for (const Extra& e : base.extras) {
+        if (e.role == Extra::Role::shard) continue;
+        if (e.role == Extra::Role::keyframe_advisory && base.keyframe_advisory) {
+            ByteWriter w;
+            write(w, keyframe_advisory(*base.keyframe_advisory, header.duration_sec, keyframes,
+                                       depth));
+            FOURDGS_TRY(as.put(w));
+            continue;
+        }
+        for (std::uint64_t done = 0; done < e.length;) {
+            const std::uint64_t n = std::min<std::uint64_t>(options.block_bytes, e.length - done);
+            FOURDGS_TRY(fetch(base, e.offset + done, n, block));
+            FOURDGS_TRY(as.put(Bytes(block)));
+            done += n;
+        }
+        report.bytes_verbatim += e.length;
+    }
+
+    Copier copier{options, report, {}, {}, {}};
+    std::vector<std::uint8_t> buf;
+    for (std::size_t i : order) {
+        const Part& p = parts[i];
+        std::map<std::uint64_t, std::uint64_t> moved_to;  // a part's chunk offsets → the file's
+        for (std::size_t k = 0; k < p.index.size(); ++k) {
+            if (!p.keep[k]) continue;
+            const ChunkIndex& e = p.index[k];
+            ChunkRecords records;
+            FOURDGS_TRY(copier.chunk(p, e, moved_to, buf, records));
+            moved_to[e.chunk_offset] = as.position();
+            FOURDGS_TRY(as.add_chunk(records));
+        }
+        report.order.push_back(i);
+    }
+    const std::uint64_t summary_start = as.position();
+    const Statistics stats{gaussians, static_cast<std::uint32_t>(as.chunk_count()),
+                           header.duration_sec, header.aabb};
+    FOURDGS_TRY(as.finish(SummaryOptions{}, stats));
+    report.base = base_index;
+    report.chunks = static_cast<std::uint32_t>(as.chunk_count());
+    report.bytes_written = as.position();
+    report.summary_bytes =
+        as.position() - summary_start - kRecordHeaderSize - kFooterContentSize - kMagicSize;
+    return ok_status();
+}
+
+Status merge_files(std::span<const std::string> paths, const std::string& output,
+                   const MergeOptions& options, MergeReport* report) {
+    std::vector<FileSource> files;
+    files.reserve(paths.size());
+    for (const std::string& path : paths) {
+        auto f = FileSource::open(path);
+        if (!f.ok()) return std::move(f).error();
+        files.push_back(std::move(*f));
+    }
+    std::vector<ByteSource*> sources;
+    for (FileSource& f : files) sources.push_back(&f);
+    MergeOptions o = options;
+    if (o.names.empty()) o.names.assign(paths.begin(), paths.end());
+    // Write beside the output and rename at the end, so a refusal never leaves a partial file.
+    const std::string temp = output + ".partial-" + std::to_string(::getpid());
+    Status st;
+    {
+        auto sink = FileSink::create(temp);
+        if (!sink.ok()) return std::move(sink).error();
+        st = merge_scenes(sources, o, *sink, report);
+        if (st.ok()) st = sink->close();
+    }
+    if (st.ok() && std::rename(temp.c_str(), output.c_str()) != 0)
+        st =
+            make_error(ErrorKind::io, refusal::kIoError, "cannot rename " + temp + " to " + output);
+    if (!st.ok()) std::remove(temp.c_str());
+    return st;
+}
+
+}  // namespace fourdgs
