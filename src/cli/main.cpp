@@ -879,7 +879,8 @@ int cmd_convert(const ConvertArgs& a) {
             .num("per_frame_bytes", rep.per_frame_bytes);
         if (rep.parts_sought) {
             auto part = [&](const char* name, const ConvertReport::Part& p) {
-                j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes).end_object();
+                j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes);
+                j.end_object();
             };
             j.begin_object("parts");
             part("static", rep.static_part);

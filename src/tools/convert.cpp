@@ -363,7 +363,8 @@ std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
     }
     std::sort(keyed.begin(), keyed.end());
     std::vector<std::uint32_t> rank(f.count);
-    for (std::size_t i = 0; i < keyed.size(); ++i) rank[keyed[i].second] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < keyed.size(); ++i)
+        rank[keyed[i].second] = static_cast<std::uint32_t>(i);
     return rank;
 }
 
@@ -637,7 +638,8 @@ void report_parts(const RigidParts& parts, ConvertReport& rep) {
     rep.other_part = {0, parts.other_count, 0};
     rep.objects.clear();
     for (std::size_t j = 0; j < parts.parts.size(); ++j)
-        rep.objects.push_back({static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
+        rep.objects.push_back(
+            {static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
 }
 
 // The frames with every part's members at their frame-0 position and rotation: the object frame.
@@ -654,21 +656,25 @@ std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
 }
 
 // Gaussians `keep` (ascending) of every frame.
-std::vector<PlyCloud> subset(std::span<const PlyCloud> frames, std::span<const std::uint32_t> keep) {
+std::vector<PlyCloud> subset(std::span<const PlyCloud> frames,
+                             std::span<const std::uint32_t> keep) {
     std::vector<PlyCloud> out;
     for (const PlyCloud& f : frames) {
         PlyCloud c;
         c.count = keep.size();
         c.sh_degree = f.sh_degree;
         const std::size_t per = static_cast<std::size_t>(f.sh_per_gaussian());
-        for (std::uint32_t g : keep) {
-            c.position.insert(c.position.end(), f.position.begin() + g * 3, f.position.begin() + g * 3 + 3);
-            c.normal.insert(c.normal.end(), f.normal.begin() + g * 3, f.normal.begin() + g * 3 + 3);
-            c.scale.insert(c.scale.end(), f.scale.begin() + g * 3, f.scale.begin() + g * 3 + 3);
-            c.rotation.insert(c.rotation.end(), f.rotation.begin() + g * 4, f.rotation.begin() + g * 4 + 4);
-            c.color.insert(c.color.end(), f.color.begin() + g * 4, f.color.begin() + g * 4 + 4);
-            c.sh.insert(c.sh.end(), f.sh.begin() + g * per, f.sh.begin() + (g + 1) * per);
-        }
+        auto take = [g_keep = keep](std::vector<float>& dst, const std::vector<float>& src,
+                                    std::size_t k) {
+            for (std::uint32_t g : g_keep)
+                dst.insert(dst.end(), src.begin() + g * k, src.begin() + (g + 1) * k);
+        };
+        take(c.position, f.position, 3);
+        take(c.normal, f.normal, 3);
+        take(c.scale, f.scale, 3);
+        take(c.rotation, f.rotation, 4);
+        take(c.color, f.color, 4);
+        take(c.sh, f.sh, per);
         out.push_back(std::move(c));
     }
     return out;

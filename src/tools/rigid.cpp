@@ -221,7 +221,8 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
             const std::array<std::uint32_t, 3> tri{a, b, c};
             std::vector<Pose> poses = fit_poses(frames, tri);
             std::size_t score = 0;
-            for (std::uint32_t g : scored) score += follows_position(frames, g, poses, o.pos_residual);
+            for (std::uint32_t g : scored)
+                score += follows_position(frames, g, poses, o.pos_residual);
             if (score > best_score) best_score = score, best = std::move(poses);
         }
         if (best.empty()) break;
@@ -239,7 +240,8 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
             if (follows_poses(frames, g, part.poses, o)) part.members.push_back(g);
         if (part.members.size() < std::max<std::size_t>(o.min_members, 3)) break;
         std::sort(part.members.begin(), part.members.end());
-        for (std::uint32_t g : part.members) out.part_of[g] = static_cast<std::uint32_t>(out.parts.size() + 1);
+        const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
+        for (std::uint32_t g : part.members) out.part_of[g] = id;
         std::erase_if(moving, [&](std::uint32_t g) { return out.part_of[g] != 0; });
         out.parts.push_back(std::move(part));
     }

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "%s: %s\n", row.name, st.error().describe().c_str());
             return 1;
         }
-        if (row.shape == ConvertShape::per_frame) flat_bytes = double(rep.output_bytes), flat_sec = sec;
+        if (row.shape == ConvertShape::per_frame)
+            flat_bytes = double(rep.output_bytes), flat_sec = sec;
         std::string parts = "-";
         if (rep.parts_sought) {
             parts = std::to_string(rep.static_part.gaussians) + " / ";

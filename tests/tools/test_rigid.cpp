@@ -139,7 +139,8 @@ TEST_CASE("rigid parts: the static part, both rigid bodies and the deforming res
     for (const RigidPart& p : parts.parts) {
         CHECK(p.members.size() == 375);
         CHECK(p.poses.front() == Pose{});  // the object frame is frame 0's placement
-        for (std::uint32_t g : p.members) CHECK(follows_poses(frames, g, p.poses, residuals(2e-4, 2e-3)));
+        for (std::uint32_t g : p.members)
+            CHECK(follows_poses(frames, g, p.poses, residuals(2e-4, 2e-3)));
     }
 }
 

@@ -43,7 +43,7 @@ struct RigidOptions {
 
 struct RigidPart {
     std::vector<std::uint32_t> members;  // gaussian indices, ascending
-    std::vector<Pose> poses;             // per frame: frame 0's placement -> frame k; [0] = identity
+    std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
 };
 
 struct RigidParts {
