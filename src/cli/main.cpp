@@ -704,6 +704,7 @@ struct EncodeArgs {
 
 struct ConvertArgs : EncodeArgs {
     std::string codec = "deflate", title, coordinate_system, grid, frames;
+    bool no_rigid_parts = false;
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
 };
@@ -758,6 +759,27 @@ std::string parse_tolerance_args(const EncodeArgs& a, Preset& preset,
         return "--tolerance: name pos (e.g. pos=1e-3): the other keys default to the preset's";
     tolerance = *t;
     return {};
+}
+
+// What a tracked conversion found, per frame, and each part's bytes encoded alone; and when the
+// per-frame encoding won, that it did.
+void print_parts(const ConvertReport& rep, ConvertShape asked) {
+    if (rep.parts_sought) {
+        auto line = [](const std::string& what, std::uint64_t n, std::uint64_t bytes) {
+            fmt::print("  {:<22}{:>10} gaussians{:>12} alone\n", what, n, bytes_human(bytes));
+        };
+        fmt::print("parts found in every frame:\n");
+        line("static", rep.static_part.gaussians, rep.static_part.bytes);
+        for (const auto& obj : rep.objects)
+            line("rigid object #" + std::to_string(obj.object_id), obj.gaussians, obj.bytes);
+        line("other (" + std::string(to_string(asked)) + ")", rep.other_part.gaussians,
+             rep.other_part.bytes);
+    }
+    if (rep.per_frame_bytes != 0)
+        fmt::print("per-frame encoding: {}{}\n", bytes_human(rep.per_frame_bytes),
+                   rep.shape != asked ? std::string(", smaller, so written instead of ") +
+                                            std::string(to_string(asked))
+                                      : std::string());
 }
 
 int cmd_convert(const ConvertArgs& a) {
@@ -820,11 +842,13 @@ int cmd_convert(const ConvertArgs& a) {
 
     cli::Progress bar("converting", g_quiet);
     o.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    o.rigid_parts = !a.no_rigid_parts;
+    o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
     ConvertReport rep;
     auto st = convert_ply_files(*paths, a.output, o, &rep);
     bar.finish();
     if (!st.ok()) return refused(st.error());
-    const std::string shape(to_string(o.shape));
+    const std::string shape(to_string(rep.shape));
     const double ratio = rep.input_bytes ? double(rep.output_bytes) / double(rep.input_bytes) : 0;
     if (a.json) {
         Json j;
@@ -839,7 +863,26 @@ int cmd_convert(const ConvertArgs& a) {
             .num("input_bytes", rep.input_bytes)
             .num("output_bytes", rep.output_bytes)
             .num("ratio", ratio)
-            .num("clamped_colors", rep.clamped_colors);
+            .num("clamped_colors", rep.clamped_colors)
+            .num("per_frame_bytes", rep.per_frame_bytes);
+        if (rep.parts_sought) {
+            auto part = [&](const char* name, const ConvertReport::Part& p) {
+                j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes);
+                j.end_object();
+            };
+            j.begin_object("parts");
+            part("static", rep.static_part);
+            j.begin_array("objects");
+            for (const auto& obj : rep.objects)
+                j.begin_object()
+                    .num("object_id", obj.object_id)
+                    .num("gaussians", obj.gaussians)
+                    .num("bytes", obj.bytes)
+                    .end_object();
+            j.end_array();
+            part("other", rep.other_part);
+            j.end_object();
+        }
         j.begin_object("tolerance")
             .num("pos", rep.tolerance.pos)
             .num("scale_rel", rep.tolerance.scale_rel)
@@ -858,6 +901,7 @@ int cmd_convert(const ConvertArgs& a) {
                    bytes_human(rep.output_bytes), ratio * 100);
         if (rep.clamped_colors)
             fmt::print("{} colour components outside [0, 1] were clamped\n", rep.clamped_colors);
+        print_parts(rep, o.shape);
         fmt::print("within pos {}, scale_rel {}, rot {}, rgb {}, alpha {} of the input at every frame\n",
                    bound_string(rep.tolerance.pos), bound_string(rep.tolerance.scale_rel),
                    bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
@@ -1075,6 +1119,9 @@ int main(int argc, char** argv) {
                      "a grid plan (4dgs plan): encode on its grid, clock, shape and keyframes");
     conv->add_option("--frames", ca.frames,
                      "with --grid: the slice A:B of the plan's frames (B excluded; A: to the end)");
+    conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
+                   "with --tracked: leave rigid parts to the temporal model instead of storing "
+                   "them as objects with Object Tracks");
     conv->callback([&] {
         for (const char* name : {"--fps", "--preset", "--tolerance", "--sh-bits", "--tracked",
                                  "--model", "--keyframe-every"})

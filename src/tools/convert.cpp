@@ -15,6 +15,7 @@
 #include "fourdgs/open_scene.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/reconstruct.hpp"
+#include "fourdgs/tools/rigid.hpp"
 
 namespace fourdgs {
 namespace {
@@ -53,6 +54,7 @@ struct Resolved {
     QuantBounds tolerance;
     WriterOptions writer;  // grid set once it is sized (the plan's, or size_grid's)
     const GridPlan* plan = nullptr;
+    const RigidParts* parts = nullptr;  // rigid parts stored as objects (none: nullptr)
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
     bool sliced() const { return plan && (first != 0 || end != total); }
@@ -72,6 +74,34 @@ Metadata convert_metadata(const Resolved& r) {
     return m;
 }
 
+// Object j + 1 for rigid part j: a table entry, anchored at its frame-0 centroid, and a track with
+// one sample per frame that holds until the next (step): frame k's pose over [k, k + 1) / fps.
+void add_objects(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
+                 SceneHeader& h) {
+    ObjectTable table;
+    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
+        const RigidPart& part = parts.parts[j];
+        const auto id = static_cast<std::uint32_t>(j + 1);
+        std::array<double, 3> centroid{};
+        for (std::uint32_t g : part.members)
+            for (int c = 0; c < 3; ++c) centroid[c] += first.position[g * 3 + c];
+        ObjectTable::Entry e;
+        e.object_id = id;
+        e.label = "rigid part " + std::to_string(id);
+        for (int c = 0; c < 3; ++c)
+            e.anchor[c] = static_cast<float>(centroid[c] / double(part.members.size()));
+        table.entries.push_back(std::move(e));
+        ObjectTrack track;
+        track.object_id = id;
+        track.interpolation = TrajectoryInterpolation::step;
+        for (std::size_t k = 0; k < part.poses.size(); ++k)
+            track.samples.push_back({r.time_of(r.first + k), part.poses[k].rotation,
+                                     part.poses[k].translation});
+        h.object_tracks.push_back(std::move(track));
+    }
+    h.object_table = std::move(table);
+}
+
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
                         const Resolved& r) {
     SceneHeader h;
@@ -82,6 +112,7 @@ SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& 
     if (!o.coordinate_system.empty())
         h.attributes.emplace_back("coordinate_system", o.coordinate_system);
     h.metadata.push_back(convert_metadata(r));
+    if (r.parts) add_objects(frames.front(), *r.parts, r, h);
     if (r.sliced())
         h.metadata.push_back({"4dgs-shard",
                               {{"first_frame", std::to_string(r.first)},
@@ -188,8 +219,8 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
 // The grid for shapes whose grid does not depend on what the fit finds (per frame, keyframe-delta).
 Status size_fixed_grid(std::span<const PlyCloud> frames, Resolved& r) {
     if (r.plan) return ok_status();
-    FOURDGS_ASSIGN(r.writer.grid,
-                   size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration, 0, 0));
+    FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration,
+                                            0, 0, r.parts != nullptr));
     return ok_status();
 }
 
@@ -307,6 +338,36 @@ Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
     return ok_status();
 }
 
+// Gaussian g's rank in the Morton order of frame `f`'s positions (ties by index): ids that run
+// through space, so neighbours that move together are adjacent in an update group.
+std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
+    const auto box = frames_aabb(std::span<const PlyCloud>(&f, 1));
+    const double side = std::max(largest_side(box), 1e-30);
+    auto spread = [](std::uint64_t v) {  // 21 bits -> every third bit
+        v &= 0x1FFFFF;
+        v = (v | v << 32) & 0x1F00000000FFFFull;
+        v = (v | v << 16) & 0x1F0000FF0000FFull;
+        v = (v | v << 8) & 0x100F00F00F00F00Full;
+        v = (v | v << 4) & 0x10C30C30C30C30C3ull;
+        v = (v | v << 2) & 0x1249249249249249ull;
+        return v;
+    };
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(f.count);
+    for (std::size_t g = 0; g < f.count; ++g) {
+        std::uint64_t code = 0;
+        for (int c = 0; c < 3; ++c) {
+            const double u = std::clamp((f.position[g * 3 + c] - box[c]) / side, 0.0, 1.0);
+            code |= spread(static_cast<std::uint64_t>(u * 0x1FFFFF)) << c;
+        }
+        keyed[g] = {code, static_cast<std::uint32_t>(g)};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<std::uint32_t> rank(f.count);
+    for (std::size_t i = 0; i < keyed.size(); ++i)
+        rank[keyed[i].second] = static_cast<std::uint32_t>(i);
+    return rank;
+}
+
 Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
                               Resolved& r, ByteSink& sink, ConvertReport& rep) {
     FOURDGS_TRY(check_tracked(frames));
@@ -320,8 +381,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     if (r.plan) {
         FOURDGS_TRY(plan_ids(frames, r, ids, distinct));
     } else {
-        ids.assign(1, std::vector<std::uint32_t>(n));
-        std::iota(ids[0].begin(), ids[0].end(), 0u);
+        ids.assign(1, morton_ranks(frames.front()));
     }
     const std::vector<float> sigma(n, kInf);
     std::vector<std::vector<float>> colors(frames.size());
@@ -348,6 +408,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
         s.gaussians.sigma_t = sigma;
         s.gaussians.sh_degree = f.sh_degree;
         s.gaussians.sh = f.sh;
+        if (r.parts) s.gaussians.object_id = r.parts->part_of;
         steps.push_back(s);
         ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
@@ -485,6 +546,7 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     cols.sh_degree = frames.front().sh_degree;
     cols.resize(m);
     std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), kInf);
+    if (r.parts) cols.object_id.resize(m);
     double vmax = 0, longest_moving = 0;
     std::size_t fastest = 0;
     for (std::size_t rec = 0; rec < m; ++rec) {
@@ -515,13 +577,15 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
             cols.motion[rec * 3 + 2] != 0)
             longest_moving = std::max(longest_moving, cols.win_hi[rec] - cols.win_lo[rec]);
         std::copy_n(fa.sh.begin() + sp.g * per, per, cols.sh.begin() + rec * per);
+        if (r.parts) cols.object_id[rec] = r.parts->part_of[sp.g];
     }
 
     // The quantization half of the budget (grid_tolerance): from what the fit found, or on a plan
     // from what the plan allows, which the records must then stay within.
     if (!r.plan) {
-        FOURDGS_ASSIGN(r.writer.grid, size_grid(ConvertShape::adaptive, B, frames_aabb(frames),
-                                                r.duration, longest_moving, vmax));
+        FOURDGS_ASSIGN(r.writer.grid,
+                       size_grid(ConvertShape::adaptive, B, frames_aabb(frames), r.duration,
+                                 longest_moving, vmax, r.parts != nullptr));
     } else if (vmax > r.plan->max_speed) {
         const Span& sp = spans[fastest];
         return outside_plan("gaussian " + std::to_string(sp.g) + " moves at " + detail::fmt(vmax) +
@@ -531,6 +595,121 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
                             detail::fmt(r.plan->max_speed));
     }
     return write_columns(cols, base_header(frames, o, r), r, sink, rep);
+}
+
+// ---- what the sequence holds --------------------------------------------------------------
+
+Status encode(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved r,
+              ByteSink& sink, ConvertReport& rep) {
+    switch (r.shape) {
+        case ConvertShape::per_frame: return convert_per_frame(frames, o, r, sink, rep);
+        case ConvertShape::keyframe_delta: return convert_keyframe_delta(frames, o, r, sink, rep);
+        case ConvertShape::adaptive: return convert_adaptive(frames, o, r, sink, rep);
+    }
+    return bad(refusal::kInvalidOption, "unknown conversion shape");
+}
+
+RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
+                      const Resolved& r) {
+    const auto box = frames_aabb(frames);
+    double reach = 0;
+    for (double v : box) reach = std::max(reach, std::fabs(v));
+    const QuantBounds share = grid_tolerance(r.shape, r.tolerance, 0, 0, true);
+    const auto [pos, rot] = rigid_residuals(r.tolerance, share, reach);
+    RigidOptions ro;
+    ro.pos_residual = pos;
+    ro.rot_residual = rot;
+    ro.min_members = o.rigid_min_members;
+    return find_rigid_parts(frames, ro);
+}
+
+void report_parts(const RigidParts& parts, ConvertReport& rep) {
+    rep.parts_sought = true;
+    rep.static_part = {0, parts.static_count, 0};
+    rep.other_part = {0, parts.other_count, 0};
+    rep.objects.clear();
+    for (std::size_t j = 0; j < parts.parts.size(); ++j)
+        rep.objects.push_back(
+            {static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
+}
+
+// The frames with every part's members at their frame-0 position and rotation: the object frame.
+std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
+                                            const RigidParts& parts) {
+    std::vector<PlyCloud> out(frames.begin(), frames.end());
+    for (std::size_t k = 1; k < out.size(); ++k)
+        for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
+            if (parts.part_of[g] == 0) continue;
+            std::copy_n(frames[0].position.begin() + g * 3, 3, out[k].position.begin() + g * 3);
+            std::copy_n(frames[0].rotation.begin() + g * 4, 4, out[k].rotation.begin() + g * 4);
+        }
+    return out;
+}
+
+// Gaussians `keep` (ascending) of every frame.
+std::vector<PlyCloud> subset(std::span<const PlyCloud> frames,
+                             std::span<const std::uint32_t> keep) {
+    std::vector<PlyCloud> out;
+    for (const PlyCloud& f : frames) {
+        PlyCloud c;
+        c.count = keep.size();
+        c.sh_degree = f.sh_degree;
+        const std::size_t per = static_cast<std::size_t>(f.sh_per_gaussian());
+        auto take = [g_keep = keep](std::vector<float>& dst, const std::vector<float>& src,
+                                    std::size_t k) {
+            for (std::uint32_t g : g_keep)
+                dst.insert(dst.end(), src.begin() + g * k, src.begin() + (g + 1) * k);
+        };
+        take(c.position, f.position, 3);
+        take(c.normal, f.normal, 3);
+        take(c.scale, f.scale, 3);
+        take(c.rotation, f.rotation, 4);
+        take(c.color, f.color, 4);
+        take(c.sh, f.sh, per);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+// The bytes of one part encoded alone in the shape asked for (rigid part `part`: as its object).
+Result<std::uint64_t> bytes_alone(std::span<const PlyCloud> frames, const RigidParts& parts,
+                                 std::span<const std::uint32_t> keep, std::size_t part,
+                                 const ConvertOptions& o, Resolved r) {
+    if (keep.empty()) return std::uint64_t{0};
+    std::vector<PlyCloud> sub = subset(frames, keep);
+    RigidParts one;
+    if (part > 0) {
+        one.part_of.assign(keep.size(), 1);
+        one.is_static.assign(keep.size(), 0);
+        one.parts.push_back({{}, parts.parts[part - 1].poses});
+        one.parts[0].members.resize(keep.size());
+        std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
+        sub = held_in_object_frames(sub, one);
+        r.parts = &one;
+    } else {
+        r.parts = nullptr;
+    }
+    MemorySink sink;
+    ConvertReport ignored;
+    FOURDGS_TRY(encode(sub, o, r, sink, ignored));
+    return sink.position();
+}
+
+Status measure_parts(std::span<const PlyCloud> frames, const RigidParts& parts,
+                     const ConvertOptions& o, const Resolved& r, ConvertReport& rep) {
+    std::vector<std::uint32_t> still, other;
+    std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
+    for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
+        const auto id = static_cast<std::uint32_t>(g);
+        if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
+        else (parts.is_static[g] ? still : other).push_back(id);
+    }
+    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(frames, parts, still, 0, o, r));
+    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(frames, parts, other, 0, o, r));
+    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
+        FOURDGS_ASSIGN(rep.objects[j].bytes, bytes_alone(frames, parts, members[j], j + 1, o, r));
+    }
+    return ok_status();
 }
 
 }  // namespace
@@ -599,13 +778,41 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     rep.input_gaussians = 0;
     for (const PlyCloud& f : frames) rep.input_gaussians += f.count;
     FOURDGS_ASSIGN(Resolved r, resolve(frames, options));
-    switch (r.shape) {
-        case ConvertShape::per_frame: return convert_per_frame(frames, options, r, sink, rep);
-        case ConvertShape::keyframe_delta:
-            return convert_keyframe_delta(frames, options, r, sink, rep);
-        case ConvertShape::adaptive: return convert_adaptive(frames, options, r, sink, rep);
+    rep.shape = r.shape;
+    if (r.shape == ConvertShape::per_frame || r.plan) return encode(frames, options, r, sink, rep);
+    FOURDGS_TRY(check_tracked(frames));
+
+    RigidParts parts;
+    std::vector<PlyCloud> held;
+    std::span<const PlyCloud> input = frames;
+    if (options.rigid_parts) {
+        parts = find_parts(frames, options, r);
+        report_parts(parts, rep);
+        if (!parts.parts.empty()) {
+            held = held_in_object_frames(frames, parts);
+            input = held;
+            r.parts = &parts;
+        }
+        if (options.part_bytes) FOURDGS_TRY(measure_parts(frames, parts, options, r, rep));
     }
-    return bad(refusal::kInvalidOption, "unknown conversion shape");
+    MemorySink tracked;
+    FOURDGS_TRY(encode(input, options, r, tracked, rep));
+    if (options.never_larger_than_per_frame) {
+        Resolved flat_r = r;
+        flat_r.shape = ConvertShape::per_frame;
+        flat_r.parts = nullptr;
+        MemorySink flat;
+        ConvertReport flat_rep = rep;
+        FOURDGS_TRY(convert_per_frame(frames, options, flat_r, flat, flat_rep));
+        rep.per_frame_bytes = flat.position();
+        if (flat.position() < tracked.position()) {
+            rep = std::move(flat_rep);
+            rep.per_frame_bytes = flat.position();
+            rep.shape = ConvertShape::per_frame;
+            return sink.write(flat.bytes());
+        }
+    }
+    return sink.write(tracked.bytes());
 }
 
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,

@@ -440,9 +440,10 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base) {
 }
 
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double longest_moving_sec,
-                           double max_speed) {
-    if (shape != ConvertShape::adaptive) return b;
-    QuantBounds q = scale_bounds(b, 0.25, 0.5);
+                           double max_speed, bool rigid_parts) {
+    QuantBounds q = shape == ConvertShape::adaptive ? scale_bounds(b, 0.25, 0.5) : b;
+    if (rigid_parts) q.pos = b.pos / 4, q.rot = b.rot / 4;
+    if (shape != ConvertShape::adaptive) return q;
     // A velocity error dv moves a record by at most dv x its window; §6.3 scales the velocity
     // step with the lifetime up to 2 s, so this is pos/8 for windows up to 2 s and window/4 times
     // the class-0 bound beyond.
@@ -453,13 +454,22 @@ QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double long
 
 Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
                             const std::array<double, 6>& aabb, double duration_sec,
-                            double longest_moving_sec, double max_speed) {
-    QuantBounds share = grid_tolerance(shape, tolerance, longest_moving_sec, max_speed);
+                            double longest_moving_sec, double max_speed, bool rigid_parts) {
+    QuantBounds share =
+        grid_tolerance(shape, tolerance, longest_moving_sec, max_speed, rigid_parts);
     // A fast record asks for a birth-time grid finer than f32 holds mu_t to over this clock
     // (grid_for_tolerance's floor, 4 x 2^-23 x the clock): the grid stops at twice that floor.
     if (shape == ConvertShape::adaptive)
         share.time = std::max(share.time, 8 * 0x1p-23 * std::max(duration_sec, 1.0));
     return grid_for_tolerance(share, aabb, duration_sec);
+}
+
+std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const QuantBounds& share,
+                                          double reach) {
+    // A reader composes in f64 and stores the centre as f32: a few ulps at this reach.
+    const double f32_allowance = 4 * 0x1p-23 * std::max(reach, 1.0);
+    return {tolerance.pos - std::sqrt(3.0) * share.pos - f32_allowance,
+            tolerance.rot - 2 * share.rot};
 }
 
 std::uint64_t GridPlan::alignment() const {

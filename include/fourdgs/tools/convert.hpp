@@ -19,6 +19,23 @@
 //                   first frame with the fitted velocity. Ranges come from bisection, so the
 //                   Window Table stays small (at most 2 x frames - 1 windows).
 //
+// Rigid parts (tracked shapes, no plan, ConvertOptions::rigid_parts). find_rigid_parts
+// (rigid.hpp) finds the groups that follow one pose per frame; each group j becomes object j + 1:
+// its gaussians carry object_id j + 1 and hold their frame-0 position and rotation in every frame
+// (so the temporal model sees them still: one adaptive record, no keyframe-delta update), and an
+// Object Track with one sample per frame (step interpolation, time k / fps) moves them, which
+// every reader composes after the base state (§3, §6.6); the Object Table names it "rigid part
+// j + 1" with its frame-0 centroid as anchor. The grid then gives pos and rot a quarter of B
+// (grid_tolerance's rigid_parts), and a gaussian joins a part only when its fit residual at every
+// frame is within what is left after the rotated quantization error (rigid_residuals), so every
+// frame still reconstructs within B. Static gaussians and the rest (other) stay as they are.
+//
+// Never larger. A tracked shape without a plan is also encoded per frame, and the smaller of the
+// two is written (ConvertReport::shape says which).
+//
+// Ids. keyframe-delta ids (no plan) follow the Morton order of frame 0's positions, so a chunk's
+// rows and an update group's ids run through space: neighbours are adjacent, id deltas small.
+//
 // Error budget. The tolerance B (ConvertOptions::tolerance, else the preset's,
 // preset_tolerance) is what every frame time reconstructs within, per attribute. The grid is the
 // coarsest that meets it (size_grid, grid_plan.hpp): its declared Quantization bounds are within
@@ -101,6 +118,14 @@ struct ConvertOptions {
     // The registry's `coordinate_system` key (handedness, up axis; PLY files carry none), written
     // to the Header attributes when not "" (§2: producers SHOULD record one).
     std::string coordinate_system;
+    // Tracked shapes without a plan: store the rigid parts found (rigid.hpp) once in their object
+    // frame, each an Object Table entry and an Object Track (see "Rigid parts" above).
+    bool rigid_parts = true;
+    std::size_t rigid_min_members = 64;  // a smaller rigid group stays with the temporal model
+    // Tracked shapes without a plan: also encode per frame and write that when it is smaller.
+    bool never_larger_than_per_frame = true;
+    // Also encode each part (static, every rigid part, other) alone, for the report's bytes.
+    bool part_bytes = false;
     // Called with (step, steps) as frames are loaded or gaussians fitted; may be empty.
     std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
@@ -115,6 +140,19 @@ struct ConvertReport {
     std::uint64_t clamped_colors = 0;   // colour components clamped into [0, 1]
     QuantBounds tolerance;              // the end-to-end bounds B the file meets (see above)
     Quantization quantization;          // as written
+    // What was written: the shape asked for, or per_frame when that encoding was smaller.
+    ConvertShape shape = ConvertShape::per_frame;
+    std::uint64_t per_frame_bytes = 0;  // the per-frame encoding compared against (0: none)
+    // Tracked shapes: what the sequence holds, per frame (rigid.hpp). `bytes` are each part's
+    // encoding alone (ConvertOptions::part_bytes; 0 otherwise): the parts share the file's records
+    // and chunks, so they sum to about, not exactly, output_bytes.
+    struct Part {
+        std::uint32_t object_id = 0;  // 0: not an object
+        std::uint64_t gaussians = 0, bytes = 0;
+    };
+    bool parts_sought = false;
+    Part static_part, other_part;
+    std::vector<Part> objects;
 };
 
 // Natural order of file names ("frame2" < "frame10"): digit runs compare as numbers.

@@ -72,9 +72,18 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base);
 // fit: pos 1/4 (the fit takes 1/2, velocity and mu_t 1/8 each), scale_rel, rot, rgb and alpha 1/2;
 // motion at class 0 such that a record `longest_moving_sec` long (or 0.5 s, whichever is longer,
 // §6.3) drifts at most pos/8; time such that a record moving at `max_speed` drifts at most pos/8
-// (time/2 when that is coarser, or max_speed is 0).
+// (time/2 when that is coarser, or max_speed is 0). With `rigid_parts` (a file whose Object Tracks
+// rotate stored gaussians, convert.hpp), pos and rot take at most a quarter whatever the shape:
+// a rotated position error grows by up to sqrt(3) per component and a rotated quaternion error by
+// up to 2, and the rest is the parts' fit residual (rigid_residuals).
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
-                           double longest_moving_sec, double max_speed);
+                           double longest_moving_sec, double max_speed, bool rigid_parts = false);
+
+// The fit residuals rigid parts may take within `tolerance` on a grid whose share is
+// grid_tolerance(..., rigid_parts = true): pos - sqrt(3) x the pos share, less an f32 allowance
+// for a reader composing the track (at coordinates up to `reach`), and rot - 2 x the rot share.
+std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const QuantBounds& share,
+                                          double reach);
 
 // What a plan says about a frame sequence and its encoding.
 struct GridPlan {
@@ -147,7 +156,7 @@ Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOp
 // the finest f32 holds mu_t to over the clock. Refusals: grid_for_tolerance's.
 Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
                             const std::array<double, 6>& aabb, double duration_sec,
-                            double longest_moving_sec, double max_speed);
+                            double longest_moving_sec, double max_speed, bool rigid_parts = false);
 
 // The plan as the JSON text described above (deterministic; ends with a newline).
 std::string grid_plan_json(const GridPlan& plan);

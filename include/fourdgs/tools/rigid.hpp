@@ -1,0 +1,67 @@
+// fourdgs/tools/rigid.hpp — the rigid parts of a tracked frame sequence: groups of gaussians that
+// move as one body, each with one pose per frame, so that convert (convert.hpp) can store a group
+// once in its own frame and let an Object Track (§5.15.7) move it. Part of the tools library.
+//
+// A tracked sequence holds the same gaussians in the same order in every frame. Gaussian g is
+//   static   when every frame's position and rotation are frame 0's within the residuals;
+//   in rigid part j when, for every frame k, pose_jk (R, T) carries frame 0's placement onto
+//            frame k's within the residuals: |R p0 + T - pk| <= pos_residual per component and
+//            the sign-free per-component distance of R ⊗ q0 from qk <= rot_residual (unit
+//            quaternions) — the same arithmetic a reader composes a track with (§3);
+//   other    otherwise.
+// The object frame of a part is its placement in frame 0, so pose 0 is the identity and the
+// gaussians' frame-0 state is their rest state.
+//
+// Search (RANSAC-like, deterministic for a given seed): among the moving gaussians, in the Morton
+// order of their frame-0 positions, a hypothesis is three nearby gaussians spanning a triangle;
+// Horn's closed-form absolute orientation gives its pose per frame; its support is the moving
+// gaussians within the position residual at every frame. The best hypothesis is refitted by least
+// squares (Horn again) to its support a few times, trimming what leaves the residuals, and its
+// final support under the final poses — every member checked at every frame — becomes a part
+// when it holds at least min_members. Parts are taken one at a time until none is found.
+//
+// Thread safety: reentrant.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fourdgs/export.hpp"
+#include "fourdgs/pose.hpp"
+#include "fourdgs/tools/ply.hpp"
+
+FOURDGS_PUBLIC_BEGIN
+namespace fourdgs {
+
+struct RigidOptions {
+    double pos_residual = 0;  // per position component, scene units
+    double rot_residual = 0;  // per quaternion component
+    std::size_t min_members = 64;      // a smaller group is left to the temporal model
+    std::uint32_t max_parts = 64;
+    std::uint32_t hypotheses = 128;    // per part searched
+    std::uint64_t seed = 0x4d47535249474944ull;
+};
+
+struct RigidPart {
+    std::vector<std::uint32_t> members;  // gaussian indices, ascending
+    std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
+};
+
+struct RigidParts {
+    std::vector<std::uint8_t> is_static;  // per gaussian
+    std::vector<std::uint32_t> part_of;   // per gaussian: 0 none, j + 1 for parts[j]
+    std::vector<RigidPart> parts;
+    std::size_t static_count = 0, other_count = 0;
+};
+
+// The parts of `frames`, which must be tracked (every frame holds frame 0's count; the caller
+// checks). Pure: no refusals.
+RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& options);
+
+// Whether gaussian g of `frames` follows `poses` (one per frame) within the residuals, as above.
+bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
+                   const RigidOptions& options);
+
+}  // namespace fourdgs
+FOURDGS_PUBLIC_END

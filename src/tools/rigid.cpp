@@ -1,0 +1,252 @@
+// Rigid parts of a tracked frame sequence (rigid.hpp).
+#include "fourdgs/tools/rigid.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+
+namespace fourdgs {
+namespace {
+
+Vec3 position_of(const PlyCloud& f, std::size_t g) {
+    return {f.position[g * 3], f.position[g * 3 + 1], f.position[g * 3 + 2]};
+}
+
+Quat rotation_of(const PlyCloud& f, std::size_t g) {
+    return normalized({f.rotation[g * 4], f.rotation[g * 4 + 1], f.rotation[g * 4 + 2],
+                       f.rotation[g * 4 + 3]});
+}
+
+// Eigenvector of the largest eigenvalue of a symmetric 4 x 4 matrix (cyclic Jacobi).
+std::array<double, 4> top_eigenvector(std::array<std::array<double, 4>, 4> a) {
+    std::array<std::array<double, 4>, 4> v{};
+    for (int i = 0; i < 4; ++i) v[i][i] = 1;
+    for (int sweep = 0; sweep < 32; ++sweep) {
+        double off = 0;
+        for (int p = 0; p < 4; ++p)
+            for (int q = p + 1; q < 4; ++q) off += a[p][q] * a[p][q];
+        if (off < 1e-30) break;
+        for (int p = 0; p < 4; ++p)
+            for (int q = p + 1; q < 4; ++q) {
+                if (a[p][q] == 0) continue;
+                const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+                const double t = (theta >= 0 ? 1.0 : -1.0) /
+                                 (std::fabs(theta) + std::sqrt(theta * theta + 1));
+                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < 4; ++k) {  // columns p, q
+                    const double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = c * akp - s * akq;
+                    a[k][q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < 4; ++k) {  // rows p, q
+                    const double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = c * apk - s * aqk;
+                    a[q][k] = s * apk + c * aqk;
+                }
+                for (int k = 0; k < 4; ++k) {
+                    const double vkp = v[k][p], vkq = v[k][q];
+                    v[k][p] = c * vkp - s * vkq;
+                    v[k][q] = s * vkp + c * vkq;
+                }
+            }
+    }
+    int best = 0;
+    for (int i = 1; i < 4; ++i)
+        if (a[i][i] > a[best][best]) best = i;
+    return {v[0][best], v[1][best], v[2][best], v[3][best]};
+}
+
+// Horn's absolute orientation: the least-squares pose carrying frame `from`'s positions of
+// `members` onto frame `to`'s.
+Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members) {
+    Vec3 ca{}, cb{};
+    for (std::uint32_t g : members)
+        for (int c = 0; c < 3; ++c) {
+            ca[c] += from.position[g * 3 + c];
+            cb[c] += to.position[g * 3 + c];
+        }
+    const double n = static_cast<double>(members.size());
+    for (int c = 0; c < 3; ++c) ca[c] /= n, cb[c] /= n;
+    std::array<std::array<double, 3>, 3> s{};
+    for (std::uint32_t g : members)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                s[i][j] += (from.position[g * 3 + i] - ca[i]) * (to.position[g * 3 + j] - cb[j]);
+    const double sxx = s[0][0], sxy = s[0][1], sxz = s[0][2], syx = s[1][0], syy = s[1][1],
+                 syz = s[1][2], szx = s[2][0], szy = s[2][1], szz = s[2][2];
+    const std::array<std::array<double, 4>, 4> nm{{
+        {sxx + syy + szz, syz - szy, szx - sxz, sxy - syx},
+        {syz - szy, sxx - syy - szz, sxy + syx, szx + sxz},
+        {szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy},
+        {sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz},
+    }};
+    const std::array<double, 4> e = top_eigenvector(nm);  // w x y z
+    Pose p;
+    p.rotation = normalized({e[1], e[2], e[3], e[0]});
+    if (p.rotation[3] < 0)  // one spelling of each rotation, for deterministic tracks
+        for (double& x : p.rotation) x = -x;
+    const Vec3 r = rotate(p.rotation, ca);
+    p.translation = {cb[0] - r[0], cb[1] - r[1], cb[2] - r[2]};
+    return p;
+}
+
+std::vector<Pose> fit_poses(std::span<const PlyCloud> frames,
+                            std::span<const std::uint32_t> members) {
+    std::vector<Pose> poses(frames.size());  // [0] stays the identity: the object frame
+    for (std::size_t k = 1; k < frames.size(); ++k)
+        poses[k] = fit_pose(frames[0], frames[k], members);
+    return poses;
+}
+
+bool follows_position(std::span<const PlyCloud> frames, std::size_t g,
+                      std::span<const Pose> poses, double tol) {
+    const Vec3 p0 = position_of(frames[0], g);
+    for (std::size_t k = frames.size(); k-- > 1;) {  // the last frames usually moved furthest
+        const Vec3 p = apply(poses[k], p0);
+        for (int c = 0; c < 3; ++c)
+            if (!(std::fabs(p[c] - frames[k].position[g * 3 + c]) <= tol)) return false;
+    }
+    return true;
+}
+
+std::uint32_t spread_bits(std::uint32_t v) {  // 10 bits -> every third bit
+    v &= 0x3FF;
+    v = (v | (v << 16)) & 0x030000FF;
+    v = (v | (v << 8)) & 0x0300F00F;
+    v = (v | (v << 4)) & 0x030C30C3;
+    v = (v | (v << 2)) & 0x09249249;
+    return v;
+}
+
+// `ids` sorted by the Morton code of their frame-0 positions (ties by index).
+void morton_sort(const PlyCloud& f, std::vector<std::uint32_t>& ids) {
+    if (ids.empty()) return;
+    Vec3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+    for (std::uint32_t g : ids)
+        for (int c = 0; c < 3; ++c) {
+            lo[c] = std::min(lo[c], double(f.position[g * 3 + c]));
+            hi[c] = std::max(hi[c], double(f.position[g * 3 + c]));
+        }
+    const double side = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-30});
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed;
+    keyed.reserve(ids.size());
+    for (std::uint32_t g : ids) {
+        std::uint32_t code = 0;
+        for (int c = 0; c < 3; ++c) {
+            const double u = (f.position[g * 3 + c] - lo[c]) / side;
+            code |= spread_bits(static_cast<std::uint32_t>(std::clamp(u, 0.0, 1.0) * 1023)) << c;
+        }
+        keyed.push_back({code, g});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = keyed[i].second;
+}
+
+// Three gaussians that pin a pose down: edges well above the residual, not nearly collinear.
+bool spans_triangle(const PlyCloud& f, std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                    double residual) {
+    const Vec3 pa = position_of(f, a), pb = position_of(f, b), pc = position_of(f, c);
+    const Vec3 u{pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]};
+    const Vec3 v{pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]};
+    const Vec3 w{pc[0] - pb[0], pc[1] - pb[1], pc[2] - pb[2]};
+    auto norm2 = [](const Vec3& x) { return x[0] * x[0] + x[1] * x[1] + x[2] * x[2]; };
+    const double shortest = std::min({norm2(u), norm2(v), norm2(w)});
+    const double longest = std::max({norm2(u), norm2(v), norm2(w)});
+    const Vec3 x{u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    return shortest > 64 * residual * residual && norm2(x) > 0.01 * longest * longest;
+}
+
+}  // namespace
+
+bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
+                   const RigidOptions& o) {
+    if (!follows_position(frames, g, poses, o.pos_residual)) return false;
+    const Quat q0 = rotation_of(frames[0], g);
+    for (std::size_t k = 1; k < frames.size(); ++k) {
+        const Quat want = rotation_of(frames[k], g);
+        const Quat got = multiply(poses[k].rotation, q0);
+        double same = 0, flipped = 0;
+        for (int c = 0; c < 4; ++c) {
+            same = std::max(same, std::fabs(got[c] - want[c]));
+            flipped = std::max(flipped, std::fabs(got[c] + want[c]));
+        }
+        if (!(std::min(same, flipped) <= o.rot_residual)) return false;
+    }
+    return true;
+}
+
+RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o) {
+    RigidParts out;
+    const std::size_t n = frames.empty() ? 0 : frames.front().count;
+    out.is_static.assign(n, 0);
+    out.part_of.assign(n, 0);
+    const std::vector<Pose> identity(frames.size());
+    std::vector<std::uint32_t> moving;
+    for (std::size_t g = 0; g < n; ++g) {
+        if (follows_poses(frames, g, identity, o)) {
+            out.is_static[g] = 1;
+            ++out.static_count;
+        } else {
+            moving.push_back(static_cast<std::uint32_t>(g));
+        }
+    }
+    if (frames.size() < 2 || !(o.pos_residual > 0) || !(o.rot_residual > 0)) {
+        out.other_count = moving.size();
+        return out;
+    }
+    morton_sort(frames[0], moving);
+    std::mt19937_64 rng(o.seed);  // the engine's sequence is fixed by the standard
+    constexpr std::size_t kWindow = 16;  // hypothesis members: this close in Morton order
+    constexpr std::size_t kScored = 4096;  // a hypothesis is scored on at most this many
+    std::vector<std::uint32_t> scored, support;
+    while (moving.size() >= std::max<std::size_t>(o.min_members, 3) &&
+           out.parts.size() < o.max_parts) {
+        const std::size_t m = moving.size();
+        const std::size_t stride = std::max<std::size_t>(1, m / kScored);
+        scored.clear();
+        for (std::size_t i = 0; i < m; i += stride) scored.push_back(moving[i]);
+        std::vector<Pose> best;
+        std::size_t best_score = 0;
+        for (std::uint32_t h = 0, tries = 0; h < o.hypotheses && tries < 8 * o.hypotheses;
+             ++tries) {
+            const std::size_t s = rng() % m;
+            const std::size_t lo = s >= kWindow ? s - kWindow : 0;
+            const std::size_t hi = std::min(m - 1, s + kWindow);
+            const std::uint32_t a = moving[s], b = moving[lo + rng() % (hi - lo + 1)],
+                                c = moving[lo + rng() % (hi - lo + 1)];
+            if (a == b || b == c || a == c || !spans_triangle(frames[0], a, b, c, o.pos_residual))
+                continue;
+            ++h;
+            const std::array<std::uint32_t, 3> tri{a, b, c};
+            std::vector<Pose> poses = fit_poses(frames, tri);
+            std::size_t score = 0;
+            for (std::uint32_t g : scored)
+                score += follows_position(frames, g, poses, o.pos_residual);
+            if (score > best_score) best_score = score, best = std::move(poses);
+        }
+        if (best.empty()) break;
+        // Least squares on the support, trimmed to what stays within the residuals.
+        for (int round = 0; round < 4; ++round) {
+            support.clear();
+            for (std::uint32_t g : moving)
+                if (follows_position(frames, g, best, o.pos_residual)) support.push_back(g);
+            if (support.size() < 3) break;
+            best = fit_poses(frames, support);
+        }
+        RigidPart part;
+        part.poses = best;
+        for (std::uint32_t g : moving)
+            if (follows_poses(frames, g, part.poses, o)) part.members.push_back(g);
+        if (part.members.size() < std::max<std::size_t>(o.min_members, 3)) break;
+        std::sort(part.members.begin(), part.members.end());
+        const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
+        for (std::uint32_t g : part.members) out.part_of[g] = id;
+        std::erase_if(moving, [&](std::uint32_t g) { return out.part_of[g] != 0; });
+        out.parts.push_back(std::move(part));
+    }
+    out.other_count = moving.size();
+    return out;
+}
+
+}  // namespace fourdgs
