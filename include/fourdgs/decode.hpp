@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Resource limits for one chunk. A chunk's `count` cannot be checked against the bytes that
@@ -106,3 +108,4 @@ Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
                     GaussianBlock& out, ChunkBins& bins, DecodeScratch& scratch);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

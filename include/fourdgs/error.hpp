@@ -16,8 +16,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/refusals.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Fixed numeric values, sorted by what fixes the problem: a different file, a different build,
@@ -143,6 +145,7 @@ using Status = Result<void>;
 inline Status ok_status() { return Status{}; }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END
 
 // Propagate an error from an expression returning Result<T>/Status. Inside a function returning
 // any Result<U>.

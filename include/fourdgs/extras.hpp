@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/pose.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -137,3 +139,4 @@ Result<std::vector<ObjectMatch>> objects_by_embedding(const ObjectTable& table,
                                                       std::size_t k);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

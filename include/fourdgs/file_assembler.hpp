@@ -30,10 +30,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The optional parts of the summary (§4.5); WriterOptions carries the same four switches.
@@ -99,3 +101,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

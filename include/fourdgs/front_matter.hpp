@@ -25,11 +25,13 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 inline constexpr std::string_view kModelGaussianBirth = "gaussian-birth";
@@ -148,3 +150,4 @@ Status check_temporal_model(const Header& header, std::uint64_t offset,
 Status require_keyframe_delta(const Header& header, std::uint64_t offset);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

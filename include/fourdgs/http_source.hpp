@@ -49,8 +49,10 @@
 
 #include "fourdgs/config.hpp"
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 struct HttpOptions {
@@ -124,3 +126,4 @@ Result<std::unique_ptr<ByteSource>> open_source(const std::string& path_or_url,
                                                 const HttpOptions& http = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/records.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
@@ -82,3 +84,4 @@ std::string interval_text(double t0, double t1);
 std::string time_text(double t);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

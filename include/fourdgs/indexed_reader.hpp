@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "fourdgs/decode.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The reusable buffers one thread needs to decode chunks: fetched record bytes, bins, scratch,
@@ -111,3 +113,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The bytes [offset, offset + length) of a source.
@@ -292,3 +294,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

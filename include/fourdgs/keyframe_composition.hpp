@@ -25,9 +25,11 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
@@ -118,3 +120,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

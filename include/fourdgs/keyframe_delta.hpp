@@ -42,6 +42,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
@@ -53,6 +54,7 @@
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -199,3 +201,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/records.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // What one seek costs, computed before any fetch: the chain's records plus the wanted bands.
@@ -52,3 +54,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -55,10 +55,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/writer.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // One state: valid from t0 until the next step's t0 (the last until the Header's duration).
@@ -107,3 +109,4 @@ Result<std::vector<std::uint8_t>> write_keyframe_delta(std::span<const KeyframeS
                                                        KeyframeWriteReport* report = nullptr);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

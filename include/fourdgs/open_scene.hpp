@@ -53,12 +53,14 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 struct OpenSceneOptions {
@@ -149,3 +151,4 @@ private:
 Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

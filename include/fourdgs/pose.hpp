@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <span>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 using Quat = std::array<double, 4>;  // x y z w
@@ -124,3 +126,4 @@ inline Pose sample_trajectory(std::span<const TrajectorySample> samples,
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

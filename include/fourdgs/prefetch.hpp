@@ -33,10 +33,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 struct PrefetchOptions {
@@ -106,3 +108,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -13,6 +13,9 @@
 #include <limits>
 #include <string_view>
 
+#include "fourdgs/export.hpp"
+
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 inline constexpr std::string_view kSchemeUniformV1 = "uniform-v1";
@@ -132,3 +135,4 @@ inline std::int32_t quantize_to_bin(double value, double step) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -19,9 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/pose.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 struct Frame {
@@ -166,3 +168,4 @@ inline std::size_t visible_count(const GaussianBlock& block, double t, double cu
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

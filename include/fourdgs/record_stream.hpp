@@ -37,10 +37,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // One record as walked: its opcode, whole-record offset and length (for dumps and validators).
@@ -255,3 +257,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

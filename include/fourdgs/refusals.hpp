@@ -18,6 +18,9 @@
 #include <iterator>
 #include <string_view>
 
+#include "fourdgs/export.hpp"
+
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 enum class RefusalOrigin : unsigned char { registry, file, api, ply };
@@ -249,3 +252,4 @@ constexpr const RefusalInfo* find_refusal(std::string_view id) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

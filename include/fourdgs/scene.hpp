@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/records.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Registry attribute ids (§5.6, §6.1).
@@ -157,3 +159,4 @@ struct SceneInfo {
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/wire.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Stream codec bytes: an Attribute Stream's `codec` field (registry "Stream codecs").
@@ -197,3 +199,4 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
                      std::span<const std::int32_t> values, const StreamEncodeOptions& opt = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

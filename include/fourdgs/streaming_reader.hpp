@@ -24,12 +24,14 @@
 #include <vector>
 
 #include "fourdgs/decode.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The SH Band Stream records that follow a chunk (§5.7), as the walk found them.
@@ -155,3 +157,4 @@ struct LoadedScene {
 Result<LoadedScene> read_streaming(ByteSource& source, const ReaderOptions& options = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

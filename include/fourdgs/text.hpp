@@ -11,6 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "fourdgs/export.hpp"
+
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The length of the well-formed UTF-8 sequence at the start of `s` (1 to 4), or 0 when the first
@@ -97,3 +100,4 @@ inline std::string json_quote(std::string_view s) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -34,9 +34,11 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/io.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 enum class Severity : std::uint8_t { error = 1, warning = 2 };
@@ -80,3 +82,4 @@ struct ValidateOptions {
 Result<ValidationReport> validate(ByteSource& source, const ValidateOptions& options = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

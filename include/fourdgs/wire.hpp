@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 static_assert(std::endian::native == std::endian::little,
@@ -380,3 +382,4 @@ inline bool is_summary_opcode(std::uint8_t opcode) {
 std::uint32_t crc32(Bytes data, std::uint32_t crc = 0);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

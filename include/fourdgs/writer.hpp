@@ -36,10 +36,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/stream.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -356,3 +358,4 @@ private:
 std::string bound_string(double value);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -5,6 +5,7 @@
 #include <fourdgs/tools/convert.hpp>
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
+#include <fourdgs/record_stream.hpp>
 #include <fourdgs/tools/ply.hpp>
 #include <fourdgs/tools/preview.hpp>
 #include <fourdgs/validate.hpp>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -405,57 +407,48 @@ int dump_records(const std::string& path, bool json) {
     auto src = open_source(path);
     if (!src.ok()) return refused(src.error());
     const std::uint64_t size = (*src)->size().value_or(0);
-    std::array<std::uint8_t, kMagicSize> magic{};
-    if (size < kMagicSize || !(*src)->read_exact(0, magic).ok())
-        return refused(make_error(ErrorKind::truncated, "truncated", "no magic", 0));
-    if (auto st = check_magic(magic, 0); !st.ok()) return refused(st.error());
+    // Frames only, through the readers' record stream: contents are never read, so a file of any
+    // size dumps in constant memory.
+    RecordStream stream(**src, std::numeric_limits<std::uint64_t>::max());
+    if (auto st = stream.read_magic(); !st.ok()) return refused(st.error());
     Json j;
     j.begin_object().str("file", path).num("file_size", size).begin_array("records");
     if (!json) fmt::print("{:>12}  {:>12}  {}\n", "offset", "length", "record");
     cli::Progress bar("walking", g_quiet);
-    std::uint64_t at = kMagicSize, count = 0;
+    std::uint64_t count = 0;
     std::optional<Error> stop;
-    while (at + kMagicSize < size || (at < size && at + kMagicSize != size)) {
-        std::array<std::uint8_t, kRecordHeaderSize> head{};
-        if (size - at < kRecordHeaderSize) {
-            stop = make_error(ErrorKind::truncated, refusal::kTruncated,
-                              "a record header at byte " + std::to_string(at) + " is cut off", at);
+    // Records until exactly the trailing magic's 8 bytes remain (§4.1), or the data ends.
+    while (stream.position() + kMagicSize != size) {
+        auto frame = stream.next_frame();
+        if (!frame.ok()) {
+            stop = frame.error();
             break;
         }
-        if (auto st = (*src)->read_exact(at, head); !st.ok()) return refused(st.error());
-        const std::uint8_t opcode = head[0];
-        std::uint64_t length = 0;
-        for (int k = 0; k < 8; ++k) length |= std::uint64_t{head[1 + k]} << (8 * k);
-        if (length > size - at - kRecordHeaderSize) {
-            stop = make_error(ErrorKind::truncated, refusal::kTruncated,
-                              opcode_name(opcode) + " record at byte " + std::to_string(at) +
-                                  " declares " + std::to_string(length) +
-                                  " content bytes, past the end of the file",
-                              at);
-            break;
-        }
+        if (!*frame) break;  // the data ended exactly at a record boundary: no trailing magic
+        const RecordFrame& f = **frame;
         if (json)
             j.begin_object()
-                .num("offset", at)
-                .num("opcode", unsigned{opcode})
-                .str("name", opcode_name(opcode))
-                .num("content_length", length)
-                .num("length", length + kRecordHeaderSize)
+                .num("offset", f.offset)
+                .num("opcode", unsigned{f.opcode})
+                .str("name", opcode_name(f.opcode))
+                .num("content_length", f.content_length)
+                .num("length", f.total_length())
                 .end_object();
         else
-            fmt::print("{:>12}  {:>12}  {} (0x{:02X})\n", at, length + kRecordHeaderSize,
-                       opcode_name(opcode), unsigned{opcode});
-        at += kRecordHeaderSize + length;
+            fmt::print("{:>12}  {:>12}  {} (0x{:02X})\n", f.offset, f.total_length(),
+                       opcode_name(f.opcode), unsigned{f.opcode});
+        stream.skip(f);
         ++count;
-        bar.update(at, size);
+        bar.update(stream.position(), size);
     }
     bar.finish();
-    // What remains must be exactly the trailing magic (§4.1).
+    const std::uint64_t at = stream.position();
     if (!stop && at + kMagicSize == size) {
         std::array<std::uint8_t, kMagicSize> tail{};
-        if (auto st = (*src)->read_exact(at, tail); !st.ok() || tail != kMagic)
-            stop = make_error(ErrorKind::malformed, refusal::kMagicMismatch,
-                              "the last 8 bytes are not the trailing magic", at);
+        if (auto st = (*src)->read_exact(at, tail); !st.ok())
+            stop = st.error();
+        else if (auto magic = RecordStream::check_trailing_magic(tail, at); !magic.ok())
+            stop = magic.error();
     }
     j.end_array().num("records_walked", count);
     if (stop) j.str("stopped", stop->describe());

@@ -482,6 +482,20 @@ def test_info_dump_extract(tool, src, tmp):
     check(sum(len(c["gaussians"]) for c in allg["chunks"]) == info["header"]["gaussian_count"],
           "dump --gaussians holds every gaussian")
     run(tool, "dump", example, expect=3)  # none of --records/--index/--gaussians
+    # The walk stops at the first damaged frame and says why, through the readers' record stream.
+    data = open(example, "rb").read()
+    cut = os.path.join(tmp, "cut.4dgs")
+    with open(cut, "wb") as f:
+        f.write(data[:recs[1]["offset"] + 20])
+    d = json.loads(run(tool, "dump", cut, "--records", "--json", expect=None).stdout)
+    check(len(d["records"]) == 1 and d["stopped"].startswith("truncated"),
+          "a cut file dumps its whole records, then stops: %s" % d.get("stopped"))
+    bad_tail = os.path.join(tmp, "bad-tail.4dgs")
+    with open(bad_tail, "wb") as f:
+        f.write(data[:-1] + b"X")
+    d = json.loads(run(tool, "dump", bad_tail, "--records", "--json", expect=None).stdout)
+    check(len(d["records"]) == len(recs) and d["stopped"].startswith("magic-mismatch"),
+          "a damaged trailing magic is named after every record: %s" % d.get("stopped"))
     run(tool, "info", os.path.join(tmp, "missing.4dgs"), expect=3)
     run(tool, "extract", example, "--at", "1e9", "-o", out, expect=1)
 

@@ -5,8 +5,10 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.9 Audio (0x09, legacy).
@@ -220,3 +222,4 @@ inline void write(ByteWriter& out, const AudioData& a) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -9,6 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "fourdgs/export.hpp"
+
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // Whether `s` is spelled by the §5.3 bound grammar: [sign] significand [exponent], ASCII digits
@@ -168,3 +171,4 @@ inline int compare_bounds(std::string_view a, std::string_view b) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

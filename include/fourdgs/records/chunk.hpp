@@ -5,8 +5,10 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.5 Chunk (0x05). `records` views the (possibly compressed) block; the decode layer checks it
@@ -202,3 +204,4 @@ inline void write_delta_groups(ByteWriter& out, Bytes updates, Bytes births, Byt
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -20,8 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/wire.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // A §2 map<string,string> in wire order (duplicates, if a file has them, are kept as found).
@@ -192,3 +194,4 @@ inline void put_array(ByteWriter& out, const std::array<T, N>& a) {
 }  // namespace detail
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -4,8 +4,10 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.10 Camera (0x0A).
@@ -124,3 +126,4 @@ inline void write(ByteWriter& out, const Attachment& a) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -5,9 +5,11 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/bounds.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.1 Header (0x01).
@@ -239,3 +241,4 @@ inline void write(ByteWriter& out, const WindowTable& t) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -4,9 +4,11 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 #include "fourdgs/records/provenance.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.15.6 Object Table (0x24). Advisory: nothing here transforms a gaussian.
@@ -147,3 +149,4 @@ inline void write(ByteWriter& out, const ObjectTrack& t) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

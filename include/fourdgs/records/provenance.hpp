@@ -5,8 +5,10 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -436,3 +438,4 @@ inline void write(ByteWriter& out, const GeodeticAnchor& g) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -4,8 +4,10 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // §5.8 the six fields appended for keyframe-delta.
@@ -179,3 +181,4 @@ inline void write(ByteWriter& out, const SummaryOffset& s) {
 }
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

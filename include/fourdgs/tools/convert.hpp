@@ -54,12 +54,14 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/writer.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 enum class ConvertShape : std::uint8_t { per_frame, keyframe_delta, adaptive };
@@ -120,3 +122,4 @@ Status evaluate_scene_at(ByteSource& source, double t, const ExtractOptions& opt
 Result<PlyCloud> extract_state(ByteSource& source, double t, const ExtractOptions& options = {});
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

@@ -32,9 +32,11 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The zeroth-order SH basis constant, 1 / (2 sqrt(pi)).
@@ -75,3 +77,4 @@ Status write_ply(const PlyCloud& cloud, ByteSink& sink);
 PlyCloud ply_from_frame(const Frame& frame, int max_sh_degree = 3);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

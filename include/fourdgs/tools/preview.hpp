@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 struct Image {
@@ -94,3 +96,4 @@ inline constexpr std::size_t kMaxSparklineColumns = 65536;
 std::string sparkline(const LiveTimeline& timeline, std::size_t columns);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END
