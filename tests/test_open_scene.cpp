@@ -294,7 +294,7 @@ TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the 
 }
 
 TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C ABI's "
-          "fourdgs_stream); a random-access scene has none") {
+          "fourdgs_stream), and a random-access scene has none") {
     OpenSceneOptions streaming;
     streaming.access = OpenSceneOptions::Access::streaming;
     SECTION("gaussian-birth: the chunks in file order, as read_all would visit them") {
