@@ -6,6 +6,7 @@
 // not depend on the read path or on decode order: gaussians are listed sorted by their own
 // serialization, records in file order, audio sources by id.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/streaming_reader.hpp"
+#include "fourdgs/text.hpp"
 #include "fourdgs/wire.hpp"
 #ifdef FOURDGS_CONFORMANCE_HAVE_EXTRAS
 #include "fourdgs/extras.hpp"
@@ -68,37 +70,13 @@ Json& Json::set(const std::string& key, Json v) {
     return *this;
 }
 
-namespace {
-
-// JSON string escaping: '"', '\\' and control characters; other bytes pass through (the file's
-// strings are UTF-8; a byte sequence that is not is still written byte for byte).
-void escape_into(std::string& out, const std::string& s) {
-    out += '"';
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    out += '"';
-}
-
-
-}  // namespace
-
 std::string Json::dump() const {
     std::string out;
     switch (kind_) {
         case Kind::null: out = "null"; break;
         case Kind::boolean:
         case Kind::number: out = scalar_; break;
-        case Kind::string: escape_into(out, scalar_); break;
+        case Kind::string: out += json_quote(scalar_); break;
         case Kind::array: {
             out += '[';
             for (std::size_t i = 0; i < items_.size(); ++i) {
@@ -114,7 +92,7 @@ std::string Json::dump() const {
             for (const auto& [k, v] : members_) {  // std::map: sorted by key bytes
                 if (!first) out += ',';
                 first = false;
-                escape_into(out, k);
+                out += json_quote(k);
                 out += ':';
                 out += v.dump();
             }
@@ -125,15 +103,25 @@ std::string Json::dump() const {
     return out;
 }
 
-Json num(double v) {
+namespace {
+
+// The shortest decimal that reads back as exactly `v` in its own type (std::to_chars: fixed or
+// exponent notation, whichever is shorter). Non-finite values are the strings "inf", "-inf",
+// "nan"; a negative zero is "0".
+template <class T>
+Json exact(T v) {
     if (std::isnan(v)) return Json::string("nan");
     if (std::isinf(v)) return Json::string(v > 0 ? "inf" : "-inf");
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    std::string s = buf;
-    if (s == "-0") s = "0";  // no negative zero, whatever rounded to it
-    return Json::number_token(s);
+    if (v == 0) return Json::number_token("0");
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return Json::number_token(std::string(buf, r.ptr));
 }
+
+}  // namespace
+
+Json num(double v) { return exact(v); }
+Json num(float v) { return exact(v); }
 Json integer(std::uint64_t v) {
     if (v > (std::uint64_t{1} << 53)) return Json::string(std::to_string(v));
     return Json::number_token(std::to_string(v));
@@ -149,7 +137,7 @@ namespace {
 template <class T, std::size_t N>
 Json nums(const std::array<T, N>& a) {
     Json j = Json::array();
-    for (const T& v : a) j.push(num(static_cast<double>(v)));
+    for (const T& v : a) j.push(num(v));
     return j;
 }
 Json nums(const float* p, std::size_t n) {
@@ -290,7 +278,7 @@ Json scene_json(const SceneInfo& s, const PayloadFn& payload, bool index_from_fi
     for (const auto& w : s.windows) windows.push(Json::array().push(num(w.lo)).push(num(w.hi)));
     // The effective table (§5.4): an empty one reads as one (0, 0) window. (The streaming reader
     // computes it only when a chunk arrives, so a file without chunks is normalized here.)
-    if (s.windows.empty()) windows.push(Json::array().push(num(0)).push(num(0)));
+    if (s.windows.empty()) windows.push(Json::array().push(num(0.0)).push(num(0.0)));
     j.set("windows", windows);
     j.set("window_table_present", Json::boolean(s.has_window_table));
 
@@ -489,6 +477,7 @@ Json scene_json(const SceneInfo& s, const PayloadFn& payload, bool index_from_fi
                          .set("group_start", integer(o.group_start))
                          .set("group_length", integer(o.group_length)));
     j.set("summary_offsets", offsets);
+    j.set("summary_crc_verified", Json::boolean(s.summary_crc_verified));
     if (s.footer)
         j.set("footer", Json::object()
                             .set("summary_start", integer(s.footer->summary_start))

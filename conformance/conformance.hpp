@@ -49,10 +49,12 @@ private:
     std::map<std::string, Json> members_;
 };
 
-// Numbers: a double is rounded to 6 significant digits ("%.6g"), "-0" is written "0", and
-// non-finite values are the strings "inf", "-inf", "nan". Integers are exact; above 2^53 they
-// are JSON strings.
+// Numbers: an f64 or f32 value is spelled as the shortest decimal that reads back as exactly that
+// value in its own type (so an f32 0.1f is "0.1", the f64 nearest to it "0.10000000149011612"),
+// "-0" is written "0", and non-finite values are the strings "inf", "-inf", "nan". Integers are
+// exact; above 2^53 they are JSON strings.
 Json num(double v);
+Json num(float v);
 Json integer(std::uint64_t v);
 Json sinteger(std::int64_t v);
 

@@ -468,18 +468,27 @@ int self_test() {
     };
     expect(num(-0.0), "0");
     expect(num(-1e-9 * 0), "0");
+    expect(num(-0.0f), "0");
     expect(num(0.05), "0.05");
-    expect(num(1.0 / 3.0), "0.333333");
+    expect(num(1.0 / 3.0), "0.3333333333333333");
+    expect(num(1.0f / 3.0f), "0.33333334");
     expect(num(2.5e-7), "2.5e-07");
-    expect(num(1234567.0), "1.23457e+06");
-    expect(num(static_cast<double>(0.1f)), "0.1");
+    expect(num(1234567.0), "1234567");
+    expect(num(1e300), "1e+300");
+    expect(num(0.1f), "0.1");
+    expect(num(static_cast<double>(0.1f)), "0.10000000149011612");
+    expect(num(std::numeric_limits<float>::max()), "3.4028235e+38");
+    expect(num(std::numeric_limits<double>::denorm_min()), "5e-324");
     expect(num(std::numeric_limits<double>::infinity()), "\"inf\"");
     expect(num(-std::numeric_limits<double>::infinity()), "\"-inf\"");
     expect(num(std::numeric_limits<double>::quiet_NaN()), "\"nan\"");
     expect(integer(std::uint64_t{1} << 53), "9007199254740992");
     expect(integer((std::uint64_t{1} << 53) + 1), "\"9007199254740993\"");
     expect(sinteger(-5), "-5");
-    expect(Json::string("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\u000a\\u0001\"");
+    expect(Json::string("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    // Bytes that are not UTF-8 are spelled \udcXX (reversible), so the output is always JSON.
+    expect(Json::string("\xc3\xa9 \xe9 \xed\xa0\x80 \xf0\x9f\x98"),
+           "\"\xc3\xa9 \\udce9 \\udced\\udca0\\udc80 \\udcf0\\udc9f\\udc98\"");
     expect(Json::object().set("b", integer(1)).set("a", Json::null()).set("B", Json::boolean(true)),
            "{\"B\":true,\"a\":null,\"b\":1}");
     std::printf("canonical spelling self-test: %d failure(s)\n", failures);

@@ -83,6 +83,14 @@ inline bool is_visible(float win_lo, float win_hi, float mu_t, float sigma_t, do
     return m >= cutoff;
 }
 
+// §3's base_center on one axis: position + motion * (t - mu_t), computed in f64 and rounded once
+// to f32, so a large t neither loses the displacement's precision nor overflows an f32 dt. An
+// axis that does not move stays exactly at its position at any finite t (0 * inf would be NaN).
+inline float displaced(float position, float motion, double t, float mu_t) {
+    if (motion == 0.0f) return position;
+    return static_cast<float>(double(position) + double(motion) * (t - double(mu_t)));
+}
+
 // Fills `frame` with the visible gaussians of `block` at time t (§3), composing
 // `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames.
 inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
@@ -117,9 +125,9 @@ inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame&
         if (!is_visible(block.win_lo[i], block.win_hi[i], block.mu_t[i], block.sigma_t[i], t,
                         cutoff, &m))
             continue;
-        const float dt = static_cast<float>(t - block.mu_t[i]);
         for (int c = 0; c < 3; ++c) {
-            frame.center[o * 3 + c] = block.position[i * 3 + c] + block.motion[i * 3 + c] * dt;
+            frame.center[o * 3 + c] =
+                displaced(block.position[i * 3 + c], block.motion[i * 3 + c], t, block.mu_t[i]);
             frame.scale[o * 3 + c] = block.scale[i * 3 + c];
         }
         for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];

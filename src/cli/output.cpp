@@ -8,32 +8,17 @@
 
 #include <fmt/core.h>
 
+#include "fourdgs/text.hpp"
+
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
 namespace cli {
 
-std::string json_quote(std::string_view s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': o += "\\\""; break;
-            case '\\': o += "\\\\"; break;
-            case '\n': o += "\\n"; break;
-            case '\r': o += "\\r"; break;
-            case '\t': o += "\\t"; break;
-            default:
-                if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-                else o += static_cast<char>(c);
-        }
-    }
-    return o + "\"";
-}
-
 void Json::key(std::string_view k) {
     if (!first_.back()) out_ += ",";
     first_.back() = false;
-    if (!k.empty()) out_ += json_quote(k) + ":";
+    if (!k.empty()) out_ += fourdgs::json_quote(k) + ":";
 }
 Json& Json::begin_object(std::string_view k) {
     key(k);
@@ -59,13 +44,13 @@ Json& Json::end_array() {
 }
 Json& Json::str(std::string_view k, std::string_view v) {
     key(k);
-    out_ += json_quote(v);
+    out_ += fourdgs::json_quote(v);
     return *this;
 }
 Json& Json::num(std::string_view k, double v) {
     key(k);
     if (std::isfinite(v)) out_ += fmt::format("{}", v);
-    else out_ += json_quote(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+    else out_ += fourdgs::json_quote(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
     return *this;
 }
 Json& Json::num(std::string_view k, std::uint64_t v) {

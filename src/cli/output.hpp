@@ -33,8 +33,6 @@ private:
     std::vector<bool> first_{true};
 };
 
-std::string json_quote(std::string_view s);
-
 // A one-line progress bar on stderr, drawn only when stderr is a terminal and not --quiet.
 class Progress {
 public:
