@@ -4,7 +4,8 @@
 //   1. the two paths print the same canonical output (the same document, or the same refusal),
 //      or the pair is one of the documented allowed differences (kAllowed below);
 //   2. a refusal by either reader is also an error of the validator, with the same identifier;
-//   3. the C ABI, reading every chunk in index order, names the indexed path's refusal.
+//   3. the C ABI, reading every chunk in index order, names the indexed path's refusal;
+//   4. every canonical output is JSON (UTF-8 that parses), whatever bytes the file's strings hold.
 // The mutations are byte-level (cuts, bit flips, garbage appended) and record-level (records
 // dropped, repeated, swapped, a count or length bombed, a time made non-finite, a Footer
 // repeated), so most land inside structure the readers check rather than in entropy-coded bytes.
@@ -22,8 +23,10 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "../tests/support/json.hpp"
 #include "fourdgs/fourdgs.h"
 #include "fourdgs/io.hpp"
+#include "fourdgs/text.hpp"
 #include "fourdgs/validate.hpp"
 #include "fourdgs/wire.hpp"
 
@@ -171,6 +174,23 @@ const Mutation kMutations[] = {
          for (std::size_t i = 0; i < n; ++i) m.push_back(static_cast<std::uint8_t>(r.next()));
          return m;
      }},
+    {"string-not-utf8", [](const Buf& b, const std::vector<Span>& recs, Rng& r) {
+         // A byte of the Header's library string (its second string) becomes one that UTF-8
+         // never uses: readers keep the bytes, printers must still print JSON.
+         const Span& h = recs.front();
+         if (h.opcode != op::header) return Buf{};
+         const std::size_t c = h.offset + kRecordHeaderSize;
+         std::uint32_t profile = 0, library = 0;
+         if (h.length < kRecordHeaderSize + 8) return Buf{};
+         std::memcpy(&profile, b.data() + c, 4);
+         if (c + 8 + profile > h.offset + h.length) return Buf{};
+         std::memcpy(&library, b.data() + c + 4 + profile, 4);
+         if (library == 0 || c + 8 + profile + library > h.offset + h.length) return Buf{};
+         Buf m = b;
+         const std::uint8_t bad[] = {0xFF, 0xC0, 0x80, 0xED, 0xF5};
+         m[c + 8 + profile + r.below(library)] = bad[r.below(std::size(bad))];
+         return m;
+     }},
     {"time-non-finite", [](const Buf& b, const std::vector<Span>& recs, Rng& r) {
          // The leading f64 pair of a record whose content starts with times: Chunk and Delta
          // Chunk (t0, t1), Chunk Index (t0, t1); or a Window Table entry.
@@ -200,6 +220,17 @@ struct Outcome {
     std::string document;  // the canonical output, or "" when refused
     std::string refused;   // the refusal identifier, or ""
 };
+
+// Why a canonical document is not JSON, or "": it must be UTF-8 and parse (RFC 8259).
+std::string not_json(const std::string& document) {
+    if (!is_utf8(document)) return "the output is not UTF-8";
+    try {
+        (void)fourdgs::test::Json::parse(document);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
 
 Outcome read_path(const Buf& bytes, ReadPath path) {
     try {
@@ -326,6 +357,10 @@ int differential(const fs::path& dir, std::uint64_t seed, std::size_t per_file,
             ++per_class[mut.name];
             const Outcome s = read_path(bytes, ReadPath::streamed);
             const Outcome i = read_path(bytes, ReadPath::indexed);
+            for (const Outcome* o : {&s, &i})
+                if (const std::string why = o->refused.empty() ? not_json(o->document) : "";
+                    !why.empty())
+                    fail(name, bytes, "the canonical output is not JSON: " + why);
             if (s.refused == i.refused && s.document == i.document) {
                 ++(s.refused.empty() ? tally.agreed_documents : tally.agreed_refusals);
             } else {
