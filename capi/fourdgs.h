@@ -426,13 +426,15 @@ typedef struct fourdgs_chunk_info {
     double t0, t1;
     uint64_t offset, size;   /* the chunk record */
     uint64_t gaussian_count;
-    uint64_t fetch_bytes;    /* what decoding it fetches (record + wanted SH bands) */
+    uint64_t fetch_bytes;    /* what decoding it fetches (record + wanted SH bands); for a
+                                keyframe-delta state chunk, its whole chain's */
     uint32_t kind;           /* 0 keyframe/Chunk, 1 Delta Chunk */
 } fourdgs_chunk_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_chunk_info* out);
-/* The chunks whose [t0, t1) holds t (§8). indices NULL: *count = how many. */
+/* The chunks whose [t0, t1) holds t (§8); for a keyframe-delta file, the chain the state at t
+ * is composed from (keyframe first, §11.8). indices NULL: *count = how many. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
                                                       size_t* indices, size_t capacity,
                                                       size_t* count);

@@ -295,10 +295,9 @@ struct fourdgs_reader {
     fourdgs_open_options options{};
     std::vector<std::uint8_t> owned;  // copy_memory
     std::unique_ptr<ByteSource> source;
-    std::optional<IndexedReader> birth;
-    std::optional<KeyframeDeltaReader> delta;
+    std::optional<SceneReader> opened;  // the front-end the temporal model needs (open_scene)
 
-    const SceneInfo& scene() const { return delta ? delta->scene() : birth->scene(); }
+    const SceneInfo& scene() const { return opened->scene(); }
 };
 
 struct fourdgs_frame {
@@ -306,9 +305,8 @@ struct fourdgs_frame {
     Allocator alloc;
     Frame frame;
     GaussianBlock block;                 // the decoded instant, before §3
-    std::vector<DecodeWorkspace> pool;   // gaussian-birth decode buffers
+    SceneWorkspace workspace;            // state_at's buffers, either temporal model
     DecodeWorkspace chunk;               // evaluate_chunk's buffers
-    KeyframeDeltaWorkspace delta;        // keyframe-delta composition buffers
 };
 
 struct fourdgs_validation {
@@ -355,19 +353,12 @@ fourdgs_status open_reader(std::unique_ptr<ByteSource> source, const fourdgs_ope
                            fourdgs_reader* r) {
     r->options = o;
     r->source = std::move(source);
-    ReaderOptions ro = reader_options(o);
-    // The Header's temporal_model picks the front-end; the keyframe-delta one opens its own
-    // IndexedReader (with the same options) and adds the timeline checks.
-    ro.accept_keyframe_delta = true;
-    auto base = IndexedReader::open(*r->source, ro);
-    FOURDGS_C_TRY(base);
-    if (base->scene().header.temporal_model == kModelKeyframeDelta) {
-        auto kd = KeyframeDeltaReader::open(*r->source, ro);
-        FOURDGS_C_TRY(kd);
-        r->delta.emplace(std::move(kd).value());
-    } else {
-        r->birth.emplace(std::move(base).value());
-    }
+    // The Header's temporal_model picks the front-end; the file is opened once (open_scene).
+    OpenSceneOptions so;
+    so.reader = reader_options(o);
+    auto opened = open_scene(*r->source, so);
+    FOURDGS_C_TRY(opened);
+    r->opened.emplace(std::move(opened).value());
     return FOURDGS_OK;
 }
 
@@ -504,7 +495,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.profile = str(h.profile);
         i.library = str(h.library);
         i.temporal_model_name = str(h.temporal_model);
-        i.temporal_model = reader->delta ? FOURDGS_MODEL_KEYFRAME_DELTA : FOURDGS_MODEL_GAUSSIAN_BIRTH;
+        i.temporal_model = reader->opened->keyframe_delta() ? FOURDGS_MODEL_KEYFRAME_DELTA
+                                                            : FOURDGS_MODEL_GAUSSIAN_BIRTH;
         i.duration_sec = h.duration_sec;
         i.gaussian_count = h.gaussian_count;
         i.cutoff = h.cutoff;
@@ -541,7 +533,7 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         i.has_camera = sc.camera.has_value();
         i.has_object_table = sc.object_table.has_value();
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
-        i.index_built_by_scan = reader->birth ? reader->birth->index_built_by_scan() : 0;
+        i.index_built_by_scan = reader->opened->index_built_by_scan();
         i.summary_crc_verified = sc.summary_crc_verified;
         return put(out, i);
     });
@@ -1026,13 +1018,8 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
-        if (reader->delta) {
-            FOURDGS_C_TRY(reader->delta->state_at(t, frame->block, frame->delta));
-        } else {
-            frame->block.clear();
-            FOURDGS_C_TRY(reader->birth->read_instant(t, frame->block, frame->pool,
-                                                      reader->options.decode_threads));
-        }
+        FOURDGS_C_TRY(reader->opened->state_at(t, frame->block, frame->workspace,
+                                               reader->options.decode_threads));
         evaluate(frame->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
@@ -1053,7 +1040,7 @@ fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t in
         c.offset = e.chunk_offset;
         c.size = e.chunk_length;
         c.gaussian_count = e.gaussian_count;
-        c.fetch_bytes = reader->birth ? reader->birth->fetch_cost(index) : 0;
+        c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
         c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
         return put(out, c);
     });
@@ -1065,14 +1052,11 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(count);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
-        std::vector<std::size_t> found;
-        if (reader->delta) {
-            auto chain = reader->delta->chain(t);  // what the state at t is composed from
-            FOURDGS_C_TRY(chain);
-            found = std::move(chain).value();
-        } else {
-            found = reader->birth->chunks_for(t);
-        }
+        // Gaussian-birth: the chunks covering t; keyframe-delta: the chain the state at t is
+        // composed from.
+        auto chunks = reader->opened->chunks_for(t);
+        FOURDGS_C_TRY(chunks);
+        const std::vector<std::size_t> found = std::move(chunks).value();
         if (indices != nullptr) {
             if (capacity < found.size())
                 return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
@@ -1092,7 +1076,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(frame);
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
-        if (reader->delta)
+        if (reader->opened->keyframe_delta())
             return fail(FOURDGS_UNSUPPORTED, refusal::kChunkDecodeNeedsChain,
                         "a keyframe-delta state is composed from a chain of chunks: use "
                         "fourdgs_reader_evaluate");
@@ -1100,7 +1084,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         if (index >= n) return not_found("chunk", index, n);
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader, options, eo); s != FOURDGS_OK) return s;
-        FOURDGS_C_TRY(reader->birth->decode_chunk(index, frame->chunk));
+        FOURDGS_C_TRY(reader->opened->indexed()->decode_chunk(index, frame->chunk));
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });

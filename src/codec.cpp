@@ -30,7 +30,8 @@ Error unknown_codec(std::uint8_t c, std::uint64_t offset) {
                       "stream codec byte " + std::to_string(c) + " (" + codec_name(c) +
                           ") is not implemented; this build implements 0 (deflate), 1 (zstd) and "
                           "128 (0x80, lz4 block, private range)",
-                      offset);
+                      offset)
+        .about("Attribute Stream.codec", std::to_string(c));
 }
 
 Error size_mismatch(std::string what, std::uint64_t offset) {
@@ -357,7 +358,8 @@ Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_
     return make_error(ErrorKind::unsupported, refusal::kUnknownChunkCompression,
                       "chunk compression \"" + shown +
                           "\" is not implemented; this build implements \"deflate\" and \"zstd\"",
-                      offset);
+                      offset)
+        .about("", std::string(name));
 }
 
 }  // namespace fourdgs

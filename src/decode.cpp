@@ -13,17 +13,6 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
     return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
 }
 
-Status check_count_limit(std::uint32_t count, const DecodeLimits& limits, const char* what,
-                         std::uint64_t offset) {
-    if (count > limits.max_gaussians_per_chunk)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          std::string(what) + " declares " + std::to_string(count) +
-                              " gaussians, more than the configured limit of " +
-                              std::to_string(limits.max_gaussians_per_chunk),
-                          offset);
-    return ok_status();
-}
-
 }  // namespace
 
 std::vector<std::int32_t>* ChunkBins::column(std::uint8_t id) {
@@ -61,26 +50,30 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
             return malformed(refusal::kDuplicateAttributeStream,
                              std::string(what) + " carries two '" + name + "' streams (id " +
                                  std::to_string(id) + ")",
-                             s.offset);
+                             s.offset)
+                .about("Attribute Stream.attribute_id", std::to_string(id));
         seen[id] = true;
         if (!codec_implemented(s.header.codec))
             return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                               std::string("stream '") + name + "' uses codec byte " +
                                   std::to_string(s.header.codec) + " (" +
                                   codec_name(s.header.codec) + "), which this reader does not implement",
-                              s.offset + 3);
+                              s.offset + 3)
+                .about("Attribute Stream.codec", std::to_string(s.header.codec));
         if (s.header.channels != attr::kChannels[id])
             return malformed(refusal::kStreamChannelCountMismatch,
                              std::string("stream '") + name + "' has " +
                                  std::to_string(s.header.channels) + " channels; the registry says " +
                                  std::to_string(attr::kChannels[id]),
-                             s.offset + 4);
+                             s.offset + 4)
+                .about("Attribute Stream.channels", std::to_string(s.header.channels));
         if (s.header.element_count != count)
             return malformed(refusal::kStreamElementCountMismatch,
                              std::string("stream '") + name + "' has element_count " +
                                  std::to_string(s.header.element_count) + " but " + what +
                                  " declares " + std::to_string(count),
-                             s.offset + 5);
+                             s.offset + 5)
+                .about("Attribute Stream.element_count", std::to_string(s.header.element_count));
         std::vector<std::int32_t>& col = *out.column(id);
         col.resize(static_cast<std::size_t>(count) * s.header.channels);
         FOURDGS_TRY(decode_stream(s, col, scratch, limits.max_decompressed_bytes));
@@ -105,7 +98,8 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                 if (rec)
                     return malformed(refusal::kDuplicateShBand,
                                      "two SH Band Stream records for band " + std::to_string(b),
-                                     r.stream_offset);
+                                     r.stream_offset)
+                        .about("SH Band Stream.band", std::to_string(b));
                 rec = &r;
             }
         if (!rec)
@@ -113,7 +107,8 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                              "the Header declares sh_degree " + std::to_string(sh_degree) +
                                  " but the chunk has no SH Band Stream record for band " +
                                  std::to_string(b),
-                             kNoOffset);
+                             kNoOffset)
+                .about("SH Band Stream.band", std::to_string(b));
         Cursor cur(rec->stream, rec->stream_offset, "SH Band Stream");
         FOURDGS_ASSIGN(StreamView s, read_stream(cur));
         const int channels = 3 * sh_band_width(b);
@@ -122,13 +117,15 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                              "SH band " + std::to_string(b) + " stream has " +
                                  std::to_string(s.header.channels) + " channels; band " +
                                  std::to_string(b) + " needs " + std::to_string(channels),
-                             s.offset + 4);
+                             s.offset + 4)
+                .about("SH Band Stream.channels", std::to_string(s.header.channels));
         if (s.header.element_count != count)
             return malformed(refusal::kStreamElementCountMismatch,
                              "SH band " + std::to_string(b) + " stream has element_count " +
                                  std::to_string(s.header.element_count) + " but the chunk has " +
                                  std::to_string(count),
-                             s.offset + 5);
+                             s.offset + 5)
+                .about("SH Band Stream.element_count", std::to_string(s.header.element_count));
         values.resize(static_cast<std::size_t>(count) * channels);
         FOURDGS_TRY(decode_stream(s, values, scratch, limits.max_decompressed_bytes));
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
@@ -139,10 +136,96 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                                  "SH band " + std::to_string(b) + " symbol " + std::to_string(i) +
                                      " decodes to " + std::to_string(values[i]) +
                                      ", outside the byte range 0..255",
-                                 s.payload_offset());
+                                 s.payload_offset())
+                    .about("SH Band Stream.payload", std::to_string(values[i]));
             dst[i] = static_cast<std::uint8_t>(values[i]);
         }
         out.sh_bands = b;
+    }
+    return ok_status();
+}
+
+Status check_gaussian_limit(std::uint32_t count, const DecodeLimits& limits, std::string_view what,
+                            std::uint64_t at) {
+    if (count > limits.max_gaussians_per_chunk)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::string(what) + " declares " + std::to_string(count) +
+                              " gaussians, more than the configured limit of " +
+                              std::to_string(limits.max_gaussians_per_chunk),
+                          at);
+    return ok_status();
+}
+
+Result<Bytes> open_records_block(std::string_view what, std::string_view compression,
+                                 std::uint64_t uncompressed_size, Bytes records, std::uint64_t at,
+                                 const DecodeLimits& limits, std::vector<std::uint8_t>& scratch) {
+    if (compression.empty()) {
+        if (uncompressed_size != records.size())
+            return malformed(refusal::kDecompressedSizeMismatch,
+                             std::string(what) + " stores its records uncompressed but "
+                                                 "uncompressed_size is " +
+                                 std::to_string(uncompressed_size) + ", the block is " +
+                                 std::to_string(records.size()) + " bytes",
+                             at)
+                .about(std::string(what) + ".uncompressed_size",
+                       std::to_string(uncompressed_size));
+        return records;
+    }
+    FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(compression, at));
+    if (uncompressed_size > limits.max_decompressed_bytes)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::string(what) + " uncompressed_size " +
+                              std::to_string(uncompressed_size) + " exceeds the configured limit",
+                          at);
+    FOURDGS_TRY(check_decompressed_size(codec, records, uncompressed_size, at));
+    scratch.resize(static_cast<std::size_t>(uncompressed_size));
+    FOURDGS_TRY(decompress(codec, records, scratch, at));
+    return Bytes(scratch);
+}
+
+Status require_streams(ChunkBins& out, const std::array<bool, attr::kKnownCount>& seen,
+                       std::uint32_t count, std::string_view what, std::string_view field,
+                       std::uint64_t at) {
+    for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id) {
+        if (seen[id]) continue;
+        if (count == 0) {
+            out.column(id)->clear();
+            continue;
+        }
+        return malformed(refusal::kMissingAttributeStream,
+                         std::string(what) + " lacks the required '" + attr::kNames[id] +
+                             "' stream (id " + std::to_string(id) + ")",
+                         at)
+            .about(std::string(field), std::to_string(id));
+    }
+    if (!out.has_source_group) out.source_group.clear();
+    if (!out.has_source_index) out.source_index.clear();
+    if (!out.has_object_id) out.object_id.clear();
+    if (!out.has_gaussian_id) out.gaussian_id.clear();
+    return ok_status();
+}
+
+Status check_rows(const SceneInfo& scene, const ChunkBins& b, std::uint32_t count,
+                  bool rotation, bool window, std::string_view element, std::uint64_t at) {
+    const std::size_t windows = scene.windows.size();
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const std::int32_t ri = rotation ? b.rotation_index[i] : 0;
+        if (ri < 0 || ri > 3)
+            return malformed(refusal::kInvalidRotationIndex,
+                             std::string(element) + " " + std::to_string(i) +
+                                 " has rotation_index " + std::to_string(ri) +
+                                 "; only 0..3 name a quaternion component",
+                             at)
+                .about("Attribute Stream.rotation_index", std::to_string(ri));
+        const std::int32_t wi = window ? b.window_index[i] : 0;
+        if (window && (wi < 0 || static_cast<std::size_t>(wi) >= windows))
+            return malformed(refusal::kWindowIndexOutOfRange,
+                             std::string(element) + " " + std::to_string(i) +
+                                 " has window index " + std::to_string(wi) +
+                                 " but the Window Table has " + std::to_string(windows) +
+                                 " window(s)",
+                             at)
+                .about("Attribute Stream.window_index", std::to_string(wi));
     }
     return ok_status();
 }
@@ -151,68 +234,18 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          ChunkBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = chunk.records_offset;
-    FOURDGS_TRY(check_count_limit(chunk.count, options.limits, "Chunk", at));
+    FOURDGS_TRY(check_gaussian_limit(chunk.count, options.limits, "Chunk", at));
     out.count = chunk.count;
-
-    // §5.5: honour the chunk-level codec, or refuse it by name (M030, M031).
-    Bytes block = chunk.records;
-    std::uint64_t block_offset = chunk.records_offset;
-    if (chunk.compression.empty()) {
-        if (chunk.uncompressed_size != chunk.records.size())
-            return malformed(refusal::kDecompressedSizeMismatch,
-                             "Chunk stores its records uncompressed but uncompressed_size is " +
-                                 std::to_string(chunk.uncompressed_size) + ", the block is " +
-                                 std::to_string(chunk.records.size()) + " bytes",
-                             at);
-    } else {
-        FOURDGS_ASSIGN(std::uint8_t codec, chunk_compression_codec(chunk.compression, at));
-        if (chunk.uncompressed_size > options.limits.max_decompressed_bytes)
-            return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                              "Chunk uncompressed_size " + std::to_string(chunk.uncompressed_size) +
-                                  " exceeds the configured limit",
-                              at);
-        FOURDGS_TRY(check_decompressed_size(codec, chunk.records, chunk.uncompressed_size, at));
-        scratch.block.resize(static_cast<std::size_t>(chunk.uncompressed_size));
-        FOURDGS_TRY(decompress(codec, chunk.records, scratch.block, at));
-        block = scratch.block;
-        // Offsets inside a decompressed block do not exist in the file; name the chunk's block.
-    }
-
+    // Offsets inside a decompressed block do not exist in the file: streams name the chunk's
+    // block offset then.
+    FOURDGS_ASSIGN(Bytes block,
+                   open_records_block("Chunk", chunk.compression, chunk.uncompressed_size,
+                                      chunk.records, at, options.limits, scratch.block));
     std::array<bool, attr::kKnownCount> seen{};
-    FOURDGS_TRY(decode_stream_block(block, block_offset, chunk.count, "Chunk", options.limits, out,
-                                    seen, scratch.stream));
-    for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id)
-        if (!seen[id]) {
-            if (chunk.count == 0) {
-                out.column(id)->clear();
-                continue;
-            }
-            return malformed(refusal::kMissingAttributeStream,
-                             std::string("Chunk lacks the required '") + attr::kNames[id] +
-                                 "' stream (id " + std::to_string(id) + ")",
-                             at);
-        }
-    if (!out.has_source_group) out.source_group.clear();
-    if (!out.has_source_index) out.source_index.clear();
-    if (!out.has_object_id) out.object_id.clear();
-    if (!out.has_gaussian_id) out.gaussian_id.clear();
-
-    const std::size_t windows = scene.windows.size();
-    for (std::uint32_t i = 0; i < chunk.count; ++i) {
-        const std::int32_t ri = out.rotation_index[i];
-        if (ri < 0 || ri > 3)
-            return malformed(refusal::kInvalidRotationIndex,
-                             "gaussian " + std::to_string(i) + " has rotation_index " +
-                                 std::to_string(ri) + "; only 0..3 name a quaternion component",
-                             at);
-        const std::int32_t wi = out.window_index[i];
-        if (wi < 0 || static_cast<std::size_t>(wi) >= windows)
-            return malformed(refusal::kWindowIndexOutOfRange,
-                             "gaussian " + std::to_string(i) + " has window index " +
-                                 std::to_string(wi) + " but the Window Table has " +
-                                 std::to_string(windows) + " window(s)",
-                             at);
-    }
+    FOURDGS_TRY(decode_stream_block(block, at, chunk.count, "Chunk", options.limits, out, seen,
+                                    scratch.stream));
+    FOURDGS_TRY(require_streams(out, seen, chunk.count, "Chunk", "Chunk.records", at));
+    FOURDGS_TRY(check_rows(scene, out, chunk.count, true, true, "gaussian", at));
     return decode_sh_bands(bands, chunk.count, scene.header.sh_degree, options.max_sh_degree,
                            options.limits, out, scratch.stream);
 }

@@ -15,8 +15,12 @@ std::uint64_t offset_of(const std::vector<std::uint64_t>* offsets, std::size_t i
     return offsets && i < offsets->size() ? (*offsets)[i] : kNoOffset;
 }
 
-Error refused(std::string_view id, std::string message, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, id, std::move(message), offset);
+// A broken cross-record rule; the field is the one the identifier names (refusals.hpp), the value
+// the name or number that broke it.
+Error refused(std::string_view id, std::string value, std::string message,
+              std::uint64_t offset) {
+    return make_error(ErrorKind::malformed, id, std::move(message), offset)
+        .about("", std::move(value));
 }
 
 // The index of the first earlier element with the same key, or `i` when there is none. The
@@ -45,7 +49,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i) {
         const std::size_t j = first_with_same(s.coordinate_frames, i, named);
         if (j != i &&
-            !report(refused(refusal::kDuplicateCoordinateFrame,
+            !report(refused(refusal::kDuplicateCoordinateFrame, s.coordinate_frames[i].name,
                             "two Coordinate Frame records are named " +
                                 detail::quoted(s.coordinate_frames[i].name) +
                                 "; a frame is referred to by name, so one name must mean one "
@@ -58,7 +62,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
         const SensorCalibration& sensor = s.sensors[i];
         const std::size_t j = first_with_same(s.sensors, i, named);
         if (j != i &&
-            !report(refused(refusal::kDuplicateSensorName,
+            !report(refused(refusal::kDuplicateSensorName, sensor.name,
                             "two Sensor Calibration records are named " +
                                 detail::quoted(sensor.name) + " (§5.15.3)",
                             offset_of(sensors_at, i))))
@@ -68,7 +72,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             const bool empty_one = std::any_of(
                 s.rig_trajectories.begin(), s.rig_trajectories.end(),
                 [&](const RigTrajectory& t) { return t.name == sensor.rig_name; });
-            if (!report(refused(refusal::kMissingRigTrajectory,
+            if (!report(refused(refusal::kMissingRigTrajectory, sensor.rig_name,
                                 "sensor " + detail::quoted(sensor.name) +
                                     " is posed relative to rig " +
                                     detail::quoted(sensor.rig_name) + ", and " +
@@ -87,7 +91,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             std::any_of(s.coordinate_frames.begin(), s.coordinate_frames.end(),
                         [&](const CoordinateFrame& f) { return f.name == a.frame_name; });
         if (!found &&
-            !report(refused(refusal::kMissingAnchorFrame,
+            !report(refused(refusal::kMissingAnchorFrame, a.frame_name,
                             "a Geodetic Anchor names frame " + detail::quoted(a.frame_name) +
                                 ", and no Coordinate Frame record has that name (§5.15.5)",
                             offset_of(anchors_at, i))))
@@ -97,7 +101,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
                 return g.frame_name;
             });
         if (j != i &&
-            !report(refused(refusal::kDuplicateGeodeticAnchor,
+            !report(refused(refusal::kDuplicateGeodeticAnchor, a.frame_name,
                             "two Geodetic Anchor records anchor frame " +
                                 detail::quoted(a.frame_name) + " (§5.15.5)",
                             offset_of(anchors_at, i))))
@@ -105,7 +109,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.
     if (s.header.has_audio() != !s.audio.empty() &&
-        !report(refused(refusal::kAudioFlagMismatch,
+        !report(refused(refusal::kAudioFlagMismatch, std::to_string(s.header.flags),
                         s.header.has_audio()
                             ? "Header flags bit 0 says the scene has audio, and it carries no "
                               "Audio or Audio Source record (§7)"
@@ -126,6 +130,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
         // §5.17 (M090): every descriptor has its payload, before the first chunk.
         if (e.payload.offset == 0 &&
             !report(refused(refusal::kUnmatchedAudioSource,
+                            std::to_string(e.descriptor.source_id),
                             "Audio Source " + std::to_string(e.descriptor.source_id) +
                                 " has no Audio Data record before the first chunk (§5.17)",
                             offset_of(audio_at, i))))

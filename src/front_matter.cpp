@@ -7,27 +7,24 @@
 namespace fourdgs {
 namespace {
 
+Error rule(std::string_view refusal, std::string message, std::uint64_t offset,
+           std::string value = {}) {
+    return make_error(ErrorKind::malformed, refusal, std::move(message), offset)
+        .about("", std::move(value));
+}
+
 Error duplicate(std::string_view refusal, const char* record, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, refusal,
-                      std::string("a second ") + record + " record at byte " +
-                          std::to_string(offset) + "; the format allows exactly one (§4)",
-                      offset);
+    return rule(refusal,
+                std::string("a second ") + record + " record at byte " + std::to_string(offset) +
+                    "; the format allows exactly one (§4)",
+                offset);
+}
+
+bool is_payload_opcode(std::uint8_t opcode) {
+    return opcode == op::attachment || opcode == op::audio_legacy || opcode == op::audio_data;
 }
 
 }  // namespace
-
-// §5.17 (M092): every audio pair precedes the first chunk, so an indexed reader frames them all
-// from the front matter.
-Status SceneBuilder::check_audio_before_chunks(const RecordView& r) const {
-    if (!sealed_ || (r.opcode != op::audio_legacy && r.opcode != op::audio_source &&
-                     r.opcode != op::audio_data))
-        return ok_status();
-    return make_error(ErrorKind::malformed, refusal::kAudioAfterFirstChunk,
-                      opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
-                          " follows gaussian data; every audio record comes before the first "
-                          "chunk (§5.17)",
-                      r.offset);
-}
 
 Status check_temporal_model(const Header& header, std::uint64_t offset,
                             bool accept_keyframe_delta) {
@@ -38,171 +35,199 @@ Status check_temporal_model(const Header& header, std::uint64_t offset,
                           "temporal_model 'keyframe-delta' is not read by this gaussian-birth "
                           "reader; refusing rather than decoding its keyframes only (§5.1) — "
                           "read it with KeyframeDeltaReader or KeyframeDeltaStream",
-                          offset);
+                          offset)
+            .about("", header.temporal_model);
     }
     return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
                       "temporal_model '" + header.temporal_model +
                           "' is not a model this reader implements (gaussian-birth)",
-                      offset);
+                      offset)
+        .about("", header.temporal_model);
 }
 
-Status SceneBuilder::add_header(const RecordView& r) {
-    if (scene_.has_header) return duplicate(refusal::kDuplicateHeader, "Header", r.offset);
-    if (records_seen_ != 0)
-        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
-                          "the Header is at byte " + std::to_string(r.offset) +
-                              " but must be the first record (§4)",
-                          r.offset);
-    FOURDGS_ASSIGN(scene_.header, parse_header(r));
-    FOURDGS_TRY(check_temporal_model(scene_.header, r.content_offset(),
-                                     options_.accept_keyframe_delta));
-    scene_.has_header = true;
+// What a payload record (Attachment, legacy Audio, Audio Data) says in front of its payload, and
+// where the payload lies; `data` holds the payload when it was read.
+struct SceneBuilder::PayloadRecord {
+    std::string name, media_type;  // Attachment
+    std::string codec;             // legacy Audio
+    double start_sec = 0;          // legacy Audio
+    std::uint32_t source_id = 0;   // Audio Data
+    Bytes data;
+    std::uint64_t data_offset = 0, data_length = 0;
+    bool data_read = false;
+};
+
+// The fields in front of the payload, read from `r.content`, which may be a prefix of the
+// content; the payload itself is not read. False when the fields run past a prefix.
+Result<bool> SceneBuilder::read_payload_head(const RecordView& r, PayloadRecord& p) {
+    const std::string what = opcode_name(r.opcode);  // the Cursor keeps a view of it
+    Cursor c(r.content, r.content_offset(), what);
+    auto fields = [&]() -> Status {
+        if (r.opcode == op::attachment) {
+            FOURDGS_ASSIGN(p.name, c.string("name"));
+            FOURDGS_ASSIGN(p.media_type, c.string("media_type"));
+        } else if (r.opcode == op::audio_legacy) {
+            FOURDGS_ASSIGN(p.codec, c.string("codec"));
+            FOURDGS_ASSIGN(p.start_sec, c.f64("start_sec"));
+        } else {
+            FOURDGS_ASSIGN(p.source_id, c.u32("source_id"));
+        }
+        FOURDGS_ASSIGN(p.data_length, c.u64("data"));
+        return ok_status();
+    };
+    if (Status st = fields(); !st.ok()) {
+        if (r.content.size() < r.content_length) return false;
+        return st.error();
+    }
+    p.data_offset = c.offset();
+    if (p.data_length > r.end_offset() - p.data_offset) return c.short_error("data", p.data_length);
+    return true;
+}
+
+Status require_keyframe_delta(const Header& header, std::uint64_t offset) {
+    if (header.temporal_model == kModelKeyframeDelta) return ok_status();
+    return make_error(ErrorKind::unsupported, refusal::kUnknownTemporalModel,
+                      "the keyframe-delta front-end reads temporal_model 'keyframe-delta'; this "
+                      "file declares '" + header.temporal_model +
+                          "' (use the gaussian-birth readers)",
+                      offset)
+        .about("", header.temporal_model);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two modes.
+
+bool SceneBuilder::broken(Error e) {
+    if (failure_) return false;
+    if (report_ && report_(e)) return true;
+    failure_ = std::move(e);
+    return false;
+}
+
+Status SceneBuilder::outcome() const {
+    if (failure_) return *failure_;
     return ok_status();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Records in file order.
+
 Status SceneBuilder::add(const RecordView& r) {
-    if (records_seen_ == 0 && r.opcode != op::header)
-        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
-                          "the first record is " + opcode_name(r.opcode) +
-                              "; a file must begin with its Header (§4)",
-                          r.offset);
-    FOURDGS_TRY(check_audio_before_chunks(r));
-    Status st;
+    if (failure_) return *failure_;
+    absorb(r);
+    if (failure_) return *failure_;
+    ++records_seen_;
+    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules
+    // (collect mode checks them once, in finish()).
+    if (!report_ && sealed_ && r.opcode >= op::coordinate_frame && r.opcode <= op::geodetic_anchor)
+        if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) broken(st.error());
+    return outcome();
+}
+
+// §4: the Header is the first record. Reported once; collect mode goes on with the record.
+bool SceneBuilder::header_first(const RecordView& r) {
+    if (r.opcode == op::header || header_seen_ || header_first_reported_) return true;
+    header_first_reported_ = true;
+    return broken(rule(refusal::kHeaderNotFirst,
+                       "the first record is " + opcode_name(r.opcode) +
+                           "; a file must begin with its Header (§4)",
+                       r.offset, opcode_name(r.opcode)));
+}
+
+// §5.17 (M092): every audio pair precedes the first chunk, so an indexed reader frames them all
+// from the front matter. Collect mode still pairs the record, so its other faults are reported.
+bool SceneBuilder::audio_before_chunks(const RecordView& r) {
+    if (!sealed_ || (r.opcode != op::audio_legacy && r.opcode != op::audio_source &&
+                     r.opcode != op::audio_data))
+        return true;
+    return broken(rule(refusal::kAudioAfterFirstChunk,
+                       opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
+                           " follows gaussian data; every audio record comes before the first "
+                           "chunk (§5.17)",
+                       r.offset));
+}
+
+void SceneBuilder::absorb(const RecordView& r) {
+    if (!header_first(r) || !audio_before_chunks(r)) return;
     switch (r.opcode) {
-        case op::header: st = add_header(r); break;
-        case op::quantization: {
-            if (scene_.has_quantization)
-                return duplicate(refusal::kDuplicateQuantization, "Quantization", r.offset);
-            FOURDGS_ASSIGN(scene_.quantization, parse_quantization(r));
-            if (scene_.quantization.scheme != kSchemeUniformV1)
-                return make_error(ErrorKind::unsupported, refusal::kUnknownQuantizationScheme,
-                                  "quantization scheme '" + scene_.quantization.scheme +
-                                      "' is not implemented (only uniform-v1 exists)",
-                                  r.content_offset());
-            scene_.has_quantization = true;
+        case op::header: absorb_header(r); break;
+        case op::quantization: absorb_quantization(r); break;
+        case op::window_table: absorb_window_table(r); break;
+        case op::metadata:
+            keep(parse_metadata(r), scene_.metadata, offsets_.metadata, r.offset);
             break;
-        }
-        case op::window_table: {
-            if (scene_.has_window_table)
-                return duplicate(refusal::kDuplicateWindowTable, "Window Table", r.offset);
-            FOURDGS_ASSIGN(WindowTable t, parse_window_table(r));
-            scene_.windows = std::move(t.windows);
-            scene_.has_window_table = true;
-            break;
-        }
-        case op::metadata: {
-            FOURDGS_ASSIGN(Metadata m, parse_metadata(r));
-            scene_.metadata.push_back(std::move(m));
-            break;
-        }
         case op::camera: {
-            FOURDGS_ASSIGN(Camera c, parse_camera(r));
-            scene_.camera = std::move(c);
+            auto c = parse_camera(r);
+            if (parsed(c)) scene_.camera = std::move(*c);
             break;
         }
         case op::attachment: {
-            FOURDGS_ASSIGN(Attachment a, parse_attachment(r));
-            AttachmentEntry e{a.name, a.media_type, {}};
-            e.payload.offset = a.data_offset;
-            e.payload.length = a.data.size();
-            e.payload.crc32 = crc32(a.data);
-            e.payload.crc_known = true;
-            if (options_.keep_payloads) e.payload.data.assign(a.data.begin(), a.data.end());
-            scene_.attachments.push_back(std::move(e));
+            auto a = parse_attachment(r);
+            if (!parsed(a)) break;
+            absorb_payload(r, {a->name, a->media_type, {}, 0, 0, a->data, a->data_offset,
+                               a->data.size(), true});
             break;
         }
         case op::audio_legacy: {
-            FOURDGS_ASSIGN(AudioLegacy a, parse_audio_legacy(r));
-            FOURDGS_TRY(add_payload_record(r, r.opcode, a.data, a.data_offset, a.data.size()));
-            scene_.audio.back().descriptor.codec = a.codec;
-            scene_.audio.back().descriptor.start_sec = a.start_sec;
+            auto a = parse_audio_legacy(r);
+            if (!parsed(a)) break;
+            absorb_payload(r, {{}, {}, a->codec, a->start_sec, 0, a->data, a->data_offset,
+                               a->data.size(), true});
             break;
         }
-        case op::audio_source: {
-            FOURDGS_ASSIGN(AudioSource s, parse_audio_source(r));
-            for (const AudioSourceEntry& e : scene_.audio) {
-                if (e.legacy)
-                    return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
-                                      "an Audio Source record beside a legacy Audio record (§7)",
-                                      r.offset);
-                if (e.descriptor.source_id == s.source_id)
-                    return make_error(ErrorKind::malformed, refusal::kDuplicateAudioSource,
-                                      "two Audio Source records for source_id " +
-                                          std::to_string(s.source_id),
-                                      r.offset);
-            }
-            AudioSourceEntry e;
-            e.descriptor = std::move(s);
-            e.payload.offset = 0;
-            scene_.audio.push_back(std::move(e));
-            offsets_.audio.push_back(r.offset);
-            break;
-        }
+        case op::audio_source: absorb_audio_source(r); break;
         case op::audio_data: {
-            FOURDGS_ASSIGN(AudioData d, parse_audio_data(r));
-            FOURDGS_TRY(add_payload_record(r, r.opcode, d.data, d.data_offset, d.data.size()));
+            auto d = parse_audio_data(r);
+            if (!parsed(d)) break;
+            absorb_payload(r, {{}, {}, {}, 0, d->source_id, d->data, d->data_offset,
+                               d->data.size(), true});
             break;
         }
-        case op::coordinate_frame: {
-            FOURDGS_ASSIGN(CoordinateFrame f, parse_coordinate_frame(r));
-            scene_.coordinate_frames.push_back(std::move(f));
-            offsets_.coordinate_frames.push_back(r.offset);
+        case op::coordinate_frame:
+            keep(parse_coordinate_frame(r), scene_.coordinate_frames,
+                 offsets_.coordinate_frames, r.offset);
             break;
-        }
-        case op::sensor_calibration: {
-            FOURDGS_ASSIGN(SensorCalibration s, parse_sensor_calibration(r));
-            scene_.sensors.push_back(std::move(s));
-            offsets_.sensors.push_back(r.offset);
+        case op::sensor_calibration:
+            keep(parse_sensor_calibration(r), scene_.sensors, offsets_.sensors, r.offset);
             break;
-        }
-        case op::rig_trajectory: {
-            FOURDGS_ASSIGN(RigTrajectory t, parse_rig_trajectory(r));
-            scene_.rig_trajectories.push_back(std::move(t));
-            offsets_.rig_trajectories.push_back(r.offset);
+        case op::rig_trajectory:
+            keep(parse_rig_trajectory(r), scene_.rig_trajectories, offsets_.rig_trajectories,
+                 r.offset);
             break;
-        }
-        case op::geodetic_anchor: {
-            FOURDGS_ASSIGN(GeodeticAnchor a, parse_geodetic_anchor(r));
-            scene_.geodetic_anchors.push_back(std::move(a));
-            offsets_.geodetic_anchors.push_back(r.offset);
+        case op::geodetic_anchor:
+            keep(parse_geodetic_anchor(r), scene_.geodetic_anchors, offsets_.geodetic_anchors,
+                 r.offset);
             break;
-        }
         case op::object_table: {
-            if (scene_.object_table)
-                return make_error(ErrorKind::malformed, refusal::kDuplicateObjectTable,
-                                  "a second Object Table record; a file carries at most one "
-                                  "(§5.15.6)",
-                                  r.offset);
-            FOURDGS_ASSIGN(ObjectTable t, parse_object_table(r));
-            scene_.object_table = std::move(t);
+            if (scene_.object_table) {
+                broken(rule(refusal::kDuplicateObjectTable,
+                            "a second Object Table record; a file carries at most one (§5.15.6)",
+                            r.offset));
+                break;
+            }
+            auto t = parse_object_table(r);
+            if (parsed(t)) scene_.object_table = std::move(*t);
             break;
         }
         case op::object_track: {
-            FOURDGS_ASSIGN(ObjectTrack t, parse_object_track(r));
-            for (const ObjectTrack& o : scene_.object_tracks)
-                if (o.object_id == t.object_id)
-                    return make_error(ErrorKind::malformed, refusal::kDuplicateObjectTrack,
-                                      "two Object Track records for object_id " +
-                                          std::to_string(t.object_id) + " (§5.15.7)",
-                                      r.offset);
-            scene_.object_tracks.push_back(std::move(t));
+            auto t = parse_object_track(r);
+            if (!parsed(t)) break;
+            const bool twice = std::any_of(
+                scene_.object_tracks.begin(), scene_.object_tracks.end(),
+                [&](const ObjectTrack& o) { return o.object_id == t->object_id; });
+            if (twice) {
+                broken(rule(refusal::kDuplicateObjectTrack,
+                            "two Object Track records for object_id " +
+                                std::to_string(t->object_id) + " (§5.15.7)",
+                            r.offset, std::to_string(t->object_id)));
+                break;
+            }
+            scene_.object_tracks.push_back(std::move(*t));
             break;
         }
-        case op::chunk_index: {
-            FOURDGS_ASSIGN(ChunkIndex e, parse_chunk_index(r));
-            scene_.index.push_back(std::move(e));
-            break;
-        }
-        case op::statistics: {
-            FOURDGS_ASSIGN(Statistics s, parse_statistics(r));
-            scene_.statistics = s;
-            break;
-        }
-        case op::summary_offset: {
-            FOURDGS_ASSIGN(SummaryOffset s, parse_summary_offset(r));
-            scene_.summary_offsets.push_back(s);
-            break;
-        }
+        case op::chunk_index:
+        case op::statistics:
+        case op::summary_offset: absorb_summary(r); break;
         case op::chunk:
         case op::sh_band:
         case op::delta_chunk:
@@ -213,120 +238,249 @@ Status SceneBuilder::add(const RecordView& r) {
             scene_.skipped.push_back({r.opcode, r.offset, r.total_length()});
             break;
     }
-    if (!st.ok()) return st;
-    ++records_seen_;
-    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules.
-    if (sealed_ && r.opcode >= op::coordinate_frame && r.opcode <= op::geodetic_anchor)
-        return check_scene_references(scene_, &offsets_);
-    return ok_status();
 }
 
-Status SceneBuilder::add_payload_record(const RecordView& r, std::uint8_t opcode, Bytes data,
-                                        std::uint64_t data_offset, std::uint64_t data_length) {
-    PayloadRef ref;
-    ref.offset = data_offset;
-    ref.length = data_length;
-    if (data.size() == data_length) {
-        ref.crc32 = crc32(data);
-        ref.crc_known = true;
-        if (options_.keep_payloads) ref.data.assign(data.begin(), data.end());
+void SceneBuilder::absorb_header(const RecordView& r) {
+    if (header_seen_) {
+        broken(duplicate(refusal::kDuplicateHeader, "Header", r.offset));
+        return;
     }
-    if (opcode == op::audio_legacy) {
-        if (!scene_.audio.empty())
-            return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
-                              scene_.audio.front().legacy
-                                  ? "a second legacy Audio record"
-                                  : "a legacy Audio record beside Audio Source records (§7)",
-                              r.offset);
+    if (records_seen_ != 0 && !header_first_reported_) {
+        header_first_reported_ = true;
+        if (!broken(rule(refusal::kHeaderNotFirst,
+                         "the Header is at byte " + std::to_string(r.offset) +
+                             " but must be the first record (§4)",
+                         r.offset)))
+            return;
+    }
+    header_seen_ = true;
+    offsets_.header = r.offset;
+    auto h = parse_header(r);
+    if (!parsed(h)) return;
+    scene_.header = std::move(*h);
+    scene_.has_header = true;
+    if (Status st = check_temporal_model(scene_.header, r.content_offset(),
+                                         options_.accept_keyframe_delta);
+        !st.ok())
+        broken(st.error());
+}
+
+void SceneBuilder::absorb_quantization(const RecordView& r) {
+    if (quantization_seen_) {
+        broken(duplicate(refusal::kDuplicateQuantization, "Quantization", r.offset));
+        return;
+    }
+    quantization_seen_ = true;
+    offsets_.quantization = r.offset;
+    auto q = parse_quantization(r);
+    if (!parsed(q)) return;
+    scene_.quantization = std::move(*q);
+    if (scene_.quantization.scheme != kSchemeUniformV1 &&
+        !broken(make_error(ErrorKind::unsupported, refusal::kUnknownQuantizationScheme,
+                           "quantization scheme '" + scene_.quantization.scheme +
+                               "' is not implemented (only uniform-v1 exists)",
+                           r.content_offset())
+                    .about("", scene_.quantization.scheme)))
+        return;
+    scene_.has_quantization = true;
+}
+
+void SceneBuilder::absorb_window_table(const RecordView& r) {
+    if (window_table_seen_) {
+        broken(duplicate(refusal::kDuplicateWindowTable, "Window Table", r.offset));
+        return;
+    }
+    window_table_seen_ = true;
+    offsets_.window_table = r.offset;
+    auto t = parse_window_table(r);
+    if (!parsed(t)) return;
+    scene_.windows = std::move(t->windows);
+    scene_.has_window_table = true;
+}
+
+// §5.16, §7: one descriptor per source id, and never beside a legacy Audio record.
+void SceneBuilder::absorb_audio_source(const RecordView& r) {
+    auto s = parse_audio_source(r);
+    if (!parsed(s)) return;
+    for (const AudioSourceEntry& e : scene_.audio) {
+        if (e.legacy) {
+            broken(rule(refusal::kMixedAudioRecords,
+                        "an Audio Source record beside a legacy Audio record (§7)", r.offset));
+            return;
+        }
+        if (e.descriptor.source_id == s->source_id) {
+            broken(rule(refusal::kDuplicateAudioSource,
+                        "two Audio Source records for source_id " + std::to_string(s->source_id),
+                        r.offset, std::to_string(s->source_id)));
+            return;
+        }
+    }
+    AudioSourceEntry e;
+    e.descriptor = std::move(*s);
+    e.payload.offset = 0;
+    scene_.audio.push_back(std::move(e));
+    offsets_.audio.push_back(r.offset);
+}
+
+// The payload records: an attachment is kept by range; a legacy Audio record becomes source 0;
+// an Audio Data record joins the Audio Source with its id (§5.9, §5.13, §5.17, §7).
+void SceneBuilder::absorb_payload(const RecordView& r, PayloadRecord p) {
+    PayloadRef ref;
+    ref.offset = p.data_offset;
+    ref.length = p.data_length;
+    if (p.data_read) {
+        ref.crc32 = crc32(p.data);
+        ref.crc_known = true;
+        if (options_.keep_payloads) ref.data.assign(p.data.begin(), p.data.end());
+    }
+    if (r.opcode == op::attachment) {
+        scene_.attachments.push_back({std::move(p.name), std::move(p.media_type), std::move(ref)});
+        return;
+    }
+    if (r.opcode == op::audio_legacy) {
+        if (!scene_.audio.empty()) {
+            broken(rule(refusal::kMixedAudioRecords,
+                        scene_.audio.front().legacy
+                            ? "a second legacy Audio record"
+                            : "a legacy Audio record beside Audio Source records (§7)",
+                        r.offset));
+            return;
+        }
         AudioSourceEntry e;
         e.legacy = true;
         e.descriptor.source_id = 0;
         e.descriptor.gain = 1;
-        e.descriptor.data_length = data_length;
+        e.descriptor.codec = std::move(p.codec);
+        e.descriptor.start_sec = p.start_sec;
+        e.descriptor.data_length = p.data_length;
         e.payload = std::move(ref);
         scene_.audio.push_back(std::move(e));
         offsets_.audio.push_back(r.offset);
-        return ok_status();
+        return;
     }
-    // Audio Data: matches the Audio Source with its id (§5.17).
-    std::uint32_t id = 0;
-    Cursor c(r.content, r.content_offset(), "Audio Data");
-    FOURDGS_ASSIGN(id, c.u32("source_id"));
+    const std::uint32_t id = p.source_id;
     for (AudioSourceEntry& e : scene_.audio) {
-        if (e.legacy)
-            return make_error(ErrorKind::malformed, refusal::kMixedAudioRecords,
-                              "an Audio Data record beside a legacy Audio record (§7)", r.offset);
+        if (e.legacy) {
+            broken(rule(refusal::kMixedAudioRecords,
+                        "an Audio Data record beside a legacy Audio record (§7)", r.offset));
+            return;
+        }
         if (e.descriptor.source_id != id) continue;
-        if (e.payload.offset != 0)
-            return make_error(ErrorKind::malformed, refusal::kDuplicateAudioData,
-                              "two Audio Data records for source_id " + std::to_string(id),
-                              r.offset);
-        if (data_length != e.descriptor.data_length)
-            return make_error(ErrorKind::malformed, refusal::kAudioDataLengthMismatch,
-                              "Audio Data for source_id " + std::to_string(id) + " carries " +
-                                  std::to_string(data_length) + " bytes; its Audio Source declares " +
-                                  std::to_string(e.descriptor.data_length),
-                              r.offset);
+        if (e.payload.offset != 0) {
+            broken(rule(refusal::kDuplicateAudioData,
+                        "two Audio Data records for source_id " + std::to_string(id), r.offset,
+                        std::to_string(id)));
+            return;
+        }
+        if (p.data_length != e.descriptor.data_length &&
+            !broken(rule(refusal::kAudioDataLengthMismatch,
+                         "Audio Data for source_id " + std::to_string(id) + " carries " +
+                             std::to_string(p.data_length) +
+                             " bytes; its Audio Source declares " +
+                             std::to_string(e.descriptor.data_length),
+                         r.offset, std::to_string(p.data_length))))
+            return;
         e.payload = std::move(ref);
-        return ok_status();
+        return;
     }
-    return make_error(ErrorKind::malformed, refusal::kUnmatchedAudioData,
-                      "Audio Data for source_id " + std::to_string(id) +
-                          " matches no earlier Audio Source record (§5.17)",
-                      r.offset);
+    broken(rule(refusal::kUnmatchedAudioData,
+                "Audio Data for source_id " + std::to_string(id) +
+                    " matches no earlier Audio Source record (§5.17)",
+                r.offset, std::to_string(id)));
 }
 
-Status SceneBuilder::add_unread_payload(const RecordView& r) {
-    if (records_seen_ == 0)
-        return make_error(ErrorKind::malformed, refusal::kHeaderNotFirst,
-                          "the first record is " + opcode_name(r.opcode) +
-                              "; a file must begin with its Header (§4)",
-                          r.offset);
-    FOURDGS_TRY(check_audio_before_chunks(r));
-    const std::string what = opcode_name(r.opcode);  // the Cursor keeps a view of it
-    Cursor c(r.content, r.content_offset(), what);
-    std::uint64_t length = 0;
-    Status st;
-    if (r.opcode == op::attachment) {
-        FOURDGS_ASSIGN(std::string name, c.string("name"));
-        FOURDGS_ASSIGN(std::string media, c.string("media_type"));
-        FOURDGS_ASSIGN(length, c.u64("data"));
-        AttachmentEntry e{std::move(name), std::move(media), {}};
-        e.payload.offset = c.offset();
-        e.payload.length = length;
-        if (c.offset() + length > r.end_offset())
-            return c.short_error("data", length);
-        scene_.attachments.push_back(std::move(e));
-    } else if (r.opcode == op::audio_legacy) {
-        FOURDGS_ASSIGN(std::string codec, c.string("codec"));
-        FOURDGS_ASSIGN(double start, c.f64("start_sec"));
-        FOURDGS_ASSIGN(length, c.u64("data"));
-        if (c.offset() + length > r.end_offset()) return c.short_error("data", length);
-        FOURDGS_TRY(add_payload_record(r, r.opcode, {}, c.offset(), length));
-        scene_.audio.back().descriptor.codec = std::move(codec);
-        scene_.audio.back().descriptor.start_sec = start;
-    } else if (r.opcode == op::audio_data) {
-        FOURDGS_TRY(c.u32("source_id"));
-        FOURDGS_ASSIGN(length, c.u64("data"));
-        if (c.offset() + length > r.end_offset()) return c.short_error("data", length);
-        FOURDGS_TRY(add_payload_record(r, r.opcode, {}, c.offset(), length));
-    } else {
+Result<bool> SceneBuilder::add_unread_payload(const RecordView& r) {
+    if (failure_) return *failure_;
+    if (!is_payload_opcode(r.opcode))
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           opcode_name(r.opcode) + " is not a payload record");
+    PayloadRecord p;
+    auto head = read_payload_head(r, p);
+    // Names longer than the prefix: the fields go on past it, so the whole record is needed.
+    if (head.ok() && !*head) return false;
+    if (header_first(r) && audio_before_chunks(r)) {
+        if (head.ok())
+            absorb_payload(r, std::move(p));
+        else
+            broken(std::move(head).error());
     }
+    if (failure_) return *failure_;
     ++records_seen_;
-    return ok_status();
+    return true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The summary (§4.5).
+
+void SceneBuilder::absorb_summary(const RecordView& r) {
+    switch (r.opcode) {
+        case op::chunk_index: {
+            auto e = parse_chunk_index(r);
+            if (!parsed(e)) return;
+            scene_.index.push_back(std::move(*e));
+            offsets_.index.push_back(r.offset);
+            return;
+        }
+        case op::statistics: {
+            auto s = parse_statistics(r);
+            if (!parsed(s)) return;
+            scene_.statistics = *s;
+            offsets_.statistics = r.offset;
+            return;
+        }
+        default: {
+            auto s = parse_summary_offset(r);
+            if (!parsed(s)) return;
+            scene_.summary_offsets.push_back(*s);
+            offsets_.summary_offsets.push_back(r.offset);
+            return;
+        }
+    }
+}
+
+Status SceneBuilder::add_summary(const RecordView& r) {
+    if (failure_) return *failure_;
+    if (is_summary_opcode(r.opcode))
+        absorb_summary(r);
+    else if (is_defined_opcode(r.opcode))
+        broken(rule(refusal::kSummaryNotContiguous,
+                    "a " + opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
+                        " sits inside the summary (§4.5)",
+                    r.offset));
+    else
+        scene_.skipped.push_back({r.opcode, r.offset, r.total_length()});
+    return outcome();
+}
+
+void SceneBuilder::take_summary(SceneBuilder&& summary) {
+    SceneInfo& s = summary.scene_;
+    scene_.index = std::move(s.index);
+    scene_.statistics = s.statistics;
+    scene_.summary_offsets = std::move(s.summary_offsets);
+    scene_.skipped.insert(scene_.skipped.end(), s.skipped.begin(), s.skipped.end());
+    offsets_.index = std::move(summary.offsets_.index);
+    offsets_.statistics = summary.offsets_.statistics;
+    offsets_.summary_offsets = std::move(summary.offsets_.summary_offsets);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Before the first chunk, and after the last record.
+
 Status SceneBuilder::seal(std::uint64_t at) {
+    if (failure_) return *failure_;
     if (sealed_) return ok_status();
-    if (!scene_.has_header)
-        return make_error(ErrorKind::malformed, refusal::kMissingHeader, "the file has no Header record",
-                          at);
-    if (!scene_.has_quantization)
-        return make_error(ErrorKind::malformed, refusal::kMissingQuantization,
-                          "gaussian data begins before any Quantization record", at);
-    FOURDGS_TRY(check_scene_references(scene_, &offsets_));
+    if (!header_seen_ &&
+        !broken(rule(refusal::kMissingHeader, "the file has no Header record", at)))
+        return outcome();
+    if (!quantization_seen_ &&
+        !broken(rule(refusal::kMissingQuantization,
+                     "gaussian data begins before any Quantization record", at)))
+        return outcome();
+    if (!report_)
+        if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) {
+            broken(st.error());
+            return outcome();
+        }
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});
     if (!scene_.audio.empty() && scene_.audio.front().legacy) {
@@ -338,49 +492,11 @@ Status SceneBuilder::seal(std::uint64_t at) {
     return ok_status();
 }
 
-void SummaryRun::add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes) {
-    if (is_summary_opcode(opcode)) {
-        if (!active_) {
-            active_ = true;
-            start_ = offset;
-            crc_ = 0;
-        }
-        crc_ = crc32(bytes, crc_);
-    } else if (active_ && !is_defined_opcode(opcode)) {
-        crc_ = crc32(bytes, crc_);
-    } else {
-        if (active_) broken_by_ = offset;
-        active_ = false;
-    }
-}
-
-Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool verify_crc,
-                         bool& verified) const {
-    verified = false;
-    if (f.summary_start == 0) return ok_status();
-    const bool matches = active_ && start_ == f.summary_start;
-    if (!matches && active_ && f.summary_start < start_ && broken_by_ >= f.summary_start)
-        return make_error(ErrorKind::malformed, refusal::kSummaryNotContiguous,
-                          "a content record at byte " + std::to_string(broken_by_) +
-                              " sits inside the summary that starts at " +
-                              std::to_string(f.summary_start) + " (§4.5)",
-                          broken_by_);
-    if (!matches)
-        return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
-                          "Footer summary_start is " + std::to_string(f.summary_start) +
-                              " but the summary records before the Footer start at " +
-                              (active_ ? std::to_string(start_)
-                                       : std::string("no byte (there are none)")),
-                          footer_content);
-    if (verify_crc && f.summary_crc != 0) {
-        if (crc_ != f.summary_crc)
-            return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
-                              "summary_crc is " + std::to_string(f.summary_crc) +
-                                  " but the summary bytes hash to " + std::to_string(crc_),
-                              footer_content + 16);
-        verified = true;
-    }
-    return ok_status();
+Status SceneBuilder::finish() {
+    if (failure_) return *failure_;
+    if (!scene_.has_header) return ok_status();
+    check_scene_references(scene_, &offsets_, [this](Error e) { return broken(std::move(e)); });
+    return outcome();
 }
 
 }  // namespace fourdgs

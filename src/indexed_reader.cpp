@@ -2,10 +2,11 @@
 #include "fourdgs/indexed_reader.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include "fourdgs/index_check.hpp"
 
 namespace fourdgs {
 namespace {
@@ -18,26 +19,39 @@ bool is_payload_record(std::uint8_t opcode) {
 constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field before the payload
 constexpr std::uint64_t kChunkHeadBytes = 8 + 8 + 4 + 4;  // t0, t1, level, count
 
-Error mismatch(std::string field, std::string message, std::uint64_t offset) {
-    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
-                      "Chunk Index field '" + field + "' disagrees with the record: " + message,
-                      offset);
+// The region a walk between indexed ranges (or before the first chunk) may not cross.
+RecordRegion up_to_range(std::uint64_t end, bool front_matter) {
+    // Before the first chunk a cut record is a truncation; between indexed ranges it means an
+    // index chunk_length or band length does not frame whole records.
+    if (front_matter)
+        return {end, refusal::kTruncated, "the next indexed range at " + std::to_string(end), ""};
+    return {end, refusal::kIndexRecordMismatch,
+            "the next indexed range at " + std::to_string(end),
+            " (an index chunk_length or band length does not frame whole records)"};
 }
 
-std::uint64_t read_le64(const std::uint8_t* p) {
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
+// §5.8: every range an entry names lies in the chunks before the summary.
+Status check_entry_in_file(const ChunkIndex& e, std::uint64_t summary_start, std::uint64_t at) {
+    if (e.chunk_offset < kMagicSize || e.chunk_offset > summary_start ||
+        e.chunk_length > summary_start - e.chunk_offset)
+        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
+                          "Chunk Index entry names [" + std::to_string(e.chunk_offset) + ", +" +
+                              std::to_string(e.chunk_length) +
+                              ") outside the chunks before the summary",
+                          at)
+            .about("", std::to_string(e.chunk_offset));
+    for (const ChunkIndex::Band& b : e.bands)
+        if (b.offset < kMagicSize || b.offset > summary_start ||
+            b.length > summary_start - b.offset)
+            return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
+                              "Chunk Index band " + std::to_string(b.band) +
+                                  " range lies outside the file's chunks",
+                              at)
+                .about("Chunk Index.bands", std::to_string(b.offset));
+    return ok_status();
 }
 
 }  // namespace
-
-Status IndexedReader::fetch(std::uint64_t offset, std::uint64_t length,
-                            std::vector<std::uint8_t>& out) const {
-    FOURDGS_TRY(read_range(*source_, offset, length, options_.max_record_bytes, out));
-    fetched_->fetch_add(length, std::memory_order_relaxed);
-    return ok_status();
-}
 
 Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions options) {
     if (!source.random_access() || !source.size())
@@ -47,7 +61,7 @@ Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions opti
     IndexedReader reader(source, options);
     const std::uint64_t size = *source.size();
     std::vector<std::uint8_t> magic;
-    FOURDGS_TRY(reader.fetch(0, std::min<std::uint64_t>(size, kMagicSize), magic));
+    FOURDGS_TRY(reader.fetcher_.fetch(0, std::min<std::uint64_t>(size, kMagicSize), magic));
     FOURDGS_TRY(check_magic(magic, 0));
     FOURDGS_TRY(reader.read_tail_and_summary(size));
     return reader;
@@ -61,165 +75,147 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
                           0);
     std::vector<std::uint8_t> tail;
     const std::uint64_t footer_start = size - kTailSize;
-    FOURDGS_TRY(fetch(footer_start, kTailSize, tail));
-    FOURDGS_TRY(check_magic(std::span(tail).subspan(kRecordHeaderSize + kFooterContentSize),
-                            size - kMagicSize));
+    FOURDGS_TRY(fetcher_.fetch(footer_start, kTailSize, tail));
+    FOURDGS_TRY(RecordStream::check_trailing_magic(
+        std::span(tail).subspan(kRecordHeaderSize + kFooterContentSize), size - kMagicSize));
     if (tail[0] != op::footer || read_le64(&tail[1]) != kFooterContentSize)
         return make_error(ErrorKind::malformed, refusal::kBadFooter,
                           "the 37 bytes before the trailing magic are not a Footer record with "
                           "20 bytes of content (opcode " + std::to_string(tail[0]) +
                               ", content_length " + std::to_string(read_le64(&tail[1])) + ")",
-                          footer_start);
+                          footer_start)
+            .about("Footer.content_length", std::to_string(read_le64(&tail[1])));
     FOURDGS_ASSIGN(RecordView fv, parse_record(std::span(tail).first(kRecordHeaderSize + 20),
                                                footer_start));
     FOURDGS_ASSIGN(Footer footer, parse_footer(fv));
     scene_.footer = footer;
 
-    if (footer.summary_start == 0) return scan_without_index(size);
+    SceneBuilder summary(options_);
+    std::uint64_t first_chunk = footer_start;
+    if (footer.summary_start == 0) {
+        FOURDGS_TRY(scan_without_index(footer_start, summary, first_chunk));
+        return read_front_matter(first_chunk, footer_start, std::move(summary));
+    }
+    FOURDGS_TRY(check_summary_start(footer, footer_start, fv.content_offset()));
+    FOURDGS_TRY(read_summary(footer_start, summary));
+    first_chunk = footer.summary_start;
+    for (const ChunkIndex& e : summary.scene().index)
+        first_chunk = std::min(first_chunk, e.chunk_offset);
+    return read_front_matter(first_chunk, footer.summary_start, std::move(summary));
+}
 
-    if (footer.summary_start < kMagicSize || footer.summary_start > footer_start)
-        return make_error(ErrorKind::malformed, refusal::kSummaryOutOfRange,
-                          "summary_start " + std::to_string(footer.summary_start) +
-                              " is outside [8, " + std::to_string(footer_start) + "]",
-                          fv.content_offset());
+// The summary, [summary_start, footer_start), fetched whole: its CRC, then record by record
+// (wire-notes: a group may be overlong) into `summary`.
+Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& summary) {
+    const Footer& footer = *scene_.footer;
     const std::uint64_t length = footer_start - footer.summary_start;
     if (length > options_.max_summary_bytes)
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "the summary is " + std::to_string(length) +
                               " bytes, over the configured limit",
                           footer.summary_start);
-    std::vector<std::uint8_t> summary;
-    FOURDGS_TRY(fetch(footer.summary_start, length, summary));
-    if (footer.summary_crc != 0 && options_.verify_summary_crc) {
-        const std::uint32_t crc = crc32(summary);
-        if (crc != footer.summary_crc)
-            return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
-                              "summary_crc is " + std::to_string(footer.summary_crc) +
-                                  " but the summary bytes hash to " + std::to_string(crc),
-                              fv.content_offset() + 16);
-        scene_.summary_crc_verified = true;
-    }
-    // The summary is parsed record by record (wire-notes: a group may be overlong).
-    SceneBuilder summary_records(options_);
+    std::vector<std::uint8_t> bytes;
+    FOURDGS_TRY(fetcher_.fetch(footer.summary_start, length, bytes));
+    if (options_.verify_summary_crc)
+        FOURDGS_TRY(check_summary_crc(footer, crc32(bytes), footer_start + kRecordHeaderSize,
+                                      scene_.summary_crc_verified));
     std::size_t at = 0;
-    while (at < summary.size()) {
-        FOURDGS_ASSIGN(RecordView r, parse_record(std::span(summary).subspan(at),
-                                                  footer.summary_start + at));
+    while (at < bytes.size()) {
+        FOURDGS_ASSIGN(RecordView r,
+                       parse_record(std::span(bytes).subspan(at), footer.summary_start + at));
         at += static_cast<std::size_t>(r.total_length());
-        switch (r.opcode) {
-            case op::chunk_index: {
-                FOURDGS_ASSIGN(ChunkIndex e, parse_chunk_index(r));
-                if (e.chunk_offset < kMagicSize || e.chunk_offset > footer.summary_start ||
-                    e.chunk_length > footer.summary_start - e.chunk_offset)
-                    return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
-                                      "Chunk Index entry names [" + std::to_string(e.chunk_offset) +
-                                          ", +" + std::to_string(e.chunk_length) +
-                                          ") outside the chunks before the summary",
-                                      r.offset);
-                for (const ChunkIndex::Band& b : e.bands)
-                    if (b.offset < kMagicSize || b.offset > footer.summary_start ||
-                        b.length > footer.summary_start - b.offset)
-                        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
-                                          "Chunk Index band " + std::to_string(b.band) +
-                                              " range lies outside the file's chunks",
-                                          r.offset);
-                scene_.index.push_back(std::move(e));
-                break;
-            }
-            case op::statistics: {
-                FOURDGS_ASSIGN(Statistics s, parse_statistics(r));
-                scene_.statistics = s;
-                break;
-            }
-            case op::summary_offset: {
-                FOURDGS_ASSIGN(SummaryOffset s, parse_summary_offset(r));
-                scene_.summary_offsets.push_back(s);
-                break;
-            }
-            default:
-                if (is_defined_opcode(r.opcode))
-                    return make_error(ErrorKind::malformed, refusal::kSummaryNotContiguous,
-                                      "a " + opcode_name(r.opcode) + " record at byte " +
-                                          std::to_string(r.offset) +
-                                          " sits inside the summary (§4.5)",
-                                      r.offset);
-                scene_.skipped.push_back({r.opcode, r.offset, r.total_length()});
-                break;
-        }
+        FOURDGS_TRY(summary.add_summary(r));
+        if (r.opcode == op::chunk_index)
+            FOURDGS_TRY(check_entry_in_file(summary.scene().index.back(), footer.summary_start,
+                                            r.offset));
     }
-    std::uint64_t first_chunk = footer.summary_start;
-    for (const ChunkIndex& e : scene_.index) first_chunk = std::min(first_chunk, e.chunk_offset);
-    return read_front_matter(first_chunk, footer.summary_start);
-}
-
-// Feeds every record in [at, end) to `builder`: payload records framed without their payloads,
-// everything else read whole. With `stop_at_chunk`, stops at the first Chunk or Delta Chunk and
-// reports where; otherwise a chunk here is one the index does not name, which is refused.
-Status IndexedReader::walk_records(SceneBuilder& builder, std::uint64_t at, std::uint64_t end,
-                                   bool stop_at_chunk, std::uint64_t* stopped_at) const {
-    std::vector<std::uint8_t> buf;
-    while (at < end) {
-        std::uint8_t head[kRecordHeaderSize];
-        // Before the first chunk a cut record is a truncation; between indexed ranges it means an
-        // index chunk_length or band length does not frame whole records.
-        const std::string_view cut = stop_at_chunk ? refusal::kTruncated : refusal::kIndexRecordMismatch;
-        const char* why = stop_at_chunk ? "" : " (an index chunk_length or band length does not "
-                                               "frame whole records)";
-        if (end - at < kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, cut,
-                              "a record header at byte " + std::to_string(at) +
-                                  " runs into the next indexed range at " + std::to_string(end) +
-                                  why,
-                              at);
-        FOURDGS_TRY(source_->read_exact(at, head));
-        fetched_->fetch_add(kRecordHeaderSize, std::memory_order_relaxed);
-        const std::uint8_t opcode = head[0];
-        const std::uint64_t length = read_le64(head + 1);
-        if (length > end - at - kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, cut,
-                              opcode_name(opcode) + " record at byte " + std::to_string(at) +
-                                  " declares content_length " + std::to_string(length) +
-                                  ", past the next indexed range at " + std::to_string(end) + why,
-                              at);
-        if (opcode == op::chunk || opcode == op::delta_chunk) {
-            if (stop_at_chunk) break;
-            return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
-                              opcode_name(opcode) + " record at byte " + std::to_string(at) +
-                                  " is named by no Chunk Index entry's chunk_offset (§5.8: one "
-                                  "entry per chunk)",
-                              at);
-        }
-        const bool frame_only = is_payload_record(opcode) && !options_.keep_payloads &&
-                                length > kPayloadPrefix;
-        FOURDGS_TRY(fetch(at, kRecordHeaderSize + (frame_only ? kPayloadPrefix : length), buf));
-        RecordView r;
-        r.opcode = opcode;
-        r.offset = at;
-        r.content_length = length;
-        r.content = std::span(buf).subspan(kRecordHeaderSize);
-        if (frame_only) {
-            auto framed = builder.add_unread_payload(r);
-            if (!framed.ok() && framed.error().refusal == refusal::kRecordTooShort) {
-                // Names longer than the prefix: read the whole record after all.
-                FOURDGS_TRY(fetch(at, kRecordHeaderSize + length, buf));
-                r.content = std::span(buf).subspan(kRecordHeaderSize);
-                FOURDGS_TRY(builder.add(r));
-            } else if (!framed.ok()) {
-                return framed;
-            }
-        } else {
-            FOURDGS_TRY(builder.add(r));
-        }
-        at += kRecordHeaderSize + length;
-    }
-    if (stopped_at) *stopped_at = at;
     return ok_status();
 }
 
-Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content_end) {
+Status IndexedReader::scan_without_index(std::uint64_t footer_start, SceneBuilder& summary,
+                                         std::uint64_t& first_chunk) {
+    // M016: no index, so walk the records front to back once, reading frames and chunk headers
+    // only, and build the index a summary would have given.
+    scanned_ = true;
+    RecordStream stream(fetcher_.source(), options_.max_record_bytes);
+    stream.confine({footer_start, refusal::kTruncated, "the Footer", ""});
+    std::vector<ChunkIndex> index;
+    HeldRecord held;
+    while (true) {
+        FOURDGS_ASSIGN(std::optional<RecordFrame> frame, stream.next_frame());
+        if (!frame) break;
+        if (frame->opcode == op::chunk) {
+            if (frame->content_length < kChunkHeadBytes)
+                return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
+                                  "Chunk record at byte " + std::to_string(frame->offset) +
+                                      " is too short",
+                                  frame->offset)
+                    .about("Chunk.count");
+            FOURDGS_TRY(stream.read_prefix(*frame, kChunkHeadBytes, held));
+            Cursor c(held.view.content, frame->content_offset(), "Chunk");
+            ChunkIndex e;
+            FOURDGS_ASSIGN(e.t0, c.f64("t0"));
+            FOURDGS_ASSIGN(e.t1, c.f64("t1"));
+            FOURDGS_TRY(c.u32("level"));
+            FOURDGS_ASSIGN(e.gaussian_count, c.u32("count"));
+            e.chunk_offset = frame->offset;
+            e.chunk_length = frame->total_length();
+            index.push_back(e);
+            first_chunk = std::min(first_chunk, frame->offset);
+        } else if (frame->opcode == op::sh_band && !index.empty()) {
+            std::uint8_t band = 0;
+            if (frame->content_length >= 1) {
+                FOURDGS_TRY(stream.read_prefix(*frame, 1, held));
+                band = held.view.content[0];
+            }
+            index.back().bands.push_back({band, frame->offset, frame->total_length()});
+        } else if (frame->opcode == op::statistics || frame->opcode == op::summary_offset) {
+            // Summary records without an index: small, so read them as the streaming reader does.
+            FOURDGS_TRY(stream.read_content(*frame, held));
+            FOURDGS_TRY(summary.add_summary(held.view));
+            continue;
+        }
+        stream.skip(*frame);
+    }
+    fetcher_.count(stream.bytes_read());
+    summary.scene().index = std::move(index);
+    return ok_status();
+}
+
+Status IndexedReader::walk(SceneBuilder& builder, RecordStream& stream,
+                           std::uint64_t* stopped_at) const {
+    HeldRecord held;
+    while (true) {
+        FOURDGS_ASSIGN(std::optional<RecordFrame> frame, stream.next_frame());
+        if (!frame) break;
+        if (frame->opcode == op::chunk || frame->opcode == op::delta_chunk) {
+            if (stopped_at) break;
+            return unindexed_chunk(frame->opcode, frame->offset);
+        }
+        if (is_payload_record(frame->opcode) && !options_.keep_payloads &&
+            frame->content_length > kPayloadPrefix) {
+            FOURDGS_TRY(stream.read_prefix(*frame, kPayloadPrefix, held));
+            FOURDGS_ASSIGN(bool framed, builder.add_unread_payload(held.view));
+            if (framed) {
+                stream.skip(*frame);
+                continue;
+            }
+            // The fields before the payload run past the prefix: read the record after all.
+        }
+        FOURDGS_TRY(stream.read_content(*frame, held));
+        FOURDGS_TRY(builder.add(held.view));
+    }
+    if (stopped_at) *stopped_at = stream.position();
+    return ok_status();
+}
+
+Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content_end,
+                                        SceneBuilder&& summary) {
     SceneBuilder builder(options_);
+    RecordStream stream(fetcher_.source(), options_.max_record_bytes);
+    stream.confine(up_to_range(end, true));
     std::uint64_t first_chunk = end;
-    FOURDGS_TRY(walk_records(builder, kMagicSize, end, true, &first_chunk));
+    FOURDGS_TRY(walk(builder, stream, &first_chunk));
     FOURDGS_TRY(builder.seal(first_chunk));
 
     // Content records may also sit between chunks (order is normative only where stated, §4):
@@ -228,91 +224,31 @@ Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content
         std::uint64_t begin, end;
     };
     std::vector<Range> ranges;
-    for (const ChunkIndex& e : scene_.index) {
+    for (const ChunkIndex& e : summary.scene().index) {
         ranges.push_back({e.chunk_offset, e.chunk_offset + e.chunk_length});
         for (const ChunkIndex::Band& b : e.bands) ranges.push_back({b.offset, b.offset + b.length});
     }
+    ranges.push_back({content_end, content_end});
     std::sort(ranges.begin(), ranges.end(),
               [](const Range& a, const Range& b) { return a.begin < b.begin; });
     std::uint64_t cursor = first_chunk;
     for (const Range& r : ranges) {
-        if (r.begin > cursor) FOURDGS_TRY(walk_records(builder, cursor, r.begin, false, nullptr));
+        if (r.begin > cursor) {
+            stream.seek(cursor);
+            stream.confine(up_to_range(r.begin, false));
+            FOURDGS_TRY(walk(builder, stream, nullptr));
+        }
         cursor = std::max(cursor, r.end);
     }
-    if (content_end > cursor) FOURDGS_TRY(walk_records(builder, cursor, content_end, false, nullptr));
+    fetcher_.count(stream.bytes_read());
 
-    // Keep what the summary gave us; take everything else from the content records.
+    // The summary read on its own stands; everything else comes from the content records.
+    builder.take_summary(std::move(summary));
     SceneInfo& fm = builder.scene();
-    fm.index = std::move(scene_.index);
-    fm.statistics = scene_.statistics;
-    fm.summary_offsets = std::move(scene_.summary_offsets);
     fm.footer = scene_.footer;
     fm.summary_crc_verified = scene_.summary_crc_verified;
-    fm.skipped.insert(fm.skipped.end(), scene_.skipped.begin(), scene_.skipped.end());
     scene_ = std::move(fm);
     return ok_status();
-}
-
-Status IndexedReader::scan_without_index(std::uint64_t size) {
-    // M016: no index, so walk the records front to back once, reading headers only.
-    scanned_ = true;
-    const std::uint64_t footer_start = size - kTailSize;
-    std::uint64_t at = kMagicSize, first_chunk = footer_start;
-    std::vector<ChunkIndex> index;
-    std::optional<Statistics> statistics;
-    std::vector<SummaryOffset> summary_offsets;
-    std::uint8_t head[kRecordHeaderSize + kChunkHeadBytes];
-    while (at < footer_start) {
-        if (footer_start - at < kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, refusal::kTruncated,
-                              "a record header at byte " + std::to_string(at) +
-                                  " runs into the Footer",
-                              at);
-        FOURDGS_TRY(source_->read_exact(at, std::span(head, kRecordHeaderSize)));
-        const std::uint64_t length = read_le64(head + 1);
-        if (length > footer_start - at - kRecordHeaderSize)
-            return make_error(ErrorKind::malformed, refusal::kTruncated,
-                              opcode_name(head[0]) + " record at byte " + std::to_string(at) +
-                                  " declares content_length " + std::to_string(length) +
-                                  ", past the Footer",
-                              at);
-        if (head[0] == op::chunk) {
-            if (length < kChunkHeadBytes)
-                return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
-                                  "Chunk record at byte " + std::to_string(at) + " is too short",
-                                  at);
-            FOURDGS_TRY(source_->read_exact(at, head));
-            ChunkIndex e;
-            std::memcpy(&e.t0, head + 9, 8);
-            std::memcpy(&e.t1, head + 17, 8);
-            std::memcpy(&e.gaussian_count, head + 29, 4);
-            e.chunk_offset = at;
-            e.chunk_length = kRecordHeaderSize + length;
-            index.push_back(e);
-            first_chunk = std::min(first_chunk, at);
-        } else if (head[0] == op::sh_band && !index.empty()) {
-            std::uint8_t band = 0;
-            if (length >= 1) FOURDGS_TRY(source_->read_exact(at + kRecordHeaderSize, std::span(&band, 1)));
-            index.back().bands.push_back({band, at, kRecordHeaderSize + length});
-        } else if (head[0] == op::statistics || head[0] == op::summary_offset) {
-            // Summary records without an index: small, so read them as the streaming reader does.
-            std::vector<std::uint8_t> rec;
-            FOURDGS_TRY(fetch(at, kRecordHeaderSize + length, rec));
-            FOURDGS_ASSIGN(RecordView r, parse_record(rec, at));
-            if (head[0] == op::statistics) {
-                FOURDGS_ASSIGN(Statistics s, parse_statistics(r));
-                statistics = s;
-            } else {
-                FOURDGS_ASSIGN(SummaryOffset s, parse_summary_offset(r));
-                summary_offsets.push_back(s);
-            }
-        }
-        at += kRecordHeaderSize + length;
-    }
-    scene_.index = std::move(index);
-    scene_.statistics = statistics;
-    scene_.summary_offsets = std::move(summary_offsets);
-    return read_front_matter(first_chunk, footer_start);
 }
 
 int IndexedReader::wanted_bands() const {
@@ -340,87 +276,18 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
                           "chunk " + std::to_string(index) + " does not exist (the index has " +
                               std::to_string(scene_.index.size()) + " entries)");
     const ChunkIndex& e = scene_.index[index];
-    FOURDGS_TRY(fetch(e.chunk_offset, e.chunk_length, ws.record));
-    // The range must frame exactly one record: compare its own length before parsing, so a
-    // range that cuts the record is named as the index's fault (§5.8), not as a truncated file.
-    if (ws.record.size() >= kRecordHeaderSize &&
-        read_le64(&ws.record[1]) != e.chunk_length - kRecordHeaderSize)
-        return mismatch("chunk_length", "the index says " + std::to_string(e.chunk_length) +
-                                            " bytes, the record at byte " +
-                                            std::to_string(e.chunk_offset) + " is " +
-                                            std::to_string(kRecordHeaderSize + read_le64(&ws.record[1])),
-                        e.chunk_offset);
-    FOURDGS_ASSIGN(RecordView r, parse_record(ws.record, e.chunk_offset));
-    if (r.opcode != op::chunk)
-        return mismatch("chunk_offset", "byte " + std::to_string(e.chunk_offset) + " holds a " +
-                                            opcode_name(r.opcode) + " record, not a Chunk",
-                        e.chunk_offset);
-    if (r.total_length() != e.chunk_length)
-        return mismatch("chunk_length", "the index says " + std::to_string(e.chunk_length) +
-                                            " bytes, the record is " +
-                                            std::to_string(r.total_length()),
-                        e.chunk_offset);
+    FOURDGS_ASSIGN(RecordView r,
+                   fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, op::chunk, ws.record));
     FOURDGS_ASSIGN(ChunkRecord chunk, parse_chunk(r));
-    if (chunk.count != e.gaussian_count)
-        return mismatch("gaussian_count", "the index says " + std::to_string(e.gaussian_count) +
-                                              ", the Chunk holds " + std::to_string(chunk.count),
-                        e.chunk_offset);
-    if (chunk.t0 != e.t0 || chunk.t1 != e.t1)
-        return mismatch("t0/t1", "the index says [" + std::to_string(e.t0) + ", " +
-                                     std::to_string(e.t1) + "), the Chunk says [" +
-                                     std::to_string(chunk.t0) + ", " + std::to_string(chunk.t1) +
-                                     ")",
-                        e.chunk_offset);
-
+    IndexCheckOptions fetched;
+    fetched.ranges = false;  // the record was fetched by the entry's own range
+    FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, chunk), e.chunk_offset, fetched));
     // Only the bands asked for are fetched (§5.7): a reader capped at degree d never reads d+1.
-    ShBandRecord bands[3];
     const int want = wanted_bands();
-    for (int b = 1; b <= want; ++b) {
-        const ChunkIndex::Band* entry = nullptr;
-        for (const ChunkIndex::Band& x : e.bands)
-            if (x.band == b) {
-                if (entry)
-                    return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
-                                      "the index names two band " + std::to_string(b) +
-                                          " records for the chunk at byte " +
-                                          std::to_string(e.chunk_offset),
-                                      x.offset);
-                entry = &x;
-            }
-        if (!entry)
-            return make_error(ErrorKind::malformed, refusal::kMissingShBand,
-                              "the Header declares sh_degree " +
-                                  std::to_string(scene_.header.sh_degree) +
-                                  " but the index names no band " + std::to_string(b) +
-                                  " record for the chunk at byte " + std::to_string(e.chunk_offset),
-                              e.chunk_offset);
-        FOURDGS_TRY(fetch(entry->offset, entry->length, ws.bands[b - 1]));
-        if (ws.bands[b - 1].size() >= kRecordHeaderSize &&
-            read_le64(&ws.bands[b - 1][1]) != entry->length - kRecordHeaderSize)
-            return mismatch("bands", "band " + std::to_string(b) + " range at byte " +
-                                         std::to_string(entry->offset) + " is " +
-                                         std::to_string(entry->length) +
-                                         " bytes, the record there is " +
-                                         std::to_string(kRecordHeaderSize +
-                                                        read_le64(&ws.bands[b - 1][1])),
-                            entry->offset);
-        FOURDGS_ASSIGN(RecordView br, parse_record(ws.bands[b - 1], entry->offset));
-        if (br.opcode != op::sh_band || br.total_length() != entry->length)
-            return mismatch("bands", "band " + std::to_string(b) + " range at byte " +
-                                         std::to_string(entry->offset) +
-                                         " does not frame an SH Band Stream record",
-                            entry->offset);
-        FOURDGS_ASSIGN(bands[b - 1], parse_sh_band(br));
-        if (bands[b - 1].band != b)
-            return mismatch("bands", "the index names band " + std::to_string(b) +
-                                         ", the record holds band " +
-                                         std::to_string(bands[b - 1].band),
-                            entry->offset);
-    }
+    FOURDGS_TRY(fetcher_.fetch_sh_bands(e, want, true, ws.bands, ws.band_records));
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = want;
-    FOURDGS_TRY(decode_chunk_bins(scene_, chunk, std::span(bands, static_cast<std::size_t>(want)),
-                                  decode, ws.bins, ws.scratch));
+    FOURDGS_TRY(decode_chunk_bins(scene_, chunk, ws.band_records, decode, ws.bins, ws.scratch));
     ws.block.clear();
     dequantize(scene_, ws.bins, ws.block);
     return ok_status();
@@ -474,7 +341,7 @@ Status IndexedReader::read_all(GaussianBlock& out, std::vector<DecodeWorkspace>&
 
 Result<std::vector<std::uint8_t>> IndexedReader::read_payload(const PayloadRef& payload) const {
     std::vector<std::uint8_t> bytes;
-    FOURDGS_TRY(fetch(payload.offset, payload.length, bytes));
+    FOURDGS_TRY(fetcher_.fetch(payload.offset, payload.length, bytes));
     return bytes;
 }
 

@@ -120,7 +120,8 @@ Error delta_overflow(const StreamView& s, const std::uint8_t* raw) {
                                       std::to_string(ch) + " reaches " + std::to_string(acc) +
                                       " at element " + std::to_string(i) +
                                       ", outside int32",
-                                  s.payload_offset());
+                                  s.payload_offset())
+                    .about("Attribute Stream.payload", std::to_string(acc));
         }
     }
     return make_error(ErrorKind::malformed, refusal::kStreamValueOutOfRange,
@@ -138,24 +139,28 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
                               codec_name(h.codec) +
                               ") is not implemented; this build implements 0 (deflate), 1 (zstd) "
                               "and 128 (0x80, lz4 block, private range)",
-                          s.offset + kHeaderFieldCodec);
+                          s.offset + kHeaderFieldCodec)
+            .about("Attribute Stream.codec", std::to_string(h.codec));
     if (h.symbol_width != 1 && h.symbol_width != 2 && h.symbol_width != 4)
         return make_error(ErrorKind::malformed, refusal::kInvalidSymbolWidth,
                           attr(h) + ": symbol_width " + std::to_string(h.symbol_width) +
                               " is not 1, 2 or 4",
-                          s.offset + kHeaderFieldWidth);
+                          s.offset + kHeaderFieldWidth)
+            .about("Attribute Stream.symbol_width", std::to_string(h.symbol_width));
     if (h.mode > stream_mode::constant)
         return make_error(ErrorKind::malformed, refusal::kUnknownStreamMode,
                           attr(h) + ": mode " + std::to_string(h.mode) +
                               " is not 0 (raw), 1 (delta) or 2 (constant)",
-                          s.offset + kHeaderFieldMode);
+                          s.offset + kHeaderFieldMode)
+            .about("Attribute Stream.mode", std::to_string(h.mode));
     if (h.element_count == 0) {
         if (h.payload_length != 0)
             return make_error(ErrorKind::malformed, refusal::kDecompressedSizeMismatch,
                               attr(h) + ": element_count is 0 but payload_length is " +
                                   std::to_string(h.payload_length) +
                                   "; an empty stream has no codec frame",
-                              s.offset + kHeaderFieldPayloadLength);
+                              s.offset + kHeaderFieldPayloadLength)
+                .about("Attribute Stream.payload_length", std::to_string(h.payload_length));
         decompressed = 0;
         return ok_status();
     }
@@ -163,7 +168,8 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
         return make_error(ErrorKind::malformed, refusal::kInvalidChannelCount,
                           attr(h) + ": channels is 0 with element_count " +
                               std::to_string(h.element_count),
-                          s.offset + kHeaderFieldChannels);
+                          s.offset + kHeaderFieldChannels)
+            .about("Attribute Stream.channels", "0");
     const std::uint64_t symbols = h.mode == stream_mode::constant
                                       ? std::uint64_t{h.channels}
                                       : std::uint64_t{h.element_count} * h.channels;
@@ -192,7 +198,9 @@ void write_stream_header(ByteWriter& out, const StreamHeader& h) {
 Result<StreamView> read_stream(Cursor& c) {
     StreamView s;
     s.offset = c.offset();
-    FOURDGS_TRY(c.need("attribute stream header", kStreamHeaderSize));
+    if (c.remaining() < kStreamHeaderSize)
+        return c.short_error("attribute stream header", kStreamHeaderSize)
+            .about("Attribute Stream", std::to_string(c.remaining()));
     Bytes b = c.rest();
     StreamHeader& h = s.header;
     h.attribute_id = b[0];
@@ -200,15 +208,16 @@ Result<StreamView> read_stream(Cursor& c) {
     h.mode = b[2];
     h.codec = b[3];
     h.channels = b[4];
-    std::memcpy(&h.element_count, b.data() + 5, 4);
-    std::memcpy(&h.payload_length, b.data() + 9, 8);
+    h.element_count = read_le32(b.data() + 5);
+    h.payload_length = read_le64(b.data() + kHeaderFieldPayloadLength);
     const std::size_t after_header = c.remaining() - kStreamHeaderSize;
     if (h.payload_length > after_header)
         return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
                           std::string(c.what()) + ": " + attr(h) + " declares payload_length " +
                               std::to_string(h.payload_length) + " but only " +
                               std::to_string(after_header) + " bytes remain",
-                          s.offset + kHeaderFieldPayloadLength);
+                          s.offset + kHeaderFieldPayloadLength)
+            .about("Attribute Stream.payload_length", std::to_string(h.payload_length));
     FOURDGS_TRY(c.skip("attribute stream header", kStreamHeaderSize));
     FOURDGS_ASSIGN(s.payload, c.take("payload", h.payload_length));
     return s;

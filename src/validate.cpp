@@ -1,14 +1,17 @@
 // validate() (fourdgs/validate.hpp): every problem in a file, not just the first.
 //
-// The walk frames records itself (wire.hpp) and parses each with the records.hpp parsers, so a
-// record that fails is one finding and the walk steps over it by content_length; only a framing
-// failure (a length past the end of the data) ends it. What parsed is assembled into a SceneInfo
-// the way SceneBuilder assembles it, with the same refusal identifiers, except that a rule broken
-// here is reported and the walk goes on. Chunks are decoded with their SH band records as they
-// arrive (one chunk and its bands in memory at a time). The rules that span the file — the index
-// against the chunks, the summary and the tail, Statistics, the provenance/audio references and
-// the SHOULD-level advice — run after the walk over what was kept: small per-record summaries,
-// never record contents.
+// The validator is a front-end on the same layers as the readers. A RecordStream
+// (record_stream.hpp) frames the records front to back; a record whose content is over the limit
+// is one finding and is stepped over, and only a framing failure (a length past the end of the
+// data) ends the walk. A SceneBuilder in collect mode (front_matter.hpp) assembles the scene
+// with the readers' rules, reporting every rule a record breaks and going on. Chunks are decoded
+// with their SH band records as they arrive (decode.hpp; one chunk and its bands in memory at a
+// time). The rules that span the file — the index against the chunks (index_check.hpp), the
+// summary and the tail, Statistics, the provenance/audio references and the SHOULD-level advice
+// — run after the walk over what was kept: small per-record summaries, never record contents.
+// What is the validator's own is the advice a reader has no reason to refuse for (§5.3 bound
+// spellings and finite steps, M044 length units, M062 empty trajectories, M035 legacy audio,
+// reserved and private opcodes, Statistics, the tail) and the bookkeeping of findings.
 #include "fourdgs/validate.hpp"
 
 #include <algorithm>
@@ -25,7 +28,9 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"
@@ -40,54 +45,8 @@ std::size_t ValidationReport::warnings() const {
     return findings.size() - errors();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Where a refusal's message names its value, the text the value follows (sorted by id). The rule
-// catalog itself (section, field) is refusals.hpp.
-
 namespace {
 
-struct ValueMarker {
-    std::string_view id;
-    std::string_view marker;
-};
-
-constexpr ValueMarker kValueMarkers[] = {
-    {"audio-data-length-mismatch", "carries "},
-    {"bad-footer", "content_length "},
-    {"decompressed-size-mismatch", "uncompressed_size is "},
-    {"duplicate-attribute-stream", "(id "},
-    {"duplicate-audio-data", "source_id "},
-    {"duplicate-audio-source", "source_id "},
-    {"duplicate-object-id", "object_id "},
-    {"duplicate-object-track", "object_id "},
-    {"duplicate-sh-band", "band "},
-    {"invalid-rotation-index", "rotation_index "},
-    {"invalid-symbol-width", "symbol_width "},
-    {"missing-attribute-stream", "(id "},
-    {"missing-sh-band", "for band "},
-    {"sh-coefficient-out-of-range", "decodes to "},
-    {"stream-channel-count-mismatch", "has "},
-    {"stream-element-count-mismatch", "element_count "},
-    {"summary-crc-mismatch", "summary_crc is "},
-    {"summary-out-of-range", "summary_start "},
-    {"summary-start-mismatch", "summary_start is "},
-    {"unknown-quantization-scheme", "scheme "},
-    {"unknown-stream-codec", "codec byte "},
-    {"unknown-stream-mode", "mode "},
-    {"unknown-temporal-model", "temporal_model "},
-    {"unmatched-audio-data", "source_id "},
-    {"unmatched-audio-source", "Audio Source "},
-    {"unsupported-major-version", "major version byte is "},
-    {"window-index-out-of-range", "window index "},
-};
-
-std::string_view value_marker(std::string_view id) {
-    for (const ValueMarker& m : kValueMarkers)
-        if (m.id == id) return m.marker;
-    return {};
-}
-
-// The section of the record a "Record.field" names, or "".
 std::string_view section_of_field(std::string_view field) {
     static constexpr std::pair<std::string_view, std::string_view> kRecords[] = {
         {"Header", "§5.1"}, {"Footer", "§5.2"}, {"Quantization", "§5.3"}, {"Window Table", "§5.4"},
@@ -103,49 +62,6 @@ std::string_view section_of_field(std::string_view field) {
             (field.size() == name.size() || field[name.size()] == '.'))
             return section;
     return {};
-}
-
-bool is_field_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '[' ||
-           c == ']';
-}
-
-// The text after `marker` up to the first separator: the value a message names.
-std::string value_after(std::string_view message, std::string_view marker) {
-    std::size_t at = message.find(marker);
-    if (at == std::string_view::npos) return {};
-    at += marker.size();
-    std::size_t end = at;
-    while (end < message.size() && message[end] != ',' && message[end] != ';' &&
-           message[end] != ' ' && message[end] != ')' && message[end] != ':')
-        ++end;
-    std::string v(message.substr(at, end - at));
-    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
-        v = v.substr(1, v.size() - 2);
-    return v;
-}
-
-// Parser messages read "What: field is value, must ..." or "What: field = N cannot fit" or
-// "What: field 'f' needs N bytes": the field (and value) are taken from that shape.
-void field_and_value_from(std::string_view message, std::string& field, std::string& value) {
-    std::size_t colon = message.find(": ");
-    std::string_view body = colon == std::string_view::npos ? message : message.substr(colon + 2);
-    if (std::size_t q = body.find("field '"); q != std::string_view::npos) {
-        std::size_t end = body.find('\'', q + 7);
-        if (end != std::string_view::npos) field = std::string(body.substr(q + 7, end - q - 7));
-        return;
-    }
-    for (std::string_view sep : {std::string_view(" is "), std::string_view(" = ")}) {
-        std::size_t at = body.find(sep);
-        if (at == std::string_view::npos || at == 0) continue;
-        std::size_t start = at;
-        while (start > 0 && is_field_char(body[start - 1])) --start;
-        if (start == at || (start > 0 && body[start - 1] != ' ')) continue;
-        if (!std::isalpha(static_cast<unsigned char>(body[start])) && body[start] != '_') continue;
-        field = std::string(body.substr(start, at - start));
-        value = value_after(body.substr(at), sep);
-        return;
-    }
 }
 
 std::string hex_byte(std::uint8_t v) {
@@ -225,45 +141,27 @@ std::uint32_t sh_bound_for_depth(unsigned depth) {
     return q / 2;
 }
 
-// What is kept of each chunk for the index checks: never its contents.
-struct ChunkSeen {
-    std::uint64_t offset = 0, length = 0;
-    double t0 = 0, t1 = 0;
-    std::uint32_t count = 0;  // Chunk count, or update + birth + death for a Delta Chunk
-    bool delta = false;
-    std::uint8_t delta_mode = 0;
-    std::uint64_t reference_offset = 0, keyframe_offset = 0;
-    std::uint16_t depth = 0;
-    std::vector<ChunkIndex::Band> bands;
-};
-
-struct IndexSeen {
-    ChunkIndex entry;
+// Where a metadata key was found: its value and the offset of the record carrying it.
+struct KeySeen {
+    std::string value;
     std::uint64_t offset = 0;
-};
-
-struct RecordSeen {
-    std::uint8_t opcode = 0;
-    std::uint64_t offset = 0, length = 0;
-};
-
-// A record read whole: the bytes (header + content) and the framed view over them.
-struct Held {
-    std::vector<std::uint8_t> bytes;
-    RecordView view;
 };
 
 class Validator {
 public:
     Validator(ByteSource& source, const ValidateOptions& options)
-        : source_(source), options_(options) {
-        reader_ = options.reader;
-        reader_.accept_keyframe_delta = true;
-    }
+        : source_(source), options_(options), reader_(collect_options(options.reader)),
+          builder_(reader_, [this](Error e) { return collected(std::move(e)); }),
+          stream_(source, reader_.max_record_bytes) {}
 
     Result<ValidationReport> run();
 
 private:
+    static ReaderOptions collect_options(ReaderOptions o) {
+        o.accept_keyframe_delta = true;
+        return o;
+    }
+
     // ---- findings
     bool full() const { return report_.findings_capped; }
     void add(Severity severity, std::string_view rule, std::string field, std::string value,
@@ -297,35 +195,20 @@ private:
         add(Severity::warning, rule, std::move(field), std::move(value), offset,
             std::move(message));
     }
-    // A refusal from a parser or decoder of the record at `record_offset` (`record` names it).
-    // A refusal from a parser, a decoder or a cross-record check. `record` names the record it
-    // is about ("" when unknown). The field is the rule's own when the table names one; for the
-    // rules any record can break it is read from the message ("What: field is value, ...").
+    // A refusal from a parser, a decoder or a cross-record check, as the layer that refused named
+    // it: its field and value are the Error's own (error.hpp), else the field its identifier
+    // names (refusals.hpp), else `record`, the record it is about ("" when unknown).
     void report_refusal(const Error& e, std::string_view record, std::uint64_t record_offset) {
-        std::string said_field, said_value;
-        field_and_value_from(e.message, said_field, said_value);
         const RefusalInfo* info = find_refusal(e.refusal);
-        const std::string_view table_field = info ? info->field : std::string_view();
-        std::string field, value;
-        if (table_field.find('.') != std::string_view::npos) {
-            field = std::string(table_field);
-            // The message's value is this field's only when it names the same field.
-            const std::string_view leaf = table_field.substr(table_field.rfind('.') + 1);
-            if (!said_field.empty() && said_field == leaf) value = said_value;
-        } else if (!said_field.empty()) {
-            field = !record.empty() && said_field.rfind(record, 0) != 0
-                        ? std::string(record) + "." + said_field
-                        : said_field;
-            value = said_value;
-        } else {
-            field = !table_field.empty() ? std::string(table_field) : std::string(record);
-        }
-        if (std::string_view marker = value_marker(e.refusal); !marker.empty()) {
-            std::string v = value_after(e.message, marker);
-            if (!v.empty()) value = std::move(v);
-        }
-        add(Severity::error, e.refusal, std::move(field), std::move(value),
+        std::string field = e.field;
+        if (field.empty() && !(info && !info->field.empty())) field = std::string(record);
+        add(Severity::error, e.refusal, std::move(field), e.value,
             e.has_offset() ? e.offset : record_offset, e.message);
+    }
+    // The SceneBuilder's report function: each rule a record breaks is a finding.
+    bool collected(Error e) {
+        report_refusal(e, current_record_, kNoOffset);
+        return !full();
     }
     template <class T>
     bool take(Result<T>& r, const RecordView& v) {
@@ -340,17 +223,12 @@ private:
     }
 
     // ---- the walk
-    enum class ReadOutcome { record, end_of_data, stop };
-    ReadOutcome read_record(std::uint64_t at, Held& out, Status& io);
     void walk(Status& io);
-    void absorb(const RecordView& r, const std::vector<std::uint8_t>& bytes);
-    void absorb_header(const RecordView& r);
-    void absorb_quantization(const RecordView& r);
-    void absorb_audio(const RecordView& r);
-    void absorb_band(Held& held);
-    void begin_chunk(Held& held);
+    void end_at_cut(const Error& e, Status& io);
+    void absorb(const RecordView& r);
+    void absorb_band(HeldRecord& held);
+    void begin_chunk(HeldRecord& held);
     void flush_chunk();
-    void seal(std::uint64_t at);
     bool after_footer(const RecordView& r, Status& io);  // true: keep walking
     void progress(std::uint64_t at) {
         if (options_.progress && at >= next_progress_) {
@@ -366,7 +244,9 @@ private:
     void check_statistics();
     void check_advice();
     void check_coordinate_system();
-    void check_references();
+    std::uint64_t header_offset() const { return builder_.offsets().header; }
+    // The first Metadata entry named `key`, in file order.
+    std::optional<KeySeen> metadata_key(std::string_view key) const;
 
     static constexpr std::uint64_t kProgressStep = std::uint64_t{4} << 20;
 
@@ -377,33 +257,19 @@ private:
     std::uint64_t next_progress_ = 0;
     std::optional<std::uint64_t> size_;
 
-    SceneInfo scene_;
-    RecordOffsets offsets_;
-    std::uint64_t header_offset_ = kNoOffset, quantization_offset_ = kNoOffset;
-    std::uint64_t records_before_header_ = 0;
-    bool header_first_reported_ = false;
-    bool sealed_ = false;
+    SceneBuilder builder_;                    // collect mode: every rule broken is a finding
+    SceneInfo& scene_ = builder_.scene();     // the scene it assembles
+    RecordStream stream_;
+    std::string current_record_;              // the record the builder is given, for findings
     bool keyframe_delta_ = false;
+    std::vector<RecordEntry> private_records_;
 
-    // Where the metadata keys were found (offsets of the records carrying them).
-    struct KeySeen {
-        std::string value;
-        std::uint64_t offset = 0;
-    };
-    std::optional<KeySeen> coordinate_system_, visibility_profile_, application_;
-    std::vector<RecordSeen> private_records_;
-
-    // Chunks and their bands, the index, the summary.
-    Held chunk_;          // the pending Chunk or Delta Chunk, decoded when its bands are in
+    // Chunks and their bands, the tail.
+    HeldRecord chunk_;    // the pending Chunk or Delta Chunk, decoded when its bands are in
     bool chunk_pending_ = false;
-    std::array<Held, 3> bands_;
+    std::array<HeldRecord, 3> bands_;
     std::size_t band_count_ = 0;
-    std::vector<ChunkSeen> chunks_;
-    std::vector<IndexSeen> index_;
-    std::vector<RecordSeen> summary_records_;
-    std::optional<std::pair<Statistics, std::uint64_t>> statistics_;
-    std::vector<std::pair<SummaryOffset, std::uint64_t>> summary_offsets_;
-    SummaryRun summary_run_;
+    std::vector<FramedChunk> chunks_;  // what each said of itself, file order
     std::optional<Footer> footer_;
     std::uint64_t footer_offset_ = 0;
     bool compressed_chunk_seen_ = false;
@@ -420,347 +286,150 @@ private:
     DeltaBins delta_bins_;
     DecodeScratch scratch_;
     GaussianBlock block_;
-    Held held_;
+    HeldRecord held_;
 };
-
-// Reads the record at `at` whole into `out`. end_of_data: the data ended exactly at `at`.
-// stop: a framing failure was reported (or the source failed: `io` is set).
-Validator::ReadOutcome Validator::read_record(std::uint64_t at, Held& out, Status& io) {
-    std::uint8_t head[kRecordHeaderSize];
-    auto got = source_.read_at(at, head);
-    if (!got.ok()) {
-        io = std::move(got).error();
-        return ReadOutcome::stop;
-    }
-    if (*got == 0) return ReadOutcome::end_of_data;
-    if (*got < kRecordHeaderSize) {
-        // Eight bytes of trailing magic with no Footer before them: the Footer is missing.
-        if (*got == kMagicSize && std::memcmp(head, kMagic.data(), kMagicSize) == 0) {
-            error(refusal::kMissingFooter, "", "", at,
-                  "the trailing magic at byte " + std::to_string(at) +
-                      " follows no Footer record; the Footer must be the last record (§5.2)");
-            return ReadOutcome::stop;
-        }
-        report_.truncated = true;
-        error(refusal::kTruncated, "", std::to_string(*got), at,
-              "the file ends inside a record header (" + std::to_string(*got) + " of 9 bytes)");
-        return ReadOutcome::stop;
-    }
-    std::uint64_t length = 0;
-    std::memcpy(&length, head + 1, 8);
-    const std::string name = opcode_name(head[0]);
-    if (size_ && length > *size_ - std::min(*size_, at + kRecordHeaderSize)) {
-        report_.truncated = true;
-        error(refusal::kTruncated, name + ".content_length", std::to_string(length), at,
-              name + " record at byte " + std::to_string(at) + " declares content_length " +
-                  std::to_string(length) + " but only " +
-                  std::to_string(*size_ - std::min(*size_, at + kRecordHeaderSize)) +
-                  " bytes remain in the file");
-        return ReadOutcome::stop;
-    }
-    if (length > reader_.max_record_bytes) {
-        error(refusal::kLimitExceeded, name + ".content_length", std::to_string(length), at,
-              name + " record at byte " + std::to_string(at) + " declares content_length " +
-                  std::to_string(length) + ", over the configured limit of " +
-                  std::to_string(reader_.max_record_bytes) + "; its content was not checked");
-        out.bytes.resize(kRecordHeaderSize);
-        std::memcpy(out.bytes.data(), head, kRecordHeaderSize);
-        out.view = RecordView{head[0], at, length, {}};
-        return ReadOutcome::record;  // content empty: the caller steps over it
-    }
-    out.bytes.resize(kRecordHeaderSize);  // (resize + memcpy: GCC 12 misreads insert here)
-    std::memcpy(out.bytes.data(), head, kRecordHeaderSize);
-    auto body = read_growing(source_, at + kRecordHeaderSize, length, out.bytes);
-    if (!body.ok()) {
-        io = std::move(body).error();
-        return ReadOutcome::stop;
-    }
-    if (*body < length) {
-        report_.truncated = true;
-        error(refusal::kTruncated, name + ".content_length", std::to_string(length), at,
-              name + " record at byte " + std::to_string(at) + " is cut after " +
-                  std::to_string(*body) + " of " + std::to_string(length) + " content bytes");
-        return ReadOutcome::stop;
-    }
-    auto view = parse_record(out.bytes, at);
-    if (!view.ok()) {  // cannot happen: the bytes were read to the length
-        report_refusal(view.error(), name, at);
-        return ReadOutcome::stop;
-    }
-    out.view = *view;
-    return ReadOutcome::record;
-}
 
 Result<ValidationReport> Validator::run() {
     size_ = source_.size();
     report_.file_size = size_.value_or(0);
-    std::uint8_t magic[kMagicSize];
-    FOURDGS_ASSIGN(std::size_t got, source_.read_at(0, magic));
-    if (Status m = check_magic(std::span(magic, got), 0); !m.ok()) {
+    if (Status m = stream_.read_magic(); !m.ok()) {
+        if (m.error().kind == ErrorKind::io) return m.error();
         if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
-        std::string value;
-        for (std::size_t i = 0; i < got; ++i) {
-            if (i != 0) value.push_back(' ');
-            value.append(hex_byte(magic[i]), 2, 2);
-        }
-        add(Severity::error, m.error().refusal, "magic", value, m.error().offset, m.error().message);
+        report_refusal(m.error(), "magic", 0);
         return std::move(report_);  // not a version-1 .4dgs file: nothing after this is meaningful
     }
+    stream_.enable_log(true);  // the summary records, for the Summary Offset groups
     Status io;
     walk(io);
     if (!io.ok()) return std::move(io).error();
     flush_chunk();
-    if (!sealed_ && !report_.truncated) seal(kNoOffset);  // a file without chunks still needs both
+    keyframe_delta_ = scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta;
+    if (!builder_.sealed() && !report_.truncated)
+        (void)builder_.seal(kNoOffset);  // a file without chunks still needs both
     check_index();
     check_composition();
     check_statistics();
     check_coordinate_system();
-    check_references();
+    (void)builder_.finish();  // the references between records (extras.hpp), once
     check_advice();
     if (options_.progress) options_.progress(report_.file_size, report_.file_size);
     return std::move(report_);
 }
 
+// The walk ended on an error while framing or reading a record: the source failed (`io`), or
+// the data ends inside a record (a finding).
+void Validator::end_at_cut(const Error& e, Status& io) {
+    if (e.kind != ErrorKind::truncated) {
+        io = e;
+        return;
+    }
+    // Eight bytes of trailing magic with no Footer before them: the Footer is missing.
+    const Bytes cut = stream_.cut_frame();
+    if (cut.size() == kMagicSize && std::equal(cut.begin(), cut.end(), kMagic.begin())) {
+        error(refusal::kMissingFooter, "", "", stream_.position(),
+              "the trailing magic at byte " + std::to_string(stream_.position()) +
+                  " follows no Footer record; the Footer must be the last record (§5.2)");
+        return;
+    }
+    report_.truncated = true;
+    report_refusal(e, "", stream_.position());
+}
+
 void Validator::walk(Status& io) {
-    std::uint64_t at = kMagicSize;
     while (!full()) {
-        progress(at);
-        Held& held = held_;
-        const ReadOutcome outcome = read_record(at, held, io);
-        if (outcome == ReadOutcome::stop) return;
-        if (outcome == ReadOutcome::end_of_data) {
+        progress(stream_.position());
+        auto frame = stream_.next_frame();
+        if (!frame.ok()) return end_at_cut(frame.error(), io);
+        if (!*frame) {
             if (!footer_) {
                 report_.truncated = true;
-                error(refusal::kTruncated, "Footer", "", at,
-                      "the file ends at byte " + std::to_string(at) +
-                          " without a Footer and the trailing magic");
+                report_refusal(stream_.ended_without_footer(), "Footer", stream_.position());
             }
             return;
         }
         ++report_.records;
-        const RecordView r = held.view;
-        const std::uint64_t next = r.end_offset();
-        if (held.bytes.size() < r.total_length()) {  // over the limit: stepped over unread
+        if (Status read = stream_.read_content(**frame, held_); !read.ok()) {
+            if (read.error().kind != ErrorKind::limit) return end_at_cut(read.error(), io);
+            Error over = read.error();
+            over.message += "; its content was not checked";
+            report_refusal(over, "", (*frame)->offset);
             flush_chunk();
-            at = next;
+            stream_.skip(**frame);
             continue;
         }
+        const RecordView& r = held_.view;
         if (r.opcode != op::sh_band) flush_chunk();
         switch (r.opcode) {
             case op::chunk:
-            case op::delta_chunk: begin_chunk(held); break;
-            case op::sh_band: absorb_band(held); break;
+            case op::delta_chunk: begin_chunk(held_); break;
+            case op::sh_band: absorb_band(held_); break;
             case op::footer: {
                 if (!after_footer(r, io)) return;
                 break;
             }
-            default: absorb(r, held.bytes); break;
+            default: absorb(r); break;
         }
-        at = next;
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Records other than chunks.
+// Records other than chunks: the SceneBuilder's, and the advice that is the validator's own.
 
-void Validator::absorb(const RecordView& r, const std::vector<std::uint8_t>& bytes) {
-    summary_run_.add(r.opcode, r.offset, bytes);  // §4.5
-    if (r.opcode == op::header) {
-        absorb_header(r);
-        return;
+void Validator::absorb(const RecordView& r) {
+    // M035: advice about the record as written, given before its pairing is judged.
+    if (r.opcode == op::audio_legacy)
+        if (auto a = parse_audio_legacy(r); a.ok())
+            warning(refusal::kLegacyAudioRecord, "", a->codec, r.offset,
+                    "a legacy Audio record; writers should emit Audio Source and Audio Data "
+                    "pairs instead (M035)");
+    const bool had_quantization = scene_.has_quantization;
+    const bool had_window_table = scene_.has_window_table;
+    const std::size_t frames = scene_.coordinate_frames.size();
+    const std::size_t rigs = scene_.rig_trajectories.size();
+    current_record_ = opcode_name(r.opcode);
+    (void)builder_.add(r);
+    current_record_.clear();
+
+    if (!had_quantization && scene_.has_quantization)
+        check_quantization_values(scene_.quantization, r.content_offset());
+    if (!had_window_table && scene_.has_window_table && builder_.sealed())
+        // A late table: decoded chunks were checked against the default.
+        warning(refusal::kStatisticsMismatch, "Window Table", "", r.offset,
+                "the Window Table follows chunks that were checked against the default "
+                "one-window table");
+    if (scene_.coordinate_frames.size() > frames) {
+        const CoordinateFrame& f = scene_.coordinate_frames.back();
+        if (!length_unit_agrees(f))  // M044: an error naming both fields
+            error(refusal::kLengthUnitMismatch, "",
+                  std::string(to_string(f.length_unit)) + " / " + num(f.metres_per_unit), r.offset,
+                  "Coordinate Frame " + detail::quoted(f.name) + " declares length_unit " +
+                      std::string(to_string(f.length_unit)) + " (" +
+                      num(metres_per(f.length_unit)) + " m) but metres_per_unit " +
+                      num(f.metres_per_unit) +
+                      "; the two fields must agree (metres_per_unit is the authority, M045)");
     }
-    if (header_offset_ == kNoOffset) {
-        ++records_before_header_;
-        if (!header_first_reported_) {
-            header_first_reported_ = true;
-            error(refusal::kHeaderNotFirst, "", opcode_name(r.opcode), r.offset,
-                  "the first record is " + opcode_name(r.opcode) +
-                      "; a file must begin with its Header (§4)");
-        }
-    }
-    switch (r.opcode) {
-        case op::quantization: absorb_quantization(r); break;
-        case op::window_table: {
-            if (scene_.has_window_table) {
-                error(refusal::kDuplicateWindowTable, "", "", r.offset,
-                      "a second Window Table record at byte " + std::to_string(r.offset) +
-                          "; the format allows exactly one (§4)");
-                break;
-            }
-            auto t = parse_window_table(r);
-            if (!take(t, r)) break;
-            scene_.windows = std::move(t->windows);
-            scene_.has_window_table = true;
-            if (sealed_)  // a late table: decoded chunks were checked against the default
-                warning(refusal::kStatisticsMismatch, "Window Table", "", r.offset,
-                        "the Window Table follows chunks that were checked against the default "
-                        "one-window table");
-            break;
-        }
-        case op::metadata: {
-            auto m = parse_metadata(r);
-            if (!take(m, r)) break;
-            for (const auto& [k, v] : m->entries) {
-                if (k == "coordinate_system" && !coordinate_system_) coordinate_system_ = KeySeen{v, r.offset};
-                if (k == "visibility_profile" && !visibility_profile_) visibility_profile_ = KeySeen{v, r.offset};
-                if (k == "application" && !application_) application_ = KeySeen{v, r.offset};
-            }
-            scene_.metadata.push_back(std::move(*m));
-            break;
-        }
-        case op::camera: {
-            auto c = parse_camera(r);
-            if (take(c, r)) scene_.camera = std::move(*c);
-            break;
-        }
-        case op::attachment: {
-            auto a = parse_attachment(r);
-            if (!take(a, r)) break;
-            AttachmentEntry e{a->name, a->media_type, {}};
-            e.payload.offset = a->data_offset;
-            e.payload.length = a->data.size();
-            scene_.attachments.push_back(std::move(e));
-            break;
-        }
-        case op::audio_legacy:
-        case op::audio_source:
-        case op::audio_data: absorb_audio(r); break;
-        case op::coordinate_frame: {
-            auto f = parse_coordinate_frame(r);
-            if (!take(f, r)) break;
-            if (!length_unit_agrees(*f))  // M044: an error naming both fields
-                error(refusal::kLengthUnitMismatch, "",
-                      std::string(to_string(f->length_unit)) + " / " + num(f->metres_per_unit),
-                      r.offset,
-                      "Coordinate Frame " + detail::quoted(f->name) + " declares length_unit " +
-                          std::string(to_string(f->length_unit)) + " (" +
-                          num(metres_per(f->length_unit)) + " m) but metres_per_unit " +
-                          num(f->metres_per_unit) +
-                          "; the two fields must agree (metres_per_unit is the authority, M045)");
-            scene_.coordinate_frames.push_back(std::move(*f));
-            offsets_.coordinate_frames.push_back(r.offset);
-            break;
-        }
-        case op::sensor_calibration: {
-            auto s = parse_sensor_calibration(r);
-            if (!take(s, r)) break;
-            scene_.sensors.push_back(std::move(*s));
-            offsets_.sensors.push_back(r.offset);
-            break;
-        }
-        case op::rig_trajectory: {
-            auto t = parse_rig_trajectory(r);
-            if (!take(t, r)) break;
-            if (t->samples.empty())  // M062
-                warning(refusal::kEmptyRigTrajectory, "", "0", r.offset,
-                        "Rig Trajectory " + detail::quoted(t->name) +
-                            " has no samples; it reads as absent (M061) and a producer should "
-                            "omit the record instead (M062)");
-            scene_.rig_trajectories.push_back(std::move(*t));
-            offsets_.rig_trajectories.push_back(r.offset);
-            break;
-        }
-        case op::geodetic_anchor: {
-            auto g = parse_geodetic_anchor(r);
-            if (!take(g, r)) break;
-            scene_.geodetic_anchors.push_back(std::move(*g));
-            offsets_.geodetic_anchors.push_back(r.offset);
-            break;
-        }
-        case op::object_table: {
-            if (scene_.object_table) {
-                error(refusal::kDuplicateObjectTable, "", "", r.offset,
-                      "a second Object Table record; a file carries at most one (§5.15.6)");
-                break;
-            }
-            auto t = parse_object_table(r);
-            if (take(t, r)) scene_.object_table = std::move(*t);
-            break;
-        }
-        case op::object_track: {
-            auto t = parse_object_track(r);
-            if (!take(t, r)) break;
-            bool dup = false;
-            for (const ObjectTrack& o : scene_.object_tracks) dup = dup || o.object_id == t->object_id;
-            if (dup) {
-                error(refusal::kDuplicateObjectTrack, "", std::to_string(t->object_id), r.offset,
-                      "two Object Track records for object_id " + std::to_string(t->object_id) +
-                          " (§5.15.7)");
-                break;
-            }
-            scene_.object_tracks.push_back(std::move(*t));
-            break;
-        }
-        case op::chunk_index: {
-            summary_records_.push_back({r.opcode, r.offset, r.total_length()});
-            auto e = parse_chunk_index(r);
-            if (take(e, r)) index_.push_back({std::move(*e), r.offset});
-            break;
-        }
-        case op::statistics: {
-            summary_records_.push_back({r.opcode, r.offset, r.total_length()});
-            auto s = parse_statistics(r);
-            if (take(s, r)) statistics_ = std::make_pair(*s, r.offset);
-            break;
-        }
-        case op::summary_offset: {
-            summary_records_.push_back({r.opcode, r.offset, r.total_length()});
-            auto s = parse_summary_offset(r);
-            if (take(s, r)) summary_offsets_.push_back({*s, r.offset});
-            break;
-        }
-        default:
-            // Unknown, reserved and private records are stepped over (M008). 0x00 and 0x0E are
-            // numbers a writer must never emit (§4.3, §5.13, M037).
-            if (r.opcode == 0x00 || r.opcode == op::attachment_index)
-                error(refusal::kReservedOpcode, "", hex_byte(r.opcode), r.offset,
-                      "a record with opcode " + hex_byte(r.opcode) + " at byte " +
-                          std::to_string(r.offset) +
-                          ", which the specification reserves and a writer must not emit");
-            if (r.opcode >= 0x80) private_records_.push_back({r.opcode, r.offset, r.total_length()});
-            scene_.skipped.push_back({r.opcode, r.offset, r.total_length()});
-            break;
+    if (scene_.rig_trajectories.size() > rigs && scene_.rig_trajectories.back().samples.empty())
+        warning(refusal::kEmptyRigTrajectory, "", "0", r.offset,  // M062
+                "Rig Trajectory " + detail::quoted(scene_.rig_trajectories.back().name) +
+                    " has no samples; it reads as absent (M061) and a producer should omit the "
+                    "record instead (M062)");
+    if (!is_defined_opcode(r.opcode)) {
+        // Unknown, reserved and private records are stepped over (M008). 0x00 and 0x0E are
+        // numbers a writer must never emit (§4.3, §5.13, M037).
+        if (r.opcode == 0x00 || r.opcode == op::attachment_index)
+            error(refusal::kReservedOpcode, "", hex_byte(r.opcode), r.offset,
+                  "a record with opcode " + hex_byte(r.opcode) + " at byte " +
+                      std::to_string(r.offset) +
+                      ", which the specification reserves and a writer must not emit");
+        if (r.opcode >= 0x80) private_records_.push_back({r.opcode, r.offset, r.total_length()});
     }
 }
 
-void Validator::absorb_header(const RecordView& r) {
-    if (header_offset_ != kNoOffset) {
-        error(refusal::kDuplicateHeader, "", "", r.offset,
-              "a second Header record at byte " + std::to_string(r.offset) +
-                  "; the format allows exactly one (§4)");
-        return;
-    }
-    if (records_before_header_ != 0 && !header_first_reported_) {
-        header_first_reported_ = true;
-        error(refusal::kHeaderNotFirst, "", "", r.offset,
-              "the Header is at byte " + std::to_string(r.offset) +
-                  " but must be the first record (§4)");
-    }
-    header_offset_ = r.offset;
-    auto h = parse_header(r);
-    if (!take(h, r)) return;
-    scene_.header = std::move(*h);
-    scene_.has_header = true;
-    keyframe_delta_ = scene_.header.temporal_model == kModelKeyframeDelta;
-    take(check_temporal_model(scene_.header, r.content_offset(), true), r);
-}
-
-void Validator::absorb_quantization(const RecordView& r) {
-    if (quantization_offset_ != kNoOffset) {
-        error(refusal::kDuplicateQuantization, "", "", r.offset,
-              "a second Quantization record at byte " + std::to_string(r.offset) +
-                  "; the format allows exactly one (§4)");
-        return;
-    }
-    quantization_offset_ = r.offset;
-    auto q = parse_quantization(r);
-    if (!take(q, r)) return;
-    if (q->scheme != kSchemeUniformV1)
-        error(refusal::kUnknownQuantizationScheme, "", q->scheme, r.content_offset(),
-              "quantization scheme '" + q->scheme + "' is not implemented (only uniform-v1 exists)");
-    check_quantization_values(*q, r.content_offset());
-    scene_.quantization = std::move(*q);
-    scene_.has_quantization = true;
+std::optional<KeySeen> Validator::metadata_key(std::string_view key) const {
+    for (std::size_t i = 0; i < scene_.metadata.size(); ++i)
+        for (const auto& [k, v] : scene_.metadata[i].entries)
+            if (k == key) return KeySeen{v, builder_.offsets().metadata[i]};
+    return std::nullopt;
 }
 
 // §5.3 at validator level: non-finite parameters (M026/M027, an error naming the field), bound
@@ -829,116 +498,21 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
     }
 }
 
-// §5.9, §5.16, §5.17, §7: the pairing rules SceneBuilder applies, each reported.
-void Validator::absorb_audio(const RecordView& r) {
-    if (sealed_)  // M092; the record is still paired, so its other faults are reported too
-        error(refusal::kAudioAfterFirstChunk, "", "", r.offset,
-              opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
-                  " follows gaussian data; every audio record comes before the first chunk");
-    if (r.opcode == op::audio_source) {
-        auto s = parse_audio_source(r);
-        if (!take(s, r)) return;
-        for (const AudioSourceEntry& e : scene_.audio) {
-            if (e.legacy) {
-                error(refusal::kMixedAudioRecords, "", "", r.offset,
-                      "an Audio Source record beside a legacy Audio record (§7)");
-                return;
-            }
-            if (e.descriptor.source_id == s->source_id) {
-                error(refusal::kDuplicateAudioSource, "", std::to_string(s->source_id), r.offset,
-                      "two Audio Source records for source_id " + std::to_string(s->source_id));
-                return;
-            }
-        }
-        AudioSourceEntry e;
-        e.descriptor = std::move(*s);
-        scene_.audio.push_back(std::move(e));
-        offsets_.audio.push_back(r.offset);
-        return;
-    }
-    if (r.opcode == op::audio_legacy) {
-        auto a = parse_audio_legacy(r);
-        if (!take(a, r)) return;
-        warning(refusal::kLegacyAudioRecord, "", a->codec, r.offset,
-                "a legacy Audio record; writers should emit Audio Source and Audio Data pairs "
-                "instead (M035)");
-        if (!scene_.audio.empty()) {
-            error(refusal::kMixedAudioRecords, "", "", r.offset,
-                  scene_.audio.front().legacy
-                      ? "a second legacy Audio record"
-                      : "a legacy Audio record beside Audio Source records (§7)");
-            return;
-        }
-        AudioSourceEntry e;
-        e.legacy = true;
-        e.descriptor.codec = a->codec;
-        e.descriptor.start_sec = a->start_sec;
-        e.descriptor.data_length = a->data.size();
-        e.descriptor.duration_sec =
-            std::max(0.0, scene_.header.duration_sec - a->start_sec);
-        e.payload.offset = a->data_offset;
-        e.payload.length = a->data.size();
-        scene_.audio.push_back(std::move(e));
-        offsets_.audio.push_back(r.offset);
-        return;
-    }
-    auto d = parse_audio_data(r);
-    if (!take(d, r)) return;
-    for (AudioSourceEntry& e : scene_.audio) {
-        if (e.legacy) {
-            error(refusal::kMixedAudioRecords, "", "", r.offset,
-                  "an Audio Data record beside a legacy Audio record (§7)");
-            return;
-        }
-        if (e.descriptor.source_id != d->source_id) continue;
-        if (e.payload.offset != 0) {
-            error(refusal::kDuplicateAudioData, "", std::to_string(d->source_id), r.offset,
-                  "two Audio Data records for source_id " + std::to_string(d->source_id));
-            return;
-        }
-        if (d->data.size() != e.descriptor.data_length)
-            error(refusal::kAudioDataLengthMismatch, "", std::to_string(d->data.size()), r.offset,
-                  "Audio Data for source_id " + std::to_string(d->source_id) + " carries " +
-                      std::to_string(d->data.size()) + " bytes; its Audio Source declares " +
-                      std::to_string(e.descriptor.data_length));
-        e.payload.offset = d->data_offset;
-        e.payload.length = d->data.size();
-        return;
-    }
-    error(refusal::kUnmatchedAudioData, "", std::to_string(d->source_id), r.offset,
-          "Audio Data for source_id " + std::to_string(d->source_id) +
-              " matches no earlier Audio Source record (§5.17)");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Chunks: held with their SH band records, decoded when the next other record arrives.
 
-void Validator::seal(std::uint64_t at) {
-    if (sealed_) return;
-    sealed_ = true;
-    if (!scene_.has_header && header_offset_ == kNoOffset)
-        error(refusal::kMissingHeader, "", "", at, "the file has no Header record before its chunks");
-    if (!scene_.has_quantization && quantization_offset_ == kNoOffset)
-        error(refusal::kMissingQuantization, "", "", at,
-              "gaussian data begins before any Quantization record");
-    if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});  // §5.4
-    scene_.grid = grid_for(scene_.quantization, scene_.header.cutoff);
-}
-
-void Validator::begin_chunk(Held& held) {
-    seal(held.view.offset);
-    summary_run_.end();
+void Validator::begin_chunk(HeldRecord& held) {
+    (void)builder_.seal(held.view.offset);
     std::swap(chunk_, held);
     chunk_pending_ = true;
     band_count_ = 0;
 }
 
-void Validator::absorb_band(Held& held) {
+void Validator::absorb_band(HeldRecord& held) {
     const RecordView& r = held.view;
     if (!chunk_pending_) {
         error(refusal::kOrphanShBand, "", "", r.offset,
-              "an SH Band Stream record that does not follow a Chunk (§5.7)");
-        summary_run_.end();
+              "an SH Band Stream record that does not follow a Chunk or Delta Chunk (§5.7)");
         return;
     }
     auto b = parse_sh_band(r);
@@ -959,15 +533,13 @@ void Validator::flush_chunk() {
     chunk_pending_ = false;
     const RecordView& r = chunk_.view;
     ++report_.chunks;
-    ChunkSeen seen;
-    seen.offset = r.offset;
-    seen.length = r.total_length();
     std::vector<ShBandRecord> bands;
+    std::vector<ChunkIndex::Band> ranges;
     for (std::size_t i = 0; i < band_count_; ++i) {
         auto b = parse_sh_band(bands_[i].view);
         if (!b.ok()) continue;
         bands.push_back(*b);
-        seen.bands.push_back({b->band, bands_[i].view.offset, bands_[i].view.total_length()});
+        ranges.push_back({b->band, bands_[i].view.offset, bands_[i].view.total_length()});
     }
     band_count_ = 0;
     ChunkDecodeOptions decode = reader_.decode;
@@ -977,18 +549,16 @@ void Validator::flush_chunk() {
             decode_failed_ = true;
             return;
         }
-        seen.t0 = c->t0;
-        seen.t1 = c->t1;
-        seen.count = c->count;
+        chunks_.push_back(FramedChunk::of(r, *c));
+        chunks_.back().bands = std::move(ranges);
         if (!c->compression.empty()) compressed_chunk_seen_ = true;
-        chunks_.push_back(seen);
         if (!options_.decode_chunks) return;
         Status st = decode_chunk_bins(scene_, *c, bands, decode, bins_, scratch_);
         if (!take(st, r)) {
             decode_failed_ = true;
             return;
         }
-        if (keyframe_delta_) {
+        if (scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta) {
             for (std::int32_t id : bins_.gaussian_id) {
                 if (ids_.size() >= (std::size_t{1} << 24)) {
                     ids_capped_ = true;
@@ -1015,7 +585,7 @@ void Validator::flush_chunk() {
         return;
     }
     // A Delta Chunk.
-    if (scene_.has_header && !keyframe_delta_)
+    if (scene_.has_header && scene_.header.temporal_model != kModelKeyframeDelta)
         error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
               "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
     auto d = parse_delta_chunk(r);
@@ -1023,16 +593,9 @@ void Validator::flush_chunk() {
         decode_failed_ = true;
         return;
     }
-    seen.delta = true;
-    seen.t0 = d->t0;
-    seen.t1 = d->t1;
-    seen.count = d->update_count + d->birth_count + d->death_count;
-    seen.delta_mode = d->delta_mode;
-    seen.reference_offset = d->reference_offset;
-    seen.keyframe_offset = d->keyframe_offset;
-    seen.depth = d->depth;
+    chunks_.push_back(FramedChunk::of(r, *d));
+    chunks_.back().bands = std::move(ranges);
     if (!d->compression.empty()) compressed_chunk_seen_ = true;
-    chunks_.push_back(seen);
     if (!options_.decode_chunks) return;
     Status st = decode_delta_bins(scene_, *d, bands, decode, delta_bins_, scratch_);
     if (!take(st, r)) {
@@ -1063,26 +626,18 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
         scene_.footer = *f;
         const std::uint64_t content = r.content_offset();
         if (f->summary_start != 0) {
-            if (f->summary_start < kMagicSize || f->summary_start > r.offset) {
-                error(refusal::kSummaryOutOfRange, "", std::to_string(f->summary_start), content,
-                      "summary_start " + std::to_string(f->summary_start) + " is outside [8, " +
-                          std::to_string(r.offset) + "]");
+            if (Status range = check_summary_start(*f, r.offset, content); !range.ok()) {
+                report_refusal(range.error(), "Footer", r.offset);
             } else {
                 bool verified = false;
-                Status st = summary_run_.check(*f, content, true, verified);
-                if (!st.ok()) {
-                    std::string value = st.error().refusal == refusal::kSummaryCrcMismatch
-                                            ? std::to_string(f->summary_crc)
-                                            : std::to_string(f->summary_start);
-                    error(st.error().refusal, "", value, st.error().offset, st.error().message);
-                }
+                Status st = stream_.summary_run().check(*f, content, true, verified);
+                if (!st.ok()) report_refusal(st.error(), "Footer", r.offset);
                 scene_.summary_crc_verified = verified;
             }
         }
         if (f->summary_offset_start != 0) {
-            bool names_one = false;
-            for (const auto& [s, at] : summary_offsets_) names_one = names_one || at == f->summary_offset_start;
-            if (!names_one)
+            const auto& at = builder_.offsets().summary_offsets;
+            if (std::find(at.begin(), at.end(), f->summary_offset_start) == at.end())
                 error(refusal::kSummaryOffsetMismatch, "Footer.summary_offset_start",
                       std::to_string(f->summary_offset_start), content + 8,
                       "summary_offset_start " + std::to_string(f->summary_offset_start) +
@@ -1097,21 +652,18 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
         io = std::move(got).error();
         return false;
     }
-    if (*got < kMagicSize) {
-        report_.truncated = true;
-        error(refusal::kTruncated, "magic", std::to_string(*got), at,
-              "the file ends inside the trailing magic (" + std::to_string(*got) + " of 8 bytes)");
-        return false;
-    }
-    const bool magic = std::memcmp(tail.data(), kMagic.data(), kMagicSize) == 0;
-    if (*got == kMagicSize || magic) {
-        if (Status m = check_magic(std::span(tail.data(), kMagicSize), at); !m.ok())
-            error(m.error().refusal, "magic", "", m.error().offset,
-                  "trailing magic: " + m.error().message);
-        else if (*got > kMagicSize)
+    const bool magic =
+        *got >= kMagicSize && std::memcmp(tail.data(), kMagic.data(), kMagicSize) == 0;
+    if (*got <= kMagicSize || magic) {
+        const Bytes found = Bytes(tail).first(std::min<std::size_t>(*got, kMagicSize));
+        if (Status m = RecordStream::check_trailing_magic(found, at); !m.ok()) {
+            if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
+            report_refusal(m.error(), "magic", at);
+        } else if (*got > kMagicSize) {
             error(refusal::kFooterNotLast, "", "", at + kMagicSize,
                   "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +
                       "; the Footer must be the last record and the magic the last bytes (§4)");
+        }
         return false;
     }
     // More than eight bytes follow and they are not the magic: the Footer sits mid-file. Say
@@ -1127,126 +679,60 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
 // The index against the chunks it frames (§5.8, M033), the summary groups (§5.14).
 
 void Validator::check_index() {
-    if (index_.empty()) {
+    const std::vector<ChunkIndex>& index = scene_.index;
+    const std::vector<std::uint64_t>& index_at = builder_.offsets().index;
+    if (index.empty()) {
         if (keyframe_delta_ && !chunks_.empty())
             error(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
                   "a keyframe-delta file without a Chunk Index cannot be sought (§11.8)");
         return;
     }
-    std::vector<const ChunkSeen*> by_offset;
-    for (const ChunkSeen& c : chunks_) by_offset.push_back(&c);
-    std::sort(by_offset.begin(), by_offset.end(),
-              [](const ChunkSeen* a, const ChunkSeen* b) { return a->offset < b->offset; });
-    std::vector<bool> named(by_offset.size(), false);
-    auto mismatch = [&](const IndexSeen& e, const std::string& field, std::string value,
-                        const std::string& message) {
-        error(refusal::kIndexRecordMismatch, "Chunk Index." + field, std::move(value), e.offset,
-              "Chunk Index field '" + field + "' disagrees with the record: " + message);
-    };
-    for (const IndexSeen& e : index_) {
+    IndexCheckOptions check;
+    check.keyframe = keyframe_delta_ ? IndexCheckOptions::KeyframeFields::required
+                                     : IndexCheckOptions::KeyframeFields::when_present;
+    std::vector<bool> named(chunks_.size(), false);
+    for (std::size_t i = 0; i < index.size(); ++i) {
         if (full()) return;
-        const ChunkIndex& x = e.entry;
-        auto it = std::lower_bound(by_offset.begin(), by_offset.end(), x.chunk_offset,
-                                   [](const ChunkSeen* c, std::uint64_t off) { return c->offset < off; });
-        if (it == by_offset.end() || (*it)->offset != x.chunk_offset) {
-            mismatch(e, "chunk_offset", std::to_string(x.chunk_offset),
-                     "no Chunk or Delta Chunk record starts at byte " + std::to_string(x.chunk_offset));
+        const ChunkIndex& e = index[i];
+        const FramedChunk* c = framed_at(chunks_, e.chunk_offset);
+        if (!c) {
+            report_refusal(no_chunk_at(e, index_at[i]), "Chunk Index", index_at[i]);
             continue;
         }
-        named[static_cast<std::size_t>(it - by_offset.begin())] = true;
-        const ChunkSeen& c = **it;
-        const char* kind = c.delta ? "Delta Chunk" : "Chunk";
-        if (x.chunk_length != c.length)
-            mismatch(e, "chunk_length", std::to_string(x.chunk_length),
-                     "the index says " + std::to_string(x.chunk_length) + " bytes, the record is " +
-                         std::to_string(c.length));
-        if (x.gaussian_count != c.count)
-            mismatch(e, "gaussian_count", std::to_string(x.gaussian_count),
-                     "the index says " + std::to_string(x.gaussian_count) + ", the " + kind +
-                         " holds " + std::to_string(c.count));
-        if (x.t0 != c.t0)
-            mismatch(e, "t0", num(x.t0), "the index says " + num(x.t0) + ", the " + kind +
-                                             " says " + num(c.t0));
-        if (x.t1 != c.t1)
-            mismatch(e, "t1", num(x.t1), "the index says " + num(x.t1) + ", the " + kind +
-                                             " says " + num(c.t1));
-        if (x.bands.size() != c.bands.size())
-            mismatch(e, "band_count", std::to_string(x.bands.size()),
-                     "the index names " + std::to_string(x.bands.size()) +
-                         " band(s), the chunk is followed by " + std::to_string(c.bands.size()));
-        for (const ChunkIndex::Band& b : x.bands) {
-            const ChunkIndex::Band* s = nullptr;
-            for (const ChunkIndex::Band& y : c.bands)
-                if (y.band == b.band) s = &y;
-            if (!s || s->offset != b.offset || s->length != b.length)
-                mismatch(e, "bands", std::to_string(b.offset),
-                         "the index names band " + std::to_string(b.band) + " at [" +
-                             std::to_string(b.offset) + ", +" + std::to_string(b.length) + ") but " +
-                             (s ? "that band's record is at [" + std::to_string(s->offset) +
-                                      ", +" + std::to_string(s->length) + ")"
-                                : std::string("the chunk has no such band")));
-        }
-        if (x.keyframe) {
-            const KeyframeIndexFields& k = *x.keyframe;
-            const std::uint8_t want_kind = c.delta ? kChunkKindDelta : kChunkKindKeyframe;
-            if (k.chunk_kind != want_kind)
-                mismatch(e, "chunk_kind", std::to_string(k.chunk_kind),
-                         std::string("the entry says ") + std::to_string(k.chunk_kind) +
-                             ", the record is a " + kind);
-            const std::uint8_t mode = c.delta ? c.delta_mode : 0;
-            const std::uint64_t ref = c.delta ? c.reference_offset : 0;
-            const std::uint64_t key = c.delta ? c.keyframe_offset : c.offset;
-            const std::uint16_t depth = c.delta ? c.depth : 0;
-            if (k.delta_mode != mode)
-                mismatch(e, "delta_mode", std::to_string(k.delta_mode),
-                         "the entry says " + std::to_string(k.delta_mode) + ", the record implies " +
-                             std::to_string(mode));
-            if (k.reference_offset != ref)
-                mismatch(e, "reference_offset", std::to_string(k.reference_offset),
-                         "the entry says " + std::to_string(k.reference_offset) +
-                             ", the record implies " + std::to_string(ref));
-            if (k.keyframe_offset != key)
-                mismatch(e, "keyframe_offset", std::to_string(k.keyframe_offset),
-                         "the entry says " + std::to_string(k.keyframe_offset) +
-                             ", the record implies " + std::to_string(key));
-            if (k.depth != depth)
-                mismatch(e, "depth", std::to_string(k.depth),
-                         "the entry says " + std::to_string(k.depth) + ", the record implies " +
-                             std::to_string(depth));
-        } else if (keyframe_delta_) {
-            error(refusal::kMissingKeyframeIndexFields, "", "", e.offset,
-                  "a keyframe-delta file's Chunk Index entry lacks the six appended fields (§5.8)");
-        }
+        named[static_cast<std::size_t>(c - chunks_.data())] = true;
+        check_index_entry(e, *c, index_at[i], check, [this](Error err) {
+            report_refusal(err, "Chunk Index", kNoOffset);
+            return !full();
+        });
     }
-    for (std::size_t i = 0; i < by_offset.size() && !full(); ++i)
-        if (!named[i])
-            error(refusal::kIndexRecordMismatch, "Chunk Index.chunk_offset",
-                  std::to_string(by_offset[i]->offset), by_offset[i]->offset,
-                  std::string(by_offset[i]->delta ? "Delta Chunk" : "Chunk") + " record at byte " +
-                      std::to_string(by_offset[i]->offset) +
-                      " is named by no Chunk Index entry's chunk_offset (§5.8: one entry per chunk)");
+    for (std::size_t k = 0; k < chunks_.size() && !full(); ++k)
+        if (!named[k])
+            report_refusal(unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk,
+                                           chunks_[k].offset),
+                           "Chunk Index", chunks_[k].offset);
     // The keyframe-delta seek structure over the whole index (§11.1, §11.8).
-    if (keyframe_delta_ && scene_.has_header) {
-        bool all_fields = true;
-        std::vector<ChunkIndex> entries;
-        for (const IndexSeen& e : index_) {
-            all_fields = all_fields && e.entry.keyframe.has_value();
-            entries.push_back(e.entry);
-        }
+    if (keyframe_delta_) {
+        const bool all_fields = std::all_of(index.begin(), index.end(),
+                                            [](const ChunkIndex& e) { return e.keyframe.has_value(); });
         if (all_fields) {
-            auto timeline = KeyframeTimeline::build(std::move(entries), scene_.header.duration_sec);
-            if (!timeline.ok())
-                report_refusal(timeline.error(), "Chunk Index", index_.front().offset);
+            auto timeline = KeyframeTimeline::build(index, scene_.header.duration_sec);
+            if (!timeline.ok()) report_refusal(timeline.error(), "Chunk Index", index_at.front());
         }
     }
+    // The summary records as the walk framed them, for the groups below.
+    std::vector<RecordEntry> summary_records;
+    for (const RecordEntry& rec : stream_.log())
+        if (is_summary_opcode(rec.opcode)) summary_records.push_back(rec);
     // §5.14: each Summary Offset frames its group's records, whole. A length that also covers
     // records of another opcode after the group is in circulation (wire-notes): a warning.
-    for (const auto& [s, at] : summary_offsets_) {
+    for (std::size_t g = 0; g < scene_.summary_offsets.size(); ++g) {
+        const SummaryOffset& s = scene_.summary_offsets[g];
+        const std::uint64_t at = builder_.offsets().summary_offsets[g];
         const std::uint64_t end = s.group_start + s.group_length;
         std::string problem;
         bool overlong = false, in_group = true, started = false;
         std::uint64_t expect = s.group_start;
-        for (const RecordSeen& rec : summary_records_) {
+        for (const RecordEntry& rec : summary_records) {
             const bool inside = rec.offset >= s.group_start && rec.offset < end;
             if (!inside) {
                 if (rec.opcode == s.group_opcode && problem.empty())
@@ -1320,14 +806,14 @@ void Validator::check_statistics() {
     else if (complete && !ids_capped_) computed = ids_.size();
     if (computed && scene_.has_header && scene_.header.gaussian_count != *computed)
         error(refusal::kGaussianCountMismatch, "", std::to_string(scene_.header.gaussian_count),
-              header_offset_ + kRecordHeaderSize + 4 + scene_.header.profile.size() + 4 +
+              header_offset() + kRecordHeaderSize + 4 + scene_.header.profile.size() + 4 +
                   scene_.header.library.size() + 8,
               "Header gaussian_count is " + std::to_string(scene_.header.gaussian_count) +
                   " but the chunks hold " + std::to_string(*computed) +
                   (keyframe_delta_ ? " distinct gaussian ids" : " gaussians"));
-    if (!statistics_) return;
-    const Statistics& s = statistics_->first;
-    const std::uint64_t at = statistics_->second + kRecordHeaderSize;
+    if (!scene_.statistics) return;
+    const Statistics& s = *scene_.statistics;
+    const std::uint64_t at = builder_.offsets().statistics + kRecordHeaderSize;
     if (computed && s.gaussian_count != *computed)
         warning(refusal::kStatisticsMismatch, "Statistics.gaussian_count", std::to_string(s.gaussian_count), at,
                 "Statistics gaussian_count is " + std::to_string(s.gaussian_count) +
@@ -1356,16 +842,16 @@ void Validator::check_statistics() {
 
 // §5.15.2 (M046/M047): the coordinate_system key beside the scene frame's record.
 void Validator::check_coordinate_system() {
-    std::optional<KeySeen> key = coordinate_system_;
+    std::optional<KeySeen> key = metadata_key("coordinate_system");
     if (!key && scene_.has_header)
         for (const auto& [k, v] : scene_.header.attributes)
-            if (k == "coordinate_system") key = KeySeen{v, header_offset_};
+            if (k == "coordinate_system") key = KeySeen{v, header_offset()};
     const CoordinateFrame* frame = nullptr;
     std::uint64_t frame_at = 0;
     for (std::size_t i = 0; i < scene_.coordinate_frames.size(); ++i)
         if (scene_.coordinate_frames[i].name.empty()) {
             frame = &scene_.coordinate_frames[i];
-            frame_at = offsets_.coordinate_frames[i];
+            frame_at = builder_.offsets().coordinate_frames[i];
             break;
         }
     if (!frame && !key) {  // M002: nothing says which way is up
@@ -1402,14 +888,6 @@ void Validator::check_coordinate_system() {
                   "); a writer that emits both must make them agree (M047)");
 }
 
-void Validator::check_references() {
-    if (!scene_.has_header) return;
-    check_scene_references(scene_, &offsets_, [this](Error e) {
-        report_refusal(e, "", kNoOffset);
-        return !full();
-    });
-}
-
 // The SHOULD-level advice about what a file says of itself (§3.1, §4.3, §5.1, §8).
 void Validator::check_advice() {
     if (!scene_.has_header) return;
@@ -1418,9 +896,9 @@ void Validator::check_advice() {
             if (k == name) return &v;
         return nullptr;
     };
-    std::optional<KeySeen> profile = visibility_profile_;
+    std::optional<KeySeen> profile = metadata_key("visibility_profile");
     if (!profile)
-        if (const std::string* v = header_key("visibility_profile")) profile = KeySeen{*v, header_offset_};
+        if (const std::string* v = header_key("visibility_profile")) profile = KeySeen{*v, header_offset()};
     if (!profile)
         warning(refusal::kNoVisibilityProfile, "", "", kNoOffset,
                 "no visibility_profile metadata key: producers should declare gaussian (soft fade) "
@@ -1429,7 +907,7 @@ void Validator::check_advice() {
         warning(refusal::kUnknownVisibilityProfile, "", profile->value, profile->offset,
                 "visibility_profile is " + detail::quoted(profile->value) +
                     "; the registry defines gaussian and box (flat-top is reserved, not representable)");
-    if (!private_records_.empty() && !application_ && !header_key("application"))
+    if (!private_records_.empty() && !metadata_key("application") && !header_key("application"))
         warning(refusal::kPrivateRecordsWithoutApplication, "", hex_byte(private_records_.front().opcode),
                 private_records_.front().offset,
                 std::to_string(private_records_.size()) + " private-range record(s), the first " +
@@ -1438,7 +916,7 @@ void Validator::check_advice() {
                     ", and no application metadata entry naming what wrote them (M012)");
     const bool flag = scene_.header.chunks_compressed();
     if (!chunks_.empty() && flag != compressed_chunk_seen_)
-        warning(refusal::kCompressedFlagMismatch, "", std::to_string(scene_.header.flags), header_offset_,
+        warning(refusal::kCompressedFlagMismatch, "", std::to_string(scene_.header.flags), header_offset(),
                 std::string("Header flags bit 1 (chunk data is compressed) is ") +
                     (flag ? "set" : "clear") + " but " +
                     (compressed_chunk_seen_ ? "a chunk names a codec" : "no chunk names a codec"));
@@ -1446,10 +924,10 @@ void Validator::check_advice() {
     if (!keyframe_delta_ && !chunks_.empty() && scene_.header.duration_sec > 0 &&
         scene_.header.profile != "baked") {
         bool all_whole = true;
-        for (const ChunkSeen& c : chunks_)
+        for (const FramedChunk& c : chunks_)
             all_whole = all_whole && c.t0 <= 0 && c.t1 >= scene_.header.duration_sec;
         if (all_whole)
-            warning(refusal::kUndeclaredUnseekableContent, "", scene_.header.profile, header_offset_,
+            warning(refusal::kUndeclaredUnseekableContent, "", scene_.header.profile, header_offset(),
                     "every chunk covers the whole timeline [0, " + num(scene_.header.duration_sec) +
                         "), so a seek costs the whole scene, and the file does not say so (profile "
                         "\"baked\", §8, M106)");

@@ -1162,14 +1162,20 @@ TEST_CASE("§5.18: the death group carries gaussian_id and nothing else", "[keyf
     require_refusal(run_streaming(file), "invalid-death-stream", {"opacity"});
 }
 
-TEST_CASE("§5.18/§6.5: keyframe and birth SH bands follow their gaussian_id through "
-          "composition, wanted bands set the seek cost, a cut band is dropped whole (M100)",
-          "[keyframe-delta]") {
-    // Give the fixture SH degree 1: a band-1 record after every state chunk, carrying each
-    // keyframe gaussian's or born gaussian's coefficients as a function of its id.
-    auto coeff = [](std::uint32_t id, int c) {
-        return static_cast<std::int32_t>((id * 37 + static_cast<std::uint32_t>(c) * 11) % 256);
-    };
+namespace {
+
+// The SH coefficients the SH-degree-1 fixture gives gaussian `id`, channel `c`.
+std::int32_t sh_coeff(std::uint32_t id, int c) {
+    return static_cast<std::int32_t>((id * 37 + static_cast<std::uint32_t>(c) * 11) % 256);
+}
+
+// The fixture with SH degree 1: a band-1 record after every state chunk, carrying each keyframe
+// gaussian's or born gaussian's coefficients as a function of its id (sh_coeff), every index
+// entry naming its band; `edit` may change entry k's bands (offsets are the band records' own
+// before emit maps them).
+ByteVec fixture_with_band_one(
+    const std::function<void(std::size_t, std::vector<ChunkIndex::Band>&)>& edit = {}) {
+    auto coeff = sh_coeff;
     std::vector<Rec> recs = split_records(fixture());
     put_le<std::uint8_t>(rec_at(recs, 8).content, 134, 1);  // Header sh_degree
     REQUIRE(parse_header(view_of(rec_at(recs, 8)))->sh_degree == 1);
@@ -1200,8 +1206,20 @@ TEST_CASE("§5.18/§6.5: keyframe and birth SH bands follow their gaussian_id th
         ++state;
     }
     for (std::size_t k = 0; k < 6; ++k)
-        patch_index(out, k, [&](ChunkIndex& e) { e.bands = {{1, band_at[k], 0}}; });
-    const ByteVec file = emit(out);
+        patch_index(out, k, [&](ChunkIndex& e) {
+            e.bands = {{1, band_at[k], 0}};
+            if (edit) edit(k, e.bands);
+        });
+    return emit(out);
+}
+
+}  // namespace
+
+TEST_CASE("§5.18/§6.5: keyframe and birth SH bands follow their gaussian_id through "
+          "composition, wanted bands set the seek cost, a cut band is dropped whole (M100)",
+          "[keyframe-delta]") {
+    auto coeff = sh_coeff;
+    const ByteVec file = fixture_with_band_one();
 
     auto check_sh = [&](const ChunkBins& b) {
         REQUIRE(b.sh_bands == 1);
@@ -1259,4 +1277,32 @@ TEST_CASE("§5.18/§6.5: keyframe and birth SH bands follow their gaussian_id th
     check_sh(t.states[0]);
     CHECK(t.states[1].sh_bands == 0);
     CHECK(t.states[1].position == s.states[1].position);
+}
+
+TEST_CASE("§5.7: a duplicate SH band entry is refused by the keyframe-delta reader as by the "
+          "indexed reader",
+          "[keyframe-delta]") {
+    // The first keyframe's index entry names its band-1 record twice. The indexed readers fetch
+    // bands by the entry, so which of two entries is "the" band 1 is undecidable: both refuse,
+    // naming the band (the keyframe-delta reader used to take the last entry silently).
+    const ByteVec file = fixture_with_band_one([](std::size_t k, std::vector<ChunkIndex::Band>& b) {
+        if (k == 0) b.push_back(b.front());
+    });
+    require_refusal(run_indexed(file), "duplicate-sh-band", {"band 1"});
+
+    MemorySource src(file);
+    ReaderOptions keyframes_as_chunks;
+    keyframes_as_chunks.accept_keyframe_delta = true;  // the first entry frames a plain Chunk
+    auto reader = IndexedReader::open(src, keyframes_as_chunks);
+    REQUIRE(reader.ok());
+    DecodeWorkspace ws;
+    const Status decoded = reader->decode_chunk(0, ws);
+    REQUIRE_FALSE(decoded.ok());
+    CHECK(decoded.error().refusal == "duplicate-sh-band");
+    CHECK_THAT(decoded.error().message, Catch::Contains("band 1"));
+
+    // The streaming path sees one band record after the chunk and two in the entry.
+    require_refusal(run_streaming(file), "index-record-mismatch", {"band_count"});
+    // Without the duplicate, all three read the file.
+    require_clean(run_indexed(fixture_with_band_one()));
 }

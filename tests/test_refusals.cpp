@@ -2,14 +2,18 @@
 // registry's list, and every identifier is spelled the registry's way.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/records.hpp"
 #include "fourdgs/refusals.hpp"
+#include "fourdgs/wire.hpp"
 
 using namespace fourdgs;
 
@@ -90,4 +94,50 @@ TEST_CASE("refusals: an Error names its field and value as data") {
     CHECK(e.field == "Attribute Stream.window_index");
     CHECK(e.value == "7");
     CHECK(e.offset == 120);
+}
+
+TEST_CASE("refusals: the layers that refuse fill the field and value of an Error, not only its message") {
+    // The cursor: a short field, a count that cannot fit, a non-finite number.
+    const std::uint8_t three[] = {1, 2, 3};
+    Cursor c(three, 100, "Window Table");
+    auto short_read = c.u32("count");
+    REQUIRE_FALSE(short_read.ok());
+    CHECK(short_read.error().refusal == refusal::kRecordTooShort);
+    CHECK(short_read.error().field == "Window Table.count");
+    CHECK(short_read.error().offset == 100);
+    const Status too_many = c.check_count("count", 9, 16);
+    REQUIRE_FALSE(too_many.ok());
+    CHECK(too_many.error().refusal == refusal::kCountExceedsRecord);
+    CHECK(too_many.error().field == "Window Table.count");
+    CHECK(too_many.error().value == "9");
+    const double inf = std::numeric_limits<double>::infinity();
+    std::uint8_t eight[8];
+    std::memcpy(eight, &inf, 8);
+    Cursor f(eight, 0, "Camera");
+    auto non_finite = f.finite_f64("fov_y_deg");
+    REQUIRE_FALSE(non_finite.ok());
+    CHECK(non_finite.error().field == "Camera.fov_y_deg");
+    CHECK(non_finite.error().value == "inf");
+
+    // A record parser names the field it refuses and the value it read.
+    Header h;
+    h.temporal_model = "gaussian-birth";
+    h.cutoff = 1.5;
+    ByteWriter out;
+    write(out, h);
+    auto r = parse_record(out.buffer(), 8);
+    REQUIRE(r.ok());
+    auto parsed = parse_header(*r);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.error().refusal == refusal::kInvalidCutoff);
+    CHECK(parsed.error().field == "Header.cutoff");
+    CHECK(parsed.error().value == "1.5");
+
+    // The magic names the bytes it found.
+    const std::uint8_t v2[] = {0x89, 0x34, 0x44, 0x47, 0x53, 0x32, 0x0D, 0x0A};
+    const Status magic = check_magic(v2, 0);
+    REQUIRE_FALSE(magic.ok());
+    CHECK(magic.error().refusal == refusal::kUnsupportedMajorVersion);
+    CHECK(magic.error().field == "magic");
+    CHECK(magic.error().value == "89 34 44 47 53 32 0D 0A");
 }

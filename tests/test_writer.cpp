@@ -953,3 +953,27 @@ TEST_CASE("M028: 200 seeded random option combinations over small scenes", "[wri
         if (round % 10 == 0) REQUIRE(write_ok(s, opt) == bytes);
     }
 }
+
+TEST_CASE("GaussianColumns::resize sizes every column a batch needs, so write_scene takes it") {
+    GaussianColumns cols;
+    cols.sh_degree = 2;
+    cols.resize(3);
+    CHECK(cols.count == 3);
+    CHECK(cols.sh.size() == 3 * 3 * 8);
+    for (std::size_t i = 0; i < 3; ++i) {
+        cols.scale[i * 3] = cols.scale[i * 3 + 1] = cols.scale[i * 3 + 2] = 0.1f;
+        cols.rotation[i * 4 + 3] = 1;
+        cols.sigma_t[i] = 1;
+        cols.win_hi[i] = 1;
+    }
+    SceneInput in;
+    in.header.duration_sec = 1;
+    in.header.sh_degree = 2;
+    in.gaussians = cols.batch();
+    auto bytes = write_scene(in);
+    REQUIRE(bytes.ok());
+    MemorySource src(*bytes);
+    auto back = read_streaming(src);
+    REQUIRE(back.ok());
+    CHECK(back->gaussians.count == 3);
+}

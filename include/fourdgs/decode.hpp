@@ -1,13 +1,17 @@
 // fourdgs/decode.hpp — one chunk from bytes to gaussians: the records block (§5.5) through the
 // stream pipeline (§5.6) into ChunkBins, then §6 dequantization into a GaussianBlock.
 //
-// Both readers call exactly these functions; neither re-implements any of it. Every stream's
-// shape is checked against the registry and the chunk before its values are used, and every
-// allocation is bounded by DecodeLimits before it happens.
+// Every front-end calls exactly these functions; none re-implements any of it. A Delta Chunk
+// (§5.18) opens its block and checks its rows through the same steps as a Chunk
+// (keyframe_delta.hpp composes them). Every stream's shape is checked against the registry and the
+// chunk before its values are used, and every allocation is bounded by DecodeLimits before it
+// happens.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "fourdgs/error.hpp"
@@ -53,6 +57,39 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
 Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_t count,
                            const char* what, const DecodeLimits& limits, ChunkBins& out,
                            std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch);
+
+// The steps of a chunk decode, in order, for a Chunk (decode_chunk_bins) and for the groups of a
+// Delta Chunk (keyframe_delta.hpp). `what` names the record or group in messages ("Chunk",
+// "Delta Chunk", "the birth group"); `at` is the offset errors carry.
+
+// limit-exceeded when `count` gaussians exceed limits.max_gaussians_per_chunk (a count is not
+// checked against the bytes that hold it: a constant stream holds any count in a few bytes).
+Status check_gaussian_limit(std::uint32_t count, const DecodeLimits& limits, std::string_view what,
+                            std::uint64_t at);
+
+// §5.5, §5.18 (M030, M093): a records block as stored or decompressed per its `compression`
+// string. "" keeps `records` as is, whose length must be `uncompressed_size`
+// (decompressed-size-mismatch naming what.uncompressed_size); a codec name (or
+// unknown-chunk-compression naming it) inflates it into `scratch`, after checking
+// uncompressed_size against limits.max_decompressed_bytes (limit-exceeded) and against what the
+// block can inflate to. The result views `records` or `scratch`.
+Result<Bytes> open_records_block(std::string_view what, std::string_view compression,
+                                 std::uint64_t uncompressed_size, Bytes records, std::uint64_t at,
+                                 const DecodeLimits& limits, std::vector<std::uint8_t>& scratch);
+
+// After decode_stream_block: with `count` > 0 every required stream (attr ids below
+// kRequiredCount) is present, else missing-attribute-stream naming `field` (the records field,
+// e.g. "Chunk.records") and the id; with `count` 0 their columns are emptied. The columns of
+// optional streams that were absent are emptied either way.
+Status require_streams(ChunkBins& out, const std::array<bool, attr::kKnownCount>& seen,
+                       std::uint32_t count, std::string_view what, std::string_view field,
+                       std::uint64_t at);
+
+// §6.4, §5.4, row by row: rotation_index in 0..3 when `rotation` (invalid-rotation-index), and
+// window_index inside the scene's table when `window` (window-index-out-of-range, M029).
+// `element` names a row in messages ("gaussian", "update element").
+Status check_rows(const SceneInfo& scene, const ChunkBins& bins, std::uint32_t count,
+                  bool rotation, bool window, std::string_view element, std::uint64_t at);
 
 // Decodes SH band records for `count` gaussians into out.sh (whole bands 1..max_degree).
 Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count, int sh_degree,

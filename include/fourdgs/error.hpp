@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <optional>
 #include <string>
@@ -50,8 +51,9 @@ struct Error {
     std::string message;  // one sentence naming the offending value
     std::uint64_t offset = kNoOffset;  // absolute byte offset in the file, or kNoOffset
     // What the error is about, as data, for validators and tools: "Record.field" (e.g.
-    // "Window Table.count") and the offending value as text. Empty when the refusal is about
-    // something other than one field, or the layer that failed does not know it.
+    // "Window Table.count") and the offending value as text. `field` is empty when the refusal
+    // identifier alone names the field (its catalog entry in refusals.hpp does), when the refusal
+    // is about something other than one field, or when the layer that failed does not know it.
     std::string field;
     std::string value;
 
@@ -77,6 +79,10 @@ struct Error {
         return s;
     }
 };
+
+// Where a layer that keeps going after a broken rule (a validator's collect-every-finding mode)
+// sends each Error; it returns false to stop at that one.
+using ReportFn = std::function<bool(Error)>;
 
 // Builds an Error; `offset` may be filled in later by a layer that knows the file position.
 inline Error make_error(ErrorKind kind, std::string_view refusal, std::string message,

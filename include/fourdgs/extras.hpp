@@ -40,8 +40,11 @@ namespace fourdgs {
 struct RecordOffsets {
     std::vector<std::uint64_t> coordinate_frames, sensors, rig_trajectories, geodetic_anchors,
         audio;
+    // The other records a SceneBuilder keeps (front_matter.hpp), for tools that report by offset.
+    std::uint64_t header = kNoOffset, quantization = kNoOffset, window_table = kNoOffset,
+                  statistics = kNoOffset;
+    std::vector<std::uint64_t> metadata, index, summary_offsets;
 };
-using ReportFn = std::function<bool(Error)>;
 void check_scene_references(const SceneInfo& scene, const RecordOffsets* offsets,
                             const ReportFn& report);
 // The first violation, as a Status (what the readers use).

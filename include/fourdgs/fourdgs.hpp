@@ -1,4 +1,6 @@
-// fourdgs/fourdgs.hpp — the whole public C++ API in one include.
+// fourdgs/fourdgs.hpp — the whole public C++ API of the core library (fourdgs::fourdgs) in one
+// include. The application tools (PLY, preview, convert) are the tools library's:
+// fourdgs/tools.hpp, fourdgs::tools.
 #pragma once
 
 #include "fourdgs/version.hpp"
@@ -14,12 +16,15 @@
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/record_stream.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/keyframe_timeline.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/open_scene.hpp"
+#include "fourdgs/file_assembler.hpp"
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/validate.hpp"
-#include "fourdgs/preview.hpp"
-#include "fourdgs/ply.hpp"
-#include "fourdgs/convert.hpp"

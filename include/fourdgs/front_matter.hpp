@@ -1,13 +1,27 @@
 // fourdgs/front_matter.hpp — records into the scene model.
 //
-// SceneBuilder takes parsed records in file order and fills a SceneInfo, enforcing the rules
-// that span records: the Header comes first (§4), Header, Quantization and Window Table appear
-// once each (§4, M006), the temporal model and quantization scheme are ones this reader
-// implements (§5.1, M015), and an empty Window Table reads as one (0, 0) window (§5.4). Both
-// readers feed it; neither interprets a record any other way.
+// SceneBuilder is the one place that turns records into a SceneInfo. It takes parsed records in
+// file order and enforces the rules that span records: the Header comes first (§4), Header,
+// Quantization and Window Table appear once each (§4, M006), the temporal model and quantization
+// scheme are ones this reader implements (§5.1, M015), audio records pair up and precede the
+// chunks (§5.16, §5.17, §7), a file has one Object Table and one track per object (§5.15.6,
+// §5.15.7), the cross-record references of extras.hpp hold, and an empty Window Table reads as
+// one (0, 0) window (§5.4). Every reader and the validator feed it; none interprets a record any
+// other way.
+//
+// It runs in one of two modes. First-error (the readers): the first rule broken is returned and
+// the builder stops. Collect (the validator): every rule broken goes to a ReportFn and the
+// builder keeps going, keeping what it would have kept had the rule held — a second Header,
+// Quantization or Window Table and a record that fails its parser are dropped; an unknown
+// scheme, a late audio record or an Audio Data of the wrong length is kept — so one file yields
+// every finding.
+//
+// Thread safety: a SceneBuilder is used by one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
@@ -35,64 +49,93 @@ struct ReaderOptions {
 
 class SceneBuilder {
 public:
+    // First-error mode.
     explicit SceneBuilder(const ReaderOptions& options) : options_(options) {}
+    // Collect mode: each broken rule is passed to `report`, which returns false to stop (the
+    // builder then returns that Error from then on, as in first-error mode).
+    SceneBuilder(const ReaderOptions& options, ReportFn report)
+        : options_(options), report_(std::move(report)) {}
 
-    // Adds one whole record (content available). `payload_crc` lets a caller that streamed a
-    // payload pass its CRC-32. Returns the refusal for any rule above or in the record's parser.
-    // Chunk, SH band, Delta Chunk and Footer records are not handled here (the front-ends own
-    // them); passing one is a no-op.
+    // Adds one whole record (content available), a content or summary record in file order.
+    // Chunk, SH band, Delta Chunk and Footer records are the front-ends' (passing one is a
+    // no-op). Returns the refusal for any rule above or in the record's parser (collect mode: ok
+    // unless `report` said stop).
     Status add(const RecordView& record);
 
     // Adds a payload-carrying record (Attachment, Audio Data, legacy Audio) whose payload was not
-    // read: `prefix` holds at least the fields before the payload. The payload's range is kept.
-    Status add_unread_payload(const RecordView& header_and_prefix);
+    // read: `header_and_prefix.content` holds a prefix of the content, content_length is the
+    // whole length. The payload's range is kept. Returns false, adding nothing, when the prefix
+    // ends before the fields in front of the payload do: pass the whole record to add() instead.
+    Result<bool> add_unread_payload(const RecordView& header_and_prefix);
+
+    // Adds one record of a summary read on its own, ahead of the content it describes (a seeking
+    // reader reads the summary first, §8): Chunk Index, Statistics and Summary Offset are kept as
+    // add() keeps them, records the format does not define are skipped, and any other defined
+    // record is refused as summary-not-contiguous (§4.5). The Header-first rule does not apply.
+    Status add_summary(const RecordView& record);
+    // Takes the summary `summary` (fed with add_summary) read, in place of any summary records
+    // the content walk met: the summary is the run before the Footer (§4.5). `summary` is spent.
+    void take_summary(SceneBuilder&& summary);
 
     // Called before the first chunk: the Header and Quantization must have been seen, and the
     // rules that span records hold (check_scene_references, extras.hpp). Computes the grid and
     // the effective window table. Idempotent. After it, an audio record is refused (every pair
     // comes before the first chunk, M092) and a provenance record is checked against the rest.
+    // In collect mode the rules that span records wait for finish().
     Status seal(std::uint64_t at);
+
+    // Collect mode, after the last record: the rules that span records, checked once over the
+    // whole file (a file without a Header has nothing to check them against).
+    Status finish();
 
     bool sealed() const noexcept { return sealed_; }
     SceneInfo& scene() noexcept { return scene_; }
     const SceneInfo& scene() const noexcept { return scene_; }
+    // Where the records the scene holds came from, in the order the scene holds them.
+    const RecordOffsets& offsets() const noexcept { return offsets_; }
     std::size_t records_seen() const noexcept { return records_seen_; }
 
 private:
-    Status add_header(const RecordView& r);
-    Status check_audio_before_chunks(const RecordView& r) const;
-    Status add_payload_record(const RecordView& r, std::uint8_t opcode, Bytes data,
-                              std::uint64_t data_offset, std::uint64_t data_length);
+    // A rule broken: remembered (first-error mode) or reported (collect mode). Returns whether
+    // to go on with the record.
+    bool broken(Error e);
+    template <class T>
+    bool parsed(Result<T>& r) {
+        if (r.ok()) return true;
+        broken(std::move(r).error());
+        return false;
+    }
+    // A record that parsed joins `list`, its offset `offsets`; one that did not is broken.
+    template <class T>
+    void keep(Result<T> r, std::vector<T>& list, std::vector<std::uint64_t>& offsets,
+              std::uint64_t at) {
+        if (!parsed(r)) return;
+        list.push_back(std::move(r).value());
+        offsets.push_back(at);
+    }
+    Status outcome() const;
+
+    void absorb(const RecordView& r);
+    bool header_first(const RecordView& r);
+    bool audio_before_chunks(const RecordView& r);
+    void absorb_header(const RecordView& r);
+    void absorb_quantization(const RecordView& r);
+    void absorb_window_table(const RecordView& r);
+    void absorb_audio_source(const RecordView& r);
+    struct PayloadRecord;
+    static Result<bool> read_payload_head(const RecordView& r, PayloadRecord& p);
+    void absorb_payload(const RecordView& r, PayloadRecord p);
+    void absorb_summary(const RecordView& r);
 
     ReaderOptions options_;
+    ReportFn report_;  // set in collect mode
+    std::optional<Error> failure_;
     SceneInfo scene_;
-    RecordOffsets offsets_;  // of each provenance and audio record, for messages
+    RecordOffsets offsets_;
     bool sealed_ = false;
+    bool header_seen_ = false, quantization_seen_ = false, window_table_seen_ = false;
+    bool header_first_reported_ = false;
     std::size_t records_seen_ = 0;
-};
-
-// §4.5, for a reader that goes front to back: the trailing run of summary records, retained as
-// it passes so summary_crc can be checked at the Footer without buffering the file. Records the
-// format does not define stay inside a run (readers skip them); a defined content record or a
-// chunk ends it.
-class SummaryRun {
-public:
-    // Every whole record other than a chunk, in file order (`bytes` = header + content).
-    void add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes);
-    // A chunk (or Delta Chunk) arrived: whatever run there was is not the summary.
-    void end() noexcept { active_ = false; }
-    // At the Footer: summary_start must name the run's first byte (summary-not-contiguous when a
-    // content record sits inside it, summary-start-mismatch otherwise), and a non-zero
-    // summary_crc must match when `verify_crc` (summary-crc-mismatch). Sets `verified` when a
-    // CRC was checked. `footer_content` is the Footer's content offset, for messages.
-    Status check(const Footer& footer, std::uint64_t footer_content, bool verify_crc,
-                 bool& verified) const;
-
-private:
-    bool active_ = false;
-    std::uint64_t start_ = 0;
-    std::uint32_t crc_ = 0;
-    std::uint64_t broken_by_ = 0;  // offset of the content record that last ended a run
 };
 
 // §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only
@@ -100,5 +143,8 @@ private:
 // everything else (including "") is unknown.
 Status check_temporal_model(const Header& header, std::uint64_t offset,
                             bool accept_keyframe_delta = false);
+// §5.1 for the keyframe-delta front-ends: a file of any other model is unknown-temporal-model,
+// naming it (the gaussian-birth readers read those).
+Status require_keyframe_delta(const Header& header, std::uint64_t offset);
 
 }  // namespace fourdgs

@@ -5,7 +5,8 @@
 // framing payload records (attachments, audio data) without reading their payloads. A file whose
 // summary_start is 0 has no index and is read sequentially (M016): open() then walks the records
 // front to back once, reading only record headers and chunk headers, and builds the same index
-// in memory.
+// in memory. Records are framed by a RecordStream confined to the range being walked, fetched by
+// a RangeFetcher (record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
 //
 // chunks_for(t) answers from the index alone. decode_chunk() fetches one chunk's record and the
 // SH band records up to the configured degree — never a band above it — and decodes them.
@@ -23,6 +24,7 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 
 namespace fourdgs {
@@ -32,6 +34,7 @@ namespace fourdgs {
 struct DecodeWorkspace {
     std::vector<std::uint8_t> record;
     std::array<std::vector<std::uint8_t>, 3> bands;
+    std::vector<ShBandRecord> band_records;  // views `bands`
     ChunkBins bins;
     DecodeScratch scratch;
     GaussianBlock block;
@@ -45,6 +48,9 @@ public:
     static Result<IndexedReader> open(ByteSource& source, ReaderOptions options = {});
 
     const SceneInfo& scene() const noexcept { return scene_; }
+    // The source and options it was opened with (the source outlives the reader).
+    ByteSource& source() const noexcept { return fetcher_.source(); }
+    const ReaderOptions& options() const noexcept { return options_; }
     // True when the file had no index (summary_start 0) and open() built one by walking it.
     bool index_built_by_scan() const noexcept { return scanned_; }
 
@@ -77,26 +83,29 @@ public:
     Result<std::vector<std::uint8_t>> read_payload(const PayloadRef& payload) const;
 
     // Bytes fetched from the source so far by this reader (open and decodes), for measuring.
-    std::uint64_t bytes_fetched() const noexcept { return fetched_->load(); }
+    std::uint64_t bytes_fetched() const noexcept { return fetcher_.bytes_fetched(); }
 
 private:
     IndexedReader(ByteSource& source, ReaderOptions options)
-        : source_(&source), options_(options), fetched_(std::make_unique<std::atomic<std::uint64_t>>(0)) {}
-    Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
+        : options_(options), fetcher_(source, options.max_record_bytes) {}
     Status read_tail_and_summary(std::uint64_t size);
+    Status read_summary(std::uint64_t footer_start, SceneBuilder& summary);
+    Status scan_without_index(std::uint64_t footer_start, SceneBuilder& summary,
+                              std::uint64_t& first_chunk);
     // Content records before the first chunk (`end`), then in the gaps between indexed ranges
-    // up to `content_end` (the summary, or the Footer when there is no index).
-    Status read_front_matter(std::uint64_t end, std::uint64_t content_end);
-    Status walk_records(SceneBuilder& builder, std::uint64_t at, std::uint64_t end,
-                        bool stop_at_chunk, std::uint64_t* stopped_at) const;
-    Status scan_without_index(std::uint64_t size);
+    // up to `content_end` (the summary, or the Footer when there is no index); then the summary.
+    Status read_front_matter(std::uint64_t end, std::uint64_t content_end, SceneBuilder&& summary);
+    // Feeds every record in the stream's region to `builder`, payload records framed without
+    // their payloads. `stopped_at` given: the front matter, which ends at the first chunk (its
+    // offset is stored there); otherwise a gap between indexed ranges, where a chunk is one the
+    // index does not name.
+    Status walk(SceneBuilder& builder, RecordStream& stream, std::uint64_t* stopped_at) const;
     int wanted_bands() const;
 
-    ByteSource* source_;
     ReaderOptions options_;
+    RangeFetcher fetcher_;
     SceneInfo scene_;
     bool scanned_ = false;
-    std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
 };
 
 }  // namespace fourdgs

@@ -8,7 +8,14 @@
 // back with the whole bands that survived (M100) — and then reports the truncation; it never
 // interprets a partial record (M132).
 //
-// Thread safety: one reader is used by one thread at a time.
+// ChunkWalk is that walk, shared by both streaming front-ends (this gaussian-birth reader and the
+// keyframe-delta stream): records through a RecordStream (record_stream.hpp), every content and
+// summary record into a SceneBuilder (front_matter.hpp), each state chunk handed out with the SH
+// band records that follow it, each Chunk Index entry checked against the chunk it frames as the
+// summary arrives (index_check.hpp), the Footer and the trailing magic at the end. A front-end
+// on top only decodes (or composes) the chunks.
+//
+// Thread safety: a reader or walk is used by one thread at a time.
 #pragma once
 
 #include <array>
@@ -18,29 +25,94 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/index_check.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 
 namespace fourdgs {
 
-// One record as walked: its opcode, whole-record offset and length (for dumps and validators).
-struct RecordEntry {
-    std::uint8_t opcode = 0;
-    std::uint64_t offset = 0, length = 0;
+// The SH Band Stream records that follow a chunk (§5.7), as the walk found them.
+struct ChunkBands {
+    std::vector<ShBandRecord> bands;            // in file order; views the walk's buffers
+    std::vector<ChunkIndex::Band> ranges;       // where each of those records lies
+    // Bands 1..whole arrived whole and in order: all of them, unless the data was cut in or just
+    // after them (then the walk's truncation() is set, M100).
+    int whole = 3;
+};
+
+class ChunkWalk {
+public:
+    // The temporal model the walk reads: gaussian-birth walks Chunk records and refuses a Delta
+    // Chunk (§5.18); keyframe-delta walks both as state chunks, refuses any other model right
+    // after the Header (§5.1), and requires the index's keyframe-delta fields (§5.8).
+    enum class Model : std::uint8_t { gaussian_birth, keyframe_delta };
+
+    ChunkWalk(ByteSource& source, const ReaderOptions& options, Model model)
+        : options_(options), model_(model), builder_(options_),
+          stream_(source, options.max_record_bytes) {}
+
+    // The magic and every record before the first state chunk (the front matter). Refusals:
+    // magic-mismatch, unsupported-major-version, and any the walk meets (see next_chunk).
+    Status open();
+
+    // Reads up to the next state chunk, feeding every record before it to the SceneBuilder, and
+    // returns it in `record` (views the walk's buffer until the next call): true, or false at
+    // the clean end of the file (after the Footer and trailing magic). Refusals: the builder's,
+    // delta-chunk-in-gaussian-birth, orphan-sh-band, index-record-mismatch and
+    // missing-keyframe-index-fields as the summary arrives, the Footer's (record_stream.hpp); a
+    // truncation or a read failure ends the walk and is kept in truncation() (returned again by
+    // every later call).
+    Result<bool> next_chunk(RecordView& record);
+    // The SH band records after the chunk next_chunk() returned. A truncation while reading them
+    // is not an error here: the bands before the cut come back (whole counts them) and
+    // truncation() is set. Refusals: a non-truncation read failure, parse_sh_band's.
+    Result<ChunkBands> read_bands();
+
+    // What the front-end made of the chunk next_chunk() returned (its record's fields, its
+    // bands, and, composing, its population), for the index entries that arrive later (§5.8).
+    void remember(FramedChunk chunk) { chunks_.push_back(std::move(chunk)); }
+    // Every chunk remembered, in file order (so sorted by offset).
+    const std::vector<FramedChunk>& chunks() const noexcept { return chunks_; }
+
+    const SceneInfo& scene() const noexcept { return builder_.scene(); }
+    bool finished() const noexcept { return finished_; }
+    const std::optional<Error>& truncation() const noexcept { return truncation_; }
+    RecordStream& stream() noexcept { return stream_; }
+    const RecordStream& stream() const noexcept { return stream_; }
+
+private:
+    struct Slot {
+        bool valid = false;
+        HeldRecord held;
+    };
+    Result<bool> advance();           // reads until a state chunk is held in chunk_
+    Status absorb(const RecordView& r);  // a record other than a state chunk
+    bool is_state_chunk(std::uint8_t opcode) const noexcept;
+
+    ReaderOptions options_;
+    Model model_;
+    SceneBuilder builder_;
+    RecordStream stream_;
+    bool opened_ = false, finished_ = false;
+    std::optional<Error> truncation_;
+    Slot lookahead_, chunk_;
+    std::array<HeldRecord, 3> band_slots_;
+    std::vector<FramedChunk> chunks_;
 };
 
 class StreamingReader {
 public:
     explicit StreamingReader(ByteSource& source, ReaderOptions options = {})
-        : source_(&source), options_(options), builder_(options) {}
+        : options_(options), walk_(source, options_, ChunkWalk::Model::gaussian_birth) {}
 
     // Reads the magic and every record up to the first Chunk (the front matter). Refusals:
     // magic-mismatch, unsupported-major-version, header-not-first, duplicate-*, the temporal
     // model and scheme gates, any record parser's refusal, truncated.
-    Status open();
+    Status open() { return walk_.open(); }
 
     // The scene as read so far (front matter after open(); the summary after the end).
-    const SceneInfo& scene() const noexcept { return builder_.scene(); }
+    const SceneInfo& scene() const noexcept { return walk_.scene(); }
 
     // Decodes the next chunk into `out` (replacing its contents). Returns true when a chunk was
     // produced and false at the clean end of the file (after the Footer and trailing magic). On
@@ -55,56 +127,19 @@ public:
     const ChunkRecord& last_chunk() const noexcept { return chunk_; }
     std::uint64_t last_chunk_offset() const noexcept { return chunk_offset_; }
 
-    bool finished() const noexcept { return finished_; }
-    const std::optional<Error>& truncation() const noexcept { return truncation_; }
-    // Every record walked so far, in file order (when options ask for it; see record_log()).
-    void enable_record_log(bool on) noexcept { log_records_ = on; }
-    const std::vector<RecordEntry>& record_log() const noexcept { return log_; }
+    bool finished() const noexcept { return walk_.finished(); }
+    const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }
+    // Every record walked so far, in file order (when enabled before the walk).
+    void enable_record_log(bool on) noexcept { walk_.stream().enable_log(on); }
+    const std::vector<RecordEntry>& record_log() const noexcept { return walk_.stream().log(); }
 
 private:
-    struct Pending {
-        bool valid = false;
-        RecordView view;
-        std::vector<std::uint8_t> bytes;  // header + content
-    };
-
-    // Reads the next whole record into `slot`. Returns false at the clean end (no bytes left),
-    // a truncated error when a record is cut.
-    Result<bool> read_record(Pending& slot);
-    Status absorb(const Pending& rec);  // a non-chunk record: builder, summary CRC, footer
-    Status finish_footer(const Pending& rec);
-    Result<bool> advance_to_chunk();     // reads until a Chunk is pending in chunk_slot_
-
-    // A chunk as it passed, for checking the index that follows (index-record-mismatch).
-    struct SeenChunk {
-        std::uint64_t offset = 0, length = 0;
-        double t0 = 0, t1 = 0;
-        std::uint32_t count = 0;
-        std::vector<ChunkIndex::Band> bands;
-    };
-    Status check_index_entry(const ChunkIndex& entry, std::uint64_t entry_offset) const;
-
-    ByteSource* source_;
     ReaderOptions options_;
-    SceneBuilder builder_;
-    std::uint64_t position_ = 0;
-    bool opened_ = false, finished_ = false;
-    std::optional<Error> truncation_;
-
-    Pending lookahead_;
-    Pending chunk_slot_;
-    std::array<Pending, 3> band_slots_;
+    ChunkWalk walk_;
     ChunkRecord chunk_;
     std::uint64_t chunk_offset_ = 0;
-    std::vector<ShBandRecord> bands_;
-    std::vector<SeenChunk> seen_chunks_;  // in file order, so sorted by offset
     ChunkBins bins_;
     DecodeScratch scratch_;
-
-    SummaryRun summary_run_;  // the trailing summary records, for summary_crc (§4.5)
-
-    bool log_records_ = false;
-    std::vector<RecordEntry> log_;
 };
 
 // Everything a file holds, read front to back: the scene, every gaussian (chunks in file

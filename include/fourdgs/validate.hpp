@@ -3,7 +3,10 @@
 // The readers stop at the first refusal; validate() walks the whole file and keeps going: each
 // record is framed and parsed on its own (a record that fails to parse is one finding, and the
 // walk steps over it by content_length), the rules that span records run over what parsed, and
-// every chunk's streams are decoded so a bad codec byte inside a chunk is found too. Errors are
+// every chunk's streams are decoded so a bad codec byte inside a chunk is found too. It stands on
+// the readers' layers — the record stream, the SceneBuilder in its collect-every-finding mode,
+// the chunk decode, the index check — so a rule a reader refuses by is written once, and a
+// finding's field and value are the ones the refusing layer named (error.hpp). Errors are
 // the rules a reader refuses (their refusal identifier is the finding's `rule`); warnings are
 // the SHOULD-level reports (§5.3 bounds a writer should declare, §5.15.2 frame advice, the
 // length_unit / metres_per_unit disagreement which is an error, M044).

@@ -53,38 +53,61 @@ inline constexpr std::uint8_t header = 0x01, footer = 0x02, quantization = 0x03,
 inline std::string opcode_name(std::uint8_t opcode);
 
 // §4.1: tells a wrong file (magic-mismatch) from a future major version
-// (unsupported-major-version: only the version byte differs).
+// (unsupported-major-version: only the version byte differs). `bytes` are the (up to 8) bytes
+// found at `offset`; an error's value is them in hex ("89 34 44 47 53 32 0D 0A").
 inline Status check_magic(Bytes bytes, std::uint64_t offset) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string found;
+    for (std::size_t i = 0; i < bytes.size() && i < kMagicSize; ++i) {
+        if (i != 0) found += ' ';
+        found += hex[bytes[i] >> 4];
+        found += hex[bytes[i] & 15];
+    }
     if (bytes.size() < kMagicSize)
         return make_error(ErrorKind::truncated, refusal::kTruncated,
                           "the file ends inside the 8-byte magic (" +
                               std::to_string(bytes.size()) + " bytes)",
-                          offset);
+                          offset)
+            .about("magic", std::move(found));
     bool other_differs = false;
     for (std::size_t i = 0; i < kMagicSize; ++i)
         if (i != 5 && bytes[i] != kMagic[i]) other_differs = true;
     if (other_differs)
         return make_error(ErrorKind::malformed, refusal::kMagicMismatch,
                           "not a .4dgs file: the magic bytes differ from 89 34 44 47 53 31 0D 0A",
-                          offset);
+                          offset)
+            .about("magic", std::move(found));
     if (bytes[5] != kMagic[5])
         return make_error(ErrorKind::unsupported, refusal::kUnsupportedMajorVersion,
-                          "major version byte is 0x" + [&] {
-                              static const char* hex = "0123456789ABCDEF";
-                              return std::string{hex[bytes[5] >> 4], hex[bytes[5] & 15]};
-                          }() + ", this reader implements version 1 (0x31)",
-                          offset + 5);
+                          "major version byte is 0x" + found.substr(15, 2) +
+                              ", this reader implements version 1 (0x31)",
+                          offset + 5)
+            .about("magic", std::move(found));
     return ok_status();
+}
+
+// Little-endian u64 / u32 at `p`, assembled byte by byte: what a length read from raw bytes (a
+// record header, a stream header) goes through, so no length depends on the host's byte order.
+constexpr std::uint64_t read_le64(const std::uint8_t* p) noexcept {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+constexpr std::uint32_t read_le32(const std::uint8_t* p) noexcept {
+    return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+           std::uint32_t{p[3]} << 24;
 }
 
 // A bounds-checked little-endian reader over a byte span. `base` is the absolute file offset of
 // the span's first byte, so errors name real file positions. `what` names the structure being
-// read (e.g. "Header") for messages; the cursor keeps a view of it, so it must outlive the
-// cursor (a literal, or a named string — never a temporary).
+// read (e.g. "Header") for messages, and `record` the record its fields belong to, for the
+// "Record.field" an Error carries as data (error.hpp); it defaults to `what`. The cursor keeps
+// views of both, so they must outlive it (literals, or named strings — never temporaries).
 class Cursor {
 public:
-    Cursor(Bytes bytes, std::uint64_t base, std::string_view what = "record")
-        : bytes_(bytes), base_(base), what_(what) {}
+    Cursor(Bytes bytes, std::uint64_t base, std::string_view what = "record",
+           std::string_view record = {})
+        : bytes_(bytes), base_(base), what_(what), record_(record.empty() ? what : record) {}
 
     std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
     std::size_t position() const noexcept { return pos_; }
@@ -93,13 +116,22 @@ public:
     std::string_view what() const noexcept { return what_; }
     Bytes rest() const noexcept { return bytes_.subspan(pos_); }
 
-    // The error for `n` bytes needed while fewer remain.
+    // "Record.field" for a field of the record this cursor reads.
+    std::string field_name(std::string_view field) const {
+        std::string s(record_);
+        s += '.';
+        s += field;
+        return s;
+    }
+
+    // The error for `n` bytes needed while fewer remain (record-too-short, naming the field).
     Error short_error(std::string_view field, std::uint64_t n) const {
         return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
                           std::string(what_) + ": field '" + std::string(field) + "' needs " +
                               std::to_string(n) + " bytes but only " +
                               std::to_string(remaining()) + " remain in the record",
-                          offset());
+                          offset())
+            .about(field_name(field));
     }
 
     Status need(std::string_view field, std::uint64_t n) const {
@@ -118,7 +150,8 @@ public:
                                   std::to_string(count) + " x " +
                                   std::to_string(min_element_size) + " bytes > " +
                                   std::to_string(remaining()) + " remaining",
-                              offset());
+                              offset())
+                .about(field_name(field), std::to_string(count));
         return ok_status();
     }
 
@@ -142,21 +175,13 @@ public:
     Result<double> finite_f64(std::string_view field) {
         std::uint64_t at = offset();
         FOURDGS_ASSIGN(double v, f64(field));
-        if (!std::isfinite(v))
-            return make_error(ErrorKind::malformed, refusal::kNonFiniteValue,
-                              std::string(what_) + ": " + std::string(field) + " is " +
-                                  std::to_string(v) + ", must be finite",
-                              at);
+        if (!std::isfinite(v)) return non_finite(field, v, at);
         return v;
     }
     Result<float> finite_f32(std::string_view field) {
         std::uint64_t at = offset();
         FOURDGS_ASSIGN(float v, f32(field));
-        if (!std::isfinite(v))
-            return make_error(ErrorKind::malformed, refusal::kNonFiniteValue,
-                              std::string(what_) + ": " + std::string(field) + " is " +
-                                  std::to_string(v) + ", must be finite",
-                              at);
+        if (!std::isfinite(v)) return non_finite(field, v, at);
         return v;
     }
 
@@ -189,7 +214,7 @@ public:
         FOURDGS_ASSIGN(std::uint32_t n, u32(field));
         std::uint64_t block_at = offset();
         FOURDGS_ASSIGN(Bytes block, take(field, n));
-        Cursor inner(block, block_at, what_);
+        Cursor inner(block, block_at, what_, record_);
         std::vector<std::pair<std::string, std::string>> entries;
         while (!inner.at_end()) {
             FOURDGS_ASSIGN(std::string k, inner.string(field));
@@ -200,10 +225,19 @@ public:
     }
 
 private:
+    Error non_finite(std::string_view field, double v, std::uint64_t at) const {
+        return make_error(ErrorKind::malformed, refusal::kNonFiniteValue,
+                          std::string(what_) + ": " + std::string(field) + " is " +
+                              std::to_string(v) + ", must be finite",
+                          at)
+            .about(field_name(field), std::to_string(v));
+    }
+
     Bytes bytes_;
     std::uint64_t base_;
     std::size_t pos_ = 0;
     std::string_view what_;
+    std::string_view record_;
 };
 
 // The write side: appends little-endian fields to a growing byte vector.
@@ -276,7 +310,7 @@ inline Result<RecordView> parse_record(Bytes bytes, std::uint64_t offset) {
                           offset);
     RecordView r;
     r.opcode = bytes[0];
-    std::memcpy(&r.content_length, bytes.data() + 1, 8);
+    r.content_length = read_le64(bytes.data() + 1);
     r.offset = offset;
     if (r.content_length > bytes.size() - kRecordHeaderSize)
         return make_error(ErrorKind::truncated, refusal::kTruncated,

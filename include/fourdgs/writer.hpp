@@ -85,6 +85,18 @@ struct GaussianColumns {
     std::vector<std::uint32_t> object_id;
     std::vector<std::int32_t> source_group, source_index;
 
+    // Sizes the columns for `n` gaussians at sh_degree: position, scale, rotation, color, motion,
+    // mu_t, sigma_t, win_lo, win_hi and sh (new values zero); the optional id columns are left
+    // as they are.
+    void resize(std::size_t n) {
+        count = n;
+        for (auto* c : {&position, &scale, &motion}) c->resize(n * 3);
+        for (auto* c : {&rotation, &color}) c->resize(n * 4);
+        for (auto* c : {&mu_t, &sigma_t}) c->resize(n);
+        for (auto* c : {&win_lo, &win_hi}) c->resize(n);
+        sh.resize(n * 3 * static_cast<std::size_t>((sh_degree + 1) * (sh_degree + 1) - 1));
+    }
+
     GaussianBatch batch() const {
         return {count,  position, scale,     rotation, color,        motion,      mu_t,
                 sigma_t, win_lo,  win_hi,    sh_degree, sh,          object_id,   source_group,

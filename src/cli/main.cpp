@@ -2,11 +2,11 @@
 // library: it parses arguments, calls the library, and prints (text for people, --json for
 // machines). Exit status: 0 success, 1 the file was refused or is invalid, 2 valid with
 // warnings (validate), 3 the command could not run (usage, I/O).
-#include <fourdgs/convert.hpp>
+#include <fourdgs/tools/convert.hpp>
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
-#include <fourdgs/ply.hpp>
-#include <fourdgs/preview.hpp>
+#include <fourdgs/tools/ply.hpp>
+#include <fourdgs/tools/preview.hpp>
 #include <fourdgs/validate.hpp>
 
 #include <CLI/CLI.hpp>
@@ -53,27 +53,18 @@ std::string bytes_human(std::uint64_t n) {
 
 struct Opened {
     std::optional<FileSource> source;
-    std::optional<IndexedReader> reader;  // front matter and index, any temporal model
-    std::optional<KeyframeDeltaReader> keyframes;  // keyframe-delta files only
+    std::optional<SceneReader> reader;  // the front-end its temporal model needs, opened once
     const SceneInfo& scene() const { return reader->scene(); }
-    bool keyframe_delta() const { return scene().header.temporal_model == kModelKeyframeDelta; }
 };
 
 // Opens the file with the reader its temporal model needs. Returns an exit status on failure.
-std::optional<int> open_scene(const std::string& path, Opened& out) {
+std::optional<int> open_file(const std::string& path, Opened& out) {
     auto src = FileSource::open(path);
     if (!src.ok()) return refused(src.error());
     out.source.emplace(std::move(*src));
-    ReaderOptions ro;
-    ro.accept_keyframe_delta = true;
-    auto reader = IndexedReader::open(*out.source, ro);
+    auto reader = open_scene(*out.source);
     if (!reader.ok()) return refused(reader.error());
     out.reader.emplace(std::move(*reader));
-    if (out.keyframe_delta()) {
-        auto kd = KeyframeDeltaReader::open(*out.source, ro);
-        if (!kd.ok()) return refused(kd.error());
-        out.keyframes.emplace(std::move(*kd));
-    }
     return std::nullopt;
 }
 
@@ -82,10 +73,13 @@ std::optional<int> open_scene(const std::string& path, Opened& out) {
 // can be faded out); for files over 64 MiB the index's live_count (the population) stands in.
 Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
     const SceneInfo& s = f.scene();
-    if (!f.keyframe_delta()) {
+    SceneWorkspace ws;
+    if (!f.reader->keyframe_delta()) {
         GaussianBlock all;
-        std::vector<DecodeWorkspace> pool;
-        FOURDGS_TRY(f.reader->read_all(all, pool));
+        FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
+            all.append(b.gaussians);
+            return ok_status();
+        }, ws));
         return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
     }
     const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
@@ -97,9 +91,9 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
         if (t >= span) t = std::nextafter(span, 0.0);  // the last instant inside the timeline
         std::uint64_t live = 0;
         if (evaluate_states) {
-            FOURDGS_TRY(f.keyframes->state_at(t, state));
+            FOURDGS_TRY(f.reader->state_at(t, state, ws));
             live = visible_count(state, t, s.header.cutoff);
-        } else if (auto cur = f.keyframes->current(t); cur.ok() && s.index[*cur].keyframe) {
+        } else if (auto cur = f.reader->keyframes()->current(t); cur.ok() && s.index[*cur].keyframe) {
             live = s.index[*cur].keyframe->live_count;
         }
         tl.times.push_back(t);
@@ -110,10 +104,24 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
 
 // What one instant costs to seek: the chunk's bytes, or a keyframe-delta chain's.
 std::uint64_t seek_cost(const Opened& f, std::size_t entry) {
-    if (!f.keyframe_delta()) return f.reader->fetch_cost(entry);
-    const ChunkIndex& e = f.scene().index[entry];
-    auto plan = f.keyframes->plan(e.t0);
-    return plan.ok() ? plan->total_bytes() : 0;
+    return f.reader->entry_fetch_cost(entry).value_or(0);
+}
+
+// A Chunk Index entry's interval, range, gaussian count and seek cost: with the §5.8 field names
+// (`dump --index`), or info's short ones.
+void entry_fields(Json& j, const ChunkIndex& e, std::uint64_t seek, bool index_names) {
+    j.num("t0", e.t0)
+        .num("t1", e.t1)
+        .num(index_names ? "chunk_offset" : "offset", e.chunk_offset)
+        .num(index_names ? "chunk_length" : "length", e.chunk_length)
+        .num(index_names ? "gaussian_count" : "gaussians", unsigned{e.gaussian_count})
+        .num("seek_cost", seek);
+}
+
+// {"<what>": id, "offset": o, "length": n}: a record's or an SH band's byte range.
+void range_object(Json& j, std::string_view what, unsigned id, std::uint64_t offset,
+                  std::uint64_t length) {
+    j.begin_object().num(what, id).num("offset", offset).num("length", length).end_object();
 }
 
 std::string vec3(const std::array<double, 3>& v) {
@@ -124,7 +132,7 @@ std::string vec3(const std::array<double, 3>& v) {
 
 int cmd_info(const std::string& path, bool json) {
     Opened f;
-    if (auto rc = open_scene(path, f)) return *rc;
+    if (auto rc = open_file(path, f)) return *rc;
     const SceneInfo& s = f.scene();
     const Header& h = s.header;
     auto tl = live_counts(f, 64);
@@ -162,13 +170,7 @@ int cmd_info(const std::string& path, bool json) {
         j.begin_array("chunks");
         for (std::size_t i = 0; i < s.index.size(); ++i) {
             const ChunkIndex& e = s.index[i];
-            j.begin_object()
-                .num("t0", e.t0)
-                .num("t1", e.t1)
-                .num("offset", e.chunk_offset)
-                .num("length", e.chunk_length)
-                .num("gaussians", unsigned{e.gaussian_count})
-                .num("seek_cost", seek_cost(f, i));
+            entry_fields(j.begin_object(), e, seek_cost(f, i), false);
             if (e.keyframe)
                 j.str("kind", e.keyframe->chunk_kind == 0 ? "keyframe" : "delta")
                     .num("depth", unsigned{e.keyframe->depth})
@@ -225,12 +227,7 @@ int cmd_info(const std::string& path, bool json) {
                 .end_object();
         j.end_array();
         j.begin_array("skipped");
-        for (const SkippedRecord& r : s.skipped)
-            j.begin_object()
-                .num("opcode", unsigned{r.opcode})
-                .num("offset", r.offset)
-                .num("length", r.length)
-                .end_object();
+        for (const SkippedRecord& r : s.skipped) range_object(j, "opcode", r.opcode, r.offset, r.length);
         j.end_array();
         if (tl.ok()) {
             j.begin_array("live");
@@ -329,22 +326,11 @@ int cmd_info(const std::string& path, bool json) {
 // (gaussian-birth) or every state chunk's composed state (keyframe-delta). The first refusal,
 // or nothing.
 std::optional<Error> reader_refusal(ByteSource& source) {
-    ReaderOptions ro;
-    ro.accept_keyframe_delta = true;
-    auto reader = IndexedReader::open(source, ro);
+    auto reader = open_scene(source);
     if (!reader.ok()) return reader.error();
-    if (reader->scene().header.temporal_model == kModelKeyframeDelta) {
-        auto kd = KeyframeDeltaReader::open(source, ro);
-        if (!kd.ok()) return kd.error();
-        GaussianBlock state;
-        for (std::size_t entry : kd->timeline().by_time())
-            if (auto st = kd->state_at(kd->scene().index[entry].t0, state); !st.ok())
-                return st.error();
-        return std::nullopt;
-    }
-    std::vector<DecodeWorkspace> pool(1);
-    for (std::size_t i = 0; i < reader->scene().index.size(); ++i)
-        if (auto st = reader->decode_chunk(i, pool[0]); !st.ok()) return st.error();
+    SceneWorkspace ws;
+    if (auto st = reader->read_all([](const StoredBlock&) { return ok_status(); }, ws); !st.ok())
+        return st.error();
     return std::nullopt;
 }
 
@@ -484,7 +470,7 @@ int dump_records(const std::string& path, bool json) {
 
 int dump_index(const std::string& path, bool json) {
     Opened f;
-    if (auto rc = open_scene(path, f)) return *rc;
+    if (auto rc = open_file(path, f)) return *rc;
     const SceneInfo& s = f.scene();
     Json j;
     j.begin_object().str("file", path).boolean("built_by_scan", f.reader->index_built_by_scan());
@@ -495,20 +481,9 @@ int dump_index(const std::string& path, bool json) {
     for (std::size_t i = 0; i < s.index.size(); ++i) {
         const ChunkIndex& e = s.index[i];
         if (json) {
-            j.begin_object()
-                .num("t0", e.t0)
-                .num("t1", e.t1)
-                .num("chunk_offset", e.chunk_offset)
-                .num("chunk_length", e.chunk_length)
-                .num("gaussian_count", unsigned{e.gaussian_count})
-                .num("seek_cost", seek_cost(f, i));
+            entry_fields(j.begin_object(), e, seek_cost(f, i), true);
             j.begin_array("bands");
-            for (const auto& b : e.bands)
-                j.begin_object()
-                    .num("band", unsigned{b.band})
-                    .num("offset", b.offset)
-                    .num("length", b.length)
-                    .end_object();
+            for (const auto& b : e.bands) range_object(j, "band", b.band, b.offset, b.length);
             j.end_array();
             if (e.keyframe)
                 j.num("chunk_kind", unsigned{e.keyframe->chunk_kind})
@@ -578,28 +553,19 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     }
 
     Opened f;
-    if (auto rc = open_scene(path, f)) return *rc;
+    if (auto rc = open_file(path, f)) return *rc;
     const SceneInfo& s = f.scene();
     // A gaussian-birth file's records; a keyframe-delta file's composed state per state chunk.
     std::vector<std::pair<std::size_t, GaussianBlock>> blocks;
     cli::Progress bar("decoding", g_quiet);
-    if (f.keyframe_delta()) {
-        const auto& order = f.keyframes->timeline().by_time();
-        for (std::size_t k = 0; k < order.size(); ++k) {
-            GaussianBlock b;
-            if (auto st = f.keyframes->state_at(s.index[order[k]].t0, b); !st.ok())
-                return refused(st.error());
-            blocks.emplace_back(order[k], std::move(b));
-            bar.update(k + 1, order.size());
-        }
-    } else {
-        std::vector<DecodeWorkspace> pool(1);
-        for (std::size_t i = 0; i < s.index.size(); ++i) {
-            if (auto st = f.reader->decode_chunk(i, pool[0]); !st.ok()) return refused(st.error());
-            blocks.emplace_back(i, pool[0].block);
-            bar.update(i + 1, s.index.size());
-        }
-    }
+    SceneWorkspace ws;
+    if (auto st = f.reader->read_all([&](const StoredBlock& b) {
+            blocks.emplace_back(b.entry, b.gaussians);
+            bar.update(blocks.size(), s.index.size());
+            return ok_status();
+        }, ws);
+        !st.ok())
+        return refused(st.error());
     bar.finish();
     j.begin_array("chunks");
     for (const auto& [chunk, b] : blocks) {
@@ -698,7 +664,7 @@ int cmd_preview(const std::string& path, double t, const std::string& out, int w
 
 int cmd_timeline(const std::string& path, const std::string& out, int width, int height) {
     Opened f;
-    if (auto rc = open_scene(path, f)) return *rc;
+    if (auto rc = open_file(path, f)) return *rc;
     auto tl = live_counts(f, static_cast<std::size_t>(std::max(2, width)));
     if (!tl.ok()) return refused(tl.error());
     auto image = plot_timeline(*tl, width, height);

@@ -20,28 +20,21 @@ void Json::key(std::string_view k) {
     first_.back() = false;
     if (!k.empty()) out_ += fourdgs::json_quote(k) + ":";
 }
-Json& Json::begin_object(std::string_view k) {
+Json& Json::open(std::string_view k, char bracket) {
     key(k);
-    out_ += "{";
+    out_ += bracket;
     first_.push_back(true);
     return *this;
 }
-Json& Json::end_object() {
-    out_ += "}";
+Json& Json::close(char bracket) {
+    out_ += bracket;
     first_.pop_back();
     return *this;
 }
-Json& Json::begin_array(std::string_view k) {
-    key(k);
-    out_ += "[";
-    first_.push_back(true);
-    return *this;
-}
-Json& Json::end_array() {
-    out_ += "]";
-    first_.pop_back();
-    return *this;
-}
+Json& Json::begin_object(std::string_view k) { return open(k, '{'); }
+Json& Json::end_object() { return close('}'); }
+Json& Json::begin_array(std::string_view k) { return open(k, '['); }
+Json& Json::end_array() { return close(']'); }
 Json& Json::str(std::string_view k, std::string_view v) {
     key(k);
     out_ += fourdgs::json_quote(v);

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include <fourdgs/preview.hpp>
+#include <fourdgs/tools/preview.hpp>
 
 namespace cli {
 
@@ -29,6 +29,8 @@ public:
 
 private:
     void key(std::string_view k);
+    Json& open(std::string_view k, char bracket);
+    Json& close(char bracket);
     std::string out_;
     std::vector<bool> first_{true};
 };

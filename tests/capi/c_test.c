@@ -173,6 +173,25 @@ static fourdgs_read_callbacks callbacks_for(memory_source* m) {
     return cb;
 }
 
+/* Callbacks over memory that count the reads touching the magic, the 37-byte tail and the
+ * summary (§4.1, §5.2, §4.5): a file must be opened once. */
+typedef struct read_counter {
+    memory_source memory;
+    uint64_t summary_start, footer_start;
+    int magic, tail, summary;
+} read_counter;
+
+static int touches(uint64_t offset, uint64_t length, uint64_t lo, uint64_t hi) {
+    return length > 0 && offset < hi && lo < offset + length;
+}
+static int64_t rc_read_at(void* user, uint64_t offset, uint64_t length, void* buffer) {
+    read_counter* c = (read_counter*)user;
+    c->magic += touches(offset, length, 0, 8);
+    c->tail += touches(offset, length, c->footer_start, c->memory.size);
+    c->summary += touches(offset, length, c->summary_start, c->footer_start);
+    return ms_read_at(&c->memory, offset, length, buffer);
+}
+
 /* A counting allocator. */
 typedef struct counting {
     long allocs, frees;
@@ -611,6 +630,48 @@ done:
     free(json_bytes.data);
     free(path);
     free(json_path);
+}
+
+/* Opening reads the magic, the tail and the summary once, whatever the temporal model: the C
+ * ABI opens a file through open_scene, not once per front-end. */
+static void test_opened_once(const char* data_dir, const char* name) {
+    char file[256];
+    snprintf(file, sizeof file, "%s.4dgs", name);
+    char* path = join(data_dir, file);
+    bytes data = read_file(path);
+    CHECK(data.size > 45, "%s: fixture missing", name);
+    if (data.size > 45) {
+        read_counter c;
+        memset(&c, 0, sizeof c);
+        c.memory.data = data.data;
+        c.memory.size = data.size;
+        c.footer_start = data.size - 37;
+        memcpy(&c.summary_start, data.data + c.footer_start + 9, 8);
+        CHECK(c.summary_start != 0, "%s: the fixture has an index", name);
+        fourdgs_read_callbacks cb;
+        cb.user = &c;
+        cb.size = ms_size;
+        cb.read_at = rc_read_at;
+        cb.release = NULL;
+        fourdgs_reader* r = NULL;
+        EXPECT_OK(fourdgs_reader_open_callbacks(&cb, NULL, &r));
+        fourdgs_scene_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        fourdgs_frame* frame = NULL;
+        EXPECT_OK(fourdgs_frame_create(NULL, &frame));
+        if (r && frame) {
+            EXPECT_OK(fourdgs_reader_scene_info(r, &info));
+            EXPECT_OK(fourdgs_reader_evaluate(r, info.duration_sec / 2, NULL, frame));
+        }
+        CHECK(c.magic == 1, "%s: the magic was read %d times", name, c.magic);
+        CHECK(c.tail == 1, "%s: the tail was read %d times", name, c.tail);
+        CHECK(c.summary == 1, "%s: the summary was read %d times", name, c.summary);
+        fourdgs_frame_free(frame);
+        fourdgs_reader_free(r);
+    }
+    free(data.data);
+    free(path);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1413,6 +1474,8 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; ++i)
             test_fixture(data_dir, fixtures[i]);
         test_known_mutations(data_dir);
+        test_opened_once(data_dir, "birth-deflate");
+        test_opened_once(data_dir, "keyframe-delta-churn");
         test_threads(data_dir);
         test_writer(tmp_dir);
         for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; ++i)

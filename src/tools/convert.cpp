@@ -1,5 +1,5 @@
 // Frame sequences in, instants out (convert.hpp).
-#include "fourdgs/convert.hpp"
+#include "fourdgs/tools/convert.hpp"
 
 #include <unistd.h>
 
@@ -11,9 +11,8 @@
 #include <numeric>
 #include <system_error>
 
-#include "fourdgs/indexed_reader.hpp"
-#include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/open_scene.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/reconstruct.hpp"
 
@@ -29,18 +28,19 @@ Error bad(std::string_view refusal, std::string message) {
 double frame_time(std::size_t i, double fps) { return static_cast<double>(i) / fps; }
 
 // The largest side of the box around every position of every frame (what the presets scale by).
+// No positions at all give 0, which preset_bounds reads as 1.
 double extent_of(std::span<const PlyCloud> frames) {
-    std::array<double, 6> box{};
-    bool any = false;
-    for (const PlyCloud& f : frames)
-        for (std::size_t i = 0; i < f.count; ++i)
-            for (int c = 0; c < 3; ++c) {
-                const double v = f.position[i * 3 + c];
-                if (!any || v < box[c]) box[c] = v;
-                if (!any || v > box[3 + c]) box[3 + c] = v;
-                if (c == 2) any = true;
+    double extent = 0;
+    for (int c = 0; c < 3; ++c) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const PlyCloud& f : frames)
+            for (std::size_t i = 0; i < f.count; ++i) {
+                lo = std::min<double>(lo, f.position[i * 3 + c]);
+                hi = std::max<double>(hi, f.position[i * 3 + c]);
             }
-    return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+        if (lo <= hi) extent = std::max(extent, hi - lo);
+    }
+    return extent;
 }
 
 // The writer's worst case for a whole rotation (a recovered component included) at a
@@ -307,18 +307,9 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     const std::size_t m = spans.size();
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
     GaussianColumns cols;
-    cols.count = m;
     cols.sh_degree = frames.front().sh_degree;
-    cols.position.resize(m * 3);
-    cols.motion.resize(m * 3);
-    cols.scale.resize(m * 3);
-    cols.rotation.resize(m * 4);
-    cols.color.resize(m * 4);
-    cols.mu_t.resize(m);
-    cols.sigma_t.assign(m, kInf);
-    cols.sh.resize(m * per);
-    cols.win_lo.resize(m);
-    cols.win_hi.resize(m);
+    cols.resize(m);
+    std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), kInf);
     double vmax = 0, longest_moving = 0;
     for (std::size_t r = 0; r < m; ++r) {
         const Span& sp = spans[r];
@@ -471,25 +462,19 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
 
 Status evaluate_scene_at(ByteSource& source, double t, const ExtractOptions& options,
                          SceneInfo& scene_out, Frame& frame) {
-    ReaderOptions ro;
-    ro.accept_keyframe_delta = true;
-    ro.decode.max_sh_degree = std::clamp(options.max_sh_degree, 0, 3);
-    FOURDGS_ASSIGN(IndexedReader reader, IndexedReader::open(source, ro));
+    OpenSceneOptions so;
+    so.reader.decode.max_sh_degree = std::clamp(options.max_sh_degree, 0, 3);
+    FOURDGS_ASSIGN(SceneReader reader, open_scene(source, so));
     const SceneInfo& scene = reader.scene();
     if (!std::isfinite(t) || t < 0 || !(t < scene.header.duration_sec))
         return bad(refusal::kTimeOutOfRange, "time " + std::to_string(t) + " s is outside [0, " +
                                             std::to_string(scene.header.duration_sec) + ")");
     GaussianBlock block;
-    if (scene.header.temporal_model == kModelKeyframeDelta) {
-        FOURDGS_ASSIGN(KeyframeDeltaReader kd, KeyframeDeltaReader::open(source, ro));
-        FOURDGS_TRY(kd.state_at(t, block));
-    } else {
-        std::vector<DecodeWorkspace> pool;
-        FOURDGS_TRY(reader.read_instant(t, block, pool));
-    }
+    SceneWorkspace ws;
+    FOURDGS_TRY(reader.state_at(t, block, ws));
     EvaluateOptions eo;
     eo.with_sh = true;
-    eo.max_sh_degree = ro.decode.max_sh_degree;
+    eo.max_sh_degree = so.reader.decode.max_sh_degree;
     if (options.object_tracks) eo.tracks = scene.object_tracks;
     evaluate(block, t, scene.header.cutoff, frame, eo);
     scene_out = scene;

@@ -1,4 +1,4 @@
-// Frame sequences into scenes and instants back out (fourdgs/convert.hpp, §12): every shape
+// Frame sequences into scenes and instants back out (fourdgs/tools/convert.hpp, §12): every shape
 // round-trips within the tolerances it records, adaptive sampling collapses linear motion, and
 // refusals leave nothing behind.
 #include <catch2/catch.hpp>
@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "fourdgs/convert.hpp"
+#include "fourdgs/tools/convert.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
+#include "support/counting_source.hpp"
 
 using namespace fourdgs;
 
@@ -223,4 +224,33 @@ TEST_CASE("extract refuses an instant outside the scene") {
         CHECK(r.error().refusal == "time-out-of-range");
     }
     CHECK(extract_state(src, 0.125).ok());
+}
+
+TEST_CASE("extract_state opens a file once: the magic, the tail and the summary are read once, "
+          "whatever the temporal model") {
+    for (const char* name : {"birth-deflate.4dgs", "keyframe-delta-churn.4dgs"}) {
+        INFO(name);
+        auto file = read_file(std::string(FOURDGS_TEST_DATA) + "/" + name);
+        REQUIRE(file.ok());
+        test::CountingSource src(*file);
+        auto cloud = extract_state(src, 0.5);
+        REQUIRE(cloud.ok());
+        CHECK(src.magic_reads() == 1);
+        CHECK(src.tail_reads() == 1);
+        CHECK(src.summary_reads() == 1);
+    }
+}
+
+TEST_CASE("extract_state reads a stream front to back, once") {
+    auto file = read_file(std::string(FOURDGS_TEST_DATA) + "/keyframe-delta-churn.4dgs");
+    REQUIRE(file.ok());
+    MemorySource mem(*file);
+    auto expected = extract_state(mem, 0.5);
+    REQUIRE(expected.ok());
+    test::CountingSource pipe(*file, /*random_access=*/false);
+    auto cloud = extract_state(pipe, 0.5);
+    REQUIRE(cloud.ok());
+    CHECK(cloud->count == expected->count);
+    CHECK(cloud->position == expected->position);
+    CHECK(pipe.magic_reads() == 1);
 }

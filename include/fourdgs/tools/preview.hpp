@@ -1,4 +1,6 @@
-// fourdgs/preview.hpp — a picture of an instant and of the timeline, on the CPU.
+// fourdgs/tools/preview.hpp — a picture of an instant and of the timeline, on the CPU. Part of
+// the tools library (fourdgs::tools); writing the picture as a PNG is the caller's (the `4dgs`
+// tool uses stb_image_write).
 //
 // render_preview splats a reconstructed Frame (reconstruct.hpp): every visible gaussian's 3D
 // covariance (from scale and rotation) is projected through a pinhole camera to a 2D ellipse,

@@ -1,5 +1,5 @@
 // The 3DGS PLY reader and writer (ply.hpp).
-#include "fourdgs/ply.hpp"
+#include "fourdgs/tools/ply.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,5 @@
-// fourdgs/ply.hpp — the standard 3D gaussian splat PLY, both directions (§12's interchange form).
+// fourdgs/tools/ply.hpp — the standard 3D gaussian splat PLY, both directions (§12's interchange
+// form). Part of the tools library (fourdgs::tools).
 //
 // The file is the one every 3DGS trainer writes: `ply`, `format binary_little_endian 1.0`, one
 // `element vertex N` of float32 properties

@@ -1,5 +1,6 @@
-// fourdgs/convert.hpp — other representations in and out (§12): a sequence of 3DGS PLY frames
-// becomes a scene, and the state of a scene at an instant becomes a PLY.
+// fourdgs/tools/convert.hpp — other representations in and out (§12): a sequence of 3DGS PLY
+// frames becomes a scene, and the state of a scene at an instant becomes a PLY. Part of the
+// tools library (fourdgs::tools).
 //
 // Frame sequence → scene. Frame i holds the gaussians of [i / fps, (i + 1) / fps); the scene's
 // duration is frames / fps. Three shapes:
@@ -39,9 +40,9 @@
 // beside the output and renames it into place only after the whole file is written, so a
 // refusal leaves nothing partial behind.
 //
-// Scene → PLY. extract_state reads the scene (gaussian-birth through IndexedReader,
-// keyframe-delta through KeyframeDeltaReader), reconstructs the visible state at t (§3, object
-// tracks composed) and returns it as a PlyCloud.
+// Scene → PLY. extract_state opens the scene once with open_scene (open_scene.hpp: the
+// front-end its temporal model needs, on a random-access source or a stream), reconstructs the
+// visible state at t (§3, object tracks composed) and returns it as a PlyCloud.
 //
 // Thread safety: every function is reentrant; `progress` is called on the calling thread.
 #pragma once
@@ -54,7 +55,7 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/ply.hpp"
+#include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/writer.hpp"

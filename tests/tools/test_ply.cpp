@@ -1,4 +1,4 @@
-// The 3DGS PLY reader and writer (fourdgs/ply.hpp): the standard property set both ways, and
+// The 3DGS PLY reader and writer (fourdgs/tools/ply.hpp): the standard property set both ways, and
 // every malformed shape refused by name before anything is allocated.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fourdgs/ply.hpp"
+#include "fourdgs/tools/ply.hpp"
 
 using namespace fourdgs;
 

@@ -3,7 +3,7 @@
 // render_preview: project every gaussian once (EWA, as in 3D gaussian splatting), sort the
 // resulting ellipses back to front, then composite them over the background one band of rows at
 // a time so the float accumulator stays small whatever the image size.
-#include "fourdgs/preview.hpp"
+#include "fourdgs/tools/preview.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// The CPU preview (fourdgs/preview.hpp): splatting a Frame through a look-at pinhole camera, the
+// The CPU preview (fourdgs/tools/preview.hpp): splatting a Frame through a look-at pinhole camera, the
 // default view, and the live-count timeline with its plot and sparkline.
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "fourdgs/preview.hpp"
+#include "fourdgs/tools/preview.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/writer.hpp"
 

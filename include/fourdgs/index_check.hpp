@@ -1,0 +1,84 @@
+// fourdgs/index_check.hpp — the Chunk Index against the records it frames (§5.8, M033, M123).
+//
+// Every offset and length of an index entry frames a whole record, and four of its keyframe-delta
+// fields repeat what the Delta Chunk states; a reader MUST refuse a file where the two disagree,
+// naming the field. Whichever way a front-end meets the two — the streaming readers and the
+// validator see the chunks first and the index after, the indexed readers fetch a chunk by its
+// entry — it describes the chunk as a FramedChunk and asks check_index_entry, so the rule is
+// written once. The refusal is index-record-mismatch, its message "Chunk Index field 'F'
+// disagrees with the record: ...", its Error::field "Chunk Index.F".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/records.hpp"
+
+namespace fourdgs {
+
+inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
+inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
+
+// index-record-mismatch about Chunk Index field `field` (e.g. "chunk_length"), at `at`.
+Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at);
+
+// What a Chunk or Delta Chunk record says about itself, as an index entry would say it.
+struct FramedChunk {
+    std::uint64_t offset = 0, length = 0;  // the whole record
+    double t0 = 0, t1 = 0;
+    std::uint32_t count = 0;  // a Chunk's count; update + birth + death for a Delta Chunk
+    bool delta = false;
+    std::uint8_t delta_mode = 0;                              // 0 for a Chunk
+    std::uint64_t reference_offset = 0, keyframe_offset = 0;  // 0 and its own offset for a Chunk
+    std::uint16_t depth = 0;                                  // 0 for a Chunk
+    std::vector<ChunkIndex::Band> bands;  // the SH band records that followed it, when known
+    std::optional<std::uint64_t> live;    // the population composed over it, when known
+
+    static FramedChunk of(const RecordView& record, const ChunkRecord& chunk);
+    static FramedChunk of(const RecordView& record, const DeltaChunk& delta);
+};
+
+// What to compare besides count and interval.
+struct IndexCheckOptions {
+    // chunk_length, band_count and the band ranges: off when the record was fetched by the
+    // entry's own range (fetch_framed has checked the length, and the bands are fetched apart).
+    bool ranges = true;
+    // The six keyframe-delta fields: ignored (a gaussian-birth reader), compared when the entry
+    // has them, or required (a keyframe-delta reader: missing-keyframe-index-fields without).
+    enum class KeyframeFields : std::uint8_t { ignore, when_present, required };
+    KeyframeFields keyframe = KeyframeFields::ignore;
+};
+
+// Compares entry `e` with the chunk record it frames, `c`, passing each disagreement to `report`
+// (which returns false to stop) with `at` as its offset: chunk_length, gaussian_count, t0 and t1
+// (each its own Error, both named 't0/t1' in the message), band_count and every band by its
+// number, then per `options.keyframe` chunk_kind, delta_mode, reference_offset,
+// keyframe_offset, depth, and live_count when `c.live` is known.
+void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                       const IndexCheckOptions& options, const ReportFn& report);
+// The first disagreement, as a Status.
+Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                         const IndexCheckOptions& options);
+
+// The chunk record entry `e` names among `seen` (sorted by offset), or nullptr.
+const FramedChunk* framed_at(std::span<const FramedChunk> seen, std::uint64_t offset);
+// index-record-mismatch naming 'chunk_offset': no Chunk or Delta Chunk record starts there.
+Error no_chunk_at(const ChunkIndex& e, std::uint64_t at);
+
+// index-record-mismatch naming 'chunk_offset' the other way: the `opcode` record at `at` is named
+// by no entry (§5.8: one entry per chunk).
+Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at);
+
+// §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
+Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
+
+// "[t0, t1)" with each time spelled as its shortest round-trip decimal, for messages.
+std::string interval_text(double t0, double t1);
+std::string time_text(double t);
+
+}  // namespace fourdgs

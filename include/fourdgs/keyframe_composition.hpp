@@ -1,0 +1,120 @@
+// fourdgs/keyframe_composition.hpp — the keyframe-delta model's composition (§11.3-§11.7): a
+// Delta Chunk decoded to bins, and a population composed from a keyframe and the deltas after it.
+//
+// Composition happens in the bin domain, keyed by gaussian_id (§11.3): deaths, then updates (bin
+// differences added to the reference's bins in 64-bit arithmetic, refused when a composed bin
+// leaves i32, §11.7; rotation_index/rotation restated absolutely, §11.5; an absent stream means
+// unchanged), then births (the full attribute set). Dequantization happens once, at the end, by
+// materializing the population into a ChunkBins sorted by gaussian_id and handing it to
+// decode.hpp's dequantize(): a composed state is exactly the bins a keyframe at that instant would
+// carry, so both front-ends (keyframe_delta.hpp), and a writer verifying its own output, agree bin
+// for bin. A Delta Chunk's block is opened and its rows checked by decode.hpp's steps, as a
+// Chunk's are.
+//
+// Thread safety: a ComposedPopulation is used by one thread at a time; decode_delta_bins is
+// thread-safe given distinct outputs and scratch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "fourdgs/decode.hpp"
+#include "fourdgs/error.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/scene.hpp"
+
+namespace fourdgs {
+
+// Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
+struct ChunkRef {
+    std::uint64_t offset = 0;
+    double t0 = 0, t1 = 0;
+    bool delta = false;
+
+    std::string describe() const;
+};
+
+// §11.6: a delta composes onto a state of its own level. level-mismatch naming both levels and
+// the reference, at `at`.
+Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+                         std::uint64_t reference_offset, std::uint32_t reference_level,
+                         std::uint64_t at);
+
+// One Delta Chunk decoded to bins (§5.18). `updates` holds the update group's columns; only the
+// attributes flagged in `update_present` carry data (bin differences, except rotation_index and
+// rotation, which are absolute). `births` holds the full attribute set of every born gaussian,
+// plus its SH bands. `deaths` holds the dead ids (same-bits i32 view of the u32 id).
+struct DeltaBins {
+    ChunkBins updates;
+    std::array<bool, attr::kKnownCount> update_present{};
+    ChunkBins births;
+    std::vector<std::int32_t> deaths;
+};
+
+// Decodes a Delta Chunk record and the SH band records that follow it (for its births) into
+// bins. Honours `compression` or refuses it naming the codec (M093); splits the three groups by
+// their sub-block, never by counting (M095); checks each stream's element_count against its
+// group's declared count (M129), gaussian_id in every non-empty group (missing-gaussian-id), no
+// sigma_t/flags/window_index or lone rotation_index in the update group (M094, M114), the full
+// required set in births, and only gaussian_id in deaths. Composition rules need the reference
+// state and are ComposedPopulation::apply's.
+Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
+                         std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
+                         DeltaBins& out, DecodeScratch& scratch);
+
+// A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
+// ChunkBins in arbitrary slot order) plus an id → slot map; a death swaps the last slot into the
+// freed one. Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and a hash
+// entry. Copyable (the streaming front-end keeps the GOP keyframe's state beside the current one).
+class ComposedPopulation {
+public:
+    // Empties the population and forgets dead ids. `sh_bands` is the SH degree it carries (bands
+    // 1..sh_bands of every keyframe and birth; higher bands are dropped).
+    void reset(int sh_bands);
+
+    // Replaces the live set with a keyframe chunk's bins (§11.1), keeping the dead ids. Refuses
+    // missing-gaussian-id (the chunk has gaussians but no id stream), duplicate-gaussian-id
+    // (M111/M127) and gaussian-id-reused for an id this population saw die (M112).
+    Status assign_keyframe(const ChunkBins& keyframe, const ChunkRef& chunk);
+
+    // Makes this population the timeline successor of `previous` (a state composed from some
+    // other reference, e.g. a keyframe-referenced delta or a new keyframe): ids live in
+    // `previous` and not here count as dead from now on, and a live id here that died before is
+    // gaussian-id-reused (M112). `previous` is consumed.
+    Status succeed(ComposedPopulation&& previous, const ChunkRef& chunk);
+
+    // Applies one delta (§11.3): deaths, updates, births. Refuses gaussian-id-in-two-groups
+    // (M113/M126), duplicate-gaussian-id within a group or for a birth of a live id (M125),
+    // unknown-gaussian-id for an update or death of an id not live (M124), gaussian-id-reused for
+    // a birth of an id that died (M112), composed-bin-out-of-range (M116/M130), and limit-exceeded
+    // when the population would exceed `max_population`. On failure the population is unchanged
+    // only up to the failing group (callers discard it).
+    Status apply(const DeltaBins& delta, const ChunkRef& chunk,
+                 std::uint64_t max_population = std::uint64_t{1} << 26);
+
+    std::size_t size() const noexcept { return bins_.count; }
+    bool contains(std::uint32_t id) const { return slot_.count(id) != 0; }
+    int sh_bands() const noexcept { return bins_.sh_bands; }
+    // Ids that were live in some state this population went through and are not live now.
+    const std::unordered_set<std::uint32_t>& dead_ids() const noexcept { return dead_; }
+
+    // The population as a ChunkBins sorted by gaussian_id (has_gaussian_id set), ready for
+    // dequantize(). Deterministic: the same composed state gives the same bytes.
+    void materialize(ChunkBins& out) const;
+
+private:
+    Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);
+    void remove_slot(std::uint32_t slot);
+    void append_row(const ChunkBins& src, std::uint32_t row);
+
+    ChunkBins bins_;  // slot order
+    std::unordered_map<std::uint32_t, std::uint32_t> slot_;
+    std::unordered_set<std::uint32_t> dead_;
+};
+
+}  // namespace fourdgs

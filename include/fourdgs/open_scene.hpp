@@ -1,0 +1,145 @@
+// fourdgs/open_scene.hpp — one call that opens a file with the front-end its temporal model
+// needs, and one set of questions whatever the model.
+//
+// open_scene() reads the front matter once and dispatches on the Header's temporal_model (§5.1):
+//
+//   source                    gaussian-birth              keyframe-delta
+//   random access, known size IndexedReader               KeyframeDeltaReader, built from the
+//                                                          same opened IndexedReader
+//   a stream (a pipe)         StreamingReader             KeyframeDeltaStream
+//
+// On a random-access source it reads the magic, the 37-byte tail, the summary and the front
+// matter exactly once (IndexedReader::open); a keyframe-delta file then gets its timeline from
+// that same state, nothing is read twice. On a stream it reads the magic and the Header record,
+// decides, and hands the front-end a source that replays those bytes before the rest of the
+// stream, so the stream too is read once, front to back.
+//
+// What each question means, per model:
+//   scene()            the SceneInfo: front matter and extras; the Chunk Index and Statistics
+//                      (random access: from open(); a stream: once its end has been read).
+//   state_at(t)        the decoded §3 state (not yet evaluated: see reconstruct.hpp) of every
+//                      gaussian that can be live at t. gaussian-birth: every chunk whose
+//                      [t0, t1) contains t, in index order (none outside them). keyframe-delta:
+//                      the state composed for the state chunk whose [t0, t1) contains t, sorted
+//                      by gaussian_id (time-out-of-range outside [0, duration)).
+//   read_all(visit)    every stored block, in order: gaussian-birth, each chunk (index order on
+//                      random access, file order on a stream); keyframe-delta, each state chunk's
+//                      composed state, in time order.
+//   chunks_for(t)      the index entries state_at(t) reads: gaussian-birth, the chunks covering
+//                      t; keyframe-delta, the chain (keyframe first, §11.8).
+//   fetch_cost(t)      the bytes state_at(t) fetches (those entries' records plus the wanted SH
+//                      bands); entry_fetch_cost(i) the same for index entry i's state.
+//
+// A stream (not random access, or OpenSceneOptions::access = streaming) is read forward only:
+//   * gaussian-birth: the file has no index before its end, so any chunk may cover t. The first
+//     state_at(t) or read_all reads the rest of the stream; after that both are refused
+//     (not-seekable).
+//   * keyframe-delta: states arrive in time order and are composed as they pass. state_at(t)
+//     works for non-decreasing t (the same state again is answered from memory); a t before the
+//     current state is refused (not-seekable). read_all visits the states not yet passed.
+//   * chunks_for, fetch_cost and entry_fetch_cost are refused (not-seekable).
+//   * A truncated stream: state_at / read_all return the truncation error (kind truncated) after
+//     the complete chunks before the cut (read_all has visited them).
+//
+// Thread safety: on a random-access source, state_at and read_all may be called from several
+// threads at once with distinct workspaces (when the ByteSource's read_at is thread-safe). A
+// stream is read by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/front_matter.hpp"
+#include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/scene.hpp"
+
+namespace fourdgs {
+
+struct OpenSceneOptions {
+    // Limits, SH cap, payloads. accept_keyframe_delta is set by open_scene.
+    ReaderOptions reader;
+    // automatic: the indexed front-ends when the source is random-access with a known size, the
+    // streaming ones otherwise. streaming: front to back even on a random-access source.
+    enum class Access : std::uint8_t { automatic, streaming } access = Access::automatic;
+};
+
+// Buffers one thread reuses across state_at / read_all calls.
+struct SceneWorkspace {
+    std::vector<DecodeWorkspace> pool;    // gaussian-birth chunk decoding, one per thread
+    KeyframeDeltaWorkspace keyframes;     // keyframe-delta composition
+    GaussianBlock block;                  // read_all's current block
+};
+
+// One stored block as read_all hands it over, valid for the duration of the visit: a chunk
+// (gaussian-birth) or a state chunk's composed state (keyframe-delta), its index entry (on a
+// stream: its position in file order) and its interval.
+struct StoredBlock {
+    std::size_t entry = 0;
+    double t0 = 0, t1 = 0;
+    const GaussianBlock& gaussians;
+};
+
+class SceneReader {
+public:
+    SceneReader(SceneReader&&) noexcept;
+    SceneReader& operator=(SceneReader&&) noexcept;
+    ~SceneReader();
+
+    const SceneInfo& scene() const noexcept;
+    bool keyframe_delta() const noexcept { return keyframe_delta_; }
+    // True on the indexed front-ends (random access); false on a stream.
+    bool random_access() const noexcept { return !stream_; }
+    // True when a gaussian-birth file had no index and open() built one by walking it (M016).
+    bool index_built_by_scan() const noexcept;
+
+    // The state at t into `out` (cleared first), as described above. `threads` (0 = hardware
+    // concurrency) decodes a gaussian-birth instant's chunks in parallel on random access.
+    Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads = 0) const;
+
+    // Calls `visit` for every stored block, in order; a visit that returns an error stops the
+    // walk with it.
+    Status read_all(const std::function<Status(const StoredBlock&)>& visit,
+                    SceneWorkspace& ws) const;
+
+    Result<std::vector<std::size_t>> chunks_for(double t) const;
+    Result<std::uint64_t> fetch_cost(double t) const;
+    Result<std::uint64_t> entry_fetch_cost(std::size_t entry) const;
+
+    // Bytes the indexed front-end has fetched so far (0 on a stream).
+    std::uint64_t bytes_fetched() const noexcept;
+
+    // The front-end underneath, for what only one model has (the timeline, StateInfo): the
+    // gaussian-birth indexed reader, or the keyframe-delta one; nullptr otherwise.
+    const IndexedReader* indexed() const noexcept { return indexed_ ? &*indexed_ : nullptr; }
+    const KeyframeDeltaReader* keyframes() const noexcept {
+        return keyframes_ ? &*keyframes_ : nullptr;
+    }
+
+private:
+    friend Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options);
+    struct Stream;
+    SceneReader();
+    Status stream_state_at(double t, GaussianBlock& out) const;
+    Status stream_read_all(const std::function<Status(const StoredBlock&)>& visit,
+                           GaussianBlock& block) const;
+
+    bool keyframe_delta_ = false;
+    std::optional<IndexedReader> indexed_;          // gaussian-birth, random access
+    std::optional<KeyframeDeltaReader> keyframes_;  // keyframe-delta, random access
+    std::unique_ptr<Stream> stream_;                // either model, front to back
+};
+
+// Opens `source` (which must outlive the reader) with the front-end its temporal model needs.
+// Refusals: those of IndexedReader::open and KeyframeDeltaReader::open (random access), or of
+// StreamingReader::open and KeyframeDeltaStream::open (a stream). A keyframe-delta file without
+// an index is refused on a random-access source as KeyframeDeltaReader::open refuses it; open it
+// with access = streaming.
+Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options = {});
+
+}  // namespace fourdgs

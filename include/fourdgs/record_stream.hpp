@@ -1,0 +1,247 @@
+// fourdgs/record_stream.hpp — records, one after another, from any byte source (§4.1, §4.2, §4.5,
+// §5.2), and whole records fetched by the ranges an index names (§5.8). Every front-end frames
+// records through this layer and no other.
+//
+// RecordStream reads the record at its position: first its 9-byte frame (opcode, then
+// content_length read little-endian), then its content, a prefix of it, or nothing. A record cut
+// by the end of the data is reported as truncated and never interpreted (M132); a content_length
+// that runs past the end of a source of known size is such a cut whatever the limit, and one over
+// max_record_bytes is limit-exceeded before anything is allocated. As whole records pass, the
+// stream keeps the trailing run of summary records (§4.5), so a front-end checks summary_start
+// and summary_crc at the Footer without buffering the file, and, when asked, a log of every
+// record (offset, opcode, length). After the Footer comes the trailing magic.
+//
+// It reads in two ways. Front to back from byte 8 on any source (the streaming front-ends and
+// the validator): the data ends where the source does. Or confined to a region [at, end) of a
+// random-access source (the indexed reader's walk of the front matter and of the gaps between
+// indexed ranges, and its scan of a file without an index): a record that crosses `end` is
+// refused as the region says, and content is read only when asked (whole, or a prefix: the
+// fields before a payload, a chunk's header).
+//
+// RangeFetcher is the indexed front-ends' read: a byte range of a random-access source of known
+// size, counted; a whole record by the range an index entry names, checked to frame exactly one
+// record of the expected opcode (fetch_framed); and the SH band records of a chunk up to a degree
+// (fetch_sh_bands).
+//
+// Thread safety: a RecordStream is used by one thread at a time. A RangeFetcher may be used from
+// several threads at once when its source's read_at is thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fourdgs/error.hpp"
+#include "fourdgs/io.hpp"
+#include "fourdgs/records.hpp"
+#include "fourdgs/wire.hpp"
+
+namespace fourdgs {
+
+// One record as walked: its opcode, whole-record offset and length (for dumps and validators).
+struct RecordEntry {
+    std::uint8_t opcode = 0;
+    std::uint64_t offset = 0, length = 0;
+};
+
+// What a record's first 9 bytes say (§4.2).
+struct RecordFrame {
+    std::uint8_t opcode = 0;
+    std::uint64_t offset = 0;          // absolute offset of the opcode byte
+    std::uint64_t content_length = 0;
+
+    std::uint64_t content_offset() const noexcept { return offset + kRecordHeaderSize; }
+    std::uint64_t end_offset() const noexcept { return content_offset() + content_length; }
+    std::uint64_t total_length() const noexcept { return kRecordHeaderSize + content_length; }
+};
+
+// A record read from a source: its bytes (the 9-byte frame, then its content or a prefix of it)
+// and the view over them. `view.content` views `bytes`, so it lives as long as they do and moves
+// with them.
+struct HeldRecord {
+    std::vector<std::uint8_t> bytes;
+    RecordView view;
+};
+
+// §4.5, for a reader that goes front to back: the trailing run of summary records, retained as
+// it passes so summary_crc can be checked at the Footer without buffering the file. Records the
+// format does not define stay inside a run (readers skip them); a defined content record or a
+// chunk ends it. RecordStream keeps one; a front-end reads it at the Footer.
+class SummaryRun {
+public:
+    // Every whole record other than a chunk, in file order (`bytes` = header + content).
+    void add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes);
+    // A chunk (or Delta Chunk, or SH band) arrived: whatever run there was is not the summary.
+    void end() noexcept { active_ = false; }
+    // At the Footer: summary_start must name the run's first byte (summary-not-contiguous when a
+    // content record sits inside it, summary-start-mismatch otherwise), and a non-zero
+    // summary_crc must match when `verify_crc` (summary-crc-mismatch). Sets `verified` when a
+    // CRC was checked. `footer_content` is the Footer's content offset, for messages.
+    Status check(const Footer& footer, std::uint64_t footer_content, bool verify_crc,
+                 bool& verified) const;
+
+private:
+    bool active_ = false;
+    std::uint64_t start_ = 0;
+    std::uint32_t crc_ = 0;
+    std::uint64_t broken_by_ = 0;  // offset of the content record that last ended a run
+};
+
+// §5.2, §4.5: `crc`, the CRC-32 of the summary bytes, against a non-zero summary_crc
+// (summary-crc-mismatch, at the field). Sets `verified` when a CRC was checked and matched.
+Status check_summary_crc(const Footer& footer, std::uint32_t crc, std::uint64_t footer_content,
+                         bool& verified);
+
+// §5.2: a non-zero summary_start must lie in [8, footer_start], where the Footer begins;
+// summary-out-of-range otherwise, at `footer_content` (the Footer's content offset).
+Status check_summary_start(const Footer& footer, std::uint64_t footer_start,
+                           std::uint64_t footer_content);
+
+// Where a region of records ends and what crossing that end means: a record whose frame or
+// content runs past `end` is refused as `refusal` (kind malformed), the message naming what lies
+// at `end` (`boundary`, e.g. "the Footer") and why that is the fault it is (`why`, may be empty).
+struct RecordRegion {
+    std::uint64_t end = 0;
+    std::string_view refusal = refusal::kTruncated;
+    std::string boundary;
+    std::string why;
+};
+
+class RecordStream {
+public:
+    // Reads `source` from byte `at` (just after the magic by default). Content longer than
+    // `max_record_bytes` is refused when it is read. The source must outlive the stream.
+    RecordStream(ByteSource& source, std::uint64_t max_record_bytes,
+                 std::uint64_t at = kMagicSize)
+        : source_(&source), max_record_bytes_(max_record_bytes), position_(at) {}
+
+    // §4.1: the magic at byte 0. Refusals: magic-mismatch, unsupported-major-version, truncated.
+    // The stream does not move.
+    Status read_magic();
+
+    // Confines the stream to [position(), region.end) of a random-access source. seek() moves
+    // within it; a later confine() replaces it.
+    void confine(RecordRegion region) { region_ = std::move(region); }
+    void seek(std::uint64_t at) noexcept { position_ = at; }
+    std::uint64_t position() const noexcept { return position_; }
+
+    // The frame of the record at position(), its content unread; nullopt when the data (or the
+    // region) ends exactly there. The stream stays at the record: read_content, read_prefix or
+    // skip follows. Refusals, at the record's offset: truncated when fewer than 9 bytes remain or
+    // content_length runs past the end of a source of known size; in a region, the region's
+    // refusal when the record crosses its end.
+    Result<std::optional<RecordFrame>> next_frame();
+
+    // Reads the content of `frame` (the one next_frame just gave) into `out` and steps past the
+    // record; the record joins the summary run and the log. Refusals: limit-exceeded when
+    // content_length exceeds max_record_bytes (nothing is read and the stream stays, so a caller
+    // may skip() it), truncated when the data ends inside the content. `out` grows only as bytes
+    // arrive, so a lying length on a pipe allocates nothing it does not receive.
+    Status read_content(const RecordFrame& frame, HeldRecord& out);
+    // Reads the first min(n, content_length) content bytes of `frame` into `out` (its view's
+    // content is that prefix, its content_length the record's); the stream does not move.
+    // Random-access sources only. Refusal truncated on a short read.
+    Status read_prefix(const RecordFrame& frame, std::uint64_t n, HeldRecord& out);
+    // Steps past `frame` without reading its content.
+    void skip(const RecordFrame& frame) noexcept { position_ = frame.end_offset(); }
+
+    // next_frame then read_content: true with the record in `out`, false at the end of the data.
+    Result<bool> next(HeldRecord& out);
+
+    // The truncation of a file whose data ends at position(), before its Footer.
+    Error ended_without_footer() const;
+    // After next_frame() refused a frame cut by the end of the data: the 1 to 8 bytes found
+    // where the frame should have been (a validator tells a missing Footer from a cut by them).
+    Bytes cut_frame() const noexcept { return Bytes(cut_frame_.data(), cut_frame_size_); }
+
+    // §4.5, §5.2, §4.1, after next() read the Footer `record` (parsed as `footer`): summary_start
+    // and, when `verify_crc`, summary_crc against the run of summary records before it (sets
+    // `crc_verified` when a CRC was checked); then the trailing magic, which the stream steps
+    // past. Refusals: SummaryRun::check's, check_trailing_magic's.
+    Status finish(const RecordView& record, const Footer& footer, bool verify_crc,
+                  bool& crc_verified);
+
+    // §4.1 at the end: `found` are the bytes after the Footer, `at` where they start. Refusals:
+    // truncated when fewer than 8 (the file ends inside the trailing magic), check_magic's
+    // otherwise ("trailing magic: ..."). Bytes after the 8 are not looked at.
+    static Status check_trailing_magic(Bytes found, std::uint64_t at);
+
+    const SummaryRun& summary_run() const noexcept { return run_; }
+    void enable_log(bool on) noexcept { log_records_ = on; }
+    const std::vector<RecordEntry>& log() const noexcept { return log_; }
+    // Bytes read from the source so far (frames, contents, prefixes, magic).
+    std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
+private:
+    Error crossing(std::string what, std::uint64_t at) const;
+
+    ByteSource* source_;
+    std::uint64_t max_record_bytes_;
+    std::uint64_t position_;
+    std::optional<RecordRegion> region_;
+    SummaryRun run_;
+    bool log_records_ = false;
+    std::vector<RecordEntry> log_;
+    std::uint64_t bytes_read_ = 0;
+    std::array<std::uint8_t, kRecordHeaderSize> cut_frame_{};
+    std::size_t cut_frame_size_ = 0;
+};
+
+// The Chunk Index fields an indexed range came from, named when the range does not frame the
+// record it should (§5.8): its length, and what decided the opcode expected there.
+struct RangeOrigin {
+    std::string_view length_field = "chunk_length";
+    std::string_view opcode_field = "chunk_offset";
+};
+
+class RangeFetcher {
+public:
+    // Ranges of `source` (random-access, of known size), none longer than `max_bytes`.
+    RangeFetcher(ByteSource& source, std::uint64_t max_bytes)
+        : source_(&source), max_bytes_(max_bytes),
+          fetched_(std::make_unique<std::atomic<std::uint64_t>>(0)) {}
+
+    ByteSource& source() const noexcept { return *source_; }
+
+    // Reads exactly [offset, offset + length) into `out` (read_range, io.hpp: index-out-of-range,
+    // limit-exceeded, truncated) and counts it.
+    Status fetch(std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& out) const;
+
+    // §5.8: fetches [offset, offset + length), a range an index entry names, and checks that it
+    // frames exactly one whole record of `opcode`: the record's own content_length must make it
+    // `length` bytes (index-record-mismatch naming origin.length_field, checked before anything
+    // is parsed, so a range that cuts its record is the index's fault and not a truncated file)
+    // and its opcode must be `opcode` (index-record-mismatch naming origin.opcode_field). Other
+    // refusals: fetch's; truncated when `length` is under 9. The view borrows `buffer`.
+    Result<RecordView> fetch_framed(std::uint64_t offset, std::uint64_t length,
+                                    std::uint8_t opcode, std::vector<std::uint8_t>& buffer,
+                                    RangeOrigin origin = {}) const;
+
+    // §5.7, §5.8: the SH Band Stream records of bands 1..`want` that index entry `entry` names,
+    // fetched whole (never a band above `want`) into `buffers` and parsed into `out` (band b at
+    // out[b - 1]; `out` is cleared first). A band the entry does not name ends the list, or with
+    // `require_all` is missing-sh-band. Refusals: duplicate-sh-band (the entry names band b twice),
+    // index-record-mismatch naming 'bands' (a range that does not frame an SH Band Stream record
+    // of band b), and fetch_framed's. Views in `out` borrow `buffers`.
+    Status fetch_sh_bands(const ChunkIndex& entry, int want, bool require_all,
+                          std::array<std::vector<std::uint8_t>, 3>& buffers,
+                          std::vector<ShBandRecord>& out) const;
+
+    // Bytes fetched so far, plus those counted with count().
+    std::uint64_t bytes_fetched() const noexcept { return fetched_->load(); }
+    void count(std::uint64_t bytes) const noexcept {
+        fetched_->fetch_add(bytes, std::memory_order_relaxed);
+    }
+
+private:
+    ByteSource* source_;
+    std::uint64_t max_bytes_;
+    std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
+};
+
+}  // namespace fourdgs

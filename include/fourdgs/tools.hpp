@@ -1,0 +1,13 @@
+// fourdgs/tools.hpp — the tools library (fourdgs::tools) in one include: application code built
+// on the core library, which the `4dgs` tool links and a user may too.
+//   tools/ply.hpp      the 3DGS PLY format, both directions
+//   tools/preview.hpp  a CPU splat preview of an instant, the live-count timeline
+//   tools/convert.hpp  PLY frame sequences to scenes, an instant back to a PLY
+// Link fourdgs::tools (or fourdgs::tools_static; pkg-config fourdgs-tools), which brings the core
+// library with it.
+#pragma once
+
+#include "fourdgs/fourdgs.hpp"
+#include "fourdgs/tools/ply.hpp"
+#include "fourdgs/tools/preview.hpp"
+#include "fourdgs/tools/convert.hpp"

@@ -1,0 +1,179 @@
+// The Chunk Index against the records it frames (fourdgs/index_check.hpp, §5.8).
+#include "fourdgs/index_check.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fourdgs {
+
+std::string time_text(double t) {
+    char buf[40];
+    for (int p = 1; p <= 17; ++p) {
+        std::snprintf(buf, sizeof buf, "%.*g", p, t);
+        if (std::strtod(buf, nullptr) == t) break;
+    }
+    return buf;
+}
+
+std::string interval_text(double t0, double t1) {
+    std::string s = "[";  // appended piece by piece: GCC 12 misreads "[" + std::string (-Wrestrict)
+    s += time_text(t0);
+    s += ", ";
+    s += time_text(t1);
+    s += ')';
+    return s;
+}
+
+Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
+                      "Chunk Index field '" + std::string(field) +
+                          "' disagrees with the record: " + std::move(message),
+                      at)
+        .about("Chunk Index." + std::string(field));
+}
+
+FramedChunk FramedChunk::of(const RecordView& record, const ChunkRecord& chunk) {
+    // A keyframe heads its own GOP: no mode, no reference, depth 0.
+    return {record.offset, record.total_length(), chunk.t0, chunk.t1, chunk.count, false, 0, 0,
+            record.offset, 0, {}, {}};
+}
+
+FramedChunk FramedChunk::of(const RecordView& record, const DeltaChunk& delta) {
+    return {record.offset, record.total_length(), delta.t0, delta.t1,
+            delta.update_count + delta.birth_count + delta.death_count, true, delta.delta_mode,
+            delta.reference_offset, delta.keyframe_offset, delta.depth, {}, {}};
+}
+
+const FramedChunk* framed_at(std::span<const FramedChunk> seen, std::uint64_t offset) {
+    auto before = [](const FramedChunk& c, std::uint64_t off) { return c.offset < off; };
+    auto it = std::lower_bound(seen.begin(), seen.end(), offset, before);
+    return it != seen.end() && it->offset == offset ? &*it : nullptr;
+}
+
+Error no_chunk_at(const ChunkIndex& e, std::uint64_t at) {
+    Error err = index_record_mismatch("chunk_offset",
+                                      "no Chunk or Delta Chunk record starts at byte " +
+                                          std::to_string(e.chunk_offset),
+                                      at);
+    err.value = std::to_string(e.chunk_offset);
+    return err;
+}
+
+Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
+                      opcode_name(opcode) + " record at byte " + std::to_string(at) +
+                          " is named by no Chunk Index entry's chunk_offset (§5.8: one entry per "
+                          "chunk)",
+                      at)
+        .about("Chunk Index.chunk_offset", std::to_string(at));
+}
+
+Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {
+    if (!e.keyframe || e.keyframe->live_count == live) return ok_status();
+    Error err = index_record_mismatch(
+        "live_count",
+        "the index says " + std::to_string(e.keyframe->live_count) + " gaussians are live over " +
+            interval_text(e.t0, e.t1) + ", composition gives " + std::to_string(live),
+        at);
+    err.value = std::to_string(e.keyframe->live_count);
+    return err;
+}
+
+void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                       const IndexCheckOptions& options, const ReportFn& report) {
+    const char* kind = c.delta ? "Delta Chunk" : "Chunk";
+    // One disagreement; false when `report` says stop.
+    auto differs = [&](std::string_view field, std::string value, std::string message) {
+        Error err = index_record_mismatch(field, std::move(message), at);
+        err.value = std::move(value);
+        return report(std::move(err));
+    };
+    if (options.ranges && e.chunk_length != c.length &&
+        !differs("chunk_length", std::to_string(e.chunk_length),
+                 "the index says " + std::to_string(e.chunk_length) + " bytes, the record is " +
+                     std::to_string(c.length)))
+        return;
+    if (e.gaussian_count != c.count &&
+        !differs("gaussian_count", std::to_string(e.gaussian_count),
+                 "the index says " + std::to_string(e.gaussian_count) + ", the " + kind +
+                     " holds " + std::to_string(c.count)))
+        return;
+    const std::string says = "the index says " + interval_text(e.t0, e.t1) + ", the " + kind +
+                             " says " + interval_text(c.t0, c.t1);
+    if (e.t0 != c.t0) {
+        Error err = index_record_mismatch("t0/t1", says, at);
+        err.field = "Chunk Index.t0";
+        err.value = time_text(e.t0);
+        if (!report(std::move(err))) return;
+    }
+    if (e.t1 != c.t1) {
+        Error err = index_record_mismatch("t0/t1", says, at);
+        err.field = "Chunk Index.t1";
+        err.value = time_text(e.t1);
+        if (!report(std::move(err))) return;
+    }
+    if (options.ranges) {
+        if (e.bands.size() != c.bands.size() &&
+            !differs("band_count", std::to_string(e.bands.size()),
+                     "the index names " + std::to_string(e.bands.size()) +
+                         " band(s), the chunk is followed by " + std::to_string(c.bands.size())))
+            return;
+        for (const ChunkIndex::Band& b : e.bands) {
+            const ChunkIndex::Band* seen = nullptr;
+            for (const ChunkIndex::Band& x : c.bands)
+                if (x.band == b.band) seen = &x;
+            if (seen && seen->offset == b.offset && seen->length == b.length) continue;
+            if (!differs("bands", std::to_string(b.offset),
+                         "the index names band " + std::to_string(b.band) + " at [" +
+                             std::to_string(b.offset) + ", +" + std::to_string(b.length) +
+                             ") but " +
+                             (seen ? "that band's record is at [" + std::to_string(seen->offset) +
+                                         ", +" + std::to_string(seen->length) + ")"
+                                   : std::string("the chunk has no such band"))))
+                return;
+        }
+    }
+    using KeyframeFields = IndexCheckOptions::KeyframeFields;
+    if (options.keyframe == KeyframeFields::ignore) return;
+    if (!e.keyframe) {
+        if (options.keyframe == KeyframeFields::required)
+            report(make_error(ErrorKind::malformed, refusal::kMissingKeyframeIndexFields,
+                              "the Chunk Index entry for byte " + std::to_string(e.chunk_offset) +
+                                  " lacks the six keyframe-delta fields (§5.8)",
+                              at));
+        return;
+    }
+    const KeyframeIndexFields& k = *e.keyframe;
+    auto field = [&](std::string_view name, std::uint64_t index_value,
+                     std::uint64_t record_value) {
+        return index_value == record_value ||
+               differs(name, std::to_string(index_value),
+                       "the index says " + std::to_string(index_value) + ", the record implies " +
+                           std::to_string(record_value));
+    };
+    if (k.chunk_kind != (c.delta ? kChunkKindDelta : kChunkKindKeyframe) &&
+        !differs("chunk_kind", std::to_string(k.chunk_kind),
+                 "the index says " + std::to_string(k.chunk_kind) + ", the record is a " + kind))
+        return;
+    if (!field("delta_mode", k.delta_mode, c.delta_mode) ||
+        !field("reference_offset", k.reference_offset, c.reference_offset) ||
+        !field("keyframe_offset", k.keyframe_offset, c.keyframe_offset) ||
+        !field("depth", k.depth, c.depth))
+        return;
+    if (c.live)
+        if (Status st = check_live_count(e, *c.live, at); !st.ok()) report(st.error());
+}
+
+Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                         const IndexCheckOptions& options) {
+    std::optional<Error> first;
+    check_index_entry(e, c, at, options, [&](Error err) {
+        first = std::move(err);
+        return false;
+    });
+    if (first) return *first;
+    return ok_status();
+}
+
+}  // namespace fourdgs

@@ -1,0 +1,467 @@
+// The keyframe-delta composition (fourdgs/keyframe_composition.hpp): a Delta Chunk to bins, and
+// the population composed from a keyframe and the deltas after it.
+#include "fourdgs/keyframe_composition.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "fourdgs/index_check.hpp"
+
+namespace fourdgs {
+namespace {
+
+Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {
+    return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
+}
+
+std::uint32_t id_of(std::int32_t code) { return static_cast<std::uint32_t>(code); }
+
+// The attribute columns of a ChunkBins, with their widths; SH bands are handled separately.
+template <class Bins, class F>
+void for_each_column(Bins& b, F&& f) {
+    f(b.position, 3);
+    f(b.scale, 3);
+    f(b.rotation_index, 1);
+    f(b.rotation, 3);
+    f(b.color, 3);
+    f(b.opacity, 1);
+    f(b.motion, 3);
+    f(b.mu_t, 1);
+    f(b.sigma_t, 1);
+    f(b.flags, 1);
+    f(b.window_index, 1);
+    f(b.source_group, 1);
+    f(b.source_index, 1);
+    f(b.gaussian_id, 1);
+    f(b.object_id, 1);
+}
+
+}  // namespace
+
+Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+                         std::uint64_t reference_offset, std::uint32_t reference_level,
+                         std::uint64_t at) {
+    if (level == reference_level) return ok_status();
+    return malformed(refusal::kLevelMismatch,
+                     delta.describe() + " has level " + std::to_string(level) +
+                         " but its reference at byte " + std::to_string(reference_offset) +
+                         " has level " + std::to_string(reference_level) + " (§11.6)",
+                     at)
+        .about("", std::to_string(level));
+}
+
+std::string ChunkRef::describe() const {
+    return std::string(delta ? "Delta Chunk" : "Chunk") + " at byte " + std::to_string(offset) +
+           " " + interval_text(t0, t1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delta decode.
+
+Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
+                         std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
+                         DeltaBins& out, DecodeScratch& scratch) {
+    const std::uint64_t at = d.records_offset;
+    const DecodeLimits& limits = options.limits;
+    FOURDGS_TRY(check_gaussian_limit(d.update_count, limits, "Delta Chunk update group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.birth_count, limits, "Delta Chunk birth group", at));
+    FOURDGS_TRY(check_gaussian_limit(d.death_count, limits, "Delta Chunk death group", at));
+    FOURDGS_ASSIGN(Bytes block,
+                   open_records_block("Delta Chunk", d.compression, d.uncompressed_size,
+                                      d.records, at, limits, scratch.block));
+    // Offsets inside a decompressed block do not exist in the file; name the block instead.
+    const bool stored = d.compression.empty();
+    FOURDGS_ASSIGN(DeltaGroups g, split_delta_groups(block, at));
+    const std::uint64_t uo = stored ? g.updates_offset : at;
+    const std::uint64_t bo = stored ? g.births_offset : at;
+    const std::uint64_t dof = stored ? g.deaths_offset : at;
+    std::array<bool, attr::kKnownCount> seen{};
+    const std::string dc = "the Delta Chunk over " + interval_text(d.t0, d.t1);
+    // §5.18: every non-empty group identifies its gaussians (`seen` is the last group decoded).
+    auto require_ids = [&](const char* group, std::uint32_t count,
+                           std::uint64_t group_at) -> Status {
+        if (count == 0 || seen[attr::gaussian_id]) return ok_status();
+        return malformed(refusal::kMissingGaussianId,
+                         std::string("the ") + group + " group of " + dc + " holds " +
+                             std::to_string(count) + " " + group +
+                             "s but no gaussian_id stream (§5.18)",
+                         group_at);
+    };
+
+    // Deaths (decoded through the births bins as scratch): exactly one stream, gaussian_id.
+    FOURDGS_TRY(decode_stream_block(g.deaths, dof, d.death_count, "the Delta Chunk death group",
+                                    options.limits, out.births, seen, scratch.stream));
+    for (std::uint8_t id = 0; id < attr::kKnownCount; ++id)
+        if (seen[id] && id != attr::gaussian_id)
+            return malformed(refusal::kInvalidDeathStream,
+                             std::string("the death group carries a '") + attr::kNames[id] +
+                                 "' stream; it holds exactly one stream, gaussian_id (§5.18)",
+                             dof);
+    FOURDGS_TRY(require_ids("death", d.death_count, dof));
+    out.deaths.assign(out.births.gaussian_id.begin(),
+                      out.births.gaussian_id.begin() + (seen[attr::gaussian_id] ? d.death_count : 0));
+
+    // Updates: bin differences aligned with the id stream; the GOP invariants must be absent.
+    FOURDGS_TRY(decode_stream_block(g.updates, uo, d.update_count, "the Delta Chunk update group",
+                                    options.limits, out.updates, seen, scratch.stream));
+    for (std::uint8_t id : {attr::sigma_t, attr::flags, attr::window_index})
+        if (seen[id])
+            return malformed(refusal::kInvariantChangedInUpdate,
+                             "the update group of " + dc + " carries '" +
+                                 attr::kNames[id] +
+                                 "', which is GOP-invariant per gaussian (§11.5); change it with "
+                                 "a death and a birth, or a keyframe",
+                             uo);
+    if (seen[attr::rotation_index] && !seen[attr::rotation])
+        return malformed(refusal::kInvariantChangedInUpdate,
+                         "the update group of " + dc +
+                             " carries 'rotation_index' without 'rotation'; rotation_index may "
+                             "change only as an absolute restatement together with the three "
+                             "rotation bins (§11.5)",
+                         uo);
+    FOURDGS_TRY(require_ids("update", d.update_count, uo));
+    FOURDGS_TRY(check_rows(scene, out.updates, d.update_count, seen[attr::rotation_index], false,
+                           "update element", uo));
+    out.update_present = seen;
+    out.updates.count = d.update_count;
+
+    // Births: the full required attribute set plus gaussian_id, absolute.
+    FOURDGS_TRY(decode_stream_block(g.births, bo, d.birth_count, "the Delta Chunk birth group",
+                                    options.limits, out.births, seen, scratch.stream));
+    out.births.count = d.birth_count;
+    FOURDGS_TRY(require_streams(out.births, seen, d.birth_count, "the birth group",
+                                "Delta Chunk.births", bo));
+    FOURDGS_TRY(require_ids("birth", d.birth_count, bo));
+    FOURDGS_TRY(check_rows(scene, out.births, d.birth_count, true, true, "birth element", bo));
+
+    // A born gaussian's SH rides in the band records after the Delta Chunk (§5.18). A delta
+    // with no births needs none.
+    if (d.birth_count == 0 && bands.empty()) {
+        out.births.sh_bands = std::min<int>(scene.header.sh_degree,
+                                            std::max(0, options.max_sh_degree));
+        for (auto& b : out.births.sh) b.clear();
+        return ok_status();
+    }
+    return decode_sh_bands(bands, d.birth_count, scene.header.sh_degree, options.max_sh_degree,
+                           options.limits, out.births, scratch.stream);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ComposedPopulation.
+
+void ComposedPopulation::reset(int sh_bands) {
+    bins_ = ChunkBins{};
+    bins_.sh_bands = std::clamp(sh_bands, 0, 3);
+    slot_.clear();
+    dead_.clear();
+}
+
+void ComposedPopulation::remove_slot(std::uint32_t slot) {
+    const std::uint32_t last = bins_.count - 1;
+    if (slot != last) {
+        for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
+            std::copy_n(&col[std::size_t{last} * w], w, &col[std::size_t{slot} * w]);
+        });
+        for (int b = 1; b <= bins_.sh_bands; ++b) {
+            const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
+            std::copy_n(&bins_.sh[b - 1][last * w], w, &bins_.sh[b - 1][slot * w]);
+        }
+        slot_[id_of(bins_.gaussian_id[slot])] = slot;
+    }
+    for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
+        col.resize(std::size_t{last} * w);
+    });
+    for (int b = 1; b <= bins_.sh_bands; ++b)
+        bins_.sh[b - 1].resize(last * 3 * static_cast<std::size_t>(sh_band_width(b)));
+    bins_.count = last;
+}
+
+void ComposedPopulation::append_row(const ChunkBins& src, std::uint32_t row) {
+    auto put = [&](std::vector<std::int32_t>& dst, const std::vector<std::int32_t>& from, int w,
+                   bool present) {
+        for (int c = 0; c < w; ++c)
+            dst.push_back(present ? from[std::size_t{row} * w + c] : 0);
+    };
+    put(bins_.position, src.position, 3, true);
+    put(bins_.scale, src.scale, 3, true);
+    put(bins_.rotation_index, src.rotation_index, 1, true);
+    put(bins_.rotation, src.rotation, 3, true);
+    put(bins_.color, src.color, 3, true);
+    put(bins_.opacity, src.opacity, 1, true);
+    put(bins_.motion, src.motion, 3, true);
+    put(bins_.mu_t, src.mu_t, 1, true);
+    put(bins_.sigma_t, src.sigma_t, 1, true);
+    put(bins_.flags, src.flags, 1, true);
+    put(bins_.window_index, src.window_index, 1, true);
+    put(bins_.source_group, src.source_group, 1, src.has_source_group);
+    put(bins_.source_index, src.source_index, 1, src.has_source_index);
+    put(bins_.gaussian_id, src.gaussian_id, 1, true);
+    put(bins_.object_id, src.object_id, 1, src.has_object_id);
+    bins_.has_source_group |= src.has_source_group;
+    bins_.has_source_index |= src.has_source_index;
+    bins_.has_object_id |= src.has_object_id;
+    for (int b = 1; b <= bins_.sh_bands; ++b) {
+        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
+        const auto* from = &src.sh[b - 1][row * w];
+        bins_.sh[b - 1].insert(bins_.sh[b - 1].end(), from, from + w);
+    }
+    slot_[id_of(src.gaussian_id[row])] = bins_.count;
+    ++bins_.count;
+}
+
+// A source with fewer whole SH bands (a truncated chunk's, M100) lowers the population's degree.
+static void lower_bands(ChunkBins& bins, int to) {
+    if (to >= bins.sh_bands) return;
+    for (int b = std::max(to, 0) + 1; b <= 3; ++b) bins.sh[b - 1].clear();
+    bins.sh_bands = std::max(to, 0);
+}
+
+Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& chunk) {
+    if (kf.count > 0 && !kf.has_gaussian_id)
+        return malformed(refusal::kMissingGaussianId,
+                         chunk.describe() + " holds " + std::to_string(kf.count) +
+                             " gaussians but no gaussian_id stream; every chunk of a "
+                             "keyframe-delta file carries it (§11.2)",
+                         chunk.offset);
+    const int bands = std::min(bins_.sh_bands, kf.sh_bands);
+    bins_ = ChunkBins{};
+    bins_.sh_bands = bands;
+    slot_.clear();
+    slot_.reserve(kf.count);
+    for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
+        col.reserve(std::size_t{kf.count} * w);
+    });
+    bins_.has_gaussian_id = true;
+    for (std::uint32_t i = 0; i < kf.count; ++i) {
+        const std::uint32_t id = id_of(kf.gaussian_id[i]);
+        if (slot_.count(id))
+            return malformed(refusal::kDuplicateGaussianId,
+                             chunk.describe() + " states gaussian_id " + std::to_string(id) +
+                                 " twice; ids are unique within a state (§11.2)",
+                             chunk.offset);
+        if (dead_.count(id))
+            return malformed(refusal::kGaussianIdReused,
+                             chunk.describe() + " states gaussian_id " + std::to_string(id) +
+                                 ", which died earlier; an id is never reused (§11.2)",
+                             chunk.offset);
+        append_row(kf, i);
+    }
+    return ok_status();
+}
+
+Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef& chunk) {
+    for (std::uint32_t i = 0; i < bins_.count; ++i) {
+        const std::uint32_t id = id_of(bins_.gaussian_id[i]);
+        if (previous.dead_.count(id))
+            return malformed(refusal::kGaussianIdReused,
+                             "the state of " + chunk.describe() + " holds gaussian_id " +
+                                 std::to_string(id) +
+                                 ", which died earlier; an id is never reused (§11.2)",
+                             chunk.offset);
+    }
+    std::unordered_set<std::uint32_t> dead = std::move(previous.dead_);
+    dead.insert(dead_.begin(), dead_.end());
+    for (std::uint32_t i = 0; i < previous.bins_.count; ++i) {
+        const std::uint32_t id = id_of(previous.bins_.gaussian_id[i]);
+        if (!slot_.count(id)) dead.insert(id);
+    }
+    dead_ = std::move(dead);
+    return ok_status();
+}
+
+Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
+    // One pass over all three groups: duplicates within a group, then across groups (§11.3).
+    std::unordered_map<std::uint32_t, int> group_of;
+    group_of.reserve(d.deaths.size() + d.updates.count + d.births.count);
+    static constexpr const char* kGroup[] = {"death", "update", "birth"};
+    auto visit = [&](std::span<const std::int32_t> ids, int group) -> Status {
+        for (std::int32_t code : ids) {
+            const std::uint32_t id = id_of(code);
+            auto [it, inserted] = group_of.emplace(id, group);
+            if (inserted) continue;
+            if (it->second == group)
+                return malformed(refusal::kDuplicateGaussianId,
+                                 "the " + std::string(kGroup[group]) + " group of " +
+                                     chunk.describe() + " names gaussian_id " + std::to_string(id) +
+                                     " twice",
+                                 chunk.offset);
+            return malformed(refusal::kGaussianIdInTwoGroups,
+                             "gaussian_id " + std::to_string(id) + " is in both the " +
+                                 kGroup[it->second] + " and the " + kGroup[group] +
+                                 " group of " + chunk.describe() +
+                                 "; the outcome would depend on application order (§11.3)",
+                             chunk.offset);
+        }
+        return ok_status();
+    };
+    FOURDGS_TRY(visit(d.deaths, 0));
+    FOURDGS_TRY(visit(std::span(d.updates.gaussian_id).first(
+                          d.update_present[attr::gaussian_id] ? d.updates.count : 0),
+                      1));
+    FOURDGS_TRY(visit(std::span(d.births.gaussian_id).first(d.births.has_gaussian_id
+                                                                ? d.births.count
+                                                                : 0),
+                      2));
+    return ok_status();
+}
+
+Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
+                                 std::uint64_t max_population) {
+    FOURDGS_TRY(check_group_ids(d, chunk));
+    bins_.has_gaussian_id = true;
+    // Deaths.
+    for (std::int32_t code : d.deaths) {
+        const std::uint32_t id = id_of(code);
+        auto it = slot_.find(id);
+        if (it == slot_.end())
+            return malformed(refusal::kUnknownGaussianId,
+                             "the death group of " + chunk.describe() + " names gaussian_id " +
+                                 std::to_string(id) +
+                                 ", which is not live in the reference state (§11.3)",
+                             chunk.offset);
+        const std::uint32_t slot = it->second;
+        slot_.erase(it);
+        remove_slot(slot);
+        dead_.insert(id);
+    }
+    // Updates: differences in 64 bits, refused outside i32 (§11.7); rotation absolute (§11.5).
+    const ChunkBins& u = d.updates;
+    const auto& present = d.update_present;
+    struct Diff {
+        std::uint8_t id;
+        std::vector<std::int32_t> ChunkBins::*col;
+        int width;
+    };
+    static constexpr Diff kDiffs[] = {
+        {attr::position, &ChunkBins::position, 3},   {attr::scale, &ChunkBins::scale, 3},
+        {attr::color, &ChunkBins::color, 3},         {attr::opacity, &ChunkBins::opacity, 1},
+        {attr::motion, &ChunkBins::motion, 3},       {attr::mu_t, &ChunkBins::mu_t, 1},
+        {attr::source_group, &ChunkBins::source_group, 1},
+        {attr::source_index, &ChunkBins::source_index, 1},
+        {attr::object_id, &ChunkBins::object_id, 1},
+    };
+    if (present[attr::source_group]) bins_.has_source_group = true;
+    if (present[attr::source_index]) bins_.has_source_index = true;
+    if (present[attr::object_id]) bins_.has_object_id = true;
+    for (std::uint32_t i = 0; i < u.count; ++i) {
+        const std::uint32_t id = id_of(u.gaussian_id[i]);
+        auto it = slot_.find(id);
+        if (it == slot_.end())
+            return malformed(refusal::kUnknownGaussianId,
+                             "the update group of " + chunk.describe() + " names gaussian_id " +
+                                 std::to_string(id) +
+                                 ", which is not live in the reference state (§11.3)",
+                             chunk.offset);
+        const std::size_t s = it->second;
+        for (const Diff& df : kDiffs) {
+            if (!present[df.id]) continue;
+            const std::vector<std::int32_t>& delta = u.*df.col;
+            std::vector<std::int32_t>& dst = bins_.*df.col;
+            for (int c = 0; c < df.width; ++c) {
+                const std::int64_t v = std::int64_t{dst[s * df.width + c]} +
+                                       std::int64_t{delta[std::size_t{i} * df.width + c]};
+                if (v < std::numeric_limits<std::int32_t>::min() ||
+                    v > std::numeric_limits<std::int32_t>::max()) {
+                    std::string name = attr::kNames[df.id];
+                    if (df.width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+                        name += '[';
+                        name += std::to_string(c);
+                        name += ']';
+                    }
+                    return malformed(
+                        refusal::kComposedBinOutOfRange,
+                        "composing '" + name + "' of gaussian_id " + std::to_string(id) + " in " +
+                            chunk.describe() +
+                            " gives bin " + std::to_string(v) +
+                            ", outside the signed 32-bit range (§11.7)",
+                        chunk.offset);
+                }
+                dst[s * df.width + c] = static_cast<std::int32_t>(v);
+            }
+        }
+        if (present[attr::rotation_index]) bins_.rotation_index[s] = u.rotation_index[i];
+        if (present[attr::rotation])
+            std::copy_n(&u.rotation[std::size_t{i} * 3], 3, &bins_.rotation[s * 3]);
+    }
+    // Births.
+    const ChunkBins& b = d.births;
+    if (b.count > 0) lower_bands(bins_, b.sh_bands);
+    if (bins_.count + std::uint64_t{b.count} > max_population)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          chunk.describe() + " grows the population to " +
+                              std::to_string(bins_.count + std::uint64_t{b.count}) +
+                              " gaussians, more than the configured limit of " +
+                              std::to_string(max_population),
+                          chunk.offset);
+    for (std::uint32_t i = 0; i < b.count; ++i) {
+        const std::uint32_t id = id_of(b.gaussian_id[i]);
+        if (slot_.count(id))
+            return malformed(refusal::kDuplicateGaussianId,
+                             "the birth group of " + chunk.describe() + " names gaussian_id " +
+                                 std::to_string(id) +
+                                 ", which is already live; ids are unique within a state (§11.2)",
+                             chunk.offset);
+        if (dead_.count(id))
+            return malformed(refusal::kGaussianIdReused,
+                             "the birth group of " + chunk.describe() + " names gaussian_id " +
+                                 std::to_string(id) +
+                                 ", which died earlier; an id is never reused (§11.2)",
+                             chunk.offset);
+        append_row(b, i);
+    }
+    return ok_status();
+}
+
+void ComposedPopulation::materialize(ChunkBins& out) const {
+    const std::uint32_t n = bins_.count;
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return id_of(bins_.gaussian_id[a]) < id_of(bins_.gaussian_id[b]);
+    });
+    out.count = n;
+    auto gather = [&](std::vector<std::int32_t>& dst, const std::vector<std::int32_t>& src,
+                      int w) {
+        dst.resize(std::size_t{n} * w);
+        for (std::uint32_t i = 0; i < n; ++i)
+            std::copy_n(&src[std::size_t{order[i]} * w], w, &dst[std::size_t{i} * w]);
+    };
+    gather(out.position, bins_.position, 3);
+    gather(out.scale, bins_.scale, 3);
+    gather(out.rotation_index, bins_.rotation_index, 1);
+    gather(out.rotation, bins_.rotation, 3);
+    gather(out.color, bins_.color, 3);
+    gather(out.opacity, bins_.opacity, 1);
+    gather(out.motion, bins_.motion, 3);
+    gather(out.mu_t, bins_.mu_t, 1);
+    gather(out.sigma_t, bins_.sigma_t, 1);
+    gather(out.flags, bins_.flags, 1);
+    gather(out.window_index, bins_.window_index, 1);
+    gather(out.gaussian_id, bins_.gaussian_id, 1);
+    out.has_gaussian_id = true;
+    out.has_source_group = bins_.has_source_group;
+    out.has_source_index = bins_.has_source_index;
+    out.has_object_id = bins_.has_object_id;
+    if (out.has_source_group) gather(out.source_group, bins_.source_group, 1);
+    else out.source_group.clear();
+    if (out.has_source_index) gather(out.source_index, bins_.source_index, 1);
+    else out.source_index.clear();
+    if (out.has_object_id) gather(out.object_id, bins_.object_id, 1);
+    else out.object_id.clear();
+    out.sh_bands = bins_.sh_bands;
+    for (int b = 1; b <= 3; ++b) {
+        std::vector<std::uint8_t>& dst = out.sh[b - 1];
+        if (b > bins_.sh_bands) {
+            dst.clear();
+            continue;
+        }
+        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
+        dst.resize(n * w);
+        for (std::uint32_t i = 0; i < n; ++i)
+            std::copy_n(&bins_.sh[b - 1][order[i] * w], w, &dst[i * w]);
+    }
+}
+
+}  // namespace fourdgs

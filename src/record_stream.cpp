@@ -1,0 +1,308 @@
+// Records from any byte source, and whole records by indexed ranges (fourdgs/record_stream.hpp).
+#include "fourdgs/record_stream.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "fourdgs/index_check.hpp"
+
+namespace fourdgs {
+namespace {
+
+Error truncated_at(std::uint64_t offset, std::string message) {
+    return make_error(ErrorKind::truncated, refusal::kTruncated, std::move(message), offset);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The summary run (§4.5) and the Footer's offsets (§5.2).
+
+void SummaryRun::add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes) {
+    if (is_summary_opcode(opcode)) {
+        if (!active_) {
+            active_ = true;
+            start_ = offset;
+            crc_ = 0;
+        }
+        crc_ = crc32(bytes, crc_);
+    } else if (active_ && !is_defined_opcode(opcode)) {
+        crc_ = crc32(bytes, crc_);
+    } else {
+        if (active_) broken_by_ = offset;
+        active_ = false;
+    }
+}
+
+Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool verify_crc,
+                         bool& verified) const {
+    verified = false;
+    if (f.summary_start == 0) return ok_status();
+    const bool matches = active_ && start_ == f.summary_start;
+    if (!matches && active_ && f.summary_start < start_ && broken_by_ >= f.summary_start)
+        return make_error(ErrorKind::malformed, refusal::kSummaryNotContiguous,
+                          "a content record at byte " + std::to_string(broken_by_) +
+                              " sits inside the summary that starts at " +
+                              std::to_string(f.summary_start) + " (§4.5)",
+                          broken_by_)
+            .about("", std::to_string(f.summary_start));
+    if (!matches)
+        return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
+                          "Footer summary_start is " + std::to_string(f.summary_start) +
+                              " but the summary records before the Footer start at " +
+                              (active_ ? std::to_string(start_)
+                                       : std::string("no byte (there are none)")),
+                          footer_content)
+            .about("", std::to_string(f.summary_start));
+    if (verify_crc) return check_summary_crc(f, crc_, footer_content, verified);
+    return ok_status();
+}
+
+Status check_summary_crc(const Footer& f, std::uint32_t crc, std::uint64_t footer_content,
+                         bool& verified) {
+    verified = false;
+    if (f.summary_crc == 0) return ok_status();
+    if (crc != f.summary_crc)
+        return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
+                          "summary_crc is " + std::to_string(f.summary_crc) +
+                              " but the summary bytes hash to " + std::to_string(crc),
+                          footer_content + 16)
+            .about("", std::to_string(f.summary_crc));
+    verified = true;
+    return ok_status();
+}
+
+Status check_summary_start(const Footer& f, std::uint64_t footer_start,
+                           std::uint64_t footer_content) {
+    if (f.summary_start == 0 || (f.summary_start >= kMagicSize && f.summary_start <= footer_start))
+        return ok_status();
+    return make_error(ErrorKind::malformed, refusal::kSummaryOutOfRange,
+                      "summary_start " + std::to_string(f.summary_start) + " is outside [8, " +
+                          std::to_string(footer_start) + "]",
+                      footer_content)
+        .about("", std::to_string(f.summary_start));
+}
+
+// ---------------------------------------------------------------------------------------------
+// RecordStream.
+
+Status RecordStream::read_magic() {
+    std::uint8_t magic[kMagicSize];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(0, magic));
+    bytes_read_ += got;
+    return check_magic(std::span(magic, got), 0);
+}
+
+Error RecordStream::crossing(std::string what, std::uint64_t at) const {
+    return make_error(ErrorKind::malformed, region_->refusal,
+                      std::move(what) + region_->boundary + region_->why, at);
+}
+
+Result<std::optional<RecordFrame>> RecordStream::next_frame() {
+    const std::uint64_t at = position_;
+    std::uint8_t head[kRecordHeaderSize];
+    if (region_) {
+        if (at >= region_->end) return std::optional<RecordFrame>{};
+        if (region_->end - at < kRecordHeaderSize)
+            return crossing("a record header at byte " + std::to_string(at) + " runs into ", at);
+        FOURDGS_TRY(source_->read_exact(at, head));
+        bytes_read_ += kRecordHeaderSize;
+    } else {
+        FOURDGS_ASSIGN(std::size_t got, source_->read_at(at, head));
+        bytes_read_ += got;
+        if (got == 0) return std::optional<RecordFrame>{};
+        if (got < kRecordHeaderSize) {
+            std::copy(head, head + got, cut_frame_.begin());
+            cut_frame_size_ = got;
+            return truncated_at(at, "the file ends inside a record header (" +
+                                        std::to_string(got) + " of 9 bytes)")
+                .about("", std::to_string(got));
+        }
+    }
+    RecordFrame frame{head[0], at, read_le64(head + 1)};
+    const std::string name = opcode_name(frame.opcode);
+    if (region_) {
+        if (frame.content_length > region_->end - at - kRecordHeaderSize)
+            return crossing(name + " record at byte " + std::to_string(at) +
+                                " declares content_length " +
+                                std::to_string(frame.content_length) + ", past ",
+                            at);
+    } else if (auto size = source_->size();
+               size && frame.content_length > *size - std::min(*size, at + kRecordHeaderSize)) {
+        // A length past the end of a source of known size is a cut (or lying) record, whatever
+        // the limit: reported as such before it is judged against the limit.
+        const std::uint64_t remain = *size - std::min(*size, at + kRecordHeaderSize);
+        return truncated_at(at, name + " record declares content_length " +
+                                    std::to_string(frame.content_length) + " but only " +
+                                    std::to_string(remain) + " bytes remain in the file")
+            .about(name + ".content_length", std::to_string(frame.content_length));
+    }
+    return std::optional<RecordFrame>{frame};
+}
+
+Status RecordStream::read_content(const RecordFrame& frame, HeldRecord& out) {
+    const std::string name = opcode_name(frame.opcode);
+    if (frame.content_length > max_record_bytes_)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          name + " record at byte " + std::to_string(frame.offset) +
+                              " declares content_length " + std::to_string(frame.content_length) +
+                              ", over the configured limit of " + std::to_string(max_record_bytes_),
+                          frame.offset)
+            .about(name + ".content_length", std::to_string(frame.content_length));
+    out.bytes.resize(kRecordHeaderSize);
+    out.bytes[0] = frame.opcode;
+    for (std::size_t i = 0; i < 8; ++i)
+        out.bytes[1 + i] = static_cast<std::uint8_t>(frame.content_length >> (8 * i));
+    FOURDGS_ASSIGN(std::uint64_t body, read_growing(*source_, frame.content_offset(),
+                                                    frame.content_length, out.bytes));
+    bytes_read_ += body;
+    if (body < frame.content_length)
+        return truncated_at(frame.offset, name + " record at byte " + std::to_string(frame.offset) +
+                                              " is cut after " + std::to_string(body) + " of " +
+                                              std::to_string(frame.content_length) +
+                                              " content bytes")
+            .about(name + ".content_length", std::to_string(frame.content_length));
+    out.view = RecordView{frame.opcode, frame.offset, frame.content_length,
+                          Bytes(out.bytes).subspan(kRecordHeaderSize)};
+    position_ = frame.end_offset();
+    // §4.5: chunks and their bands end a summary run; the Footer closes it; the rest joins it.
+    if (frame.opcode == op::chunk || frame.opcode == op::delta_chunk || frame.opcode == op::sh_band)
+        run_.end();
+    else if (frame.opcode != op::footer)
+        run_.add(frame.opcode, frame.offset, out.bytes);
+    if (log_records_) log_.push_back({frame.opcode, frame.offset, frame.total_length()});
+    return ok_status();
+}
+
+Status RecordStream::read_prefix(const RecordFrame& frame, std::uint64_t n, HeldRecord& out) {
+    const std::uint64_t take = std::min(n, frame.content_length);
+    out.bytes.resize(static_cast<std::size_t>(kRecordHeaderSize + take));
+    FOURDGS_TRY(source_->read_exact(frame.offset, out.bytes));
+    bytes_read_ += out.bytes.size();
+    out.view = RecordView{frame.opcode, frame.offset, frame.content_length,
+                          Bytes(out.bytes).subspan(kRecordHeaderSize)};
+    return ok_status();
+}
+
+Result<bool> RecordStream::next(HeldRecord& out) {
+    FOURDGS_ASSIGN(std::optional<RecordFrame> frame, next_frame());
+    if (!frame) return false;
+    FOURDGS_TRY(read_content(*frame, out));
+    return true;
+}
+
+Error RecordStream::ended_without_footer() const {
+    return truncated_at(position_, "the file ends at byte " + std::to_string(position_) +
+                                       " without a Footer")
+        .about("Footer");
+}
+
+Status RecordStream::check_trailing_magic(Bytes found, std::uint64_t at) {
+    if (found.size() < kMagicSize)
+        return truncated_at(at, "the file ends inside the trailing magic (" +
+                                    std::to_string(found.size()) + " of 8 bytes)")
+            .about("magic", std::to_string(found.size()));
+    Status magic = check_magic(found.first(kMagicSize), at);
+    if (magic.ok()) return magic;
+    Error e = magic.error();
+    e.message = "trailing magic: " + e.message;
+    return e;
+}
+
+Status RecordStream::finish(const RecordView& record, const Footer& footer, bool verify_crc,
+                            bool& crc_verified) {
+    FOURDGS_TRY(run_.check(footer, record.content_offset(), verify_crc, crc_verified));
+    std::uint8_t magic[kMagicSize];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
+    bytes_read_ += got;
+    FOURDGS_TRY(check_trailing_magic(std::span(magic, got), position_));
+    position_ += kMagicSize;
+    return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// RangeFetcher.
+
+Status RangeFetcher::fetch(std::uint64_t offset, std::uint64_t length,
+                           std::vector<std::uint8_t>& out) const {
+    FOURDGS_TRY(read_range(*source_, offset, length, max_bytes_, out));
+    count(length);
+    return ok_status();
+}
+
+Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_t length,
+                                              std::uint8_t opcode,
+                                              std::vector<std::uint8_t>& buffer,
+                                              RangeOrigin origin) const {
+    FOURDGS_TRY(fetch(offset, length, buffer));
+    if (buffer.size() >= kRecordHeaderSize) {
+        const std::uint64_t own = read_le64(&buffer[1]);
+        if (own != length - kRecordHeaderSize) {
+            Error e = index_record_mismatch(
+                origin.length_field,
+                "the index says " + std::to_string(length) + " bytes, the record at byte " +
+                    std::to_string(offset) + " is " + std::to_string(kRecordHeaderSize + own),
+                offset);
+            e.value = std::to_string(length);
+            return e;
+        }
+    }
+    FOURDGS_ASSIGN(RecordView r, parse_record(buffer, offset));
+    if (r.opcode != opcode) {
+        Error e = index_record_mismatch(origin.opcode_field,
+                                        "byte " + std::to_string(offset) + " holds a " +
+                                            opcode_name(r.opcode) + " record, not a " +
+                                            opcode_name(opcode),
+                                        offset);
+        e.value = std::to_string(offset);
+        return e;
+    }
+    return r;
+}
+
+Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_all,
+                                    std::array<std::vector<std::uint8_t>, 3>& buffers,
+                                    std::vector<ShBandRecord>& out) const {
+    out.clear();
+    for (int b = 1; b <= std::min(want, 3); ++b) {
+        const ChunkIndex::Band* entry = nullptr;
+        for (const ChunkIndex::Band& x : e.bands) {
+            if (x.band != b) continue;
+            if (entry)
+                return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
+                                  "the index names two band " + std::to_string(b) +
+                                      " records for the chunk at byte " +
+                                      std::to_string(e.chunk_offset),
+                                  x.offset)
+                    .about("", std::to_string(b));
+            entry = &x;
+        }
+        if (!entry) {
+            if (!require_all) break;  // the decoder names a band it needs and does not have
+            return make_error(ErrorKind::malformed, refusal::kMissingShBand,
+                              "the index names no band " + std::to_string(b) +
+                                  " record for the chunk at byte " +
+                                  std::to_string(e.chunk_offset) + ", below the degree read (" +
+                                  std::to_string(want) + ")",
+                              e.chunk_offset)
+                .about("", std::to_string(b));
+        }
+        FOURDGS_ASSIGN(RecordView r, fetch_framed(entry->offset, entry->length, op::sh_band,
+                                                  buffers[b - 1], {"bands", "bands"}));
+        FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(r));
+        if (band.band != b) {
+            Error mismatch = index_record_mismatch(
+                "bands",
+                "the index names band " + std::to_string(b) + " at byte " +
+                    std::to_string(entry->offset) + ", the record holds band " +
+                    std::to_string(band.band),
+                entry->offset);
+            mismatch.value = std::to_string(b);
+            return mismatch;
+        }
+        out.push_back(band);
+    }
+    return ok_status();
+}
+
+}  // namespace fourdgs

@@ -1,0 +1,332 @@
+// open_scene (fourdgs/open_scene.hpp): one call, the front-end the temporal model needs, the
+// file read once, and the same questions answered whatever the model and whatever the source.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "fourdgs/indexed_reader.hpp"
+#include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/open_scene.hpp"
+#include "support/counting_source.hpp"
+#include "support/pipe_source.hpp"
+
+using namespace fourdgs;
+using test::CountingSource;
+
+namespace {
+
+std::vector<std::uint8_t> birth_file() {
+    auto bytes = read_file(std::string(FOURDGS_TEST_DATA) + "/birth-deflate.4dgs");
+    REQUIRE(bytes.ok());
+    return std::move(bytes).value();
+}
+
+// Six steps of 0.5 s: eight gaussians walking along x, one dying at step 3, one born at step 4;
+// a keyframe every three steps.
+std::vector<std::uint8_t> keyframe_file(bool with_index) {
+    constexpr std::size_t kSteps = 6;
+    std::vector<GaussianColumns> cols(kSteps);
+    std::vector<std::vector<std::uint32_t>> ids(kSteps);
+    std::vector<KeyframeStep> steps(kSteps);
+    for (std::size_t s = 0; s < kSteps; ++s) {
+        GaussianColumns& c = cols[s];
+        for (std::uint32_t g = 0; g < 9; ++g) {
+            if ((g == 7 && s >= 3) || (g == 8 && s < 4)) continue;
+            ids[s].push_back(g);
+            c.position.insert(c.position.end(), {0.1f * g + 0.05f * s, 0.2f * (g % 3), 0.0f});
+            c.scale.insert(c.scale.end(), {0.05f, 0.05f, 0.05f});
+            c.rotation.insert(c.rotation.end(), {0, 0, 0, 1});
+            c.color.insert(c.color.end(), {0.5f, 0.1f * g, 0.2f, 0.9f});
+            c.sigma_t.push_back(std::numeric_limits<float>::infinity());
+            ++c.count;
+        }
+        steps[s].t0 = 0.5 * static_cast<double>(s);
+        steps[s].gaussians = c.batch();
+        steps[s].ids = ids[s];
+    }
+    SceneHeader h;
+    h.duration_sec = 3;
+    KeyframeWriterOptions o;
+    o.keyframe_every = 3;
+    o.base.write_index = with_index;
+    auto bytes = write_keyframe_delta(steps, h, o);
+    REQUIRE(bytes.ok());
+    return std::move(bytes).value();
+}
+
+// open_scene, which must succeed.
+std::optional<SceneReader> opened(ByteSource& src) {
+    auto r = open_scene(src);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
+void same_block(const GaussianBlock& a, const GaussianBlock& b) {
+    REQUIRE(a.count == b.count);
+    CHECK(a.position == b.position);
+    CHECK(a.color == b.color);
+    CHECK(a.mu_t == b.mu_t);
+    CHECK(a.gaussian_id == b.gaussian_id);
+}
+
+}  // namespace
+
+TEST_CASE("open_scene reads a random-access file's magic, tail and summary once, whatever the "
+          "temporal model") {
+    for (const bool keyframes : {false, true}) {
+        INFO((keyframes ? "keyframe-delta" : "gaussian-birth"));
+        const std::vector<std::uint8_t> file = keyframes ? keyframe_file(true) : birth_file();
+        CountingSource src(file);
+        auto scene = opened(src);
+        CHECK(scene->keyframe_delta() == keyframes);
+        CHECK(scene->random_access());
+        SceneWorkspace ws;
+        GaussianBlock state;
+        REQUIRE(scene->state_at(1.0, state, ws).ok());
+        CHECK(state.count > 0);
+        CHECK(src.magic_reads() == 1);
+        CHECK(src.tail_reads() == 1);
+        CHECK(src.summary_reads() == 1);
+    }
+}
+
+TEST_CASE("the counting source sees a file opened twice (what open_scene replaces)") {
+    const std::vector<std::uint8_t> file = keyframe_file(true);
+    CountingSource src(file);
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    REQUIRE(IndexedReader::open(src, ro).ok());
+    REQUIRE(KeyframeDeltaReader::open(src, ro).ok());
+    CHECK(src.magic_reads() == 2);
+    CHECK(src.tail_reads() == 2);
+    CHECK(src.summary_reads() == 2);
+}
+
+TEST_CASE("KeyframeDeltaReader::open(IndexedReader&&) takes over the opened state and reads "
+          "nothing again") {
+    const std::vector<std::uint8_t> file = keyframe_file(true);
+    CountingSource src(file);
+    ReaderOptions ro;
+    ro.accept_keyframe_delta = true;
+    auto base = IndexedReader::open(src, ro);
+    REQUIRE(base.ok());
+    const std::size_t reads = src.reads().size();
+    auto kd = KeyframeDeltaReader::open(std::move(base).value());
+    REQUIRE(kd.ok());
+    CHECK(src.reads().size() == reads);
+    CHECK(kd->timeline().entries().size() == 6);
+    // A gaussian-birth file is refused by the same rule as open(source).
+    const std::vector<std::uint8_t> birth = birth_file();
+    MemorySource bsrc(birth);
+    auto bbase = IndexedReader::open(bsrc, ro);
+    REQUIRE(bbase.ok());
+    CHECK(KeyframeDeltaReader::open(std::move(bbase).value()).error().refusal ==
+          refusal::kUnknownTemporalModel);
+}
+
+TEST_CASE("open_scene answers state_at as the front-end of the file's model does") {
+    SECTION("gaussian-birth: the chunks covering t") {
+        const std::vector<std::uint8_t> file = birth_file();
+        MemorySource src(file);
+        auto scene = opened(src);
+        auto reader = IndexedReader::open(src);
+        REQUIRE(reader.ok());
+        const double duration = scene->scene().header.duration_sec;
+        SceneWorkspace ws;
+        std::vector<DecodeWorkspace> pool;
+        for (double t : {0.0, duration / 3, duration / 2, duration * 0.99}) {
+            GaussianBlock a, b;
+            REQUIRE(scene->state_at(t, a, ws, 2).ok());
+            REQUIRE(reader->read_instant(t, b, pool).ok());
+            same_block(a, b);
+            CHECK(*scene->chunks_for(t) == reader->chunks_for(t));
+            std::uint64_t cost = 0;
+            for (std::size_t e : reader->chunks_for(t)) cost += reader->fetch_cost(e);
+            CHECK(*scene->fetch_cost(t) == cost);
+        }
+        CHECK(*scene->entry_fetch_cost(0) == reader->fetch_cost(0));
+    }
+    SECTION("keyframe-delta: the composed state, its chain and the chain's cost") {
+        const std::vector<std::uint8_t> file = keyframe_file(true);
+        MemorySource src(file);
+        auto scene = opened(src);
+        REQUIRE(scene->keyframes() != nullptr);
+        auto reader = KeyframeDeltaReader::open(src);
+        REQUIRE(reader.ok());
+        SceneWorkspace ws;
+        for (double t : {0.0, 0.7, 1.6, 2.9}) {
+            GaussianBlock a, b;
+            REQUIRE(scene->state_at(t, a, ws).ok());
+            REQUIRE(reader->state_at(t, b).ok());
+            same_block(a, b);
+            CHECK(*scene->chunks_for(t) == *reader->chain(t));
+            CHECK(*scene->fetch_cost(t) == reader->plan(t)->total_bytes());
+        }
+        const ChunkIndex& last = scene->scene().index.back();
+        CHECK(*scene->entry_fetch_cost(scene->scene().index.size() - 1) ==
+              reader->plan(last.t0)->total_bytes());
+        GaussianBlock out;
+        CHECK(scene->state_at(3.0, out, ws).error().refusal == refusal::kTimeOutOfRange);
+    }
+}
+
+TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state in time order "
+          "(keyframe-delta)") {
+    {
+        const std::vector<std::uint8_t> file = birth_file();
+        MemorySource src(file);
+        auto scene = opened(src);
+        auto reader = IndexedReader::open(src);
+        REQUIRE(reader.ok());
+        GaussianBlock all, expected;
+        std::vector<std::size_t> entries;
+        SceneWorkspace ws;
+        REQUIRE(scene->read_all([&](const StoredBlock& b) {
+                         entries.push_back(b.entry);
+                         CHECK(b.t0 == scene->scene().index[b.entry].t0);
+                         all.append(b.gaussians);
+                         return ok_status();
+                     }, ws).ok());
+        std::vector<DecodeWorkspace> pool;
+        REQUIRE(reader->read_all(expected, pool).ok());
+        same_block(all, expected);
+        std::vector<std::size_t> order(scene->scene().index.size());
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        CHECK(entries == order);
+    }
+    {
+        const std::vector<std::uint8_t> file = keyframe_file(true);
+        MemorySource src(file);
+        auto scene = opened(src);
+        SceneWorkspace ws;
+        std::vector<double> starts;
+        REQUIRE(scene->read_all([&](const StoredBlock& b) {
+                         GaussianBlock expected;
+                         SceneWorkspace other;
+                         REQUIRE(scene->state_at(b.t0, expected, other).ok());
+                         same_block(b.gaussians, expected);
+                         starts.push_back(b.t0);
+                         return ok_status();
+                     }, ws).ok());
+        CHECK(starts == std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5});
+    }
+    // A visit's error ends the walk with it.
+    const std::vector<std::uint8_t> file = birth_file();
+    MemorySource src(file);
+    auto scene = open_scene(src);
+    SceneWorkspace ws;
+    int visits = 0;
+    const Status st = scene->read_all([&](const StoredBlock&) -> Status {
+        ++visits;
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument, "stop");
+    }, ws);
+    CHECK(st.error().message == "stop");
+    CHECK(visits == 1);
+}
+
+TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the streaming "
+          "front-ends") {
+    SECTION("gaussian-birth: one state_at reads the rest; a second is not-seekable") {
+        const std::vector<std::uint8_t> file = birth_file();
+        MemorySource mem(file);
+        auto indexed = IndexedReader::open(mem);
+        REQUIRE(indexed.ok());
+        const double t = indexed->scene().header.duration_sec / 2;
+        GaussianBlock expected;
+        std::vector<DecodeWorkspace> pool;
+        REQUIRE(indexed->read_instant(t, expected, pool).ok());
+        test::through_pipe(file, [&](ByteSource& pipe) {
+            auto scene = open_scene(pipe);
+            REQUIRE(scene.ok());
+            CHECK_FALSE(scene->random_access());
+            CHECK_FALSE(scene->keyframe_delta());
+            SceneWorkspace ws;
+            GaussianBlock got;
+            REQUIRE(scene->state_at(t, got, ws).ok());
+            same_block(got, expected);
+            CHECK(scene->scene().index.size() == indexed->scene().index.size());
+            CHECK(scene->state_at(t, got, ws).error().refusal == refusal::kNotSeekable);
+            CHECK(scene->chunks_for(t).error().refusal == refusal::kNotSeekable);
+            CHECK(scene->fetch_cost(t).error().refusal == refusal::kNotSeekable);
+            return 0;
+        });
+    }
+    SECTION("keyframe-delta: state_at forward only, every byte read once") {
+        const std::vector<std::uint8_t> file = keyframe_file(true);
+        MemorySource mem(file);
+        auto reader = KeyframeDeltaReader::open(mem);
+        REQUIRE(reader.ok());
+        CountingSource pipe(file, /*random_access=*/false);
+        auto scene = open_scene(pipe);
+        REQUIRE(scene.ok());
+        CHECK(scene->keyframe_delta());
+        SceneWorkspace ws;
+        for (double t : {0.2, 0.3, 1.1, 2.6}) {
+            GaussianBlock got, expected;
+            REQUIRE(scene->state_at(t, got, ws).ok());
+            REQUIRE(reader->state_at(t, expected).ok());
+            same_block(got, expected);
+        }
+        GaussianBlock got;
+        CHECK(scene->state_at(1.2, got, ws).error().refusal == refusal::kNotSeekable);
+        // read_all hands over the current state, then those that follow.
+        std::vector<double> starts;
+        REQUIRE(scene->read_all([&](const StoredBlock& b) {
+                         starts.push_back(b.t0);
+                         return ok_status();
+                     }, ws).ok());
+        CHECK(starts == std::vector<double>{2.5});
+        CHECK(scene->scene().statistics.has_value());  // the summary, read at the end
+        // Forward only, and the magic read once.
+        CHECK(pipe.magic_reads() == 1);
+        std::uint64_t at = 0;
+        for (const CountingSource::Read& r : pipe.reads()) {
+            CHECK(r.offset >= at);
+            at = r.offset + r.length;
+        }
+    }
+}
+
+TEST_CASE("a keyframe-delta file without an index: refused on random access as the indexed "
+          "front-end refuses it, read front to back when asked (M016)") {
+    const std::vector<std::uint8_t> file = keyframe_file(false);
+    MemorySource src(file);
+    auto direct = KeyframeDeltaReader::open(src);
+    REQUIRE_FALSE(direct.ok());
+    CHECK(open_scene(src).error().refusal == direct.error().refusal);
+    OpenSceneOptions o;
+    o.access = OpenSceneOptions::Access::streaming;
+    auto scene = open_scene(src, o);
+    REQUIRE(scene.ok());
+    CHECK(scene->keyframe_delta());
+    SceneWorkspace ws;
+    int states = 0;
+    REQUIRE(scene->read_all([&](const StoredBlock&) {
+                     ++states;
+                     return ok_status();
+                 }, ws).ok());
+    CHECK(states == 6);
+}
+
+TEST_CASE("open_scene refuses what the readers refuse, on either path") {
+    std::vector<std::uint8_t> file = birth_file();
+    file[0] ^= 0xFF;
+    for (const bool stream : {false, true}) {
+        CountingSource src(file, !stream);
+        CHECK(open_scene(src).error().refusal == refusal::kMagicMismatch);
+    }
+    // An unknown temporal model, read from a stream: the gaussian-birth reader's gate names it.
+    std::vector<std::uint8_t> odd = birth_file();
+    const std::string model = "gaussian-birth";
+    auto at = std::search(odd.begin(), odd.end(), model.begin(), model.end());
+    REQUIRE(at != odd.end());
+    at[0] = 'G';
+    CountingSource pipe(odd, false);
+    CHECK(open_scene(pipe).error().refusal == refusal::kUnknownTemporalModel);
+}
