@@ -56,7 +56,8 @@ struct IndexCheckOptions {
 
 // Compares entry `e` with the chunk record it frames, `c`, passing each disagreement to `report`
 // (which returns false to stop) with `at` as its offset: chunk_length, gaussian_count, t0 and t1
-// (each its own Error, both named 't0/t1' in the message), band_count and every band by its
+// (each its own Error, both named 't0/t1' in the message; compared by their bits, so a NaN copied
+// into the entry agrees), band_count and every band by its
 // number, then per `options.keyframe` chunk_kind, delta_mode, reference_offset,
 // keyframe_offset, depth, and live_count when `c.live` is known.
 void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
@@ -73,6 +74,10 @@ Error no_chunk_at(const ChunkIndex& e, std::uint64_t at);
 // index-record-mismatch naming 'chunk_offset' the other way: the `opcode` record at `at` is named
 // by no entry (§5.8: one entry per chunk).
 Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at);
+
+// index-record-mismatch naming 'chunk_offset': entry `e`, at `at`, names a chunk an earlier entry
+// already named (§5.8: one entry per chunk; two would have an indexed reader read it twice).
+Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at);
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
