@@ -271,7 +271,8 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* read
 /* Reads a payload range (fourdgs_attachment_info.payload, fourdgs_audio_source_info.payload)
  * from the file. buffer NULL: *size = payload.size. Otherwise capacity >= payload.size.
  * A stream's scene (fourdgs_stream_scene) serves the payloads the stream kept
- * (fourdgs_open_options.keep_payloads); without them it refuses ("needs-random-access"). */
+ * (fourdgs_open_options.keep_payloads); without them it refuses ("needs-random-access"). A range
+ * that does not lie inside the file is FOURDGS_INVALID_ARGUMENT, value-out-of-range. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader,
                                                         fourdgs_payload payload, void* buffer,
                                                         size_t capacity, size_t* size);
@@ -452,8 +453,10 @@ typedef struct fourdgs_chunk_info {
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_chunk_info* out);
-/* The chunks whose [t0, t1) holds t (§8); for a keyframe-delta file, the chain the state at t
- * is composed from (keyframe first, §11.8). indices NULL: *count = how many. */
+/* Gaussian-birth: the chunks whose [t0, t1) holds t, in index order (§8; none is not an error).
+ * Keyframe-delta: the chain the state at t is composed from (its keyframe first, then each
+ * Delta Chunk to the state chunk holding t, §11.8), and t outside [0, duration) fails with
+ * time-out-of-range. A non-finite t is non-finite-input. indices NULL: *count = how many. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
                                                       size_t* indices, size_t capacity,
                                                       size_t* count);
@@ -490,8 +493,9 @@ FOURDGS_CAPI fourdgs_status fourdgs_frame_count(const fourdgs_frame* frame, size
 
 /* Caller-provided structure-of-arrays buffers. Every pointer may be NULL (that column is not
  * copied). `capacity` is in gaussians; it must be >= the frame's count. SH goes out at
- * `sh_degree` (0..3; coefficients the frame lacks are 0): sh_bytes takes
- * capacity * 3 * ((sh_degree+1)^2 - 1) bytes, sh_floats as many floats. */
+ * `sh_degree` (0..3): sh_bytes takes capacity * 3 * ((sh_degree+1)^2 - 1) bytes, sh_floats as
+ * many floats. A coefficient the frame lacks (a band above the frame's degree) is written as
+ * the neutral value: byte 128 in sh_bytes, 0.0f in sh_floats (byte b reads (b - 128) / 32). */
 typedef struct fourdgs_frame_buffers {
     size_t struct_size;
     size_t capacity;

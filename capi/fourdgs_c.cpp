@@ -727,9 +727,10 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
         } else {
             const std::uint64_t file_size = reader->source->size().value_or(0);
             if (payload.offset > file_size || payload.size > file_size - payload.offset)
-                return fail(FOURDGS_INVALID_ARGUMENT, refusal::kIndexOutOfRange,
-                            range + " lies outside the " + std::to_string(file_size) +
-                                "-byte file");
+                // The caller's range, not the file, is at fault: a C-layer identifier, not §5.8's.
+                return invalid(refusal::kValueOutOfRange,
+                               range + " lies outside the " + std::to_string(file_size) +
+                                   "-byte file");
         }
         if (buffer == nullptr) {
             *size = static_cast<size_t>(payload.size);

@@ -478,6 +478,7 @@ Json scene_json(const SceneInfo& s, const PayloadFn& payload, bool index_from_fi
                          .set("group_length", integer(o.group_length)));
     j.set("summary_offsets", offsets);
     j.set("summary_crc_verified", Json::boolean(s.summary_crc_verified));
+    j.set("trailing_bytes", integer(s.trailing_bytes));
     if (s.footer)
         j.set("footer", Json::object()
                             .set("summary_start", integer(s.footer->summary_start))

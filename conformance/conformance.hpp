@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -91,5 +92,11 @@ struct Variant {
 // that the two read paths do not both refuse by the expected name are left out and described
 // in `skipped`.
 std::vector<Variant> generate_corpus(std::vector<std::string>* skipped = nullptr);
+
+// The differential check over DIR/valid (differential.cpp): `per_file` damaged files from each
+// valid file, mutated from `seed`; each failing file is written to `failures_dir` when it is not
+// empty. Returns 0 when every file passes.
+int differential(const std::filesystem::path& dir, std::uint64_t seed, std::size_t per_file,
+                 const std::filesystem::path& failures_dir);
 
 }  // namespace conformance

@@ -8,6 +8,8 @@
 //   fourdgs-conformance --verify DIR        regenerates twice and checks DIR against it
 //   fourdgs-conformance --truncation-sweep DIR   cuts every valid file of DIR everywhere
 //   fourdgs-conformance --self-test         checks the canonical number and string spellings
+//   fourdgs-conformance --differential DIR [--seed N] [--per-file N] [--keep-failures OUT]
+//       damaged files from DIR/valid through both paths, the validator and the C ABI
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -433,7 +435,8 @@ int self_test() {
 int usage() {
     std::fprintf(stderr,
                  "usage: fourdgs-conformance FILE --path streamed|indexed [--expect EXPECTED.json]\n"
-                 "       fourdgs-conformance --generate DIR | --verify DIR | --truncation-sweep DIR | --self-test\n");
+                 "       fourdgs-conformance --generate DIR | --verify DIR | --truncation-sweep DIR | --self-test\n"
+                 "       fourdgs-conformance --differential DIR [--seed N] [--per-file N] [--keep-failures OUT]\n");
     return 2;
 }
 
@@ -446,6 +449,18 @@ int main(int argc, char** argv) {
         if (args.size() == 2 && args[0] == "--generate") return generate(args[1]);
         if (args.size() == 2 && args[0] == "--verify") return verify(args[1]);
         if (args.size() == 2 && args[0] == "--truncation-sweep") return truncation_sweep(args[1]);
+        if (!args.empty() && args[0] == "--differential" && args.size() % 2 == 0) {
+            std::uint64_t seed = 20261203;
+            std::size_t per_file = 40;
+            fs::path keep;
+            for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
+                if (args[i] == "--seed") seed = std::stoull(args[i + 1]);
+                else if (args[i] == "--per-file") per_file = std::stoul(args[i + 1]);
+                else if (args[i] == "--keep-failures") keep = args[i + 1];
+                else return usage();
+            }
+            return differential(args[1], seed, per_file, keep);
+        }
         if (args.size() != 3 && args.size() != 5) return usage();
         if (args[1] != "--path" || (args[2] != "streamed" && args[2] != "indexed")) return usage();
         const ReadPath path = args[2] == "streamed" ? ReadPath::streamed : ReadPath::indexed;

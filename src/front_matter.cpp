@@ -135,16 +135,18 @@ bool SceneBuilder::header_first(const RecordView& r) {
 }
 
 // §5.17 (M092): every audio pair precedes the first chunk, so an indexed reader frames them all
-// from the front matter. Collect mode still pairs the record, so its other faults are reported.
+// from the front matter. Collect mode drops the late record, as the readers never pair it: a
+// source whose data comes late is unmatched for them, and so for the validator too.
 bool SceneBuilder::audio_before_chunks(const RecordView& r) {
     if (!sealed_ || (r.opcode != op::audio_legacy && r.opcode != op::audio_source &&
                      r.opcode != op::audio_data))
         return true;
-    return broken(rule(refusal::kAudioAfterFirstChunk,
-                       opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
-                           " follows gaussian data; every audio record comes before the first "
-                           "chunk (§5.17)",
-                       r.offset));
+    broken(rule(refusal::kAudioAfterFirstChunk,
+                opcode_name(r.opcode) + " record at byte " + std::to_string(r.offset) +
+                    " follows gaussian data; every audio record comes before the first chunk "
+                    "(§5.17)",
+                r.offset));
+    return false;
 }
 
 void SceneBuilder::absorb(const RecordView& r) {
@@ -291,6 +293,16 @@ void SceneBuilder::absorb_window_table(const RecordView& r) {
         return;
     }
     window_table_seen_ = true;
+    if (sealed_) {
+        // §4: chunks before it were read against the default one-window table (§5.4), so a
+        // front-to-back reader and a seeking one would report two scenes: the table comes first.
+        broken(rule(refusal::kWindowTableAfterFirstChunk,
+                    "the Window Table at byte " + std::to_string(r.offset) +
+                        " follows gaussian data, which was read against the default one-window "
+                        "table (§5.4); it must come before the first chunk (§4)",
+                    r.offset));
+        return;
+    }
     offsets_.window_table = r.offset;
     auto t = parse_window_table(r);
     if (!parsed(t)) return;

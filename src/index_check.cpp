@@ -2,6 +2,7 @@
 #include "fourdgs/index_check.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,6 +33,16 @@ Error index_record_mismatch(std::string_view field, std::string message, std::ui
                       at)
         .about("Chunk Index." + std::string(field));
 }
+
+namespace {
+
+// §5.8: the index repeats the record's time, so the two are compared as the bytes they are: a NaN
+// the writer copied from a chunk into its entry agrees with itself (NaN != NaN as a number).
+bool same_time(double a, double b) {
+    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+}  // namespace
 
 FramedChunk FramedChunk::of(const RecordView& record, const ChunkRecord& chunk) {
     // A keyframe heads its own GOP: no mode, no reference, depth 0.
@@ -85,6 +96,16 @@ Error unindexed_sh_band(std::uint64_t at) {
         .about("Chunk Index.bands", std::to_string(at));
 }
 
+Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at) {
+    Error err = index_record_mismatch("chunk_offset",
+                                      "a second entry names the chunk at byte " +
+                                          std::to_string(e.chunk_offset) +
+                                          " (§5.8: one entry per chunk)",
+                                      at);
+    err.value = std::to_string(e.chunk_offset);
+    return err;
+}
+
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {
     if (!e.keyframe || e.keyframe->live_count == live) return ok_status();
     Error err = index_record_mismatch(
@@ -117,13 +138,13 @@ void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t 
         return;
     const std::string says = "the index says " + interval_text(e.t0, e.t1) + ", the " + kind +
                              " says " + interval_text(c.t0, c.t1);
-    if (e.t0 != c.t0) {
+    if (!same_time(e.t0, c.t0)) {
         Error err = index_record_mismatch("t0/t1", says, at);
         err.field = "Chunk Index.t0";
         err.value = time_text(e.t0);
         if (!report(std::move(err))) return;
     }
-    if (e.t1 != c.t1) {
+    if (!same_time(e.t1, c.t1)) {
         Error err = index_record_mismatch("t0/t1", says, at);
         err.field = "Chunk Index.t1";
         err.value = time_text(e.t1);

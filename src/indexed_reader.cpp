@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "fourdgs/index_check.hpp"
+#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/streaming_reader.hpp"
 
 namespace fourdgs {
 namespace {
@@ -17,7 +19,6 @@ bool is_payload_record(std::uint8_t opcode) {
 }
 
 constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field before the payload
-constexpr std::uint64_t kChunkHeadBytes = 8 + 8 + 4 + 4;  // t0, t1, level, count
 
 // The region a walk between indexed ranges (or before the first chunk) may not cross.
 RecordRegion up_to_range(std::uint64_t end, bool front_matter) {
@@ -68,6 +69,23 @@ Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions opti
 }
 
 Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
+    // By the tail when it can be used. A file without an index (M016), or one whose tail,
+    // Footer, summary or front matter cannot be used as they stand, is read by the sequential
+    // scan instead: the streaming path's walk, so the content is kept when only the summary is
+    // damaged (a summary_crc mismatch, bytes after the trailing magic) and otherwise the refusal
+    // is the first fault in file order, the one the streaming path names. A read failure or a
+    // configured limit is an answer as it stands.
+    auto by_tail = read_by_tail(size);
+    if (by_tail.ok() && *by_tail) return ok_status();
+    if (!by_tail.ok()) {
+        const ErrorKind kind = by_tail.error().kind;
+        if (kind == ErrorKind::io || kind == ErrorKind::limit) return std::move(by_tail).error();
+        scan_cause_ = std::move(by_tail).error();
+    }
+    return scan();
+}
+
+Result<bool> IndexedReader::read_by_tail(std::uint64_t size) {
     if (size < kMagicSize + kTailSize)
         return make_error(ErrorKind::truncated, refusal::kTruncated,
                           "a " + std::to_string(size) +
@@ -89,19 +107,16 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
                                                footer_start));
     FOURDGS_ASSIGN(Footer footer, parse_footer(fv));
     scene_.footer = footer;
+    if (footer.summary_start == 0) return false;  // no index: read sequentially (M016)
 
     SceneBuilder summary(options_);
-    std::uint64_t first_chunk = footer_start;
-    if (footer.summary_start == 0) {
-        FOURDGS_TRY(scan_without_index(footer_start, summary, first_chunk));
-        return read_front_matter(first_chunk, footer_start, std::move(summary));
-    }
     FOURDGS_TRY(check_summary_start(footer, footer_start, fv.content_offset()));
     FOURDGS_TRY(read_summary(footer_start, summary));
-    first_chunk = footer.summary_start;
+    std::uint64_t first_chunk = footer.summary_start;
     for (const ChunkIndex& e : summary.scene().index)
         first_chunk = std::min(first_chunk, e.chunk_offset);
-    return read_front_matter(first_chunk, footer.summary_start, std::move(summary));
+    FOURDGS_TRY(read_front_matter(first_chunk, footer.summary_start, std::move(summary)));
+    return true;
 }
 
 // The summary, [summary_start, footer_start), fetched whole: its CRC, then record by record
@@ -116,9 +131,14 @@ Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& sum
                           footer.summary_start);
     std::vector<std::uint8_t> bytes;
     FOURDGS_TRY(fetcher_.fetch(footer.summary_start, length, bytes));
-    if (options_.verify_summary_crc)
-        FOURDGS_TRY(check_summary_crc(footer, crc32(bytes), footer_start + kRecordHeaderSize,
-                                      scene_.summary_crc_verified));
+    if (options_.verify_summary_crc) {
+        // §4.5: a summary that fails its CRC is not used; the scan reads the file instead.
+        const std::uint32_t crc = crc32(bytes);
+        const SummaryCrc checked = compare_summary_crc(footer, crc);
+        if (checked == SummaryCrc::mismatch)
+            return summary_crc_mismatch(footer, crc, footer_start + kRecordHeaderSize);
+        scene_.summary_crc_verified = checked == SummaryCrc::verified;
+    }
     std::size_t at = 0;
     while (at < bytes.size()) {
         FOURDGS_ASSIGN(RecordView r,
@@ -129,69 +149,91 @@ Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& sum
             FOURDGS_TRY(check_entry_in_file(summary.scene().index.back(), footer.summary_start,
                                             r.offset));
     }
+    // §5.8: one entry per chunk (two would have the chunk read twice).
+    const std::vector<ChunkIndex>& index = summary.scene().index;
+    std::vector<std::size_t> by_offset(index.size());
+    for (std::size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
+    std::sort(by_offset.begin(), by_offset.end(), [&](std::size_t a, std::size_t b) {
+        return index[a].chunk_offset < index[b].chunk_offset ||
+               (index[a].chunk_offset == index[b].chunk_offset && a < b);
+    });
+    for (std::size_t k = 1; k < by_offset.size(); ++k)
+        if (index[by_offset[k]].chunk_offset == index[by_offset[k - 1]].chunk_offset)
+            return chunk_indexed_twice(index[by_offset[k]],
+                                       summary.offsets().index[by_offset[k]]);
     return ok_status();
 }
 
-Status IndexedReader::scan_without_index(std::uint64_t footer_start, SceneBuilder& summary,
-                                         std::uint64_t& first_chunk) {
-    // M016: no index, so walk the records front to back once, reading frames and chunk headers
-    // only, and build the index a summary would have given.
-    scanned_ = true;
+ChunkWalk::Model IndexedReader::scan_model() const {
+    // A reader that accepts keyframe-delta files (open_scene, KeyframeDeltaReader) walks one as
+    // such when its first record is a Header that says so; anything else is walked as
+    // gaussian-birth, whose walk refuses what is wrong with it.
+    if (!options_.accept_keyframe_delta) return ChunkWalk::Model::gaussian_birth;
     RecordStream stream(fetcher_.source(), options_.max_record_bytes);
-    stream.confine({footer_start, refusal::kTruncated, "the Footer", ""});
-    std::vector<ChunkIndex> index;
     HeldRecord held;
-    bool follows_chunk = false;  // the previous record is a chunk or one of its bands
-    bool in_delta = false;       // that chunk is a Delta Chunk (not indexed here)
-    while (true) {
-        FOURDGS_ASSIGN(std::optional<RecordFrame> frame, stream.next_frame());
-        if (!frame) break;
-        const bool after_chunk = follows_chunk;
-        follows_chunk = frame->opcode == op::chunk || frame->opcode == op::delta_chunk ||
-                        (frame->opcode == op::sh_band && after_chunk);
-        if (frame->opcode == op::chunk || frame->opcode == op::delta_chunk)
-            in_delta = frame->opcode == op::delta_chunk;
-        if (frame->opcode == op::chunk) {
-            if (frame->content_length < kChunkHeadBytes)
-                return make_error(ErrorKind::malformed, refusal::kRecordTooShort,
-                                  "Chunk record at byte " + std::to_string(frame->offset) +
-                                      " is too short",
-                                  frame->offset)
-                    .about("Chunk.count");
-            FOURDGS_TRY(stream.read_prefix(*frame, kChunkHeadBytes, held));
-            Cursor c(held.view.content, frame->content_offset(), "Chunk");
-            ChunkIndex e;
-            FOURDGS_ASSIGN(e.t0, c.f64("t0"));
-            FOURDGS_ASSIGN(e.t1, c.f64("t1"));
-            FOURDGS_TRY(c.u32("level"));
-            FOURDGS_ASSIGN(e.gaussian_count, c.u32("count"));
-            e.chunk_offset = frame->offset;
-            e.chunk_length = frame->total_length();
-            index.push_back(e);
-            first_chunk = std::min(first_chunk, frame->offset);
-        } else if (frame->opcode == op::sh_band) {
-            // A chunk's bands follow it directly (§5.7), as the streaming path requires.
-            if (!after_chunk) return orphan_sh_band(frame->offset);
-            if (in_delta) {
-                stream.skip(*frame);
-                continue;
-            }
-            std::uint8_t band = 0;
-            if (frame->content_length >= 1) {
-                FOURDGS_TRY(stream.read_prefix(*frame, 1, held));
-                band = held.view.content[0];
-            }
-            index.back().bands.push_back({band, frame->offset, frame->total_length()});
-        } else if (frame->opcode == op::statistics || frame->opcode == op::summary_offset) {
-            // Summary records without an index: small, so read them as the streaming reader does.
-            FOURDGS_TRY(stream.read_content(*frame, held));
-            FOURDGS_TRY(summary.add_summary(held.view));
-            continue;
-        }
-        stream.skip(*frame);
-    }
+    auto read = stream.next(held);
     fetcher_.count(stream.bytes_read());
-    summary.scene().index = std::move(index);
+    if (!read.ok() || !*read || held.view.opcode != op::header)
+        return ChunkWalk::Model::gaussian_birth;
+    auto header = parse_header(held.view);
+    return header.ok() && header->temporal_model == kModelKeyframeDelta
+               ? ChunkWalk::Model::keyframe_delta
+               : ChunkWalk::Model::gaussian_birth;
+}
+
+Status IndexedReader::scan() {
+    // The streaming path's walk (ChunkWalk), with each chunk and its SH band records framed,
+    // parsed and decoded (a Delta Chunk to its bins) as the streaming readers do, the result
+    // dropped: decode_chunk decodes again when asked. A keyframe-delta file's states are
+    // composed by KeyframeDeltaReader::open, which composes them once after a scan.
+    // The walk checks what the streaming path checks (the summary against the chunks, the Footer,
+    // the trailing magic); the index the reader seeks by is the file's when it has one (each
+    // entry checked against its chunk), else the one built from the chunks.
+    scanned_ = true;
+    ChunkWalk walk(fetcher_.source(), options_, scan_model());
+    std::vector<ChunkIndex> built;
+    ChunkBins bins;
+    DeltaBins delta_bins;
+    DecodeScratch scratch;
+    auto chunks = [&]() -> Status {
+        FOURDGS_TRY(walk.open());
+        RecordView record;
+        while (true) {
+            FOURDGS_ASSIGN(bool have, walk.next_chunk(record));
+            if (!have) return ok_status();
+            FramedChunk seen;
+            std::optional<ChunkRecord> chunk;
+            std::optional<DeltaChunk> delta;
+            if (record.opcode == op::chunk) {
+                FOURDGS_ASSIGN(chunk, parse_chunk(record));
+                seen = FramedChunk::of(record, *chunk);
+            } else {
+                FOURDGS_ASSIGN(delta, parse_delta_chunk(record));
+                seen = FramedChunk::of(record, *delta);
+            }
+            FOURDGS_ASSIGN(ChunkBands bands, walk.read_bands());
+            if (walk.truncation()) return *walk.truncation();
+            seen.bands = bands.ranges;
+            // Decoded as the streaming path decodes it, so faults come in its order.
+            if (chunk)
+                FOURDGS_TRY(decode_chunk_bins(walk.scene(), *chunk, bands.bands, options_.decode,
+                                              bins, scratch));
+            else
+                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, options_.decode,
+                                              delta_bins, scratch));
+            built.push_back({seen.t0, seen.t1, seen.offset, seen.length, seen.count, seen.bands,
+                             std::nullopt});
+            walk.remember(std::move(seen));
+        }
+    };
+    const Status walked = chunks();
+    fetcher_.count(walk.stream().bytes_read());
+    FOURDGS_TRY(walked);
+    scene_ = walk.scene();
+    if (scene_.index.empty()) {
+        scene_.index = std::move(built);
+        index_built_ = true;
+    }
     return ok_status();
 }
 

@@ -34,9 +34,7 @@ void SummaryRun::add(std::uint8_t opcode, std::uint64_t offset, Bytes bytes) {
     }
 }
 
-Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool verify_crc,
-                         bool& verified) const {
-    verified = false;
+Status SummaryRun::check_start(const Footer& f, std::uint64_t footer_content) const {
     if (f.summary_start == 0) return ok_status();
     const bool matches = active_ && start_ == f.summary_start;
     if (!matches && active_ && f.summary_start < start_ && broken_by_ >= f.summary_start)
@@ -54,22 +52,20 @@ Status SummaryRun::check(const Footer& f, std::uint64_t footer_content, bool ver
                                        : std::string("no byte (there are none)")),
                           footer_content)
             .about("", std::to_string(f.summary_start));
-    if (verify_crc) return check_summary_crc(f, crc_, footer_content, verified);
     return ok_status();
 }
 
-Status check_summary_crc(const Footer& f, std::uint32_t crc, std::uint64_t footer_content,
-                         bool& verified) {
-    verified = false;
-    if (f.summary_crc == 0) return ok_status();
-    if (crc != f.summary_crc)
-        return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
-                          "summary_crc is " + std::to_string(f.summary_crc) +
-                              " but the summary bytes hash to " + std::to_string(crc),
-                          footer_content + 16)
-            .about("", std::to_string(f.summary_crc));
-    verified = true;
-    return ok_status();
+SummaryCrc compare_summary_crc(const Footer& f, std::uint32_t crc) noexcept {
+    if (f.summary_crc == 0) return SummaryCrc::not_stated;
+    return crc == f.summary_crc ? SummaryCrc::verified : SummaryCrc::mismatch;
+}
+
+Error summary_crc_mismatch(const Footer& f, std::uint32_t crc, std::uint64_t footer_content) {
+    return make_error(ErrorKind::malformed, refusal::kSummaryCrcMismatch,
+                      "summary_crc is " + std::to_string(f.summary_crc) +
+                          " but the summary bytes hash to " + std::to_string(crc),
+                      footer_content + 16)
+        .about("", std::to_string(f.summary_crc));
 }
 
 Status check_summary_start(const Footer& f, std::uint64_t footer_start,
@@ -114,6 +110,16 @@ Result<std::optional<RecordFrame>> RecordStream::next_frame() {
         if (got < kRecordHeaderSize) {
             std::copy(head, head + got, cut_frame_.begin());
             cut_frame_size_ = got;
+            // Eight bytes of trailing magic where a record should start: the data is all there
+            // but its Footer is not (§5.2). Still a cut for recovery (the records before it are
+            // kept), named for what it is, as the validator names it.
+            if (got == kMagicSize && std::equal(kMagic.begin(), kMagic.end(), head))
+                return make_error(ErrorKind::truncated, refusal::kMissingFooter,
+                                  "the trailing magic at byte " + std::to_string(at) +
+                                      " follows no Footer record; the Footer must be the last "
+                                      "record (§5.2)",
+                                  at)
+                    .about("Footer");
             return truncated_at(at, "the file ends inside a record header (" +
                                         std::to_string(got) + " of 9 bytes)")
                 .about("", std::to_string(got));
@@ -209,14 +215,44 @@ Status RecordStream::check_trailing_magic(Bytes found, std::uint64_t at) {
     return e;
 }
 
+Status RecordStream::check_after_footer(Bytes found, std::uint64_t at) {
+    const bool magic = found.size() >= kMagicSize &&
+                       std::equal(kMagic.begin(), kMagic.end(), found.begin());
+    if (found.size() > kMagicSize && !magic)
+        return make_error(ErrorKind::malformed, refusal::kFooterNotLast,
+                          "the Footer record ending at byte " + std::to_string(at) +
+                              " is followed by more data rather than the trailing magic; the "
+                              "Footer must be the last record (§4)",
+                          at);
+    return check_trailing_magic(found.first(std::min<std::size_t>(found.size(), kMagicSize)), at);
+}
+
 Status RecordStream::finish(const RecordView& record, const Footer& footer, bool verify_crc,
-                            bool& crc_verified) {
-    FOURDGS_TRY(run_.check(footer, record.content_offset(), verify_crc, crc_verified));
-    std::uint8_t magic[kMagicSize];
-    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, magic));
+                            SummaryCrc& crc) {
+    crc = SummaryCrc::not_stated;
+    FOURDGS_TRY(check_summary_start(footer, record.offset, record.content_offset()));
+    FOURDGS_TRY(run_.check_start(footer, record.content_offset()));
+    if (verify_crc && footer.summary_start != 0) crc = compare_summary_crc(footer, run_.crc());
+    std::uint8_t after[kMagicSize + 1];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, after));
     bytes_read_ += got;
-    FOURDGS_TRY(check_trailing_magic(std::span(magic, got), position_));
+    FOURDGS_TRY(check_after_footer(std::span(after, got), position_));
     position_ += kMagicSize;
+    if (got <= kMagicSize) return ok_status();
+    // Bytes after the trailing magic: counted without being kept (by the size when it is known,
+    // else read to the end in small steps).
+    if (auto size = source_->size()) {
+        trailing_bytes_ = *size - position_;
+        return ok_status();
+    }
+    std::uint8_t skip[4096];
+    trailing_bytes_ = 1;  // the one read with the magic
+    for (std::uint64_t at = position_ + 1;;) {
+        FOURDGS_ASSIGN(std::size_t n, source_->read_at(at, skip));
+        if (n == 0) break;
+        at += n;
+        trailing_bytes_ += n;
+    }
     return ok_status();
 }
 
@@ -253,6 +289,17 @@ Result<RecordView> RangeFetcher::fetch_framed_append(std::uint64_t offset, std::
     const Bytes record = Bytes(buffer).subspan(at);
     if (record.size() >= kRecordHeaderSize) {
         const std::uint64_t own = read_le64(&record[1]);
+        const std::uint64_t size = source_->size().value_or(~std::uint64_t{0});
+        const std::uint64_t remain = size - std::min(size, offset + kRecordHeaderSize);
+        if (own != length - kRecordHeaderSize && own > remain) {
+            // The record's own length runs past the end of the file: a cut (or lying) record,
+            // whoever names it, as RecordStream reports it.
+            const std::string name = opcode_name(record[0]);
+            return truncated_at(offset, name + " record declares content_length " +
+                                            std::to_string(own) + " but only " +
+                                            std::to_string(remain) + " bytes remain in the file")
+                .about(name + ".content_length", std::to_string(own));
+        }
         if (own != length - kRecordHeaderSize) {
             Error e = index_record_mismatch(
                 origin.length_field,

@@ -57,8 +57,12 @@ Status ChunkWalk::absorb(const RecordView& r) {
         FOURDGS_TRY(builder_.seal(r.offset));
         SceneInfo& scene = builder_.scene();
         FOURDGS_ASSIGN(scene.footer, parse_footer(r));
-        FOURDGS_TRY(stream_.finish(r, *scene.footer, options_.verify_summary_crc,
-                                   scene.summary_crc_verified));
+        FOURDGS_TRY(every_chunk_indexed());
+        SummaryCrc crc = SummaryCrc::not_stated;
+        FOURDGS_TRY(stream_.finish(r, *scene.footer, options_.verify_summary_crc, crc));
+        // §4.5: a summary that fails its CRC is unverified, and the content is still read.
+        scene.summary_crc_verified = crc == SummaryCrc::verified;
+        scene.trailing_bytes = stream_.trailing_bytes();
         finished_ = true;
         return ok_status();
     }
@@ -74,11 +78,27 @@ Status ChunkWalk::absorb(const RecordView& r) {
         const ChunkIndex& e = builder_.scene().index.back();
         const FramedChunk* c = framed_at(chunks_, e.chunk_offset);
         if (!c) return no_chunk_at(e, r.offset);
+        named_.resize(chunks_.size(), false);
+        const auto k = static_cast<std::size_t>(c - chunks_.data());
+        if (named_[k]) return chunk_indexed_twice(e, r.offset);
+        named_[k] = true;
         IndexCheckOptions check;
         if (model_ == Model::keyframe_delta)
             check.keyframe = IndexCheckOptions::KeyframeFields::required;
         FOURDGS_TRY(check_index_entry(e, *c, r.offset, check));
     }
+    return ok_status();
+}
+
+// §5.8: a file with an index names every chunk in it (one entry per chunk), so a chunk no entry
+// names is the index's fault, refused at the Footer as the indexed reader's walk of the gaps
+// between indexed ranges refuses it.
+Status ChunkWalk::every_chunk_indexed() const {
+    if (builder_.scene().index.empty()) return ok_status();
+    for (std::size_t k = 0; k < chunks_.size(); ++k)
+        if (k >= named_.size() || !named_[k])
+            return unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk,
+                                   chunks_[k].offset);
     return ok_status();
 }
 

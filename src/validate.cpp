@@ -329,7 +329,10 @@ private:
     void check_camera(const RecordView& r);
     // §2: a string that is not UTF-8 (readers keep its bytes; text.hpp spells them for JSON).
     void check_utf8(std::string_view field, std::string_view value, std::uint64_t record_at);
+    void check_windows(const RecordView& table);
+    void check_finite(std::string field, double v, std::uint64_t at, std::string_view why);
     void check_index();
+    void check_index_by_tail();
     void check_composition();
     void check_statistics();
     void check_advice();
@@ -397,6 +400,7 @@ Result<ValidationReport> Validator::run() {
     if (!builder_.sealed() && !report_.truncated)
         (void)builder_.seal(kNoOffset);  // a file without chunks still needs both
     check_index();
+    check_index_by_tail();
     check_composition();
     check_statistics();
     check_coordinate_system();
@@ -486,11 +490,7 @@ void Validator::absorb(const RecordView& r) {
     if (!had_quantization && scene_.has_quantization)
         check_quantization_values(scene_.quantization, r.content_offset());
     if (r.opcode == op::camera) check_camera(r);
-    if (!had_window_table && scene_.has_window_table && builder_.sealed())
-        // A late table: decoded chunks were checked against the default.
-        warning(refusal::kStatisticsMismatch, "Window Table", "", r.offset,
-                "the Window Table follows chunks that were checked against the default "
-                "one-window table");
+    if (!had_window_table && scene_.has_window_table) check_windows(r);
     if (scene_.coordinate_frames.size() > frames) {
         const CoordinateFrame& f = scene_.coordinate_frames.back();
         if (!length_unit_agrees(f))  // M044: an error naming both fields
@@ -638,6 +638,31 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
     }
 }
 
+// A number the readers decode without complaint but that means nothing when it is not finite
+// (§5.3's SHOULD, §5.4, §5.5): an error naming the field.
+void Validator::check_finite(std::string field, double v, std::uint64_t at, std::string_view why) {
+    if (std::isfinite(v)) return;
+    std::string message = field;
+    message += " is ";
+    message += num(v);
+    message += "; ";
+    message += why;
+    error(refusal::kNonFiniteValue, std::move(field), num(v), at, std::move(message));
+}
+
+// §5.4: every window bound is a time, so finite (a NaN bound admits no instant, an infinite one
+// every instant, whatever the writer meant).
+void Validator::check_windows(const RecordView& table) {
+    const std::uint64_t entries = table.content_offset() + 4;  // u32 count, then (lo, hi) f64s
+    for (std::size_t i = 0; i < scene_.windows.size(); ++i) {
+        const std::string at = "Window Table.windows[" + std::to_string(i) + "]";
+        check_finite(at + ".lo", scene_.windows[i].lo, entries + 16 * i,
+                     "a window bound must be a finite time (§5.4)");
+        check_finite(at + ".hi", scene_.windows[i].hi, entries + 16 * i + 8,
+                     "a window bound must be a finite time (§5.4)");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Chunks: held with their SH band records, decoded when the next other record arrives.
 
@@ -650,7 +675,9 @@ void Validator::begin_chunk(HeldRecord& held) {
 
 void Validator::absorb_band(HeldRecord& held) {
     const RecordView& r = held.view;
-    if (!chunk_pending_) {
+    // A chunk has three bands at most: a fourth band record follows no chunk (the streaming
+    // reader stops collecting bands at three and meets it alone).
+    if (!chunk_pending_ || band_count_ == bands_.size()) {
         report_refusal(orphan_sh_band(r.offset), "SH Band Stream", r.offset);
         return;
     }
@@ -688,6 +715,10 @@ void Validator::flush_chunk() {
             decode_failed_ = true;
             return;
         }
+        check_finite("Chunk.t0", c->t0, r.content_offset(),
+                     "a chunk's interval is a span of time (§5.5)");
+        check_finite("Chunk.t1", c->t1, r.content_offset() + 8,
+                     "a chunk's interval is a span of time (§5.5)");
         chunks_.push_back(FramedChunk::of(r, *c));
         chunks_.back().bands = std::move(ranges);
         check_utf8("Chunk.compression", c->compression, r.offset);
@@ -770,10 +801,18 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
             if (Status range = check_summary_start(*f, r.offset, content); !range.ok()) {
                 report_refusal(range.error(), "Footer", r.offset);
             } else {
-                bool verified = false;
-                Status st = stream_.summary_run().check(*f, content, true, verified);
-                if (!st.ok()) report_refusal(st.error(), "Footer", r.offset);
-                scene_.summary_crc_verified = verified;
+                const SummaryRun& run = stream_.summary_run();
+                if (Status st = run.check_start(*f, content); !st.ok()) {
+                    report_refusal(st.error(), "Footer", r.offset);
+                } else {
+                    // The readers read on past a summary that fails its CRC (§4.5); the
+                    // validator reports it.
+                    const SummaryCrc crc = compare_summary_crc(*f, run.crc());
+                    if (crc == SummaryCrc::mismatch)
+                        report_refusal(summary_crc_mismatch(*f, run.crc(), content), "Footer",
+                                       r.offset);
+                    scene_.summary_crc_verified = crc == SummaryCrc::verified;
+                }
             }
         }
         if (f->summary_offset_start != 0) {
@@ -795,29 +834,92 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
     }
     const bool magic =
         *got >= kMagicSize && std::memcmp(tail.data(), kMagic.data(), kMagicSize) == 0;
-    if (*got <= kMagicSize || magic) {
-        const Bytes found = Bytes(tail).first(std::min<std::size_t>(*got, kMagicSize));
-        if (Status m = RecordStream::check_trailing_magic(found, at); !m.ok()) {
-            if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
-            report_refusal(m.error(), "magic", at);
-        } else if (*got > kMagicSize) {
-            error(refusal::kFooterNotLast, "", "", at + kMagicSize,
-                  "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +
-                      "; the Footer must be the last record and the magic the last bytes (§4)");
+    if (Status m = RecordStream::check_after_footer(Bytes(tail).first(*got), at); !m.ok()) {
+        if (!magic && *got > kMagicSize) {
+            // The Footer sits mid-file (or is repeated): say so, and walk on over what follows.
+            report_refusal(m.error(), "Footer", r.offset);
+            return true;
         }
-        return false;
+        if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
+        report_refusal(m.error(), "magic", at);
+    } else if (*got > kMagicSize) {
+        // The readers keep the content and report the count (SceneInfo::trailing_bytes).
+        error(refusal::kBytesAfterMagic, "", "", at + kMagicSize,
+              "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +
+                  "; the magic must be the last bytes of the file (§4)");
     }
-    // More than eight bytes follow and they are not the magic: the Footer sits mid-file. Say
-    // so, and walk on over what follows it.
-    error(refusal::kFooterNotLast, "", "", r.offset,
-          "a Footer record at byte " + std::to_string(r.offset) +
-              " is followed by more data rather than the trailing magic; the Footer must be the "
-              "last record (§4)");
-    return true;
+    return false;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The index against the chunks it frames (§5.8, M033), the summary groups (§5.14).
+
+// The walk was cut before the Footer (a length that runs past the end, or misframes what
+// follows), yet the source can be read at random and its tail is intact: the index it names is
+// checked as an indexed reader checks it when it fetches each chunk by its entry (§5.8: the
+// range must frame a chunk record, which must say what its entry says), so the validator reports
+// what that reader refuses. A summary that fails its CRC is not used (an indexed reader does not
+// use one either).
+void Validator::check_index_by_tail() {
+    if (footer_ || full() || !source_.random_access() || !size_ ||
+        *size_ < kMagicSize + kTailSize)
+        return;
+    const RangeFetcher fetch(source_, reader_.max_record_bytes);
+    const std::uint64_t footer_start = *size_ - kTailSize;
+    std::vector<std::uint8_t> tail, summary;
+    if (!fetch.fetch(footer_start, kTailSize, tail).ok() ||
+        !RecordStream::check_trailing_magic(Bytes(tail).subspan(kTailSize - kMagicSize),
+                                            footer_start + kTailSize - kMagicSize)
+             .ok() ||
+        tail[0] != op::footer || read_le64(&tail[1]) != kFooterContentSize)
+        return;
+    auto record = parse_record(Bytes(tail).first(kTailSize - kMagicSize), footer_start);
+    if (!record.ok()) return;
+    auto footer = parse_footer(*record);
+    if (!footer.ok() || footer->summary_start == 0 ||
+        !check_summary_start(*footer, footer_start, record->content_offset()).ok() ||
+        footer_start - footer->summary_start > reader_.max_summary_bytes ||
+        !fetch.fetch(footer->summary_start, footer_start - footer->summary_start, summary).ok() ||
+        compare_summary_crc(*footer, crc32(summary)) == SummaryCrc::mismatch)
+        return;
+    std::vector<std::uint8_t> chunk;
+    std::array<std::vector<std::uint8_t>, 3> band_buffers;
+    std::vector<ShBandRecord> bands;
+    for (std::size_t at = 0; at < summary.size() && !full();) {
+        auto r = parse_record(Bytes(summary).subspan(at), footer->summary_start + at);
+        if (!r.ok()) return;
+        at += static_cast<std::size_t>(r->total_length());
+        if (r->opcode != op::chunk_index) continue;
+        auto e = parse_chunk_index(*r);
+        if (!e.ok()) continue;
+        std::vector<std::uint8_t> head;
+        if (!fetch.fetch(e->chunk_offset, std::min<std::uint64_t>(1, e->chunk_length), head).ok())
+            continue;
+        const std::uint8_t opcode =
+            !head.empty() && head[0] == op::delta_chunk ? op::delta_chunk : op::chunk;
+        auto framed = fetch.fetch_framed(e->chunk_offset, e->chunk_length, opcode, chunk);
+        if (!framed.ok()) {
+            report_refusal(framed.error(), "Chunk Index", r->offset);
+            continue;
+        }
+        IndexCheckOptions fetched;
+        fetched.ranges = false;
+        Status same = ok_status();
+        if (opcode == op::chunk) {
+            auto c = parse_chunk(*framed);
+            if (!c.ok()) continue;  // the walk, or the record's own parser, says why
+            same = check_index_entry(*e, FramedChunk::of(*framed, *c), e->chunk_offset, fetched);
+        } else {
+            auto d = parse_delta_chunk(*framed);
+            if (!d.ok()) continue;
+            same = check_index_entry(*e, FramedChunk::of(*framed, *d), e->chunk_offset, fetched);
+        }
+        if (same.ok() && scene_.has_header)
+            same = fetch.fetch_sh_bands(*e, std::min<int>(3, scene_.header.sh_degree), true,
+                                        band_buffers, bands);
+        if (!same.ok()) report_refusal(same.error(), "Chunk Index", r->offset);
+    }
+}
 
 void Validator::check_index() {
     const std::vector<ChunkIndex>& index = scene_.index;
@@ -840,7 +942,12 @@ void Validator::check_index() {
             report_refusal(no_chunk_at(e, index_at[i]), "Chunk Index", index_at[i]);
             continue;
         }
-        named[static_cast<std::size_t>(c - chunks_.data())] = true;
+        const auto k = static_cast<std::size_t>(c - chunks_.data());
+        if (named[k]) {
+            report_refusal(chunk_indexed_twice(e, index_at[i]), "Chunk Index", index_at[i]);
+            continue;
+        }
+        named[k] = true;
         check_index_entry(e, *c, index_at[i], check, [this](Error err) {
             report_refusal(err, "Chunk Index", kNoOffset);
             return !full();

@@ -20,6 +20,7 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/streaming_reader.hpp"
+#include "fourdgs/validate.hpp"
 #include "support/allocation_probe.hpp"
 #include "support/file_builder.hpp"
 #include "support/pipe_source.hpp"
@@ -635,11 +636,12 @@ TEST_CASE("declared counts that cannot fit are refused before anything is alloca
     }
 }
 
-TEST_CASE("a summary_crc that does not match the summary is refused by both readers as "
-          "summary-crc-mismatch (§4.5, §5.2)",
+TEST_CASE("a damaged summary loses no intact content: a summary_crc mismatch is read on both "
+          "paths, unverified, the indexed one by its scan (§4.5, §5.2, issue 15 item 4)",
           "[readers]") {
     BuiltScene s = small_scene();
     const BuiltFile good = test::build(s.spec);
+    const GaussianBlock expected = streamed_block(good.bytes);
     {
         auto st = test::stream_read(good.bytes);
         REQUIRE(st.ok());
@@ -648,22 +650,43 @@ TEST_CASE("a summary_crc that does not match the summary is refused by both read
         REQUIRE_FALSE(ix.error);
         CHECK(ix.info.summary_crc_verified);
     }
+    // Both paths decode every chunk, report the CRC unverified, and the indexed one says it
+    // scanned, and why.
+    auto both_keep_the_content = [&](const ByteVec& bytes) {
+        auto st = test::stream_read(bytes);
+        REQUIRE(st.ok());
+        CHECK_FALSE(st->truncation);
+        CHECK_FALSE(st->info.summary_crc_verified);
+        test::require_identical(st->gaussians, expected);
+        MemorySource src(bytes);
+        auto ix = IndexedReader::open(src);
+        REQUIRE(ix.ok());
+        CHECK(ix->read_by_scan());
+        CHECK_FALSE(ix->index_built_by_scan());  // the file's own index, checked by the scan
+        REQUIRE(ix->scan_cause());
+        CHECK(ix->scan_cause()->refusal == "summary-crc-mismatch");
+        CHECK_FALSE(ix->scene().summary_crc_verified);
+        CHECK(ix->scene().index == st->info.index);
+        test::require_identical(indexed_block(bytes), expected);
+        // The validator reports what the readers read past.
+        MemorySource vsrc(bytes);
+        auto report = validate(vsrc);
+        REQUIRE(report.ok());
+        CHECK(std::any_of(report->findings.begin(), report->findings.end(), [](const Finding& f) {
+            return f.rule == "summary-crc-mismatch" && f.severity == Severity::error;
+        }));
+    };
     SECTION("a wrong CRC") {
         std::uint32_t crc = 0;
         std::memcpy(&crc, good.bytes.data() + good.footer_offset + kRecordHeaderSize + 16, 4);
         s.spec.crc_override = crc ^ 0x00010000u;
-        const BuiltFile f = test::build(s.spec);
-        require_both_refuse(f.bytes, "summary-crc-mismatch");
-        // A caller may opt out of the check.
-        ReaderOptions lax;
-        lax.verify_summary_crc = false;
-        test::require_identical(streamed_block(f.bytes, lax), indexed_block(f.bytes, lax));
+        both_keep_the_content(test::build(s.spec).bytes);
     }
     SECTION("a flipped byte inside the summary") {
         BuiltFile f = good;
         const test::BuiltRecord& stats = nth_record(f, op::statistics);
         f.bytes[stats.offset + kRecordHeaderSize + 1] ^= 0x01;  // Statistics gaussian_count
-        require_both_refuse(f.bytes, "summary-crc-mismatch");
+        both_keep_the_content(f.bytes);
     }
     SECTION("a zero CRC declares none and is not checked") {
         s.spec.crc = false;
@@ -671,6 +694,121 @@ TEST_CASE("a summary_crc that does not match the summary is refused by both read
         REQUIRE(st.ok());
         CHECK_FALSE(st->info.summary_crc_verified);
     }
+}
+
+TEST_CASE("bytes after the trailing magic: both paths keep the content and report the count, the "
+          "validator reports bytes-after-magic (§4)",
+          "[readers]") {
+    const BuiltFile good = test::build(small_scene().spec);
+    ByteVec bytes = good.bytes;
+    for (int i = 0; i < 100; ++i) bytes.push_back(static_cast<std::uint8_t>(i * 37));
+    const GaussianBlock expected = streamed_block(good.bytes);
+    auto st = test::stream_read(bytes);
+    REQUIRE(st.ok());
+    CHECK_FALSE(st->truncation);
+    CHECK(st->info.trailing_bytes == 100);
+    test::require_identical(st->gaussians, expected);
+    // A pipe counts them by reading to the end.
+    test::through_pipe(bytes, [](ByteSource& pipe) {
+        auto piped = read_streaming(pipe);
+        REQUIRE(piped.ok());
+        CHECK(piped->info.trailing_bytes == 100);
+        return 0;
+    });
+    MemorySource src(bytes);
+    auto ix = IndexedReader::open(src);
+    REQUIRE(ix.ok());
+    CHECK(ix->read_by_scan());
+    CHECK(ix->scene().trailing_bytes == 100);
+    CHECK(ix->scene().summary_crc_verified);
+    test::require_identical(indexed_block(bytes), expected);
+    MemorySource vsrc(bytes);
+    auto report = validate(vsrc);
+    REQUIRE(report.ok());
+    REQUIRE(report->errors() == 1);
+    CHECK(report->findings.front().rule == "bytes-after-magic");
+    CHECK(report->findings.front().offset == good.bytes.size());
+}
+
+TEST_CASE("footer-not-last: a repeated Footer gets one answer on both paths and from the "
+          "validator (§4)",
+          "[readers]") {
+    const BuiltFile good = test::build(small_scene().spec);
+    const ByteVec footer(good.bytes.begin() + static_cast<std::ptrdiff_t>(good.footer_offset),
+                         good.bytes.end() - static_cast<std::ptrdiff_t>(kMagicSize));
+    ByteVec bytes = good.bytes;
+    bytes.insert(bytes.end() - static_cast<std::ptrdiff_t>(kMagicSize), footer.begin(),
+                 footer.end());
+    require_both_refuse(bytes, "footer-not-last");
+    MemorySource vsrc(bytes);
+    auto report = validate(vsrc);
+    REQUIRE(report.ok());
+    CHECK(std::any_of(report->findings.begin(), report->findings.end(),
+                      [](const Finding& f) { return f.rule == "footer-not-last"; }));
+}
+
+TEST_CASE("missing-footer: a file whose Footer is gone is named so by both readers and the "
+          "validator (§5.2)",
+          "[readers]") {
+    const BuiltFile good = test::build(small_scene().spec);
+    ByteVec bytes(good.bytes.begin(),
+                  good.bytes.begin() + static_cast<std::ptrdiff_t>(good.footer_offset));
+    bytes.insert(bytes.end(), kMagic.begin(), kMagic.end());
+    auto st = test::stream_read(bytes);
+    REQUIRE(st.ok());
+    REQUIRE(st->truncation);  // the chunks before it are kept, as after any cut
+    CHECK(st->truncation->refusal == "missing-footer");
+    CHECK(indexed_error(bytes).refusal == "missing-footer");
+    MemorySource vsrc(bytes);
+    auto report = validate(vsrc);
+    REQUIRE(report.ok());
+    CHECK(std::any_of(report->findings.begin(), report->findings.end(),
+                      [](const Finding& f) { return f.rule == "missing-footer"; }));
+}
+
+TEST_CASE("M033: a chunk named by two index entries is index-record-mismatch on both paths and "
+          "in the validator (§5.8: one entry per chunk)",
+          "[readers]") {
+    const BuiltFile good = test::build(small_scene().spec);
+    const test::BuiltRecord& entry = nth_record(good, op::chunk_index);
+    ByteVec bytes = good.bytes;
+    bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(entry.end()),
+                 good.bytes.begin() + static_cast<std::ptrdiff_t>(entry.offset),
+                 good.bytes.begin() + static_cast<std::ptrdiff_t>(entry.end()));
+    require_both_refuse(bytes, "index-record-mismatch");
+    CHECK(streaming_error(bytes).field == "Chunk Index.chunk_offset");
+    MemorySource vsrc(bytes);
+    auto report = validate(vsrc);
+    REQUIRE(report.ok());
+    CHECK(std::any_of(report->findings.begin(), report->findings.end(), [](const Finding& f) {
+        return f.rule == "index-record-mismatch" && f.field == "Chunk Index.chunk_offset";
+    }));
+}
+
+TEST_CASE("M033: a NaN chunk time copied into its index entry agrees with itself: index and record "
+          "are compared by their bits (§5.8), and the validator names the non-finite time",
+          "[readers]") {
+    BuiltScene s = small_scene();
+    const BuiltFile good = test::build(s.spec);
+    ByteVec bytes = good.bytes;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const test::BuiltRecord& chunk = nth_record(good, op::chunk);
+    const test::BuiltRecord& entry = nth_record(good, op::chunk_index);
+    std::memcpy(&bytes[chunk.offset + kRecordHeaderSize], &nan, 8);  // Chunk t0
+    std::memcpy(&bytes[entry.offset + kRecordHeaderSize], &nan, 8);  // Chunk Index t0
+    auto st = test::stream_read(bytes);
+    REQUIRE(st.ok());
+    auto ix = test::indexed_read(bytes);
+    REQUIRE_FALSE(ix.error);
+    test::require_identical(st->gaussians, ix.block);
+    MemorySource vsrc(bytes);
+    auto report = validate(vsrc);
+    REQUIRE(report.ok());
+    CHECK(std::any_of(report->findings.begin(), report->findings.end(), [](const Finding& f) {
+        return f.rule == "non-finite-value" && f.field == "Chunk.t0";
+    }));
+    CHECK_FALSE(std::any_of(report->findings.begin(), report->findings.end(),
+                            [](const Finding& f) { return f.rule == "index-record-mismatch"; }));
 }
 
 TEST_CASE("M033: an index entry that disagrees with the Chunk it frames is refused as "

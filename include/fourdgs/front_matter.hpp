@@ -4,7 +4,7 @@
 // file order and enforces the rules that span records: the Header comes first (§4), Header,
 // Quantization and Window Table appear once each (§4, M006), the temporal model and quantization
 // scheme are ones this reader implements (§5.1, M015), audio records pair up and precede the
-// chunks (§5.16, §5.17, §7), a file has one Object Table and one track per object (§5.15.6,
+// chunks (§5.16, §5.17, §7), the Window Table precedes them (§4, §5.4), a file has one Object Table and one track per object (§5.15.6,
 // §5.15.7), the cross-record references of extras.hpp hold, and an empty Window Table reads as
 // one (0, 0) window (§5.4). Every reader and the validator feed it; none interprets a record any
 // other way.
@@ -12,9 +12,9 @@
 // It runs in one of two modes. First-error (the readers): the first rule broken is returned and
 // the builder stops. Collect (the validator): every rule broken goes to a ReportFn and the
 // builder keeps going, keeping what it would have kept had the rule held — a second Header,
-// Quantization or Window Table and a record that fails its parser are dropped; an unknown
-// scheme, a late audio record or an Audio Data of the wrong length is kept — so one file yields
-// every finding.
+// Quantization or Window Table, a late Window Table or audio record (the readers never use
+// them) and a record that fails its parser are dropped; an unknown scheme or an Audio Data of
+// the wrong length is kept — so one file yields every finding a reader would refuse.
 //
 // Thread safety: a SceneBuilder is used by one thread at a time.
 #pragma once

@@ -58,7 +58,8 @@ struct IndexCheckOptions {
 
 // Compares entry `e` with the chunk record it frames, `c`, passing each disagreement to `report`
 // (which returns false to stop) with `at` as its offset: chunk_length, gaussian_count, t0 and t1
-// (each its own Error, both named 't0/t1' in the message), band_count and every band by its
+// (each its own Error, both named 't0/t1' in the message; compared by their bits, so a NaN copied
+// into the entry agrees), band_count and every band by its
 // number, then per `options.keyframe` chunk_kind, delta_mode, reference_offset,
 // keyframe_offset, depth, and live_count when `c.live` is known.
 void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
@@ -83,6 +84,9 @@ Error orphan_sh_band(std::uint64_t at);
 // index-record-mismatch naming 'bands': the SH Band Stream record at `at` directly follows a
 // chunk whose index entry does not name it (§5.8: every band has its own range in the entry).
 Error unindexed_sh_band(std::uint64_t at);
+// index-record-mismatch naming 'chunk_offset': entry `e`, at `at`, names a chunk an earlier entry
+// already named (§5.8: one entry per chunk; two would have an indexed reader read it twice).
+Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at);
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);

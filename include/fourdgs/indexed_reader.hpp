@@ -2,11 +2,21 @@
 //
 // open() reads the 37-byte tail (§5.2), the summary (bounded by ReaderOptions::max_summary_bytes
 // and checked against summary_crc when non-zero), and the front matter before the first chunk,
-// framing payload records (attachments, audio data) without reading their payloads. A file whose
-// summary_start is 0 has no index and is read sequentially (M016): open() then walks the records
-// front to back once, reading only record headers and chunk headers, and builds the same index
-// in memory. Records are framed by a RecordStream confined to the range being walked, fetched by
-// a RangeFetcher (record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
+// framing payload records (attachments, audio data) without reading their payloads. Records are
+// framed by a RecordStream confined to the range being walked, fetched by a RangeFetcher
+// (record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
+//
+// The sequential scan. A file whose summary_start is 0 has no index and is read sequentially
+// (M016); so is a file whose tail, Footer, summary or front matter cannot be used as they stand
+// (the tail is not magic + Footer, bytes follow the trailing magic, summary_start is out of
+// range, the summary fails its CRC or does not parse, an entry lies outside the file...). The
+// scan is the streaming path's walk (ChunkWalk, streaming_reader.hpp): every record front to
+// back, each chunk and its bands framed, parsed and decoded as the streaming reader does (the
+// result dropped; keyframe-delta states are composed by KeyframeDeltaReader::open), the index
+// checked against the chunks, the Footer and trailing magic at the end. So a damaged summary loses no intact content
+// (§4.5: summary_crc_verified stays false), and a damaged file is refused with the first fault in
+// file order, as the streaming path refuses it. The index is the file's when it has one, else
+// one built from the chunks (index_built_by_scan). read_by_scan() and scan_cause() say so.
 //
 // chunks_for(t) answers from the index alone. decode_chunk() fetches one chunk's record and the
 // SH band records up to the configured degree — never a band above it — and decodes them.
@@ -17,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -27,6 +38,7 @@
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/streaming_reader.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
@@ -44,17 +56,24 @@ struct DecodeWorkspace {
 
 class IndexedReader {
 public:
-    // Opens a random-access source. Refusals: the magic and front-matter refusals of the
-    // streaming path; bad-footer (the tail is not magic + a 20-byte Footer); summary-out-of-range;
-    // summary-crc-mismatch; index-out-of-range (an entry points outside the file); limit-exceeded.
+    // Opens a random-access source. Refusals: limit-exceeded (a summary over max_summary_bytes)
+    // and read failures as they stand; otherwise, when the tail cannot be used, the streaming
+    // path's refusals, met by the sequential scan (above).
     static Result<IndexedReader> open(ByteSource& source, ReaderOptions options = {});
 
     const SceneInfo& scene() const noexcept { return scene_; }
     // The source and options it was opened with (the source outlives the reader).
     ByteSource& source() const noexcept { return fetcher_.source(); }
     const ReaderOptions& options() const noexcept { return options_; }
-    // True when the file had no index (summary_start 0) and open() built one by walking it.
-    bool index_built_by_scan() const noexcept { return scanned_; }
+    // True when the file had no index and open() built one by walking it.
+    bool index_built_by_scan() const noexcept { return index_built_; }
+    // True when open() read the file by the sequential scan rather than by its tail: a file
+    // without an index, or one whose tail could not be used (scan_cause() says why).
+    bool read_by_scan() const noexcept { return scanned_; }
+    // Why the tail, Footer, summary or front matter read by the tail could not be used (a
+    // summary_crc mismatch, bytes after the trailing magic, a repeated Footer...), when open()
+    // scanned for that reason; nullopt otherwise.
+    const std::optional<Error>& scan_cause() const noexcept { return scan_cause_; }
 
     // §8: the indices of every Chunk Index entry whose [t0, t1) contains t, in index order.
     std::vector<std::size_t> chunks_for(double t) const;
@@ -93,9 +112,12 @@ private:
     IndexedReader(ByteSource& source, ReaderOptions options)
         : options_(options), fetcher_(source, options.max_record_bytes) {}
     Status read_tail_and_summary(std::uint64_t size);
+    // The tail, the summary and the front matter: false when the Footer says there is no index.
+    Result<bool> read_by_tail(std::uint64_t size);
     Status read_summary(std::uint64_t footer_start, SceneBuilder& summary);
-    Status scan_without_index(std::uint64_t footer_start, SceneBuilder& summary,
-                              std::uint64_t& first_chunk);
+    // The whole file front to back, as the streaming path reads it (M016, and the fallback).
+    Status scan();
+    ChunkWalk::Model scan_model() const;
     // Content records before the first chunk (`end`), then in the gaps between indexed ranges
     // up to `content_end` (the summary, or the Footer when there is no index); then the summary.
     Status read_front_matter(std::uint64_t end, std::uint64_t content_end, SceneBuilder&& summary);
@@ -109,7 +131,8 @@ private:
     ReaderOptions options_;
     RangeFetcher fetcher_;
     SceneInfo scene_;
-    bool scanned_ = false;
+    bool scanned_ = false, index_built_ = false;
+    std::optional<Error> scan_cause_;
 };
 
 }  // namespace fourdgs

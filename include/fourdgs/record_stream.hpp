@@ -81,11 +81,11 @@ public:
     // A chunk (or Delta Chunk, or SH band) arrived: whatever run there was is not the summary.
     void end() noexcept { active_ = false; }
     // At the Footer: summary_start must name the run's first byte (summary-not-contiguous when a
-    // content record sits inside it, summary-start-mismatch otherwise), and a non-zero
-    // summary_crc must match when `verify_crc` (summary-crc-mismatch). Sets `verified` when a
-    // CRC was checked. `footer_content` is the Footer's content offset, for messages.
-    Status check(const Footer& footer, std::uint64_t footer_content, bool verify_crc,
-                 bool& verified) const;
+    // content record sits inside it, summary-start-mismatch otherwise). `footer_content` is the
+    // Footer's content offset, for messages.
+    Status check_start(const Footer& footer, std::uint64_t footer_content) const;
+    // The CRC-32 of the run so far (§4.5: the bytes summary_crc covers, once check_start holds).
+    std::uint32_t crc() const noexcept { return crc_; }
 
 private:
     bool active_ = false;
@@ -94,10 +94,14 @@ private:
     std::uint64_t broken_by_ = 0;  // offset of the content record that last ended a run
 };
 
-// §5.2, §4.5: `crc`, the CRC-32 of the summary bytes, against a non-zero summary_crc
-// (summary-crc-mismatch, at the field). Sets `verified` when a CRC was checked and matched.
-Status check_summary_crc(const Footer& footer, std::uint32_t crc, std::uint64_t footer_content,
-                         bool& verified);
+// §5.2, §4.5: what a Footer's summary_crc says of the summary bytes whose CRC-32 is `crc`. A
+// mismatch is not a refusal (§4.5's checksum guards the summary, not the content: the content
+// is still read, by the scan an indexed reader falls back to, and summary_crc_verified stays
+// false); the validator reports it as summary-crc-mismatch (summary_crc_mismatch below).
+enum class SummaryCrc : std::uint8_t { not_stated, verified, mismatch };
+SummaryCrc compare_summary_crc(const Footer& footer, std::uint32_t crc) noexcept;
+// summary-crc-mismatch at the field, for a Footer at whose content offset is `footer_content`.
+Error summary_crc_mismatch(const Footer& footer, std::uint32_t crc, std::uint64_t footer_content);
 
 // §5.2: a non-zero summary_start must lie in [8, footer_start], where the Footer begins;
 // summary-out-of-range otherwise, at `footer_content` (the Footer's content offset).
@@ -134,7 +138,9 @@ public:
 
     // The frame of the record at position(), its content unread; nullopt when the data (or the
     // region) ends exactly there. The stream stays at the record: read_content, read_prefix or
-    // skip follows. Refusals, at the record's offset: truncated when fewer than 9 bytes remain or
+    // skip follows. Refusals, at the record's offset: missing-footer (kind truncated) when the
+    // data ends with 8 bytes of magic where a record should start; truncated when fewer than 9
+    // bytes remain or
     // content_length runs past the end of a source of known size; in a region, the region's
     // refusal when the record crosses its end.
     Result<std::optional<RecordFrame>> next_frame();
@@ -162,16 +168,26 @@ public:
     Bytes cut_frame() const noexcept { return Bytes(cut_frame_.data(), cut_frame_size_); }
 
     // §4.5, §5.2, §4.1, after next() read the Footer `record` (parsed as `footer`): summary_start
-    // and, when `verify_crc`, summary_crc against the run of summary records before it (sets
-    // `crc_verified` when a CRC was checked); then the trailing magic, which the stream steps
-    // past. Refusals: SummaryRun::check's, check_trailing_magic's.
+    // in range (check_summary_start) and against the run of summary records before it
+    // (SummaryRun::check_start), and summary_crc
+    // when `verify_crc` (the answer in `crc`, never a refusal); then what follows the Footer
+    // (check_after_footer): the stream steps past the trailing magic, and counts the bytes after
+    // it, which a reader accepts and reports (trailing_bytes()).
     Status finish(const RecordView& record, const Footer& footer, bool verify_crc,
-                  bool& crc_verified);
+                  SummaryCrc& crc);
 
+    // §4, §4.1: what follows a Footer whose record ends at `at`, from the first up to 9 bytes
+    // there (`found`). The trailing magic, alone or with bytes after it, is ok. Not the magic:
+    // footer-not-last when more than 8 bytes follow (the Footer is not the last record: a
+    // repeated Footer, or one mid-file), else check_trailing_magic's refusal.
+    static Status check_after_footer(Bytes found, std::uint64_t at);
     // §4.1 at the end: `found` are the bytes after the Footer, `at` where they start. Refusals:
     // truncated when fewer than 8 (the file ends inside the trailing magic), check_magic's
     // otherwise ("trailing magic: ..."). Bytes after the 8 are not looked at.
     static Status check_trailing_magic(Bytes found, std::uint64_t at);
+    // After finish(): the bytes after the trailing magic (§4 allows none; readers keep the
+    // content and report the count, the validator reports bytes-after-magic).
+    std::uint64_t trailing_bytes() const noexcept { return trailing_bytes_; }
 
     const SummaryRun& summary_run() const noexcept { return run_; }
     void enable_log(bool on) noexcept { log_records_ = on; }
@@ -190,6 +206,7 @@ private:
     bool log_records_ = false;
     std::vector<RecordEntry> log_;
     std::uint64_t bytes_read_ = 0;
+    std::uint64_t trailing_bytes_ = 0;
     std::array<std::uint8_t, kRecordHeaderSize> cut_frame_{};
     std::size_t cut_frame_size_ = 0;
 };
@@ -220,9 +237,11 @@ public:
     // §5.8: fetches [offset, offset + length), a range an index entry names, and checks that it
     // frames exactly one whole record of `opcode`: the record's own content_length must make it
     // `length` bytes (index-record-mismatch naming origin.length_field, checked before anything
-    // is parsed, so a range that cuts its record is the index's fault and not a truncated file)
-    // and its opcode must be `opcode` (index-record-mismatch naming origin.opcode_field). Other
-    // refusals: fetch's; truncated when `length` is under 9. The view borrows `buffer`.
+    // is parsed, so a range that cuts its record is the index's fault and not a truncated file,
+    // unless the record's own length runs past the end of the file: truncated, as RecordStream
+    // says of it) and its opcode must be `opcode` (index-record-mismatch naming
+    // origin.opcode_field). Other refusals: fetch's; truncated when `length` is under 9. The view
+    // borrows `buffer`.
     Result<RecordView> fetch_framed(std::uint64_t offset, std::uint64_t length,
                                     std::uint8_t opcode, std::vector<std::uint8_t>& buffer,
                                     RangeOrigin origin = {}) const;

@@ -47,6 +47,7 @@ struct RefusalInfo {
     X(kBoundViolated, "bound-violated", "§5.3", "Quantization.bounds", file) \
     X(kBrokenReference, "broken-reference", "§11.8", "Delta Chunk.reference_offset", registry) \
     X(kBufferTooSmall, "buffer-too-small", "", "", api) \
+    X(kBytesAfterMagic, "bytes-after-magic", "§4", "magic", file) \
     X(kChainWithoutKeyframe, "chain-without-keyframe", "§11.8", "Chunk Index.keyframe_offset", registry) \
     X(kChunkDecodeNeedsChain, "chunk-decode-needs-chain", "§11.8", "", api) \
     X(kChunkTooLarge, "chunk-too-large", "§5.5", "Chunk.count", file) \
@@ -223,6 +224,7 @@ struct RefusalInfo {
     X(kWindowDoesNotCoverState, "window-does-not-cover-state", "§11.1", "", file) \
     X(kWindowIndexOutOfRange, "window-index-out-of-range", "§5.4", "Attribute Stream.window_index", registry) \
     X(kWindowOutsideDuration, "window-outside-duration", "§5.4", "Window Table.windows", file) \
+    X(kWindowTableAfterFirstChunk, "window-table-after-first-chunk", "§4", "Window Table", file) \
     X(kWriterFinished, "writer-finished", "", "", api) \
     X(kWrongOpcode, "wrong-opcode", "§4.2", "opcode", file) \
     X(kZeroQuaternion, "zero-quaternion", "§5.15.3", "", file) \

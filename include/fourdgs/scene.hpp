@@ -154,6 +154,9 @@ struct SceneInfo {
     std::vector<SummaryOffset> summary_offsets;
     std::optional<Footer> footer;
     bool summary_crc_verified = false;  // a non-zero summary_crc was checked and matched
+    // Bytes after the trailing magic (§4 allows none): the readers keep the content before them
+    // and report the count here; the validator reports them as bytes-after-magic.
+    std::uint64_t trailing_bytes = 0;
 
     bool has_header = false, has_quantization = false, has_window_table = false;
 };

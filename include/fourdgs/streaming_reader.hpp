@@ -90,6 +90,7 @@ private:
     };
     Result<bool> advance();           // reads until a state chunk is held in chunk_
     Status absorb(const RecordView& r);  // a record other than a state chunk
+    Status every_chunk_indexed() const;  // at the Footer
     bool is_state_chunk(std::uint8_t opcode) const noexcept;
 
     ReaderOptions options_;
@@ -101,6 +102,7 @@ private:
     Slot lookahead_, chunk_;
     std::array<HeldRecord, 3> band_slots_;
     std::vector<FramedChunk> chunks_;
+    std::vector<bool> named_;  // chunks_[k] is named by an index entry (§5.8: by exactly one)
 };
 
 class StreamingReader {

@@ -14,10 +14,15 @@
 // Rules of the validator's own, beside every reader refusal (each finding's `section` says
 // where the rule is written):
 //   errors    length-unit-mismatch (M044), coordinate-system-mismatch (M047), non-finite-value on
-//             a Quantization parameter (M026/M027), gaussian-count-mismatch (§5.1),
-//             summary-offset-mismatch (§5.14), footer-not-last (§4), missing-footer (§5.2),
+//             a Quantization parameter (M026/M027), a Window Table bound (§5.4) or a Chunk's
+//             t0/t1 (§5.5), gaussian-count-mismatch (§5.1), summary-offset-mismatch (§5.14),
+//             footer-not-last (§4), missing-footer (§5.2), summary-crc-mismatch (§4.5: the
+//             readers read past it), bytes-after-magic (§4: the readers count them),
 //             reserved-opcode (0x00, 0x0E: §4.3, §5.13), invalid-utf8 (§2: a string of any
 //             record that is not UTF-8, naming the field; its value is the text.hpp spelling)
+// With random access, a walk cut short (a length past the end) still checks the index the tail
+// names, as an indexed reader would when fetching each chunk by its entry: every refusal of
+// either reader is an error here with the same identifier.
 //   warnings  bound-not-a-number (M020), bound-disagrees-with-record (M023/M025),
 //             malformed-sh-depths (M024/M025), sh-depths-not-decreasing (§6.5),
 //             statistics-mismatch (M036), empty-rig-trajectory (M062), no-coordinate-system
