@@ -250,23 +250,37 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                            options.limits, out, scratch.stream);
 }
 
+void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
+    out.count = count;
+    out.sh_degree = sh_degree;
+    out.position.resize(count * 3);
+    out.scale.resize(count * 3);
+    out.rotation.resize(count * 4);
+    out.color.resize(count * 4);
+    out.motion.resize(count * 3);
+    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi}) v->resize(count);
+    out.flags.resize(count);
+    out.window_index.resize(count);
+    out.object_id.resize(count);
+    out.sh.resize(count * static_cast<std::size_t>(out.sh_per_gaussian()));
+    out.has_source_ids = false;
+    out.source_group.clear();
+    out.source_index.clear();
+    out.gaussian_id.clear();
+}
+
 void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out) {
-    const Grid& g = scene.grid;
-    const std::size_t n = bins.count;
     const std::size_t base = out.count;
     if (base == 0) out.sh_degree = bins.sh_bands;
-    const int sh_degree = out.sh_degree;
-    const std::size_t total = base + n;
-
+    const std::size_t total = base + bins.count;
+    // The rows this chunk adds; resize value-initializes them, so an optional column the chunk
+    // lacks reads 0 there.
     out.position.resize(total * 3);
     out.scale.resize(total * 3);
     out.rotation.resize(total * 4);
     out.color.resize(total * 4);
     out.motion.resize(total * 3);
-    out.mu_t.resize(total);
-    out.sigma_t.resize(total);
-    out.win_lo.resize(total);
-    out.win_hi.resize(total);
+    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi}) v->resize(total);
     out.flags.resize(total);
     out.window_index.resize(total);
     out.object_id.resize(total);
@@ -276,6 +290,17 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
         out.source_index.resize(total);
     }
     if (bins.has_gaussian_id) out.gaussian_id.resize(total);
+    out.sh.resize(total * static_cast<std::size_t>(out.sh_per_gaussian()));
+    out.count = total;
+    dequantize_into(scene, bins, out, base);
+}
+
+void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out,
+                     std::size_t base) {
+    const Grid& g = scene.grid;
+    const std::size_t n = bins.count;
+    const int sh_degree = out.sh_degree;
+    const bool source_ids = bins.has_source_group || bins.has_source_index;
 
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t o = base + i;
@@ -316,7 +341,7 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
         out.window_index[o] = static_cast<std::uint32_t>(bins.window_index[i]);
         // §6.6: the same-bits view of the i32 code.
         out.object_id[o] = bins.has_object_id ? static_cast<std::uint32_t>(bins.object_id[i]) : 0;
-        if (out.has_source_ids) {
+        if (source_ids) {  // rows of a chunk without them stay 0 (sized that way)
             out.source_group[o] = bins.has_source_group ? bins.source_group[i] : 0;
             out.source_index[o] = bins.has_source_index ? bins.source_index[i] : 0;
         }
@@ -325,7 +350,6 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
 
     // SH: per gaussian, component-major across bands 1..D (red's, then green's, then blue's).
     const int per = sh_coeffs_per_component(sh_degree);
-    out.sh.resize(total * 3 * static_cast<std::size_t>(per));
     for (int b = 1; b <= std::min(sh_degree, bins.sh_bands); ++b) {
         const int wdt = sh_band_width(b), first = sh_band_first(b);
         const std::vector<std::uint8_t>& band = bins.sh[b - 1];
@@ -334,7 +358,6 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
                 std::copy_n(&band[(i * 3 + c) * wdt], wdt,
                             &out.sh[(base + i) * 3 * per + c * per + first]);
     }
-    out.count = total;
 }
 
 Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
