@@ -9,7 +9,8 @@
 //
 // "Cold" figures come from a fresh child process (this program re-run with --child): the time of
 // the one call, and the child's peak RSS (wait4) above its RSS once the file is open. Make the
-// issue-14 scene with `make_bench_scene scene.4dgs`.
+// issue-14 scene with `make_bench_scene scene.4dgs`. `bench_decode --child warm FILE 1 0` runs
+// eleven full decodes on one thread, for a profiler (perf record).
 #include <fourdgs/fourdgs.hpp>
 
 #include <libdeflate.h>
@@ -261,6 +262,8 @@ int child(const std::string& mode, const char* path, unsigned threads, double t)
         rss_open = peak_rss_kb();
         const double c1 = cpu_seconds();
         const auto t1 = Clock::now();
+        if (mode == "warm")  // for a profiler: ten warm decodes after the first
+            for (int r = 0; r < 10; ++r) check("read_all", reader->read_all(out, pool, threads));
         if (mode == "seek") check("read_instant", reader->read_instant(t, out, pool, threads));
         else check("read_all", reader->read_all(out, pool, threads));
         call_s = seconds_since(t1);
@@ -367,6 +370,13 @@ int main(int argc, char** argv) {
     const double t = argc > 4 ? std::atof(argv[4]) : scene.header.duration_sec / 2;
     const std::size_t chunks = scene.index.size();
 
+    // Cold first: fresh processes, before this one has warmed anything up
+    // or grown (a spawned child's peak RSS starts from its parent's).
+    const ColdResult cold_all_1 = best_cold(argv[0], "indexed", path, 1, t, repeats);
+    const ColdResult cold_all_n = best_cold(argv[0], "indexed", path, threads, t, repeats);
+    const ColdResult cold_seek = best_cold(argv[0], "seek", path, threads, t, repeats);
+    const ColdResult cold_stream = best_cold(argv[0], "stream", path, 1, t, repeats);
+
     // The limits' inputs, read once (untimed).
     std::vector<ChunkStreams> all_streams;
     for (const ChunkIndex& e : scene.index) all_streams.push_back(chunk_streams(*file, e));
@@ -374,11 +384,6 @@ int main(int argc, char** argv) {
     const std::vector<std::size_t> seek_chunks = reader->chunks_for(t);
     for (std::size_t i : seek_chunks) seek_streams.push_back(all_streams[i]);
 
-    // Cold first: fresh processes, before this one has warmed anything up.
-    const ColdResult cold_all_1 = best_cold(argv[0], "indexed", path, 1, t, repeats);
-    const ColdResult cold_all_n = best_cold(argv[0], "indexed", path, threads, t, repeats);
-    const ColdResult cold_seek = best_cold(argv[0], "seek", path, threads, t, repeats);
-    const ColdResult cold_stream = best_cold(argv[0], "stream", path, 1, t, repeats);
 
     // Warm: reused output and workspaces.
     std::vector<DecodeWorkspace> pool;
