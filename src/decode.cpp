@@ -6,9 +6,8 @@
 #include <limits>
 #include <string>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "fresh_memory.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -59,26 +58,6 @@ struct DequantizeTables {
     std::vector<double> never_vstep;  // a never-fading gaussian's velocity step, per window
     std::int32_t scale_lo = 0, sigma_lo = 0;
 };
-
-// A fresh column of many megabytes asks for 2 MB pages where the kernel leaves that to the
-// program (transparent huge pages in "madvise" mode): the zero-fill of resize() then takes a few
-// page faults instead of one per 4 KB page, which is most of a first decode's extra cost.
-constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-
-template <class T>
-void grow_column(std::vector<T>& column, std::size_t size) {
-    if (size > column.capacity() && size * sizeof(T) >= 2 * kHugePageBytes) {
-        column.reserve(size);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        const std::uintptr_t page = 4096;
-        const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(column.data());
-        const std::uintptr_t begin = (at + page - 1) & ~(page - 1);
-        const std::uintptr_t end = (at + size * sizeof(T)) & ~(page - 1);
-        if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-    }
-    column.resize(size);
-}
 
 // §6.4 for n gaussians: the operations of rotation_from_bins (quantize.hpp) in the same order,
 // so every quaternion is bit-identical, arranged so the square roots and divisions run two
@@ -203,7 +182,7 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
                              s.offset + 5)
                 .about("Attribute Stream.element_count", std::to_string(s.header.element_count));
         std::vector<std::int32_t>& col = *out.column(id);
-        col.resize(static_cast<std::size_t>(count) * s.header.channels);
+        detail::resize_fresh(col, static_cast<std::size_t>(count) * s.header.channels);
         FOURDGS_TRY(decode_stream(s, col, scratch, limits.max_decompressed_bytes));
     }
     out.has_source_group = seen[attr::source_group];
@@ -254,10 +233,10 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                                  std::to_string(count),
                              s.offset + 5)
                 .about("SH Band Stream.element_count", std::to_string(s.header.element_count));
-        values.resize(static_cast<std::size_t>(count) * channels);
+        detail::resize_fresh(values, static_cast<std::size_t>(count) * channels);
         FOURDGS_TRY(decode_stream(s, values, scratch, limits.max_decompressed_bytes));
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
-        dst.resize(values.size());
+        detail::resize_fresh(dst, values.size());
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (values[i] < 0 || values[i] > 255)
                 return malformed(refusal::kShCoefficientOutOfRange,
@@ -306,7 +285,7 @@ Result<Bytes> open_records_block(std::string_view what, std::string_view compres
                               std::to_string(uncompressed_size) + " exceeds the configured limit",
                           at);
     FOURDGS_TRY(check_decompressed_size(codec, records, uncompressed_size, at));
-    scratch.resize(static_cast<std::size_t>(uncompressed_size));
+    detail::resize_fresh(scratch, static_cast<std::size_t>(uncompressed_size));
     FOURDGS_TRY(decompress(codec, records, scratch, at));
     return Bytes(scratch);
 }
@@ -381,16 +360,17 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
 void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
     out.count = count;
     out.sh_degree = sh_degree;
-    grow_column(out.position, count * 3);
-    grow_column(out.scale, count * 3);
-    grow_column(out.rotation, count * 4);
-    grow_column(out.color, count * 4);
-    grow_column(out.motion, count * 3);
-    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi}) grow_column(*v, count);
-    grow_column(out.flags, count);
-    grow_column(out.window_index, count);
-    grow_column(out.object_id, count);
-    grow_column(out.sh, count * static_cast<std::size_t>(out.sh_per_gaussian()));
+    detail::resize_fresh(out.position, count * 3);
+    detail::resize_fresh(out.scale, count * 3);
+    detail::resize_fresh(out.rotation, count * 4);
+    detail::resize_fresh(out.color, count * 4);
+    detail::resize_fresh(out.motion, count * 3);
+    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi})
+        detail::resize_fresh(*v, count);
+    detail::resize_fresh(out.flags, count);
+    detail::resize_fresh(out.window_index, count);
+    detail::resize_fresh(out.object_id, count);
+    detail::resize_fresh(out.sh, count * static_cast<std::size_t>(out.sh_per_gaussian()));
     out.has_source_ids = false;
     out.source_group.clear();
     out.source_index.clear();
@@ -484,7 +464,8 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
     if (sigma_table) {
         tab.sigma.resize(ss.size());
         for (std::size_t j = 0; j < ss.size(); ++j)
-            tab.sigma[j] = sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
+            tab.sigma[j] =
+                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
     }
     const double never_tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, 0, true));
     const std::size_t windows = scene.windows.size();
