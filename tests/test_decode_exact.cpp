@@ -2,6 +2,7 @@
 // per-gaussian formulas do: same bits for every column, same gaussians visible.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -217,22 +218,18 @@ TEST_CASE("decode: an index whose counts outnumber its bytes is decoded chunk by
     // 60,000 identical gaussians in chunks of 500: constant streams hold each chunk in a few
     // hundred bytes, so the index's counts exceed the bytes fetched and cannot size the output.
     const std::size_t n = 60000;
-    std::vector<float> pos(n * 3, 0.25f), scale(n * 3, 0.01f), rot(n * 4, 0.f), color(n * 4, 0.5f),
-        motion(n * 3, 0.f), mu(n, 1.f), sigma(n, 0.5f);
-    for (std::size_t i = 0; i < n; ++i) rot[i * 4 + 3] = 1.f;
-    std::vector<double> lo(n, 0.0), hi(n, 2.0);
+    GaussianColumns cols;
+    cols.resize(n);
+    std::fill(cols.position.begin(), cols.position.end(), 0.25f);
+    std::fill(cols.scale.begin(), cols.scale.end(), 0.01f);
+    for (std::size_t i = 0; i < n; ++i) cols.rotation[i * 4 + 3] = 1.f;
+    std::fill(cols.color.begin(), cols.color.end(), 0.5f);
+    std::fill(cols.mu_t.begin(), cols.mu_t.end(), 1.f);
+    std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), 0.5f);
+    std::fill(cols.win_hi.begin(), cols.win_hi.end(), 2.0);
     SceneInput scene;
     scene.header.duration_sec = 2;
-    scene.gaussians.count = n;
-    scene.gaussians.position = pos;
-    scene.gaussians.scale = scale;
-    scene.gaussians.rotation = rot;
-    scene.gaussians.color = color;
-    scene.gaussians.motion = motion;
-    scene.gaussians.mu_t = mu;
-    scene.gaussians.sigma_t = sigma;
-    scene.gaussians.win_lo = lo;
-    scene.gaussians.win_hi = hi;
+    scene.gaussians = cols.batch();
     WriterOptions wo;
     wo.max_chunk_gaussians = 500;
     auto file = write_scene(scene, wo);
