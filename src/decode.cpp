@@ -6,11 +6,118 @@
 #include <limits>
 #include <string>
 
+#include "fresh_memory.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace fourdgs {
 namespace {
 
 Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {
     return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
+}
+
+// Exact per-bin tables for the transcendental steps of §6: each entry is the very expression the
+// per-gaussian code evaluates for that bin, so the output is bit-identical while a chunk pays one
+// exp (and log2) per distinct bin instead of one per gaussian. A table is built only when the
+// chunk's bins span no more values than it has gaussians; otherwise each value is computed.
+struct BinSpan {
+    std::int32_t lo = 0, hi = -1;
+    std::size_t size() const { return static_cast<std::size_t>(std::int64_t{hi} - lo + 1); }
+};
+
+BinSpan span_of(const std::vector<std::int32_t>& bins, std::size_t n) {
+    if (n == 0) return {};
+    std::int32_t lo = bins[0], hi = bins[0];
+    for (std::size_t k = 1; k < n; ++k) {
+        lo = std::min(lo, bins[k]);
+        hi = std::max(hi, bins[k]);
+    }
+    return {lo, hi};
+}
+
+// §6.3 for a sigma bin of a gaussian that fades: sigma_t and both per-gaussian steps.
+struct SigmaSteps {
+    float sigma;
+    double vstep, tstep;
+};
+
+SigmaSteps sigma_steps(const Grid& g, std::int32_t bin) {
+    const double sigma = sigma_value(g, bin);
+    // A fading gaussian's velocity class does not read its window (only never-fades ones do).
+    return {static_cast<float>(sigma),
+            std::ldexp(g.step_motion, -velocity_class_for_sigma(g, sigma, false, 0, 0)),
+            std::ldexp(g.step_time, birth_class_for_sigma(g, sigma, false))};
+}
+
+struct DequantizeTables {
+    std::vector<float> scale;  // exp(bin * step_scale_log) from scale_lo
+    std::vector<SigmaSteps> sigma;  // from sigma_lo
+    std::vector<double> never_vstep;  // a never-fading gaussian's velocity step, per window
+    std::int32_t scale_lo = 0, sigma_lo = 0;
+};
+
+// §6.4 for n gaussians: the operations of rotation_from_bins (quantize.hpp) in the same order,
+// so every quaternion is bit-identical, arranged so the square roots and divisions run two
+// gaussians at a time (SSE2 where the target has it) and the omitted component is placed by
+// table, not by branch. The omitted index is 0..3 (check_rows).
+struct KeptAndOmitted {
+    double v[4];  // the three kept components, then the omitted one, all renormalized
+};
+
+inline KeptAndOmitted rotation_parts(const std::int32_t* b, double step) {
+    KeptAndOmitted r;
+    double sum = 0;
+    for (int k = 0; k < 3; ++k) {
+        r.v[k] = std::clamp(static_cast<double>(b[k]) * step, -1.0, 1.0);
+        sum += r.v[k] * r.v[k];
+    }
+    const double w = std::sqrt(std::max(0.0, 1.0 - sum));
+    const double norm = std::sqrt(sum + w * w);
+    const double by = norm > 0 ? norm : 1.0;  // dividing by 1 is exact: no branch needed
+    for (int k = 0; k < 3; ++k) r.v[k] /= by;
+    r.v[3] = w / by;
+    return r;
+}
+
+void rotations_from_bins(const Grid& g, const std::int32_t* index, const std::int32_t* bins,
+                         std::size_t n, float* out) {
+    // Where each of (kept 0, kept 1, kept 2, omitted) goes, for each omitted component.
+    static constexpr std::uint8_t kPlace[4][4] = {{1, 2, 3, 0}, {0, 2, 3, 1}, {0, 1, 3, 2},
+                                                  {0, 1, 2, 3}};
+    const double step = g.step_rot;
+    auto place = [&](std::size_t i, const double (&v)[4]) {
+        const std::uint8_t* to = kPlace[index[i] & 3];
+        for (int k = 0; k < 4; ++k) out[i * 4 + to[k]] = static_cast<float>(v[k]);
+    };
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    // std::max(0.0, x) is _mm_max_pd(x, 0) (x > 0 ? x : 0, so -0 becomes +0 as it does there);
+    // std::clamp(v, -1, 1) is min(max(v, -1), 1) for the finite products here.
+    const __m128d vstep = _mm_set1_pd(step), lo = _mm_set1_pd(-1.0), one = _mm_set1_pd(1.0),
+                  zero = _mm_setzero_pd();
+    for (; i + 2 <= n; i += 2) {
+        const std::int32_t* b = bins + i * 3;
+        __m128d v[4], sum = zero;
+        for (int k = 0; k < 3; ++k) {
+            const __m128d x = _mm_mul_pd(_mm_set_pd(b[3 + k], b[k]), vstep);
+            v[k] = _mm_min_pd(_mm_max_pd(x, lo), one);
+            sum = _mm_add_pd(sum, _mm_mul_pd(v[k], v[k]));
+        }
+        const __m128d w = _mm_sqrt_pd(_mm_max_pd(_mm_sub_pd(one, sum), zero));
+        const __m128d norm = _mm_sqrt_pd(_mm_add_pd(sum, _mm_mul_pd(w, w)));
+        const __m128d positive = _mm_cmpgt_pd(norm, zero);
+        const __m128d by = _mm_or_pd(_mm_and_pd(positive, norm), _mm_andnot_pd(positive, one));
+        v[3] = w;
+        double lane[4][2];
+        for (int k = 0; k < 4; ++k) _mm_storeu_pd(lane[k], _mm_div_pd(v[k], by));
+        place(i, {lane[0][0], lane[1][0], lane[2][0], lane[3][0]});
+        place(i + 1, {lane[0][1], lane[1][1], lane[2][1], lane[3][1]});
+    }
+#endif
+    for (; i < n; ++i) place(i, rotation_parts(bins + i * 3, step).v);
 }
 
 }  // namespace
@@ -75,7 +182,7 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
                              s.offset + 5)
                 .about("Attribute Stream.element_count", std::to_string(s.header.element_count));
         std::vector<std::int32_t>& col = *out.column(id);
-        col.resize(static_cast<std::size_t>(count) * s.header.channels);
+        detail::resize_fresh(col, static_cast<std::size_t>(count) * s.header.channels);
         FOURDGS_TRY(decode_stream(s, col, scratch, limits.max_decompressed_bytes));
     }
     out.has_source_group = seen[attr::source_group];
@@ -126,10 +233,10 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                                  std::to_string(count),
                              s.offset + 5)
                 .about("SH Band Stream.element_count", std::to_string(s.header.element_count));
-        values.resize(static_cast<std::size_t>(count) * channels);
+        detail::resize_fresh(values, static_cast<std::size_t>(count) * channels);
         FOURDGS_TRY(decode_stream(s, values, scratch, limits.max_decompressed_bytes));
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
-        dst.resize(values.size());
+        detail::resize_fresh(dst, values.size());
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (values[i] < 0 || values[i] > 255)
                 return malformed(refusal::kShCoefficientOutOfRange,
@@ -178,7 +285,7 @@ Result<Bytes> open_records_block(std::string_view what, std::string_view compres
                               std::to_string(uncompressed_size) + " exceeds the configured limit",
                           at);
     FOURDGS_TRY(check_decompressed_size(codec, records, uncompressed_size, at));
-    scratch.resize(static_cast<std::size_t>(uncompressed_size));
+    detail::resize_fresh(scratch, static_cast<std::size_t>(uncompressed_size));
     FOURDGS_TRY(decompress(codec, records, scratch, at));
     return Bytes(scratch);
 }
@@ -250,23 +357,38 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                            options.limits, out, scratch.stream);
 }
 
+void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
+    out.count = count;
+    out.sh_degree = sh_degree;
+    detail::resize_fresh(out.position, count * 3);
+    detail::resize_fresh(out.scale, count * 3);
+    detail::resize_fresh(out.rotation, count * 4);
+    detail::resize_fresh(out.color, count * 4);
+    detail::resize_fresh(out.motion, count * 3);
+    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi})
+        detail::resize_fresh(*v, count);
+    detail::resize_fresh(out.flags, count);
+    detail::resize_fresh(out.window_index, count);
+    detail::resize_fresh(out.object_id, count);
+    detail::resize_fresh(out.sh, count * static_cast<std::size_t>(out.sh_per_gaussian()));
+    out.has_source_ids = false;
+    out.source_group.clear();
+    out.source_index.clear();
+    out.gaussian_id.clear();
+}
+
 void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out) {
-    const Grid& g = scene.grid;
-    const std::size_t n = bins.count;
     const std::size_t base = out.count;
     if (base == 0) out.sh_degree = bins.sh_bands;
-    const int sh_degree = out.sh_degree;
-    const std::size_t total = base + n;
-
+    const std::size_t total = base + bins.count;
+    // The rows this chunk adds; resize value-initializes them, so an optional column the chunk
+    // lacks reads 0 there.
     out.position.resize(total * 3);
     out.scale.resize(total * 3);
     out.rotation.resize(total * 4);
     out.color.resize(total * 4);
     out.motion.resize(total * 3);
-    out.mu_t.resize(total);
-    out.sigma_t.resize(total);
-    out.win_lo.resize(total);
-    out.win_hi.resize(total);
+    for (auto* v : {&out.mu_t, &out.sigma_t, &out.win_lo, &out.win_hi}) v->resize(total);
     out.flags.resize(total);
     out.window_index.resize(total);
     out.object_id.resize(total);
@@ -276,56 +398,131 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
         out.source_index.resize(total);
     }
     if (bins.has_gaussian_id) out.gaussian_id.resize(total);
+    out.sh.resize(total * static_cast<std::size_t>(out.sh_per_gaussian()));
+    out.count = total;
+    dequantize_into(scene, bins, out, base);
+}
 
+void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out,
+                     std::size_t base) {
+    const Grid& g = scene.grid;
+    const std::size_t n = bins.count;
+    thread_local DequantizeTables tab;
+
+    // One pass per column: the simple ones vectorize, and each reads and writes in order.
+    {
+        const std::int32_t* __restrict src = bins.position.data();
+        float* __restrict dst = out.position.data() + base * 3;
+        const double o0 = g.pos_origin[0], o1 = g.pos_origin[1], o2 = g.pos_origin[2];
+        const double step = g.step_pos;
+        for (std::size_t i = 0; i < n; ++i) {
+            dst[i * 3 + 0] = static_cast<float>(o0 + src[i * 3 + 0] * step);
+            dst[i * 3 + 1] = static_cast<float>(o1 + src[i * 3 + 1] * step);
+            dst[i * 3 + 2] = static_cast<float>(o2 + src[i * 3 + 2] * step);
+        }
+    }
+    {
+        const std::int32_t* __restrict src = bins.scale.data();
+        float* __restrict dst = out.scale.data() + base * 3;
+        const BinSpan s = span_of(bins.scale, n * 3);
+        if (s.size() <= n * 3) {
+            tab.scale.resize(s.size());
+            for (std::size_t j = 0; j < s.size(); ++j)
+                tab.scale[j] = static_cast<float>(
+                    std::exp(static_cast<double>(std::int64_t{s.lo} + std::int64_t(j)) *
+                             g.step_scale_log));
+            const float* lut = tab.scale.data();
+            for (std::size_t k = 0; k < n * 3; ++k) dst[k] = lut[src[k] - s.lo];
+        } else {
+            for (std::size_t k = 0; k < n * 3; ++k)
+                dst[k] = static_cast<float>(std::exp(src[k] * g.step_scale_log));
+        }
+    }
+    rotations_from_bins(g, bins.rotation_index.data(), bins.rotation.data(), n,
+                        out.rotation.data() + base * 4);
+    {
+        // §6.2: stored (g, r-g, b-g); invert in the integer domain, then the step.
+        const std::int32_t* __restrict src = bins.color.data();
+        const std::int32_t* __restrict alpha = bins.opacity.data();
+        float* __restrict dst = out.color.data() + base * 4;
+        const double step = g.step_rgb, step_alpha = g.step_alpha;
+        auto unit = [](double v) { return static_cast<float>(std::clamp(v, 0.0, 1.0)); };
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::int64_t gb = src[i * 3 + 0];
+            const std::int64_t rb = src[i * 3 + 1] + gb;
+            const std::int64_t bb = src[i * 3 + 2] + gb;
+            dst[i * 4 + 0] = unit(static_cast<double>(rb) * step);
+            dst[i * 4 + 1] = unit(static_cast<double>(gb) * step);
+            dst[i * 4 + 2] = unit(static_cast<double>(bb) * step);
+            dst[i * 4 + 3] = unit(alpha[i] * step_alpha);
+        }
+    }
+
+    // §6.3: sigma_t and the two per-gaussian steps, from tables per sigma bin and per window.
+    const BinSpan ss = span_of(bins.sigma_t, n);
+    const bool sigma_table = ss.size() <= n;
+    if (sigma_table) {
+        tab.sigma.resize(ss.size());
+        for (std::size_t j = 0; j < ss.size(); ++j)
+            tab.sigma[j] =
+                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
+    }
+    const double never_tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, 0, true));
+    const std::size_t windows = scene.windows.size();
+    const bool window_table = windows <= n;
+    if (window_table) {
+        tab.never_vstep.resize(windows);
+        for (std::size_t w = 0; w < windows; ++w)
+            tab.never_vstep[w] = std::ldexp(
+                g.step_motion, -velocity_class_for_sigma(g, 0, true, scene.windows[w].lo,
+                                                         scene.windows[w].hi));
+    }
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t o = base + i;
-        for (int c = 0; c < 3; ++c) {
-            out.position[o * 3 + c] =
-                static_cast<float>(g.pos_origin[c] + bins.position[i * 3 + c] * g.step_pos);
-            out.scale[o * 3 + c] =
-                static_cast<float>(std::exp(bins.scale[i * 3 + c] * g.step_scale_log));
-        }
-        const auto q = rotation_from_bins(g, static_cast<std::uint32_t>(bins.rotation_index[i]),
-                                          &bins.rotation[i * 3]);
-        for (int c = 0; c < 4; ++c) out.rotation[o * 4 + c] = static_cast<float>(q[c]);
-
-        // §6.2: stored (g, r-g, b-g); invert in the integer domain, then the step.
-        const std::int64_t gb = bins.color[i * 3 + 0];
-        const std::int64_t rb = bins.color[i * 3 + 1] + gb;
-        const std::int64_t bb = bins.color[i * 3 + 2] + gb;
-        auto unit = [](double v) { return static_cast<float>(std::clamp(v, 0.0, 1.0)); };
-        out.color[o * 4 + 0] = unit(static_cast<double>(rb) * g.step_rgb);
-        out.color[o * 4 + 1] = unit(static_cast<double>(gb) * g.step_rgb);
-        out.color[o * 4 + 2] = unit(static_cast<double>(bb) * g.step_rgb);
-        out.color[o * 4 + 3] = unit(bins.opacity[i] * g.step_alpha);
-
         const bool never = (bins.flags[i] & kFlagNeverFades) != 0;
-        const auto& w = scene.windows[static_cast<std::size_t>(bins.window_index[i])];
-        // One exp per gaussian feeds sigma_t and both §6.3 per-gaussian steps.
-        const double sigma = sigma_value(g, bins.sigma_t[i]);
-        const double vstep =
-            std::ldexp(g.step_motion, -velocity_class_for_sigma(g, sigma, never, w.lo, w.hi));
-        const double tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, sigma, never));
+        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
+        const auto& w = scene.windows[wi];
+        double vstep, tstep;
+        float sigma;
+        if (never) {
+            vstep = window_table ? tab.never_vstep[wi]
+                                 : std::ldexp(g.step_motion,
+                                              -velocity_class_for_sigma(g, 0, true, w.lo, w.hi));
+            tstep = never_tstep;
+            sigma = std::numeric_limits<float>::infinity();
+        } else {
+            const SigmaSteps s = sigma_table ? tab.sigma[static_cast<std::size_t>(
+                                                   std::int64_t{bins.sigma_t[i]} - ss.lo)]
+                                             : sigma_steps(g, bins.sigma_t[i]);
+            vstep = s.vstep;
+            tstep = s.tstep;
+            sigma = s.sigma;
+        }
         for (int c = 0; c < 3; ++c)
             out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * vstep);
         out.mu_t[o] = static_cast<float>(bins.mu_t[i] * tstep);
-        out.sigma_t[o] = never ? std::numeric_limits<float>::infinity() : static_cast<float>(sigma);
+        out.sigma_t[o] = sigma;
         out.win_lo[o] = static_cast<float>(w.lo);
         out.win_hi[o] = static_cast<float>(w.hi);
         out.flags[o] = static_cast<std::uint8_t>(bins.flags[i]);
-        out.window_index[o] = static_cast<std::uint32_t>(bins.window_index[i]);
-        // §6.6: the same-bits view of the i32 code.
-        out.object_id[o] = bins.has_object_id ? static_cast<std::uint32_t>(bins.object_id[i]) : 0;
-        if (out.has_source_ids) {
-            out.source_group[o] = bins.has_source_group ? bins.source_group[i] : 0;
-            out.source_index[o] = bins.has_source_index ? bins.source_index[i] : 0;
-        }
-        if (bins.has_gaussian_id) out.gaussian_id[o] = static_cast<std::uint32_t>(bins.gaussian_id[i]);
+        out.window_index[o] = static_cast<std::uint32_t>(wi);
     }
+    // §6.6: the same-bits view of the i32 code.
+    for (std::size_t i = 0; i < n; ++i)
+        out.object_id[base + i] =
+            bins.has_object_id ? static_cast<std::uint32_t>(bins.object_id[i]) : 0;
+    if (bins.has_source_group || bins.has_source_index)  // rows of chunks without them stay 0
+        for (std::size_t i = 0; i < n; ++i) {
+            out.source_group[base + i] = bins.has_source_group ? bins.source_group[i] : 0;
+            out.source_index[base + i] = bins.has_source_index ? bins.source_index[i] : 0;
+        }
+    if (bins.has_gaussian_id)
+        for (std::size_t i = 0; i < n; ++i)
+            out.gaussian_id[base + i] = static_cast<std::uint32_t>(bins.gaussian_id[i]);
 
     // SH: per gaussian, component-major across bands 1..D (red's, then green's, then blue's).
+    const int sh_degree = out.sh_degree;
     const int per = sh_coeffs_per_component(sh_degree);
-    out.sh.resize(total * 3 * static_cast<std::size_t>(per));
     for (int b = 1; b <= std::min(sh_degree, bins.sh_bands); ++b) {
         const int wdt = sh_band_width(b), first = sh_band_first(b);
         const std::vector<std::uint8_t>& band = bins.sh[b - 1];
@@ -334,7 +531,6 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
                 std::copy_n(&band[(i * 3 + c) * wdt], wdt,
                             &out.sh[(base + i) * 3 * per + c * per + first]);
     }
-    out.count = total;
 }
 
 Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,

@@ -2,6 +2,8 @@
 #include "fourdgs/indexed_reader.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -340,7 +342,7 @@ std::vector<ByteRange> IndexedReader::fetch_ranges(std::span<const std::size_t> 
     return out;
 }
 
-Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {
+Status IndexedReader::decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) const {
     if (index >= scene_.index.size())
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "chunk " + std::to_string(index) + " does not exist (the index has " +
@@ -357,43 +359,94 @@ Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const
     FOURDGS_TRY(fetcher_.fetch_sh_bands(e, want, true, ws.bands, ws.band_records));
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = want;
-    FOURDGS_TRY(decode_chunk_bins(scene_, chunk, ws.band_records, decode, ws.bins, ws.scratch));
+    return fourdgs::decode_chunk_bins(scene_, chunk, ws.band_records, decode, ws.bins,
+                                      ws.scratch);
+}
+
+Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {
+    FOURDGS_TRY(decode_chunk_bins(index, ws));
     ws.block.clear();
     dequantize(scene_, ws.bins, ws.block);
     return ok_status();
 }
 
+bool IndexedReader::counts_trusted(std::span<const std::size_t> indices) const {
+    const std::uint64_t limit = options_.decode.limits.max_gaussians_per_chunk;
+    std::uint64_t gaussians = 0, bytes = 0;
+    for (std::size_t k : indices) {
+        if (k >= scene_.index.size() || scene_.index[k].gaussian_count > limit) return false;
+        gaussians += scene_.index[k].gaussian_count;
+        bytes += fetch_cost(k);
+    }
+    return gaussians <= std::max(limit, bytes);
+}
+
 Status IndexedReader::decode_chunks(std::span<const std::size_t> indices, GaussianBlock& out,
                                     std::vector<DecodeWorkspace>& pool, unsigned threads) const {
-    out.clear();
-    if (indices.empty()) {
-        out.sh_degree = wanted_bands();
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(indices.size())));
+    if (pool.size() < threads) pool.resize(threads);
+    FOURDGS_TRY(fetcher_.prefetch(fetch_ranges(indices)));  // one round trip on a remote source
+    if (!counts_trusted(indices)) {
+        // Counts the index cannot vouch for (or a bad entry number): one chunk at a time,
+        // each appended once its record has confirmed its count.
+        out.clear();
+        for (std::size_t k : indices) {
+            Status st = decode_chunk(k, pool[0]);
+            if (!st.ok()) {
+                out.clear();
+                return st;
+            }
+            if (out.count == 0) out.sh_degree = wanted_bands();
+            out.append(pool[0].block);
+        }
+        if (out.count == 0) out.sh_degree = wanted_bands();
         return ok_status();
     }
-    FOURDGS_TRY(fetcher_.prefetch(fetch_ranges(indices)));  // one round trip on a remote source
-    if (pool.size() < indices.size()) pool.resize(indices.size());
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = std::min<unsigned>(threads, static_cast<unsigned>(indices.size()));
+
+    // Each chunk's first row, from the index counts: `out` is sized once and every chunk is
+    // dequantized into its own rows by the thread that decoded it.
+    std::vector<std::size_t> first(indices.size() + 1, 0);
+    for (std::size_t k = 0; k < indices.size(); ++k)
+        first[k + 1] = first[k] + scene_.index[indices[k]].gaussian_count;
+    size_rows(out, first.back(), wanted_bands());
 
     std::vector<Status> status(indices.size());
     std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t k; (k = next.fetch_add(1)) < indices.size();)
-            status[k] = decode_chunk(indices[k], pool[k]);
+    std::mutex optional_columns;  // sizes a column only some chunks carry, once
+    auto work = [&](DecodeWorkspace& ws) {
+        for (std::size_t k; (k = next.fetch_add(1)) < indices.size();) {
+            status[k] = decode_chunk_bins(indices[k], ws);
+            if (!status[k].ok()) continue;
+            // The index check has confirmed the record's count, so the rows are the chunk's.
+            const ChunkBins& bins = ws.bins;
+            if (bins.has_source_group || bins.has_source_index || bins.has_gaussian_id) {
+                std::lock_guard<std::mutex> lock(optional_columns);
+                if ((bins.has_source_group || bins.has_source_index) && !out.has_source_ids) {
+                    out.has_source_ids = true;
+                    out.source_group.resize(out.count);
+                    out.source_index.resize(out.count);
+                }
+                if (bins.has_gaussian_id && out.gaussian_id.empty())
+                    out.gaussian_id.resize(out.count);
+            }
+            dequantize_into(scene_, bins, out, first[k]);
+        }
     };
     if (threads <= 1) {
-        work();
+        work(pool[0]);
     } else {
         std::vector<std::thread> workers;
         workers.reserve(threads - 1);
-        for (unsigned i = 1; i < threads; ++i) workers.emplace_back(work);
-        work();
+        for (unsigned i = 1; i < threads; ++i) workers.emplace_back(work, std::ref(pool[i]));
+        work(pool[0]);
         for (std::thread& w : workers) w.join();
     }
-    for (std::size_t k = 0; k < indices.size(); ++k) {
-        if (!status[k].ok()) return status[k].error();
-        out.append(pool[k].block);
-    }
+    for (const Status& st : status)
+        if (!st.ok()) {
+            out.clear();
+            return st.error();
+        }
     return ok_status();
 }
 

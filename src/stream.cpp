@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fourdgs/stream.hpp"
+#include "fresh_memory.hpp"
 
 namespace fourdgs {
 
@@ -246,7 +247,8 @@ Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScr
     FOURDGS_TRY(check_header(s, max_decompressed_bytes, bytes));
     if (h.element_count == 0) return ok_status();
 
-    if (scratch.bytes.size() < bytes) scratch.bytes.resize(static_cast<std::size_t>(bytes));
+    if (scratch.bytes.size() < bytes)
+        detail::resize_fresh(scratch.bytes, static_cast<std::size_t>(bytes));
     std::span<std::uint8_t> raw(scratch.bytes.data(), static_cast<std::size_t>(bytes));
     FOURDGS_TRY(decompress(h.codec, s.payload, raw, s.payload_offset()));
 

@@ -102,6 +102,17 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
 // is not empty; a fresh block takes the bins' band count).
 void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out);
 
+// Sizes `out` to `count` rows of every column a chunk always fills, with `sh_degree` bands of SH,
+// and empties the optional columns (source ids, gaussian_id): the one allocation of a decode
+// whose counts are known up front (the Chunk Index), reused when `out` already has the room.
+void size_rows(GaussianBlock& out, std::size_t count, int sh_degree);
+
+// §6 in place: bins to the §3 state at rows [first, first + bins.count) of `out`, which already
+// holds those rows (size_rows), SH bands 1..out.sh_degree (≤ bins.sh_bands). The optional
+// columns the bins carry must already hold the rows too; those they lack are not touched.
+void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out,
+                     std::size_t first);
+
 // Convenience: decode_chunk_bins then dequantize into a cleared `out`.
 Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
                     std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,

@@ -87,9 +87,12 @@ public:
     // index entry (index-record-mismatch naming the field). Thread-safe with distinct workspaces.
     Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const;
 
-    // Decodes the given chunks on up to `threads` threads (0 = hardware concurrency) and
-    // appends them to `out` in the order given. `pool` holds one workspace per thread and is
-    // reused across calls.
+    // Decodes the given chunks on up to `threads` threads (0 = hardware concurrency) into `out`
+    // (replaced), in the order given. `out` is sized once from the Chunk Index counts (each
+    // checked against its record as the chunk decodes) and every chunk is dequantized straight
+    // into its own rows, so the first call costs what a warm one does plus the output's pages.
+    // `pool` holds one workspace per thread and is reused across calls. On a refusal `out` is
+    // left empty.
     Status decode_chunks(std::span<const std::size_t> indices, GaussianBlock& out,
                          std::vector<DecodeWorkspace>& pool, unsigned threads = 0) const;
 
@@ -127,6 +130,12 @@ private:
     // index does not name.
     Status walk(SceneBuilder& builder, RecordStream& stream, std::uint64_t* stopped_at) const;
     int wanted_bands() const;
+    // decode_chunk's steps up to the bins: fetch, the index check, the bands, the streams.
+    Status decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) const;
+    // Whether the index's counts for `indices` may size an output before any record is read:
+    // each within the per-chunk limit and together at most one gaussian per byte fetched (or one
+    // chunk's limit), so an index that lies about its counts cannot make us over-allocate.
+    bool counts_trusted(std::span<const std::size_t> indices) const;
 
     ReaderOptions options_;
     RangeFetcher fetcher_;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -85,6 +86,32 @@ inline bool is_visible(float win_lo, float win_hi, float mu_t, float sigma_t, do
     return m >= cutoff;
 }
 
+// The largest float not above t. For a float x, x <= t exactly when x <= it, and t < x exactly
+// when it < x, so the §3 window test over f32 columns can compare floats (which vectorize) and
+// still decide as the f64 comparison does. NaN stays NaN (every comparison false).
+inline float float_at_or_below(double t) {
+    constexpr double kMax = std::numeric_limits<float>::max();
+    if (t > kMax) return t == std::numeric_limits<double>::infinity()
+                             ? std::numeric_limits<float>::infinity()
+                             : std::numeric_limits<float>::max();
+    if (t < -kMax) return -std::numeric_limits<float>::infinity();
+    float f = static_cast<float>(t);
+    if (static_cast<double>(f) > t) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    return f;
+}
+
+// The §3 window test for `n` gaussians from `first`: in[j] is all ones when gaussian first + j
+// has win_lo <= t < win_hi (tf = float_at_or_below(t)). Returns whether any has.
+inline bool in_window(const float* __restrict win_lo, const float* __restrict win_hi,
+                      std::size_t n, float tf, std::uint32_t* __restrict in) {
+    std::uint32_t any = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        in[j] = (win_lo[j] <= tf) & (tf < win_hi[j]);
+        any |= in[j];
+    }
+    return any != 0;
+}
+
 // §3's base_center on one axis: position + motion * (t - mu_t), computed in f64 and rounded once
 // to f32, so a large t neither loses the displacement's precision nor overflows an f32 dt. An
 // axis that does not move stays exactly at its position at any finite t (0 * inf would be NaN).
@@ -122,37 +149,54 @@ inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame&
     const TrackPoses poses(options.tracks, t);
     const bool ids = !block.object_id.empty();
     std::size_t o = frame.count;
-    for (std::size_t i = 0; i < block.count; ++i) {
-        double m;
-        if (!is_visible(block.win_lo[i], block.win_hi[i], block.mu_t[i], block.sigma_t[i], t,
-                        cutoff, &m))
+    // Window test first, a run at a time, as a vectorized float compare (most gaussians of a
+    // long scene are outside their window at any t); the marginal only for those inside.
+    const float tf = float_at_or_below(t);
+    constexpr std::size_t kRun = 256;
+    std::uint32_t in[kRun];
+    for (std::size_t first = 0; first < block.count; first += kRun) {
+        const std::size_t run = std::min(kRun, block.count - first);
+        if (!in_window(block.win_lo.data() + first, block.win_hi.data() + first, run, tf, in))
             continue;
-        for (int c = 0; c < 3; ++c) {
-            frame.center[o * 3 + c] =
-                displaced(block.position[i * 3 + c], block.motion[i * 3 + c], t, block.mu_t[i]);
-            frame.scale[o * 3 + c] = block.scale[i * 3 + c];
+        for (std::size_t j = 0; j < run; ++j) {
+            if (!in[j]) continue;
+            const std::size_t i = first + j;
+            double m = 1.0;
+            if (!std::isinf(block.sigma_t[i])) {
+                const double z = (t - block.mu_t[i]) / block.sigma_t[i];
+                m = std::exp(-0.5 * z * z);
+            }
+            // Written whether visible or not, then kept by advancing `o`: whether a gaussian
+            // inside its window passes the cutoff is data, and a branch on it mispredicts. Slot
+            // `o` exists: at most `i` gaussians of this block were kept before it.
+            for (int c = 0; c < 3; ++c) {
+                frame.center[o * 3 + c] = displaced(block.position[i * 3 + c],
+                                                    block.motion[i * 3 + c], t, block.mu_t[i]);
+                frame.scale[o * 3 + c] = block.scale[i * 3 + c];
+            }
+            for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];
+            for (int c = 0; c < 3; ++c) frame.color[o * 4 + c] = block.color[i * 4 + c];
+            frame.color[o * 4 + 3] = static_cast<float>(block.color[i * 4 + 3] * m);
+            frame.object_id[o] = ids ? block.object_id[i] : 0;
+            const Pose* p = (ids && !poses.empty()) ? poses.find(block.object_id[i]) : nullptr;
+            if (p) {
+                // Track second, base first (§3): R * base_center + T, R ⊗ rotation.
+                const Vec3 c = apply(*p, {frame.center[o * 3], frame.center[o * 3 + 1],
+                                          frame.center[o * 3 + 2]});
+                const float* q = &block.rotation[i * 4];
+                const Quat r = multiply(p->rotation, {q[0], q[1], q[2], q[3]});
+                for (int k = 0; k < 3; ++k) frame.center[o * 3 + k] = static_cast<float>(c[k]);
+                for (int k = 0; k < 4; ++k) frame.rotation[o * 4 + k] = static_cast<float>(r[k]);
+            }
+            frame.source[o] = static_cast<std::uint32_t>(i);
+            if (per_dst > 0)
+                for (int c = 0; c < 3; ++c)
+                    for (int k = 0; k < per_dst; ++k)
+                        frame.sh[(o * 3 + c) * per_dst + k] =
+                            k < per_copy ? block.sh[(i * 3 + c) * per_src + k]
+                                         : std::uint8_t{128};
+            o += m >= cutoff;
         }
-        for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];
-        for (int c = 0; c < 3; ++c) frame.color[o * 4 + c] = block.color[i * 4 + c];
-        frame.color[o * 4 + 3] = static_cast<float>(block.color[i * 4 + 3] * m);
-        frame.object_id[o] = ids ? block.object_id[i] : 0;
-        if (const Pose* p = (ids && !poses.empty()) ? poses.find(block.object_id[i]) : nullptr) {
-            // Track second, base first (§3): R * base_center + T, R ⊗ rotation.
-            const Vec3 c = apply(*p, {frame.center[o * 3], frame.center[o * 3 + 1],
-                                      frame.center[o * 3 + 2]});
-            const Quat r = multiply(p->rotation, {block.rotation[i * 4], block.rotation[i * 4 + 1],
-                                                  block.rotation[i * 4 + 2],
-                                                  block.rotation[i * 4 + 3]});
-            for (int k = 0; k < 3; ++k) frame.center[o * 3 + k] = static_cast<float>(c[k]);
-            for (int k = 0; k < 4; ++k) frame.rotation[o * 4 + k] = static_cast<float>(r[k]);
-        }
-        frame.source[o] = static_cast<std::uint32_t>(i);
-        if (per_dst > 0)
-            for (int c = 0; c < 3; ++c)
-                for (int k = 0; k < per_dst; ++k)
-                    frame.sh[(o * 3 + c) * per_dst + k] =
-                        k < per_copy ? block.sh[(i * 3 + c) * per_src + k] : std::uint8_t{128};
-        ++o;
     }
     frame.count = o;
     frame.time = t;
