@@ -218,8 +218,8 @@ Status IndexedReader::scan() {
             seen.bands = bands.ranges;
             // Decoded as the streaming path decodes it, so faults come in its order.
             if (chunk)
-                FOURDGS_TRY(decode_chunk_bins(walk.scene(), *chunk, bands.bands, options_.decode,
-                                              bins, scratch));
+                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands,
+                                                       options_.decode, bins, scratch));
             else
                 FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, options_.decode,
                                               delta_bins, scratch));

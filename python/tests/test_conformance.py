@@ -296,7 +296,21 @@ def decoded_json(scene: fourdgs.Scene, path: str):
 
 # Compared through other keys or not exposed; see the module docstring.
 NOT_EXPOSED = {"window_table_present", "statistics", "summary_offsets", "footer", "index",
-               "skipped_records"}
+               "skipped_records", "trailing_bytes"}
+# Keys inside chunks and states the C ABI does not carry yet (a keyframe-delta chunk's birth,
+# update and death counts; whether an object_id stream was present), and a visible gaussian's
+# flags: left out of the comparison until the C ABI exposes them.
+NOT_EXPOSED_INSIDE = {"object_id_stream", "update_count", "birth_count", "death_count"}
+
+
+def without_unexposed(want):
+    """`want` without the NOT_EXPOSED_INSIDE keys, and without "flags" in visible gaussians."""
+    if isinstance(want, dict):
+        return {k: without_unexposed(v) for k, v in want.items()
+                if k not in NOT_EXPOSED_INSIDE and not (k == "flags" and "center" in want)}
+    if isinstance(want, list):
+        return [without_unexposed(v) for v in want]
+    return want
 
 
 def open_path(file: Path, path: str) -> fourdgs.Scene:
@@ -331,7 +345,7 @@ def test_valid_file_decodes_to_its_committed_canonical_document(file, path):
         chunks = scene.chunks
     want_q = dict(want["quantization"])
     want_q.pop("sh_depths_malformed")
-    want_doc = {k: v for k, v in want.items() if k not in NOT_EXPOSED}
+    want_doc = {k: without_unexposed(v) for k, v in want.items() if k not in NOT_EXPOSED}
     want_doc["quantization"] = want_q
     assert set(got) >= set(want_doc)
     compare(got, want_doc)

@@ -479,14 +479,17 @@ TEST_CASE("a part that is not a valid file is refused as invalid-part, naming it
     auto crc = second;
     crc[crc.size() - 60] ^= 0xFF;  // inside the summary
     std::vector<Case> cases = {{"not a .4dgs file", garbage, refusal::kMagicMismatch},
-                               {"truncated", truncated, refusal::kMagicMismatch},
-                               {"summary bytes changed", crc, refusal::kSummaryCrcMismatch}};
+                               {"truncated", truncated, refusal::kTruncated},
+                               // The readers read past a damaged summary by scanning the file
+                               // (issue 15); the scan then names the damage it meets first.
+                               {"summary bytes changed", crc, {}}};
     for (const Case& c : cases) {
         INFO(c.what);
         const Error e = merge_error({good, c.bytes}, o);
         CHECK(e.refusal == refusal::kInvalidPart);
         CHECK(e.field == "bad.4dgs");
-        CHECK(e.value == c.underlying);
+        if (!c.underlying.empty()) CHECK(e.value == c.underlying);
+        CHECK(!e.value.empty());
     }
     // A chunk record whose bytes no longer say what its index entry does: found while copying.
     MemorySource src(second);
