@@ -57,7 +57,8 @@ void reference_row(const SceneInfo& scene, const ChunkBins& b, std::size_t i, Ga
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 // Random bins for `n` gaussians whose scale and sigma bins span `spread` values around a centre
