@@ -1356,9 +1356,23 @@ static void test_blocks(const char* data_dir) {
         CHECK(bi.kind == FOURDGS_BLOCK_INSTANT && bi.time == t, "state_at: kind %u, time %f",
               bi.kind, bi.time);
         check_block_columns(block, in_chunks, "state_at (gaussian-birth)");
+        /* Read again into the same block: its columns are kept and written over, with the
+         * same rows as the first read. */
+        {
+            fourdgs_block_columns first = block_columns(block);
+            float* positions = malloc(first.count * 3 * sizeof(float) + 1);
+            memcpy(positions, first.position, first.count * 3 * sizeof(float));
+            EXPECT_OK(fourdgs_reader_state_at(r, t, block));
+            check_block_columns(block, in_chunks, "state_at again into the same block");
+            fourdgs_block_columns again = block_columns(block);
+            CHECK(memcmp(positions, again.position, first.count * 3 * sizeof(float)) == 0,
+                  "state_at again into the same block: positions differ");
+            free(positions);
+        }
         /* A failed read leaves the block empty. */
         EXPECT_FAIL(fourdgs_reader_state_at(r, INFINITY, block), FOURDGS_INVALID_ARGUMENT,
                     "non-finite-input");
+        check_block_columns(block, 0, "state_at refused for a non-finite t");
         EXPECT_FAIL(fourdgs_reader_state_at(r, 1.0, NULL), FOURDGS_INVALID_ARGUMENT,
                     "null-argument");
         EXPECT_FAIL(fourdgs_reader_read_all(NULL, block), FOURDGS_INVALID_ARGUMENT,
