@@ -327,6 +327,7 @@ private:
     // ---- rules that span records
     void check_quantization_values(const Quantization& q, std::uint64_t at);
     void check_camera(const RecordView& r);
+    void check_rig_clock(const RigTrajectory& rig, const RecordView& r);
     // §2: a string that is not UTF-8 (readers keep its bytes; text.hpp spells them for JSON).
     void check_utf8(std::string_view field, std::string_view value, std::uint64_t record_at);
     void check_windows(const RecordView& table);
@@ -507,6 +508,7 @@ void Validator::absorb(const RecordView& r) {
                 "Rig Trajectory " + detail::quoted(scene_.rig_trajectories.back().name) +
                     " has no samples; it reads as absent (M061) and a producer should omit the "
                     "record instead (M062)");
+    if (scene_.rig_trajectories.size() > rigs) check_rig_clock(scene_.rig_trajectories.back(), r);
     if (!is_defined_opcode(r.opcode)) {
         // Unknown, reserved and private records are stepped over (M008). 0x00 and 0x0E are
         // numbers a writer must never emit (§4.3, §5.13, M037).
@@ -517,6 +519,21 @@ void Validator::absorb(const RecordView& r) {
                       ", which the specification reserves and a writer must not emit");
         if (r.opcode >= 0x80) private_records_.push_back({r.opcode, r.offset, r.total_length()});
     }
+}
+
+// §5.15.4 (M058): sample times are on the scene clock, so a producer converts capture timestamps
+// from any other epoch. Samples that all lie before 0 or all after the Header's duration are what
+// an unconverted clock looks like (Unix seconds are ~1.7e9): the file is well formed, and every
+// instant of the scene clamps to one end sample, so this is a warning.
+void Validator::check_rig_clock(const RigTrajectory& rig, const RecordView& r) {
+    if (rig.samples.empty() || !scene_.has_header) return;
+    const double first = rig.samples.front().time, last = rig.samples.back().time;
+    const double duration = scene_.header.duration_sec;
+    if (!(last < 0 || first > duration)) return;
+    warning(refusal::kRigTrajectoryOffSceneClock, "", num(first), r.offset,
+            "Rig Trajectory " + detail::quoted(rig.name) + " has samples from " + num(first) +
+                " to " + num(last) + " s, all outside the scene clock [0, " + num(duration) +
+                "]; capture timestamps on another epoch must be converted (§5.15.4, M058)");
 }
 
 // §5.10: the Camera is advisory (a reader may ignore it) and states no rule for its numbers, so

@@ -183,6 +183,7 @@ struct RefusalInfo {
     X(kRecordTooShort, "record-too-short", "§4.2", "", file) \
     X(kReservedFlagsSet, "reserved-flags-set", "§5.1", "", file) \
     X(kReservedOpcode, "reserved-opcode", "§5.13", "opcode", file) \
+    X(kRigTrajectoryOffSceneClock, "rig-trajectory-off-scene-clock", "§5.15.4", "Rig Trajectory.time", file) \
     X(kSceneMismatch, "scene-mismatch", "§5.1", "Header", tools) \
     X(kShCoefficientOutOfRange, "sh-coefficient-out-of-range", "§6.5", "SH Band Stream.payload", file) \
     X(kShDegreeMismatch, "sh-degree-mismatch", "§5.1", "Header.sh_degree", file) \

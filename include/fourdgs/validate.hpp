@@ -25,8 +25,10 @@
 // either reader is an error here with the same identifier.
 //   warnings  bound-not-a-number (M020), bound-disagrees-with-record (M023/M025),
 //             malformed-sh-depths (M024/M025), sh-depths-not-decreasing (§6.5),
-//             statistics-mismatch (M036), empty-rig-trajectory (M062), no-coordinate-system
-//             (M002), no-visibility-profile / unknown-visibility-profile (M004),
+//             statistics-mismatch (M036), empty-rig-trajectory (M062),
+//             rig-trajectory-off-scene-clock (M058: every sample before 0 or after the
+//             duration), no-coordinate-system (M002), no-visibility-profile /
+//             unknown-visibility-profile (M004),
 //             private-records-without-application (M012), undeclared-unseekable-content (M106),
 //             coordinate-system-key-beside-record (M047), legacy-audio-record (M035),
 //             summary-offset-overlong (§5.14, wire-notes), compressed-flag-mismatch (§5.1),

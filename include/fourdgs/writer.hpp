@@ -143,7 +143,10 @@ struct LegacyAudioInput {
 // Camera; Audio Source / Audio Data pairs (each source's Data right after its Source, M092) or
 // the legacy Audio record; then the provenance family in ascending opcode order (Coordinate
 // Frames, Sensor Calibrations, Rig Trajectories, Geodetic Anchors, Object Table, Object
-// Tracks, §5.15). Absent extras cost nothing: no record, no placeholder (§5.15.1, §7). Header
+// Tracks, §5.15). Absent extras cost nothing: no record, no placeholder (§5.15.1, §7). Rig
+// Trajectory and Object Track times are written as given and are on the scene clock (seconds
+// from 0, §5.15.4): a caller whose capture timestamps are on another epoch converts them first
+// (M058; validate() warns about a trajectory wholly outside [0, duration]). Header
 // flags bit 0 is set exactly when there is audio (§7). Each record is checked by the same
 // parser the readers use, and the set by check_scene_references (extras.hpp), before anything
 // is written; a violation is refused with the reader's refusal identifier.
