@@ -389,6 +389,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     KeyframeWriterOptions ko;
     ko.base = r.writer;
     ko.keyframe_every = r.keyframe_every;
+    ko.cheaper_reference = o.cheaper_reference;
     // A shard tiles the rest of the clock with empty keyframes (§11.1); merge drops them.
     if (r.first > 0) {
         steps.push_back(KeyframeStep{0, {}, {}});
@@ -431,6 +432,8 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     rep.records = 0;
     for (std::uint64_t c : kr.live_count) rep.records += c;
     rep.chunks = kr.base.chunk_count;
+    rep.deltas = kr.deltas;
+    rep.keyframe_referenced = kr.keyframe_referenced;
     rep.output_bytes = kr.base.bytes_written;
     rep.quantization = kr.base.quantization;
     rep.tolerance = r.tolerance;

@@ -35,6 +35,8 @@
 //
 // Ids. keyframe-delta ids (no plan) follow the Morton order of frame 0's positions, so a chunk's
 // rows and an update group's ids run through space: neighbours are adjacent, id deltas small.
+// Each delta references the GOP keyframe or the previous frame, whichever encodes smaller
+// (cheaper_reference; ties chained).
 //
 // Error budget. The tolerance B (ConvertOptions::tolerance, else the preset's,
 // preset_tolerance) is what every frame time reconstructs within, per attribute. The grid is the
@@ -107,6 +109,9 @@ struct ConvertOptions {
     WriterOptions writer;
     std::optional<QuantBounds> tolerance;  // the end-to-end tolerance; replaces the preset's
     std::uint32_t keyframe_every = 10; // keyframe_delta: a keyframe every K frames
+    // keyframe_delta: each delta references whichever of the GOP keyframe and the previous frame
+    // makes it smaller (KeyframeWriterOptions::cheaper_reference); false: every delta chained.
+    bool cheaper_reference = true;
     // A grid plan: its grid, clock, shape, tolerance, SH depths, keyframe_every and segments
     // replace fps, shape, tolerance, the preset, the writer's SH depths and keyframe_every above.
     std::optional<GridPlan> plan;
@@ -137,6 +142,7 @@ struct ConvertReport {
     std::uint64_t input_bytes = 0;      // the PLY files read (file variant only)
     std::uint64_t output_bytes = 0;
     std::uint32_t chunks = 0;
+    std::uint32_t deltas = 0, keyframe_referenced = 0;  // keyframe_delta: its delta chunks
     std::uint64_t clamped_colors = 0;   // colour components clamped into [0, 1]
     QuantBounds tolerance;              // the end-to-end bounds B the file meets (see above)
     Quantization quantization;          // as written
