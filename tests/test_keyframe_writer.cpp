@@ -664,3 +664,58 @@ TEST_CASE("keyframe writer: cheaper_reference keeps the candidate whose bin diff
     REQUIRE(block.count == 1);
     CHECK(std::fabs(block.position[0] - 1.5f) < 1e-6);
 }
+
+TEST_CASE("keyframe writer: each update stream is raw or delta coded, whichever is smaller, and "
+          "update ids ascend",
+          "[keyframe-writer]") {
+    Sequence seq = oscillating({0, 1, 2, 3, 2, 1}, 300, 12);
+    KeyframeWriterOptions opt;
+    opt.keyframe_every = 12;
+    opt.cheaper_reference = true;
+    auto bytes = write_keyframe_delta(seq.steps, seq.header, opt);
+    REQUIRE(bytes.ok());
+    MemorySource src(*bytes);
+    auto reader = KeyframeDeltaReader::open(src);
+    REQUIRE(reader.ok());
+    const StreamEncodeOptions so{};  // the writer's codec and level (WriterOptions' defaults)
+    std::size_t raw = 0, delta = 0;
+    StreamScratch scratch;
+    for (const ChunkIndex& e : reader->timeline().entries()) {
+        if (e.keyframe->chunk_kind != kChunkKindDelta) continue;
+        const Bytes record(bytes->data() + e.chunk_offset, e.chunk_length);
+        auto rv = parse_record(record, e.chunk_offset);
+        REQUIRE(rv.ok());
+        auto d = parse_delta_chunk(*rv);
+        REQUIRE(d.ok());
+        REQUIRE(d->compression.empty());
+        auto groups = split_delta_groups(d->records, d->records_offset);
+        REQUIRE(groups.ok());
+        auto streams = split_streams(groups->updates, groups->updates_offset);
+        REQUIRE(streams.ok());
+        for (const StreamView& s : *streams) {
+            INFO("delta at " << e.chunk_offset << ", attribute " << int(s.header.attribute_id));
+            auto values = decode_stream(s, scratch);
+            REQUIRE(values.ok());
+            if (s.header.attribute_id == attr::gaussian_id)
+                for (std::size_t k = 1; k < values->size(); ++k)
+                    REQUIRE((*values)[k - 1] < (*values)[k]);
+            if (s.header.mode == stream_mode::constant) continue;
+            std::uint64_t size[2];
+            for (int mode : {0, 1}) {
+                StreamEncodeOptions forced = so;
+                forced.mode = mode;
+                ByteWriter w;
+                REQUIRE(encode_stream(w, s.header.attribute_id, s.header.channels, *values,
+                                      forced)
+                            .ok());
+                size[mode] = w.size();
+            }
+            const std::uint64_t chosen = kStreamHeaderSize + s.header.payload_length;
+            CHECK(chosen == std::min(size[0], size[1]));
+            CHECK(s.header.mode == (size[1] < size[0] ? stream_mode::delta : stream_mode::raw));
+            (s.header.mode == stream_mode::raw ? raw : delta) += 1;
+        }
+    }
+    CHECK(raw > 0);    // the position differences: each gaussian its own direction
+    CHECK(delta > 0);  // the ids: consecutive
+}

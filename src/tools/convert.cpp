@@ -293,7 +293,10 @@ void sh_bytes(const PlyCloud& f, std::size_t g, const std::array<std::uint8_t, 3
         }
 }
 
-// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + i, and a gaussian whose SH
+std::vector<std::uint32_t> morton_ranks(const PlyCloud& f);
+
+// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + its rank in the Morton order
+// of the GOP's first frame (neighbours get near ids, as without a plan), and a gaussian whose SH
 // bytes change inside a GOP (a new incarnation for the writer, §11.7) takes the next id of that
 // GOP's own range past every GOP's base ids. Depends on nothing outside the GOP, so each shard
 // gives the ids a whole-sequence encode gives.
@@ -317,7 +320,8 @@ Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
         const std::uint64_t f = r.first + s, g = f / k;
         ids[s].resize(n);
         if (f % k == 0) {
-            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + i;
+            const std::vector<std::uint32_t> rank = morton_ranks(frames[s]);
+            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + rank[i];
             fresh = gops * n + g * n * (k - 1);
             distinct += n;
         } else if (frames.front().sh_degree > 0) {
