@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
     // the first 4 played forward and back (ping-pong), each over 3 × frames frames.
     std::printf("\nkeyframe-delta, keyframe every 10: each delta chained, or the smaller of "
                 "chained and keyframe-referenced\n\n");
-    std::printf("| sequence | parts | all chained | cheaper | x chained | keyframe-referenced |\n");
-    std::printf("|---|---|---|---|---|---|\n");
+    std::printf("| sequence | parts | all chained | cheaper | x chained | keyframe-referenced | "
+                "encode time x chained |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
     test::RigidSceneShape deform = shape;
     deform.part_a_share = deform.part_b_share = 0.25;
     const auto deforming_seq = test::rigid_scene(frames, n, fps, 18, deform);
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     for (const Sequence& q : sequences)
         for (bool rigid : {false, true}) {
             std::uint64_t bytes[2] = {0, 0};
+            double sec[2] = {0, 0};
             std::uint32_t keyed = 0, deltas = 0;
             for (int cheaper = 0; cheaper < 2; ++cheaper) {
                 ConvertOptions o;
@@ -121,7 +123,9 @@ int main(int argc, char** argv) {
                 o.cheaper_reference = cheaper != 0;
                 MemorySink sink;
                 ConvertReport rep;
+                const auto t0 = Clock::now();
                 const Status st = convert_frames(*q.frames, o, sink, &rep);
+                sec[cheaper] = std::chrono::duration<double>(Clock::now() - t0).count();
                 if (!st.ok()) {
                     std::fprintf(stderr, "%s: %s\n", q.name, st.error().describe().c_str());
                     return 1;
@@ -130,10 +134,10 @@ int main(int argc, char** argv) {
                 keyed = rep.keyframe_referenced;
                 deltas = rep.deltas;
             }
-            std::printf("| %s (%zu frames) | %s | %.1f KB | %.1f KB | %.3f | %u of %u |\n",
+            std::printf("| %s (%zu frames) | %s | %.1f KB | %.1f KB | %.3f | %u of %u | %.2f |\n",
                         q.name, q.frames->size(), rigid ? "objects" : "none",
                         double(bytes[0]) / 1000, double(bytes[1]) / 1000,
-                        double(bytes[1]) / double(bytes[0]), keyed, deltas);
+                        double(bytes[1]) / double(bytes[0]), keyed, deltas, sec[1] / sec[0]);
         }
     return 0;
 }

@@ -57,9 +57,9 @@
 // duration) (§11.1: state chunks tile the clock), and each GOP's gaussians take ids of their own
 // (g × gaussians_per_frame + r for gaussian i of GOP g, r its rank in the Morton order of the
 // GOP's first frame; a gaussian whose SH bytes change within a GOP is a new incarnation with an
-// id past every GOP's range), so no id of one shard is reused in another. A shard also carries a Metadata record "4dgs-shard" (first_frame, end_frame, frames,
-// t0, t1). The shards of one plan, merged, decode to exactly what convert of all the frames on the
-// same plan gives.
+// id past every GOP's range), so no id of one shard is reused in another. A shard also carries a
+// Metadata record "4dgs-shard" (first_frame, end_frame, frames, t0, t1). The shards of one plan,
+// merged, decode to exactly what convert of all the frames on the same plan gives.
 //
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
