@@ -538,6 +538,9 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
         return bad_option("keyframe_steps has " + std::to_string(schedule.size()) +
                           " entries for " + std::to_string(ns) +
                           " steps; it needs one per step, and step 0 a keyframe");
+    // A delta whose reference is decided on cost (cheaper_reference) is marked `choose` here and
+    // given its reference in pass 2; the others' references are fixed by the options.
+    std::vector<bool> choose(ns);
     for (std::size_t s = 0; s < ns; ++s) {
         is_key[s] = schedule.empty() ? s % options.keyframe_every == 0 : schedule[s] != 0;
         if (is_key[s]) {
@@ -547,24 +550,56 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
         const double t0 = steps[s].t0, t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
         bool extra = false;
         for (double x : options.keyframe_referenced_at) extra |= t0 <= x && x < t1;
-        kf_ref[s] = !options.chained || extra;
-        const std::uint32_t d = kf_ref[s] ? 1u : depth[s - 1] + 1u;
-        if (d > 0xFFFF) return bad_option("a chain deeper than 65535 deltas: lower keyframe_every");
-        depth[s] = static_cast<std::uint16_t>(d);
-        max_depth = std::max(max_depth, depth[s]);
+        kf_ref[s] = extra || (!options.cheaper_reference && !options.chained);
+        choose[s] = !extra && options.cheaper_reference;
     }
+    auto chain_depths = [&]() -> Status {
+        max_depth = 0;
+        for (std::size_t s = 0; s < ns; ++s) {
+            if (is_key[s]) continue;
+            const std::uint32_t d = kf_ref[s] ? 1u : depth[s - 1] + 1u;
+            if (d > 0xFFFF)
+                return bad_option("a chain deeper than 65535 deltas: lower keyframe_every");
+            depth[s] = static_cast<std::uint16_t>(d);
+            max_depth = std::max(max_depth, depth[s]);
+        }
+        return ok_status();
+    };
+    if (!options.cheaper_reference) FOURDGS_TRY(chain_depths());
 
-    // Pass 2 (dry): identities, for the Header's gaussian_count.
+    // Pass 2 (dry): identities, for the Header's gaussian_count; and, for a delta whose reference
+    // is decided on cost, both encodings: keyframe-referenced when its records (chunk and band
+    // records; the header fields are fixed-width, so the offsets not yet known do not matter)
+    // are strictly smaller, chained on a tie. The choice is exact per delta, since a chained
+    // delta references the previous state whatever reference that state's own delta took.
     Identity ident;
     ident.next_fresh = any_id ? max_id + 1 : 0;
-    ChunkBins raw, prev, cur;
+    ChunkBins raw, prev, cur, keyframe_state;
     prev.sh_bands = ctx.enc.sh_degree;
+    encoding::ChunkBuffers buffers;
+    Encoded enc, other;
     for (std::size_t s = 0; s < ns; ++s) {
         FOURDGS_TRY(
             build_state(ctx, steps, s, is_key[s], window_of, prev, ident, raw, cur));
+        if (is_key[s] && options.cheaper_reference) keyframe_state = cur;
+        if (choose[s]) {
+            DeltaHead head;
+            head.t0 = steps[s].t0;
+            head.t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
+            // Either candidate alone is a valid file: one that is refused (a bin difference
+            // outside i32) leaves the other; both refused, the chained one's refusal stands.
+            head.mode = kDeltaModeChained;
+            Status chained = encode_delta(ctx, prev, cur, head, s, buffers, enc);
+            head.mode = kDeltaModeKeyframe;
+            const Status keyed = encode_delta(ctx, keyframe_state, cur, head, s, buffers, other);
+            if (!chained.ok() && !keyed.ok()) return chained;
+            kf_ref[s] = !chained.ok() ||
+                        (keyed.ok() && other.records.bytes.size() < enc.records.bytes.size());
+        }
         std::swap(prev, cur);
     }
     const std::uint64_t distinct = ident.distinct;
+    if (options.cheaper_reference) FOURDGS_TRY(chain_depths());
 
     // The front of the file.
     Header h = encoding::make_header(header, kModelKeyframeDelta, distinct, aabb,
@@ -595,14 +630,12 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
     ident.next_fresh = any_id ? max_id + 1 : 0;
     prev = ChunkBins{};
     prev.sh_bands = ctx.enc.sh_degree;
-    ChunkBins keyframe_state, bins, composed;
+    ChunkBins bins, composed;
     ComposedPopulation pop_prev, pop_key;
     pop_prev.reset(ctx.enc.sh_degree);
     pop_key.reset(ctx.enc.sh_degree);
     DecodeScratch scratch;
     DeltaBins delta;
-    encoding::ChunkBuffers buffers;
-    Encoded enc;
     std::uint64_t key_offset = 0, prev_offset = 0;
     for (std::size_t s = 0; s < ns; ++s) {
         const double t0 = steps[s].t0, t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
@@ -668,6 +701,8 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
         report->base.bytes_written = as.position();
         report->keyframes = keyframes;
         report->deltas = static_cast<std::uint32_t>(ns) - keyframes;
+        report->keyframe_referenced = 0;
+        for (std::size_t s = 0; s < ns; ++s) report->keyframe_referenced += !is_key[s] && kf_ref[s];
         report->gop_max_depth = max_depth;
     }
     return ok_status();

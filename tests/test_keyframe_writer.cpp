@@ -15,6 +15,8 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/validate.hpp"
+#include "support/pipe_source.hpp"
 
 using namespace fourdgs;
 
@@ -481,4 +483,239 @@ TEST_CASE("keyframe writer: a bin difference outside i32 is refused, a keyframe 
     REQUIRE(reader->state_at(1.5, block).ok());
     REQUIRE(block.count == 1);
     CHECK(std::fabs(block.position[0] - 1.5f) < 1e-6);
+}
+
+namespace {
+
+// `n` gaussians over `ns` steps of 0.1 s, each displaced along its own direction by
+// 0.05 × pattern[s % pattern.size()]: a motion that comes back where the pattern repeats a value.
+Sequence oscillating(std::initializer_list<float> pattern, std::size_t n, std::size_t ns) {
+    std::mt19937 rng(29);
+    std::uniform_real_distribution<float> u(0, 1);
+    std::vector<float> base(n * 3), dir(n * 3), scale(n * 3), rotation(n * 4), color(n * 4);
+    for (float& v : base) v = 4 * u(rng) - 2;
+    for (float& v : dir) v = 2 * u(rng) - 1;
+    for (float& v : scale) v = 0.01f + 0.05f * u(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (int c = 0; c < 4; ++c) rotation[i * 4 + c] = u(rng) - 0.5f + (c == 3 ? 1.0f : 0.0f);
+        for (int c = 0; c < 4; ++c) color[i * 4 + c] = u(rng);
+    }
+    const std::vector<float> amplitude(pattern);
+    Sequence seq;
+    seq.data.resize(ns);
+    for (std::size_t s = 0; s < ns; ++s) {
+        StepData& d = seq.data[s];
+        d.t0 = 0.1 * static_cast<double>(s);
+        const float a = 0.05f * amplitude[s % amplitude.size()];
+        for (std::size_t i = 0; i < n; ++i) {
+            d.ids.push_back(static_cast<std::uint32_t>(i));
+            for (int c = 0; c < 3; ++c) d.position.push_back(base[i * 3 + c] + a * dir[i * 3 + c]);
+        }
+        d.scale = scale;
+        d.rotation = rotation;
+        d.color = color;
+        d.sigma.assign(n, std::numeric_limits<float>::infinity());
+    }
+    for (StepData& d : seq.data) {
+        KeyframeStep st;
+        st.t0 = d.t0;
+        st.ids = d.ids;
+        st.gaussians.count = n;
+        st.gaussians.position = d.position;
+        st.gaussians.scale = d.scale;
+        st.gaussians.rotation = d.rotation;
+        st.gaussians.color = d.color;
+        st.gaussians.sigma_t = d.sigma;
+        seq.steps.push_back(st);
+    }
+    seq.header.duration_sec = 0.1 * static_cast<double>(ns);
+    seq.max_id = static_cast<std::uint32_t>(n - 1);
+    return seq;
+}
+
+void check_valid_both_paths(const std::vector<std::uint8_t>& bytes) {
+    MemorySource src(bytes);
+    auto indexed = validate(src);
+    REQUIRE(indexed.ok());
+    CHECK(indexed->errors() == 0);
+    const std::size_t piped_errors = test::through_pipe(bytes, [](ByteSource& pipe) {
+        auto r = validate(pipe);
+        REQUIRE(r.ok());
+        return r->errors();
+    });
+    CHECK(piped_errors == 0);
+}
+
+}  // namespace
+
+TEST_CASE("keyframe writer: cheaper_reference takes the keyframe where motion comes back, chained "
+          "on a tie, forced instants kept, chains walk to depth + 1 (§11.4, M117)",
+          "[keyframe-writer]") {
+    // Ping-pong over 4 positions in one GOP of 12 steps: step 6 is back at the keyframe's state;
+    // step 1's two candidates are the same delta (its predecessor is the keyframe).
+    Sequence seq = oscillating({0, 1, 2, 3, 2, 1}, 300, 12);
+    KeyframeWriterOptions chained;
+    chained.keyframe_every = 12;
+    KeyframeWriteReport chained_rep;
+    const auto all_chained = round_trip(seq, chained, chained_rep);
+
+    KeyframeWriterOptions cheaper = chained;
+    cheaper.cheaper_reference = true;
+    cheaper.keyframe_referenced_at = {0.35};  // step 3: forced, whatever it costs
+    KeyframeWriteReport rep;
+    const auto bytes = round_trip(seq, cheaper, rep);
+    check_valid_both_paths(bytes);
+    CHECK(bytes.size() < all_chained.size());
+
+    MemorySource src(bytes);
+    auto reader = KeyframeDeltaReader::open(src);
+    REQUIRE(reader.ok());
+    const auto& entries = reader->timeline().entries();
+    REQUIRE(entries.size() == 12);
+    std::uint32_t keyed = 0;
+    for (std::size_t s = 1; s < 12; ++s) {
+        INFO("step " << s);
+        const auto& k = *entries[s].keyframe;
+        REQUIRE(k.chunk_kind == kChunkKindDelta);
+        keyed += k.delta_mode == kDeltaModeKeyframe;
+        // Never larger than the chained delta, except where the keyframe was forced.
+        if (s != 3) CHECK(rep.chunk_bytes[s] <= chained_rep.chunk_bytes[s]);
+        auto plan = reader->timeline().plan(seq.steps[s].t0, 0);
+        REQUIRE(plan.ok());
+        CHECK(plan->chain.size() == std::size_t{k.depth} + 1u);
+    }
+    CHECK(keyed == rep.keyframe_referenced);
+    CHECK(entries[1].keyframe->delta_mode == kDeltaModeChained);   // a tie
+    CHECK(entries[3].keyframe->delta_mode == kDeltaModeKeyframe);  // forced
+    CHECK(entries[6].keyframe->delta_mode == kDeltaModeKeyframe);  // back at the keyframe
+    CHECK(entries[6].keyframe->depth == 1);
+    CHECK(rep.chunk_bytes[6] < chained_rep.chunk_bytes[6] / 4);    // no update at all
+    CHECK(rep.gop_max_depth < chained_rep.gop_max_depth);
+
+    // The same input gives the same bytes.
+    auto again = write_keyframe_delta(seq.steps, seq.header, cheaper);
+    REQUIRE(again.ok());
+    CHECK(*again == bytes);
+}
+
+TEST_CASE("keyframe writer: cheaper_reference is never larger than all chained",
+          "[keyframe-writer]") {
+    for (std::uint32_t seed : {1u, 2u, 3u}) {
+        INFO("seed " << seed);
+        Sequence seq = make_sequence(seed, 200, 25, seed == 2 ? 1 : 0, seed != 3, seed == 1);
+        KeyframeWriterOptions chained;
+        chained.keyframe_every = 10;
+        KeyframeWriteReport chained_rep, rep;
+        const auto a = round_trip(seq, chained, chained_rep);
+        KeyframeWriterOptions cheaper = chained;
+        cheaper.cheaper_reference = true;
+        const auto b = round_trip(seq, cheaper, rep);
+        check_valid_both_paths(b);
+        CHECK(b.size() <= a.size());
+        for (std::size_t s = 0; s < rep.chunk_bytes.size(); ++s)
+            CHECK(rep.chunk_bytes[s] <= chained_rep.chunk_bytes[s]);
+    }
+}
+
+TEST_CASE("keyframe writer: cheaper_reference keeps the candidate whose bin differences fit i32 "
+          "(M116)",
+          "[keyframe-writer]") {
+    // Bins of ~1e9 per 1.5 units: each step's move fits i32, the keyframe's difference to step 2
+    // (3 units) does not, so step 2 must stay chained, and keyframe-referenced it is refused.
+    const std::uint32_t ids[1] = {7};
+    const float p[3][3] = {{-1.5f, 0, 0}, {0, 0, 0}, {1.5f, 0, 0}};
+    const float scale[3] = {0.1f, 0.1f, 0.1f}, rot[4] = {0, 0, 0, 1},
+                color[4] = {0.5f, 0.5f, 0.5f, 1},
+                sigma[1] = {std::numeric_limits<float>::infinity()};
+    std::vector<KeyframeStep> steps(3);
+    for (int s = 0; s < 3; ++s) {
+        steps[s].t0 = s;
+        steps[s].ids = ids;
+        GaussianBatch& b = steps[s].gaussians;
+        b.count = 1;
+        b.position = std::span<const float>(p[s], 3);
+        b.scale = scale;
+        b.rotation = rot;
+        b.color = color;
+        b.sigma_t = sigma;
+    }
+    SceneHeader header;
+    header.duration_sec = 3;
+    KeyframeWriterOptions opt;
+    QuantBounds qb = preset_bounds(Preset::default_, 3);
+    qb.pos = 5e-10;
+    qb.motion = 1;
+    opt.base.bounds = qb;
+    opt.chained = false;
+    auto refused = write_keyframe_delta(steps, header, opt);
+    REQUIRE(!refused.ok());
+    CHECK(refused.error().refusal == "bin-out-of-range");
+    opt.cheaper_reference = true;
+    KeyframeWriteReport rep;
+    auto written = write_keyframe_delta(steps, header, opt, &rep);
+    if (!written.ok()) FAIL(written.error().describe());
+    CHECK(rep.keyframe_referenced == 0);
+    check_valid_both_paths(*written);
+    MemorySource src(*written);
+    auto reader = KeyframeDeltaReader::open(src);
+    REQUIRE(reader.ok());
+    GaussianBlock block;
+    REQUIRE(reader->state_at(2.5, block).ok());
+    REQUIRE(block.count == 1);
+    CHECK(std::fabs(block.position[0] - 1.5f) < 1e-6);
+}
+
+TEST_CASE("keyframe writer: each update stream is raw or delta coded, whichever is smaller, and "
+          "update ids ascend",
+          "[keyframe-writer]") {
+    Sequence seq = oscillating({0, 1, 2, 3, 2, 1}, 300, 12);
+    KeyframeWriterOptions opt;
+    opt.keyframe_every = 12;
+    opt.cheaper_reference = true;
+    auto bytes = write_keyframe_delta(seq.steps, seq.header, opt);
+    REQUIRE(bytes.ok());
+    MemorySource src(*bytes);
+    auto reader = KeyframeDeltaReader::open(src);
+    REQUIRE(reader.ok());
+    const StreamEncodeOptions so{};  // the writer's codec and level (WriterOptions' defaults)
+    std::size_t raw = 0, delta = 0;
+    StreamScratch scratch;
+    for (const ChunkIndex& e : reader->timeline().entries()) {
+        if (e.keyframe->chunk_kind != kChunkKindDelta) continue;
+        const Bytes record(bytes->data() + e.chunk_offset, e.chunk_length);
+        auto rv = parse_record(record, e.chunk_offset);
+        REQUIRE(rv.ok());
+        auto d = parse_delta_chunk(*rv);
+        REQUIRE(d.ok());
+        REQUIRE(d->compression.empty());
+        auto groups = split_delta_groups(d->records, d->records_offset);
+        REQUIRE(groups.ok());
+        auto streams = split_streams(groups->updates, groups->updates_offset);
+        REQUIRE(streams.ok());
+        for (const StreamView& s : *streams) {
+            INFO("delta at " << e.chunk_offset << ", attribute " << int(s.header.attribute_id));
+            auto values = decode_stream(s, scratch);
+            REQUIRE(values.ok());
+            if (s.header.attribute_id == attr::gaussian_id)
+                for (std::size_t k = 1; k < values->size(); ++k)
+                    REQUIRE((*values)[k - 1] < (*values)[k]);
+            if (s.header.mode == stream_mode::constant) continue;
+            std::uint64_t size[2];
+            for (int mode : {0, 1}) {
+                StreamEncodeOptions forced = so;
+                forced.mode = mode;
+                ByteWriter w;
+                REQUIRE(encode_stream(w, s.header.attribute_id, s.header.channels, *values,
+                                      forced)
+                            .ok());
+                size[mode] = w.size();
+            }
+            const std::uint64_t chosen = kStreamHeaderSize + s.header.payload_length;
+            CHECK(chosen == std::min(size[0], size[1]));
+            CHECK(s.header.mode == (size[1] < size[0] ? stream_mode::delta : stream_mode::raw));
+            (s.header.mode == stream_mode::raw ? raw : delta) += 1;
+        }
+    }
+    CHECK(raw > 0);    // the position differences: each gaussian its own direction
+    CHECK(delta > 0);  // the ids: consecutive
 }

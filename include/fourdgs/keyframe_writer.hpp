@@ -34,6 +34,13 @@
 // keyframe-referenced in any case when its interval contains one of `keyframe_referenced_at` (a
 // shot cut, a loop start: that instant then costs two records however deep into the GOP it falls;
 // chained deltas after it reference it; an instant inside a keyframe step changes nothing).
+// With `cheaper_reference` (§11.4: "the choice is decided on cost") every other delta is encoded
+// both ways and the smaller is written — keyframe-referenced only when its chunk and band records
+// are strictly smaller, chained on a tie — and `chained` is not used. The choice is exact per
+// delta (a chained delta's reference state is the same whatever its predecessor chose), so the
+// file is never larger than the all-chained one; it wins where content comes back towards the
+// keyframe (a loop, an oscillation) or where the previous step changed more than the GOP did. It
+// costs two more delta encodings a step, and it is off by default so existing output is unchanged.
 //
 // The file: Header (temporal_model "keyframe-delta", gaussian_count = distinct file ids, profile
 // "keyframed" when the header's profile is "" and the file has an index of more than one entry
@@ -77,6 +84,7 @@ struct KeyframeWriterOptions {
     std::uint32_t keyframe_every = 10;  // >= 1
     bool chained = true;                // false: every delta references its GOP keyframe
     std::vector<double> keyframe_referenced_at;  // instants whose delta references the keyframe
+    bool cheaper_reference = false;  // each other delta: the smaller of the two references
     // An explicit schedule, when not empty: one entry per step, step s a keyframe exactly when
     // keyframe_steps[s] is non-zero (keyframe_every is then not used). Step 0 must be a keyframe.
     // A shard of a longer scene uses it to keep the whole scene's keyframes where they fall.
@@ -87,6 +95,7 @@ struct KeyframeWriteReport {
     WriteReport base;           // quantization, windows, gaussian_count (distinct ids), ...
     std::uint32_t keyframes = 0, deltas = 0;
     std::uint16_t gop_max_depth = 0;
+    std::uint32_t keyframe_referenced = 0;   // deltas written keyframe-referenced (delta_mode 0)
     std::vector<std::uint64_t> chunk_bytes;  // per step: its chunk record plus its band records
     std::vector<std::uint64_t> live_count;   // per step
     // Set keep_states before the call to receive every step's quantized state (bins sorted by

@@ -704,6 +704,7 @@ struct EncodeArgs {
 
 struct ConvertArgs : EncodeArgs {
     std::string codec = "deflate", title, coordinate_system, grid, frames;
+    std::string delta_reference = "cheaper";
     bool no_rigid_parts = false;
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
@@ -843,6 +844,10 @@ int cmd_convert(const ConvertArgs& a) {
     cli::Progress bar("converting", g_quiet);
     o.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     o.rigid_parts = !a.no_rigid_parts;
+    if (a.delta_reference != "cheaper" && a.delta_reference != "chained")
+        return cannot_run("unknown --delta-reference '" + a.delta_reference +
+                          "' (cheaper, chained)");
+    o.cheaper_reference = a.delta_reference == "cheaper";
     o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
     ConvertReport rep;
     auto st = convert_ply_files(*paths, a.output, o, &rep);
@@ -860,6 +865,8 @@ int cmd_convert(const ConvertArgs& a) {
             .num("input_gaussians", rep.input_gaussians)
             .num("records", rep.records)
             .num("chunks", unsigned{rep.chunks})
+            .num("deltas", unsigned{rep.deltas})
+            .num("keyframe_referenced", unsigned{rep.keyframe_referenced})
             .num("input_bytes", rep.input_bytes)
             .num("output_bytes", rep.output_bytes)
             .num("ratio", ratio)
@@ -897,6 +904,10 @@ int cmd_convert(const ConvertArgs& a) {
     } else {
         fmt::print("{} frames, {} gaussians -> {} ({}): {} records in {} chunks\n", rep.frames,
                    rep.input_gaussians, a.output, shape, rep.records, rep.chunks);
+        if (rep.deltas != 0)
+            fmt::print("{} delta chunks: {} chained, {} keyframe-referenced{}\n", rep.deltas,
+                       rep.deltas - rep.keyframe_referenced, rep.keyframe_referenced,
+                       o.cheaper_reference ? " (each the smaller)" : "");
         fmt::print("{} of PLY -> {} ({:.1f}% of the input)\n", bytes_human(rep.input_bytes),
                    bytes_human(rep.output_bytes), ratio * 100);
         if (rep.clamped_colors)
@@ -1119,6 +1130,9 @@ int main(int argc, char** argv) {
                      "a grid plan (4dgs plan): encode on its grid, clock, shape and keyframes");
     conv->add_option("--frames", ca.frames,
                      "with --grid: the slice A:B of the plan's frames (B excluded; A: to the end)");
+    conv->add_option("--delta-reference", ca.delta_reference,
+                     "keyframe-delta: cheaper (each delta references the GOP keyframe or the "
+                     "previous frame, whichever is smaller; default) or chained");
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");

@@ -293,7 +293,10 @@ void sh_bytes(const PlyCloud& f, std::size_t g, const std::array<std::uint8_t, 3
         }
 }
 
-// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + i, and a gaussian whose SH
+std::vector<std::uint32_t> morton_ranks(const PlyCloud& f);
+
+// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + its rank in the Morton order
+// of the GOP's first frame (neighbours get near ids, as without a plan), and a gaussian whose SH
 // bytes change inside a GOP (a new incarnation for the writer, §11.7) takes the next id of that
 // GOP's own range past every GOP's base ids. Depends on nothing outside the GOP, so each shard
 // gives the ids a whole-sequence encode gives.
@@ -317,7 +320,8 @@ Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
         const std::uint64_t f = r.first + s, g = f / k;
         ids[s].resize(n);
         if (f % k == 0) {
-            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + i;
+            const std::vector<std::uint32_t> rank = morton_ranks(frames[s]);
+            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + rank[i];
             fresh = gops * n + g * n * (k - 1);
             distinct += n;
         } else if (frames.front().sh_degree > 0) {
@@ -389,6 +393,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     KeyframeWriterOptions ko;
     ko.base = r.writer;
     ko.keyframe_every = r.keyframe_every;
+    ko.cheaper_reference = o.cheaper_reference;
     // A shard tiles the rest of the clock with empty keyframes (§11.1); merge drops them.
     if (r.first > 0) {
         steps.push_back(KeyframeStep{0, {}, {}});
@@ -431,6 +436,8 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     rep.records = 0;
     for (std::uint64_t c : kr.live_count) rep.records += c;
     rep.chunks = kr.base.chunk_count;
+    rep.deltas = kr.deltas;
+    rep.keyframe_referenced = kr.keyframe_referenced;
     rep.output_bytes = kr.base.bytes_written;
     rep.quantization = kr.base.quantization;
     rep.tolerance = r.tolerance;

@@ -280,6 +280,16 @@ def test_convert_keyframe_delta(tool, src, tmp):
     limits = {k: min(tol[k], bounds[k]) + EPS for k in tol}
     limits["sh"] = 4 / 255 + EPS
     compare_frames(tool, scene, frames, degree, tmp, limits)
+    # Each delta took the smaller reference; every delta chained is never smaller.
+    check(rep["deltas"] == 12 and 0 <= rep["keyframe_referenced"] <= 12, "deltas: %s" % rep)
+    chained = os.path.join(tmp, "kd-chained.4dgs")
+    crep = json.loads(run(tool, "-q", "convert", seq, "-o", chained, "--fps", str(FPS),
+                          "--tracked", "--model", "keyframe-delta", "--keyframe-every", "4",
+                          "--delta-reference", "chained", "--json").stdout)
+    check(crep["keyframe_referenced"] == 0, "--delta-reference chained: %s" % crep)
+    check(rep["output_bytes"] <= crep["output_bytes"], "cheaper <= chained")
+    run(tool, "-q", "convert", seq, "-o", chained, "--fps", str(FPS), "--tracked", "--model",
+        "keyframe-delta", "--delta-reference", "nearest", expect=3)
     # Without --tracked a keyframe-delta conversion is refused (no correspondence to keep).
     run(tool, "-q", "convert", seq, "-o", os.path.join(tmp, "x.4dgs"), "--fps", "8",
         "--model", "keyframe-delta", expect=3)

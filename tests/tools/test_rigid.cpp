@@ -28,12 +28,13 @@ struct Converted {
 };
 
 Converted convert(const std::vector<PlyCloud>& frames, ConvertShape shape,
-                  bool rigid_parts = true) {
+                  bool rigid_parts = true, bool cheaper_reference = true) {
     ConvertOptions o;
     o.fps = kFps;
     o.shape = shape;
     o.keyframe_every = 5;
     o.rigid_parts = rigid_parts;
+    o.cheaper_reference = cheaper_reference;
     o.rigid_min_members = 32;
     MemorySink sink;
     Converted c;
@@ -271,4 +272,31 @@ TEST_CASE("rigid-part conversion is deterministic and reports each part's bytes 
     // Each part alone repeats the file's fixed records, so the parts sum to more than the file.
     CHECK(sum > ra.output_bytes);
     CHECK(sum < 3 * ra.output_bytes);
+}
+
+TEST_CASE("convert --model keyframe-delta picks each delta's reference: never larger than all "
+          "chained, smaller on a looped motion, every frame within the tolerance, valid") {
+    const auto base = test::rigid_scene(10, 900, kFps, 9, {0.4, 0.25, 0.25, 0});
+    std::vector<PlyCloud> looped;  // frames 0..3 again and again: a loop every 4 frames
+    for (std::size_t f = 0; f < 10; ++f) looped.push_back(base[f % 4]);
+    const std::vector<PlyCloud>* sequences[] = {&base, &looped};
+    for (const std::vector<PlyCloud>* frames : sequences)
+        for (bool rigid : {false, true}) {
+            INFO((frames == &base ? "rigid scene" : "looped") << (rigid ? ", objects" : ""));
+            const Converted chained =
+                convert(*frames, ConvertShape::keyframe_delta, rigid, false);
+            const Converted cheaper = convert(*frames, ConvertShape::keyframe_delta, rigid);
+            REQUIRE(cheaper.report.shape == ConvertShape::keyframe_delta);
+            CHECK(chained.report.keyframe_referenced == 0);
+            CHECK(cheaper.report.deltas == 8);  // keyframes at frames 0 and 5
+            CHECK(cheaper.bytes.size() <= chained.bytes.size());
+            if (frames == &looped && !rigid) {
+                // Frames 4 and 8 are frame 0 again: against the keyframe, nothing changes.
+                CHECK(cheaper.report.keyframe_referenced >= 1);
+                CHECK(cheaper.bytes.size() < chained.bytes.size());
+            }
+            check_every_frame(cheaper, *frames);
+            check_valid(cheaper.bytes);
+            CHECK(convert(*frames, ConvertShape::keyframe_delta, rigid).bytes == cheaper.bytes);
+        }
 }

@@ -35,6 +35,8 @@
 //
 // Ids. keyframe-delta ids (no plan) follow the Morton order of frame 0's positions, so a chunk's
 // rows and an update group's ids run through space: neighbours are adjacent, id deltas small.
+// Each delta references the GOP keyframe or the previous frame, whichever encodes smaller
+// (cheaper_reference; ties chained).
 //
 // Error budget. The tolerance B (ConvertOptions::tolerance, else the preset's,
 // preset_tolerance) is what every frame time reconstructs within, per attribute. The grid is the
@@ -53,11 +55,11 @@
 // times; adaptive records never span a multiple of segment_frames; keyframe-delta keyframes fall
 // on the multiples of keyframe_every, a shard's empty keyframes fill [0, first) and [end,
 // duration) (§11.1: state chunks tile the clock), and each GOP's gaussians take ids of their own
-// (g × gaussians_per_frame + i for gaussian i of GOP g; a gaussian whose SH bytes change within a
-// GOP is a new incarnation with an id past every GOP's range), so no id of one shard is reused in
-// another. A shard also carries a Metadata record "4dgs-shard" (first_frame, end_frame, frames,
-// t0, t1). The shards of one plan, merged, decode to exactly what convert of all the frames on the
-// same plan gives.
+// (g × gaussians_per_frame + r for gaussian i of GOP g, r its rank in the Morton order of the
+// GOP's first frame; a gaussian whose SH bytes change within a GOP is a new incarnation with an
+// id past every GOP's range), so no id of one shard is reused in another. A shard also carries a
+// Metadata record "4dgs-shard" (first_frame, end_frame, frames, t0, t1). The shards of one plan,
+// merged, decode to exactly what convert of all the frames on the same plan gives.
 //
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
@@ -107,6 +109,9 @@ struct ConvertOptions {
     WriterOptions writer;
     std::optional<QuantBounds> tolerance;  // the end-to-end tolerance; replaces the preset's
     std::uint32_t keyframe_every = 10; // keyframe_delta: a keyframe every K frames
+    // keyframe_delta: each delta references whichever of the GOP keyframe and the previous frame
+    // makes it smaller (KeyframeWriterOptions::cheaper_reference); false: every delta chained.
+    bool cheaper_reference = true;
     // A grid plan: its grid, clock, shape, tolerance, SH depths, keyframe_every and segments
     // replace fps, shape, tolerance, the preset, the writer's SH depths and keyframe_every above.
     std::optional<GridPlan> plan;
@@ -137,6 +142,7 @@ struct ConvertReport {
     std::uint64_t input_bytes = 0;      // the PLY files read (file variant only)
     std::uint64_t output_bytes = 0;
     std::uint32_t chunks = 0;
+    std::uint32_t deltas = 0, keyframe_referenced = 0;  // keyframe_delta: its delta chunks
     std::uint64_t clamped_colors = 0;   // colour components clamped into [0, 1]
     QuantBounds tolerance;              // the end-to-end bounds B the file meets (see above)
     Quantization quantization;          // as written
