@@ -50,12 +50,12 @@ Error out_of_memory(const char* what) {
 // ---- per-thread contexts -------------------------------------------------------------------
 
 // A per-thread codec context: made on first use, freed with its thread.
-template <class Context, auto make, auto free>
+template <class Context, auto create, auto destroy>
 struct LazyContext {
     Context* context = nullptr;
-    ~LazyContext() { free(context); }
+    ~LazyContext() { destroy(context); }
     Context* get() {
-        if (!context) context = make();
+        if (!context) context = create();
         return context;
     }
 };
