@@ -49,15 +49,18 @@ Error out_of_memory(const char* what) {
 
 // ---- per-thread contexts -------------------------------------------------------------------
 
-struct Inflater {
-    libdeflate_decompressor* d = nullptr;
-    ~Inflater() { libdeflate_free_decompressor(d); }
-    libdeflate_decompressor* get() {
-        if (!d) d = libdeflate_alloc_decompressor();
-        return d;
+// A per-thread codec context: made on first use, freed with its thread.
+template <class Context, auto create, auto destroy>
+struct LazyContext {
+    Context* context = nullptr;
+    ~LazyContext() { destroy(context); }
+    Context* get() {
+        if (!context) context = create();
+        return context;
     }
 };
 
+// libdeflate makes one compressor per level.
 struct Deflaters {
     libdeflate_compressor* c[13] = {};
     ~Deflaters() {
@@ -69,28 +72,12 @@ struct Deflaters {
     }
 };
 
-struct ZstdD {
-    ZSTD_DCtx* d = nullptr;
-    ~ZstdD() { ZSTD_freeDCtx(d); }
-    ZSTD_DCtx* get() {
-        if (!d) d = ZSTD_createDCtx();
-        return d;
-    }
-};
-
-struct ZstdC {
-    ZSTD_CCtx* c = nullptr;
-    ~ZstdC() { ZSTD_freeCCtx(c); }
-    ZSTD_CCtx* get() {
-        if (!c) c = ZSTD_createCCtx();
-        return c;
-    }
-};
-
-thread_local Inflater t_inflater;
+thread_local LazyContext<libdeflate_decompressor, libdeflate_alloc_decompressor,
+                         libdeflate_free_decompressor>
+    t_inflater;
 thread_local Deflaters t_deflaters;
-thread_local ZstdD t_zstd_d;
-thread_local ZstdC t_zstd_c;
+thread_local LazyContext<ZSTD_DCtx, ZSTD_createDCtx, ZSTD_freeDCtx> t_zstd_d;
+thread_local LazyContext<ZSTD_CCtx, ZSTD_createCCtx, ZSTD_freeCCtx> t_zstd_c;
 
 // Walks an lz4 block's sequences without writing anything and returns the size it decodes to, or
 // -1 when the block is not well formed. Used only after LZ4_decompress_safe failed, to tell a
@@ -99,17 +86,21 @@ std::int64_t lz4_block_decoded_size(Bytes in) {
     std::uint64_t total = 0;
     std::size_t pos = 0;
     const std::size_t n = in.size();
+    // A length of 15 goes on in the bytes that follow, up to the first one under 255.
+    auto extend = [&](std::uint64_t& length) {
+        if (length != 15) return true;
+        std::uint8_t b;
+        do {
+            if (pos >= n) return false;
+            b = in[pos++];
+            length += b;
+        } while (b == 255);
+        return true;
+    };
     while (pos < n) {
         const std::uint8_t token = in[pos++];
         std::uint64_t lit = token >> 4;
-        if (lit == 15) {
-            std::uint8_t b;
-            do {
-                if (pos >= n) return -1;
-                b = in[pos++];
-                lit += b;
-            } while (b == 255);
-        }
+        if (!extend(lit)) return -1;
         if (lit > n - pos) return -1;
         pos += static_cast<std::size_t>(lit);
         total += lit;
@@ -119,14 +110,7 @@ std::int64_t lz4_block_decoded_size(Bytes in) {
         pos += 2;
         if (off == 0 || off > total) return -1;
         std::uint64_t ml = token & 15;
-        if (ml == 15) {
-            std::uint8_t b;
-            do {
-                if (pos >= n) return -1;
-                b = in[pos++];
-                ml += b;
-            } while (b == 255);
-        }
+        if (!extend(ml)) return -1;
         total += ml + 4;
     }
     return -1;  // empty, or ended on a match

@@ -542,14 +542,25 @@ Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
     return ok_status();
 }
 
+namespace {
+
+// The columns every block holds a share of per gaussian (sh, the source ids and gaussian_id
+// follow rules of their own): appended and cleared as one list.
+using Block = GaussianBlock;
+constexpr std::vector<float> Block::*kFloatColumns[] = {
+    &Block::position, &Block::scale,   &Block::rotation, &Block::color, &Block::motion,
+    &Block::mu_t,     &Block::sigma_t, &Block::win_lo,   &Block::win_hi};
+constexpr std::vector<std::uint32_t> Block::*kLabelColumns[] = {&Block::window_index,
+                                                                &Block::object_id};
+
+}  // namespace
+
 void GaussianBlock::clear() {
     count = 0;
-    for (auto* v : {&position, &scale, &rotation, &color, &motion, &mu_t, &sigma_t, &win_lo, &win_hi})
-        v->clear();
+    for (auto column : kFloatColumns) (this->*column).clear();
+    for (auto column : kLabelColumns) (this->*column).clear();
     flags.clear();
-    window_index.clear();
     sh.clear();
-    object_id.clear();
     source_group.clear();
     source_index.clear();
     gaussian_id.clear();
@@ -562,18 +573,9 @@ void GaussianBlock::append(const GaussianBlock& o) {
         return;
     }
     auto cat = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-    cat(position, o.position);
-    cat(scale, o.scale);
-    cat(rotation, o.rotation);
-    cat(color, o.color);
-    cat(motion, o.motion);
-    cat(mu_t, o.mu_t);
-    cat(sigma_t, o.sigma_t);
-    cat(win_lo, o.win_lo);
-    cat(win_hi, o.win_hi);
+    for (auto column : kFloatColumns) cat(this->*column, o.*column);
+    for (auto column : kLabelColumns) cat(this->*column, o.*column);
     cat(flags, o.flags);
-    cat(window_index, o.window_index);
-    cat(object_id, o.object_id);
     if (has_source_ids || o.has_source_ids) {
         source_group.resize(count);
         source_index.resize(count);

@@ -342,15 +342,7 @@ Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, 
     e.lim = limits_for(qb, reach);
 
     q.scheme = std::string(kSchemeUniformV1);
-    q.pos_origin = g.pos_origin;
-    q.step_pos = g.step_pos;
-    q.step_scale_log = g.step_scale_log;
-    q.step_rot = g.step_rot;
-    q.step_rgb = g.step_rgb;
-    q.step_alpha = g.step_alpha;
-    q.step_motion = g.step_motion;
-    q.step_time = g.step_time;
-    q.step_sigma_log = g.step_sigma_log;
+    static_cast<GridSteps&>(q) = g;
     q.step_sh = static_cast<std::uint8_t>(1 << (8 - coarsest_depth(e)));  // M103: the coarsest
     q.sh_depths.clear();
     if (e.declare_depths)
@@ -359,17 +351,12 @@ Status make_grid(Encoding& e, const std::array<double, 6>& aabb, double cutoff, 
 }
 
 Maxima analytic_maxima(const Limits& lim, double step_motion, double step_time, double duration) {
-    Maxima m;
-    m.pos = lim.pos;
-    m.scale = lim.scale;
-    m.rot = lim.rot;
-    m.rgb = lim.rgb;
-    m.alpha = lim.alpha;
-    m.sigma = lim.sigma;
     // The coarsest §6.3 velocity class (-4) and the class-0 birth grid bound every gaussian.
-    m.motion = std::ldexp(step_motion, -kVelocityClassMin) * 0.5 * (1 + 0x1p-10);
-    m.time = step_time * 0.5 * (1 + 0x1p-10) + kF32 * 4 * std::max(duration, 1.0);
-    return m;
+    return {.pos = lim.pos, .scale = lim.scale, .rot = lim.rot, .rgb = lim.rgb,
+            .alpha = lim.alpha,
+            .motion = std::ldexp(step_motion, -kVelocityClassMin) * 0.5 * (1 + 0x1p-10),
+            .time = step_time * 0.5 * (1 + 0x1p-10) + kF32 * 4 * std::max(duration, 1.0),
+            .sigma = lim.sigma};
 }
 
 Maxima analytic_maxima(const Encoding& e, double duration) {

@@ -32,6 +32,20 @@ std::size_t first_with_same(const std::vector<T>& v, std::size_t i, Key key) {
     return i;
 }
 
+// Whether element i of `v` repeats the key of an earlier one and `report`, told so as `refusal`
+// ("<two><the key, quoted><why>"), says to stop.
+template <class T, class Key>
+bool stop_at_repeat(const ReportFn& report, const std::vector<T>& v, std::size_t i, Key key,
+                    std::string_view refusal, std::string_view two, std::string_view why,
+                    const std::vector<std::uint64_t>* offsets) {
+    if (first_with_same(v, i, key) == i) return false;
+    const std::string& name = key(v[i]);
+    std::string message(two);
+    message += detail::quoted(name);
+    message += why;
+    return !report(refused(refusal, name, std::move(message), offset_of(offsets, i)));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -46,26 +60,20 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     auto named = [](const auto& x) -> const std::string& { return x.name; };
 
     // §5.15.2 (M039): a frame is referred to by its name alone.
-    for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i) {
-        const std::size_t j = first_with_same(s.coordinate_frames, i, named);
-        if (j != i &&
-            !report(refused(refusal::kDuplicateCoordinateFrame, s.coordinate_frames[i].name,
-                            "two Coordinate Frame records are named " +
-                                detail::quoted(s.coordinate_frames[i].name) +
-                                "; a frame is referred to by name, so one name must mean one "
-                                "frame (§5.15.2)",
-                            offset_of(frames_at, i))))
+    for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i)
+        if (stop_at_repeat(report, s.coordinate_frames, i, named,
+                           refusal::kDuplicateCoordinateFrame,
+                           "two Coordinate Frame records are named ",
+                           "; a frame is referred to by name, so one name must mean one frame "
+                           "(§5.15.2)",
+                           frames_at))
             return;
-    }
     // §5.15.3 (M049, M051): unique sensor names; a rig-relative extrinsic needs its rig.
     for (std::size_t i = 0; i < s.sensors.size(); ++i) {
         const SensorCalibration& sensor = s.sensors[i];
-        const std::size_t j = first_with_same(s.sensors, i, named);
-        if (j != i &&
-            !report(refused(refusal::kDuplicateSensorName, sensor.name,
-                            "two Sensor Calibration records are named " +
-                                detail::quoted(sensor.name) + " (§5.15.3)",
-                            offset_of(sensors_at, i))))
+        if (stop_at_repeat(report, s.sensors, i, named, refusal::kDuplicateSensorName,
+                           "two Sensor Calibration records are named ", " (§5.15.3)",
+                           sensors_at))
             return;
         if (sensor.pose_reference == PoseReference::rig &&
             find_rig_trajectory(s, sensor.rig_name) == nullptr) {
@@ -96,15 +104,12 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
                                 ", and no Coordinate Frame record has that name (§5.15.5)",
                             offset_of(anchors_at, i))))
             return;
-        const std::size_t j = first_with_same(
-            s.geodetic_anchors, i, [](const GeodeticAnchor& g) -> const std::string& {
-                return g.frame_name;
-            });
-        if (j != i &&
-            !report(refused(refusal::kDuplicateGeodeticAnchor, a.frame_name,
-                            "two Geodetic Anchor records anchor frame " +
-                                detail::quoted(a.frame_name) + " (§5.15.5)",
-                            offset_of(anchors_at, i))))
+        auto frame_name = [](const GeodeticAnchor& g) -> const std::string& {
+            return g.frame_name;
+        };
+        if (stop_at_repeat(report, s.geodetic_anchors, i, frame_name,
+                           refusal::kDuplicateGeodeticAnchor,
+                           "two Geodetic Anchor records anchor frame ", " (§5.15.5)", anchors_at))
             return;
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.

@@ -158,11 +158,7 @@ void SceneBuilder::absorb(const RecordView& r) {
         case op::metadata:
             keep(parse_metadata(r), scene_.metadata, offsets_.metadata, r.offset);
             break;
-        case op::camera: {
-            auto c = parse_camera(r);
-            if (parsed(c)) scene_.camera = std::move(*c);
-            break;
-        }
+        case op::camera: keep(parse_camera(r), scene_.camera); break;
         case op::attachment: {
             auto a = parse_attachment(r);
             if (!parsed(a)) break;
@@ -207,8 +203,7 @@ void SceneBuilder::absorb(const RecordView& r) {
                             r.offset));
                 break;
             }
-            auto t = parse_object_table(r);
-            if (parsed(t)) scene_.object_table = std::move(*t);
+            keep(parse_object_table(r), scene_.object_table);
             break;
         }
         case op::object_track: {
@@ -257,9 +252,7 @@ void SceneBuilder::absorb_header(const RecordView& r) {
     }
     header_seen_ = true;
     offsets_.header = r.offset;
-    auto h = parse_header(r);
-    if (!parsed(h)) return;
-    scene_.header = std::move(*h);
+    if (!keep(parse_header(r), scene_.header)) return;
     scene_.has_header = true;
     if (Status st = check_temporal_model(scene_.header, r.content_offset(),
                                          options_.accept_keyframe_delta);
@@ -274,9 +267,7 @@ void SceneBuilder::absorb_quantization(const RecordView& r) {
     }
     quantization_seen_ = true;
     offsets_.quantization = r.offset;
-    auto q = parse_quantization(r);
-    if (!parsed(q)) return;
-    scene_.quantization = std::move(*q);
+    if (!keep(parse_quantization(r), scene_.quantization)) return;
     if (scene_.quantization.scheme != kSchemeUniformV1 &&
         !broken(make_error(ErrorKind::unsupported, refusal::kUnknownQuantizationScheme,
                            "quantization scheme '" + scene_.quantization.scheme +

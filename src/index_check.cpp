@@ -34,12 +34,31 @@ Error index_record_mismatch(std::string_view field, std::string message, std::ui
         .about("Chunk Index." + std::string(field));
 }
 
+Error reference_refusal(std::string_view refusal, std::string who, std::string_view says,
+                        std::uint64_t reference, std::string_view why, std::uint64_t at) {
+    who += says;
+    who += std::to_string(reference);
+    who += why;
+    return make_error(ErrorKind::malformed, refusal, std::move(who), at);
+}
+
 namespace {
 
 // §5.8: the index repeats the record's time, so the two are compared as the bytes they are: a NaN
 // the writer copied from a chunk into its entry agrees with itself (NaN != NaN as a number).
 bool same_time(double a, double b) {
     return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+// A refusal of the record at byte `at`: "<what> at byte <at> <why>", about `field` = `at`.
+Error record_at(std::string_view refusal, std::string what, std::string_view why,
+                std::string field, std::uint64_t at) {
+    what += " at byte ";
+    what += std::to_string(at);
+    what += ' ';
+    what += why;
+    return make_error(ErrorKind::malformed, refusal, std::move(what), at)
+        .about(std::move(field), std::to_string(at));
 }
 
 }  // namespace
@@ -72,28 +91,20 @@ Error no_chunk_at(const ChunkIndex& e, std::uint64_t at) {
 }
 
 Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at) {
-    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
-                      opcode_name(opcode) + " record at byte " + std::to_string(at) +
-                          " is named by no Chunk Index entry's chunk_offset (§5.8: one entry per "
-                          "chunk)",
-                      at)
-        .about("Chunk Index.chunk_offset", std::to_string(at));
+    return record_at(refusal::kIndexRecordMismatch, opcode_name(opcode) + " record",
+                     "is named by no Chunk Index entry's chunk_offset (§5.8: one entry per chunk)",
+                     "Chunk Index.chunk_offset", at);
 }
 
 Error orphan_sh_band(std::uint64_t at) {
-    return make_error(ErrorKind::malformed, refusal::kOrphanShBand,
-                      "the SH Band Stream record at byte " + std::to_string(at) +
-                          " does not follow a Chunk or Delta Chunk record (§5.7)",
-                      at)
-        .about("SH Band Stream", std::to_string(at));
+    return record_at(refusal::kOrphanShBand, "the SH Band Stream record",
+                     "does not follow a Chunk or Delta Chunk record (§5.7)", "SH Band Stream", at);
 }
 
 Error unindexed_sh_band(std::uint64_t at) {
-    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
-                      "the SH Band Stream record at byte " + std::to_string(at) +
-                          " follows a chunk whose Chunk Index entry does not name it (§5.8)",
-                      at)
-        .about("Chunk Index.bands", std::to_string(at));
+    return record_at(refusal::kIndexRecordMismatch, "the SH Band Stream record",
+                     "follows a chunk whose Chunk Index entry does not name it (§5.8)",
+                     "Chunk Index.bands", at);
 }
 
 Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at) {

@@ -311,16 +311,29 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                                  std::uint64_t max_population) {
     FOURDGS_TRY(check_group_ids(d, chunk));
     bins_.has_gaussian_id = true;
+    // A group naming a gaussian_id it may not: "the <group> group of <chunk> names gaussian_id
+    // <id><why>".
+    auto bad_id = [&](std::string_view refusal, std::string_view group, std::uint32_t id,
+                      std::string_view why) {
+        std::string message = "the ";
+        message += group;
+        message += " group of ";
+        message += chunk.describe();
+        message += " names gaussian_id ";
+        message += std::to_string(id);
+        message += why;
+        return malformed(refusal, std::move(message), chunk.offset);
+    };
+    // A death or an update must name a live gaussian.
+    auto not_live = [&](std::string_view group, std::uint32_t id) {
+        return bad_id(refusal::kUnknownGaussianId, group, id,
+                      ", which is not live in the reference state (§11.3)");
+    };
     // Deaths.
     for (std::int32_t code : d.deaths) {
         const std::uint32_t id = id_of(code);
         auto it = slot_.find(id);
-        if (it == slot_.end())
-            return malformed(refusal::kUnknownGaussianId,
-                             "the death group of " + chunk.describe() + " names gaussian_id " +
-                                 std::to_string(id) +
-                                 ", which is not live in the reference state (§11.3)",
-                             chunk.offset);
+        if (it == slot_.end()) return not_live("death", id);
         const std::uint32_t slot = it->second;
         slot_.erase(it);
         remove_slot(slot);
@@ -348,12 +361,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     for (std::uint32_t i = 0; i < u.count; ++i) {
         const std::uint32_t id = id_of(u.gaussian_id[i]);
         auto it = slot_.find(id);
-        if (it == slot_.end())
-            return malformed(refusal::kUnknownGaussianId,
-                             "the update group of " + chunk.describe() + " names gaussian_id " +
-                                 std::to_string(id) +
-                                 ", which is not live in the reference state (§11.3)",
-                             chunk.offset);
+        if (it == slot_.end()) return not_live("update", id);
         const std::size_t s = it->second;
         for (const Diff& df : kDiffs) {
             if (!present[df.id]) continue;
@@ -398,17 +406,11 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     for (std::uint32_t i = 0; i < b.count; ++i) {
         const std::uint32_t id = id_of(b.gaussian_id[i]);
         if (slot_.count(id))
-            return malformed(refusal::kDuplicateGaussianId,
-                             "the birth group of " + chunk.describe() + " names gaussian_id " +
-                                 std::to_string(id) +
-                                 ", which is already live; ids are unique within a state (§11.2)",
-                             chunk.offset);
+            return bad_id(refusal::kDuplicateGaussianId, "birth", id,
+                          ", which is already live; ids are unique within a state (§11.2)");
         if (dead_.count(id))
-            return malformed(refusal::kGaussianIdReused,
-                             "the birth group of " + chunk.describe() + " names gaussian_id " +
-                                 std::to_string(id) +
-                                 ", which died earlier; an id is never reused (§11.2)",
-                             chunk.offset);
+            return bad_id(refusal::kGaussianIdReused, "birth", id,
+                          ", which died earlier; an id is never reused (§11.2)");
         append_row(b, i);
     }
     return ok_status();

@@ -224,28 +224,24 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
     } else {
         const DeltaChunk& d = *delta;
         seen = FramedChunk::of(r, d);
+        auto bad_reference = [&](std::string_view refusal, std::string_view says,
+                                 std::string_view why) {
+            return reference_refusal(refusal, ref.describe(), says, d.reference_offset, why,
+                                     r.offset);
+        };
         if (d.reference_offset >= r.offset)
-            return malformed(refusal::kForwardReference,
-                             ref.describe() + " has reference_offset " +
-                                 std::to_string(d.reference_offset) +
+            return bad_reference(refusal::kForwardReference, " has reference_offset ",
                                  ", not before its own offset; references point backwards only "
-                                 "(§5.18)",
-                             r.offset);
+                                 "(§5.18)");
         const bool names_state = framed_at(before, d.reference_offset) != nullptr;
         if (!have_keyframe_ ||
             (!names_state && (before.empty() || d.reference_offset < before.front().offset)))
-            return malformed(refusal::kChainWithoutKeyframe,
-                             ref.describe() + " references byte " +
-                                 std::to_string(d.reference_offset) +
+            return bad_reference(refusal::kChainWithoutKeyframe, " references byte ",
                                  " but no keyframe precedes it; there is no absolute state to "
-                                 "compose onto (§11.8)",
-                             r.offset);
+                                 "compose onto (§11.8)");
         if (!names_state)
-            return malformed(refusal::kBrokenReference,
-                             ref.describe() + " has reference_offset " +
-                                 std::to_string(d.reference_offset) +
-                                 ", which names no state chunk before it (§11.8)",
-                             r.offset);
+            return bad_reference(refusal::kBrokenReference, " has reference_offset ",
+                                 ", which names no state chunk before it (§11.8)");
         if (d.keyframe_offset != keyframe_offset_)
             return malformed(refusal::kChainWithoutKeyframe,
                              ref.describe() + " names keyframe_offset " +

@@ -144,14 +144,17 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
         while (ix[cur].keyframe->chunk_kind == kChunkKindDelta) {
             const ChunkIndex& e = ix[cur];
             const KeyframeIndexFields& k = *e.keyframe;
+            auto bad_reference = [&](std::string_view refusal, std::string_view says,
+                                     std::string_view why) {
+                std::string who = "the delta entry for byte ";
+                who += std::to_string(e.chunk_offset);
+                return reference_refusal(refusal, std::move(who), says, k.reference_offset, why,
+                                         e.chunk_offset);
+            };
             if (k.reference_offset >= e.chunk_offset)
-                return malformed(refusal::kForwardReference,
-                                 "the delta entry for byte " + std::to_string(e.chunk_offset) +
-                                     " has reference_offset " +
-                                     std::to_string(k.reference_offset) +
+                return bad_reference(refusal::kForwardReference, " has reference_offset ",
                                      ", not before its own offset; references point backwards "
-                                     "only (§11.8)",
-                                 e.chunk_offset);
+                                     "only (§11.8)");
             auto it = at.find(k.reference_offset);
             if (it == at.end()) {
                 if (k.reference_offset < first_offset)
@@ -164,29 +167,22 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
                                          std::to_string(first_offset) +
                                          ", without a keyframe (§11.8)",
                                      e.chunk_offset);
-                return malformed(refusal::kBrokenReference,
-                                 "the delta entry for byte " + std::to_string(e.chunk_offset) +
-                                     " has reference_offset " +
-                                     std::to_string(k.reference_offset) +
-                                     ", which names no Chunk Index entry (§11.8)",
-                                 e.chunk_offset);
+                return bad_reference(refusal::kBrokenReference, " has reference_offset ",
+                                     ", which names no Chunk Index entry (§11.8)");
             }
-            if (k.delta_mode == kDeltaModeKeyframe && k.reference_offset != k.keyframe_offset)
-                return malformed(refusal::kDeltaModeMismatch,
-                                 "the delta entry for byte " + std::to_string(e.chunk_offset) +
+            if (k.delta_mode == kDeltaModeKeyframe && k.reference_offset != k.keyframe_offset) {
+                std::string why = " is not its keyframe_offset ";
+                why += std::to_string(k.keyframe_offset);
+                why += " (§5.18)";
+                return bad_reference(refusal::kDeltaModeMismatch,
                                      " is keyframe-referenced (delta_mode 0) but its "
-                                     "reference_offset " +
-                                     std::to_string(k.reference_offset) +
-                                     " is not its keyframe_offset " +
-                                     std::to_string(k.keyframe_offset) + " (§5.18)",
-                                 e.chunk_offset);
+                                     "reference_offset ",
+                                     why);
+            }
             if (k.delta_mode == kDeltaModeChained && it->second != previous[cur])
-                return malformed(refusal::kDeltaModeMismatch,
-                                 "the delta entry for byte " + std::to_string(e.chunk_offset) +
-                                     " is chained (delta_mode 1) but its reference_offset " +
-                                     std::to_string(k.reference_offset) +
-                                     " is not the state chunk immediately preceding it (§5.18)",
-                                 e.chunk_offset);
+                return bad_reference(refusal::kDeltaModeMismatch,
+                                     " is chained (delta_mode 1) but its reference_offset ",
+                                     " is not the state chunk immediately preceding it (§5.18)");
             cur = it->second;
             chain.push_back(cur);
         }

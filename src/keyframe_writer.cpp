@@ -246,17 +246,10 @@ Status encode_keyframe(const Ctx& ctx, const ChunkBins& state, double t0, double
     return ok_status();
 }
 
-struct DeltaHead {
-    double t0 = 0, t1 = 0;
-    std::uint8_t mode = 0;
-    std::uint64_t reference = 0, keyframe = 0;
-    std::uint16_t depth = 0;
-};
-
-// The delta between `ref` and `cur` (both sorted by gaussian_id).
-Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
-                    const DeltaHead& head, std::size_t step, encoding::ChunkBuffers& buf,
-                    Encoded& e) {
+// The delta between `ref` and `cur` (both sorted by gaussian_id), written as the Delta Chunk
+// `chunk`, whose span and chain fields (t0, t1, delta_mode, offsets, depth) the caller has set.
+Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, DeltaChunk chunk,
+                    std::size_t step, encoding::ChunkBuffers& buf, Encoded& e) {
     std::vector<std::uint32_t> upd_ref, upd_cur, born, died;
     std::size_t i = 0, j = 0;
     while (i < ref.count || j < cur.count) {
@@ -346,28 +339,21 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
 
     buf.block.buffer().clear();
     write_delta_groups(buf.block, updates.buffer(), birth_block.buffer(), deaths.buffer());
-    DeltaChunk d;
-    d.t0 = head.t0;
-    d.t1 = head.t1;
-    d.delta_mode = head.mode;
-    d.reference_offset = head.reference;
-    d.keyframe_offset = head.keyframe;
-    d.depth = head.depth;
-    d.update_count = static_cast<std::uint32_t>(nu);
-    d.birth_count = static_cast<std::uint32_t>(born.size());
-    d.death_count = static_cast<std::uint32_t>(died.size());
-    d.uncompressed_size = buf.block.size();
-    FOURDGS_TRY(encoding::seal_block(ctx.enc, buf, d.compression, d.records));
+    chunk.update_count = static_cast<std::uint32_t>(nu);
+    chunk.birth_count = static_cast<std::uint32_t>(born.size());
+    chunk.death_count = static_cast<std::uint32_t>(died.size());
+    chunk.uncompressed_size = buf.block.size();
+    FOURDGS_TRY(encoding::seal_block(ctx.enc, buf, chunk.compression, chunk.records));
     ByteWriter file;
     file.buffer().swap(e.records.bytes);
     file.buffer().clear();
-    write(file, d);
+    write(file, chunk);
     e.records.chunk_length = file.size();
     e.records.bands = 0;
     file.buffer().swap(e.records.bytes);
     // A delta carries SH bands for its births only (§5.18).
     if (!born.empty()) FOURDGS_TRY(encoding::append_band_records(ctx.enc, births, buf, e.records));
-    e.count = d.update_count + d.birth_count + d.death_count;
+    e.count = chunk.update_count + chunk.birth_count + chunk.death_count;
     return ok_status();
 }
 
@@ -583,14 +569,14 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
             build_state(ctx, steps, s, is_key[s], window_of, prev, ident, raw, cur));
         if (is_key[s] && options.cheaper_reference) keyframe_state = cur;
         if (choose[s]) {
-            DeltaHead head;
+            DeltaChunk head;
             head.t0 = steps[s].t0;
             head.t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
             // Either candidate alone is a valid file: one that is refused (a bin difference
             // outside i32) leaves the other; both refused, the chained one's refusal stands.
-            head.mode = kDeltaModeChained;
+            head.delta_mode = kDeltaModeChained;
             Status chained = encode_delta(ctx, prev, cur, head, s, buffers, enc);
-            head.mode = kDeltaModeKeyframe;
+            head.delta_mode = kDeltaModeKeyframe;
             const Status keyed = encode_delta(ctx, keyframe_state, cur, head, s, buffers, other);
             if (!chained.ok() && !keyed.ok()) return chained;
             kf_ref[s] = !chained.ok() ||
@@ -653,12 +639,12 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
             key_offset = offset;
             k.chunk_kind = kChunkKindKeyframe;
         } else {
-            DeltaHead head;
+            DeltaChunk head;
             head.t0 = t0;
             head.t1 = t1;
-            head.mode = kf_ref[s] ? kDeltaModeKeyframe : kDeltaModeChained;
-            head.reference = kf_ref[s] ? key_offset : prev_offset;
-            head.keyframe = key_offset;
+            head.delta_mode = kf_ref[s] ? kDeltaModeKeyframe : kDeltaModeChained;
+            head.reference_offset = kf_ref[s] ? key_offset : prev_offset;
+            head.keyframe_offset = key_offset;
             head.depth = depth[s];
             FOURDGS_TRY(encode_delta(ctx, kf_ref[s] ? keyframe_state : prev, cur, head, s,
                                      buffers, enc));
@@ -672,9 +658,9 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
                                    delta, composed));
             }
             k.chunk_kind = kChunkKindDelta;
-            k.delta_mode = head.mode;
-            k.reference_offset = head.reference;
-            k.keyframe_offset = head.keyframe;
+            k.delta_mode = head.delta_mode;
+            k.reference_offset = head.reference_offset;
+            k.keyframe_offset = head.keyframe_offset;
             k.depth = head.depth;
         }
         ChunkRecords records = enc.records.records(t0, t1, enc.count);

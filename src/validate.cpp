@@ -160,64 +160,56 @@ void for_each_string(const RecordView& r, const Fn& fn) {
             fn(at + ".value", m[i].second);
         }
     };
+    // The string members named and the StringMap `pairs` names (if any), of a record that
+    // parsed: fn("<record>.<member>", its value).
+    auto strings = [&]<class T>(const Result<T>& parsed, std::string_view record,
+                                std::initializer_list<std::pair<const char*, std::string T::*>>
+                                    members,
+                                std::pair<const char*, StringMap T::*> pairs = {}) {
+        if (!parsed.ok()) return;
+        const std::string prefix = std::string(record) + '.';
+        for (const auto& [name, member] : members) fn(prefix + name, (*parsed).*member);
+        if (pairs.second) map(prefix + pairs.first, (*parsed).*pairs.second);
+    };
+    using AS = AudioSource;
+    using CF = CoordinateFrame;
+    using SC = SensorCalibration;
+    using RT = RigTrajectory;
     switch (r.opcode) {
         case op::header:
-            if (auto h = parse_header(r); h.ok()) {
-                fn("Header.profile", h->profile);
-                fn("Header.library", h->library);
-                fn("Header.temporal_model", h->temporal_model);
-                map("Header.attributes", h->attributes);
-            }
-            break;
+            return strings(parse_header(r), "Header",
+                           {{"profile", &Header::profile}, {"library", &Header::library},
+                            {"temporal_model", &Header::temporal_model}},
+                           {"attributes", &Header::attributes});
         case op::quantization:
-            if (auto q = parse_quantization(r); q.ok()) {
-                fn("Quantization.scheme", q->scheme);
-                map("Quantization.bounds", q->bounds);
-            }
-            break;
+            return strings(parse_quantization(r), "Quantization",
+                           {{"scheme", &Quantization::scheme}}, {"bounds", &Quantization::bounds});
         case op::camera:
-            if (auto c = parse_camera(r); c.ok()) fn("Camera.interpolation", c->interpolation);
-            break;
+            return strings(parse_camera(r), "Camera", {{"interpolation", &Camera::interpolation}});
         case op::metadata:
-            if (auto m = parse_metadata(r); m.ok()) {
-                fn("Metadata.name", m->name);
-                map("Metadata.entries", m->entries);
-            }
-            break;
+            return strings(parse_metadata(r), "Metadata", {{"name", &Metadata::name}},
+                           {"entries", &Metadata::entries});
         case op::attachment:
-            if (auto a = parse_attachment(r); a.ok()) {
-                fn("Attachment.name", a->name);
-                fn("Attachment.media_type", a->media_type);
-            }
-            break;
+            return strings(parse_attachment(r), "Attachment",
+                           {{"name", &Attachment::name}, {"media_type", &Attachment::media_type}});
         case op::audio_legacy:
-            if (auto a = parse_audio_legacy(r); a.ok()) fn("Audio.codec", a->codec);
-            break;
+            return strings(parse_audio_legacy(r), "Audio", {{"codec", &AudioLegacy::codec}});
         case op::audio_source:
-            if (auto a = parse_audio_source(r); a.ok()) {
-                fn("Audio Source.name", a->name);
-                fn("Audio Source.codec", a->codec);
-                fn("Audio Source.channel_layout", a->channel_layout);
-                fn("Audio Source.interpolation", a->interpolation);
-            }
-            break;
+            return strings(parse_audio_source(r), "Audio Source",
+                           {{"name", &AS::name}, {"codec", &AS::codec},
+                            {"channel_layout", &AS::channel_layout},
+                            {"interpolation", &AS::interpolation}});
         case op::coordinate_frame:
-            if (auto f = parse_coordinate_frame(r); f.ok()) fn("Coordinate Frame.name", f->name);
-            break;
+            return strings(parse_coordinate_frame(r), "Coordinate Frame", {{"name", &CF::name}});
         case op::sensor_calibration:
-            if (auto c = parse_sensor_calibration(r); c.ok()) {
-                fn("Sensor Calibration.name", c->name);
-                fn("Sensor Calibration.modality", c->modality);
-                fn("Sensor Calibration.rig_name", c->rig_name);
-            }
-            break;
+            return strings(parse_sensor_calibration(r), "Sensor Calibration",
+                           {{"name", &SC::name}, {"modality", &SC::modality},
+                            {"rig_name", &SC::rig_name}});
         case op::rig_trajectory:
-            if (auto t = parse_rig_trajectory(r); t.ok()) fn("Rig Trajectory.name", t->name);
-            break;
+            return strings(parse_rig_trajectory(r), "Rig Trajectory", {{"name", &RT::name}});
         case op::geodetic_anchor:
-            if (auto g = parse_geodetic_anchor(r); g.ok())
-                fn("Geodetic Anchor.frame_name", g->frame_name);
-            break;
+            return strings(parse_geodetic_anchor(r), "Geodetic Anchor",
+                           {{"frame_name", &GeodeticAnchor::frame_name}});
         case op::object_table:
             if (auto t = parse_object_table(r); t.ok())
                 for (std::size_t i = 0; i < t->entries.size(); ++i)
@@ -309,6 +301,14 @@ private:
         return false;
     }
 
+    // take(), for a chunk: one that does not parse or decode leaves the computed totals partial.
+    template <class R>
+    bool take_chunk(R& r, const RecordView& v) {
+        if (take(r, v)) return true;
+        decode_failed_ = true;
+        return false;
+    }
+
     // ---- the walk
     void walk(Status& io);
     void end_at_cut(const Error& e, Status& io);
@@ -316,6 +316,9 @@ private:
     void absorb_band(HeldRecord& held);
     void begin_chunk(HeldRecord& held);
     void flush_chunk();
+    bool note_chunk(const RecordView& r, FramedChunk framed, std::vector<ChunkIndex::Band> ranges,
+                    std::string_view compression_field, const std::string& compression);
+    void note_ids(const std::vector<std::int32_t>& ids);
     bool after_footer(const RecordView& r, Status& io);  // true: keep walking
     void progress(std::uint64_t at) {
         if (options_.progress && at >= next_progress_) {
@@ -728,32 +731,18 @@ void Validator::flush_chunk() {
     ChunkDecodeOptions decode = reader_.decode;
     if (r.opcode == op::chunk) {
         auto c = parse_chunk(r);
-        if (!take(c, r)) {
-            decode_failed_ = true;
-            return;
-        }
+        if (!take_chunk(c, r)) return;
         check_finite("Chunk.t0", c->t0, r.content_offset(),
                      "a chunk's interval is a span of time (§5.5)");
         check_finite("Chunk.t1", c->t1, r.content_offset() + 8,
                      "a chunk's interval is a span of time (§5.5)");
-        chunks_.push_back(FramedChunk::of(r, *c));
-        chunks_.back().bands = std::move(ranges);
-        check_utf8("Chunk.compression", c->compression, r.offset);
-        if (!c->compression.empty()) compressed_chunk_seen_ = true;
-        if (!options_.decode_chunks) return;
-        Status st = decode_chunk_bins(scene_, *c, bands, decode, bins_, scratch_);
-        if (!take(st, r)) {
-            decode_failed_ = true;
+        if (!note_chunk(r, FramedChunk::of(r, *c), std::move(ranges), "Chunk.compression",
+                        c->compression))
             return;
-        }
+        Status st = decode_chunk_bins(scene_, *c, bands, decode, bins_, scratch_);
+        if (!take_chunk(st, r)) return;
         if (scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta) {
-            for (std::int32_t id : bins_.gaussian_id) {
-                if (ids_.size() >= (std::size_t{1} << 24)) {
-                    ids_capped_ = true;
-                    break;
-                }
-                ids_.insert(static_cast<std::uint32_t>(id));
-            }
+            note_ids(bins_.gaussian_id);
             return;
         }
         gaussians_ += bins_.count;
@@ -777,24 +766,33 @@ void Validator::flush_chunk() {
         error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
               "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
     auto d = parse_delta_chunk(r);
-    if (!take(d, r)) {
-        decode_failed_ = true;
+    if (!take_chunk(d, r)) return;
+    if (!note_chunk(r, FramedChunk::of(r, *d), std::move(ranges), "Delta Chunk.compression",
+                    d->compression))
         return;
-    }
-    chunks_.push_back(FramedChunk::of(r, *d));
-    chunks_.back().bands = std::move(ranges);
-    check_utf8("Delta Chunk.compression", d->compression, r.offset);
-    if (!d->compression.empty()) compressed_chunk_seen_ = true;
-    if (!options_.decode_chunks) return;
     Status st = decode_delta_bins(scene_, *d, bands, decode, delta_bins_, scratch_);
-    if (!take(st, r)) {
-        decode_failed_ = true;
-        return;
-    }
-    for (std::int32_t id : delta_bins_.births.gaussian_id) {
+    if (!take_chunk(st, r)) return;
+    note_ids(delta_bins_.births.gaussian_id);
+}
+
+// The framing of a Chunk or Delta Chunk that parsed (checked against the index at the end), and
+// its compression string. Whether to decode it.
+bool Validator::note_chunk(const RecordView& r, FramedChunk framed,
+                           std::vector<ChunkIndex::Band> ranges,
+                           std::string_view compression_field, const std::string& compression) {
+    chunks_.push_back(std::move(framed));
+    chunks_.back().bands = std::move(ranges);
+    check_utf8(compression_field, compression, r.offset);
+    if (!compression.empty()) compressed_chunk_seen_ = true;
+    return options_.decode_chunks;
+}
+
+// Keyframe-delta gaussian ids seen, for the distinct count (up to 2^24 of them).
+void Validator::note_ids(const std::vector<std::int32_t>& ids) {
+    for (std::int32_t id : ids) {
         if (ids_.size() >= (std::size_t{1} << 24)) {
             ids_capped_ = true;
-            break;
+            return;
         }
         ids_.insert(static_cast<std::uint32_t>(id));
     }

@@ -37,7 +37,7 @@ class RecordingSource final : public ByteSource {
 public:
     explicit RecordingSource(std::span<const std::uint8_t> bytes) : mem_(bytes) {}
     std::optional<std::uint64_t> size() const override { return mem_.size(); }
-    bool random_access() const override { return true; }
+    bool random_access() const override { return mem_.random_access(); }
     Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
         {
             std::lock_guard lock(mu_);

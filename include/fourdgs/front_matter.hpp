@@ -115,6 +115,17 @@ private:
         list.push_back(std::move(r).value());
         offsets.push_back(at);
     }
+    // A record a file holds once that parsed fills `slot`. Whether it parsed.
+    template <class T>
+    bool keep(Result<T> r, T& slot) {
+        if (!parsed(r)) return false;
+        slot = std::move(r).value();
+        return true;
+    }
+    template <class T>
+    void keep(Result<T> r, std::optional<T>& slot) {
+        if (parsed(r)) slot = std::move(r).value();
+    }
     Status outcome() const;
 
     void absorb(const RecordView& r);

@@ -29,6 +29,11 @@ inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
 // index-record-mismatch about Chunk Index field `field` (e.g. "chunk_length"), at `at`.
 Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at);
 
+// A refusal of a Delta Chunk's reference_offset `reference`, whether its record or its index
+// entry states it (§11.8, §5.18): malformed, at `at`, "<who><says><reference><why>".
+Error reference_refusal(std::string_view refusal, std::string who, std::string_view says,
+                        std::uint64_t reference, std::string_view why, std::uint64_t at);
+
 // What a Chunk or Delta Chunk record says about itself, as an index entry would say it.
 struct FramedChunk {
     std::uint64_t offset = 0, length = 0;  // the whole record

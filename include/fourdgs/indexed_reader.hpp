@@ -45,10 +45,7 @@ namespace fourdgs {
 
 // The reusable buffers one thread needs to decode chunks: fetched record bytes, bins, scratch,
 // and the decoded block. Reusing a workspace makes a steady-state decode allocation-free.
-struct DecodeWorkspace {
-    std::vector<std::uint8_t> record;
-    std::array<std::vector<std::uint8_t>, 3> bands;
-    std::vector<ShBandRecord> band_records;  // views `bands`
+struct DecodeWorkspace : FetchedChunkBuffers {
     ChunkBins bins;
     DecodeScratch scratch;
     GaussianBlock block;

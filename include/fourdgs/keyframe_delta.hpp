@@ -61,10 +61,7 @@ namespace fourdgs {
 // Indexed front-end.
 
 // Buffers one thread reuses across state_at calls.
-struct KeyframeDeltaWorkspace {
-    std::vector<std::uint8_t> record;
-    std::array<std::vector<std::uint8_t>, 3> bands;
-    std::vector<ShBandRecord> band_records;  // views `bands`
+struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
     ChunkBins keyframe;
     DeltaBins delta;
     DecodeScratch scratch;

@@ -26,11 +26,30 @@ inline constexpr int kVelocityClassMin = -4, kVelocityClassMax = 2;
 inline constexpr double kBirthTargetFraction = 0.05;
 inline constexpr int kBirthClassMin = -10, kBirthClassMax = 0;
 
-// The grid parameters a decoder needs, copied out of the Quantization record and the Header.
-struct Grid {
+// Morton order: 21 bits of one axis spread to every third bit, so that three axes interleave as
+// spread(x) | spread(y) << 1 | spread(z) << 2 (x lowest). Writers sort by it so that
+// neighbouring positions sit together in a stream (§6.1).
+inline constexpr std::uint64_t morton_spread3(std::uint64_t v) {
+    v &= 0x1FFFFF;
+    v = (v | v << 32) & 0x1F00000000FFFFull;
+    v = (v | v << 16) & 0x1F0000FF0000FFull;
+    v = (v | v << 8) & 0x100F00F00F00F00Full;
+    v = (v | v << 4) & 0x10C30C30C30C30C3ull;
+    v = (v | v << 2) & 0x1249249249249249ull;
+    return v;
+}
+
+// The uniform-v1 grid's origin and per-attribute steps (§5.3): the Quantization record stores
+// them and the decode Grid carries them, so each is declared once and copied as one value.
+struct GridSteps {
     std::array<double, 3> pos_origin{0, 0, 0};
     double step_pos = 0, step_scale_log = 0, step_rot = 0, step_rgb = 0, step_alpha = 0,
            step_motion = 0, step_time = 0, step_sigma_log = 0;
+    friend bool operator==(const GridSteps&, const GridSteps&) = default;
+};
+
+// The grid parameters a decoder needs: the Quantization record's steps and the Header's cutoff.
+struct Grid : GridSteps {
     double cutoff = 0.05;
     double k = 0;  // sqrt(-2 ln cutoff), with the Header's cutoff (§6.3), never the default
 

@@ -218,6 +218,15 @@ struct RangeOrigin {
     std::string_view opcode_field = "chunk_offset";
 };
 
+// Where one chunk fetched by its index entry lands: the chunk's record (fetch_framed), its SH
+// Band Stream records (fetch_sh_bands) and their parsed views. The indexed front-ends' decode
+// workspaces are these buffers and their own.
+struct FetchedChunkBuffers {
+    std::vector<std::uint8_t> record;
+    std::array<std::vector<std::uint8_t>, 3> bands;
+    std::vector<ShBandRecord> band_records;  // views `bands`
+};
+
 class RangeFetcher {
 public:
     // Ranges of `source` (random-access, of known size), none longer than `max_bytes`.

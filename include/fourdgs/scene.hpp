@@ -43,15 +43,7 @@ inline constexpr std::uint8_t kFlagNeverFades = 1;  // per-gaussian flags bit 0
 // Header's cutoff (§6.3).
 inline Grid grid_for(const Quantization& q, double cutoff) {
     Grid g;
-    g.pos_origin = q.pos_origin;
-    g.step_pos = q.step_pos;
-    g.step_scale_log = q.step_scale_log;
-    g.step_rot = q.step_rot;
-    g.step_rgb = q.step_rgb;
-    g.step_alpha = q.step_alpha;
-    g.step_motion = q.step_motion;
-    g.step_time = q.step_time;
-    g.step_sigma_log = q.step_sigma_log;
+    static_cast<GridSteps&>(g) = q;
     g.cutoff = cutoff;
     g.k = Grid::k_for_cutoff(cutoff);
     return g;
@@ -130,30 +122,38 @@ struct AudioSourceEntry {
     PayloadRef payload;
 };
 
-struct SceneInfo {
-    Header header;
-    Quantization quantization;
-    std::vector<WindowTable::Window> windows;  // effective table: never empty (§5.4)
-    Grid grid;
-
-    std::vector<Metadata> metadata;
+// The content records a scene holds in the same form whether read (SceneInfo) or given to a
+// writer (SceneHeader, writer.hpp), so that a scene read can be written as it stands: Metadata
+// (§5.11), Camera (§5.10) and the provenance and object family (§5.15.2-§5.15.7).
+struct SceneExtras {
+    std::vector<Metadata> metadata;  // in file order
     std::optional<Camera> camera;
-    std::vector<AttachmentEntry> attachments;
-    std::vector<AudioSourceEntry> audio;
     std::vector<CoordinateFrame> coordinate_frames;
     std::vector<SensorCalibration> sensors;
     std::vector<RigTrajectory> rig_trajectories;
     std::vector<GeodeticAnchor> geodetic_anchors;
     std::optional<ObjectTable> object_table;
     std::vector<ObjectTrack> object_tracks;
-    std::vector<SkippedRecord> skipped;
+};
 
-    // The summary (§4.5), when the file has one.
+struct SceneInfo : SceneExtras {
+    Header header;
+    Quantization quantization;
+    std::vector<WindowTable::Window> windows;  // effective table: never empty (§5.4)
+    Grid grid;
+
+    std::vector<AttachmentEntry> attachments;
+    std::vector<AudioSourceEntry> audio;
+
+    // The summary (§4.5), when the file has one; a non-zero summary_crc was checked and matched
+    // when summary_crc_verified.
+    bool summary_crc_verified = false;
     std::vector<ChunkIndex> index;
     std::optional<Statistics> statistics;
     std::vector<SummaryOffset> summary_offsets;
     std::optional<Footer> footer;
-    bool summary_crc_verified = false;  // a non-zero summary_crc was checked and matched
+    // What the reader passed over: records it stepped over, and the trailing_bytes below.
+    std::vector<SkippedRecord> skipped;
     // Bytes after the trailing magic (§4 allows none): the readers keep the content before them
     // and report the count here; the validator reports them as bytes-after-magic.
     std::uint64_t trailing_bytes = 0;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,15 @@ constexpr std::size_t find_invalid_utf8(std::string_view s) noexcept {
 
 constexpr bool is_utf8(std::string_view s) noexcept {
     return find_invalid_utf8(s) == std::string_view::npos;
+}
+
+// The character a one-letter JSON escape stands for (`e` is the letter after the backslash:
+// " \ / b f n r t), or nullopt for any other letter; \u escapes are the caller's to read.
+constexpr std::optional<char> json_unescape(char e) noexcept {
+    constexpr std::string_view letters = "\"\\/bfnrt", chars = "\"\\/\b\f\n\r\t";
+    const std::size_t at = letters.find(e);
+    if (at == std::string_view::npos) return std::nullopt;
+    return chars[at];
 }
 
 // `s` as a JSON string literal, quotes included. Well-formed UTF-8 passes through; '"', '\\' and

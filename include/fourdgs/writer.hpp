@@ -39,6 +39,7 @@
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/records.hpp"
+#include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -139,37 +140,31 @@ struct LegacyAudioInput {
 // Scene-level input: the Header fields a caller chooses (§5.1) and the content records written
 // ahead of the chunks. duration_sec finite and > 0; cutoff finite in (0, 1).
 //
-// Extras are written after the metadata and attachments, before the first chunk, in this order:
-// Camera; Audio Source / Audio Data pairs (each source's Data right after its Source, M092) or
-// the legacy Audio record; then the provenance family in ascending opcode order (Coordinate
-// Frames, Sensor Calibrations, Rig Trajectories, Geodetic Anchors, Object Table, Object
-// Tracks, §5.15). Absent extras cost nothing: no record, no placeholder (§5.15.1, §7). Rig
-// Trajectory and Object Track times are written as given and are on the scene clock (seconds
-// from 0, §5.15.4): a caller whose capture timestamps are on another epoch converts them first
-// (M058; validate() warns about a trajectory wholly outside [0, duration]). Header
-// flags bit 0 is set exactly when there is audio (§7). Each record is checked by the same
-// parser the readers use, and the set by check_scene_references (extras.hpp), before anything
-// is written; a violation is refused with the reader's refusal identifier.
-struct SceneHeader {
+// Metadata, Camera and the provenance family are the SceneExtras base (scene.hpp); Metadata
+// records (§5.11) are written in their order, then the attachments. Extras are written after
+// the metadata and attachments, before the first chunk, in this order: Camera; Audio Source /
+// Audio Data pairs (each source's Data right after its Source, M092) or the legacy Audio record;
+// then the provenance family in ascending opcode order (Coordinate Frames, Sensor Calibrations,
+// Rig Trajectories, Geodetic Anchors, Object Table, Object Tracks, §5.15). Absent extras cost
+// nothing: no record, no placeholder (§5.15.1, §7). Rig Trajectory and Object Track times are
+// written as given and are on the scene clock (seconds from 0, §5.15.4): a caller whose capture
+// timestamps are on another epoch converts them first (M058; validate() warns about a trajectory
+// wholly outside [0, duration]). Header flags bit 0 is set exactly when there is audio (§7).
+// Each record is checked by the same parser the readers use, and the set by
+// check_scene_references (extras.hpp), before anything is written; a violation is refused with
+// the reader's refusal identifier.
+struct SceneHeader : SceneExtras {
     double duration_sec = 0;
     double cutoff = 0.05;
     std::string profile;              // registry profile name, or ""
     std::string library;              // "" = "fourdgs <version>"
     StringMap attributes;             // Header attributes map, written as given
     int sh_degree = 0;                // 0..3
-    std::vector<Metadata> metadata;   // Metadata records (§5.11), in this order
     std::vector<AttachmentInput> attachments;
     std::vector<PrivateRecordInput> private_records;
 
-    std::optional<Camera> camera;
     std::vector<AudioSourceInput> audio;          // source ids unique
     std::optional<LegacyAudioInput> legacy_audio;  // never together with `audio` (M105)
-    std::vector<CoordinateFrame> coordinate_frames;
-    std::vector<SensorCalibration> sensors;
-    std::vector<RigTrajectory> rig_trajectories;
-    std::vector<GeodeticAnchor> geodetic_anchors;
-    std::optional<ObjectTable> object_table;
-    std::vector<ObjectTrack> object_tracks;
 };
 
 // ---------------------------------------------------------------------------------------------

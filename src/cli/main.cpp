@@ -783,21 +783,27 @@ void print_parts(const ConvertReport& rep, ConvertShape asked) {
                                       : std::string());
 }
 
+// The EncodeArgs into `o` (ConvertOptions or PlanOptions: clock, keyframe spacing, tolerance,
+// shape) and `sh` (where that options struct keeps its preset and SH depths). Returns an error
+// message, or "".
+template <class Options, class PresetAndDepths>
+std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& sh) {
+    o.fps = a.fps;
+    o.keyframe_every = a.keyframe_every;
+    if (auto e = parse_tolerance_args(a, sh.preset, o.tolerance); !e.empty()) return e;
+    if (auto e = parse_sh_bits(a.sh_bits, sh.sh_ladder, sh.sh_depths); !e.empty()) return e;
+    return parse_shape(a, o.shape);
+}
+
 int cmd_convert(const ConvertArgs& a) {
     ConvertOptions o;
-    o.fps = a.fps;
+    if (auto e = apply_encode_args(a, o, o.writer); !e.empty()) return cannot_run(e);
     o.title = a.title;
     o.coordinate_system = a.coordinate_system;
-    o.keyframe_every = a.keyframe_every;
-    if (auto e = parse_tolerance_args(a, o.writer.preset, o.tolerance); !e.empty())
-        return cannot_run(e);
     if (a.codec == "deflate") o.writer.codec = codec::deflate;
     else if (a.codec == "zstd") o.writer.codec = codec::zstd, o.writer.level = 9;
     else if (a.codec == "lz4") o.writer.codec = codec::lz4, o.writer.level = 0;
     else return cannot_run("unknown --codec '" + a.codec + "' (deflate, zstd, lz4)");
-    if (auto e = parse_sh_bits(a.sh_bits, o.writer.sh_ladder, o.writer.sh_depths); !e.empty())
-        return cannot_run(e);
-    if (auto e = parse_shape(a, o.shape); !e.empty()) return cannot_run(e);
     if (!a.grid.empty()) {
         // The plan decides the clock, the shape, the tolerance and the keyframes.
         for (const std::string& opt : a.given)
@@ -932,16 +938,11 @@ struct PlanArgs : EncodeArgs {
 
 int cmd_plan(const PlanArgs& a) {
     PlanOptions po;
-    po.fps = a.fps;
-    po.keyframe_every = a.keyframe_every;
+    if (auto e = apply_encode_args(a, po, po); !e.empty()) return cannot_run(e);
     po.segment_frames = a.segment_frames;
     po.sample_frames = a.sample;
     po.margin = a.margin;
     po.max_speed = a.max_speed;
-    if (auto e = parse_tolerance_args(a, po.preset, po.tolerance); !e.empty()) return cannot_run(e);
-    if (auto e = parse_sh_bits(a.sh_bits, po.sh_ladder, po.sh_depths); !e.empty())
-        return cannot_run(e);
-    if (auto e = parse_shape(a, po.shape); !e.empty()) return cannot_run(e);
     if (!a.aabb.empty()) {
         if (a.aabb.size() != 6) return cannot_run("--aabb takes six numbers: min x y z, max x y z");
         std::array<double, 6> box{};

@@ -35,37 +35,21 @@ Json& Json::begin_object(std::string_view k) { return open(k, '{'); }
 Json& Json::end_object() { return close('}'); }
 Json& Json::begin_array(std::string_view k) { return open(k, '['); }
 Json& Json::end_array() { return close(']'); }
-Json& Json::str(std::string_view k, std::string_view v) {
+// Every member or element: the comma and key, then its JSON text.
+Json& Json::value(std::string_view k, std::string_view text) {
     key(k);
-    out_ += fourdgs::json_quote(v);
+    out_ += text;
     return *this;
 }
+Json& Json::str(std::string_view k, std::string_view v) { return value(k, fourdgs::json_quote(v)); }
 Json& Json::num(std::string_view k, double v) {
-    key(k);
-    if (std::isfinite(v)) out_ += fmt::format("{}", v);
-    else out_ += fourdgs::json_quote(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-    return *this;
+    if (std::isfinite(v)) return value(k, fmt::format("{}", v));
+    return value(k, fourdgs::json_quote(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")));
 }
-Json& Json::num(std::string_view k, std::uint64_t v) {
-    key(k);
-    out_ += std::to_string(v);
-    return *this;
-}
-Json& Json::num(std::string_view k, std::int64_t v) {
-    key(k);
-    out_ += std::to_string(v);
-    return *this;
-}
-Json& Json::boolean(std::string_view k, bool v) {
-    key(k);
-    out_ += v ? "true" : "false";
-    return *this;
-}
-Json& Json::null(std::string_view k) {
-    key(k);
-    out_ += "null";
-    return *this;
-}
+Json& Json::num(std::string_view k, std::uint64_t v) { return value(k, std::to_string(v)); }
+Json& Json::num(std::string_view k, std::int64_t v) { return value(k, std::to_string(v)); }
+Json& Json::boolean(std::string_view k, bool v) { return value(k, v ? "true" : "false"); }
+Json& Json::null(std::string_view k) { return value(k, "null"); }
 
 Progress::Progress(std::string label, bool quiet)
     : label_(std::move(label)), enabled_(!quiet && ::isatty(2) == 1) {}

@@ -29,6 +29,7 @@ public:
 
 private:
     void key(std::string_view k);
+    Json& value(std::string_view k, std::string_view text);
     Json& open(std::string_view k, char bracket);
     Json& close(char bracket);
     std::string out_;

@@ -347,21 +347,12 @@ Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
 std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
     const auto box = frames_aabb(std::span<const PlyCloud>(&f, 1));
     const double side = std::max(largest_side(box), 1e-30);
-    auto spread = [](std::uint64_t v) {  // 21 bits -> every third bit
-        v &= 0x1FFFFF;
-        v = (v | v << 32) & 0x1F00000000FFFFull;
-        v = (v | v << 16) & 0x1F0000FF0000FFull;
-        v = (v | v << 8) & 0x100F00F00F00F00Full;
-        v = (v | v << 4) & 0x10C30C30C30C30C3ull;
-        v = (v | v << 2) & 0x1249249249249249ull;
-        return v;
-    };
     std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(f.count);
     for (std::size_t g = 0; g < f.count; ++g) {
         std::uint64_t code = 0;
         for (int c = 0; c < 3; ++c) {
             const double u = std::clamp((f.position[g * 3 + c] - box[c]) / side, 0.0, 1.0);
-            code |= spread(static_cast<std::uint64_t>(u * 0x1FFFFF)) << c;
+            code |= morton_spread3(static_cast<std::uint64_t>(u * 0x1FFFFF)) << c;
         }
         keyed[g] = {code, static_cast<std::uint32_t>(g)};
     }

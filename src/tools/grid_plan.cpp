@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <utility>
+
+#include "fourdgs/text.hpp"
 
 namespace fourdgs {
 namespace {
@@ -54,6 +57,13 @@ private:
             .about("grid plan", std::string(name_));
     }
 
+    // Steps over `c` when it is next.
+    bool eat(char c) {
+        if (i_ >= s_.size() || s_[i_] != c) return false;
+        ++i_;
+        return true;
+    }
+
     void skip_space() {
         while (i_ < s_.size() &&
                (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
@@ -95,7 +105,7 @@ private:
             while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
             return i_ > from;
         };
-        if (i_ < s_.size() && s_[i_] == '-') ++i_;
+        eat('-');
         if (i_ < s_.size() && s_[i_] == '0')
             ++i_;
         else if (!digits())
@@ -135,79 +145,57 @@ private:
                 continue;
             }
             if (i_ >= s_.size()) return error("a string that does not end");
-            const char e = s_[i_++];
-            switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
-                // A plan's strings are ASCII names; \u escapes have no place in one.
-                default: return error("an escape a grid plan does not use in a string");
-            }
+            // A plan's strings are ASCII names; \u escapes have no place in one.
+            const std::optional<char> e = json_unescape(s_[i_++]);
+            if (!e) return error("an escape a grid plan does not use in a string");
+            out += *e;
+        }
+    }
+
+    // An array or an object, from its opening bracket: nothing, or elements (`element` reads
+    // one into the value) separated by ',', up to `close`.
+    template <class Element>
+    Result<Json> container(Json::Kind kind, char close, const char* unclosed, Element element) {
+        ++i_;
+        Json v;
+        v.kind = kind;
+        skip_space();
+        if (eat(close)) return v;
+        while (true) {
+            FOURDGS_TRY(element(v));
+            skip_space();
+            if (eat(',')) continue;
+            if (eat(close)) return v;
+            return error(unclosed);
         }
     }
 
     Result<Json> array(int depth) {
-        ++i_;
-        Json v;
-        v.kind = Json::Kind::array;
-        skip_space();
-        if (i_ < s_.size() && s_[i_] == ']') {
-            ++i_;
-            return v;
-        }
-        while (true) {
-            FOURDGS_ASSIGN(Json item, value(depth + 1));
-            v.items.push_back(std::move(item));
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == ',') {
-                ++i_;
-                continue;
-            }
-            if (i_ < s_.size() && s_[i_] == ']') {
-                ++i_;
-                return v;
-            }
-            return error("an array without ',' or ']' after an element");
-        }
+        return container(Json::Kind::array, ']', "an array without ',' or ']' after an element",
+                         [&](Json& v) -> Status {
+                             FOURDGS_ASSIGN(Json item, value(depth + 1));
+                             v.items.push_back(std::move(item));
+                             return ok_status();
+                         });
     }
 
     Result<Json> object(int depth) {
-        ++i_;
-        Json v;
-        v.kind = Json::Kind::object;
-        skip_space();
-        if (i_ < s_.size() && s_[i_] == '}') {
-            ++i_;
-            return v;
-        }
-        while (true) {
-            skip_space();
-            if (i_ >= s_.size() || s_[i_] != '"') return error("an object member without a name");
-            FOURDGS_ASSIGN(std::string key, string());
-            for (const auto& m : v.members)
-                if (m.first == key) return error("the key \"" + key + "\" twice in one object");
-            skip_space();
-            if (i_ >= s_.size() || s_[i_] != ':')
-                return error("no ':' after the key \"" + key + "\"");
-            ++i_;
-            FOURDGS_ASSIGN(Json item, value(depth + 1));
-            v.members.emplace_back(std::move(key), std::move(item));
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == ',') {
-                ++i_;
-                continue;
-            }
-            if (i_ < s_.size() && s_[i_] == '}') {
-                ++i_;
-                return v;
-            }
-            return error("an object without ',' or '}' after a member");
-        }
+        return container(
+            Json::Kind::object, '}', "an object without ',' or '}' after a member",
+            [&](Json& v) -> Status {
+                skip_space();
+                if (i_ >= s_.size() || s_[i_] != '"')
+                    return error("an object member without a name");
+                FOURDGS_ASSIGN(std::string key, string());
+                for (const auto& m : v.members)
+                    if (m.first == key)
+                        return error("the key \"" + key + "\" twice in one object");
+                skip_space();
+                if (!eat(':')) return error("no ':' after the key \"" + key + "\"");
+                FOURDGS_ASSIGN(Json item, value(depth + 1));
+                v.members.emplace_back(std::move(key), std::move(item));
+                return ok_status();
+            });
     }
 
     std::string_view s_;

@@ -976,9 +976,8 @@ Status merge_files(std::span<const std::string> paths, const std::string& output
     std::vector<FileSource> files;
     files.reserve(paths.size());
     for (const std::string& path : paths) {
-        auto f = FileSource::open(path);
-        if (!f.ok()) return std::move(f).error();
-        files.push_back(std::move(*f));
+        FOURDGS_ASSIGN(FileSource file, FileSource::open(path));
+        files.push_back(std::move(file));
     }
     std::vector<ByteSource*> sources;
     for (FileSource& f : files) sources.push_back(&f);

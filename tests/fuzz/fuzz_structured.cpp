@@ -55,14 +55,7 @@ bool to_editable(const LoadedScene& s, Editable& e) {
     h.library = i.header.library;
     h.attributes = i.header.attributes;
     h.sh_degree = i.header.sh_degree;
-    h.metadata = i.metadata;
-    h.camera = i.camera;
-    h.coordinate_frames = i.coordinate_frames;
-    h.sensors = i.sensors;
-    h.rig_trajectories = i.rig_trajectories;
-    h.geodetic_anchors = i.geodetic_anchors;
-    h.object_table = i.object_table;
-    h.object_tracks = i.object_tracks;
+    static_cast<SceneExtras&>(h) = i;
     e.payloads.reserve(i.attachments.size() + i.audio.size());
     for (const AttachmentEntry& a : i.attachments) {
         e.payloads.push_back(a.payload.data);

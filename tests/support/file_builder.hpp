@@ -290,14 +290,13 @@ inline BuiltFile build(const FileSpec& spec) {
             const Status st = compress(codec, 6, block, stored);
             if (!st.ok()) throw std::runtime_error(st.error().describe());
         }
-        ChunkRecord rec;
-        rec.t0 = c.t0;
-        rec.t1 = c.t1;
-        rec.level = c.level;
-        rec.count = c.count;
-        rec.compression = c.compression;
-        rec.uncompressed_size = c.uncompressed_size.value_or(block.size());
-        rec.records = stored;
+        const ChunkRecord rec{.t0 = c.t0,
+                              .t1 = c.t1,
+                              .level = c.level,
+                              .count = c.count,
+                              .compression = c.compression,
+                              .uncompressed_size = c.uncompressed_size.value_or(block.size()),
+                              .records = stored};
         ByteWriter cw;
         write(cw, rec);
         ByteVec chunk_bytes = cw.buffer();

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "fourdgs/text.hpp"
+
 namespace fourdgs::test {
 
 class Json {
@@ -189,28 +191,20 @@ private:
                 if (c != '\\') { out += c; continue; }
                 if (i >= s.size()) fail("unterminated escape");
                 const char e = s[i++];
-                switch (e) {
-                    case '"': out += '"'; break;
-                    case '\\': out += '\\'; break;
-                    case '/': out += '/'; break;
-                    case 'b': out += '\b'; break;
-                    case 'f': out += '\f'; break;
-                    case 'n': out += '\n'; break;
-                    case 'r': out += '\r'; break;
-                    case 't': out += '\t'; break;
-                    case 'u': {
-                        unsigned cp = hex4();
-                        if (cp >= 0xD800 && cp < 0xDC00) {
-                            if (!lit("\\u")) fail("lone high surrogate");
-                            const unsigned lo = hex4();
-                            if (lo < 0xDC00 || lo >= 0xE000) fail("bad low surrogate");
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        }
-                        utf8(out, cp);
-                        break;
-                    }
-                    default: fail("bad escape");
+                if (e != 'u') {
+                    const std::optional<char> c1 = fourdgs::json_unescape(e);
+                    if (!c1) fail("bad escape");
+                    out += *c1;
+                    continue;
                 }
+                unsigned cp = hex4();
+                if (cp >= 0xD800 && cp < 0xDC00) {
+                    if (!lit("\\u")) fail("lone high surrogate");
+                    const unsigned lo = hex4();
+                    if (lo < 0xDC00 || lo >= 0xE000) fail("bad low surrogate");
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                utf8(out, cp);
             }
         }
         Json number() {

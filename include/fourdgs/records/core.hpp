@@ -6,6 +6,7 @@
 #pragma once
 
 #include "fourdgs/export.hpp"
+#include "fourdgs/quantize.hpp"
 #include "fourdgs/records/bounds.hpp"
 #include "fourdgs/records/common.hpp"
 
@@ -39,11 +40,9 @@ struct Footer {
 };
 
 // §5.3 Quantization (0x03), including the appended per-band SH bit depths.
-struct Quantization {
+// The origin and steps are the GridSteps base, the part a decoder's Grid shares.
+struct Quantization : GridSteps {
     std::string scheme;
-    std::array<double, 3> pos_origin{};
-    double step_pos = 0, step_scale_log = 0, step_rot = 0, step_rgb = 0, step_alpha = 0,
-           step_motion = 0, step_time = 0, step_sigma_log = 0;
     std::uint8_t step_sh = 0;
     StringMap bounds;  // values as stored; see is_bound_spelling / compare_bounds
     // Appended: band b's depth at sh_depths[b-1]. Empty when the record declares none — the field
