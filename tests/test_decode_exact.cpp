@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "fourdgs/decode.hpp"
@@ -211,6 +212,149 @@ TEST_CASE("reconstruct: evaluate's run-at-a-time window test keeps exactly the g
                                              static_cast<std::ptrdiff_t>(frame.count)) == expected);
         CHECK(visible_count(b, t, 0.05) == expected.size());
     }
+}
+
+namespace {
+
+// §3 for one gaussian at a time, as the formulas are written (is_visible, displaced, the track
+// composed after): what evaluate() must give, bit for bit.
+Frame reference_evaluate(const GaussianBlock& b, double t, double cutoff,
+                         std::span<const ObjectTrack> tracks) {
+    Frame f;
+    f.sh_degree = b.sh_degree;
+    const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(b.sh_degree));
+    const TrackPoses poses(tracks, t);
+    for (std::size_t i = 0; i < b.count; ++i) {
+        double m = 0;
+        if (!is_visible(b.win_lo[i], b.win_hi[i], b.mu_t[i], b.sigma_t[i], t, cutoff, &m))
+            continue;
+        Vec3 c{};
+        for (int k = 0; k < 3; ++k)
+            c[k] = displaced(b.position[i * 3 + k], b.motion[i * 3 + k], t, b.mu_t[i]);
+        Quat q{b.rotation[i * 4], b.rotation[i * 4 + 1], b.rotation[i * 4 + 2],
+               b.rotation[i * 4 + 3]};
+        if (const Pose* p = poses.find(b.object_id[i])) {
+            c = fourdgs::apply(*p, c);
+            q = multiply(p->rotation, q);
+        }
+        for (int k = 0; k < 3; ++k) f.center.push_back(static_cast<float>(c[k]));
+        for (int k = 0; k < 3; ++k) f.scale.push_back(b.scale[i * 3 + k]);
+        for (int k = 0; k < 4; ++k) f.rotation.push_back(static_cast<float>(q[k]));
+        for (int k = 0; k < 3; ++k) f.color.push_back(b.color[i * 4 + k]);
+        f.color.push_back(static_cast<float>(b.color[i * 4 + 3] * m));
+        f.object_id.push_back(b.object_id[i]);
+        f.source.push_back(static_cast<std::uint32_t>(i));
+        f.sh.insert(f.sh.end(), b.sh.begin() + static_cast<std::ptrdiff_t>(i * per),
+                    b.sh.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+        ++f.count;
+    }
+    return f;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& got, const std::vector<T>& want, std::size_t n) {
+    return got.size() >= n && want.size() >= n &&
+           std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0;
+}
+
+// Whether the f64 product alpha * marginal sits so near an f32 rounding boundary that an
+// estimated marginal cannot decide the f32 opacity (evaluate() then calls exp itself).
+bool near_f32_boundary(double product) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &product, sizeof bits);
+    const std::int64_t low = static_cast<std::int64_t>(bits & 0x1fffffff);
+    return std::abs(low - 0x10000000) < 0x4000;
+}
+
+}  // namespace
+
+TEST_CASE("reconstruct: evaluate equals the per-gaussian §3 formulas bit for bit, also where "
+          "the marginal is at the cutoff or the opacity at an f32 rounding boundary (M003)",
+          "[reconstruct]") {
+    const float inf = std::numeric_limits<float>::infinity();
+    // At t = 0 the gaussians made to sit at the cutoff have z = (0 - mu_t) / sigma_t = k_cut
+    // exactly (sigma_t a power of two, mu_t = -k_cut sigma_t), so their marginal is m0.
+    const float k_cut = static_cast<float>(std::sqrt(-2 * std::log(0.05)));
+    const double z0 = k_cut, m0 = std::exp(-0.5 * z0 * z0);
+    std::mt19937 rng(14);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    GaussianBlock b;
+    b.count = 200000;
+    b.sh_degree = 1;
+    for (std::size_t i = 0; i < b.count; ++i) {
+        const float start = 8 * u(rng), len = 4 * u(rng);
+        float lo = i % 50 == 0 ? -inf : start, hi = i % 60 == 0 ? inf : start + len;
+        float sigma = 0.01f + 2 * u(rng), mu = start + (len + 2) * u(rng) - 1;
+        switch (i % 100) {
+            case 0: case 1: case 2: case 3: case 4: sigma = inf; break;
+            case 5: sigma = 0.f; break;
+            case 6: sigma = std::numeric_limits<float>::quiet_NaN(); break;
+            case 7: sigma = 1e-30f; break;
+            case 8: case 9: case 10: case 11:  // at t = 0, marginal m0
+                sigma = std::ldexp(1.f, static_cast<int>(i % 7) - 3);
+                mu = (i % 2 ? -k_cut : k_cut) * sigma;
+                lo = -inf;
+                hi = inf;
+                break;
+            default: break;
+        }
+        b.win_lo.push_back(lo);
+        b.win_hi.push_back(hi);
+        b.mu_t.push_back(mu);
+        b.sigma_t.push_back(sigma);
+        for (int c = 0; c < 3; ++c) {
+            b.position.push_back(20 * u(rng) - 10);
+            b.motion.push_back(i % 3 == 0 ? 0.f : 2 * u(rng) - 1);
+            b.scale.push_back(u(rng));
+        }
+        for (int c = 0; c < 4; ++c) b.rotation.push_back(2 * u(rng) - 1);
+        for (int c = 0; c < 3; ++c) b.color.push_back(u(rng));
+        b.color.push_back(i % 97 == 0 ? 0.f : i % 89 == 0 ? 1e-40f : u(rng));
+        b.flags.push_back(0);
+        b.window_index.push_back(0);
+        b.object_id.push_back(static_cast<std::uint32_t>(i % 4));
+        for (int c = 0; c < 9; ++c) b.sh.push_back(static_cast<std::uint8_t>(rng()));
+    }
+    // Objects 1 and 2 move; 3 has no track.
+    std::vector<ObjectTrack> tracks(2);
+    for (std::uint32_t id : {1u, 2u}) {
+        ObjectTrack& tr = tracks[id - 1];
+        tr.object_id = id;
+        tr.samples.push_back({0.0, {0, 0, 0, 1}, {0, 0, 0}});
+        tr.samples.push_back({10.0, {0, std::sin(0.3 * id), 0, std::cos(0.3 * id)}, {1, 2, 3}});
+    }
+    EvaluateOptions options;
+    options.tracks = tracks;
+
+    Frame frame;
+    std::size_t at_cutoff = 0, undecidable = 0;
+    const double cutoffs[] = {0.05, m0, std::nextafter(m0, 0.0), std::nextafter(m0, 1.0),
+                              m0 * (1 + 0x1p-44), 0.5, 0.0, -1.0, 1.0, 1e-320, 2.0};
+    for (double co : cutoffs) {
+        for (double t : {2.5, 5.0, 0.0, -1e300, 1e30}) {
+            INFO("cutoff = " << co << ", t = " << t);
+            evaluate(b, t, co, frame, options);
+            const Frame want = reference_evaluate(b, t, co, tracks);
+            REQUIRE(frame.count == want.count);
+            CHECK(same_bits(frame.source, want.source, want.count));
+            CHECK(same_bits(frame.center, want.center, want.count * 3));
+            CHECK(same_bits(frame.scale, want.scale, want.count * 3));
+            CHECK(same_bits(frame.rotation, want.rotation, want.count * 4));
+            CHECK(same_bits(frame.color, want.color, want.count * 4));
+            CHECK(same_bits(frame.object_id, want.object_id, want.count));
+            CHECK(same_bits(frame.sh, want.sh, want.count * 9));
+            for (std::size_t i = 0; i < b.count; ++i) {
+                double m = -1;  // set when inside the window
+                is_visible(b.win_lo[i], b.win_hi[i], b.mu_t[i], b.sigma_t[i], t, co, &m);
+                if (m < 0) continue;
+                at_cutoff += std::fabs(m - co) < co * 0x1p-40;
+                undecidable += m >= co && near_f32_boundary(b.color[i * 4 + 3] * m);
+            }
+        }
+    }
+    // The cases an estimated marginal cannot decide were there to be decided.
+    CHECK(at_cutoff > 100);
+    CHECK(undecidable > 0);
 }
 
 TEST_CASE("decode: an index whose counts outnumber its bytes is decoded chunk by chunk, to the "

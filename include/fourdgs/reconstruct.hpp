@@ -100,16 +100,16 @@ inline float float_at_or_below(double t) {
     return f;
 }
 
-// The §3 window test for `n` gaussians from `first`: in[j] is all ones when gaussian first + j
-// has win_lo <= t < win_hi (tf = float_at_or_below(t)). Returns whether any has.
-inline bool in_window(const float* __restrict win_lo, const float* __restrict win_hi,
-                      std::size_t n, float tf, std::uint32_t* __restrict in) {
-    std::uint32_t any = 0;
+// The §3 window test for `n` gaussians from `first`: in[j] is 1 when gaussian first + j has
+// win_lo <= t < win_hi (tf = float_at_or_below(t)), else 0. Returns how many have.
+inline std::uint32_t in_window(const float* __restrict win_lo, const float* __restrict win_hi,
+                               std::size_t n, float tf, std::uint32_t* __restrict in) {
+    std::uint32_t inside = 0;
     for (std::size_t j = 0; j < n; ++j) {
         in[j] = (win_lo[j] <= tf) & (tf < win_hi[j]);
-        any |= in[j];
+        inside += in[j];
     }
-    return any != 0;
+    return inside;
 }
 
 // §3's base_center on one axis: position + motion * (t - mu_t), computed in f64 and rounded once
@@ -121,86 +121,11 @@ inline float displaced(float position, float motion, double t, float mu_t) {
 }
 
 // Fills `frame` with the visible gaussians of `block` at time t (§3), composing
-// `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames.
-inline void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
-                     const EvaluateOptions& options = {}) {
-    if (!options.append) frame.count = 0;
-    const int deg = options.with_sh ? std::min(block.sh_degree, options.max_sh_degree) : 0;
-    if (!options.append || frame.count == 0) frame.sh_degree = deg;
-    const int per_src = sh_coeffs_per_component(block.sh_degree);
-    const int per_dst = sh_coeffs_per_component(frame.sh_degree);
-    // One file's blocks share a degree; a block with fewer bands (a truncated chunk) fills the
-    // missing coefficients with byte 128, the code nearest to 0.
-    const int per_copy = std::min(per_src, per_dst);
-
-    // Size for the worst case once (every gaussian visible); count says how many are valid.
-    const std::size_t cap = frame.count + block.count;
-    auto grow = [cap](auto& v, std::size_t k) {
-        if (v.size() < cap * k) v.resize(cap * k);
-    };
-    grow(frame.center, 3);
-    grow(frame.scale, 3);
-    grow(frame.rotation, 4);
-    grow(frame.color, 4);
-    grow(frame.object_id, 1);
-    grow(frame.source, 1);
-    if (per_dst > 0) grow(frame.sh, 3 * static_cast<std::size_t>(per_dst));
-
-    const TrackPoses poses(options.tracks, t);
-    const bool ids = !block.object_id.empty();
-    std::size_t o = frame.count;
-    // Window test first, a run at a time, as a vectorized float compare (most gaussians of a
-    // long scene are outside their window at any t); the marginal only for those inside.
-    const float tf = float_at_or_below(t);
-    constexpr std::size_t kRun = 256;
-    std::uint32_t in[kRun];
-    for (std::size_t first = 0; first < block.count; first += kRun) {
-        const std::size_t run = std::min(kRun, block.count - first);
-        if (!in_window(block.win_lo.data() + first, block.win_hi.data() + first, run, tf, in))
-            continue;
-        for (std::size_t j = 0; j < run; ++j) {
-            if (!in[j]) continue;
-            const std::size_t i = first + j;
-            double m = 1.0;
-            if (!std::isinf(block.sigma_t[i])) {
-                const double z = (t - block.mu_t[i]) / block.sigma_t[i];
-                m = std::exp(-0.5 * z * z);
-            }
-            // Written whether visible or not, then kept by advancing `o`: whether a gaussian
-            // inside its window passes the cutoff is data, and a branch on it mispredicts. Slot
-            // `o` exists: at most `i` gaussians of this block were kept before it.
-            for (int c = 0; c < 3; ++c) {
-                frame.center[o * 3 + c] = displaced(block.position[i * 3 + c],
-                                                    block.motion[i * 3 + c], t, block.mu_t[i]);
-                frame.scale[o * 3 + c] = block.scale[i * 3 + c];
-            }
-            for (int c = 0; c < 4; ++c) frame.rotation[o * 4 + c] = block.rotation[i * 4 + c];
-            for (int c = 0; c < 3; ++c) frame.color[o * 4 + c] = block.color[i * 4 + c];
-            frame.color[o * 4 + 3] = static_cast<float>(block.color[i * 4 + 3] * m);
-            frame.object_id[o] = ids ? block.object_id[i] : 0;
-            const Pose* p = (ids && !poses.empty()) ? poses.find(block.object_id[i]) : nullptr;
-            if (p) {
-                // Track second, base first (§3): R * base_center + T, R ⊗ rotation.
-                const Vec3 c = apply(*p, {frame.center[o * 3], frame.center[o * 3 + 1],
-                                          frame.center[o * 3 + 2]});
-                const float* q = &block.rotation[i * 4];
-                const Quat r = multiply(p->rotation, {q[0], q[1], q[2], q[3]});
-                for (int k = 0; k < 3; ++k) frame.center[o * 3 + k] = static_cast<float>(c[k]);
-                for (int k = 0; k < 4; ++k) frame.rotation[o * 4 + k] = static_cast<float>(r[k]);
-            }
-            frame.source[o] = static_cast<std::uint32_t>(i);
-            if (per_dst > 0)
-                for (int c = 0; c < 3; ++c)
-                    for (int k = 0; k < per_dst; ++k)
-                        frame.sh[(o * 3 + c) * per_dst + k] =
-                            k < per_copy ? block.sh[(i * 3 + c) * per_src + k]
-                                         : std::uint8_t{128};
-            o += m >= cutoff;
-        }
-    }
-    frame.count = o;
-    frame.time = t;
-}
+// `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames. The result is
+// bit for bit what is_visible(), displaced() and the formulas above give for each gaussian;
+// the work is vectorized over runs of gaussians (src/reconstruct.cpp).
+void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
+              const EvaluateOptions& options = {});
 
 // How many gaussians of `block` are visible at t.
 inline std::size_t visible_count(const GaussianBlock& block, double t, double cutoff) {
