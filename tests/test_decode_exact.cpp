@@ -253,8 +253,9 @@ Frame reference_evaluate(const GaussianBlock& b, double t, double cutoff,
 
 template <class T>
 bool same_bits(const std::vector<T>& got, const std::vector<T>& want, std::size_t n) {
+    // memcmp is not given an empty vector's data(), which may be null (UBSan).
     return got.size() >= n && want.size() >= n &&
-           std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0;
+           (n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0);
 }
 
 // Whether the f64 product alpha * marginal sits so near an f32 rounding boundary that an
