@@ -18,30 +18,44 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
 
 std::uint32_t id_of(std::int32_t code) { return static_cast<std::uint32_t>(code); }
 
+// Copies `w` values (a row of a column of width w) from `from` to `to`: the widths are 1 and
+// 3, written out so a row is a few moves rather than a call.
+inline void copy_row(const std::int32_t* from, std::int32_t* to, int w) {
+    if (w == 1) {
+        to[0] = from[0];
+    } else if (w == 3) {
+        to[0] = from[0];
+        to[1] = from[1];
+        to[2] = from[2];
+    } else {
+        std::copy_n(from, w, to);
+    }
+}
+
 // The attribute columns of a ChunkBins, as members with their widths; SH bands are handled
 // separately.
 template <class F>
 void for_each_column_member(F&& f) {
-    f(&ChunkBins::position, 3);
-    f(&ChunkBins::scale, 3);
-    f(&ChunkBins::rotation_index, 1);
-    f(&ChunkBins::rotation, 3);
-    f(&ChunkBins::color, 3);
-    f(&ChunkBins::opacity, 1);
-    f(&ChunkBins::motion, 3);
-    f(&ChunkBins::mu_t, 1);
-    f(&ChunkBins::sigma_t, 1);
-    f(&ChunkBins::flags, 1);
-    f(&ChunkBins::window_index, 1);
-    f(&ChunkBins::source_group, 1);
-    f(&ChunkBins::source_index, 1);
-    f(&ChunkBins::gaussian_id, 1);
-    f(&ChunkBins::object_id, 1);
+    f(&ChunkBins::position, 3, attr::position);
+    f(&ChunkBins::scale, 3, attr::scale);
+    f(&ChunkBins::rotation_index, 1, attr::rotation_index);
+    f(&ChunkBins::rotation, 3, attr::rotation);
+    f(&ChunkBins::color, 3, attr::color);
+    f(&ChunkBins::opacity, 1, attr::opacity);
+    f(&ChunkBins::motion, 3, attr::motion);
+    f(&ChunkBins::mu_t, 1, attr::mu_t);
+    f(&ChunkBins::sigma_t, 1, attr::sigma_t);
+    f(&ChunkBins::flags, 1, attr::flags);
+    f(&ChunkBins::window_index, 1, attr::window_index);
+    f(&ChunkBins::source_group, 1, attr::source_group);
+    f(&ChunkBins::source_index, 1, attr::source_index);
+    f(&ChunkBins::gaussian_id, 1, attr::gaussian_id);
+    f(&ChunkBins::object_id, 1, attr::object_id);
 }
 
 template <class Bins, class F>
 void for_each_column(Bins& b, F&& f) {
-    for_each_column_member([&](auto member, int w) { f(b.*member, w); });
+    for_each_column_member([&](auto member, int w, std::uint8_t) { f(b.*member, w); });
 }
 
 }  // namespace
@@ -277,8 +291,35 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
     return ok_status();
 }
 
+// True when each group lists its ids strictly ascending (as writers do: the id stream's delta
+// coding wants it) and no id is in two groups: what check_group_ids proves, by merging instead
+// of hashing.
+static bool ascending_and_disjoint(std::span<const std::int32_t> a,
+                                   std::span<const std::int32_t> b,
+                                   std::span<const std::int32_t> c) {
+    for (auto g : {a, b, c})
+        for (std::size_t i = 1; i < g.size(); ++i)
+            if (!(id_of(g[i - 1]) < id_of(g[i]))) return false;
+    auto disjoint = [](std::span<const std::int32_t> x, std::span<const std::int32_t> y) {
+        std::size_t i = 0, j = 0;
+        while (i < x.size() && j < y.size()) {
+            if (id_of(x[i]) == id_of(y[j])) return false;
+            id_of(x[i]) < id_of(y[j]) ? ++i : ++j;
+        }
+        return true;
+    };
+    return disjoint(a, b) && disjoint(a, c) && disjoint(b, c);
+}
+
 Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
-    // One pass over all three groups: duplicates within a group, then across groups (§11.3).
+    const std::span<const std::int32_t> deaths(d.deaths);
+    const auto updates = std::span<const std::int32_t>(d.updates.gaussian_id)
+                             .first(d.update_present[attr::gaussian_id] ? d.updates.count : 0);
+    const auto births = std::span<const std::int32_t>(d.births.gaussian_id)
+                            .first(d.births.has_gaussian_id ? d.births.count : 0);
+    if (ascending_and_disjoint(deaths, updates, births)) return ok_status();
+    // Otherwise one pass over all three groups names the first id at fault: duplicates within a
+    // group, then across groups (§11.3).
     std::unordered_map<std::uint32_t, int> group_of;
     group_of.reserve(d.deaths.size() + d.updates.count + d.births.count);
     static constexpr const char* kGroup[] = {"death", "update", "birth"};
@@ -302,14 +343,9 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
         }
         return ok_status();
     };
-    FOURDGS_TRY(visit(d.deaths, 0));
-    FOURDGS_TRY(visit(std::span(d.updates.gaussian_id).first(
-                          d.update_present[attr::gaussian_id] ? d.updates.count : 0),
-                      1));
-    FOURDGS_TRY(visit(std::span(d.births.gaussian_id).first(d.births.has_gaussian_id
-                                                                ? d.births.count
-                                                                : 0),
-                      2));
+    FOURDGS_TRY(visit(deaths, 0));
+    FOURDGS_TRY(visit(updates, 1));
+    FOURDGS_TRY(visit(births, 2));
     return ok_status();
 }
 
@@ -439,12 +475,12 @@ void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins&
     out.count = static_cast<std::uint32_t>(n);
     // Every column of the population holds every row (append_row writes 0 where a source lacks
     // an optional one); the optional columns it does not carry are then left empty.
-    for_each_column_member([&](auto member, int w) {
+    for_each_column_member([&](auto member, int w, std::uint8_t) {
         const std::vector<std::int32_t>& src = bins_.*member;
         std::vector<std::int32_t>& dst = out.*member;
         dst.resize(n * w);
         for (std::size_t i = 0; i < n; ++i)
-            std::copy_n(&src[std::size_t{order[i]} * w], w, &dst[i * w]);
+            copy_row(&src[std::size_t{order[i]} * w], &dst[i * w], w);
     });
     out.has_gaussian_id = true;
     out.has_source_group = bins_.has_source_group;
@@ -467,14 +503,16 @@ void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins&
     }
 }
 
-void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into) {
-    for_each_column_member([&](auto member, int w) {
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into,
+                  const std::array<bool, attr::kKnownCount>* only) {
+    for_each_column_member([&](auto member, int w, std::uint8_t id) {
         std::vector<std::int32_t>& dst = into.*member;
         const std::vector<std::int32_t>& src = rows.*member;
-        if (dst.empty()) return;  // a column the state does not carry
+        if (dst.empty() || (only && !(*only)[id])) return;  // not carried, or not changed
         for (std::size_t k = 0; k < at.size(); ++k)
-            std::copy_n(&src[k * w], w, &dst[std::size_t{at[k]} * w]);
+            copy_row(&src[k * w], &dst[std::size_t{at[k]} * w], w);
     });
+    if (only) return;  // SH travels with births only (§5.18), never in an update
     for (int b = 1; b <= into.sh_bands; ++b) {
         const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
         for (std::size_t k = 0; k < at.size(); ++k)

@@ -70,8 +70,10 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
                          DeltaBins& out, DecodeScratch& scratch);
 
 // Copies row k of `rows` over row at[k] of `into` (which has the same columns and SH bands), for
-// every k: a state's changed rows written back in place.
-void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into);
+// every k: a state's changed rows written back in place. With `only`, just the attribute
+// columns it flags (by attr id; an update group's streams, which carry no SH).
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into,
+                  const std::array<bool, attr::kKnownCount>* only = nullptr);
 
 // A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
 // ChunkBins in arbitrary slot order) plus an id → slot map; a death swaps the last slot into the
