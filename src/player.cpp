@@ -9,6 +9,7 @@
 #include "fourdgs/player.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -143,7 +144,10 @@ struct Player::Impl {
     // What the worker works towards.
     double head_t = 0;
     int head_dir = 1;
-    // Where the worker is.
+    // Where the worker is: the segments it works towards, and whether what it is fetching is
+    // still wanted (a seek elsewhere sets `abandon`, which the source's prefetch polls).
+    std::vector<std::size_t> working;
+    std::atomic<bool> abandon{false};
     Phase phase = Phase::idle;
     std::size_t work_pos = kNone;     // the segment (birth: the segment of the chunk) or item
     PlayerStats stats;
@@ -188,6 +192,7 @@ struct Player::Impl {
     // ---- lookups
     std::size_t segment_of(double t) const;
     std::vector<std::size_t> wanted_segments() const;  // under mu
+    void retarget();                                    // under mu: the head moved
 
     // ---- the worker
     void run();
@@ -353,6 +358,14 @@ std::vector<std::size_t> Player::Impl::wanted_segments() const {
     return out;
 }
 
+void Player::Impl::retarget() {
+    wake.notify_one();
+    if (segments.empty()) return;
+    const double t = std::clamp(head_t, segments.front().t0, before(segments.back().t1));
+    if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
+        abandon.store(true);
+}
+
 void Player::Impl::run() {
     std::unique_lock lock(mu);
     while (!stop) {
@@ -376,6 +389,8 @@ void Player::Impl::aim_prefetcher(std::unique_lock<std::mutex>& lock) {
 
 void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     const std::vector<std::size_t> wanted = wanted_segments();
+    working = wanted;
+    abandon.store(false);
     std::vector<std::size_t> needed;
     for (std::size_t s : wanted)
         for (std::size_t c : segments[s].chunks)
@@ -426,8 +441,14 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     const IndexedReader& indexed = *reader->indexed();
     const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
     // A failed prefetch is one the decode meets too, and reports.
-    (void)source->prefetch(ranges);
+    (void)source->prefetch(ranges, &abandon);
     lock.lock();
+    if (abandon.load()) {  // the playhead went elsewhere: the slot is free again
+        slot->state = ChunkSlot::State::empty;
+        slot->chunk = kNone;
+        phase = Phase::idle;
+        return;
+    }
     phase = Phase::decoding;
     lock.unlock();
     const std::size_t one[] = {chunk};
@@ -460,6 +481,8 @@ void Player::Impl::recycle(Item&& item) {
 
 void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     std::vector<std::size_t> wanted = wanted_segments();
+    working = wanted;
+    abandon.store(false);
     const KeyframeDeltaReader& kd = *reader->keyframes();
     // The state the next item would follow; none after a refusal (nothing composes past it).
     const std::size_t tail = queue.empty()        ? shown_pos
@@ -529,8 +552,15 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         else if (!*stepped) step = false;  // (cannot happen: next_step said it would)
     }
     if (!step && st.ok()) {
-        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok()) (void)source->prefetch(*ranges);
+        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok())
+            (void)source->prefetch(*ranges, &abandon);
         lock.lock();
+        if (abandon.load()) {  // the playhead went elsewhere: compose what it wants instead
+            recycle(std::move(item));
+            phase = Phase::idle;
+            work_pos = kNone;
+            return;
+        }
         phase = Phase::decoding;
         lock.unlock();
         item.step.whole = true;
@@ -732,7 +762,7 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
     if (head != head_t || dir != head_dir) {
         head_t = head;
         head_dir = dir;
-        wake.notify_one();
+        retarget();
     }
     ++stats.frames;
     Found found;
@@ -920,7 +950,7 @@ void Player::seek(double t) {
             m.queue.pop_back();
         }
     m.head_t = m.anchor_t;
-    m.wake.notify_one();
+    m.retarget();
 }
 
 Status Player::set_rate(double rate) {

@@ -409,10 +409,11 @@ Link start_link(int upstream_port, double rtt_ms, double mbit) {
     close(in[0]);
     close(out[1]);
     link.to_child = in[1];
-    char buf[32] = {};
-    ssize_t n = read(out[0], buf, sizeof buf - 1);
+    std::string line;  // the port, then a newline
+    char c = 0;
+    while (line.size() < 16 && read(out[0], &c, 1) == 1 && c != '\n') line += c;
     close(out[0]);
-    if (n <= 0 || (link.port = std::atoi(buf)) <= 0) {
+    if ((link.port = std::atoi(line.c_str())) <= 0) {
         std::fprintf(stderr, "the link proxy did not start\n");
         std::exit(1);
     }
@@ -456,12 +457,16 @@ void over_http(const std::string& base, const std::string& root,
         // Time to first frame: open the URL, the scene and the player, then the first frame.
         const auto t0 = Clock::now();
         auto source = take(HttpSource::open(url), "HttpSource::open");
+        const double opened = since(t0);
         SceneReader reader = take(open_scene(*source), "open_scene");
+        const double scene_open = since(t0);
         Player player = take(Player::open(reader, *source, {}), "player");
         Frame frame;
         PlayerFrame info;
         check(player.frame_at(0, frame, info, true), "first frame");
         const double ttff = since(t0);
+        std::printf("  (source open %.0f ms, scene open %.0f ms, first frame %.0f ms)\n",
+                    opened * 1e3, scene_open * 1e3, ttff * 1e3);
         const HttpStats first_stats = source->stats();
         const double ttff_goal = 3 * rtt + double(first_bytes) / bytes_per_s;
         std::printf("%s (%.1f MB): time to first frame %.0f ms = %.2fx the goal (3 round trips "

@@ -32,15 +32,23 @@ class Link:
         return self.free_at + self.delay
 
 
-async def pump(reader, writer, link, ready):
+async def pump(reader, writer, link, ready, window):
+    """Relays reader to writer through `link`, holding at most `window` bytes in flight (TCP's
+    flow control: a sender never has more than the receive window unacknowledged)."""
     queue = asyncio.Queue()
+    in_flight = [0]
+    drained = asyncio.Event()
 
     async def receive():
         while True:
+            while in_flight[0] >= window:
+                drained.clear()
+                await drained.wait()
             data = await reader.read(65536)
             if not data:
                 await queue.put(None)
                 return
+            in_flight[0] += len(data)
             await queue.put((link.arrival(len(data)), data))
 
     async def send():
@@ -59,10 +67,12 @@ async def pump(reader, writer, link, ready):
                 await asyncio.sleep(wait)
             writer.write(data)
             await writer.drain()
+            in_flight[0] -= len(data)
+            drained.set()
 
     try:
         await asyncio.gather(receive(), send())
-    except (ConnectionError, OSError):
+    except (ConnectionError, OSError, asyncio.CancelledError):
         pass
     finally:
         writer.close()
@@ -77,6 +87,8 @@ async def main():
     rate = a.mbit * 1e6 / 8
     one_way = a.rtt_ms / 2000.0
     down, up = Link(rate, one_way), Link(rate, one_way)
+    # A receive window of twice the path's bandwidth-delay product, as Linux's autotuning grows.
+    window = max(65536, int(2 * rate * 2 * one_way))
 
     async def handle(client_reader, client_writer):
         try:
@@ -88,17 +100,23 @@ async def main():
         asyncio.get_running_loop().call_later(2 * one_way, handshake.set)
         opened = asyncio.Event()
         opened.set()
-        await asyncio.gather(pump(client_reader, up_writer, up, handshake),
-                             pump(up_reader, client_writer, down, opened))
+        try:
+            await asyncio.gather(pump(client_reader, up_writer, up, handshake, window),
+                                 pump(up_reader, client_writer, down, opened, window))
+        except asyncio.CancelledError:
+            pass
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
+    sys.stdout.write("%d\n" % server.sockets[0].getsockname()[1])
+    sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(1) else None)
     async with server:
         await stop.wait()
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
 
 
 if __name__ == "__main__":
