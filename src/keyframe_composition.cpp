@@ -169,13 +169,72 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
 }
 
 // ---------------------------------------------------------------------------------------------
+// IdSlots.
+
+void IdSlots::clear() noexcept {
+    table_.clear();
+    sparse_.clear();
+    dense_ = true;
+    size_ = 0;
+    reserved_ = 0;
+}
+
+void IdSlots::reserve(std::size_t n) {
+    reserved_ = std::max(reserved_, n);
+    if (!dense_) sparse_.reserve(n);
+}
+
+void IdSlots::set(std::uint32_t id, std::uint32_t slot) {
+    if (dense_ && id >= table_.size()) {
+        // Dense while ids stay within four times the population (or what was reserved).
+        const std::uint64_t bound =
+            4 * std::max<std::uint64_t>({size_ + 1, reserved_, std::uint64_t{1} << 16});
+        if (id < bound)
+            table_.resize(std::max<std::uint64_t>(
+                              id + std::uint64_t{1},
+                              std::min<std::uint64_t>(bound, 2 * std::uint64_t{table_.size()})),
+                          kNone);
+        else
+            to_sparse();
+    }
+    if (dense_) {
+        size_ += table_[id] == kNone;
+        table_[id] = slot;
+        return;
+    }
+    size_ += sparse_.insert_or_assign(id, slot).second;
+}
+
+void IdSlots::erase(std::uint32_t id) {
+    if (!dense_) {
+        size_ -= sparse_.erase(id);
+    } else if (id < table_.size() && table_[id] != kNone) {
+        table_[id] = kNone;
+        --size_;
+    }
+}
+
+void IdSlots::to_sparse() {
+    sparse_.reserve(std::max(size_, reserved_));
+    for (std::size_t id = 0; id < table_.size(); ++id)
+        if (table_[id] != kNone) sparse_.emplace(static_cast<std::uint32_t>(id), table_[id]);
+    table_ = {};
+    dense_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
 // ComposedPopulation.
 
 void ComposedPopulation::reset(int sh_bands) {
-    bins_ = ChunkBins{};
+    bins_.count = 0;  // the storage stays, for the next keyframe
+    for_each_column(bins_, [](std::vector<std::int32_t>& col, int) { col.clear(); });
+    for (auto& band : bins_.sh) band.clear();
+    bins_.has_source_group = bins_.has_source_index = bins_.has_object_id = false;
+    bins_.has_gaussian_id = false;
     bins_.sh_bands = std::clamp(sh_bands, 0, 3);
     slot_.clear();
     dead_.clear();
+    in_order_ = true;
 }
 
 void ComposedPopulation::remove_slot(std::uint32_t slot) {
@@ -188,7 +247,8 @@ void ComposedPopulation::remove_slot(std::uint32_t slot) {
             const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
             std::copy_n(&bins_.sh[b - 1][last * w], w, &bins_.sh[b - 1][slot * w]);
         }
-        slot_[id_of(bins_.gaussian_id[slot])] = slot;
+        slot_.set(id_of(bins_.gaussian_id[slot]), slot);
+        in_order_ = false;  // the last row moved into the middle
     }
     for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
         col.resize(std::size_t{last} * w);
@@ -227,7 +287,9 @@ void ComposedPopulation::append_row(const ChunkBins& src, std::uint32_t row) {
         const auto* from = &src.sh[b - 1][row * w];
         bins_.sh[b - 1].insert(bins_.sh[b - 1].end(), from, from + w);
     }
-    slot_[id_of(src.gaussian_id[row])] = bins_.count;
+    const std::uint32_t id = id_of(src.gaussian_id[row]);
+    if (bins_.count > 0 && !(id_of(bins_.gaussian_id[bins_.count - 1]) < id)) in_order_ = false;
+    slot_.set(id, bins_.count);
     ++bins_.count;
 }
 
@@ -238,17 +300,27 @@ static void lower_bands(ChunkBins& bins, int to) {
     bins.sh_bands = std::max(to, 0);
 }
 
+static Status keyframe_without_ids(const ChunkBins& kf, const ChunkRef& chunk) {
+    return malformed(refusal::kMissingGaussianId,
+                     chunk.describe() + " holds " + std::to_string(kf.count) +
+                         " gaussians but no gaussian_id stream; every chunk of a keyframe-delta "
+                         "file carries it (§11.2)",
+                     chunk.offset);
+}
+
+static Status keyframe_id_reused(std::uint32_t id, const ChunkRef& chunk) {
+    return malformed(refusal::kGaussianIdReused,
+                     chunk.describe() + " states gaussian_id " + std::to_string(id) +
+                         ", which died earlier; an id is never reused (§11.2)",
+                     chunk.offset);
+}
+
 Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& chunk) {
-    if (kf.count > 0 && !kf.has_gaussian_id)
-        return malformed(refusal::kMissingGaussianId,
-                         chunk.describe() + " holds " + std::to_string(kf.count) +
-                             " gaussians but no gaussian_id stream; every chunk of a "
-                             "keyframe-delta file carries it (§11.2)",
-                         chunk.offset);
+    if (kf.count > 0 && !kf.has_gaussian_id) return keyframe_without_ids(kf, chunk);
     const int bands = std::min(bins_.sh_bands, kf.sh_bands);
-    bins_ = ChunkBins{};
-    bins_.sh_bands = bands;
-    slot_.clear();
+    const std::unordered_set<std::uint32_t> dead = std::move(dead_);
+    reset(bands);
+    dead_ = std::move(dead);
     slot_.reserve(kf.count);
     for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
         col.reserve(std::size_t{kf.count} * w);
@@ -256,18 +328,42 @@ Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& 
     bins_.has_gaussian_id = true;
     for (std::uint32_t i = 0; i < kf.count; ++i) {
         const std::uint32_t id = id_of(kf.gaussian_id[i]);
-        if (slot_.count(id))
+        if (slot_.contains(id))
             return malformed(refusal::kDuplicateGaussianId,
                              chunk.describe() + " states gaussian_id " + std::to_string(id) +
                                  " twice; ids are unique within a state (§11.2)",
                              chunk.offset);
-        if (dead_.count(id))
-            return malformed(refusal::kGaussianIdReused,
-                             chunk.describe() + " states gaussian_id " + std::to_string(id) +
-                                 ", which died earlier; an id is never reused (§11.2)",
-                             chunk.offset);
+        if (dead_.count(id)) return keyframe_id_reused(id, chunk);
         append_row(kf, i);
     }
+    return ok_status();
+}
+
+Status ComposedPopulation::take_keyframe(ChunkBins& kf, const ChunkRef& chunk) {
+    if (kf.count > 0 && !kf.has_gaussian_id) return keyframe_without_ids(kf, chunk);
+    const std::uint32_t n = kf.count;
+    for (std::uint32_t i = 1; i < n; ++i)
+        if (!(id_of(kf.gaussian_id[i - 1]) < id_of(kf.gaussian_id[i])))
+            return assign_keyframe(kf, chunk);  // not ascending: copied, duplicates refused there
+    for (std::uint32_t i = 0; i < n && !dead_.empty(); ++i)
+        if (dead_.count(id_of(kf.gaussian_id[i])))
+            return keyframe_id_reused(id_of(kf.gaussian_id[i]), chunk);
+    const int bands = std::min(bins_.sh_bands, kf.sh_bands);
+    std::swap(bins_, kf);
+    kf.count = 0;
+    // As append_row writes them: every column holds every row, zeros where the chunk has none.
+    auto zeros = [n](std::vector<std::int32_t>& col, bool present) {
+        if (!present) col.assign(n, 0);
+    };
+    zeros(bins_.source_group, bins_.has_source_group);
+    zeros(bins_.source_index, bins_.has_source_index);
+    zeros(bins_.object_id, bins_.has_object_id);
+    bins_.has_gaussian_id = true;
+    lower_bands(bins_, bands);
+    slot_.clear();
+    slot_.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) slot_.set(id_of(bins_.gaussian_id[i]), i);
+    in_order_ = true;
     return ok_status();
 }
 
@@ -285,7 +381,7 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
     dead.insert(dead_.begin(), dead_.end());
     for (std::uint32_t i = 0; i < previous.bins_.count; ++i) {
         const std::uint32_t id = id_of(previous.bins_.gaussian_id[i]);
-        if (!slot_.count(id)) dead.insert(id);
+        if (!slot_.contains(id)) dead.insert(id);
     }
     dead_ = std::move(dead);
     return ok_status();
@@ -375,10 +471,9 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     // Deaths.
     for (std::int32_t code : d.deaths) {
         const std::uint32_t id = id_of(code);
-        auto it = slot_.find(id);
-        if (it == slot_.end()) return not_live("death", id);
-        const std::uint32_t slot = it->second;
-        slot_.erase(it);
+        const std::uint32_t slot = slot_.find(id);
+        if (slot == IdSlots::kNone) return not_live("death", id);
+        slot_.erase(id);
         remove_slot(slot);
         dead_.insert(id);
     }
@@ -404,10 +499,10 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     if (updated) updated->clear();
     for (std::uint32_t i = 0; i < u.count; ++i) {
         const std::uint32_t id = id_of(u.gaussian_id[i]);
-        auto it = slot_.find(id);
-        if (it == slot_.end()) return not_live("update", id);
-        const std::size_t s = it->second;
-        if (updated) updated->push_back(it->second);
+        const std::uint32_t found = slot_.find(id);
+        if (found == IdSlots::kNone) return not_live("update", id);
+        const std::size_t s = found;
+        if (updated) updated->push_back(found);
         for (const Diff& df : kDiffs) {
             if (!present[df.id]) continue;
             const std::vector<std::int32_t>& delta = u.*df.col;
@@ -450,7 +545,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                           chunk.offset);
     for (std::uint32_t i = 0; i < b.count; ++i) {
         const std::uint32_t id = id_of(b.gaussian_id[i]);
-        if (slot_.count(id))
+        if (slot_.contains(id))
             return bad_id(refusal::kDuplicateGaussianId, "birth", id,
                           ", which is already live; ids are unique within a state (§11.2)");
         if (dead_.count(id))
@@ -462,6 +557,24 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
 }
 
 void ComposedPopulation::materialize(ChunkBins& out) const {
+    if (in_order_) {  // already sorted: a copy, into out's storage
+        const std::vector<std::int32_t> none;
+        out.count = bins_.count;
+        out.has_gaussian_id = true;
+        out.has_source_group = bins_.has_source_group;
+        out.has_source_index = bins_.has_source_index;
+        out.has_object_id = bins_.has_object_id;
+        for_each_column_member([&](auto member, int, std::uint8_t id) {
+            const bool absent = (id == attr::source_group && !out.has_source_group) ||
+                                (id == attr::source_index && !out.has_source_index) ||
+                                (id == attr::object_id && !out.has_object_id);
+            out.*member = absent ? none : bins_.*member;
+        });
+        out.sh_bands = bins_.sh_bands;
+        for (int b = 1; b <= 3; ++b) out.sh[b - 1] = b <= bins_.sh_bands ? bins_.sh[b - 1]
+                                                                         : std::vector<std::uint8_t>{};
+        return;
+    }
     std::vector<std::uint32_t> order(bins_.count);
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {

@@ -107,10 +107,12 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
                                             ws.band_records));
         FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
                                       ws.scratch));
-        FOURDGS_TRY(ws.population.assign_keyframe(ws.keyframe,
-                                                  {e.chunk_offset, ch.t0, ch.t1, false}));
-        ws.composed_level = ch.level;
         describe_keyframe(ws.keyframe, record);
+        // The population takes the decoded bins' storage (and leaves its own for the next
+        // keyframe's decode) rather than copying a keyframe's worth of rows.
+        FOURDGS_TRY(ws.population.take_keyframe(ws.keyframe,
+                                                {e.chunk_offset, ch.t0, ch.t1, false}));
+        ws.composed_level = ch.level;
     } else {
         FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
         const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
@@ -198,7 +200,9 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
                 ws.changed.has_object_id != object_id;
     }
     step.rows.clear();
-    if (!whole) {
+    if (!whole && pop.in_id_order()) {
+        step.rows.assign(ws.updated.begin(), ws.updated.end());  // a slot is its row
+    } else if (!whole) {
         // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
         // its ids ascending (the id stream's delta coding wants it), so each search starts from
         // the row found before; ids out of order search from the start again.

@@ -332,9 +332,11 @@ void step_cost(const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 // Memory: a child process plays the whole scene.
 
-int memory_child(const std::string& path) {
+int memory_child(const std::string& path, std::uint32_t look_ahead) {
     Opened o(path);
-    Player player = take(Player::open(o.reader, o.source, {}), "player");
+    PlayerOptions po;
+    po.look_ahead = look_ahead;
+    Player player = take(Player::open(o.reader, o.source, po), "player");
     const long open_kib = status_kib("VmRSS:");
     Frame frame;
     PlayerFrame info;
@@ -361,18 +363,23 @@ void memory(const char* self, const std::string& path) {
         std::sort(ts.begin(), ts.end());
         for (double t : ts) largest = std::max(largest, state_bytes(states.at(t)));
     }
-    const std::string command = std::string("'") + self + "' memory-child '" + path + "'";
-    std::FILE* p = ::popen(command.c_str(), "r");
-    long open_kib = -1, peak_kib = -1;
-    if (!p || std::fscanf(p, "%ld %ld", &open_kib, &peak_kib) != 2 || ::pclose(p) != 0) {
-        std::fprintf(stderr, "the memory child failed\n");
-        std::exit(1);
+    std::printf("%s: largest instant's state %.1f MB; %s\n", path.c_str(),
+                double(largest) / 1e6, load().c_str());
+    for (int look_ahead : {1, 2}) {
+        const std::string command = std::string("'") + self + "' memory-child '" + path + "' " +
+                                    std::to_string(look_ahead);
+        std::FILE* p = ::popen(command.c_str(), "r");
+        long open_kib = -1, peak_kib = -1;
+        if (!p || std::fscanf(p, "%ld %ld", &open_kib, &peak_kib) != 2 || ::pclose(p) != 0) {
+            std::fprintf(stderr, "the memory child failed\n");
+            std::exit(1);
+        }
+        const double above = double(peak_kib - open_kib) * 1024;
+        std::printf("  look_ahead %d: peak RSS playing the whole scene %.1f MB above the open "
+                    "scene's %.1f MB: %.2fx the largest state\n",
+                    look_ahead, above / 1e6, double(open_kib) * 1024 / 1e6,
+                    above / double(largest));
     }
-    const double above = double(peak_kib - open_kib) * 1024;
-    std::printf("%s: largest instant's state %.1f MB; peak RSS playing the whole scene %.1f MB "
-                "above the open scene's %.1f MB: %.2fx the largest state; %s\n",
-                path.c_str(), double(largest) / 1e6, above / 1e6, double(open_kib) * 1024 / 1e6,
-                above / double(largest), load().c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -527,10 +534,12 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (mode == "memory" && argc > 2) {
-        memory("/proc/self/exe", argv[2]);
+        const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+        memory(self.c_str(), argv[2]);
         return 0;
     }
-    if (mode == "memory-child" && argc > 2) return memory_child(argv[2]);
+    if (mode == "memory-child" && argc > 3)
+        return memory_child(argv[2], static_cast<std::uint32_t>(std::atoi(argv[3])));
     if (mode == "http" && argc > 4) {
         over_http(argv[2], argv[3], std::vector<std::string>(argv + 4, argv + argc));
         return 0;
