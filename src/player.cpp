@@ -90,6 +90,7 @@ struct ChunkSlot {
     State state = State::empty;
     int pins = 0;  // render-thread users: the slots of the state shown
     GaussianBlock block;
+    std::uint64_t bytes = 0;  // the block's memory, as of its last decode (for stats())
     std::optional<Error> error;
 };
 
@@ -456,7 +457,9 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     const std::size_t one[] = {chunk};
     Status st = indexed.decode_chunks(one, slot->block, pool, options.decode_threads);
+    const std::uint64_t held = bytes_of(slot->block);
     lock.lock();
+    slot->bytes = held;
     if (st.ok()) {
         slot->state = ChunkSlot::State::ready;
     } else {
@@ -1048,7 +1051,7 @@ PlayerStats Player::stats() const {
     const Impl& m = *impl_;
     PlayerStats s = m.stats;
     s.resident_bytes = 0;
-    for (const auto& slot : m.slots) s.resident_bytes += bytes_of(slot->block);
+    for (const auto& slot : m.slots) s.resident_bytes += slot->bytes;
     s.resident_bytes += m.shown_bytes;
     for (const Item& it : m.queue) s.resident_bytes += bytes_of(it.step.values);
     return s;

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -301,14 +303,30 @@ void require_frame_at(Player& player, Reference& ref, double t) {
     require_same_frame(got, want);
 }
 
-struct Opened {
-    explicit Opened(const Bytes8& bytes, const PlayerOptions& o = {}, OpenSceneOptions so = {})
+// A source, its reader and a player on them. `prepare` runs on the source once the reader is
+// open, before the player starts (a test holds or cuts the source there).
+template <class Source>
+struct Played {
+    explicit Played(const Bytes8& bytes, const PlayerOptions& o = {}, OpenSceneOptions so = {},
+                    const std::function<void(Source&)>& prepare = {})
         : source(bytes), reader(std::move(open_scene(source, so)).value()),
-          player(std::move(Player::open(reader, source, o)).value()) {}
-    MemorySource source;
+          player(start(o, prepare)) {}
+    Player start(const PlayerOptions& o, const std::function<void(Source&)>& prepare) {
+        if (prepare) prepare(source);
+        return std::move(Player::open(reader, source, o)).value();
+    }
+    Source source;
     SceneReader reader;
     Player player;
 };
+using Opened = Played<MemorySource>;
+
+PlayerOptions without_prefetch(double stall_timeout_sec = PlayerOptions{}.stall_timeout_sec) {
+    PlayerOptions o;
+    o.prefetch = false;
+    o.stall_timeout_sec = stall_timeout_sec;
+    return o;
+}
 
 std::vector<double> seek_pattern(double duration, const std::string& kind) {
     std::vector<double> ts;
@@ -441,13 +459,11 @@ TEST_CASE("player: a late frame says why, shows the state before at its nearest 
           "the state arriving makes frames on time",
           "[player]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
-        GatedSource source(*bytes);
-        auto reader = std::move(open_scene(source)).value();
+        Played<GatedSource> played(*bytes, without_prefetch(), {},
+                                   [](GatedSource& s) { s.hold(); });
+        GatedSource& source = played.source;
+        Player& player = played.player;
         Reference ref(*bytes);
-        source.hold();
-        PlayerOptions opt;
-        opt.prefetch = false;
-        auto player = std::move(Player::open(reader, source, opt)).value();
         Frame f, want;
         PlayerFrame info;
         // Nothing resident yet: late, starting, empty.
@@ -486,12 +502,9 @@ TEST_CASE("player: a source that stalls gives late frames then playback-stalled,
           "gives the reader's refusal at the frame that needs it, neither hangs",
           "[player]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
-        GatedSource source(*bytes);
-        auto reader = std::move(open_scene(source)).value();
-        PlayerOptions opt;
-        opt.prefetch = false;
-        opt.stall_timeout_sec = 0.2;
-        auto player = std::move(Player::open(reader, source, opt)).value();
+        Played<GatedSource> played(*bytes, without_prefetch(0.2));
+        GatedSource& source = played.source;
+        Player& player = played.player;
         Frame f;
         PlayerFrame info;
         REQUIRE(player.frame_at(0.1, f, info, true).ok());
@@ -595,16 +608,14 @@ TEST_CASE("player: a file cut short after it was opened is the reader's truncate
           "that need the missing bytes",
           "[player]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
-        GatedSource source(*bytes);
-        auto reader = std::move(open_scene(source)).value();
         GatedSource ref_source(*bytes);
         auto ref_reader = std::move(open_scene(ref_source)).value();
-        const std::uint64_t cut = reader.scene().index.at(reader.scene().index.size() / 2).chunk_offset + 10;
-        source.cut_at(cut);
+        const std::vector<ChunkIndex>& index = ref_reader.scene().index;
+        const std::uint64_t cut = index.at(index.size() / 2).chunk_offset + 10;
         ref_source.cut_at(cut);
-        PlayerOptions opt;
-        opt.prefetch = false;
-        auto player = std::move(Player::open(reader, source, opt)).value();
+        Played<GatedSource> played(*bytes, without_prefetch(), {},
+                                   [cut](GatedSource& s) { s.cut_at(cut); });
+        Player& player = played.player;
         SceneWorkspace ws;
         GaussianBlock block;
         int truncated = 0;

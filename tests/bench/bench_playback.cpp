@@ -1,10 +1,12 @@
 // The player's figures (issue 25), each a ratio to a limit measured in the same run:
 //
-//   bench_playback local SCENE [seconds]   the render thread: a 60 Hz display for `seconds` of
+//   bench_playback local SCENE [seconds] [look_ahead]
+//                                          the render thread: a 60 Hz display for `seconds` of
 //                                          wall time (default: the scene at 1x) at rate 1x and
-//                                          4x from the file; each frame() call (wall and thread
+//                                          4x from the file, with a look-ahead of `look_ahead`
+//                                          states (default 2); each frame() call (wall and thread
 //                                          CPU) against evaluate() of the same instant's state
-//                                          alone; late frames
+//                                          alone, at the same 60 Hz; late frames
 //   bench_playback step SCENE              keyframe-delta: each forward step
 //                                          (KeyframeDeltaReader::step_forward) against the
 //                                          decode of that delta chunk alone (fetch, parse,
@@ -166,10 +168,12 @@ struct FrameSample {
     LateReason reason = LateReason::none;
 };
 
-void render_thread(const std::string& path, double rate, double wall_seconds) {
+void render_thread(const std::string& path, double rate, double wall_seconds,
+                   std::uint32_t look_ahead) {
     Opened o(path);
     PlayerOptions po;
-    po.look_ahead = 2;
+    po.look_ahead = look_ahead;
+    po.stall_timeout_sec = 0;  // late frames are counted, never an error here
     Player player = take(Player::open(o.reader, o.source, po), "player");
     const double duration = player.duration();
     if (!(wall_seconds > 0)) wall_seconds = duration / rate;
@@ -229,8 +233,8 @@ void render_thread(const std::string& path, double rate, double wall_seconds) {
         late_by[static_cast<int>(s.reason)]++;
     }
     auto ms = [](const std::vector<double>& v, double p) { return percentile(v, p) * 1e3; };
-    std::printf("%s at %gx: %zu frames at 60 Hz (first frame %.1f ms), %s\n", path.c_str(), rate,
-                samples.size(), first * 1e3, during.c_str());
+    std::printf("%s at %gx, look_ahead %u: %zu frames at 60 Hz (first frame %.1f ms), %s\n",
+                path.c_str(), rate, look_ahead, samples.size(), first * 1e3, during.c_str());
     std::printf("  frame() ms:        wall p50 %.3f p99 %.3f max %.3f | thread CPU p50 %.3f p99 "
                 "%.3f max %.3f\n",
                 ms(call_wall, 0.5), ms(call_wall, 0.99), ms(call_wall, 1), ms(call_cpu, 0.5),
@@ -315,6 +319,23 @@ void step_cost(const std::string& path) {
         ratio_wall.push_back(step_wall / best_wall);
         ratio_cpu.push_back(step_cpu / best_cpu);
     }
+    // Today's alternative, a seek to the same state: the keyframe and the chain up to it.
+    std::string seeks;
+    {
+        KeyframeDeltaWorkspace sws;
+        GaussianBlock out;
+        check(kd->state_at(0, out, sws), "state_at");  // the buffers' first pages, not measured
+        for (std::size_t depth : {1u, 10u, 20u, 29u}) {
+            std::size_t entry = kd->timeline().by_time().at(std::min<std::size_t>(
+                depth, kd->timeline().by_time().size() - 1));
+            const auto t0 = Clock::now();
+            check(kd->state_at(ix[entry].t0, out, sws), "state_at");
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%s%zu: %.0f ms", seeks.empty() ? "" : ", ",
+                          kd->timeline().chain_of(entry).size() - 1, since(t0) * 1e3);
+            seeks += buf;
+        }
+    }
     std::printf("%s: %zu forward steps (%.0f rows each on average), %zu states composed; %s\n",
                 path.c_str(), step_ms.size(), step_ms.empty() ? 0.0 : double(rows) / double(step_ms.size()),
                 keyframe_ms.size(), load().c_str());
@@ -327,6 +348,9 @@ void step_cost(const std::string& path) {
                 percentile(ratio_wall, 0.5), percentile(ratio_wall, 0.9),
                 percentile(ratio_wall, 1.0), percentile(ratio_cpu, 0.5),
                 percentile(ratio_cpu, 0.9), percentile(ratio_cpu, 1.0));
+    std::printf("  a seek to a state of the first GOP instead (state_at, by deltas composed): "
+                "%s\n",
+                seeks.c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,6 +360,7 @@ int memory_child(const std::string& path, std::uint32_t look_ahead) {
     Opened o(path);
     PlayerOptions po;
     po.look_ahead = look_ahead;
+    po.stall_timeout_sec = 0;  // late frames are counted, never an error here
     Player player = take(Player::open(o.reader, o.source, po), "player");
     const long open_kib = status_kib("VmRSS:");
     Frame frame;
@@ -525,8 +550,9 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "local" && argc > 2) {
         const double seconds = argc > 3 ? std::strtod(argv[3], nullptr) : 0;
-        render_thread(argv[2], 1, seconds);
-        render_thread(argv[2], 4, seconds / 4);
+        const auto look_ahead = static_cast<std::uint32_t>(argc > 4 ? std::atoi(argv[4]) : 2);
+        render_thread(argv[2], 1, seconds, look_ahead);
+        render_thread(argv[2], 4, seconds / 4, look_ahead);
         return 0;
     }
     if (mode == "step" && argc > 2) {
@@ -545,7 +571,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     std::fprintf(stderr,
-                 "usage: bench_playback local SCENE [seconds] | step SCENE | memory SCENE | "
+                 "usage: bench_playback local SCENE [seconds] [look_ahead] | step SCENE | "
+                 "memory SCENE | "
                  "http BASE ROOT SCENE...\n");
     return 2;
 }

@@ -12,8 +12,6 @@
 #include <fourdgs/fourdgs.h>
 
 #include <math.h>
-#include <pthread.h>
-#include <unistd.h>
 
 #include "check.h"
 
@@ -183,36 +181,17 @@ static void on_the_clock(const char* path) {
 /* ------------------------------------------------------------------------------------------ */
 /* A keyframe-delta file from a pipe. */
 
-typedef struct feeder {
-    int fd;
-    bytes data;
-    pthread_t thread;
-} feeder;
-
-static void* feed(void* arg) {
-    feeder* f = (feeder*)arg;
-    size_t done = 0;
-    while (done < f->data.size) {
-        ssize_t n = write(f->fd, f->data.data + done, f->data.size - done);
-        if (n <= 0) break;
-        done += (size_t)n;
-    }
-    close(f->fd);
-    return NULL;
-}
-
 static void from_pipe(const char* path) {
     feeder f;
-    f.data = read_file(path);
-    int fds[2];
-    if (f.data.size == 0 || pipe(fds) != 0) {
+    const bytes data = read_file(path);
+    const int fd = data.size ? pipe_of(&f, data.data, data.size) : -1;
+    if (fd < 0) {
         CHECK(0, "%s: cannot read or pipe", path);
+        free(data.data);
         return;
     }
-    f.fd = fds[1];
-    pthread_create(&f.thread, NULL, feed, &f);
     fourdgs_stream* stream = NULL;
-    EXPECT_OK(fourdgs_stream_open_fd(fds[0], 1, NULL, &stream));
+    EXPECT_OK(fourdgs_stream_open_fd(fd, 1, NULL, &stream));
     fourdgs_reader* reference = NULL;
     EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &reference));
     const fourdgs_reader* scene = NULL;
@@ -236,7 +215,7 @@ static void from_pipe(const char* path) {
     fourdgs_stream_free(stream);
     pthread_join(f.thread, NULL);
     fourdgs_reader_free(reference);
-    free(f.data.data);
+    free(data.data);
 }
 
 static void arguments(const char* path) {
