@@ -239,7 +239,7 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
                 "instant, so it cannot be played; open it on a random-access source");
         if (options.rate < 0)
             return not_seekable("a stream plays forward only; the rate " +
-                                std::to_string(options.rate) + " is negative");
+                                detail::fmt(options.rate) + " is negative");
         model = Model::keyframe_stream;
     } else {
         model = r.keyframe_delta() ? Model::keyframes : Model::birth;

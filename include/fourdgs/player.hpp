@@ -42,7 +42,8 @@
 // needs the state they concern; frames of other states go on. A refusal is kept for its state
 // until seek() (which retries). A source that stalls gives late frames; once one state has been
 // late for PlayerOptions::stall_timeout_sec the frame fails with playback-stalled (kind io). A
-// read in flight cannot be interrupted: destroying the player waits for it to return
+// fetch the playhead no longer needs is abandoned (the source's prefetch polls for it), but a
+// read in flight is not interrupted: destroying the player waits for it to return
 // (HttpSource's timeouts bound that; a custom source must return eventually).
 //
 // Thread safety: frame / frame_at are called by one thread at a time (the render thread). The
@@ -89,7 +90,9 @@ std::string_view to_string(PlaybackState state) noexcept;
 
 struct PlayerOptions {
     // States prepared ahead of the one shown, in the direction of play (at least 1): with the
-    // state shown, what stays resident (see the header comment).
+    // state shown, what stays resident (see the header comment). A keyframe-delta file plays
+    // on time when the look-ahead covers composing its next keyframe (a forward step holds only
+    // the rows it changed); performance.md has figures.
     std::uint32_t look_ahead = 2;
     // Where the playhead starts, and the clock's starting rate and loop (set_rate, set_loop).
     double start = 0;
