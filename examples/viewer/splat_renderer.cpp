@@ -22,7 +22,8 @@ uniform samplerBuffer centers;       // R32F, 3 per gaussian
 uniform samplerBuffer scales;        // R32F, 3
 uniform samplerBuffer rotations;     // RGBA32F, xyzw
 uniform samplerBuffer colors;        // RGBA32F, rgb and opacity
-uniform usamplerBuffer sh;           // R8UI: per gaussian, red's coefficients, green's, blue's
+uniform usamplerBuffer sh;           // RGBA8UI over the bytes: per gaussian, red's
+                                     // coefficients, green's, blue's
 uniform int sh_per;                  // coefficients per colour component (0: DC colour only)
 uniform vec3 eye, cam_right, cam_up, cam_forward;
 uniform float focal, near, dilation, cutoff_sigma;
@@ -54,9 +55,11 @@ vec3 sh_colour(int i, vec3 dir) {
         -0.5900435899266435 * x * (xx - 3.0 * yy));
     vec3 sum = vec3(0.0);
     for (int c = 0; c < 3; ++c)
-        for (int k = 0; k < sh_per; ++k)
-            sum[c] += basis[k] * (-4.0 + float(texelFetch(sh, (3 * i + c) * sh_per + k).r) *
-                                             (8.0 / 255.0));
+        for (int k = 0; k < sh_per; ++k) {
+            int byte_index = (3 * i + c) * sh_per + k;
+            uint b = texelFetch(sh, byte_index >> 2)[byte_index & 3];
+            sum[c] += basis[k] * (-4.0 + float(b) * (8.0 / 255.0));
+        }
     return sum;
 }
 
@@ -140,7 +143,9 @@ GLuint compile(GLenum kind, const char* source, std::string& error) {
 
 // The five columns a Frame hands over, each a buffer seen through a buffer texture.
 enum Column { kCenter, kScale, kRotation, kColor, kSh, kColumns };
-constexpr GLenum kColumnFormat[kColumns] = {GL_R32F, GL_R32F, GL_RGBA32F, GL_RGBA32F, GL_R8UI};
+// SH bytes are read four to a texel, so four times as many fit the buffer texture limit.
+constexpr GLenum kColumnFormat[kColumns] = {GL_R32F, GL_R32F, GL_RGBA32F, GL_RGBA32F,
+                                            GL_RGBA8UI};
 constexpr const char* kColumnSampler[kColumns] = {"centers", "scales", "rotations", "colors",
                                                    "sh"};
 
@@ -246,8 +251,9 @@ bool SplatRenderer::upload(const fourdgs::Frame& frame, std::string& error) {
     const int sh_per = frame.sh.size() >= n * 3 * fourdgs::sh_coeffs_per_component(frame.sh_degree)
                            ? fourdgs::sh_coeffs_per_component(frame.sh_degree)
                            : 0;
-    const std::size_t texels[kColumns] = {n * 3, n * 3, n, n, n * 3 * sh_per};
-    const std::size_t bytes[kColumns] = {n * 3 * 4, n * 3 * 4, n * 16, n * 16, n * 3 * sh_per};
+    const std::size_t sh_bytes = n * 3 * sh_per;
+    const std::size_t texels[kColumns] = {n * 3, n * 3, n, n, (sh_bytes + 3) / 4};
+    const std::size_t bytes[kColumns] = {n * 3 * 4, n * 3 * 4, n * 16, n * 16, sh_bytes};
     const void* data[kColumns] = {frame.center.data(), frame.scale.data(), frame.rotation.data(),
                                   frame.color.data(), frame.sh.data()};
     for (int c = 0; c < kColumns; ++c)
@@ -260,9 +266,10 @@ bool SplatRenderer::upload(const fourdgs::Frame& frame, std::string& error) {
         }
     for (int c = 0; c < kColumns; ++c) {
         glBindBuffer(GL_TEXTURE_BUFFER, gl_->buffers[c]);
-        // Orphan the old storage rather than wait for draws still reading it.
-        glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(std::max<std::size_t>(bytes[c], 16)),
-                     nullptr, GL_STREAM_DRAW);
+        // Orphan the old storage rather than wait for draws still reading it; whole texels.
+        const std::size_t storage = std::max<std::size_t>((bytes[c] + 15) / 16 * 16, 16);
+        glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(storage), nullptr,
+                     GL_STREAM_DRAW);
         if (bytes[c] > 0)
             glBufferSubData(GL_TEXTURE_BUFFER, 0, static_cast<GLsizeiptr>(bytes[c]), data[c]);
     }
