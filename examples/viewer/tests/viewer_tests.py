@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of fourdgs-viewer under Xvfb with Mesa's software OpenGL (llvmpipe).
 
-    viewer_tests.py VIEWER TOOL SOURCE_DIR TEST_NAME [ARGS...]
+    viewer_tests.py VIEWER TOOL TEST_NAME [ARGS...]     (TOOL: the 4dgs tool)
 
 Each test starts its own X server (`Xvfb -displayfd`: the server takes a free display number
 and says which), runs the viewer on it with LIBGL_ALWAYS_SOFTWARE=1, and stops the server by
@@ -26,38 +26,24 @@ import math
 import os
 import random
 import select
-import signal
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = 77
-
-
-def load_helpers(src):
-    # The CLI tests' PLY writer/reader and PNG reader, and the HTTP harness's process helper.
-    sys.path.insert(0, os.path.join(src, "tests", "cli"))
-    sys.path.insert(0, os.path.join(src, "tests", "http"))
-    import cli_tests
-    import harness
-    return cli_tests, harness
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise Failure(message)
+SOURCE = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+# The CLI tests' PLY writer/reader, PNG reader and checks; the HTTP harness's process helpers.
+sys.path.insert(0, os.path.join(SOURCE, "tests", "cli"))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "http"))
+import cli_tests as cli  # noqa: E402
+from cli_tests import Failure, check  # noqa: E402
+from harness import SKIP, die_with_parent, stop_process  # noqa: E402
 
 
 class Xvfb:
     """An X server on a display number it picks itself, stopped by process id."""
 
-    def __init__(self, die_with_parent):
-        self.die_with_parent = die_with_parent
+    def __init__(self):
         self.proc = None
         self.display = None
 
@@ -67,7 +53,7 @@ class Xvfb:
             ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24",
              "-nolisten", "tcp"],
             pass_fds=[write_end], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=self.die_with_parent)
+            preexec_fn=die_with_parent)
         os.close(write_end)
         text = b""
         while not text.endswith(b"\n"):
@@ -84,13 +70,7 @@ class Xvfb:
         return self
 
     def __exit__(self, *exc):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def env(self):
         env = dict(os.environ, DISPLAY=self.display, LIBGL_ALWAYS_SOFTWARE="1")
@@ -145,7 +125,7 @@ def flipped(image):
 
 # ---- scenes ----------------------------------------------------------------------------------
 
-def dense_scene(cli, tool, tmp, degree):
+def dense_scene(tool, tmp, degree):
     """400 large, overlapping, rotated, translucent gaussians in a 2-unit box: a picture in
     which depth order, ellipse shape and blending all show."""
     rng = random.Random(25)
@@ -163,13 +143,13 @@ def dense_scene(cli, tool, tmp, degree):
 
 # ---- tests -----------------------------------------------------------------------------------
 
-def test_screenshot_matches_preview(viewer, tool, src, tmp, cli, x):
+def test_screenshot_matches_preview(viewer, tool, src, tmp, x):
     """The viewer's screenshot of a view equals `4dgs preview` of it within the tolerance."""
     cases = [
         # The bundled example at t = 2.5 through its own camera path (issue 25's acceptance).
         ("example", os.path.join(src, "examples", "data", "example.4dgs"), "2.5", []),
         # Dense overlap, framed by the scene's box; SH off, as the preview draws DC colour only.
-        ("dense", dense_scene(cli, tool, tmp, 1), "0.5", ["--sh-degree", "0"]),
+        ("dense", dense_scene(tool, tmp, 1), "0.5", ["--sh-degree", "0"]),
     ]
     for name, scene, at, extra in cases:
         shot = os.path.join(tmp, name + ".viewer.png")
@@ -208,7 +188,7 @@ def sh_basis(x, y, z):
             SH_C3[5] * z * (xx - yy), SH_C3[6] * x * (xx - 3 * yy)]
 
 
-def test_sh_view_dependent(viewer, tool, src, tmp, cli, x):
+def test_sh_view_dependent(viewer, tool, src, tmp, x):
     """A degree-3 gaussian seen from several directions has 3DGS's view-dependent colour."""
     rng = random.Random(3)
     g = {"p": [0, 0, 0], "log_s": [math.log(3.0)] * 3, "q": [1, 0, 0, 0], "rgb": [0.5] * 3,
@@ -252,7 +232,7 @@ def test_sh_view_dependent(viewer, tool, src, tmp, cli, x):
     check(spread >= 20, "the views' colours differ by only %d levels: SH not exercised" % spread)
 
 
-def test_refusal_names_the_rule(viewer, tool, src, tmp, cli, x):
+def test_refusal_names_the_rule(viewer, tool, src, tmp, x):
     """Bad input stops the viewer with exit 1 and the reader's refusal identifier: a file cut
     short (refused when opened), and a damaged chunk (refused at the frame that needs it: chunk
     0 of 10, [0, 0.4), reached by playing backwards from 0.5 s)."""
@@ -271,7 +251,7 @@ def test_refusal_names_the_rule(viewer, tool, src, tmp, cli, x):
         check(not os.path.exists(shot), "a refused screenshot was written")
 
 
-def test_play_frames_http(viewer, tool, src, tmp, cli, x, url):
+def test_play_frames_http(viewer, tool, src, tmp, x, url):
     """120 display frames at 60 Hz of a scene on nginx: no late frame, the clock steps 1/60 s."""
     report = os.path.join(tmp, "stats.json")
     run([viewer, url, "--play-frames", "120", "--report", report], env=x.env())
@@ -293,8 +273,7 @@ def test_play_frames_http(viewer, tool, src, tmp, cli, x, url):
 
 
 def main():
-    viewer, tool, src, name = sys.argv[1:5]
-    extra = sys.argv[5:]
+    viewer, tool, name = sys.argv[1:4]
     test = globals().get("test_" + name)
     if test is None:
         print("unknown test " + name)
@@ -303,14 +282,12 @@ def main():
                for d in os.environ.get("PATH", "").split(os.pathsep)):
         print("SKIP: Xvfb is not installed (Debian: apt-get install xvfb libgl1-mesa-dri)")
         return SKIP
-    cli, harness = load_helpers(src)
-    with tempfile.TemporaryDirectory(prefix="4dgs-viewer-") as tmp:
-        try:
-            with Xvfb(harness.die_with_parent) as x:
-                test(viewer, tool, src, tmp, cli, x, *extra)
-        except (Failure, cli.Failure) as e:
-            print("FAIL %s: %s" % (name, e))
-            return 1
+    try:
+        with tempfile.TemporaryDirectory(prefix="4dgs-viewer-") as tmp, Xvfb() as x:
+            test(viewer, tool, SOURCE, tmp, x, *sys.argv[4:])
+    except Failure as e:
+        print("FAIL %s: %s" % (name, e))
+        return 1
     print("ok " + name)
     return 0
 
