@@ -2,8 +2,9 @@
 //
 // Why on the CPU: OpenGL 3.3 core has no compute shaders or storage buffers, so a GPU sort
 // would be a chain of bitonic passes through fragment shaders, O(n log² n) work over tens of
-// passes. An LSD radix sort of 32-bit keys is O(n) in three passes over the data (about 5 ms for
-// a million gaussians on one core), it is stable, and it is exact: the keys are the view depths'
+// passes. An LSD radix sort of 32-bit keys is O(n) in three passes over the data (9.7 ms of CPU
+// time for a million gaussians, depths included, on the project's shared 2-core test machine),
+// it is stable, and it is exact: the keys are the view depths'
 // f32 bits, so the order is the one `4dgs preview` gets from its comparison sort (farthest
 // first, equal depths in frame order), not an approximation of it through depth buckets; only
 // depths within one f32 rounding of each other (6e-8 relative) stay in frame order where the
