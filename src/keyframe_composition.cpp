@@ -18,24 +18,30 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
 
 std::uint32_t id_of(std::int32_t code) { return static_cast<std::uint32_t>(code); }
 
-// The attribute columns of a ChunkBins, with their widths; SH bands are handled separately.
+// The attribute columns of a ChunkBins, as members with their widths; SH bands are handled
+// separately.
+template <class F>
+void for_each_column_member(F&& f) {
+    f(&ChunkBins::position, 3);
+    f(&ChunkBins::scale, 3);
+    f(&ChunkBins::rotation_index, 1);
+    f(&ChunkBins::rotation, 3);
+    f(&ChunkBins::color, 3);
+    f(&ChunkBins::opacity, 1);
+    f(&ChunkBins::motion, 3);
+    f(&ChunkBins::mu_t, 1);
+    f(&ChunkBins::sigma_t, 1);
+    f(&ChunkBins::flags, 1);
+    f(&ChunkBins::window_index, 1);
+    f(&ChunkBins::source_group, 1);
+    f(&ChunkBins::source_index, 1);
+    f(&ChunkBins::gaussian_id, 1);
+    f(&ChunkBins::object_id, 1);
+}
+
 template <class Bins, class F>
 void for_each_column(Bins& b, F&& f) {
-    f(b.position, 3);
-    f(b.scale, 3);
-    f(b.rotation_index, 1);
-    f(b.rotation, 3);
-    f(b.color, 3);
-    f(b.opacity, 1);
-    f(b.motion, 3);
-    f(b.mu_t, 1);
-    f(b.sigma_t, 1);
-    f(b.flags, 1);
-    f(b.window_index, 1);
-    f(b.source_group, 1);
-    f(b.source_index, 1);
-    f(b.gaussian_id, 1);
-    f(b.object_id, 1);
+    for_each_column_member([&](auto member, int w) { f(b.*member, w); });
 }
 
 }  // namespace
@@ -308,7 +314,8 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
 }
 
 Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
-                                 std::uint64_t max_population) {
+                                 std::uint64_t max_population,
+                                 std::vector<std::uint32_t>* updated) {
     FOURDGS_TRY(check_group_ids(d, chunk));
     bins_.has_gaussian_id = true;
     // A group naming a gaussian_id it may not: "the <group> group of <chunk> names gaussian_id
@@ -358,11 +365,13 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     if (present[attr::source_group]) bins_.has_source_group = true;
     if (present[attr::source_index]) bins_.has_source_index = true;
     if (present[attr::object_id]) bins_.has_object_id = true;
+    if (updated) updated->clear();
     for (std::uint32_t i = 0; i < u.count; ++i) {
         const std::uint32_t id = id_of(u.gaussian_id[i]);
         auto it = slot_.find(id);
         if (it == slot_.end()) return not_live("update", id);
         const std::size_t s = it->second;
+        if (updated) updated->push_back(it->second);
         for (const Diff& df : kDiffs) {
             if (!present[df.id]) continue;
             const std::vector<std::int32_t>& delta = u.*df.col;
@@ -417,41 +426,33 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
 }
 
 void ComposedPopulation::materialize(ChunkBins& out) const {
-    const std::uint32_t n = bins_.count;
-    std::vector<std::uint32_t> order(n);
+    std::vector<std::uint32_t> order(bins_.count);
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
         return id_of(bins_.gaussian_id[a]) < id_of(bins_.gaussian_id[b]);
     });
-    out.count = n;
-    auto gather = [&](std::vector<std::int32_t>& dst, const std::vector<std::int32_t>& src,
-                      int w) {
-        dst.resize(std::size_t{n} * w);
-        for (std::uint32_t i = 0; i < n; ++i)
-            std::copy_n(&src[std::size_t{order[i]} * w], w, &dst[std::size_t{i} * w]);
-    };
-    gather(out.position, bins_.position, 3);
-    gather(out.scale, bins_.scale, 3);
-    gather(out.rotation_index, bins_.rotation_index, 1);
-    gather(out.rotation, bins_.rotation, 3);
-    gather(out.color, bins_.color, 3);
-    gather(out.opacity, bins_.opacity, 1);
-    gather(out.motion, bins_.motion, 3);
-    gather(out.mu_t, bins_.mu_t, 1);
-    gather(out.sigma_t, bins_.sigma_t, 1);
-    gather(out.flags, bins_.flags, 1);
-    gather(out.window_index, bins_.window_index, 1);
-    gather(out.gaussian_id, bins_.gaussian_id, 1);
+    gather(order, out);
+}
+
+void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins& out) const {
+    const std::size_t n = order.size();
+    out.count = static_cast<std::uint32_t>(n);
+    // Every column of the population holds every row (append_row writes 0 where a source lacks
+    // an optional one); the optional columns it does not carry are then left empty.
+    for_each_column_member([&](auto member, int w) {
+        const std::vector<std::int32_t>& src = bins_.*member;
+        std::vector<std::int32_t>& dst = out.*member;
+        dst.resize(n * w);
+        for (std::size_t i = 0; i < n; ++i)
+            std::copy_n(&src[std::size_t{order[i]} * w], w, &dst[i * w]);
+    });
     out.has_gaussian_id = true;
     out.has_source_group = bins_.has_source_group;
     out.has_source_index = bins_.has_source_index;
     out.has_object_id = bins_.has_object_id;
-    if (out.has_source_group) gather(out.source_group, bins_.source_group, 1);
-    else out.source_group.clear();
-    if (out.has_source_index) gather(out.source_index, bins_.source_index, 1);
-    else out.source_index.clear();
-    if (out.has_object_id) gather(out.object_id, bins_.object_id, 1);
-    else out.object_id.clear();
+    if (!out.has_source_group) out.source_group.clear();
+    if (!out.has_source_index) out.source_index.clear();
+    if (!out.has_object_id) out.object_id.clear();
     out.sh_bands = bins_.sh_bands;
     for (int b = 1; b <= 3; ++b) {
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
@@ -461,8 +462,23 @@ void ComposedPopulation::materialize(ChunkBins& out) const {
         }
         const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
         dst.resize(n * w);
-        for (std::uint32_t i = 0; i < n; ++i)
+        for (std::size_t i = 0; i < n; ++i)
             std::copy_n(&bins_.sh[b - 1][order[i] * w], w, &dst[i * w]);
+    }
+}
+
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into) {
+    for_each_column_member([&](auto member, int w) {
+        std::vector<std::int32_t>& dst = into.*member;
+        const std::vector<std::int32_t>& src = rows.*member;
+        if (dst.empty()) return;  // a column the state does not carry
+        for (std::size_t k = 0; k < at.size(); ++k)
+            std::copy_n(&src[k * w], w, &dst[std::size_t{at[k]} * w]);
+    });
+    for (int b = 1; b <= into.sh_bands; ++b) {
+        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
+        for (std::size_t k = 0; k < at.size(); ++k)
+            std::copy_n(&rows.sh[b - 1][k * w], w, &into.sh[b - 1][std::size_t{at[k]} * w]);
     }
 }
 

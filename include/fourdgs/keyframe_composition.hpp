@@ -69,6 +69,10 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch);
 
+// Copies row k of `rows` over row at[k] of `into` (which has the same columns and SH bands), for
+// every k: a state's changed rows written back in place.
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into);
+
 // A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
 // ChunkBins in arbitrary slot order) plus an id → slot map; a death swaps the last slot into the
 // freed one. Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and a hash
@@ -95,9 +99,11 @@ public:
     // unknown-gaussian-id for an update or death of an id not live (M124), gaussian-id-reused for
     // a birth of an id that died (M112), composed-bin-out-of-range (M116/M130), and limit-exceeded
     // when the population would exceed `max_population`. On failure the population is unchanged
-    // only up to the failing group (callers discard it).
+    // only up to the failing group (callers discard it). `updated` (optional) receives the slot
+    // of each gaussian the update group changed, in the group's order (for gather()).
     Status apply(const DeltaBins& delta, const ChunkRef& chunk,
-                 std::uint64_t max_population = std::uint64_t{1} << 26);
+                 std::uint64_t max_population = std::uint64_t{1} << 26,
+                 std::vector<std::uint32_t>* updated = nullptr);
 
     std::size_t size() const noexcept { return bins_.count; }
     bool contains(std::uint32_t id) const { return slot_.count(id) != 0; }
@@ -108,6 +114,10 @@ public:
     // The population as a ChunkBins sorted by gaussian_id (has_gaussian_id set), ready for
     // dequantize(). Deterministic: the same composed state gives the same bytes.
     void materialize(ChunkBins& out) const;
+    // The rows of the given slots (as apply's `updated` names them), in that order, as a
+    // ChunkBins (replaced) with the population's columns and SH bands. Slots are valid until the
+    // next change of the population.
+    void gather(std::span<const std::uint32_t> slots, ChunkBins& out) const;
 
 private:
     Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);

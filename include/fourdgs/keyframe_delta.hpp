@@ -60,13 +60,36 @@ namespace fourdgs {
 // ---------------------------------------------------------------------------------------------
 // Indexed front-end.
 
-// Buffers one thread reuses across state_at calls.
+// Buffers one thread reuses across state_at and step_forward calls.
 struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
+    static constexpr std::size_t kNone = ~std::size_t{0};
+
     ChunkBins keyframe;
     DeltaBins delta;
     DecodeScratch scratch;
     ComposedPopulation population;
-    ChunkBins composed;  // the last state_at's bins, sorted by gaussian_id
+    ChunkBins composed;  // the state composed last (state_bins_at, step_forward), sorted by id
+    // Which state `population` and `composed` hold: the index entry of its state chunk and that
+    // chunk's level, or kNone (nothing yet, or the last call failed part-way).
+    std::size_t composed_entry = kNone;
+    std::uint32_t composed_level = 0;
+    std::vector<std::uint32_t> updated;  // step_forward: the slots its delta updated...
+    ChunkBins changed;                   // ...and their bins
+};
+
+// What one forward step (KeyframeDeltaReader::step_forward) changed in the state sorted by
+// gaussian_id: the rows whose values changed with their new §3 values, or — when gaussians died
+// or were born, so rows moved — the whole state. Applying it to the state before the step gives
+// exactly the state state_at gives after it.
+struct StateStep {
+    bool whole = false;                // `values` is the whole state after the step
+    std::vector<std::uint32_t> rows;   // !whole: the changed rows of the state, in any order
+    GaussianBlock values;              // !whole: row k is the new value of rows[k]
+
+    // Brings `state` (the state before the step, as state_at or earlier steps left it) to the
+    // state after it: copies each changed row in place, or swaps the whole state in (`values`
+    // then holds the old one). O(rows) for a step that moved no rows.
+    void apply_to(GaussianBlock& state);
 };
 
 // What state_at composed: the chunk, its kind and depth, and the byte cost it fetched.
@@ -124,6 +147,21 @@ public:
     // Convenience with an internal workspace (not thread-safe).
     Status state_at(double t, GaussianBlock& out, StateInfo* info = nullptr);
 
+    // Playing forward through a GOP without recomposing it (§11.4): when the state chunk after
+    // the one `ws` holds (composed by state_bins_at / state_at or an earlier step) is a Delta
+    // Chunk chained onto it, fetches, checks and decodes that one record and applies it to the
+    // composed state (ws.population and ws.composed, in bins, §11.3), so the step costs one
+    // delta, not the chain from its keyframe; `step` receives what changed in the §3 state
+    // (StateStep) and `info` the new state chunk's description. Returns false with nothing
+    // done when the next state chunk is a keyframe or a keyframe-referenced delta, when `ws`
+    // holds no state, or at the end of the timeline: compose that state with state_at (a seek).
+    // Refusals: those state_bins_at gives for that record; on a refusal `ws` holds no state.
+    Result<bool> step_forward(KeyframeDeltaWorkspace& ws, StateStep& step,
+                              StateInfo* info = nullptr) const;
+    // The index entry step_forward(ws) would compose, from the index alone; nullopt when it
+    // would return false.
+    Result<std::optional<std::size_t>> next_step(const KeyframeDeltaWorkspace& ws) const;
+
     std::uint64_t bytes_fetched() const noexcept {
         return base_.bytes_fetched() + fetcher_.bytes_fetched();
     }
@@ -135,6 +173,14 @@ private:
           fetcher_(source, options.max_record_bytes),
           own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
     int wanted_bands() const;
+    // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
+    // a delta applies to it; ws.composed_level is the reference's level before and the record's
+    // after); `record` receives what the record says of itself, `updated` the slots a delta's
+    // updates touched.
+    Status compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws, StateInfo& record,
+                         std::vector<std::uint32_t>* updated) const;
+    void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
+                        StateInfo& info) const;
 
     IndexedReader base_;
     ReaderOptions options_;

@@ -169,6 +169,7 @@ struct RefusalInfo {
     X(kOutsideDeclaredAabb, "outside-declared-aabb", "§5.1", "Header.aabb", file) \
     X(kOutsidePlan, "outside-plan", "", "", tools) \
     X(kOverlappingParts, "overlapping-parts", "", "", tools) \
+    X(kPlaybackStalled, "playback-stalled", "", "", api) \
     X(kPlyAsciiFormat, "ply-ascii-format", "", "", ply) \
     X(kPlyBadHeader, "ply-bad-header", "", "", ply) \
     X(kPlyBigEndian, "ply-big-endian", "", "", ply) \
