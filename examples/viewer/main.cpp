@@ -31,7 +31,6 @@
 
 #include "depth_order.hpp"
 #include "output.hpp"  // the 4dgs tool's JSON writer and PNG writer (src/cli/output.hpp)
-#include "playback.hpp"
 #include "splat_renderer.hpp"
 
 namespace {
@@ -100,7 +99,7 @@ struct Options {
     std::vector<double> eye, target, background{0, 0, 0};
     double fov = fourdgs::kDefaultFovYDeg;
     std::string camera = "scene";
-    std::size_t look_ahead = 2;
+    std::uint32_t look_ahead = 2;
 };
 
 // The explicit view of --eye/--target/--fov, when given.
@@ -172,11 +171,13 @@ std::string open_window(Window& w, const Options& o, bool visible) {
 
 // ---- headless: one screenshot -----------------------------------------------------------------
 
-int screenshot(viewer::Playback& playback, viewer::SplatRenderer& renderer, const Options& o) {
+int screenshot(fourdgs::Player& player, viewer::SplatRenderer& renderer, const Options& o) {
     fourdgs::Frame frame;
-    if (auto st = playback.frame_at_blocking(o.at, frame); !st.ok()) return refused(st.error());
-    const CameraView view = explicit_view(o).value_or(
-        fourdgs::default_view(playback.scene(), frame, o.at));
+    fourdgs::PlayerFrame info;
+    if (auto st = player.frame_at(o.at, frame, info, /*wait=*/true); !st.ok())
+        return refused(st.error());
+    const CameraView view =
+        explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, o.at));
     std::vector<std::uint32_t> order;
     viewer::DepthSortScratch scratch;
     FrameTimes times;
@@ -211,7 +212,7 @@ Percentiles percentiles(std::vector<double> v) {
     return p;
 }
 
-int play_frames(viewer::Playback& playback, viewer::SplatRenderer& renderer, const Options& o) {
+int play_frames(fourdgs::Player& player, viewer::SplatRenderer& renderer, const Options& o) {
     struct Row {
         double t = 0;
         std::size_t gaussians = 0;
@@ -232,33 +233,35 @@ int play_frames(viewer::Playback& playback, viewer::SplatRenderer& renderer, con
 
     // The first frame is the one a player shows before it starts its clock: it waits for its
     // data, and drawing it once compiles what the driver compiles at the first draw.
-    if (auto st = playback.frame_at_blocking(o.at, frame); !st.ok()) return refused(st.error());
+    fourdgs::PlayerFrame info;
+    if (auto st = player.frame_at(o.at, frame, info, /*wait=*/true); !st.ok())
+        return refused(st.error());
     {
         const CameraView view =
-            explicit_view(o).value_or(fourdgs::default_view(playback.scene(), frame, o.at));
+            explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, o.at));
         FrameTimes first;
         if (auto e = render(renderer, frame, view, o.width, o.height, bg, order, scratch, first);
             !e.empty())
             return cannot_run(e);
     }
-    playback.play(o.at, o.rate, o.loop);
+    // The clock runs from the first display tick's time, 0: frame k shows --at + k / 60 · rate.
+    player.play();
     const Clock::time_point start = Clock::now();
     for (std::size_t k = 0; k < rows.size(); ++k) {
         const Clock::time_point due = start + static_cast<int>(k) * tick;
         std::this_thread::sleep_until(due);
         Row& row = rows[k];
         const Clock::time_point begin = Clock::now();
-        viewer::FrameReport fr;
-        if (auto st = playback.frame_for_display(static_cast<double>(k) / kDisplayHz, frame, fr);
-            !st.ok())
+        if (auto st = player.frame(static_cast<double>(k) / kDisplayHz, frame, info); !st.ok())
             return refused(st.error());
-        row.t = fr.t;
-        row.late = fr.late;
-        row.late_reason = fr.late_reason;
         row.times.frame_call_ms = ms_since(begin);
+        row.t = info.time;
+        row.late = info.late;
+        row.late_reason = info.late ? std::string(fourdgs::to_string(info.reason)) : "";
         row.gaussians = frame.count;
+        // The camera follows the clock; a late frame's gaussians hold at info.shown.
         const CameraView view =
-            explicit_view(o).value_or(fourdgs::default_view(playback.scene(), frame, fr.t));
+            explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, info.time));
         if (auto e = render(renderer, frame, view, o.width, o.height, bg, order, scratch,
                             row.times);
             !e.empty())
@@ -273,14 +276,26 @@ int play_frames(viewer::Playback& playback, viewer::SplatRenderer& renderer, con
         late += r.late;
         missed += r.deadline_missed;
     }
+    const fourdgs::PlayerStats ps = player.stats();
     cli::Json j;
     j.begin_object()
         .str("file", o.file)
         .num("frames", rows.size())
         .num("display_hz", kDisplayHz)
         .num("rate", o.rate)
+        .num("look_ahead", o.look_ahead)
         .num("late_frames", late)
         .num("missed_deadlines", missed);
+    // The player's own counters over the run (the first, waited-for frame included).
+    j.begin_object("player")
+        .num("frames", ps.frames)
+        .num("late_frames", ps.late_frames)
+        .num("chunks_decoded", ps.chunks_decoded)
+        .num("states_composed", ps.states_composed)
+        .num("steps", ps.steps)
+        .num("discarded", ps.discarded)
+        .num("resident_bytes", ps.resident_bytes)
+        .end_object();
     const auto column = [&](const char* name, auto get) {
         std::vector<double> v;
         for (const Row& r : rows) v.push_back(get(r));
@@ -324,13 +339,13 @@ int play_frames(viewer::Playback& playback, viewer::SplatRenderer& renderer, con
 // ---- interactive ------------------------------------------------------------------------------
 
 struct Interactive {
-    viewer::Playback* playback = nullptr;
-    const Options* options = nullptr;
+    fourdgs::Player* player = nullptr;
     bool orbiting = false;  // else the scene's camera path (or framed view)
     Orbit orbit;
     CameraView last_view;
     bool dragging = false, scrubbing = false;
     double last_x = 0, last_y = 0;
+    std::string error;  // the last refusal, shown in the title until a frame succeeds
 
     void toggle_camera() {
         orbiting = !orbiting;
@@ -339,8 +354,10 @@ struct Interactive {
     void scrub_to(GLFWwindow* w, double x) {
         int width = 0, height = 0;
         glfwGetWindowSize(w, &width, &height);
-        const double duration = playback->scene().header.duration_sec;
-        playback->seek(std::clamp(x / std::max(width, 1), 0.0, 1.0) * duration);
+        player->seek(std::clamp(x / std::max(width, 1), 0.0, 1.0) * player->duration());
+    }
+    void set_rate(double rate) {
+        if (auto st = player->set_rate(rate); !st.ok()) error = st.error().describe();
     }
 };
 
@@ -348,72 +365,89 @@ Interactive& state_of(GLFWwindow* w) {
     return *static_cast<Interactive*>(glfwGetWindowUserPointer(w));
 }
 
-int interactive(viewer::Playback& playback, viewer::SplatRenderer& renderer, Window& window,
+void on_key(GLFWwindow* w, int key, int, int action, int mods) {
+    if (action == GLFW_RELEASE) return;
+    Interactive& s = state_of(w);
+    fourdgs::Player& p = *s.player;
+    const double step = (mods & GLFW_MOD_SHIFT) ? 0.1 : 1.0;
+    switch (key) {
+        case GLFW_KEY_SPACE:
+            if (p.state() == fourdgs::PlaybackState::playing)
+                p.pause();
+            else
+                p.play();  // from the end, without loop: starts over
+            break;
+        case GLFW_KEY_LEFT: p.seek(p.position() - step); break;
+        case GLFW_KEY_RIGHT: p.seek(p.position() + step); break;
+        case GLFW_KEY_HOME: p.seek(0); break;
+        case GLFW_KEY_UP: s.set_rate(p.rate() * 2); break;
+        case GLFW_KEY_DOWN: s.set_rate(p.rate() / 2); break;
+        case GLFW_KEY_R: s.set_rate(-p.rate()); break;
+        case GLFW_KEY_L: p.set_loop(!p.loop()); break;
+        case GLFW_KEY_C: s.toggle_camera(); break;
+        case GLFW_KEY_ESCAPE:
+        case GLFW_KEY_Q: glfwSetWindowShouldClose(w, GLFW_TRUE); break;
+        default: break;
+    }
+}
+
+void on_mouse_button(GLFWwindow* w, int button, int action, int) {
+    Interactive& s = state_of(w);
+    if (button != GLFW_MOUSE_BUTTON_LEFT) return;
+    if (action == GLFW_RELEASE) {
+        s.dragging = s.scrubbing = false;
+        return;
+    }
+    glfwGetCursorPos(w, &s.last_x, &s.last_y);
+    int width = 0, height = 0;
+    glfwGetWindowSize(w, &width, &height);
+    s.scrubbing = s.last_y >= height - kScrubberHeight * 2;
+    s.dragging = !s.scrubbing;
+    if (s.scrubbing) s.scrub_to(w, s.last_x);
+    if (s.dragging && !s.orbiting) s.toggle_camera();  // dragging takes the camera over
+}
+
+void on_cursor(GLFWwindow* w, double x, double y) {
+    Interactive& s = state_of(w);
+    if (s.scrubbing) s.scrub_to(w, x);
+    if (s.dragging) {
+        s.orbit.yaw -= (x - s.last_x) * 0.01;
+        s.orbit.pitch += (y - s.last_y) * 0.01;
+        s.orbit.clamp_pitch();
+    }
+    s.last_x = x;
+    s.last_y = y;
+}
+
+void on_scroll(GLFWwindow* w, double, double dy) {
+    Interactive& s = state_of(w);
+    if (!s.orbiting) s.toggle_camera();
+    s.orbit.distance *= std::pow(0.9, dy);
+}
+
+// The window's loop: one frame from the player per display refresh (vsync), at the steady
+// clock's time. A refusal (a damaged chunk, a replaced file) is shown in the title and the
+// last good picture kept, so the user can seek past it.
+int interactive(fourdgs::Player& player, viewer::SplatRenderer& renderer, Window& window,
                 const Options& o) {
     Interactive ui;
-    ui.playback = &playback;
-    ui.options = &o;
+    ui.player = &player;
     glfwSetWindowUserPointer(window.handle, &ui);
-    glfwSetKeyCallback(window.handle, [](GLFWwindow* w, int key, int, int action, int mods) {
-        if (action == GLFW_RELEASE) return;
-        Interactive& s = state_of(w);
-        viewer::Playback& p = *s.playback;
-        const double step = (mods & GLFW_MOD_SHIFT) ? 0.1 : 1.0;
-        switch (key) {
-            case GLFW_KEY_SPACE: p.toggle_pause(); break;
-            case GLFW_KEY_LEFT: p.seek(p.time() - step); break;
-            case GLFW_KEY_RIGHT: p.seek(p.time() + step); break;
-            case GLFW_KEY_HOME: p.seek(0); break;
-            case GLFW_KEY_UP: p.set_rate(p.rate() * 2); break;
-            case GLFW_KEY_DOWN: p.set_rate(p.rate() / 2); break;
-            case GLFW_KEY_R: p.set_rate(-p.rate()); break;
-            case GLFW_KEY_L: p.set_loop(!p.loop()); break;
-            case GLFW_KEY_C: s.toggle_camera(); break;
-            case GLFW_KEY_ESCAPE:
-            case GLFW_KEY_Q: glfwSetWindowShouldClose(w, GLFW_TRUE); break;
-            default: break;
-        }
-    });
-    glfwSetMouseButtonCallback(window.handle, [](GLFWwindow* w, int button, int action, int) {
-        Interactive& s = state_of(w);
-        if (button != GLFW_MOUSE_BUTTON_LEFT) return;
-        if (action == GLFW_RELEASE) {
-            s.dragging = s.scrubbing = false;
-            return;
-        }
-        glfwGetCursorPos(w, &s.last_x, &s.last_y);
-        int width = 0, height = 0;
-        glfwGetWindowSize(w, &width, &height);
-        s.scrubbing = s.last_y >= height - kScrubberHeight * 2;
-        s.dragging = !s.scrubbing;
-        if (s.scrubbing) s.scrub_to(w, s.last_x);
-        if (s.dragging && !s.orbiting) s.toggle_camera();  // dragging takes the camera over
-    });
-    glfwSetCursorPosCallback(window.handle, [](GLFWwindow* w, double x, double y) {
-        Interactive& s = state_of(w);
-        if (s.scrubbing) s.scrub_to(w, x);
-        if (s.dragging) {
-            s.orbit.yaw -= (x - s.last_x) * 0.01;
-            s.orbit.pitch += (y - s.last_y) * 0.01;
-            s.orbit.clamp_pitch();
-        }
-        s.last_x = x;
-        s.last_y = y;
-    });
-    glfwSetScrollCallback(window.handle, [](GLFWwindow* w, double, double dy) {
-        Interactive& s = state_of(w);
-        if (!s.orbiting) s.toggle_camera();
-        s.orbit.distance *= std::pow(0.9, dy);
-    });
+    glfwSetKeyCallback(window.handle, on_key);
+    glfwSetMouseButtonCallback(window.handle, on_mouse_button);
+    glfwSetCursorPosCallback(window.handle, on_cursor);
+    glfwSetScrollCallback(window.handle, on_scroll);
 
     fourdgs::Frame frame;
-    if (auto st = playback.frame_at_blocking(o.at, frame); !st.ok()) return refused(st.error());
-    ui.last_view = explicit_view(o).value_or(fourdgs::default_view(playback.scene(), frame, o.at));
+    fourdgs::PlayerFrame info;
+    if (auto st = player.frame_at(o.at, frame, info, /*wait=*/true); !st.ok())
+        return refused(st.error());
+    ui.last_view = explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, o.at));
     if (o.camera == "orbit" || explicit_view(o)) {
         ui.orbit = Orbit::around(ui.last_view);
         ui.orbiting = true;
     }
-    playback.play(o.at, o.rate, o.loop);
+    player.play();
     std::vector<std::uint32_t> order;
     viewer::DepthSortScratch scratch;
     const std::array<float, 3> bg{static_cast<float>(o.background[0]),
@@ -423,13 +457,13 @@ int interactive(viewer::Playback& playback, viewer::SplatRenderer& renderer, Win
     Clock::time_point title_due = start;
     while (!glfwWindowShouldClose(window.handle)) {
         glfwPollEvents();
-        viewer::FrameReport fr;
-        if (auto st = playback.frame_for_display(
-                std::chrono::duration<double>(Clock::now() - start).count(), frame, fr);
-            !st.ok())
-            return refused(st.error());
+        const double now = std::chrono::duration<double>(Clock::now() - start).count();
+        if (auto st = player.frame(now, frame, info); !st.ok())
+            ui.error = st.error().describe();
+        else
+            ui.error.clear();
         ui.last_view = ui.orbiting ? ui.orbit.view()
-                                   : fourdgs::default_view(playback.scene(), frame, fr.t);
+                                   : fourdgs::default_view(player.scene(), frame, info.time);
         int fb_w = 0, fb_h = 0;
         glfwGetFramebufferSize(window.handle, &fb_w, &fb_h);
         if (fb_w > 0 && fb_h > 0) {
@@ -438,19 +472,22 @@ int interactive(viewer::Playback& playback, viewer::SplatRenderer& renderer, Win
                                 times);
                 !e.empty())
                 return cannot_run(e);
-            const double duration = playback.scene().header.duration_sec;
-            renderer.present(fb_w, fb_h, kScrubberHeight, duration > 0 ? fr.t / duration : 0);
+            const double duration = player.duration();
+            renderer.present(fb_w, fb_h, kScrubberHeight,
+                             duration > 0 ? info.time / duration : 0);
             glfwSwapBuffers(window.handle);
         }
         if (Clock::now() >= title_due) {  // the time readout, ten times a second
-            char title[256];
+            char title[512];
             std::snprintf(title, sizeof title,
                           "fourdgs-viewer  t = %.3f / %.3f s  %s %gx%s  %zu gaussians  "
-                          "late %zu  [%s]",
-                          fr.t, playback.scene().header.duration_sec,
-                          playback.paused() ? "paused" : "playing", playback.rate(),
-                          playback.loop() ? " loop" : "", frame.count, playback.late_frames(),
-                          ui.orbiting ? "orbit" : "scene camera");
+                          "late %llu  [%s]%s%s",
+                          info.time, player.duration(),
+                          std::string(fourdgs::to_string(player.state())).c_str(), player.rate(),
+                          player.loop() ? " loop" : "", frame.count,
+                          static_cast<unsigned long long>(player.stats().late_frames),
+                          ui.orbiting ? "orbit" : "scene camera",
+                          ui.error.empty() ? "" : "  refused: ", ui.error.c_str());
             glfwSetWindowTitle(window.handle, title);
             title_due = Clock::now() + std::chrono::milliseconds(100);
         }
@@ -491,7 +528,8 @@ int main(int argc, char** argv) {
                    "SH degree to evaluate, capped by the file's (0: DC colour, as 4dgs preview)")
         ->check(CLI::Range(0, 3));
     app.add_option("--rate", o.rate, "playback rate (negative: backwards)");
-    app.add_option("--look-ahead", o.look_ahead, "instants decoded ahead of the playhead");
+    app.add_option("--look-ahead", o.look_ahead, "states the player decodes ahead of the playhead")
+        ->check(CLI::Range(1, 1000));
     app.add_flag("!--no-loop", o.loop, "stop at the end instead of looping");
     app.add_option("--camera", o.camera, "scene: the scene's camera path; orbit: free")
         ->check(CLI::IsMember({"scene", "orbit"}));
@@ -499,10 +537,24 @@ int main(int argc, char** argv) {
     if (!o.screenshot.empty() && o.play_frames > 0)
         return cannot_run("--screenshot and --play-frames are two different runs");
 
+    auto source = fourdgs::open_source(o.file);
+    if (!source.ok()) return refused(source.error());
+    fourdgs::PlayerOptions po;
+    po.look_ahead = o.look_ahead;
+    po.start = o.at;
+    po.rate = o.rate;
+    po.loop = o.loop;
+    po.max_sh_degree = o.sh_degree;
     fourdgs::OpenSceneOptions so;
     so.reader.decode.max_sh_degree = o.sh_degree;
-    auto playback = viewer::Playback::open(o.file, so, o.look_ahead);
-    if (!playback.ok()) return refused(playback.error());
+    auto player = fourdgs::Player::open(std::move(*source), po, so);
+    if (!player.ok()) return refused(player.error());
+    // As 4dgs preview: an instant of the scene, [0, duration).
+    if (!(o.at >= 0 && o.at < player->duration()))
+        return refused(fourdgs::make_error(
+            fourdgs::ErrorKind::invalid_argument, fourdgs::refusal::kTimeOutOfRange,
+            "time " + std::to_string(o.at) + " s is outside [0, " +
+                std::to_string(player->duration()) + ")"));
 
     Window window;
     if (auto e = open_window(window, o, o.screenshot.empty() && o.play_frames == 0); !e.empty())
@@ -511,7 +563,7 @@ int main(int argc, char** argv) {
     auto renderer = viewer::SplatRenderer::create(error);
     if (!renderer) return cannot_run(error);
 
-    if (!o.screenshot.empty()) return screenshot(**playback, *renderer, o);
-    if (o.play_frames > 0) return play_frames(**playback, *renderer, o);
-    return interactive(**playback, *renderer, window, o);
+    if (!o.screenshot.empty()) return screenshot(*player, *renderer, o);
+    if (o.play_frames > 0) return play_frames(*player, *renderer, o);
+    return interactive(*player, *renderer, window, o);
 }
