@@ -118,27 +118,40 @@ struct FrameTimes {
     double frame_call_ms = 0, sort_ms = 0, upload_ms = 0, draw_ms = 0;
 };
 
-// Sorts, uploads and draws `frame` through `view` into a width × height target.
-// Returns "" or why nothing could be drawn.
-std::string render(viewer::SplatRenderer& renderer, const fourdgs::Frame& frame,
-                   const CameraView& view, int width, int height,
-                   const std::array<float, 3>& background, std::vector<std::uint32_t>& order,
-                   viewer::DepthSortScratch& scratch, FrameTimes& times) {
-    auto cam = fourdgs::preview_camera(view, width, height);
-    if (!cam.ok()) return cam.error().describe();
-    auto start = Clock::now();
-    viewer::back_to_front(frame, *cam, fourdgs::kPreviewNear, order, scratch);
-    times.sort_ms = ms_since(start);
-    start = Clock::now();
-    std::string error;
-    if (!renderer.upload(frame, error)) return error;
-    times.upload_ms = ms_since(start);
-    start = Clock::now();
-    renderer.draw(*cam, order, width, height, background);
-    glFinish();  // so draw_ms is the GPU's time too, not only the submission's
-    times.draw_ms = ms_since(start);
-    return "";
-}
+// Sort, upload, draw: what the viewer does with each Frame the player hands it, with the
+// buffers it reuses from frame to frame.
+struct FrameDrawer {
+    viewer::SplatRenderer& renderer;
+    std::array<float, 3> background;
+    std::vector<std::uint32_t> order;
+    viewer::DepthSortScratch scratch;
+
+    FrameDrawer(viewer::SplatRenderer& r, const Options& o)
+        : renderer(r),
+          background{static_cast<float>(o.background[0]), static_cast<float>(o.background[1]),
+                     static_cast<float>(o.background[2])} {}
+
+    // Draws `frame` through `view` into a width × height target. `finish` waits for the GPU, so
+    // that times.draw_ms is its time too (the headless modes; a window's swap paces itself).
+    // Returns "" or why nothing could be drawn.
+    std::string draw(const fourdgs::Frame& frame, const CameraView& view, int width, int height,
+                     bool finish, FrameTimes& times) {
+        auto cam = fourdgs::preview_camera(view, width, height);
+        if (!cam.ok()) return cam.error().describe();
+        auto start = Clock::now();
+        viewer::back_to_front(frame, *cam, fourdgs::kPreviewNear, order, scratch);
+        times.sort_ms = ms_since(start);
+        start = Clock::now();
+        std::string error;
+        if (!renderer.upload(frame, error)) return error;
+        times.upload_ms = ms_since(start);
+        start = Clock::now();
+        renderer.draw(*cam, order, width, height, background);
+        if (finish) glFinish();
+        times.draw_ms = ms_since(start);
+        return "";
+    }
+};
 
 // ---- the window -----------------------------------------------------------------------------
 
@@ -178,14 +191,9 @@ int screenshot(fourdgs::Player& player, viewer::SplatRenderer& renderer, const O
         return refused(st.error());
     const CameraView view =
         explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, o.at));
-    std::vector<std::uint32_t> order;
-    viewer::DepthSortScratch scratch;
+    FrameDrawer drawer(renderer, o);
     FrameTimes times;
-    const std::array<float, 3> bg{static_cast<float>(o.background[0]),
-                                  static_cast<float>(o.background[1]),
-                                  static_cast<float>(o.background[2])};
-    if (auto e = render(renderer, frame, view, o.width, o.height, bg, order, scratch, times);
-        !e.empty())
+    if (auto e = drawer.draw(frame, view, o.width, o.height, true, times); !e.empty())
         return cannot_run(e);
     if (auto e = cli::write_png(o.screenshot, renderer.read_back()); !e.empty())
         return cannot_run(e);
@@ -223,11 +231,7 @@ int play_frames(fourdgs::Player& player, viewer::SplatRenderer& renderer, const 
     };
     std::vector<Row> rows(static_cast<std::size_t>(o.play_frames));
     fourdgs::Frame frame;
-    std::vector<std::uint32_t> order;
-    viewer::DepthSortScratch scratch;
-    const std::array<float, 3> bg{static_cast<float>(o.background[0]),
-                                  static_cast<float>(o.background[1]),
-                                  static_cast<float>(o.background[2])};
+    FrameDrawer drawer(renderer, o);
     const auto tick = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(1.0 / kDisplayHz));
 
@@ -240,8 +244,7 @@ int play_frames(fourdgs::Player& player, viewer::SplatRenderer& renderer, const 
         const CameraView view =
             explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, o.at));
         FrameTimes first;
-        if (auto e = render(renderer, frame, view, o.width, o.height, bg, order, scratch, first);
-            !e.empty())
+        if (auto e = drawer.draw(frame, view, o.width, o.height, true, first); !e.empty())
             return cannot_run(e);
     }
     // The clock runs from the first display tick's time, 0: frame k shows --at + k / 60 · rate.
@@ -262,9 +265,7 @@ int play_frames(fourdgs::Player& player, viewer::SplatRenderer& renderer, const 
         // The camera follows the clock; a late frame's gaussians hold at info.shown.
         const CameraView view =
             explicit_view(o).value_or(fourdgs::default_view(player.scene(), frame, info.time));
-        if (auto e = render(renderer, frame, view, o.width, o.height, bg, order, scratch,
-                            row.times);
-            !e.empty())
+        if (auto e = drawer.draw(frame, view, o.width, o.height, true, row.times); !e.empty())
             return cannot_run(e);
         row.total_ms = ms_since(begin);
         // Shown on time when drawn before the next display tick.
@@ -448,11 +449,7 @@ int interactive(fourdgs::Player& player, viewer::SplatRenderer& renderer, Window
         ui.orbiting = true;
     }
     player.play();
-    std::vector<std::uint32_t> order;
-    viewer::DepthSortScratch scratch;
-    const std::array<float, 3> bg{static_cast<float>(o.background[0]),
-                                  static_cast<float>(o.background[1]),
-                                  static_cast<float>(o.background[2])};
+    FrameDrawer drawer(renderer, o);
     const Clock::time_point start = Clock::now();
     Clock::time_point title_due = start;
     while (!glfwWindowShouldClose(window.handle)) {
@@ -468,9 +465,7 @@ int interactive(fourdgs::Player& player, viewer::SplatRenderer& renderer, Window
         glfwGetFramebufferSize(window.handle, &fb_w, &fb_h);
         if (fb_w > 0 && fb_h > 0) {
             FrameTimes times;
-            if (auto e = render(renderer, frame, ui.last_view, fb_w, fb_h, bg, order, scratch,
-                                times);
-                !e.empty())
+            if (auto e = drawer.draw(frame, ui.last_view, fb_w, fb_h, false, times); !e.empty())
                 return cannot_run(e);
             const double duration = player.duration();
             renderer.present(fb_w, fb_h, kScrubberHeight,
