@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace fourdgs {
 namespace {
@@ -106,10 +107,12 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
                                             ws.band_records));
         FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
                                       ws.scratch));
-        FOURDGS_TRY(ws.population.assign_keyframe(ws.keyframe,
-                                                  {e.chunk_offset, ch.t0, ch.t1, false}));
-        ws.composed_level = ch.level;
         describe_keyframe(ws.keyframe, record);
+        // The population takes the decoded bins' storage (and leaves its own for the next
+        // keyframe's decode) rather than copying a keyframe's worth of rows.
+        FOURDGS_TRY(ws.population.take_keyframe(ws.keyframe,
+                                                {e.chunk_offset, ch.t0, ch.t1, false}));
+        ws.composed_level = ch.level;
     } else {
         FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
         const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
@@ -197,7 +200,9 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
                 ws.changed.has_object_id != object_id;
     }
     step.rows.clear();
-    if (!whole) {
+    if (!whole && pop.in_id_order()) {
+        step.rows.assign(ws.updated.begin(), ws.updated.end());  // a slot is its row
+    } else if (!whole) {
         // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
         // its ids ascending (the id stream's delta coding wants it), so each search starts from
         // the row found before; ids out of order search from the start again.
@@ -236,7 +241,8 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
         dequantize(scene(), ws.composed, step.values);
     } else {
         step.whole = false;
-        scatter_rows(ws.changed, step.rows, ws.composed);
+        step.attributes = d.update_present;
+        scatter_rows(ws.changed, step.rows, ws.composed, &step.attributes);
         dequantize(scene(), ws.changed, step.values);
     }
     ws.composed_entry = c;
@@ -261,27 +267,26 @@ void StateStep::apply_to(GaussianBlock& state) {
         std::swap(state, values);
         return;
     }
-    auto scatter = [this](auto& dst, const auto& src, std::size_t w) {
+    // Widths known at compile time copy a row in a few moves; SH's varies with the degree.
+    auto scatter = [this]<std::size_t W>(auto& dst, const auto& src,
+                                         std::integral_constant<std::size_t, W>) {
         if (dst.empty() || src.empty()) return;  // a column the state does not carry
         for (std::size_t k = 0; k < rows.size(); ++k)
-            std::copy_n(&src[k * w], w, &dst[std::size_t{rows[k]} * w]);
+            for (std::size_t c = 0; c < W; ++c) dst[std::size_t{rows[k]} * W + c] = src[k * W + c];
     };
-    scatter(state.position, values.position, 3);
-    scatter(state.scale, values.scale, 3);
-    scatter(state.rotation, values.rotation, 4);
-    scatter(state.color, values.color, 4);
-    scatter(state.motion, values.motion, 3);
-    scatter(state.mu_t, values.mu_t, 1);
-    scatter(state.sigma_t, values.sigma_t, 1);
-    scatter(state.win_lo, values.win_lo, 1);
-    scatter(state.win_hi, values.win_hi, 1);
-    scatter(state.flags, values.flags, 1);
-    scatter(state.window_index, values.window_index, 1);
-    scatter(state.sh, values.sh, static_cast<std::size_t>(state.sh_per_gaussian()));
-    scatter(state.object_id, values.object_id, 1);
-    scatter(state.source_group, values.source_group, 1);
-    scatter(state.source_index, values.source_index, 1);
-    scatter(state.gaussian_id, values.gaussian_id, 1);
+    using One = std::integral_constant<std::size_t, 1>;
+    using Three = std::integral_constant<std::size_t, 3>;
+    using Four = std::integral_constant<std::size_t, 4>;
+    const auto& a = attributes;
+    if (a[attr::position]) scatter(state.position, values.position, Three{});
+    if (a[attr::scale]) scatter(state.scale, values.scale, Three{});
+    if (a[attr::rotation]) scatter(state.rotation, values.rotation, Four{});
+    if (a[attr::color] || a[attr::opacity]) scatter(state.color, values.color, Four{});
+    if (a[attr::motion]) scatter(state.motion, values.motion, Three{});
+    if (a[attr::mu_t]) scatter(state.mu_t, values.mu_t, One{});
+    if (a[attr::object_id]) scatter(state.object_id, values.object_id, One{});
+    if (a[attr::source_group]) scatter(state.source_group, values.source_group, One{});
+    if (a[attr::source_index]) scatter(state.source_index, values.source_index, One{});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "fourdgs/player.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -143,7 +144,12 @@ struct Player::Impl {
     // What the worker works towards.
     double head_t = 0;
     int head_dir = 1;
-    // Where the worker is.
+    // Where the worker is: the segments it works towards, and whether what it is fetching is
+    // still wanted (a seek elsewhere sets `abandon`, which the source's prefetch polls).
+    std::vector<std::size_t> working;
+    std::atomic<bool> abandon{false};
+    double compose_seconds = 0;  // keyframe-delta: how long composing a state takes (a mean)
+    std::uint64_t composes = 0;
     Phase phase = Phase::idle;
     std::size_t work_pos = kNone;     // the segment (birth: the segment of the chunk) or item
     PlayerStats stats;
@@ -187,7 +193,9 @@ struct Player::Impl {
 
     // ---- lookups
     std::size_t segment_of(double t) const;
-    std::vector<std::size_t> wanted_segments() const;  // under mu
+    // The segments the worker keeps ready, from the one holding `from` (under mu).
+    std::vector<std::size_t> wanted_segments(double from) const;
+    void retarget();                                    // under mu: the head moved
 
     // ---- the worker
     void run();
@@ -195,7 +203,7 @@ struct Player::Impl {
     void work_keyframes(std::unique_lock<std::mutex>& lock);
     void work_stream(std::unique_lock<std::mutex>& lock);
     void aim_prefetcher(std::unique_lock<std::mutex>& lock);
-    Item take_spare();
+    Item take_spare(bool whole);
     void recycle(Item&& item);
 
     // ---- the render thread
@@ -331,10 +339,10 @@ void Player::Impl::anchor_here() {
 
 // The segments the worker keeps ready: the playhead's, then look_ahead more in the direction of
 // play (wrapping when looping). Random access only.
-std::vector<std::size_t> Player::Impl::wanted_segments() const {
+std::vector<std::size_t> Player::Impl::wanted_segments(double from) const {
     std::vector<std::size_t> out;
     if (segments.empty()) return out;
-    double t = std::clamp(head_t, segments.front().t0, before(segments.back().t1));
+    double t = std::clamp(from, segments.front().t0, before(segments.back().t1));
     std::size_t s = segment_of(t);
     if (s == kNone) s = t < segments.front().t1 ? 0 : segments.size() - 1;
     for (std::uint32_t k = 0; k <= options.look_ahead; ++k) {
@@ -351,6 +359,14 @@ std::vector<std::size_t> Player::Impl::wanted_segments() const {
         if (std::find(out.begin(), out.end(), s) != out.end()) break;  // a short loop
     }
     return out;
+}
+
+void Player::Impl::retarget() {
+    wake.notify_one();
+    if (segments.empty()) return;
+    const double t = std::clamp(head_t, segments.front().t0, before(segments.back().t1));
+    if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
+        abandon.store(true);
 }
 
 void Player::Impl::run() {
@@ -375,7 +391,9 @@ void Player::Impl::aim_prefetcher(std::unique_lock<std::mutex>& lock) {
 }
 
 void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
-    const std::vector<std::size_t> wanted = wanted_segments();
+    const std::vector<std::size_t> wanted = wanted_segments(head_t);
+    working = wanted;
+    abandon.store(false);
     std::vector<std::size_t> needed;
     for (std::size_t s : wanted)
         for (std::size_t c : segments[s].chunks)
@@ -426,8 +444,14 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     const IndexedReader& indexed = *reader->indexed();
     const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
     // A failed prefetch is one the decode meets too, and reports.
-    (void)source->prefetch(ranges);
+    (void)source->prefetch(ranges, &abandon);
     lock.lock();
+    if (abandon.load()) {  // the playhead went elsewhere: the slot is free again
+        slot->state = ChunkSlot::State::empty;
+        slot->chunk = kNone;
+        phase = Phase::idle;
+        return;
+    }
     phase = Phase::decoding;
     lock.unlock();
     const std::size_t one[] = {chunk};
@@ -444,27 +468,68 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     ready.notify_all();
 }
 
-Item Player::Impl::take_spare() {
+// Items are kept for their capacity: a whole state's columns (fresh memory costs more than
+// decoding into it) and a step's rows. A whole state takes the largest, a step the smallest.
+Item Player::Impl::take_spare(bool whole) {
     if (spare.empty()) return Item{};
-    Item it = std::move(spare.back());
-    spare.pop_back();
+    auto size = [](const Item& it) { return it.step.values.position.capacity(); };
+    auto pick = whole ? std::max_element(spare.begin(), spare.end(),
+                                         [&](const Item& a, const Item& b) {
+                                             return size(a) < size(b);
+                                         })
+                      : std::min_element(spare.begin(), spare.end(),
+                                         [&](const Item& a, const Item& b) {
+                                             return size(a) < size(b);
+                                         });
+    Item it = std::move(*pick);
+    spare.erase(pick);
     it.error.reset();
     return it;
 }
 
 void Player::Impl::recycle(Item&& item) {
-    // Kept for their capacity (a whole state's columns are the large part), as many as a full
-    // look-ahead uses; the rest is freed.
-    if (spare.size() <= options.look_ahead) spare.push_back(std::move(item));
+    // As many as a full look-ahead uses; past that the smallest goes.
+    spare.push_back(std::move(item));
+    if (spare.size() > options.look_ahead + 1) {
+        auto smallest = std::min_element(spare.begin(), spare.end(), [](const Item& a,
+                                                                        const Item& b) {
+            return a.step.values.position.capacity() < b.step.values.position.capacity();
+        });
+        spare.erase(smallest);
+    }
 }
 
 void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
-    std::vector<std::size_t> wanted = wanted_segments();
+    std::vector<std::size_t> wanted = wanted_segments(head_t);
     const KeyframeDeltaReader& kd = *reader->keyframes();
     // The state the next item would follow; none after a refusal (nothing composes past it).
     const std::size_t tail = queue.empty()        ? shown_pos
                              : queue.back().error ? kNone
                                                   : queue.back().pos;
+    // Playing forward behind the playhead: the state it needs is neither prepared nor a step
+    // away, and composing it would end after the playhead has left it. Aim where the playhead
+    // will be when a compose ends (the last one's time ahead, at the rate), or keep what is
+    // already prepared there, rather than chase it.
+    const std::size_t p0 = wanted.front();
+    const bool forward = play_state == PlaybackState::playing && rate > 0;
+    const bool have_p0 = shown_pos == p0 || std::any_of(queue.begin(), queue.end(),
+                                                        [p0](const Item& it) {
+                                                            return it.pos == p0;
+                                                        });
+    if (forward && !have_p0 && compose_seconds > 0) {
+        const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
+                           queue.front().step.whole;
+        const std::vector<std::size_t>& chain = kd.timeline().chain_of(segments[p0].entry);
+        const bool steps_reach = tail != kNone && tail < p0 &&
+                                 std::find(chain.begin(), chain.end(), segments[tail].entry) !=
+                                     chain.end();
+        if (ahead)
+            wanted = wanted_segments(segments[queue.front().pos].t0);
+        else if (!steps_reach)
+            wanted = wanted_segments(head_t + compose_seconds * rate);
+    }
+    working = wanted;
+    abandon.store(false);
     // Playing forward, when the playhead has run ahead of what is prepared but stays on the
     // chain from it, the states in between are stepped through (one delta each, and the render
     // thread applies each one's rows) rather than the playhead's composed from its keyframe.
@@ -515,7 +580,7 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         auto following = kd.next_step(cursor);
         step = following.ok() && *following && **following == seg.entry;
     }
-    Item item = take_spare();
+    Item item = take_spare(!step);
     item.pos = pos;
     item.t0 = seg.t0;
     item.t1 = seg.t1;
@@ -529,13 +594,27 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         else if (!*stepped) step = false;  // (cannot happen: next_step said it would)
     }
     if (!step && st.ok()) {
-        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok()) (void)source->prefetch(*ranges);
+        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok())
+            (void)source->prefetch(*ranges, &abandon);
         lock.lock();
+        if (abandon.load()) {  // the playhead went elsewhere: compose what it wants instead
+            recycle(std::move(item));
+            phase = Phase::idle;
+            work_pos = kNone;
+            return;
+        }
         phase = Phase::decoding;
         lock.unlock();
         item.step.whole = true;
         item.step.rows.clear();
+        const auto c0 = Clock::now();
         st = kd.state_at(seg.t0, item.step.values, cursor);
+        const double took = std::chrono::duration<double>(Clock::now() - c0).count();
+        lock.lock();
+        // The first compose also pays for the state's fresh memory: it is not a measure.
+        if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
+                                                                  : took;
+        lock.unlock();
     }
     lock.lock();
     if (!st.ok()) item.error = st.error();
@@ -563,7 +642,7 @@ void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
         wake.wait(lock);
         return;
     }
-    Item item = take_spare();
+    Item item = take_spare(true);
     item.pos = stats.states_composed;
     phase = Phase::decoding;
     const double from = queue.empty() ? stream_floor : queue.back().t1;
@@ -732,7 +811,7 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
     if (head != head_t || dir != head_dir) {
         head_t = head;
         head_dir = dir;
-        wake.notify_one();
+        retarget();
     }
     ++stats.frames;
     Found found;
@@ -920,7 +999,7 @@ void Player::seek(double t) {
             m.queue.pop_back();
         }
     m.head_t = m.anchor_t;
-    m.wake.notify_one();
+    m.retarget();
 }
 
 Status Player::set_rate(double rate) {

@@ -85,6 +85,10 @@ struct StateStep {
     bool whole = false;                // `values` is the whole state after the step
     std::vector<std::uint32_t> rows;   // !whole: the changed rows of the state, in any order
     GaussianBlock values;              // !whole: row k is the new value of rows[k]
+    // !whole: the attributes the step changed (by attr id: the update group's streams); only
+    // the §3 columns made from them differ (position, scale, rotation, color, motion, mu_t,
+    // object_id, source ids: the GOP invariants sigma_t, flags and window never change).
+    std::array<bool, attr::kKnownCount> attributes{};
 
     // Brings `state` (the state before the step, as state_at or earlier steps left it) to the
     // state after it: copies each changed row in place, or swaps the whole state in (`values`
