@@ -54,6 +54,18 @@ def die_with_parent():
         pass
 
 
+def stop_process(proc):
+    """Stops a server this process started, by its process id: SIGTERM, then SIGKILL after
+    10 s. Also used by the viewer's tests for their Xvfb."""
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 CONFIG = """\
 worker_processes 1;
 daemon off;
@@ -112,13 +124,7 @@ class Nginx:
                            (open(log).read() if os.path.exists(log) else "no log"))
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
 
