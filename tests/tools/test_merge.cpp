@@ -360,22 +360,27 @@ TEST_CASE("a merge is deterministic, whatever order the parts come in") {
 }
 
 TEST_CASE("parts on different grids are refused as grid-mismatch, naming the field") {
+    // Files converted without a plan: shards of two plans are refused before their grids are
+    // compared (plan-mismatch, test_sharded_parts.cpp).
     const auto frames = test::tracked_sequence(8, 30, 1, kFps, 5, 6);
-    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
-    QuantBounds coarser = plan.tolerance;
-    coarser.pos *= 2;
-    const GridPlan other = make_plan(frames, ConvertShape::per_frame, coarser);
+    auto whole = [&](std::size_t first, std::size_t count, double pos) {
+        ConvertOptions o;
+        o.fps = kFps;
+        QuantBounds t = preset_tolerance(Preset::default_, 2);
+        t.pos = pos;
+        o.tolerance = t;
+        MemorySink sink;
+        REQUIRE(convert_frames(std::span(frames).subspan(first, count), o, sink).ok());
+        return sink.take();
+    };
     MergeOptions o;
     o.names = {"a.4dgs", "b.4dgs"};
-    const Error e = merge_error({encode(frames, plan, 0, 4), encode(frames, other, 4, 8)}, o);
+    const Error e = merge_error({whole(0, 4, 1e-3), whole(0, 4, 2e-3)}, o);
     CHECK(e.refusal == refusal::kGridMismatch);
     CHECK(e.field == "Quantization.step_pos");
     CHECK(e.message.find("b.4dgs") != std::string::npos);
     // Another clock is another scene.
-    auto longer = frames;
-    longer.insert(longer.end(), frames.begin(), frames.begin() + 2);
-    const GridPlan ten = make_plan(longer, ConvertShape::per_frame, plan.tolerance);
-    const Error clock = merge_error({encode(frames, plan, 0, 4), encode(longer, ten, 4, 8)});
+    const Error clock = merge_error({whole(0, 4, 1e-3), whole(2, 6, 1e-3)});
     CHECK(clock.refusal == refusal::kSceneMismatch);
     CHECK(clock.field == "Header.duration_sec");
 }
@@ -403,10 +408,12 @@ TEST_CASE("overlapping timelines are refused unless allow_overlap says the union
             CHECK(merge_error(parts, allow).refusal == refusal::kOverlappingParts);
         }
     }
-    // Keyframe-delta shards that leave a hole cannot tile the clock.
+    // Keyframe-delta shards that leave a hole cannot tile the clock: a plan's shards name the
+    // frames missing (missing-slice; timeline-gap for shards that name only their times, below).
     const GridPlan kd = make_plan(frames, ConvertShape::keyframe_delta);
     const Error gap = merge_error({encode(frames, kd, 4, 8)});
-    CHECK(gap.refusal == refusal::kTimelineGap);
+    CHECK(gap.refusal == refusal::kMissingSlice);
+    CHECK(gap.message.find("frames [0, 4)") != std::string::npos);
 }
 
 TEST_CASE("conflicting extras are refused by name, and equal ones are not") {
@@ -613,6 +620,8 @@ TEST_CASE(
     b[3] = {1.75, {10, 11, 12}, b[2].g};
     const auto first = shard(a, {1, 0, 1}, 0, 1);
     const auto second = shard(b, {1, 1, 0, 0}, 1, 2);
+    // Alone, the second leaves [0, 1) untiled.
+    CHECK(merge_error({second}).refusal == refusal::kTimelineGap);
     MergeReport report;
     const auto merged = merge({second, first}, {}, &report);
     check_valid(merged, true);

@@ -119,6 +119,9 @@ struct ConvertOptions {
     // 0: to the plan's last frame). convert_frames is given exactly those frames;
     // convert_ply_files the whole sequence's paths, of which it reads the slice.
     std::uint64_t first_frame = 0, end_frame = 0;
+    // convert_frames on a plan whose parts begin before the slice: frame `frame` of the sequence
+    // (a part's reference, see grid_plan.hpp). convert_ply_files reads it from its path.
+    std::function<Result<PlyCloud>(std::uint64_t frame)> load_frame;
     std::string title;                 // "" = none; else a `title` metadata entry
     // The registry's `coordinate_system` key (handedness, up axis; PLY files carry none), written
     // to the Header attributes when not "" (§2: producers SHOULD record one).

@@ -62,9 +62,14 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/scene.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
+
+// The version of the "4dgs-shard" Metadata record this build writes (convert.hpp) and merges: a
+// part whose record says another (an older build's has no shard_format, version 1) is refused.
+inline constexpr std::uint32_t kShardFormat = 2;
 
 struct MergeOptions {
     bool allow_overlap = false;       // gaussian-birth: overlapping slices are a union
@@ -73,6 +78,13 @@ struct MergeOptions {
     bool validate_parts = false;      // validate() every part before anything is written
     std::size_t block_bytes = 256 << 10;  // copy block size (>= 4096)
     std::vector<std::string> names;       // the parts' names for messages (paths); default "part i"
+    // The plan the parts must have been converted on (plan_digest, grid_plan.hpp); "" = any, as
+    // long as it is one.
+    std::string plan_digest;
+    // The merged file is itself a shard of a plan: this "4dgs-shard" Metadata record (its slice)
+    // replaces the parts', the parts must cover its slice, and a keyframe-delta part's empty
+    // keyframes outside it are kept. nullopt: the merged file is the whole scene (or a union).
+    std::optional<Metadata> shard;
 };
 
 struct MergeReport {
