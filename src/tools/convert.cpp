@@ -973,8 +973,8 @@ Status convert_on_plan(const ConvertOptions& o, const FrameReader& in, Spool& sp
     const GridPlan& plan = *o.plan;
     const std::uint64_t first = o.first_frame, end = o.end_frame ? o.end_frame : plan.frames;
     FOURDGS_TRY(check_slice(plan, first, end));
-    // A block: a run of the alignment holding about kBlockGaussians (per frame: as many as the
-    // first frame holds).
+    // A block: runs of the alignment holding about kBlockGaussians (per frame: as many as the
+    // first frame holds), cut where a part begins or ends.
     std::uint64_t per_frame = plan.gaussians_per_frame;
     if (per_frame == 0) {
         FOURDGS_ASSIGN(const std::span<const PlyCloud> one, in.block(first, first + 1));
@@ -997,7 +997,11 @@ Status convert_on_plan(const ConvertOptions& o, const FrameReader& in, Spool& sp
     rep.shape = plan.shape;
     rep.tolerance = plan.tolerance;
     for (std::uint64_t b0 = first; b0 < end;) {
-        const std::uint64_t b1 = std::min(end, (b0 / block + 1) * block);
+        // A block ends where a part begins or ends, so that it holds each part whole or not.
+        std::uint64_t b1 = std::min(end, (b0 / block + 1) * block);
+        for (const PlannedPart& part : plan.parts)
+            for (std::uint64_t edge : {part.first_frame, part.end_frame})
+                if (edge > b0 && edge < b1) b1 = edge;
         FOURDGS_ASSIGN(const std::span<const PlyCloud> frames, in.block(b0, b1));
         FOURDGS_ASSIGN(ByteSink* out, spool.next(b0, b1));
         ConvertReport br;
