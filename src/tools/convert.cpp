@@ -810,9 +810,6 @@ Status measure_parts(std::span<const PlyCloud> frames, const RigidParts& parts,
 // shards are joined too, so a slice and the whole sequence come out as one encode of every frame
 // would write them, and memory holds one block's frames, not the slice's.
 
-// A block holds this many gaussians (frames × gaussians per frame) or one alignment run, whichever
-// is more.
-constexpr std::uint64_t kBlockGaussians = std::uint64_t{1} << 20;
 // Blocks are merged this many at a time (each an open file); more go through intermediate merges.
 constexpr std::size_t kBlocksPerMerge = 128;
 
@@ -973,7 +970,7 @@ Status convert_on_plan(const ConvertOptions& o, const FrameReader& in, Spool& sp
     const GridPlan& plan = *o.plan;
     const std::uint64_t first = o.first_frame, end = o.end_frame ? o.end_frame : plan.frames;
     FOURDGS_TRY(check_slice(plan, first, end));
-    // A block: runs of the alignment holding about kBlockGaussians (per frame: as many as the
+    // A block: runs of the alignment holding about block_gaussians (per frame: as many as the
     // first frame holds), cut where a part begins or ends.
     std::uint64_t per_frame = plan.gaussians_per_frame;
     if (per_frame == 0) {
@@ -981,7 +978,8 @@ Status convert_on_plan(const ConvertOptions& o, const FrameReader& in, Spool& sp
         per_frame = std::max<std::uint64_t>(1, one.front().count);
     }
     const std::uint64_t a = plan.alignment();
-    const std::uint64_t block = a * std::max<std::uint64_t>(1, kBlockGaussians / (a * per_frame));
+    const std::uint64_t block =
+        a * std::max<std::uint64_t>(1, o.block_gaussians / (a * per_frame));
     // The references of parts that began before the block, kept while a part needs them.
     std::map<std::uint64_t, PlyCloud> references;
     const plan_parts::FrameLoader reference =

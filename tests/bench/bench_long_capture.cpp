@@ -23,22 +23,12 @@
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/tools/merge.hpp"
 #include "support/live_bytes.hpp"
+#include "support/peak_rss.hpp"
 
 using namespace fourdgs;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-long own_peak_rss_kib() {
-    std::FILE* f = std::fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long kib = -1;
-    while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
-    std::fclose(f);
-    return kib;
-}
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -60,7 +50,7 @@ int merge(const std::string& out, std::vector<std::string> parts) {
     std::printf(
         "{\"peak_heap\": %zu, \"vmhwm_kib\": %ld, \"largest_chunk\": %llu, \"summary_bytes\": "
         "%llu, \"bytes\": %llu, \"chunks\": %u, \"wall_s\": %.3f}\n",
-        test::peak_live_bytes() - before, own_peak_rss_kib(),
+        test::peak_live_bytes() - before, test::own_peak_rss_kib(),
         static_cast<unsigned long long>(report.largest_chunk),
         static_cast<unsigned long long>(report.summary_bytes),
         static_cast<unsigned long long>(report.bytes_written), report.chunks, wall);

@@ -28,6 +28,7 @@
 #include "support/live_bytes.hpp"
 #include "support/ply_frames.hpp"
 #include "support/readers.hpp"
+#include "support/validity.hpp"
 
 using namespace fourdgs;
 
@@ -109,18 +110,7 @@ void check_same_stream(Reader& a, Reader& b, Next next) {
     }
 }
 
-// Validates clean: no finding at all, or (files written here without the registry's advisory
-// metadata) no error.
-void check_valid(const std::vector<std::uint8_t>& bytes, bool warnings_allowed = false) {
-    MemorySource src(bytes);
-    auto report = validate(src);
-    REQUIRE(report.ok());
-    std::string findings;
-    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
-    INFO(findings);
-    CHECK(report->errors() == 0);
-    if (!warnings_allowed) CHECK(report->warnings() == 0);
-}
+using test::check_valid;
 
 // The merged file decodes bin for bin as the single conversion does: every chunk (gaussian-birth)
 // or every state (keyframe-delta) through the indexed front-end, the same through the streaming

@@ -16,6 +16,7 @@
 #include "fourdgs/validate.hpp"
 #include "support/frame_checks.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/validity.hpp"
 
 using namespace fourdgs;
 
@@ -50,15 +51,7 @@ void check_every_frame(const Converted& c, const std::vector<PlyCloud>& frames) 
     test::check_every_frame(c.bytes, c.report.tolerance, frames, kFps);
 }
 
-void check_valid(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
-    auto report = validate(src);
-    REQUIRE(report.ok());
-    std::string findings;
-    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
-    INFO(findings);
-    CHECK(report->errors() == 0);
-}
+void check_valid(const std::vector<std::uint8_t>& bytes) { test::check_valid(bytes, true); }
 
 RigidOptions residuals(double pos, double rot) {
     RigidOptions o;

@@ -16,10 +16,10 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
-#include "fourdgs/validate.hpp"
 #include "support/frame_checks.hpp"
 #include "support/ply_frames.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/validity.hpp"
 
 using namespace fourdgs;
 
@@ -28,21 +28,16 @@ namespace {
 constexpr double kFps = 8;
 const test::RigidSceneShape kShape{0.4, 0.25, 0.25, 0};  // 10 % deforms
 
+// A plan of `frames` from `sample` (every frame when empty), keyframes and segments every 4.
 GridPlan plan_of(const std::vector<PlyCloud>& frames, ConvertShape shape,
-                 std::span<const std::uint64_t> sample = {}) {
+                 std::vector<std::uint64_t> sample = {}) {
     PlanOptions po;
     po.fps = kFps;
     po.shape = shape;
     po.keyframe_every = 4;
     po.segment_frames = 4;
     po.rigid_min_members = 32;
-    const std::vector<std::uint64_t> every = test::every_frame(frames.size());
-    if (sample.empty()) sample = every;
-    std::vector<PlyCloud> clouds;
-    for (std::uint64_t f : sample) clouds.push_back(frames[f]);
-    auto p = make_grid_plan(frames.size(), clouds, sample, po);
-    if (!p.ok()) FAIL(p.error().describe());
-    return *p;
+    return test::plan_on_sample(frames, po, std::move(sample));
 }
 
 ConvertOptions on_plan(const GridPlan& plan, const std::vector<PlyCloud>& frames,
@@ -91,14 +86,21 @@ Error merge_error(const std::vector<std::vector<std::uint8_t>>& parts,
     return merged.error();
 }
 
-void check_valid(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
-    auto report = validate(src);
-    REQUIRE(report.ok());
-    std::string findings;
-    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
-    INFO(findings);
-    CHECK(report->errors() == 0);
+// `shards` slices of `frames` encoded on `plan` and merged are the single-process encode, which
+// is valid and gives back every frame within the plan's tolerance; returns that file.
+std::vector<std::uint8_t> check_sharded(const std::vector<PlyCloud>& frames, const GridPlan& plan,
+                                        std::size_t shards) {
+    std::vector<std::vector<std::uint8_t>> parts;
+    for (auto [a, b] : plan_slices(plan, shards)) parts.push_back(encode(frames, plan, a, b));
+    REQUIRE(parts.size() == shards);
+    for (const auto& p : parts) test::check_valid(p, true);
+    auto merged = try_merge(parts);
+    REQUIRE(merged.ok());
+    const auto single = encode(frames, plan, 0, frames.size());
+    CHECK(*merged == single);
+    test::check_valid(single, true);
+    test::check_every_frame(single, plan.tolerance, frames, kFps);
+    return single;
 }
 
 std::vector<std::uint32_t> expand(const PlannedPart& p) {
@@ -194,16 +196,7 @@ TEST_CASE(
         INFO(to_string(shape));
         const GridPlan plan = plan_of(frames, shape);
         REQUIRE(plan.parts.size() == 3);
-        std::vector<std::vector<std::uint8_t>> shards;
-        for (auto [a, b] : plan_slices(plan, 3)) shards.push_back(encode(frames, plan, a, b));
-        REQUIRE(shards.size() == 3);
-        for (const auto& s : shards) check_valid(s);
-        auto merged = try_merge(shards);
-        REQUIRE(merged.ok());
-        const auto single = encode(frames, plan, 0, frames.size());
-        CHECK(*merged == single);
-        check_valid(single);
-        test::check_every_frame(single, plan.tolerance, frames, kFps);
+        const auto single = check_sharded(frames, plan, 3);
         // One Object Track per body, one sample per frame, joined from the shards'.
         MemorySource src(single);
         ReaderOptions ro;
@@ -277,14 +270,7 @@ TEST_CASE("a body rigid over only part of the clip is a part over that part, sto
     const PlannedPart* box = find_part(plan, truth(n, 2));
     REQUIRE(box);
     CHECK(box->end_frame == 16);
-    std::vector<std::vector<std::uint8_t>> shards;
-    for (auto [a, b] : plan_slices(plan, 4)) shards.push_back(encode(frames, plan, a, b));
-    auto merged = try_merge(shards);
-    REQUIRE(merged.ok());
-    const auto single = encode(frames, plan, 0, frames.size());
-    CHECK(*merged == single);
-    check_valid(single);
-    test::check_every_frame(single, plan.tolerance, frames, kFps);
+    check_sharded(frames, plan, 4);
 }
 
 TEST_CASE(
@@ -443,4 +429,31 @@ TEST_CASE("merge joins the shards' Object Tracks, and refuses two poses of one o
     CHECK(e.message.find("another pose at t = 0.125") != std::string::npos);
     // The same take twice is one track.
     CHECK(try_merge({a, a, rest}, union_of).ok());
+}
+
+TEST_CASE(
+    "on a plan the file is the same whatever the blocks: one alignment run at a time, and more "
+    "blocks than are merged at once") {
+    const auto frames = test::rigid_scene(12, 300, kFps, 17, kShape);
+    for (ConvertShape shape : {ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
+        INFO(to_string(shape));
+        const GridPlan plan = plan_of(frames, shape);
+        ConvertOptions o = on_plan(plan, frames, 0, frames.size());
+        MemorySink whole, runs;
+        REQUIRE(convert_frames(frames, o, whole).ok());
+        o.block_gaussians = 1;  // every run of 4 frames a block of its own
+        REQUIRE(convert_frames(frames, o, runs).ok());
+        CHECK(whole.take() == runs.take());
+    }
+    // 300 one-frame blocks: merged 128 at a time into intermediate shards, then together.
+    const auto one = test::tracked_sequence(300, 12, 0, kFps, 18);
+    PlanOptions po;
+    po.fps = kFps;
+    const GridPlan plan = test::plan_on_sample(one, po);
+    ConvertOptions o = on_plan(plan, one, 0, one.size());
+    MemorySink whole, blocks;
+    REQUIRE(convert_frames(one, o, whole).ok());
+    o.block_gaussians = 1;
+    REQUIRE(convert_frames(one, o, blocks).ok());
+    CHECK(whole.take() == blocks.take());
 }

@@ -136,6 +136,10 @@ struct ConvertOptions {
     // convert_frames on a plan whose parts begin before the slice: frame `frame` of the sequence
     // (a part's reference, see grid_plan.hpp). convert_ply_files reads it from its path.
     std::function<Result<PlyCloud>(std::uint64_t frame)> load_frame;
+    // On a plan: a block of frames holds about this many gaussians (at least one run of the
+    // plan's alignment; see "Memory on a plan"). Smaller holds less at once and merges more
+    // blocks; the file is the same whatever it is.
+    std::uint64_t block_gaussians = std::uint64_t{1} << 20;
     std::string title;                 // "" = none; else a `title` metadata entry
     // The registry's `coordinate_system` key (handedness, up axis; PLY files carry none), written
     // to the Header attributes when not "" (§2: producers SHOULD record one).
