@@ -26,6 +26,7 @@
 #include "fourdgs/validate.hpp"
 #include "support/discarding_sink.hpp"
 #include "support/live_bytes.hpp"
+#include "support/merge_parts.hpp"
 #include "support/ply_frames.hpp"
 #include "support/readers.hpp"
 #include "support/validity.hpp"
@@ -59,26 +60,16 @@ std::vector<std::uint8_t> encode(const std::vector<PlyCloud>& frames, const Grid
 
 std::vector<std::uint8_t> merge(const std::vector<std::vector<std::uint8_t>>& parts,
                                 const MergeOptions& options = {}, MergeReport* report = nullptr) {
-    std::vector<MemorySource> sources;
-    for (const auto& p : parts) sources.emplace_back(p);
-    std::vector<ByteSource*> ptrs;
-    for (auto& s : sources) ptrs.push_back(&s);
-    MemorySink sink;
-    auto st = merge_scenes(ptrs, options, sink, report);
-    if (!st.ok()) FAIL(st.error().describe());
-    return sink.take();
+    auto merged = test::merge_in_memory(parts, options, report);
+    if (!merged.ok()) FAIL(merged.error().describe());
+    return std::move(*merged);
 }
 
 Error merge_error(const std::vector<std::vector<std::uint8_t>>& parts,
                   const MergeOptions& options = {}) {
-    std::vector<MemorySource> sources;
-    for (const auto& p : parts) sources.emplace_back(p);
-    std::vector<ByteSource*> ptrs;
-    for (auto& s : sources) ptrs.push_back(&s);
-    MemorySink sink;
-    auto st = merge_scenes(ptrs, options, sink);
-    REQUIRE_FALSE(st.ok());
-    return st.error();
+    auto merged = test::merge_in_memory(parts, options);
+    REQUIRE_FALSE(merged.ok());
+    return merged.error();
 }
 
 void check_same_bins(const ChunkBins& a, const ChunkBins& b) {

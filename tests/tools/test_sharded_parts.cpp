@@ -17,6 +17,7 @@
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
 #include "support/frame_checks.hpp"
+#include "support/merge_parts.hpp"
 #include "support/ply_frames.hpp"
 #include "support/rigid_frames.hpp"
 #include "support/validity.hpp"
@@ -70,13 +71,7 @@ std::vector<std::uint8_t> encode(const std::vector<PlyCloud>& frames, const Grid
 
 Result<std::vector<std::uint8_t>> try_merge(const std::vector<std::vector<std::uint8_t>>& parts,
                                             const MergeOptions& options = {}) {
-    std::vector<MemorySource> sources;
-    for (const auto& p : parts) sources.emplace_back(p);
-    std::vector<ByteSource*> ptrs;
-    for (auto& s : sources) ptrs.push_back(&s);
-    MemorySink sink;
-    FOURDGS_TRY(merge_scenes(ptrs, options, sink));
-    return sink.take();
+    return test::merge_in_memory(parts, options);
 }
 
 Error merge_error(const std::vector<std::vector<std::uint8_t>>& parts,
