@@ -706,6 +706,7 @@ struct ConvertArgs : EncodeArgs {
     std::string codec = "deflate", title, coordinate_system, grid, frames;
     std::string delta_reference = "cheaper";
     bool no_rigid_parts = false;
+    unsigned threads = 0;
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
 };
@@ -854,6 +855,7 @@ int cmd_convert(const ConvertArgs& a) {
         return cannot_run("unknown --delta-reference '" + a.delta_reference +
                           "' (cheaper, chained)");
     o.cheaper_reference = a.delta_reference == "cheaper";
+    o.writer.threads = a.threads;
     o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
     ConvertReport rep;
     auto st = convert_ply_files(*paths, a.output, o, &rep);
@@ -934,7 +936,22 @@ struct PlanArgs : EncodeArgs {
     std::size_t sample = 8;
     double margin = 0.05, max_speed = 0;
     std::vector<double> aabb;
+    bool no_rigid_parts = false;
 };
+
+// The rigid parts a plan recorded: what each shard stores once.
+void print_planned_parts(const GridPlan& plan) {
+    if (plan.parts.empty()) return;
+    fmt::print("parts (every shard stores them alike):\n");
+    for (const PlannedPart& part : plan.parts) {
+        std::uint64_t n = 0;
+        for (const auto& [a, b] : part.members) n += b - a;
+        fmt::print("  {:<22}{:>10} gaussians  frames [{}, {})\n",
+                   part.rigid ? "rigid object #" + std::to_string(part.object_id)
+                              : std::string("static"),
+                   n, part.first_frame, part.end_frame);
+    }
+}
 
 int cmd_plan(const PlanArgs& a) {
     PlanOptions po;
@@ -943,6 +960,7 @@ int cmd_plan(const PlanArgs& a) {
     po.sample_frames = a.sample;
     po.margin = a.margin;
     po.max_speed = a.max_speed;
+    po.rigid_parts = !a.no_rigid_parts;
     if (!a.aabb.empty()) {
         if (a.aabb.size() != 6) return cannot_run("--aabb takes six numbers: min x y z, max x y z");
         std::array<double, 6> box{};
@@ -980,6 +998,7 @@ int cmd_plan(const PlanArgs& a) {
     if (plan->alignment() > 1)
         fmt::print("shards start and end on multiples of {} frames (the last may end at {})\n",
                    plan->alignment(), plan->frames);
+    print_planned_parts(*plan);
     return kOk;
 }
 
@@ -996,7 +1015,7 @@ int cmd_slices(const std::string& grid, std::size_t shards) {
 
 struct MergeArgs {
     std::vector<std::string> parts;
-    std::string output, base;
+    std::string output, base, grid;
     bool allow_overlap = false, validate_parts = false, json = false;
 };
 
@@ -1004,6 +1023,11 @@ int cmd_merge(const MergeArgs& a) {
     MergeOptions mo;
     mo.allow_overlap = a.allow_overlap;
     mo.validate_parts = a.validate_parts;
+    if (!a.grid.empty()) {
+        auto plan = read_grid_plan(a.grid);
+        if (!plan.ok()) return refused(plan.error());
+        mo.plan_digest = plan_digest(*plan);
+    }
     if (!a.base.empty()) {
         const auto it = std::find(a.parts.begin(), a.parts.end(), a.base);
         if (it == a.parts.end()) return cannot_run("--base " + a.base + " is not one of the parts");
@@ -1137,6 +1161,8 @@ int main(int argc, char** argv) {
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");
+    conv->add_option("--threads", ca.threads,
+                     "encoder threads (0: one per core; a scheduler's task: its CPUs)");
     conv->callback([&] {
         for (const char* name : {"--fps", "--preset", "--tolerance", "--sh-bits", "--tracked",
                                  "--model", "--keyframe-every"})
@@ -1161,6 +1187,9 @@ int main(int argc, char** argv) {
     plan->add_option("--aabb", pa.aabb, "the scene's aabb, min x y z max x y z: no scan")
         ->expected(6)
         ->delimiter(',');
+    plan->add_flag("--no-rigid-parts", pa.no_rigid_parts,
+                   "with --tracked: record no rigid parts (each shard's temporal model takes "
+                   "every gaussian)");
     plan->callback([&] { code = cmd_plan(pa); });
 
     std::string slices_grid;
@@ -1182,6 +1211,8 @@ int main(int argc, char** argv) {
     mrg->add_option("--base", ma.base,
                     "the part whose front matter the file takes (default: the earliest)");
     mrg->add_flag("--validate-parts", ma.validate_parts, "run the validator over every part first");
+    mrg->add_option("--grid", ma.grid,
+                    "the grid plan the shards were encoded on: every part must be one of its");
     mrg->add_flag("--json", ma.json, "machine-readable report");
     mrg->callback([&] { code = cmd_merge(ma); });
 

@@ -679,8 +679,14 @@ def test_merge_refusals(tool, src, tmp):
     run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", coarse, "--preset", "coarse")
     a, b = part(fine, "0:2", "a.4dgs"), part(fine, "2:4", "b.4dgs")
     out = os.path.join(tmp, "out.4dgs")
-    # Different grids, named by field.
-    err = refused(["merge", a, part(coarse, "2:4", "c.4dgs"), "-o", out], "grid-mismatch")
+    # Shards of two plans, before their grids are compared.
+    err = refused(["merge", a, part(coarse, "2:4", "c.4dgs"), "-o", out], "plan-mismatch")
+    check("a.4dgs" in err and "c.4dgs" in err, "plan-mismatch names both parts: " + err)
+    # Files converted without a plan on different grids, named by field.
+    fine_whole, coarse_whole = os.path.join(tmp, "fw.4dgs"), os.path.join(tmp, "cw.4dgs")
+    run(tool, "-q", "convert", seq, "--fps", str(FPS), "--preset", "fine", "-o", fine_whole)
+    run(tool, "-q", "convert", seq, "--fps", str(FPS), "--preset", "coarse", "-o", coarse_whole)
+    err = refused(["merge", fine_whole, coarse_whole, "-o", out], "grid-mismatch")
     check("Quantization.step_pos" in err, "grid-mismatch names the field: " + err)
     # Overlapping timelines, unless the union is intended.
     whole = part(fine, "0:4", "whole.4dgs")
@@ -707,6 +713,62 @@ def test_merge_refusals(tool, src, tmp):
     check("broken.json" in err and "grid.step_rot" in err, "malformed-plan names file and key: " + err)
     run(tool, "convert", seq, "--fps", "8", "--frames", "0:2", "-o", out, expect=3)
     run(tool, "convert", seq, "--grid", fine, "--preset", "coarse", "-o", out, expect=3)
+
+
+def test_sharded_refusals(tool, src, tmp):
+    """Bad input in a sharded run, each refused by name when the shards are merged: shards of two
+    plans, a missing slice, a shard written by an older build, a plan edited by hand (merge
+    --grid, and convert --grid), and shards of another plan than the one merge is given."""
+    frames, degree, seq = tracked_case(tmp, "seq", 4)
+    out = os.path.join(tmp, "out.4dgs")
+
+    def refused(args, rule, *names):
+        p = run(tool, *args, expect=1)
+        check("refused: " + rule in p.stderr, "expected %s: %s" % (rule, p.stderr))
+        for n in names:
+            check(n in p.stderr, "%s names %s: %s" % (rule, n, p.stderr))
+        check(not os.path.exists(out), "a refused merge writes nothing")
+        return p.stderr
+
+    def shards(grid, name):
+        paths = []
+        for k, s in enumerate(run(tool, "slices", grid, "4").stdout.split()):
+            paths.append(os.path.join(tmp, "%s_%d.4dgs" % (name, k)))
+            run(tool, "-q", "convert", seq, "--grid", grid, "--frames", s, "-o", paths[-1])
+        return paths
+
+    plan, other = os.path.join(tmp, "plan.json"), os.path.join(tmp, "other.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--tracked", "--segment-frames", "4", "-o", plan)
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--tracked", "--segment-frames", "4",
+        "--preset", "coarse", "-o", other)
+    good, alien = shards(plan, "good"), shards(other, "alien")
+    # The good shards merge, also when merge is told their plan.
+    run(tool, "-q", "merge", *good, "-o", out, "--grid", plan)
+    os.remove(out)
+    # Shards from two plans.
+    refused(["merge", good[0], good[1], alien[2], good[3], "-o", out], "plan-mismatch",
+            os.path.basename(alien[2]))
+    # Shards of another plan than the one given.
+    refused(["merge", *alien, "-o", out, "--grid", plan], "plan-mismatch", os.path.basename(alien[0]))
+    # A missing slice, named by its frames.
+    refused(["merge", good[0], good[1], good[3], "-o", out], "missing-slice", "frames [8, 12)")
+    refused(["merge", *good[1:], "-o", out], "missing-slice", "frames [0, 4)")
+    # A shard written by an older build: its 4dgs-shard record has no shard_format. (The key's
+    # bytes are renamed in place: the record keeps its length, and the CRC covers the summary.)
+    old = os.path.join(tmp, "old.4dgs")
+    data = open(good[2], "rb").read()
+    check(data.count(b"shard_format") == 1, "one shard_format key in a shard")
+    open(old, "wb").write(data.replace(b"shard_format", b"shard_formxt"))
+    refused(["merge", good[0], good[1], old, good[3], "-o", out], "shard-version-mismatch",
+            "old.4dgs", "older build")
+    # A plan edited by hand: a value changed, the file still well formed.
+    edited = os.path.join(tmp, "edited.json")
+    text = open(plan).read()
+    check('"rgb": 0.00392156862745098' in text, "the plan spells its rgb tolerance")
+    open(edited, "w").write(text.replace('"rgb": 0.00392156862745098', '"rgb": 0.004', 1))
+    refused(["merge", *good, "-o", out, "--grid", edited], "plan-edited", "edited.json")
+    refused(["convert", seq, "--grid", edited, "--frames", "0:4", "-o", out], "plan-edited")
+    check(not [f for f in os.listdir(tmp) if ".partial" in f], "refusals leave nothing behind")
 
 
 def test_example_sharded(tool, src, tmp):
