@@ -185,7 +185,7 @@ TEST_CASE(
 
 TEST_CASE(
     "shards of a plan with rigid parts merge to exactly the single-process file, for adaptive "
-    "and keyframe-delta; each is valid and every frame is within the tolerance") {
+    "and keyframe-delta: each is valid and every frame is within the tolerance") {
     const auto frames = test::rigid_scene(12, 600, kFps, 12, kShape);
     for (ConvertShape shape : {ConvertShape::adaptive, ConvertShape::keyframe_delta}) {
         INFO(to_string(shape));
