@@ -42,6 +42,14 @@ inline void advise_fresh(void* data, std::size_t bytes) {
 #endif
 }
 
+// v.reserve(capacity), with fresh capacity advised as above.
+template <class T>
+void reserve_fresh(std::vector<T>& v, std::size_t capacity) {
+    if (capacity <= v.capacity()) return;
+    v.reserve(capacity);
+    advise_fresh(v.data(), capacity * sizeof(T));
+}
+
 // v.resize(size), with fresh capacity advised as above. Capacity grows to the size asked for
 // (an output sized once is not over-allocated) or by half, whichever is more, so a workspace
 // that meets slightly larger chunks does not reallocate for each.
