@@ -799,7 +799,7 @@ TEST_CASE("the raw/delta estimate is each mode's order-0 entropy per byte plane"
     CHECK(sampled.delta_bytes == Approx(whole.delta_bytes).epsilon(0.01));
 }
 
-TEST_CASE("the estimate drops a mode only outside its guard band; inside it both are compressed",
+TEST_CASE("the estimate drops a mode only outside its guard band, and inside it compresses both",
           "[stream]") {
     std::mt19937 rng(11);
     StreamEncodeOptions both, estimate;

@@ -1109,7 +1109,7 @@ TEST_CASE("effort max decodes within its declared bounds and is never larger tha
     }
 }
 
-TEST_CASE("effort max writes registered codecs only; fast is the codec at its fastest level",
+TEST_CASE("effort max writes registered codecs only, and fast is the codec at its fastest level",
           "[writer][effort]") {
     SceneShape shape;
     shape.n = 2500;
