@@ -100,7 +100,7 @@ TEST_CASE("compare: known perturbations give their max, RMS and p99") {
     CHECK(get(*r, "sh").max == Approx(0.25).epsilon(0.01));
 }
 
-TEST_CASE("compare: shuffled clouds are matched by position; extra gaussians stay unmatched") {
+TEST_CASE("compare: shuffled clouds are matched by position, and extra gaussians stay unmatched") {
     const PlyCloud a = cloud(2000, 0, 3);
     std::vector<std::size_t> order(a.count);
     std::iota(order.begin(), order.end(), 0);
