@@ -22,7 +22,9 @@ namespace fourdgs::detail {
 inline void advise_fresh(void* data, std::size_t bytes) {
 #if defined(__linux__)
     constexpr std::size_t kPopulateBytes = std::size_t{64} << 10;
-    constexpr std::size_t kHugeBytes = std::size_t{4} << 20;  // room for one aligned 2 MB page
+    // From 2 MB: a column of a million floats (4 MB) then holds one or two aligned 2 MB pages
+    // (std::vector's memory is not 2 MB-aligned; the part of it that is takes huge pages).
+    constexpr std::size_t kHugeBytes = std::size_t{2} << 20;
     if (bytes < kPopulateBytes) return;
     const std::uintptr_t page = 4096;
     const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(data);

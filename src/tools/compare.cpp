@@ -261,7 +261,8 @@ Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
     rep.matched = pairs.size();
 
     Samples pos{"pos"}, scale{"scale_rel"}, rot{"rot"}, deg{"rot_deg"}, rgb{"rgb"}, alpha{"alpha"},
-        sh{"sh"};
+        sh{"sh"}, band1{"sh_band1"}, band2{"sh_band2"}, band3{"sh_band3"};
+    Samples* bands[] = {&band1, &band2, &band3};
     const int ka = a.sh_per_gaussian() / 3, kb = b.sh_per_gaussian() / 3;
     const int k_both = (rep.sh_degree + 1) * (rep.sh_degree + 1) - 1;
     for (const auto& [i, j] : pairs) {
@@ -290,11 +291,17 @@ Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
         }
         deg.add(4 * std::atan2(std::sqrt(near), std::sqrt(far)) * 180 / std::numbers::pi);
         for (int c = 0; c < 3; ++c)
-            for (int k = 0; k < k_both; ++k)
-                sh.add(std::fabs(double(b.sh[j * 3 * kb + c * kb + k]) - a.sh[i * 3 * ka + c * ka + k]));
+            for (int k = 0; k < k_both; ++k) {
+                const double e =
+                    std::fabs(double(b.sh[j * 3 * kb + c * kb + k]) - a.sh[i * 3 * ka + c * ka + k]);
+                sh.add(e);
+                bands[k < 3 ? 0 : k < 8 ? 1 : 2]->add(e);  // bands 1, 2, 3 hold 3, 5, 7 a colour
+            }
     }
-    for (Samples* s : {&pos, &scale, &rot, &deg, &rgb, &alpha, &sh})
-        if (s != &sh || k_both > 0) rep.attributes.push_back(s->summary());
+    for (Samples* s : {&pos, &scale, &rot, &deg, &rgb, &alpha})
+        rep.attributes.push_back(s->summary());
+    if (k_both > 0) rep.attributes.push_back(sh.summary());
+    for (int band = 0; band < rep.sh_degree; ++band) rep.attributes.push_back(bands[band]->summary());
     return rep;
 }
 

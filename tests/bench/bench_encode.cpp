@@ -20,6 +20,7 @@
 #include <lz4hc.h>
 #include <zstd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,8 +43,22 @@ using namespace fourdgs;
 struct Stream {
     std::uint8_t codec = 0;
     int level = 0;
+    std::size_t symbols = 0;  // each plane's length
     std::vector<std::uint8_t> planes, payload;
 };
+
+// Σ over a stream's byte planes of their order-0 entropy, in bytes: what a Huffman code per plane
+// would need, the floor for data without repeats.
+double order0_bytes(const Stream& s) {
+    double bits = 0;
+    for (std::size_t at = 0; at < s.planes.size(); at += s.symbols) {
+        std::size_t count[256] = {};
+        for (std::size_t k = at; k < at + s.symbols; ++k) ++count[s.planes[k]];
+        for (std::size_t c : count)
+            if (c) bits -= double(c) * std::log2(double(c) / double(s.symbols));
+    }
+    return bits / 8;
+}
 
 void add_streams(Bytes block, std::vector<Stream>& out, int level_of(std::uint8_t)) {
     auto streams = split_streams(block, 0);
@@ -58,6 +73,7 @@ void add_streams(Bytes block, std::vector<Stream>& out, int level_of(std::uint8_
         st.codec = h.codec;
         st.level = level_of(h.codec);
         st.payload.assign(s.payload.begin(), s.payload.end());
+        st.symbols = symbols;
         st.planes.resize(symbols * h.symbol_width);
         if (auto d = decompress(h.codec, s.payload, st.planes, 0); !d.ok()) fail("decompress", d.error());
         out.push_back(std::move(st));
@@ -242,7 +258,15 @@ int main(int argc, char** argv) {
                     double(file.size()) / double(n));
         if (default_bytes && *effort != Effort::default_)
             std::printf(", %.4fx default", double(file.size()) / double(default_bytes));
+        double entropy = 0, payloads = 0;
+        for (const Stream& st : streams) {
+            entropy += order0_bytes(st);
+            payloads += double(st.payload.size());
+        }
         std::printf("; %zu streams, %.1f MB into the codec\n", streams.size(), planes / 1e6);
+        std::printf("  streams' payloads %.0f bytes = %.4fx the order-0 entropy of their byte "
+                    "planes (%.0f bytes)\n",
+                    payloads, payloads / entropy, entropy);
         std::printf("  %-40s %9.1f ms wall %9.1f ms cpu\n", "limit: compress every stream once",
                     t_compress.wall * 1e3, t_compress.cpu * 1e3);
         std::printf("  %-40s %9.1f ms wall %9.1f ms cpu\n", "limit: inflate every stream",

@@ -98,6 +98,9 @@ TEST_CASE("compare: known perturbations give their max, RMS and p99") {
     CHECK(get(*r, "rot").max > 0);
     CHECK(get(*r, "rgb").max == 0);
     CHECK(get(*r, "sh").max == Approx(0.25).epsilon(0.01));
+    CHECK(get(*r, "sh_band1").max == Approx(0.25).epsilon(0.01));  // coefficient 1: band 1
+    CHECK(get(*r, "sh_band1").samples == n * 9);
+    CHECK(r->find("sh_band2") == nullptr);  // degree 1
 }
 
 TEST_CASE("compare: shuffled clouds are matched by position, and extra gaussians stay unmatched") {

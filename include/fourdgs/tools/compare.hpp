@@ -12,7 +12,8 @@
 //              in degrees
 //   rgb        |Δ| of each colour component (linear, 0.5 + C0 f_dc)
 //   alpha      |Δ opacity| (after the sigmoid)
-//   sh         |Δ| of each SH coefficient, over the bands both clouds have
+//   sh         |Δ| of each SH coefficient, over the bands both clouds have; sh_band1..3 the same
+//              band by band
 // Samples are per component (pos, scale_rel, rgb, sh: three a gaussian, or every coefficient) or
 // per gaussian (rot, rot_deg, alpha); RMS and p99 are over the samples.
 //
@@ -52,7 +53,7 @@ struct CompareOptions {
 
 // One attribute's error over the matched pairs.
 struct AttributeError {
-    std::string name;  // pos, scale_rel, rot, rot_deg, rgb, alpha, sh
+    std::string name;  // pos, scale_rel, rot, rot_deg, rgb, alpha, sh, sh_band1..3
     std::uint64_t samples = 0;
     double max = 0, rms = 0, p99 = 0;
 };
