@@ -546,20 +546,19 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
         h.symbol_width = static_cast<std::uint8_t>(w);
     }
     const int raw_w = width_of(shape.raw_max), delta_w = width_of(shape.delta_max);
-    if (try_raw && raw_w == 0) {
-        if (opt.mode == stream_mode::raw)
+    // A mode whose symbols the forced width cannot hold is refused when it was forced, and
+    // otherwise left out (the other may fit).
+    auto fits = [&](bool& tried, int w, int mode, std::uint32_t max_symbol) -> Status {
+        if (!tried || w != 0) return ok_status();
+        if (opt.mode == mode)
             return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
-                           " cannot hold symbol " + std::to_string(shape.raw_max) + " (needs " +
-                           std::to_string(narrowest_width(shape.raw_max)) + ")");
-        try_raw = false;
-    }
-    if (try_delta && delta_w == 0) {
-        if (opt.mode == stream_mode::delta)
-            return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
-                           " cannot hold symbol " + std::to_string(shape.delta_max) + " (needs " +
-                           std::to_string(narrowest_width(shape.delta_max)) + ")");
-        try_delta = false;
-    }
+                           " cannot hold symbol " + std::to_string(max_symbol) + " (needs " +
+                           std::to_string(narrowest_width(max_symbol)) + ")");
+        tried = false;
+        return ok_status();
+    };
+    FOURDGS_TRY(fits(try_raw, raw_w, stream_mode::raw, shape.raw_max));
+    FOURDGS_TRY(fits(try_delta, delta_w, stream_mode::delta, shape.delta_max));
     if (!want_constant && !try_raw && !try_delta)
         return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
                        " holds the symbols of neither raw nor delta coding");

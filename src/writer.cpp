@@ -660,19 +660,38 @@ void group_by_window(const GaussianBatch& b, std::vector<std::uint32_t>& order,
 
 std::string bound_string(double value) { return detail::fmt(value == 0 ? 0.0 : value); }
 
-// Each preset's name, in the enumeration's order.
-constexpr std::string_view kPresetNames[] = {"fine", "default", "coarse"};
+namespace {
 
-std::optional<Preset> parse_preset(std::string_view name) {
-    for (std::size_t i = 0; i < std::size(kPresetNames); ++i)
-        if (name == kPresetNames[i]) return static_cast<Preset>(i);
+// An enumeration's names, in its order: the enumerator a name spells, and back.
+template <class E, std::size_t N>
+std::optional<E> enum_named(const std::string_view (&names)[N], std::string_view name) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (name == names[i]) return static_cast<E>(i);
     return std::nullopt;
 }
 
-std::string_view to_string(Preset preset) {
-    const auto i = static_cast<std::size_t>(preset);
-    return i < std::size(kPresetNames) ? kPresetNames[i] : "unknown";
+template <class E, std::size_t N>
+std::string_view name_of(const std::string_view (&names)[N], E value) {
+    const auto i = static_cast<std::size_t>(value);
+    return i < N ? names[i] : "unknown";
 }
+
+constexpr std::string_view kPresetNames[] = {"fine", "default", "coarse"};
+constexpr std::string_view kEffortNames[] = {"fast", "default", "max"};
+
+}  // namespace
+
+std::optional<Preset> parse_preset(std::string_view name) {
+    return enum_named<Preset>(kPresetNames, name);
+}
+
+std::string_view to_string(Preset preset) { return name_of(kPresetNames, preset); }
+
+std::optional<Effort> parse_effort(std::string_view name) {
+    return enum_named<Effort>(kEffortNames, name);
+}
+
+std::string_view to_string(Effort effort) { return name_of(kEffortNames, effort); }
 
 QuantBounds preset_bounds(Preset preset, double extent) {
     if (!std::isfinite(extent) || !(extent > 0)) extent = 1;
@@ -795,20 +814,6 @@ Result<FixedGrid> grid_for_tolerance(const QuantBounds& tol, const std::array<do
         }
     }
     return bad_option("no grid declares bounds within the tolerance (pos " + num(tol.pos) + ")");
-}
-
-// Each effort's name, in the enumeration's order.
-constexpr std::string_view kEffortNames[] = {"fast", "default", "max"};
-
-std::optional<Effort> parse_effort(std::string_view name) {
-    for (std::size_t i = 0; i < std::size(kEffortNames); ++i)
-        if (name == kEffortNames[i]) return static_cast<Effort>(i);
-    return std::nullopt;
-}
-
-std::string_view to_string(Effort effort) {
-    const auto i = static_cast<std::size_t>(effort);
-    return i < std::size(kEffortNames) ? kEffortNames[i] : "unknown";
 }
 
 std::optional<ShLadder> parse_sh_ladder(std::string_view name) {

@@ -12,8 +12,6 @@
 namespace fourdgs {
 namespace {
 
-constexpr std::string_view kMatchNames[] = {"auto", "order", "position"};
-
 Error size_mismatch(std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal::kInputSizeMismatch, std::move(message));
 }
@@ -183,15 +181,19 @@ std::array<double, 4> unit(const float* q) {
 
 }  // namespace
 
-std::optional<CompareMatch> parse_compare_match(std::string_view name) {
-    for (std::size_t i = 0; i < std::size(kMatchNames); ++i)
-        if (name == kMatchNames[i]) return static_cast<CompareMatch>(i);
-    return std::nullopt;
+std::string_view to_string(CompareMatch match) {
+    switch (match) {
+        case CompareMatch::automatic: return "auto";
+        case CompareMatch::order: return "order";
+        case CompareMatch::position: return "position";
+    }
+    return "unknown";
 }
 
-std::string_view to_string(CompareMatch match) {
-    const auto i = static_cast<std::size_t>(match);
-    return i < std::size(kMatchNames) ? kMatchNames[i] : "unknown";
+std::optional<CompareMatch> parse_compare_match(std::string_view name) {
+    for (CompareMatch m : {CompareMatch::automatic, CompareMatch::order, CompareMatch::position})
+        if (name == to_string(m)) return m;
+    return std::nullopt;
 }
 
 const AttributeError* CompareReport::find(std::string_view name) const {

@@ -86,22 +86,20 @@ std::vector<Stream> file_streams(const std::vector<std::uint8_t>& file, int leve
     MemorySource source(file);
     auto reader = IndexedReader::open(source);
     if (!reader) fail("open", reader.error());
-    for (const ChunkIndex& e : reader->scene().index) {
-        std::vector<std::uint8_t> bytes;
-        if (auto st = read_range(source, e.chunk_offset, e.chunk_length, e.chunk_length, bytes); !st.ok())
-            fail("read", st.error());
-        auto rec = parse_record(bytes, e.chunk_offset);
+    // The record at [offset, +length), parsed (its bytes held in `keep`).
+    auto record = [&](std::uint64_t offset, std::uint64_t length, std::vector<std::uint8_t>& keep) {
+        if (auto st = read_range(source, offset, length, length, keep); !st.ok()) fail("read", st.error());
+        auto rec = parse_record(keep, offset);
         if (!rec) fail("parse_record", rec.error());
-        auto chunk = parse_chunk(*rec);
+        return *rec;
+    };
+    std::vector<std::uint8_t> bytes, band;
+    for (const ChunkIndex& e : reader->scene().index) {
+        auto chunk = parse_chunk(record(e.chunk_offset, e.chunk_length, bytes));
         if (!chunk) fail("parse_chunk", chunk.error());
         add_streams(chunk->records, out, level_of);
         for (const ChunkIndex::Band& b : e.bands) {
-            std::vector<std::uint8_t> band;
-            if (auto st = read_range(source, b.offset, b.length, b.length, band); !st.ok())
-                fail("read", st.error());
-            auto r = parse_record(band, b.offset);
-            if (!r) fail("parse_record", r.error());
-            auto sh = parse_sh_band(*r);
+            auto sh = parse_sh_band(record(b.offset, b.length, band));
             if (!sh) fail("parse_sh_band", sh.error());
             add_streams(sh->stream, out, level_of);
         }
