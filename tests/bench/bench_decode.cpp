@@ -28,6 +28,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "best_seconds.hpp"
@@ -64,6 +65,22 @@ long peak_rss_kb() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return u.ru_maxrss;
+}
+
+// The process's anonymous memory in 2 MB pages and its resident memory, in kB, summed over
+// /proc/self/smaps: whether the fresh-memory advice (src/fresh_memory.hpp) took.
+std::pair<long, long> huge_and_rss_kb() {
+    long huge = 0, rss = 0;
+    if (std::FILE* f = std::fopen("/proc/self/smaps", "r")) {
+        char line[256];
+        long kb = 0;
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) huge += kb;
+            else if (std::sscanf(line, "Rss: %ld kB", &kb) == 1) rss += kb;
+        }
+        std::fclose(f);
+    }
+    return {huge, rss};
 }
 
 // ---- the limits: the file's own streams through the codec library ---------------------------
@@ -247,6 +264,9 @@ int child(const std::string& mode, const char* path, unsigned threads, double t)
         call_s = seconds_since(t1);
         call_cpu = cpu_seconds() - c1;
     }
+    const auto [huge_kb, rss_kb] = huge_and_rss_kb();
+    std::fprintf(stderr, "  (first call, %s, %u thread(s): AnonHugePages %ld kB of %ld kB resident)\n",
+                 mode.c_str(), threads, huge_kb, rss_kb);
     std::printf("%.9f %.9f %.9f %ld\n", call_s, call_cpu, open_s, rss_open);
     return 0;
 }

@@ -2,7 +2,11 @@
 """Bytes at equal errors: a static splat PLY written as SPZ v4 and as SOG by PlayCanvas's
 splat-transform, and as .4dgs by `4dgs convert --effort max` at the errors each of those has.
 
-    bench_vs_spz_sog.py BUILD_DIR SPLAT_TRANSFORM WORK_DIR [gaussians=100000]
+    bench_vs_spz_sog.py BUILD_DIR SPLAT_TRANSFORM WORK_DIR [gaussians=100000] [only=RUNS]
+
+RUNS, when given, is a comma-separated list of input:format runs to make (inputs issue14_sh0,
+issue14_sh3, clustered_sh0, exported; formats spz, sog; e.g. issue14_sh3:sog): SOG's SH
+clustering without a GPU (-g cpu) takes tens of minutes at SH 3, so it can be run on its own.
 
 SPLAT_TRANSFORM is the splat-transform command (e.g. node_modules/.bin/splat-transform after
 `npm install @playcanvas/splat-transform` in a scratch directory). The inputs are static PLYs the
@@ -56,6 +60,7 @@ def sh_depths(errors, degree):
 def main():
     build, splat, work = sys.argv[1], sys.argv[2], sys.argv[3]
     n = int(sys.argv[4]) if len(sys.argv) > 4 else 100000
+    only = set(sys.argv[5].split(",")) if len(sys.argv) > 5 else None
     tool = os.path.join(build, "src", "cli", "4dgs")
     os.makedirs(work, exist_ok=True)
     inputs = []
@@ -73,6 +78,8 @@ def main():
     for name, ply, degree in inputs:
         for fmt in ("spz", "sog"):
             base = os.path.splitext(ply)[0]
+            if only is not None and "%s:%s" % (os.path.basename(base), fmt) not in only:
+                continue
             theirs = base + "." + fmt
             args = [splat, "-w", "-q"] + (["-g", "cpu"] if fmt == "sog" else []) + [ply, theirs]
             run(*args)
