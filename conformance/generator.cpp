@@ -114,6 +114,10 @@ SceneHeader base_header(const Shape& sh) {
 WriterOptions base_options() {
     WriterOptions o;
     o.threads = 1;
+    // The corpus keeps the bytes it was committed with: every stream's mode chosen by compressing
+    // both (the writer's default now estimates it), at the default effort.
+    o.effort = Effort::default_;
+    o.exact_modes = true;
     return o;
 }
 

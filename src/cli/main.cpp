@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.hpp"
 #include "output.hpp"
 
 namespace {
@@ -697,6 +698,7 @@ int cmd_timeline(const std::string& path, const std::string& out, int width, int
 struct EncodeArgs {
     std::vector<std::string> inputs;
     std::string output, preset = "default", sh_bits = "none", model = "gaussian-birth", tolerance;
+    std::string effort = "default";
     double fps = 0;
     bool tracked = false, json = false;
     std::uint32_t keyframe_every = 10;
@@ -707,6 +709,7 @@ struct ConvertArgs : EncodeArgs {
     std::string delta_reference = "cheaper";
     bool no_rigid_parts = false;
     unsigned threads = 0;
+    std::size_t error_frames = 4;
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
 };
@@ -793,6 +796,9 @@ std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& 
     o.keyframe_every = a.keyframe_every;
     if (auto e = parse_tolerance_args(a, sh.preset, o.tolerance); !e.empty()) return e;
     if (auto e = parse_sh_bits(a.sh_bits, sh.sh_ladder, sh.sh_depths); !e.empty()) return e;
+    const auto effort = parse_effort(a.effort);
+    if (!effort) return "unknown --effort '" + a.effort + "' (fast, default, max)";
+    sh.effort = *effort;
     return parse_shape(a, o.shape);
 }
 
@@ -857,6 +863,7 @@ int cmd_convert(const ConvertArgs& a) {
     o.cheaper_reference = a.delta_reference == "cheaper";
     o.writer.threads = a.threads;
     o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
+    o.error_frames = a.error_frames;
     ConvertReport rep;
     auto st = convert_ply_files(*paths, a.output, o, &rep);
     bar.finish();
@@ -879,7 +886,9 @@ int cmd_convert(const ConvertArgs& a) {
             .num("output_bytes", rep.output_bytes)
             .num("ratio", ratio)
             .num("clamped_colors", rep.clamped_colors)
-            .num("per_frame_bytes", rep.per_frame_bytes);
+            .num("per_frame_bytes", rep.per_frame_bytes)
+            .str("effort", to_string(o.plan ? o.plan->effort : o.writer.effort));
+        cli::json_conversion_error(j, rep);
         if (rep.parts_sought) {
             auto part = [&](const char* name, const ConvertReport::Part& p) {
                 j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes);
@@ -925,6 +934,7 @@ int cmd_convert(const ConvertArgs& a) {
                    bound_string(rep.tolerance.pos), bound_string(rep.tolerance.scale_rel),
                    bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
                    bound_string(rep.tolerance.alpha));
+        cli::print_conversion_error(rep, to_string(o.plan ? o.plan->effort : o.writer.effort));
     }
     return kOk;
 }
@@ -978,8 +988,8 @@ int cmd_plan(const PlanArgs& a) {
         return kOk;
     }
     const QuantBounds d = declared_bounds(plan->grid, plan->duration_sec);
-    fmt::print("{} frames at {} fps ({:.3f} s), {} -> {}\n", plan->frames, plan->fps,
-               plan->duration_sec, to_string(plan->shape), a.output);
+    fmt::print("{} frames at {} fps ({:.3f} s), {}, effort {} -> {}\n", plan->frames, plan->fps,
+               plan->duration_sec, to_string(plan->shape), to_string(plan->effort), a.output);
     fmt::print("aabb {} .. {}, scanned from {} frames\n",
                vec3({plan->aabb[0], plan->aabb[1], plan->aabb[2]}),
                vec3({plan->aabb[3], plan->aabb[4], plan->aabb[5]}),
@@ -1140,6 +1150,9 @@ int main(int argc, char** argv) {
                         "keyframe-delta: a keyframe every K frames")
             ->check(CLI::PositiveNumber);
         cmd->add_flag("--json", a.json, "machine-readable report");
+        cmd->add_option("--effort", a.effort,
+                        "encoder effort: fast, default, max (the smallest file, several times "
+                        "slower)");
     };
 
     ConvertArgs ca;
@@ -1158,6 +1171,8 @@ int main(int argc, char** argv) {
     conv->add_option("--delta-reference", ca.delta_reference,
                      "keyframe-delta: cheaper (each delta references the GOP keyframe or the "
                      "previous frame, whichever is smaller; default) or chained");
+    conv->add_option("--error-frames", ca.error_frames,
+                     "decode this many frames and report the error against the input (0: none)");
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");
@@ -1165,7 +1180,7 @@ int main(int argc, char** argv) {
                      "encoder threads (0: one per core; a scheduler's task: its CPUs)");
     conv->callback([&] {
         for (const char* name : {"--fps", "--preset", "--tolerance", "--sh-bits", "--tracked",
-                                 "--model", "--keyframe-every"})
+                                 "--model", "--keyframe-every", "--effort"})
             if (conv->get_option(name)->count() > 0) ca.given.emplace_back(name);
         code = cmd_convert(ca);
     });
@@ -1232,6 +1247,8 @@ int main(int argc, char** argv) {
     tl->add_option("--width", tw, "pixels")->check(CLI::Range(1, 8192));
     tl->add_option("--height", th, "pixels")->check(CLI::Range(1, 8192));
     tl->callback([&] { code = cmd_timeline(file, out, tw, th); });
+
+    cli::add_compare(app, code);
 
     try {
         app.parse(argc, argv);

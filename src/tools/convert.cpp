@@ -1094,6 +1094,71 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
     return out;
 }
 
+namespace {
+
+// The input frame as the writer takes it: colour and opacity clamped to [0, 1], SH to [-4, 4].
+PlyCloud as_written(const PlyCloud& f) {
+    PlyCloud c = f;
+    for (float& v : c.color) v = std::clamp(v, 0.0f, 1.0f);
+    for (float& v : c.sh) v = std::clamp(v, -4.0f, 4.0f);
+    return c;
+}
+
+// ConvertReport::error: `file` decoded at options.error_frames frames of `frames` and compared.
+Status measure_error(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
+                     Bytes file, ConvertReport& rep) {
+    rep.error_frames.clear();
+    rep.error.clear();
+    const std::size_t n = frames.size(), want = std::min(o.error_frames, n);
+    if (want == 0) return ok_status();
+    struct Sum {
+        double max = 0, sum_sq = 0, p99 = 0;
+        std::uint64_t samples = 0;
+    };
+    std::vector<std::pair<std::string, Sum>> sums;
+    MemorySource source(file);
+    for (std::size_t s = 0; s < want; ++s) {
+        const std::size_t k = want == 1 ? 0 : s * (n - 1) / (want - 1);
+        if (!rep.error_frames.empty() && rep.error_frames.back() == r.first + k) continue;
+        rep.error_frames.push_back(r.first + k);
+        // The frame's start, or the f32 a reader holds its window's start as when that is later.
+        const double t = r.time_of(r.first + k);
+        FOURDGS_ASSIGN(const PlyCloud got,
+                       extract_state(source, std::max(t, double(static_cast<float>(t)))));
+        FOURDGS_ASSIGN(const CompareReport c,
+                       compare_clouds(as_written(frames[k]), got, {CompareMatch::position}));
+        for (const AttributeError& e : c.attributes) {
+            auto it = std::find_if(sums.begin(), sums.end(),
+                                   [&](const auto& x) { return x.first == e.name; });
+            if (it == sums.end()) it = sums.insert(sums.end(), {e.name, Sum{}});
+            Sum& sum = it->second;
+            sum.max = std::max(sum.max, e.max);
+            sum.p99 = std::max(sum.p99, e.p99);
+            sum.sum_sq += e.rms * e.rms * static_cast<double>(e.samples);
+            sum.samples += e.samples;
+        }
+    }
+    for (const auto& [name, sum] : sums) {
+        AttributeError e;
+        e.name = name;
+        e.samples = sum.samples;
+        e.max = sum.max;
+        e.p99 = sum.p99;
+        e.rms = sum.samples ? std::sqrt(sum.sum_sq / static_cast<double>(sum.samples)) : 0;
+        rep.error.push_back(e);
+    }
+    return ok_status();
+}
+
+// Writes `file` to the sink, measuring it first when asked.
+Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
+                   MemorySink& file, ByteSink& sink, ConvertReport& rep) {
+    FOURDGS_TRY(measure_error(frames, o, r, Bytes(file.bytes()), rep));
+    return sink.write(Bytes(file.bytes()));
+}
+
+}  // namespace
+
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report) {
     if (frames.empty()) return bad(refusal::kNoFrames, "there are no frames to convert");
@@ -1130,7 +1195,12 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     }
     FOURDGS_ASSIGN(Resolved r, resolve(frames, options));
     rep.shape = r.shape;
-    if (r.shape == ConvertShape::per_frame) return encode(frames, options, r, sink, rep);
+    if (r.shape == ConvertShape::per_frame) {
+        if (options.error_frames == 0) return encode(frames, options, r, sink, rep);
+        MemorySink file;
+        FOURDGS_TRY(encode(frames, options, r, file, rep));
+        return finish_file(frames, options, r, file, sink, rep);
+    }
     FOURDGS_TRY(check_tracked(frames));
 
     RigidParts parts;
@@ -1162,10 +1232,10 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
             rep = std::move(flat_rep);
             rep.per_frame_bytes = flat.position();
             rep.shape = ConvertShape::per_frame;
-            return sink.write(flat.bytes());
+            return finish_file(frames, options, r, flat, sink, rep);
         }
     }
-    return sink.write(tracked.bytes());
+    return finish_file(frames, options, r, tracked, sink, rep);
 }
 
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,

@@ -217,6 +217,13 @@ public:
         return ok_status();
     }
 
+    // Whether the object has `key` (for the keys a plan may leave out).
+    bool has(std::string_view key) const {
+        for (const auto& m : j_.members)
+            if (m.first == key) return true;
+        return false;
+    }
+
     Result<const Json*> get(std::string_view key) {
         used_.emplace_back(key);
         for (const auto& m : j_.members)
@@ -547,6 +554,7 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
     p.duration_sec = static_cast<double>(frames) / o.fps;
     p.shape = o.shape;
     p.keyframe_every = o.keyframe_every;
+    p.effort = o.effort;
     p.segment_frames = o.shape == ConvertShape::adaptive ? o.segment_frames : 0;
     p.sh_degree = sample.front().sh_degree;
     const bool tracked = o.shape != ConvertShape::per_frame;
@@ -647,7 +655,9 @@ std::string plan_body(const GridPlan& p) {
     out += "    \"shape\": \"" + std::string(to_string(p.shape)) + "\",\n";
     out += "    \"keyframe_every\": " + std::to_string(p.keyframe_every) + ",\n";
     out += "    \"segment_frames\": " + std::to_string(p.segment_frames) + ",\n";
-    out += "    \"max_speed\": " + num(p.max_speed) + "\n";
+    const bool effort = p.effort != Effort::default_;
+    out += "    \"max_speed\": " + num(p.max_speed) + (effort ? ",\n" : "\n");
+    if (effort) out += "    \"effort\": \"" + std::string(to_string(p.effort)) + "\"\n";
     out += "  },\n";
     out += "  \"tolerance\": " + bounds_json(p.tolerance, "  ") + ",\n";
     out += "  \"grid\": {\n";
@@ -828,6 +838,12 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
         p.segment_frames = static_cast<std::uint32_t>(segment);
         FOURDGS_ASSIGN(p.max_speed, f.number("max_speed"));
         if (!(p.max_speed >= 0)) return f.bad(f.at("max_speed"), "is negative");
+        if (f.has("effort")) {
+            FOURDGS_ASSIGN(const std::string effort, f.text("effort"));
+            const auto level = parse_effort(effort);
+            if (!level) return f.bad(f.at("effort"), "is \"" + effort + "\" (fast, default, max)");
+            p.effort = *level;
+        }
         FOURDGS_TRY(f.finish());
     }
     FOURDGS_ASSIGN(p.tolerance, read_bounds(top, "tolerance"));
@@ -940,6 +956,7 @@ void apply_plan(const GridPlan& plan, WriterOptions& options) {
     options.grid = plan.grid;
     options.sh_ladder = ShLadder::none;
     options.sh_depths = plan.sh_depths;
+    options.effort = plan.effort;
 }
 
 }  // namespace fourdgs

@@ -795,6 +795,55 @@ def test_example_sharded(tool, src, tmp):
     check(p.returncode in (0, 2), "the merged scene does not validate: %s" % p.stdout)
 
 
+def test_compare_effort(tool, src, tmp):
+    """convert --effort max: never larger than the default, its report's measured error within the
+    tolerance; `4dgs compare` finds the same error between a frame and the extracted state; a plan
+    records its effort and its shards take it."""
+    rng = random.Random(7)
+    degree = 1
+    frames = untracked_frames(rng, 5, degree)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, degree)
+    reports = {}
+    for effort in ("default", "max"):
+        scene = os.path.join(tmp, effort + ".4dgs")
+        reports[effort] = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS),
+                                         "--effort", effort, "--error-frames", "5",
+                                         "--json").stdout)
+    rep = reports["max"]
+    check(rep["effort"] == "max", "report names the effort: %s" % rep.get("effort"))
+    check(rep["output_bytes"] <= reports["default"]["output_bytes"], "max is not larger")
+    check(abs(rep["bytes_per_gaussian"] - rep["output_bytes"] / rep["input_gaussians"]) < 1e-9,
+          "bytes per gaussian")
+    check(rep["error"]["frames"] == [0, 1, 2, 3, 4], "every frame measured: %s" % rep["error"])
+    for key in ("pos", "scale_rel", "rot", "rgb", "alpha"):
+        e = rep["error"][key]
+        check(0 < e["max"] <= e["tolerance"] + EPS, "%s error %s within %s" % (key, e["max"], e["tolerance"]))
+        check(e["rms"] <= e["max"] and e["p99"] <= e["max"], "%s statistics %s" % (key, e))
+    # compare: frame 2 against the state extracted at its time, matched by position.
+    frame_ply = os.path.join(seq, sorted(os.listdir(seq))[2])
+    out = os.path.join(tmp, "frame2.ply")
+    run(tool, "-q", "extract", os.path.join(tmp, "max.4dgs"), "--at", repr(2 / FPS), "-o", out)
+    cmp = json.loads(run(tool, "compare", frame_ply, out, "--json").stdout)
+    check(cmp["match"] == "position" and cmp["matched"] == len(frames[2]), "compare matched %s" % cmp)
+    for key in ("pos", "scale_rel", "rot", "rgb", "alpha"):
+        check(cmp["attributes"][key]["max"] <= rep["error"][key]["max"] + EPS,
+              "compare %s %s beyond the report's" % (key, cmp["attributes"][key]))
+    cmp_self = json.loads(run(tool, "compare", frame_ply, frame_ply, "--json").stdout)
+    check(cmp_self["match"] == "order" and cmp_self["attributes"]["pos"]["max"] == 0, "self compare")
+    run(tool, "compare", frame_ply, out, "--match", "nearest", expect=3)
+    # A plan records the effort; convert on the plan takes it and refuses another.
+    grid = os.path.join(tmp, "grid.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--effort", "max", "-o", grid)
+    check(json.load(open(grid))["encoding"]["effort"] == "max", "the plan records its effort")
+    on_plan = os.path.join(tmp, "on_plan.4dgs")
+    rep_plan = json.loads(run(tool, "-q", "convert", seq, "--grid", grid, "-o", on_plan,
+                              "--json").stdout)
+    check(rep_plan["effort"] == "max", "convert on the plan takes its effort")
+    run(tool, "-q", "convert", seq, "--grid", grid, "-o", on_plan, "--effort", "fast", expect=3)
+    run(tool, "-q", "convert", seq, "-o", on_plan, "--fps", str(FPS), "--effort", "best", expect=3)
+
+
 def main():
     tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
     test = globals().get("test_" + name)

@@ -106,6 +106,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/tools/compare.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
@@ -152,6 +153,12 @@ struct ConvertOptions {
     bool never_larger_than_per_frame = true;
     // Also encode each part (static, every rigid part, other) alone, for the report's bytes.
     bool part_bytes = false;
+    // Measure the file against its input (ConvertReport::error) at this many frames spread evenly
+    // over the ones converted, first and last included (every frame when there are fewer); 0:
+    // not measured. Each is decoded at its frame time and compared (compare.hpp, matched by
+    // position) with the input frame as the writer takes it: colour and opacity clamped to
+    // [0, 1], SH coefficients to [-4, 4].
+    std::size_t error_frames = 0;
     // Called with (step, steps) as frames are loaded or gaussians fitted; may be empty.
     std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
@@ -180,6 +187,10 @@ struct ConvertReport {
     bool parts_sought = false;
     Part static_part, other_part;
     std::vector<Part> objects;
+    // The decoded file against its input (ConvertOptions::error_frames): per attribute, the
+    // largest error, the RMS and the largest per-frame p99 over the frames measured.
+    std::vector<std::uint64_t> error_frames;  // the frames measured
+    std::vector<AttributeError> error;
 };
 
 // Natural order of file names ("frame2" < "frame10"): digit runs compare as numbers.

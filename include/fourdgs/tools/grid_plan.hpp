@@ -15,7 +15,8 @@
 //   format          "fourdgs-grid-plan"            version   2
 //   scene           {frames, fps, duration_sec, sh_degree, gaussians_per_frame, aabb[6]}
 //   encoding        {shape: "per-frame" | "adaptive" | "keyframe-delta", keyframe_every,
-//                    segment_frames, max_speed}
+//                    segment_frames, max_speed, effort (optional: "fast" | "max"; absent =
+//                    default)}
 //   tolerance       {pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel}
 //   grid            {scheme: "uniform-v1", pos_origin[3], reach, step_pos, step_scale_log,
 //                    step_rot, step_rgb, step_alpha, step_motion, step_time, step_sigma_log,
@@ -135,6 +136,10 @@ struct GridPlan {
     std::uint32_t keyframe_every = 10;  // keyframe-delta: a keyframe at every multiple
     std::uint32_t segment_frames = 0;   // adaptive: no record spans a multiple; 0 = whole clip
     double max_speed = 0;               // adaptive: the fastest record the time step allows
+    // The writer's effort (writer.hpp) every shard encodes at; the plan file names it only when
+    // it is not the default ("encoding": {"effort": "max"}), and a plan without it reads as the
+    // default.
+    Effort effort = Effort::default_;
     // The tolerance asked for, end to end, and the grid that meets it.
     QuantBounds tolerance;
     FixedGrid grid;
@@ -175,6 +180,7 @@ struct PlanOptions {
     // rigid group than rigid_min_members stays with the temporal model.
     bool rigid_parts = true;
     std::size_t rigid_min_members = 64;
+    Effort effort = Effort::default_;  // recorded in the plan for its shards
 };
 
 // Which frames of a `frames`-long sequence a plan scans under `options` (sorted, distinct): the
@@ -233,7 +239,7 @@ Status write_grid_plan(const GridPlan& plan, const std::string& path);
 std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
                                                                  std::size_t shards);
 
-// The WriterOptions grid fields a plan fixes: `grid`, and the SH depths.
+// The WriterOptions fields a plan fixes: `grid`, the SH depths and the effort.
 void apply_plan(const GridPlan& plan, WriterOptions& options);
 
 }  // namespace fourdgs
