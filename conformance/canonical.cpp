@@ -735,7 +735,8 @@ Json delta_indexed(ByteSource& src) {
         check(read_range(src, p.offset, p.length, p.length, out));
         return out;
     };
-    return delta_document(s, std::move(states), scene_json(s, payload, true));
+    return delta_document(s, std::move(states),
+                          scene_json(s, payload, !reader.base().index_built_by_scan()));
 }
 
 // Which front-end a file needs: the Header's temporal_model, read by the record layer.

@@ -1039,9 +1039,12 @@ void Validator::check_index() {
     const std::vector<ChunkIndex>& index = scene_.index;
     const std::vector<std::uint64_t>& index_at = builder_.offsets().index;
     if (index.empty()) {
+        // Readers scan such a file and build its index (M016), so it is read; but a seek then
+        // costs the whole file, which the model exists to avoid (§11.8): a warning.
         if (keyframe_delta_ && !chunks_.empty())
-            error(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
-                  "a keyframe-delta file without a Chunk Index cannot be sought (§11.8)");
+            warning(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
+                    "a keyframe-delta file without a Chunk Index: readers read it front to back "
+                    "(M016), so a seek costs the whole file rather than one chain (§11.8)");
         return;
     }
     IndexCheckOptions check;
