@@ -146,6 +146,16 @@ Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& sum
     while (at < bytes.size()) {
         FOURDGS_ASSIGN(RecordView r,
                        parse_record(std::span(bytes).subspan(at), footer.summary_start + at));
+        // §4.5: summary_start names the run's first summary record. A record of no defined
+        // opcode may sit inside the run, as the streaming path allows, but cannot start it (the
+        // scan then meets what the streaming path meets).
+        if (at == 0 && !is_summary_opcode(r.opcode))
+            return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
+                              "Footer summary_start is " + std::to_string(footer.summary_start) +
+                                  " but the record there is " + opcode_name(r.opcode) +
+                                  ", not a summary record (§4.5)",
+                              footer_start + kRecordHeaderSize)
+                .about("", std::to_string(footer.summary_start));
         at += static_cast<std::size_t>(r.total_length());
         FOURDGS_TRY(summary.add_summary(r));
         if (r.opcode == op::chunk_index)
@@ -218,15 +228,19 @@ Status IndexedReader::scan() {
                 seen = FramedChunk::of(record, *delta);
             }
             FOURDGS_ASSIGN(ChunkBands bands, walk.read_bands());
-            if (walk.truncation()) return *walk.truncation();
             seen.bands = bands.ranges;
-            // Decoded as the streaming path decodes it, so faults come in its order.
+            // Decoded as the streaming path decodes it, so faults come in its order: a chunk
+            // whose following records were cut is decoded first, with the whole bands that
+            // arrived (M100), and only then is the cut the answer.
+            ChunkDecodeOptions decode = options_.decode;
+            if (walk.truncation()) decode.max_sh_degree = std::min(decode.max_sh_degree, bands.whole);
             if (chunk)
-                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands,
-                                                       options_.decode, bins, scratch));
+                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands, decode,
+                                                       bins, scratch));
             else
-                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, options_.decode,
+                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, decode,
                                               delta_bins, scratch));
+            if (walk.truncation()) return *walk.truncation();
             built.push_back(seen.entry(false));
             walk.remember(std::move(seen));
         }

@@ -1027,3 +1027,34 @@ TEST_CASE("non-finite decoded values in a keyframe-delta file: the first compose
     CHECK(f.offset == first(records_of(bytes), op::chunk).offset);
     CHECK(f.message.find("composed state") != std::string::npos);
 }
+
+TEST_CASE("differential, validator order: a Rig Trajectory that only follows the first chunk is "
+          "missing when the chunks begin, for the readers and the validator alike (§5.15.3)") {
+    test::BuiltScene s = built_scene();
+    SensorCalibration sensor;
+    sensor.name = "cam";
+    sensor.modality = "rgb";
+    sensor.pose_reference = PoseReference::rig;
+    sensor.rig_name = "rig";
+    RigTrajectory rig;
+    rig.name = "rig";
+    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    s.spec.front.push_back(test::record_bytes(sensor));
+    SECTION("the rig before the chunks: valid") {
+        s.spec.front.push_back(test::record_bytes(rig));
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes).empty());
+        CHECK(with_rule(validate_bytes(bytes), "missing-rig-trajectory").empty());
+    }
+    SECTION("the rig after the chunks: refused, and the validator says so") {
+        s.spec.after_chunks.push_back(test::record_bytes(rig));
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes) == "missing-rig-trajectory");
+        CHECK(test::indexed_refusal(bytes) == "missing-rig-trajectory");
+        const ValidationReport rep = validate_bytes(bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "missing-rig-trajectory");
+        CHECK(f.severity == Severity::error);
+        CHECK(f.value == "rig");
+    }
+}
