@@ -82,10 +82,14 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
     SceneWorkspace ws;
     if (!f.reader->keyframe_delta()) {
         GaussianBlock all;
-        FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
-            all.append(b.gaussians);
-            return ok_status();
-        }, ws));
+        if (const IndexedReader* indexed = f.reader->indexed())
+            // Random access: sized once from the index counts, each chunk decoded into its rows.
+            FOURDGS_TRY(indexed->read_all(all, ws.pool));
+        else
+            FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
+                all.append(b.gaussians);
+                return ok_status();
+            }, ws));
         return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
     }
     const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
@@ -574,6 +578,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     const SceneInfo& s = f.scene();
     // A gaussian-birth file's records; a keyframe-delta file's composed state per state chunk.
     std::vector<std::pair<std::size_t, GaussianBlock>> blocks;
+    blocks.reserve(s.index.size());  // random access: the index is known before any decode
     cli::Progress bar("decoding", g_quiet);
     SceneWorkspace ws;
     if (auto st = f.reader->read_all([&](const StoredBlock& b) {
@@ -907,7 +912,7 @@ int cmd_convert(const ConvertArgs& a) {
         for (const auto& [k, v] : rep.quantization.bounds) j.str(k, v);
         j.end_object().end_object();
         print_json(j);
-    } else {
+    } else if (!g_quiet) {  // -q: the file is the answer; --json still prints what it asks for
         fmt::print("{} frames, {} gaussians -> {} ({}): {} records in {} chunks\n", rep.frames,
                    rep.input_gaussians, a.output, shape, rep.records, rep.chunks);
         if (rep.deltas != 0)
