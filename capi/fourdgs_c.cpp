@@ -531,7 +531,7 @@ void fourdgs_reader_free(fourdgs_reader* reader) {
 namespace {
 // A scene as fourdgs_scene_info.
 fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
-                              fourdgs_scene_info* out) {
+                              const IndexedReader* base, fourdgs_scene_info* out) {
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
@@ -578,6 +578,24 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
         i.index_built_by_scan = scanned;
         i.summary_crc_verified = sc.summary_crc_verified;
+        i.trailing_bytes = sc.trailing_bytes;
+        i.read_by_scan = base && base->read_by_scan();
+        if (base && base->scan_cause()) i.scan_cause = str(base->scan_cause()->refusal);
+        i.window_table_present = sc.has_window_table;
+        i.has_footer = sc.footer.has_value();
+        if (sc.footer) {
+            i.summary_start = sc.footer->summary_start;
+            i.summary_offset_start = sc.footer->summary_offset_start;
+            i.summary_crc = sc.footer->summary_crc;
+        }
+        i.summary_offset_count = sc.summary_offsets.size();
+        i.has_statistics = sc.statistics.has_value();
+        if (sc.statistics) {
+            i.statistics_gaussian_count = sc.statistics->gaussian_count;
+            i.statistics_chunk_count = sc.statistics->chunk_count;
+            i.statistics_duration_sec = sc.statistics->duration_sec;
+            std::copy(sc.statistics->aabb.begin(), sc.statistics->aabb.end(), i.statistics_aabb);
+        }
         return put(out, i);
 }
 }  // namespace
@@ -588,7 +606,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
         return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
-                              reader->opened->index_built_by_scan(), out);
+                              reader->opened->index_built_by_scan(),
+                              reader->opened->indexed_base(), out);
     });
 }
 
@@ -1146,7 +1165,66 @@ fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t in
         c.gaussian_count = e.gaussian_count;
         c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
         c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
+        if (e.keyframe) {
+            c.has_keyframe_fields = 1;
+            c.delta_mode = e.keyframe->delta_mode;
+            c.depth = e.keyframe->depth;
+            c.reference_offset = e.keyframe->reference_offset;
+            c.keyframe_offset = e.keyframe->keyframe_offset;
+            c.live_count = e.keyframe->live_count;
+        }
+        c.band_count = e.bands.size();
         return put(out, c);
+    });
+}
+
+namespace {
+// Element k of one of the scene's lists as (a small code, a 64-bit offset, a 64-bit length).
+template <class List, class Fields>
+fourdgs_status range_triple(const List& list, std::size_t k, const char* what, uint32_t* code,
+                            uint64_t* offset, uint64_t* length, Fields&& fields) {
+    FOURDGS_C_REQUIRE(code);
+    FOURDGS_C_REQUIRE(offset);
+    FOURDGS_C_REQUIRE(length);
+    if (k >= list.size()) return not_found(what, k, list.size());
+    fields(list[k], *code, *offset, *length);
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index, size_t k,
+                                         uint32_t* band, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        const auto& entries = reader->scene().index;
+        if (index >= entries.size()) return not_found("chunk", index, entries.size());
+        return range_triple(entries[index].bands, k, "SH band range", band, offset, length,
+                            [](const ChunkIndex::Band& b, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = b.band, o = b.offset, l = b.length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* start, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().summary_offsets, k, "summary offset", opcode, start,
+                            length,
+                            [](const SummaryOffset& so, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = so.group_opcode, o = so.group_start, l = so.group_length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().skipped, k, "skipped record", opcode, offset, length,
+                            [](const SkippedRecord& r, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = r.opcode, o = r.offset, l = r.length;
+                            });
     });
 }
 
@@ -1214,6 +1292,8 @@ fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame, fourdgs_fra
         c.sh_degree = static_cast<uint32_t>(f.sh_degree);
         c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
         c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
+        c.flags = f.flags.data();
+        c.unrepresentable = f.unrepresentable;
         return put(out, c);
     });
 }
@@ -1298,6 +1378,10 @@ void state_info_out(const StateInfo& s, fourdgs_block_info& i) noexcept {
     i.reference_offset = s.reference_offset;
     i.keyframe_offset = s.keyframe_offset;
     i.live_count = s.live_count;
+    i.update_count = s.update_count;
+    i.birth_count = s.birth_count;
+    i.death_count = s.death_count;
+    i.object_id_stream = s.object_id_stream;
 }
 
 // Runs one read into `block`, checks included, and empties the block when the read fails or is
@@ -2431,6 +2515,7 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
                 block->info.t0 = c.t0;
                 block->info.t1 = c.t1;
                 block->info.level = c.level;
+                block->info.object_id_stream = birth->last_chunk_object_id_stream();
             }
             return FOURDGS_OK;
         });
