@@ -141,6 +141,20 @@ typedef struct fourdgs_open_options {
     uint32_t keep_payloads;       /* streams: keep attachment and audio payloads in memory as
                                      they pass, for fourdgs_reader_read_payload on
                                      fourdgs_stream_scene (default 0) */
+    /* URLs (fourdgs_reader_open_url, fourdgs_stream_open_url, fourdgs_validate_url): extra
+     * request headers ("Name: value", http_header_count of them, sent with every request: a
+     * bearer token, a CDN key), a PEM file of certificate authorities to trust instead of the
+     * system's (NULL = the system's), per-attempt timeouts, attempts per request (retries
+     * included, >= 1) and whether to verify the server's certificate (default 1). The strings
+     * are copied at open. A certificate that does not verify is FOURDGS_IO
+     * "tls-verification-failed". */
+    const char* const* http_headers;
+    size_t http_header_count;
+    const char* http_ca_bundle;
+    uint32_t http_connect_timeout_ms; /* default 10000 */
+    uint32_t http_transfer_timeout_ms; /* default 60000 */
+    uint32_t http_max_attempts;       /* default 4 */
+    uint32_t http_verify_tls;         /* default 1 */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */

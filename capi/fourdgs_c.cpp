@@ -248,6 +248,11 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
     o.keep_payloads = 0;
+    const HttpOptions http;
+    o.http_connect_timeout_ms = http.connect_timeout_ms;
+    o.http_transfer_timeout_ms = http.transfer_timeout_ms;
+    o.http_max_attempts = http.max_attempts;
+    o.http_verify_tls = http.verify_tls;
     return o;
 }
 
@@ -259,7 +264,28 @@ fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_opti
     if (out.max_sh_degree > 3)
         return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(out.max_sh_degree) +
                                              " is above 3");
+    if (out.http_max_attempts == 0)
+        return invalid(refusal::kInvalidOption, "http_max_attempts is 0: at least one attempt");
+    if (out.http_header_count != 0 && out.http_headers == nullptr)
+        return invalid(refusal::kInvalidOption,
+                       "http_header_count is " + std::to_string(out.http_header_count) +
+                           " but http_headers is NULL");
+    for (std::size_t k = 0; k < out.http_header_count; ++k)
+        if (out.http_headers[k] == nullptr)
+            return invalid(refusal::kInvalidOption,
+                           "http_headers[" + std::to_string(k) + "] is NULL");
     return FOURDGS_OK;
+}
+
+HttpOptions http_options(const fourdgs_open_options& o) {
+    HttpOptions h;
+    h.headers.assign(o.http_headers, o.http_headers + o.http_header_count);
+    if (o.http_ca_bundle) h.ca_bundle = o.http_ca_bundle;
+    h.connect_timeout_ms = o.http_connect_timeout_ms;
+    h.transfer_timeout_ms = o.http_transfer_timeout_ms;
+    h.max_attempts = o.http_max_attempts;
+    h.verify_tls = o.http_verify_tls != 0;
+    return h;
 }
 
 ReaderOptions reader_options(const fourdgs_open_options& o) {
@@ -286,9 +312,13 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
-// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
-fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
-    auto remote = HttpSource::open(std::string(url, url_size));
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp), with the caller's
+// headers, CA bundle, timeouts and attempts.
+fourdgs_status url_source(const char* url, std::size_t url_size, const fourdgs_open_options* options,
+                          std::unique_ptr<ByteSource>& out) {
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    auto remote = HttpSource::open(std::string(url, url_size), http_options(o));
     FOURDGS_C_TRY(remote);
     out = std::move(remote).value();
     return FOURDGS_OK;
@@ -515,7 +545,7 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
                                            std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -1579,7 +1609,7 @@ fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(url);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -2468,7 +2498,7 @@ fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         FOURDGS_C_REQUIRE(out);
         std::unique_ptr<ByteSource> remote;
-        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        if (auto s = url_source(url, url_size, options, remote); s != FOURDGS_OK) return s;
         return open_stream(std::move(remote), options, out);
     });
 }

@@ -62,7 +62,11 @@ class OpenOptions(Sized):
     _fields_ = [("struct_size", size_t), ("max_sh_degree", u32), ("verify_summary_crc", u32),
                 ("copy_memory", u32), ("decode_threads", u32), ("max_record_bytes", u64),
                 ("max_summary_bytes", u64), ("max_gaussians_per_chunk", u32),
-                ("allocator", vp), ("keep_payloads", u32)]
+                ("allocator", vp), ("keep_payloads", u32),
+                ("http_headers", vp), ("http_header_count", size_t),
+                ("http_ca_bundle", ctypes.c_char_p), ("http_connect_timeout_ms", u32),
+                ("http_transfer_timeout_ms", u32), ("http_max_attempts", u32),
+                ("http_verify_tls", u32)]
 
 
 class SceneInfo(Sized):

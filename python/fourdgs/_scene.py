@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _capi as C
 from ._errors import Error
+from ._http import apply_http
 from ._lend import Lender, lend
 from ._types import (AXES, CAMERA_MODELS, LENGTH_UNITS, Attachment, AudioKeyframe, AudioSource,
                      AudioState, Camera, CameraKeyframe, CameraView, ChunkInfo, CoordinateFrame,
@@ -234,7 +235,7 @@ def _is_url(source: object) -> bool:
 
 
 def open(source: Source, *, max_sh_degree: int = 3, decode_threads: int = 1,  # noqa: A001
-         verify_summary_crc: bool = True) -> "Scene":
+         verify_summary_crc: bool = True, http: Optional[dict] = None) -> "Scene":
     """Opens a .4dgs scene for random access (its index; fourdgs.stream reads front to back).
 
     Args:
@@ -244,12 +245,17 @@ def open(source: Source, *, max_sh_degree: int = 3, decode_threads: int = 1,  # 
         max_sh_degree: decode SH bands up to this degree (0..3).
         decode_threads: threads a decode uses (0 = all cores).
         verify_summary_crc: check the summary's CRC when the file has one.
+        http: for a URL, {"headers": ["Name: value", ...], "ca_bundle": path,
+            "connect_timeout_ms", "transfer_timeout_ms", "max_attempts", "verify_tls"}
+            (fourdgs._http.apply_http).
 
     Raises:
         Error: the file's refusal (kind, identifier, message, byte offset), or io for a path or
-            URL that cannot be read (for a URL: "http-status", "http-connection", ...).
+            URL that cannot be read (for a URL: "http-status", "http-connection",
+            "tls-verification-failed", ...).
     """
     options = _open_options(max_sh_degree, verify_summary_crc, decode_threads)
+    _kept = apply_http(options, http)  # noqa: F841 (alive until the open call returns)
     lib = C.lib()
     handle = C.vp()
     keep = None
@@ -307,7 +313,8 @@ class _Reading:
 
 
 def stream(source: Union[Source, io.IOBase], *, max_sh_degree: int = 3,
-           verify_summary_crc: bool = True, keep_payloads: bool = False) -> "Stream":
+           verify_summary_crc: bool = True, keep_payloads: bool = False,
+           http: Optional[dict] = None) -> "Stream":
     """Opens a .4dgs scene to read front to back, one chunk at a time (Stream.blocks()): a file
     without an index, a truncated file (every whole chunk before the cut, then Error
     "truncated"), a pipe, a download, one pass in bounded memory.
@@ -321,11 +328,13 @@ def stream(source: Union[Source, io.IOBase], *, max_sh_degree: int = 3,
         verify_summary_crc: check the summary's CRC at the Footer when the file has one.
         keep_payloads: keep attachment and audio payloads in memory as they pass, so that
             attachment_data() and audio_data() can answer (they pass by once otherwise).
+        http: for a URL, as fourdgs.open's.
 
     Raises:
         Error: as fourdgs.open; the front matter is read before this returns.
     """
     options = _open_options(max_sh_degree, verify_summary_crc, keep_payloads=keep_payloads)
+    _kept = apply_http(options, http)  # noqa: F841 (alive until the open call returns)
     lib = C.lib()
     handle = C.vp()
     keep = None

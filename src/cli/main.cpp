@@ -35,6 +35,7 @@ using cli::Json;
 constexpr int kOk = 0, kRefused = 1, kWarnings = 2, kCannotRun = 3;
 
 bool g_quiet = false;
+HttpOptions g_http;  // --header, --ca-bundle, --timeout, --retries: every URL the command reads
 
 // A refusal from the library: the identifier first, so scripts can match it.
 int refused(const Error& e) {
@@ -65,7 +66,7 @@ struct Opened {
 
 // Opens the file with the reader its temporal model needs. Returns an exit status on failure.
 std::optional<int> open_file(const std::string& path, Opened& out) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     out.source = std::move(*src);
     auto reader = open_scene(*out.source);
@@ -365,7 +366,7 @@ std::optional<Error> reader_refusal(ByteSource& source) {
 }
 
 int cmd_validate(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return cannot_run(src.error().describe());
     ValidateOptions vo;
     cli::Progress bar("validating", g_quiet || ((*src)->size().value_or(0) < (8u << 20)));
@@ -432,7 +433,7 @@ int cmd_validate(const std::string& path, bool json) {
 // ---- dump ----------------------------------------------------------------------------------
 
 int dump_records(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     const std::uint64_t size = (*src)->size().value_or(0);
     // Frames only, through the readers' record stream: contents are never read, so a file of any
@@ -537,7 +538,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     Json j;
     j.begin_object().str("file", path);
     if (at) {
-        auto src = open_source(path);
+        auto src = open_source(path, g_http);
         if (!src.ok()) return refused(src.error());
         SceneInfo scene;
         Frame frame;
@@ -639,7 +640,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
 // ---- extract, preview, timeline --------------------------------------------------------------
 
 int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     ExtractOptions eo;
     eo.max_sh_degree = sh_degree;
@@ -665,7 +666,7 @@ int cmd_extract(const std::string& path, double t, const std::string& out, int s
 }
 
 int cmd_preview(const std::string& path, double t, const std::string& out, int width, int height) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     SceneInfo scene;
     Frame frame;
@@ -1052,6 +1053,19 @@ int main(int argc, char** argv) {
     CLI::App app{"4dgs — inspect, validate, convert and preview .4dgs 4D gaussian-splat files"};
     app.require_subcommand(1);
     app.add_flag("-q,--quiet", g_quiet, "no progress bars or notes on stderr");
+    // URLs on private servers (before the subcommand: 4dgs --header "Authorization: Bearer T" info URL).
+    app.add_option("--header", g_http.headers,
+                   "an HTTP request header 'Name: value' sent with every request for a URL (repeatable)")
+        ->expected(1)
+        ->take_all();
+    app.add_option("--ca-bundle", g_http.ca_bundle,
+                   "a PEM file of certificate authorities to trust for https:// instead of the system's");
+    app.add_option_function<std::uint32_t>(
+           "--timeout", [](const std::uint32_t& s) { g_http.transfer_timeout_ms = s * 1000; },
+           "per-attempt transfer timeout for a URL, in seconds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--retries", g_http.max_attempts, "attempts per HTTP request, retries included")
+        ->check(CLI::PositiveNumber);
 
     std::string file, out;
     bool json = false;
