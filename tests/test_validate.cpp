@@ -985,7 +985,7 @@ TEST_CASE("non-finite decoded values: a finite but huge quantization step or ori
 }
 
 TEST_CASE("non-finite decoded values: a window entry beyond f32 and a non-finite Header aabb are "
-          "warnings naming the field; a non-finite window entry stays an error") {
+          "warnings naming the field, and a non-finite window entry stays an error") {
     SECTION("a window bound beyond f32") {
         test::BuiltScene s = built_scene();
         s.spec.windows->windows[1].hi = 1e300;
