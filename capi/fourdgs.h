@@ -141,6 +141,20 @@ typedef struct fourdgs_open_options {
     uint32_t keep_payloads;       /* streams: keep attachment and audio payloads in memory as
                                      they pass, for fourdgs_reader_read_payload on
                                      fourdgs_stream_scene (default 0) */
+    /* URLs (fourdgs_reader_open_url, fourdgs_stream_open_url, fourdgs_validate_url): extra
+     * request headers ("Name: value", http_header_count of them, sent with every request: a
+     * bearer token, a CDN key), a PEM file of certificate authorities to trust instead of the
+     * system's (NULL = the system's), per-attempt timeouts, attempts per request (retries
+     * included, >= 1) and whether to verify the server's certificate (default 1). The strings
+     * are copied at open. A certificate that does not verify is FOURDGS_IO
+     * "tls-verification-failed". */
+    const char* const* http_headers;
+    size_t http_header_count;
+    const char* http_ca_bundle;
+    uint32_t http_connect_timeout_ms; /* default 10000 */
+    uint32_t http_transfer_timeout_ms; /* default 60000 */
+    uint32_t http_max_attempts;       /* default 4 */
+    uint32_t http_verify_tls;         /* default 1 */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */
@@ -226,6 +240,21 @@ typedef struct fourdgs_scene_info {
     uint32_t has_camera, has_object_table, object_embedding_dim;
     uint32_t index_built_by_scan;   /* the file had no index; open() walked it */
     uint32_t summary_crc_verified;
+    /* The file's tail, summary and how it was read (issue 30: every field of the canonical
+     * output, docs/conformance.md). trailing_bytes: bytes after the trailing magic. read_by_scan:
+     * the indexed reader walked the file (no index, or a tail it could not use); scan_cause: the
+     * refusal id the tail gave (empty when there was none, or on a stream). */
+    uint64_t trailing_bytes;
+    uint32_t read_by_scan;
+    fourdgs_string scan_cause;
+    uint32_t window_table_present;
+    uint32_t has_footer; /* the Footer's fields below are 0 without one */
+    uint64_t summary_start, summary_offset_start;
+    uint32_t summary_crc;
+    uint64_t summary_offset_count;
+    uint32_t has_statistics; /* the Statistics record's fields below are 0 without one */
+    uint64_t statistics_gaussian_count, statistics_chunk_count;
+    double statistics_duration_sec, statistics_aabb[6];
 } fourdgs_scene_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader,
@@ -449,10 +478,29 @@ typedef struct fourdgs_chunk_info {
     uint64_t fetch_bytes;    /* what decoding it fetches (record + wanted SH bands); for a
                                 keyframe-delta state chunk, its whole chain's */
     uint32_t kind;           /* 0 keyframe/Chunk, 1 Delta Chunk */
+    /* The entry's six §5.8 keyframe-delta fields (has_keyframe_fields 0: the entry has none),
+     * and how many SH band ranges it names (fourdgs_reader_chunk_band). */
+    uint32_t has_keyframe_fields, delta_mode, depth;
+    uint64_t reference_offset, keyframe_offset, live_count;
+    uint64_t band_count;
 } fourdgs_chunk_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_chunk_info* out);
+/* The summary's ranges as the file states them: index entry `index`'s SH band range `k` (its
+ * band 1..3 and the SH Band Stream record's offset and length), Summary Offset record `k`
+ * (summary_offset_count of fourdgs_scene_info: the group's opcode, start and length), and
+ * skipped record `k` (skipped_record_count: an unknown record's opcode, offset and whole
+ * length). Index out of range: FOURDGS_NOT_FOUND. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index,
+                                                      size_t k, uint32_t* band, uint64_t* offset,
+                                                      uint64_t* length);
+FOURDGS_CAPI fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
+                                                          uint32_t* opcode, uint64_t* start,
+                                                          uint64_t* length);
+FOURDGS_CAPI fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
+                                                          uint32_t* opcode, uint64_t* offset,
+                                                          uint64_t* length);
 /* Gaussian-birth: the chunks whose [t0, t1) holds t, in index order (§8; none is not an error).
  * Keyframe-delta: the chain the state at t is composed from (its keyframe first, then each
  * Delta Chunk to the state chunk holding t, §11.8), and t outside [0, duration) fails with
@@ -485,6 +533,11 @@ typedef struct fourdgs_frame_columns {
     uint32_t sh_degree;
     size_t sh_per_gaussian;
     const uint8_t* sh;
+    /* Each row's flags byte (bit 0: never fades), and the visible gaussians left out of the
+     * rows because a value of theirs is not a finite f32 (a center beyond f32's range at this t,
+     * or a non-finite decoded value): every visible gaussian is a row or counted here. */
+    const uint8_t* flags;
+    size_t unrepresentable;
 } fourdgs_frame_columns;
 
 FOURDGS_CAPI fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame,
@@ -550,6 +603,10 @@ typedef struct fourdgs_block_info {
     uint32_t depth;
     uint64_t reference_offset, keyframe_offset;
     uint64_t live_count;
+    /* STATE: a Delta Chunk's group counts (0 for a keyframe). STATE and CHUNK: whether the
+     * chunk record carried an object_id stream (absent and all-zero decode alike, §6.6). */
+    uint32_t update_count, birth_count, death_count;
+    uint32_t object_id_stream;
 } fourdgs_block_info;
 
 /* Per gaussian (count of them): position 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b

@@ -93,6 +93,11 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
     o.keep_payloads = 0;
+    const HttpOptions http;
+    o.http_connect_timeout_ms = http.connect_timeout_ms;
+    o.http_transfer_timeout_ms = http.transfer_timeout_ms;
+    o.http_max_attempts = http.max_attempts;
+    o.http_verify_tls = http.verify_tls;
     return o;
 }
 
@@ -104,7 +109,28 @@ fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_opti
     if (out.max_sh_degree > 3)
         return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(out.max_sh_degree) +
                                              " is above 3");
+    if (out.http_max_attempts == 0)
+        return invalid(refusal::kInvalidOption, "http_max_attempts is 0: at least one attempt");
+    if (out.http_header_count != 0 && out.http_headers == nullptr)
+        return invalid(refusal::kInvalidOption,
+                       "http_header_count is " + std::to_string(out.http_header_count) +
+                           " but http_headers is NULL");
+    for (std::size_t k = 0; k < out.http_header_count; ++k)
+        if (out.http_headers[k] == nullptr)
+            return invalid(refusal::kInvalidOption,
+                           "http_headers[" + std::to_string(k) + "] is NULL");
     return FOURDGS_OK;
+}
+
+HttpOptions http_options(const fourdgs_open_options& o) {
+    HttpOptions h;
+    h.headers.assign(o.http_headers, o.http_headers + o.http_header_count);
+    if (o.http_ca_bundle) h.ca_bundle = o.http_ca_bundle;
+    h.connect_timeout_ms = o.http_connect_timeout_ms;
+    h.transfer_timeout_ms = o.http_transfer_timeout_ms;
+    h.max_attempts = o.http_max_attempts;
+    h.verify_tls = o.http_verify_tls != 0;
+    return h;
 }
 
 ReaderOptions reader_options(const fourdgs_open_options& o) {
@@ -131,9 +157,13 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
-// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
-fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
-    auto remote = HttpSource::open(std::string(url, url_size));
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp), with the caller's
+// headers, CA bundle, timeouts and attempts.
+fourdgs_status url_source(const char* url, std::size_t url_size, const fourdgs_open_options* options,
+                          std::unique_ptr<ByteSource>& out) {
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    auto remote = HttpSource::open(std::string(url, url_size), http_options(o));
     FOURDGS_C_TRY(remote);
     out = std::move(remote).value();
     return FOURDGS_OK;
@@ -337,7 +367,7 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
                                            std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -353,7 +383,7 @@ void fourdgs_reader_free(fourdgs_reader* reader) {
 namespace {
 // A scene as fourdgs_scene_info.
 fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
-                              fourdgs_scene_info* out) {
+                              const IndexedReader* base, fourdgs_scene_info* out) {
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
@@ -400,6 +430,24 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
         i.index_built_by_scan = scanned;
         i.summary_crc_verified = sc.summary_crc_verified;
+        i.trailing_bytes = sc.trailing_bytes;
+        i.read_by_scan = base && base->read_by_scan();
+        if (base && base->scan_cause()) i.scan_cause = str(base->scan_cause()->refusal);
+        i.window_table_present = sc.has_window_table;
+        i.has_footer = sc.footer.has_value();
+        if (sc.footer) {
+            i.summary_start = sc.footer->summary_start;
+            i.summary_offset_start = sc.footer->summary_offset_start;
+            i.summary_crc = sc.footer->summary_crc;
+        }
+        i.summary_offset_count = sc.summary_offsets.size();
+        i.has_statistics = sc.statistics.has_value();
+        if (sc.statistics) {
+            i.statistics_gaussian_count = sc.statistics->gaussian_count;
+            i.statistics_chunk_count = sc.statistics->chunk_count;
+            i.statistics_duration_sec = sc.statistics->duration_sec;
+            std::copy(sc.statistics->aabb.begin(), sc.statistics->aabb.end(), i.statistics_aabb);
+        }
         return put(out, i);
 }
 }  // namespace
@@ -410,7 +458,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
         return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
-                              reader->opened->index_built_by_scan(), out);
+                              reader->opened->index_built_by_scan(),
+                              reader->opened->indexed_base(), out);
     });
 }
 
@@ -968,7 +1017,66 @@ fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t in
         c.gaussian_count = e.gaussian_count;
         c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
         c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
+        if (e.keyframe) {
+            c.has_keyframe_fields = 1;
+            c.delta_mode = e.keyframe->delta_mode;
+            c.depth = e.keyframe->depth;
+            c.reference_offset = e.keyframe->reference_offset;
+            c.keyframe_offset = e.keyframe->keyframe_offset;
+            c.live_count = e.keyframe->live_count;
+        }
+        c.band_count = e.bands.size();
         return put(out, c);
+    });
+}
+
+namespace {
+// Element k of one of the scene's lists as (a small code, a 64-bit offset, a 64-bit length).
+template <class List, class Fields>
+fourdgs_status range_triple(const List& list, std::size_t k, const char* what, uint32_t* code,
+                            uint64_t* offset, uint64_t* length, Fields&& fields) {
+    FOURDGS_C_REQUIRE(code);
+    FOURDGS_C_REQUIRE(offset);
+    FOURDGS_C_REQUIRE(length);
+    if (k >= list.size()) return not_found(what, k, list.size());
+    fields(list[k], *code, *offset, *length);
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index, size_t k,
+                                         uint32_t* band, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        const auto& entries = reader->scene().index;
+        if (index >= entries.size()) return not_found("chunk", index, entries.size());
+        return range_triple(entries[index].bands, k, "SH band range", band, offset, length,
+                            [](const ChunkIndex::Band& b, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = b.band, o = b.offset, l = b.length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* start, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().summary_offsets, k, "summary offset", opcode, start,
+                            length,
+                            [](const SummaryOffset& so, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = so.group_opcode, o = so.group_start, l = so.group_length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().skipped, k, "skipped record", opcode, offset, length,
+                            [](const SkippedRecord& r, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = r.opcode, o = r.offset, l = r.length;
+                            });
     });
 }
 
@@ -1036,6 +1144,8 @@ fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame, fourdgs_fra
         c.sh_degree = static_cast<uint32_t>(f.sh_degree);
         c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
         c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
+        c.flags = f.flags.data();
+        c.unrepresentable = f.unrepresentable;
         return put(out, c);
     });
 }
@@ -1120,6 +1230,10 @@ void state_info_out(const StateInfo& s, fourdgs_block_info& i) noexcept {
     i.reference_offset = s.reference_offset;
     i.keyframe_offset = s.keyframe_offset;
     i.live_count = s.live_count;
+    i.update_count = s.update_count;
+    i.birth_count = s.birth_count;
+    i.death_count = s.death_count;
+    i.object_id_stream = s.object_id_stream;
 }
 
 // Runs one read into `block`, checks included, and empties the block when the read fails or is
@@ -1317,7 +1431,7 @@ fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(url);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -2206,7 +2320,7 @@ fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         FOURDGS_C_REQUIRE(out);
         std::unique_ptr<ByteSource> remote;
-        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        if (auto s = url_source(url, url_size, options, remote); s != FOURDGS_OK) return s;
         return open_stream(std::move(remote), options, out);
     });
 }
@@ -2253,6 +2367,7 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
                 block->info.t0 = c.t0;
                 block->info.t1 = c.t1;
                 block->info.level = c.level;
+                block->info.object_id_stream = birth->last_chunk_object_id_stream();
             }
             return FOURDGS_OK;
         });

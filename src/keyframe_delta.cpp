@@ -36,22 +36,9 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, Reader
 Result<KeyframeDeltaReader> KeyframeDeltaReader::open(IndexedReader&& base) {
     const SceneInfo& scene = base.scene();
     FOURDGS_TRY(require_keyframe_delta(scene.header, kMagicSize));
-    if (base.read_by_scan()) {
-        // The tail could not be used (or there is none): the file was read front to back, and
-        // its states are composed front to back once, as KeyframeDeltaStream composes them, so
-        // a damaged file is refused with the fault the streaming path meets first.
-        KeyframeDeltaStream stream(base.source(), base.options());
-        FOURDGS_TRY(stream.open());
-        GaussianBlock state;
-        for (bool more = true; more;) {
-            FOURDGS_ASSIGN(more, stream.next_state(state));
-        }
-    }
-    if (base.index_built_by_scan())
-        return make_error(ErrorKind::unsupported, refusal::kNoChunkIndex,
-                          "the file has no Chunk Index (summary_start is 0), so it cannot be "
-                          "seeked; read it front to back with KeyframeDeltaStream (M016)",
-                          kNoOffset);
+    // (A file read by the scan had its states composed there, front to back, so a damaged one is
+    // refused with the fault the streaming path meets first; a file without an index got one
+    // built from the composed states.)
     FOURDGS_ASSIGN(KeyframeTimeline tl,
                    KeyframeTimeline::build(scene.index, scene.header.duration_sec));
     ByteSource& source = base.source();

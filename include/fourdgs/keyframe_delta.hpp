@@ -24,7 +24,8 @@
 //   level-mismatch             a delta's level differs from its reference's (§11.6)
 //   delta-mode-mismatch        reference_offset is not what delta_mode says it is (§5.18)
 //   invalid-death-stream       the deaths group carries a known stream other than gaussian_id
-//   missing-keyframe-index-fields / no-chunk-index   the index cannot drive a seek
+//   missing-keyframe-index-fields   the index cannot drive a seek
+// (A file without an index is read by IndexedReader's scan, which builds one from the states.)
 // plus the chunk-decode refusals of decode.hpp (stream-element-count-mismatch against the
 // group's count, unknown-chunk-compression naming the codec, missing-attribute-stream, ...).
 //
@@ -119,9 +120,12 @@ public:
     // Opens a random-access keyframe-delta file: the tail, summary and front matter through
     // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Chunks and their
     // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's.
+    // A file without an index (summary_start 0, M016), or whose tail cannot be used, is read by
+    // IndexedReader's sequential scan, which composes every state once front to back and, for a
+    // file without one, builds the index with its six §5.8 fields from the composed states: such
+    // a file is then sought as one with its own index (base().index_built_by_scan() says so).
     // Refusals: those of IndexedReader::open; unknown-temporal-model for a file that is not
-    // keyframe-delta; no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016);
-    // and every KeyframeTimeline::build refusal.
+    // keyframe-delta; and every KeyframeTimeline::build refusal.
     static Result<KeyframeDeltaReader> open(ByteSource& source, ReaderOptions options = {});
     // The same from an IndexedReader already opened on the file (with accept_keyframe_delta set):
     // its tail, summary and front matter are taken over, nothing is read again. Refusals as
@@ -130,6 +134,8 @@ public:
 
     const SceneInfo& scene() const noexcept { return base_.scene(); }
     const KeyframeTimeline& timeline() const noexcept { return timeline_; }
+    // The indexed reader underneath: read_by_scan(), scan_cause(), index_built_by_scan().
+    const IndexedReader& base() const noexcept { return base_; }
 
     // §11.8 from the index alone, before any fetch.
     Result<std::size_t> current(double t) const { return timeline_.current(t); }
@@ -233,6 +239,11 @@ public:
     }
     bool finished() const noexcept { return walk_.finished(); }
     const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }
+    // Every state chunk composed so far, file order: what each said of itself, its SH band
+    // ranges and its live population (what a Chunk Index entry for it says, §5.8).
+    const std::vector<FramedChunk>& chunks() const noexcept { return walk_.chunks(); }
+    // Bytes read from the source so far.
+    std::uint64_t bytes_read() const noexcept { return walk_.stream().bytes_read(); }
 
 private:
     // Checks `r` (a Chunk or Delta Chunk) against the states before it, decodes it and composes

@@ -36,6 +36,7 @@ using cli::Json;
 constexpr int kOk = 0, kRefused = 1, kWarnings = 2, kCannotRun = 3;
 
 bool g_quiet = false;
+HttpOptions g_http;  // --header, --ca-bundle, --timeout, --retries: every URL the command reads
 
 // A refusal from the library: the identifier first, so scripts can match it.
 int refused(const Error& e) {
@@ -66,7 +67,7 @@ struct Opened {
 
 // Opens the file with the reader its temporal model needs. Returns an exit status on failure.
 std::optional<int> open_file(const std::string& path, Opened& out) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     out.source = std::move(*src);
     auto reader = open_scene(*out.source);
@@ -83,10 +84,14 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
     SceneWorkspace ws;
     if (!f.reader->keyframe_delta()) {
         GaussianBlock all;
-        FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
-            all.append(b.gaussians);
-            return ok_status();
-        }, ws));
+        if (const IndexedReader* indexed = f.reader->indexed())
+            // Random access: sized once from the index counts, each chunk decoded into its rows.
+            FOURDGS_TRY(indexed->read_all(all, ws.pool));
+        else
+            FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
+                all.append(b.gaussians);
+                return ok_status();
+            }, ws));
         return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
     }
     const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
@@ -362,7 +367,7 @@ std::optional<Error> reader_refusal(ByteSource& source) {
 }
 
 int cmd_validate(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return cannot_run(src.error().describe());
     ValidateOptions vo;
     cli::Progress bar("validating", g_quiet || ((*src)->size().value_or(0) < (8u << 20)));
@@ -429,7 +434,7 @@ int cmd_validate(const std::string& path, bool json) {
 // ---- dump ----------------------------------------------------------------------------------
 
 int dump_records(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     const std::uint64_t size = (*src)->size().value_or(0);
     // Frames only, through the readers' record stream: contents are never read, so a file of any
@@ -534,7 +539,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     Json j;
     j.begin_object().str("file", path);
     if (at) {
-        auto src = open_source(path);
+        auto src = open_source(path, g_http);
         if (!src.ok()) return refused(src.error());
         SceneInfo scene;
         Frame frame;
@@ -575,6 +580,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     const SceneInfo& s = f.scene();
     // A gaussian-birth file's records; a keyframe-delta file's composed state per state chunk.
     std::vector<std::pair<std::size_t, GaussianBlock>> blocks;
+    blocks.reserve(s.index.size());  // random access: the index is known before any decode
     cli::Progress bar("decoding", g_quiet);
     SceneWorkspace ws;
     if (auto st = f.reader->read_all([&](const StoredBlock& b) {
@@ -635,7 +641,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
 // ---- extract, preview, timeline --------------------------------------------------------------
 
 int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     ExtractOptions eo;
     eo.max_sh_degree = sh_degree;
@@ -661,7 +667,7 @@ int cmd_extract(const std::string& path, double t, const std::string& out, int s
 }
 
 int cmd_preview(const std::string& path, double t, const std::string& out, int width, int height) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     SceneInfo scene;
     Frame frame;
@@ -918,7 +924,7 @@ int cmd_convert(const ConvertArgs& a) {
         for (const auto& [k, v] : rep.quantization.bounds) j.str(k, v);
         j.end_object().end_object();
         print_json(j);
-    } else {
+    } else if (!g_quiet) {  // -q: the file is the answer; --json still prints what it asks for
         fmt::print("{} frames, {} gaussians -> {} ({}): {} records in {} chunks\n", rep.frames,
                    rep.input_gaussians, a.output, shape, rep.records, rep.chunks);
         if (rep.deltas != 0)
@@ -1081,6 +1087,19 @@ int main(int argc, char** argv) {
     CLI::App app{"4dgs — inspect, validate, convert and preview .4dgs 4D gaussian-splat files"};
     app.require_subcommand(1);
     app.add_flag("-q,--quiet", g_quiet, "no progress bars or notes on stderr");
+    // URLs on private servers (before the subcommand: 4dgs --header "Authorization: Bearer T" info URL).
+    app.add_option("--header", g_http.headers,
+                   "an HTTP request header 'Name: value' sent with every request for a URL (repeatable)")
+        ->expected(1)
+        ->take_all();
+    app.add_option("--ca-bundle", g_http.ca_bundle,
+                   "a PEM file of certificate authorities to trust for https:// instead of the system's");
+    app.add_option_function<std::uint32_t>(
+           "--timeout", [](const std::uint32_t& s) { g_http.transfer_timeout_ms = s * 1000; },
+           "per-attempt transfer timeout for a URL, in seconds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--retries", g_http.max_attempts, "attempts per HTTP request, retries included")
+        ->check(CLI::PositiveNumber);
 
     std::string file, out;
     bool json = false;

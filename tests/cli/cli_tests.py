@@ -256,6 +256,31 @@ def test_convert_per_frame(tool, src, tmp):
     check(read_ply(out)[1] == 0, "--sh-degree 0")
 
 
+def test_convert_quiet_prints_nothing(tool, src, tmp):
+    """`4dgs -q convert` writes the file and prints nothing (no summary, no per-part or per-shard
+    report, not even on a shard of a plan); without -q the report is printed; --json still prints
+    the JSON it asks for."""
+    rng = random.Random(7)
+    frames = untracked_frames(rng, 4, 0)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, 0)
+    scene = os.path.join(tmp, "q.4dgs")
+    loud = run(tool, "convert", seq, "-o", scene, "--fps", str(FPS))
+    check("frames" in loud.stdout, "without -q, convert reports: %r" % loud.stdout)
+    quiet = run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS))
+    check(quiet.stdout == "" and quiet.stderr == "",
+          "-q convert printed %r / %r" % (quiet.stdout, quiet.stderr))
+    check(os.path.getsize(scene) > 0, "-q convert wrote the file")
+    grid = os.path.join(tmp, "grid.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", grid)
+    part = os.path.join(tmp, "part.4dgs")
+    shard = run(tool, "-q", "convert", seq, "--grid", grid, "--frames", "0:2", "-o", part)
+    check(shard.stdout == "" and shard.stderr == "",
+          "-q convert of a shard printed %r / %r" % (shard.stdout, shard.stderr))
+    rep = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS), "--json").stdout)
+    check(rep["frames"] == 4, "-q --json still reports: %s" % rep)
+
+
 def tracked_case(tmp, name, accelerating):
     rng = random.Random(2)
     degree = 1

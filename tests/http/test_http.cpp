@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -629,4 +630,97 @@ TEST_CASE("a server that stops answering while it plays gives late frames, then 
     }
     CHECK(late > 0);
     require_io_error(st, "http-timeout", url);
+}
+
+// ---- https and private servers (issue 30; harness.py --tls) ---------------------------------
+
+namespace {
+
+std::vector<std::string> corpus_names() {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(env("FOURDGS_HTTP_ROOT") + "/corpus/valid"))
+        if (e.path().extension() == ".4dgs") names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::vector<std::uint8_t> local_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The whole remote file through `source`, then every stored block through the front-end its
+// model needs: the scene is read, not just its bytes.
+void read_whole_scene(HttpSource& source, const std::vector<std::uint8_t>& want,
+                      const std::string& name) {
+    INFO(name);
+    REQUIRE(source.size() == want.size());
+    std::vector<std::uint8_t> got(want.size());
+    auto n = source.read_at(0, got);
+    REQUIRE(n.ok());
+    REQUIRE(*n == want.size());
+    REQUIRE(got == want);
+    auto reader = open_scene(source);
+    REQUIRE(reader.ok());
+    SceneWorkspace ws;
+    std::size_t blocks = 0;
+    REQUIRE(reader->read_all([&](const StoredBlock&) { return ++blocks, ok_status(); }, ws).ok());
+    REQUIRE(blocks == reader->scene().index.size());
+}
+
+}  // namespace
+
+TEST_CASE("https: the conformance corpus reads over TLS with the certificate authority the test "
+          "made (HttpOptions::ca_bundle)", "[tls]") {
+    HttpOptions o;
+    o.ca_bundle = env("FOURDGS_HTTPS_CA");
+    const std::vector<std::string> names = corpus_names();
+    REQUIRE(names.size() >= 40);
+    for (const std::string& name : names) {
+        auto source = HttpSource::open(env("FOURDGS_HTTPS_BASE") + "/corpus/valid/" + name, o);
+        REQUIRE(source.ok());
+        read_whole_scene(**source,
+                         local_bytes(env("FOURDGS_HTTP_ROOT") + "/corpus/valid/" + name), name);
+    }
+}
+
+TEST_CASE("https: a certificate that the trusted authorities did not sign is refused as "
+          "tls-verification-failed, with a wrong CA bundle or the system's", "[tls]") {
+    const std::string url = env("FOURDGS_HTTPS_BASE") + "/corpus/valid/" + corpus_names().front();
+    HttpOptions wrong;
+    wrong.ca_bundle = env("FOURDGS_HTTPS_WRONG_CA");
+    wrong.max_attempts = 3;
+    for (const HttpOptions& o : {wrong, HttpOptions{}}) {
+        auto source = HttpSource::open(url, o);
+        REQUIRE_FALSE(source.ok());
+        CHECK(source.error().refusal == "tls-verification-failed");
+        CHECK(source.error().kind == ErrorKind::io);
+        CHECK(source.error().message.find("127.0.0.1") != std::string::npos);
+    }
+    HttpOptions unverified;  // what verify_tls = false is for: the same file, unchecked
+    unverified.verify_tls = false;
+    auto source = HttpSource::open(url, unverified);
+    REQUIRE(source.ok());
+}
+
+TEST_CASE("private server: HttpOptions::headers sends the token on every request, and without "
+          "it the server's 403 is http-status", "[private]") {
+    const std::string name = corpus_names().back();
+    const std::string url = env("FOURDGS_HTTP_BASE") + "/private/valid/" + name;
+    auto refused = HttpSource::open(url);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().refusal == "http-status");
+    CHECK(refused.error().message.find("403") != std::string::npos);
+    HttpOptions o;
+    o.headers = {"X-Fourdgs-Token: " + env("FOURDGS_HTTP_TOKEN")};
+    o.speculative_bytes = 512;  // small, so reading the scene takes further range requests
+    o.min_read_bytes = 512;
+    auto source = HttpSource::open(url, o);
+    REQUIRE(source.ok());
+    read_whole_scene(**source, local_bytes(env("FOURDGS_HTTP_ROOT") + "/corpus/valid/" + name),
+                     name);
+    (*source)->clear_cache();
+    auto reader = open_scene(**source);  // again, every range from the server
+    REQUIRE(reader.ok());
+    CHECK((*source)->stats().requests >= 3);
 }
