@@ -255,6 +255,8 @@ typedef struct fourdgs_scene_info {
     uint32_t has_statistics; /* the Statistics record's fields below are 0 without one */
     uint64_t statistics_gaussian_count, statistics_chunk_count;
     double statistics_duration_sec, statistics_aabb[6];
+    /* The Quantization record's per-band SH depths were malformed and read as none (M024). */
+    uint32_t sh_depths_malformed;
 } fourdgs_scene_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader,

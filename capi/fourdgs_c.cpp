@@ -448,6 +448,7 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
             i.statistics_duration_sec = sc.statistics->duration_sec;
             std::copy(sc.statistics->aabb.begin(), sc.statistics->aabb.end(), i.statistics_aabb);
         }
+        i.sh_depths_malformed = sc.quantization.sh_depths_malformed;
         return put(out, i);
 }
 }  // namespace

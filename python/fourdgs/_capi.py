@@ -90,7 +90,7 @@ class SceneInfo(Sized):
          ("summary_offset_start", u64), ("summary_crc", u32), ("summary_offset_count", u64),
          ("has_statistics", u32), ("statistics_gaussian_count", u64),
          ("statistics_chunk_count", u64), ("statistics_duration_sec", dbl),
-         ("statistics_aabb", dbl * 6)]
+         ("statistics_aabb", dbl * 6), ("sh_depths_malformed", u32)]
 
 
 class Payload(ctypes.Structure):

@@ -487,7 +487,8 @@ class Scene:
                             step_motion=i.step_motion, step_time=i.step_time,
                             step_sigma_log=i.step_sigma_log, step_sh=int(i.step_sh),
                             bounds=bounds,
-                            sh_depths=tuple(int(d) for d in i.sh_depths[:i.sh_depth_count]))
+                            sh_depths=tuple(int(d) for d in i.sh_depths[:i.sh_depth_count]),
+                            sh_depths_malformed=bool(i.sh_depths_malformed))
 
     @property
     def windows(self) -> List[Tuple[float, float]]:

@@ -59,6 +59,7 @@ class Quantization:
     step_sh: int
     bounds: dict  # key -> value as stored (the §5.3 grammar)
     sh_depths: Tuple[int, ...]  # per band 1..3 when declared, else ()
+    sh_depths_malformed: bool = False  # declared but malformed: read as none (M024)
 
 
 @dataclass(frozen=True)
