@@ -185,6 +185,19 @@ bool any_non_finite(const float* __restrict v, std::size_t n) {
     return largest >= 0x7f800000u;
 }
 
+// Calls fn(column, values per row) for each of a Frame's row columns; SH only when sh_per > 0.
+template <class F>
+void for_each_frame_column(Frame& f, std::size_t sh_per, F&& fn) {
+    fn(f.center, 3);
+    fn(f.scale, 3);
+    fn(f.rotation, 4);
+    fn(f.color, 4);
+    fn(f.object_id, 1);
+    fn(f.source, 1);
+    fn(f.flags, 1);
+    if (sh_per > 0) fn(f.sh, sh_per);
+}
+
 bool row_finite(const Frame& f, std::size_t k) {
     return !any_non_finite(&f.center[k * 3], 3) && !any_non_finite(&f.scale[k * 3], 3) &&
            !any_non_finite(&f.rotation[k * 4], 4) && !any_non_finite(&f.color[k * 4], 4);
@@ -200,20 +213,11 @@ std::size_t drop_non_finite(Frame& f, std::size_t first, std::size_t n, int per_
     std::size_t out = first;
     for (std::size_t k = first; k < first + n; ++k) {
         if (!row_finite(f, k) && !keep(k)) continue;
-        if (out != k) {
-            auto move = [&](auto& column, std::size_t per) {
+        if (out != k)
+            for_each_frame_column(f, sh, [&](auto& column, std::size_t per) {
                 std::copy_n(column.begin() + static_cast<std::ptrdiff_t>(k * per), per,
                             column.begin() + static_cast<std::ptrdiff_t>(out * per));
-            };
-            move(f.center, 3);
-            move(f.scale, 3);
-            move(f.rotation, 4);
-            move(f.color, 4);
-            move(f.object_id, 1);
-            move(f.source, 1);
-            move(f.flags, 1);
-            if (sh > 0) move(f.sh, sh);
-        }
+            });
         ++out;
     }
     return out - first;
@@ -275,17 +279,10 @@ void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
 
     // Size for the worst case once (every gaussian visible); count says how many are valid.
     const std::size_t cap = frame.count + block.count;
-    auto grow = [cap](auto& v, std::size_t k) {
-        if (v.size() < cap * k) v.resize(cap * k);
-    };
-    grow(frame.center, 3);
-    grow(frame.scale, 3);
-    grow(frame.rotation, 4);
-    grow(frame.color, 4);
-    grow(frame.object_id, 1);
-    grow(frame.source, 1);
-    grow(frame.flags, 1);
-    if (per_dst > 0) grow(frame.sh, 3 * static_cast<std::size_t>(per_dst));
+    for_each_frame_column(frame, 3 * static_cast<std::size_t>(per_dst),
+                          [cap](auto& v, std::size_t k) {
+                              if (v.size() < cap * k) v.resize(cap * k);
+                          });
 
     const std::size_t o_first = frame.count;
     std::size_t o = o_first;
