@@ -530,7 +530,8 @@ std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& 
 }
 
 Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
-                                std::span<const std::uint64_t> sample_index, const PlanOptions& o) {
+                                std::span<const std::uint64_t> sample_index, const PlanOptions& o,
+                                const PlanFrameReader& read_frame) {
     if (frames == 0 || sample.empty())
         return make_error(ErrorKind::invalid_argument, refusal::kNoFrames,
                           "there are no frames to plan");
@@ -611,6 +612,9 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
         p.parts = plan_parts::search(
             frames, p.alignment(), sample, sample_index,
             rigid_search_options(p.shape, p.tolerance, reach_of(p.aabb), o.rigid_min_members));
+    if (read_frame)
+        FOURDGS_TRY(plan_parts::drop_strays(p, o.rigid_min_members, sample, sample_index,
+                                            read_frame));
     const double segment =
         p.segment_frames ? std::min<double>(p.segment_frames, double(frames)) : double(frames);
     FOURDGS_ASSIGN(p.grid, size_grid(p.shape, p.tolerance, p.aabb, p.duration_sec, segment / o.fps,
@@ -627,7 +631,8 @@ Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOp
         FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[f]));
         sample.push_back(std::move(cloud));
     }
-    return make_grid_plan(paths.size(), sample, index, o);
+    return make_grid_plan(paths.size(), sample, index, o,
+                          [paths](std::uint64_t f) { return read_ply_file(paths[f]); });
 }
 
 namespace {

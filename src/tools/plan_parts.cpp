@@ -31,6 +31,23 @@ std::size_t sampled_inside(std::span<const std::uint64_t> sampled, std::uint64_t
 
 constexpr std::size_t kSearchedBeyondFirst = 2;  // a span is searched on its first frame and two more
 
+// A rigid part's anchor: its members' centroid in `reference`.
+std::array<float, 3> centroid_of(const PlyCloud& reference, std::span<const std::uint32_t> members) {
+    std::array<double, 3> sum{};
+    for (std::uint32_t g : members)
+        for (int c = 0; c < 3; ++c) sum[c] += reference.position[g * 3 + c];
+    std::array<float, 3> out{};
+    for (int c = 0; c < 3; ++c) out[c] = static_cast<float>(sum[c] / double(members.size()));
+    return out;
+}
+
+std::vector<std::uint32_t> members_of(const PlannedPart& part) {
+    std::vector<std::uint32_t> out;
+    for (const auto& [a, b] : part.members)
+        for (std::uint32_t g = a; g < b; ++g) out.push_back(g);
+    return out;
+}  // a span is searched on its first frame and two more
+
 class Search {
 public:
     Search(std::uint64_t frames, std::uint64_t alignment, std::span<const PlyCloud> sample,
@@ -80,15 +97,12 @@ private:
             p.object_id = next_id_++;
             p.first_frame = first;
             p.end_frame = end;
-            std::array<double, 3> centroid{};
             std::vector<std::uint8_t> flags(candidate_.size(), 0);
             for (std::uint32_t g : rp.members) {
                 flags[g] = 1;
                 candidate_[g] = 0;
-                for (int c = 0; c < 3; ++c) centroid[c] += frames.front().position[g * 3 + c];
             }
-            for (int c = 0; c < 3; ++c)
-                p.anchor[c] = static_cast<float>(centroid[c] / double(rp.members.size()));
+            p.anchor = centroid_of(frames.front(), rp.members);
             p.members = runs_of(flags);
             parts_.push_back(std::move(p));
         }
@@ -198,15 +212,104 @@ std::optional<Runs> parse_runs(std::string_view text, std::uint64_t limit, std::
     }
 }
 
+Status drop_strays(GridPlan& plan, std::size_t min_members, std::span<const PlyCloud> sample,
+                   std::span<const std::uint64_t> index, const PlanFrameReader& read_frame) {
+    std::vector<PlannedPart>& parts = plan.parts;
+    if (parts.empty()) return {};
+    const RigidOptions residuals = part_residuals(plan);
+    const std::size_t n = sample.front().count;
+    auto sampled = [&](std::uint64_t f) -> const PlyCloud* {
+        const auto at = std::lower_bound(index.begin(), index.end(), f);
+        return at != index.end() && *at == f ? &sample[static_cast<std::size_t>(at - index.begin())]
+                                             : nullptr;
+    };
+    std::vector<std::vector<std::uint32_t>> members(parts.size());
+    std::vector<const PlyCloud*> reference(parts.size());
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        members[j] = members_of(parts[j]);
+        reference[j] = sampled(parts[j].first_frame);  // the search ran on spans it samples
+    }
+    // A rigid part's poses are fitted over its members, so dropping one moves the poses of the
+    // frames already passed: such a part is checked again until a pass drops nothing. A static
+    // part's pose is the identity, so one pass settles it.
+    std::vector<std::uint8_t> pending(parts.size(), 1);
+    std::vector<std::uint32_t> kept;
+    while (std::find(pending.begin(), pending.end(), 1) != pending.end()) {
+        std::vector<std::uint8_t> dropped(parts.size(), 0);
+        for (std::uint64_t f = 0; f < plan.frames; ++f) {
+            bool needed = false;
+            for (std::size_t j = 0; j < parts.size(); ++j)
+                needed |= pending[j] && parts[j].first_frame <= f && f < parts[j].end_frame;
+            if (!needed) continue;
+            PlyCloud read;
+            const PlyCloud* frame = sampled(f);
+            if (!frame) {
+                FOURDGS_ASSIGN(read, read_frame(f));
+                frame = &read;
+            }
+            if (frame->count != n)
+                return make_error(ErrorKind::invalid_argument, refusal::kFramesNotTracked,
+                                  "frame " + std::to_string(f) + " holds " +
+                                      std::to_string(frame->count) + " gaussians but frame " +
+                                      std::to_string(index.front()) + " holds " +
+                                      std::to_string(n) +
+                                      "; a tracked plan needs the same gaussians in every frame");
+            for (std::size_t j = 0; j < parts.size(); ++j) {
+                const PlannedPart& part = parts[j];
+                if (!pending[j] || f < part.first_frame || f >= part.end_frame ||
+                    members[j].empty())
+                    continue;
+                const Pose pose = part_pose(part, f, *reference[j], *frame, members[j]);
+                kept.clear();
+                for (std::uint32_t g : members[j])
+                    if (follows_pose(*reference[j], *frame, g, pose, residuals)) kept.push_back(g);
+                if (kept.size() == members[j].size()) continue;
+                members[j].swap(kept);
+                dropped[j] = 1;
+            }
+        }
+        for (std::size_t j = 0; j < parts.size(); ++j)
+            pending[j] = dropped[j] && parts[j].rigid && !members[j].empty();
+    }
+    // What is left of each part, renumbered; a part left smaller than the search keeps is
+    // left to the temporal model, as the search leaves one.
+    std::vector<PlannedPart> out;
+    std::uint32_t next_id = 1;
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        if (members[j].size() < std::max<std::size_t>(min_members, 1)) continue;
+        PlannedPart part = std::move(parts[j]);
+        if (part.rigid) {
+            part.object_id = next_id++;
+            part.anchor = centroid_of(*reference[j], members[j]);
+        }
+        std::vector<std::uint8_t> flags(n, 0);
+        for (std::uint32_t g : members[j]) flags[g] = 1;
+        part.members = runs_of(flags);
+        out.push_back(std::move(part));
+    }
+    parts = std::move(out);
+    return {};
+}
+
+RigidOptions part_residuals(const GridPlan& plan) {
+    double reach = 0;
+    for (double v : plan.aabb) reach = std::max(reach, std::fabs(v));
+    return rigid_search_options(plan.shape, plan.tolerance, reach, 0);
+}
+
+Pose part_pose(const PlannedPart& part, std::uint64_t frame, const PlyCloud& reference,
+               const PlyCloud& at, std::span<const std::uint32_t> members) {
+    if (!part.rigid || frame == part.first_frame) return Pose{};  // the identity
+    return fit_pose(reference, at, members);
+}
+
 Result<BlockParts> block_parts(const GridPlan& plan, std::uint64_t first,
                                std::span<const PlyCloud> frames, const FrameLoader& reference_frame) {
     BlockParts out;
     if (plan.parts.empty() || frames.empty()) return out;
     const std::uint64_t end = first + frames.size();
     const std::size_t n = frames.front().count;
-    double reach = 0;
-    for (double v : plan.aabb) reach = std::max(reach, std::fabs(v));
-    const RigidOptions residuals = rigid_search_options(plan.shape, plan.tolerance, reach, 0);
+    const RigidOptions residuals = part_residuals(plan);
     out.held_of.assign(n, -1);
     for (std::size_t j = 0; j < plan.parts.size(); ++j) {
         const PlannedPart& part = plan.parts[j];
@@ -238,10 +341,9 @@ Result<BlockParts> block_parts(const GridPlan& plan, std::uint64_t first,
                 out.held_of[g] = static_cast<std::int32_t>(out.held.size());
                 h.members.push_back(g);
             }
-        h.poses.resize(frames.size());  // the identity: static, and at the reference
+        h.poses.resize(frames.size());
         for (std::size_t k = 0; k < frames.size(); ++k) {
-            if (part.rigid && first + k != part.first_frame)
-                h.poses[k] = fit_pose(*h.reference, frames[k], h.members);
+            h.poses[k] = part_pose(part, first + k, *h.reference, frames[k], h.members);
             for (std::uint32_t g : h.members) {
                 if (follows_pose(*h.reference, frames[k], g, h.poses[k], residuals)) continue;
                 const Vec3 at = fourdgs::apply(h.poses[k], {h.reference->position[g * 3],

@@ -40,6 +40,24 @@ std::vector<PlannedPart> search(std::uint64_t frames, std::uint64_t alignment,
                                 std::span<const PlyCloud> sample,
                                 std::span<const std::uint64_t> index, const RigidOptions& options);
 
+// Keeps of `plan.parts` (found by search() on `sample`, the frames `index` names) what every
+// frame of each part's span holds: each part is checked at each frame of its span as a shard
+// checks it (part_pose, follows_pose with part_residuals), the frames the sample lacks read one
+// at a time by `read_frame`; a member that strays at any frame is dropped (a rigid part is checked
+// again after a drop, its poses being fitted over its members), a part left with fewer than
+// `min_members` is dropped, and the rigid parts are renumbered 1, 2, ... and re-anchored. The
+// reader's refusals, and frames-not-tracked for a frame of another count.
+Status drop_strays(GridPlan& plan, std::size_t min_members, std::span<const PlyCloud> sample,
+                   std::span<const std::uint64_t> index, const PlanFrameReader& read_frame);
+
+// The residuals every member of a part is held to (rigid_search_options at the plan's reach).
+RigidOptions part_residuals(const GridPlan& plan);
+
+// The pose carrying a part's `reference` (its span's first frame) onto `at`, frame `frame` of the
+// sequence: the identity for a static part and at the reference, else Horn's fit over `members`.
+Pose part_pose(const PlannedPart& part, std::uint64_t frame, const PlyCloud& reference,
+               const PlyCloud& at, std::span<const std::uint32_t> members);
+
 // Members as text, "a-b,c-d" (runs [a, b)), and back: nullopt with `why` set when the text is not
 // ascending, disjoint, non-adjacent, non-empty runs below `limit`.
 std::string runs_text(const Runs& runs);

@@ -46,7 +46,10 @@
 // costs its gaussians once, however many shards the sequence is cut into. The search runs over
 // the whole sequence first, then, for what is left, over each half of it (on the plan's
 // alignment), and so on while a half holds its first frame and two more frames of the sample, so
-// a body rigid over only part of the clip is a part over that part. A shard checks every frame
+// a body rigid over only part of the clip is a part over that part. A few sampled frames can make
+// a moving gaussian look still or rigid (a ripple near its crest), so a plan given the whole
+// sequence (make_grid_plan's read_frame, plan_ply_files) then checks every part at every frame
+// of its span, as a shard will, and drops the members that leave it. A shard checks every frame
 // it encodes against the parts (outside-plan, naming frame, gaussian and part, where a member
 // leaves its part — make the plan again with a larger sample, --sample 0 scans every frame).
 //
@@ -55,6 +58,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -188,20 +192,27 @@ struct PlanOptions {
 // visits (a span is searched when it holds two more frames of the spread sample).
 std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& options);
 
+// Frame `frame` of the sequence a plan is made for.
+using PlanFrameReader = std::function<Result<PlyCloud>(std::uint64_t frame)>;
+
 // Plans a `frames`-long sequence from `sample`, the frames plan_sample() named, in that order
 // (`sample_index` their indices). sh_degree and, for tracked shapes, gaussians_per_frame come from
 // the sample, which must agree on both (sh-degree-mismatch, frames-not-tracked). The aabb is
 // options.aabb or the sample's box widened by `margin`; the rigid parts are searched on the
-// sample (a span whose first frame the sample lacks is not searched); the grid is size_grid's,
-// for rigid parts when any was found. Refusals:
-// no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0 where the
-// shape uses it, sample and indices of different lengths), and size_grid's.
+// sample (a span whose first frame the sample lacks is not searched) and, with `read_frame`,
+// kept only as far as every frame of their spans holds them: the frames the sample lacks are read
+// one at a time (one frame besides the sample in memory) and each part is checked as a shard
+// checks it, dropping the members that stray and the parts left too small; without it, a part is
+// only as sure as the sample. The grid is size_grid's, for rigid parts when any was kept.
+// Refusals: no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0
+// where the shape uses it, sample and indices of different lengths), size_grid's, read_frame's,
+// and frames-not-tracked for a frame it reads of another count.
 Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
                                 std::span<const std::uint64_t> sample_index,
-                                const PlanOptions& options);
+                                const PlanOptions& options, const PlanFrameReader& read_frame = {});
 
-// Reads the frames plan_sample() names from `paths` (the whole sequence, in order) and plans it.
-// The PLY reader's refusals too.
+// Reads the frames plan_sample() names from `paths` (the whole sequence, in order) and plans it,
+// its parts checked at every frame (make_grid_plan's read_frame). The PLY reader's refusals too.
 Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOptions& options);
 
 // The coarsest grid for a plan's shape, tolerance, aabb, clock and (adaptive) segment and speed:
