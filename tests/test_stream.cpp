@@ -758,7 +758,12 @@ ModeEstimate slow_estimate(const std::vector<std::int32_t>& v, std::size_t chann
     std::vector<std::uint32_t> raw, delta;
     for (std::size_t k = 0; k < v.size(); ++k) {
         raw.push_back(zigzag_encode(v[k]));
-        delta.push_back(zigzag_encode(k < channels ? v[k] : v[k] - v[k - channels]));
+        // The stream's delta wraps in 32 bits (§6), as the writer computes it.
+        const std::int32_t d = k < channels ? v[k]
+                                            : static_cast<std::int32_t>(
+                                                  static_cast<std::uint32_t>(v[k]) -
+                                                  static_cast<std::uint32_t>(v[k - channels]));
+        delta.push_back(zigzag_encode(d));
     }
     return {order0_bytes(raw), order0_bytes(delta)};
 }

@@ -908,7 +908,7 @@ namespace {
 // `bytes` with the Quantization record's f64 parameter `k` (0..2 pos_origin, 3 step_pos,
 // 4 step_scale_log, ... 10 step_sigma_log) set to `v`: the damage a bit flip in an exponent does.
 ByteVec with_quantization_param(ByteVec bytes, std::size_t k, double v) {
-    const Rec& q = first(records_of(bytes), op::quantization);
+    const Rec q = first(records_of(bytes), op::quantization);  // a copy: the list is a temporary
     std::uint32_t scheme = 0;
     std::memcpy(&scheme, bytes.data() + q.content(), 4);
     std::memcpy(bytes.data() + q.content() + 4 + scheme + 8 * k, &v, 8);
