@@ -18,6 +18,7 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/text.hpp"
@@ -114,7 +115,7 @@ Json exact(T v) {
     if (std::isinf(v)) return Json::string(v > 0 ? "inf" : "-inf");
     if (v == 0) return Json::number_token("0");
     char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    const auto r = fourdgs::to_chars(buf, buf + sizeof buf, v);
     return Json::number_token(std::string(buf, r.ptr));
 }
 

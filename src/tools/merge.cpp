@@ -19,6 +19,7 @@
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
@@ -169,7 +170,7 @@ Result<double> shard_time(const Part& p, const Metadata& m, std::string_view key
     for (const auto& [k, v] : m.entries)
         if (k == key) {
             double t = 0;
-            const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
+            const auto res = fourdgs::from_chars(v.data(), v.data() + v.size(), t);
             if (res.ec == std::errc() && res.ptr == v.data() + v.size() && std::isfinite(t))
                 return t;
         }

@@ -50,7 +50,10 @@ int main(int argc, char** argv) {
         }
         // A uniformly random unit quaternion: a normalized 4D gaussian sample.
         float q[4], norm = 0;
-        for (float& v : q) norm += (v = normal(rng)) * v;
+        for (float& v : q) {
+            v = normal(rng);
+            norm += v * v;
+        }
         norm = std::sqrt(norm);
         for (int c = 0; c < 4; ++c) rot[i * 4 + c] = q[c] / norm;
         for (int c = 0; c < 4; ++c) color[i * 4 + c] = u(rng);
