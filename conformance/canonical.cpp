@@ -758,4 +758,12 @@ Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path) {
     return canonical_decode(src, path);
 }
 
+std::string canonical_output(ByteSource& source, ReadPath path) {
+    try {
+        return canonical_decode(source, path).dump() + "\n";
+    } catch (const Refused& r) {
+        return Json::object().set("refused", Json::string(r.id)).dump() + "\n";
+    }
+}
+
 }  // namespace conformance
