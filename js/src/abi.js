@@ -40,14 +40,23 @@ export function loadCore({ wasmUrl } = {}) {
     corePromise = (async () => {
       const url = wasmUrl ? new URL(wasmUrl, import.meta.url)
         : new URL('../dist/fourdgs-core.wasm', import.meta.url);
+      // A threaded build's pthread worker is CommonJS (emscripten 3.1.6), shipped as .cjs so
+      // node does not read it as this package's ES modules; a browser takes it as a classic script.
+      const worker = new URL('../dist/fourdgs-core.worker.cjs', import.meta.url);
       const init = {};
       if (isNode && url.protocol === 'file:') {
         const { readFile } = await import('node:fs/promises');
+        const { fileURLToPath } = await import('node:url');
         init.wasmBinary = await readFile(url);
+        init.locateFile = (path) => path.endsWith('.worker.js') ? fileURLToPath(worker) : path;
       } else {
-        init.locateFile = () => url.href;
+        init.locateFile = (path) => path.endsWith('.worker.js') ? worker.href : url.href;
       }
-      return new Core(await createFourdgsCore(init));
+      const module = await createFourdgsCore(init);
+      // A threaded build's pthread pool (node worker_threads) would keep node running after the
+      // program is done: the idle pool does not hold the process (a browser has no such notion).
+      if (isNode) for (const w of module.PThread?.unusedWorkers ?? []) w.unref?.();
+      return new Core(module);
     })();
     corePromise.catch(() => { corePromise = null; });
   }

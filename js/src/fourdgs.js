@@ -93,6 +93,16 @@ class Input {
 }
 
 // open options → fourdgs_open_options in memory (freed by the caller).
+// A fourdgs_evaluate_options in wasm memory (the caller frees it): maxShDegree (default 3),
+// applyObjectTracks (default true).
+function evaluateOptions(core, { maxShDegree, applyObjectTracks }) {
+  const opts = core.newStruct('fourdgs_evaluate_options');
+  core.m._fourdgs_evaluate_options_init(opts);
+  if (maxShDegree !== undefined) core.setField('fourdgs_evaluate_options', opts, 'max_sh_degree', maxShDegree);
+  if (applyObjectTracks === false) core.setField('fourdgs_evaluate_options', opts, 'apply_object_tracks', 0);
+  return opts;
+}
+
 function openOptions(core, options) {
   const p = core.newStruct('fourdgs_open_options');
   core.m._fourdgs_open_options_init(p);
@@ -360,10 +370,7 @@ export class Scene {
   }
   evaluateBlock(block, t, { maxShDegree, applyObjectTracks } = {}, frame = this.frame) {
     const c = this.core, m = c.m;
-    const opts = c.newStruct('fourdgs_evaluate_options');
-    m._fourdgs_evaluate_options_init(opts);
-    if (maxShDegree !== undefined) c.setField('fourdgs_evaluate_options', opts, 'max_sh_degree', maxShDegree);
-    if (applyObjectTracks === false) c.setField('fourdgs_evaluate_options', opts, 'apply_object_tracks', 0);
+    const opts = evaluateOptions(c, { maxShDegree, applyObjectTracks });
     try {
       c.check(m._fourdgs_reader_evaluate_block(this.reader, block, t, opts, frame));
     } finally { c.free(opts); }
@@ -435,10 +442,7 @@ export class Scene {
    */
   async frameAt(t, { maxShDegree, applyObjectTracks } = {}) {
     const c = this.core, m = c.m;
-    const opts = c.newStruct('fourdgs_evaluate_options');
-    m._fourdgs_evaluate_options_init(opts);
-    if (maxShDegree !== undefined) c.setField('fourdgs_evaluate_options', opts, 'max_sh_degree', maxShDegree);
-    if (applyObjectTracks === false) c.setField('fourdgs_evaluate_options', opts, 'apply_object_tracks', 0);
+    const opts = evaluateOptions(c, { maxShDegree, applyObjectTracks });
     try {
       await this.source.run(() => m._fourdgs_reader_evaluate(this.reader, t, opts, this.frame),
         () => this.fetchRanges(t));
