@@ -70,6 +70,9 @@ http {{
     uwsgi_temp_path {tmp}/uwsgi;
     scgi_temp_path {tmp}/scgi;
     default_type application/octet-stream;
+    # The web player's files (tests/web): browsers load module scripts and wasm by type.
+    types {{ text/html html; text/css css; text/javascript js mjs cjs; application/wasm wasm;
+             image/png png; application/json json; }}
     sendfile on;
     keepalive_timeout 60;
     keepalive_requests 100000;
