@@ -141,6 +141,20 @@ typedef struct fourdgs_open_options {
     uint32_t keep_payloads;       /* streams: keep attachment and audio payloads in memory as
                                      they pass, for fourdgs_reader_read_payload on
                                      fourdgs_stream_scene (default 0) */
+    /* URLs (fourdgs_reader_open_url, fourdgs_stream_open_url, fourdgs_validate_url): extra
+     * request headers ("Name: value", http_header_count of them, sent with every request: a
+     * bearer token, a CDN key), a PEM file of certificate authorities to trust instead of the
+     * system's (NULL = the system's), per-attempt timeouts, attempts per request (retries
+     * included, >= 1) and whether to verify the server's certificate (default 1). The strings
+     * are copied at open. A certificate that does not verify is FOURDGS_IO
+     * "tls-verification-failed". */
+    const char* const* http_headers;
+    size_t http_header_count;
+    const char* http_ca_bundle;
+    uint32_t http_connect_timeout_ms; /* default 10000 */
+    uint32_t http_transfer_timeout_ms; /* default 60000 */
+    uint32_t http_max_attempts;       /* default 4 */
+    uint32_t http_verify_tls;         /* default 1 */
 } fourdgs_open_options;
 
 /* Fills the defaults and struct_size. */
@@ -226,6 +240,23 @@ typedef struct fourdgs_scene_info {
     uint32_t has_camera, has_object_table, object_embedding_dim;
     uint32_t index_built_by_scan;   /* the file had no index; open() walked it */
     uint32_t summary_crc_verified;
+    /* The file's tail, summary and how it was read (issue 30: every field of the canonical
+     * output, docs/conformance.md). trailing_bytes: bytes after the trailing magic. read_by_scan:
+     * the indexed reader walked the file (no index, or a tail it could not use); scan_cause: the
+     * refusal id the tail gave (empty when there was none, or on a stream). */
+    uint64_t trailing_bytes;
+    uint32_t read_by_scan;
+    fourdgs_string scan_cause;
+    uint32_t window_table_present;
+    uint32_t has_footer; /* the Footer's fields below are 0 without one */
+    uint64_t summary_start, summary_offset_start;
+    uint32_t summary_crc;
+    uint64_t summary_offset_count;
+    uint32_t has_statistics; /* the Statistics record's fields below are 0 without one */
+    uint64_t statistics_gaussian_count, statistics_chunk_count;
+    double statistics_duration_sec, statistics_aabb[6];
+    /* The Quantization record's per-band SH depths were malformed and read as none (M024). */
+    uint32_t sh_depths_malformed;
 } fourdgs_scene_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader,
@@ -449,10 +480,29 @@ typedef struct fourdgs_chunk_info {
     uint64_t fetch_bytes;    /* what decoding it fetches (record + wanted SH bands); for a
                                 keyframe-delta state chunk, its whole chain's */
     uint32_t kind;           /* 0 keyframe/Chunk, 1 Delta Chunk */
+    /* The entry's six §5.8 keyframe-delta fields (has_keyframe_fields 0: the entry has none),
+     * and how many SH band ranges it names (fourdgs_reader_chunk_band). */
+    uint32_t has_keyframe_fields, delta_mode, depth;
+    uint64_t reference_offset, keyframe_offset, live_count;
+    uint64_t band_count;
 } fourdgs_chunk_info;
 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
                                                       fourdgs_chunk_info* out);
+/* The summary's ranges as the file states them: index entry `index`'s SH band range `k` (its
+ * band 1..3 and the SH Band Stream record's offset and length), Summary Offset record `k`
+ * (summary_offset_count of fourdgs_scene_info: the group's opcode, start and length), and
+ * skipped record `k` (skipped_record_count: an unknown record's opcode, offset and whole
+ * length). Index out of range: FOURDGS_NOT_FOUND. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index,
+                                                      size_t k, uint32_t* band, uint64_t* offset,
+                                                      uint64_t* length);
+FOURDGS_CAPI fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
+                                                          uint32_t* opcode, uint64_t* start,
+                                                          uint64_t* length);
+FOURDGS_CAPI fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
+                                                          uint32_t* opcode, uint64_t* offset,
+                                                          uint64_t* length);
 /* Gaussian-birth: the chunks whose [t0, t1) holds t, in index order (§8; none is not an error).
  * Keyframe-delta: the chain the state at t is composed from (its keyframe first, then each
  * Delta Chunk to the state chunk holding t, §11.8), and t outside [0, duration) fails with
@@ -500,6 +550,11 @@ typedef struct fourdgs_frame_columns {
     uint32_t sh_degree;
     size_t sh_per_gaussian;
     const uint8_t* sh;
+    /* Each row's flags byte (bit 0: never fades), and the visible gaussians left out of the
+     * rows because a value of theirs is not a finite f32 (a center beyond f32's range at this t,
+     * or a non-finite decoded value): every visible gaussian is a row or counted here. */
+    const uint8_t* flags;
+    size_t unrepresentable;
 } fourdgs_frame_columns;
 
 FOURDGS_CAPI fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame,
@@ -565,6 +620,10 @@ typedef struct fourdgs_block_info {
     uint32_t depth;
     uint64_t reference_offset, keyframe_offset;
     uint64_t live_count;
+    /* STATE: a Delta Chunk's group counts (0 for a keyframe). STATE and CHUNK: whether the
+     * chunk record carried an object_id stream (absent and all-zero decode alike, §6.6). */
+    uint32_t update_count, birth_count, death_count;
+    uint32_t object_id_stream;
 } fourdgs_block_info;
 
 /* Per gaussian (count of them): position 3, scale 3 (linear), rotation 4 (xyzw), color 4 (r g b
@@ -699,6 +758,120 @@ FOURDGS_CAPI fourdgs_status fourdgs_stream_scene(const fourdgs_stream* stream,
  * the stream: it may outlive it. */
 FOURDGS_CAPI fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream,
                                                       fourdgs_block* block, uint32_t* produced);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Playback (fourdgs/player.hpp, docs/playback.md): a frame for every display tick while the scene
+ * streams. A player owns a worker thread that decodes the states the next instants need ahead of
+ * the playhead; fourdgs_player_frame, called by the render thread, evaluates what is resident
+ * into a fourdgs_frame (its columns as fourdgs_frame_columns_get lends them) and never waits on
+ * the source or on inflate when the data arrived in time. When it did not, the frame is late:
+ * the info says so and why, and the frame shows the state before (unless the call waits). On
+ * time, the frame is exactly fourdgs_reader_evaluate's at the same instant.
+ *
+ * The clock is the caller's: fourdgs_player_frame(now) reads it at `now` (seconds, any origin);
+ * play, pause, seek, set_rate and set_loop take effect from the last frame shown.
+ * Errors while playing are the readers' own refusals, returned by the frame that needs the state
+ * (a damaged chunk, a cut file, "source-changed"); a state late for stall_timeout_sec fails the
+ * frame with "playback-stalled". The frame calls are made by one thread at a time; the control
+ * calls and fourdgs_player_info from any thread. */
+
+typedef struct fourdgs_player fourdgs_player;
+
+typedef enum fourdgs_playback_state {
+    FOURDGS_PLAYBACK_PAUSED = 0,
+    FOURDGS_PLAYBACK_PLAYING = 1,
+    FOURDGS_PLAYBACK_ENDED = 2 /* reached the end (the start, in reverse) without loop */
+} fourdgs_playback_state;
+
+typedef enum fourdgs_late_reason {
+    FOURDGS_LATE_NONE = 0,     /* on time */
+    FOURDGS_LATE_STARTING = 1, /* nothing resident yet: the frame is empty */
+    FOURDGS_LATE_QUEUED = 2,   /* the worker has not started on the state (after a seek, or
+                                  behind at a high rate) */
+    FOURDGS_LATE_FETCHING = 3, /* the worker is reading it from the source */
+    FOURDGS_LATE_DECODING = 4  /* the worker is decoding or composing it */
+} fourdgs_late_reason;
+
+typedef struct fourdgs_player_options {
+    size_t struct_size;
+    uint32_t look_ahead;          /* states prepared ahead of the one shown (default 2, >= 1) */
+    double start;                 /* the playhead's start, seconds (default 0) */
+    double rate;                  /* default 1; negative plays backward */
+    uint32_t loop;                /* default 0 */
+    uint32_t playing;             /* start playing at once (default 0: paused) */
+    uint32_t max_sh_degree;       /* SH kept in each frame, 0..3 (default 3) */
+    uint32_t apply_object_tracks; /* compose the scene's Object Tracks (default 1) */
+    uint32_t decode_threads;      /* threads a gaussian-birth chunk decodes on (default 1) */
+    uint32_t prefetch;            /* keep the next instants' bytes on their way (default 1) */
+    double prefetch_step_sec;     /* spacing of the instants prefetched (default 1/30) */
+    uint32_t prefetch_horizon;    /* how many (default 30) */
+    uint64_t prefetch_bytes;      /* bytes held ahead, at most (default 16 MiB) */
+    double stall_timeout_sec;     /* a state late this long fails the frame (default 10; 0 never) */
+} fourdgs_player_options;
+
+/* What a frame call says beside the frame it fills. */
+typedef struct fourdgs_player_frame_info {
+    size_t struct_size;
+    double time;               /* the instant asked for: the clock's at `now`, or frame_at's t */
+    double shown;              /* the instant the frame was evaluated at (late: the nearest one
+                                  the state shown covers) */
+    uint32_t late;             /* 1 when the state for `time` was not resident */
+    uint32_t reason;           /* fourdgs_late_reason */
+    uint32_t state;            /* fourdgs_playback_state */
+    double state_t0, state_t1; /* where the state shown is state_at's (0, 0: none) */
+    size_t audio_count;        /* audio sources: fourdgs_player_audio_state 0..audio_count-1 */
+} fourdgs_player_frame_info;
+
+typedef struct fourdgs_player_info {
+    size_t struct_size;
+    uint32_t state;   /* fourdgs_playback_state */
+    uint32_t loop;
+    double rate;
+    double position;  /* the instant the last frame showed */
+    double duration;
+    uint64_t frames, late_frames;
+    uint64_t chunks_decoded;  /* gaussian-birth chunks the worker decoded */
+    uint64_t states_composed; /* keyframe-delta states composed from their keyframe */
+    uint64_t steps;           /* keyframe-delta forward steps, one delta each */
+    uint64_t discarded;       /* prepared states dropped unseen */
+    uint64_t resident_bytes;  /* decoded states held now */
+} fourdgs_player_info;
+
+FOURDGS_CAPI void fourdgs_player_options_init(fourdgs_player_options* options);
+/* Plays `reader`, which must outlive the player: a reader (fourdgs_reader_open_*: file, memory,
+ * callbacks, URL), or a stream's scene (fourdgs_stream_scene) of a keyframe-delta file, played
+ * forward only (the player then pulls the stream: do not call fourdgs_stream_next_block while
+ * it lives). `options` may be NULL. Refusals: "not-seekable" (a gaussian-birth stream, or a
+ * negative rate on a stream), "invalid-option". */
+FOURDGS_CAPI fourdgs_status fourdgs_player_create(const fourdgs_reader* reader,
+                                                  const fourdgs_player_options* options,
+                                                  fourdgs_player** out);
+/* Stops the worker (waiting for a read in flight to return) and frees the player. */
+FOURDGS_CAPI void fourdgs_player_free(fourdgs_player* player);
+
+/* The render thread's call: evaluates the frame at the clock's time for `now` into `frame` and
+ * describes it in `info` (may be NULL). With `wait` non-zero it blocks until the state is
+ * resident instead of returning a late frame (at most stall_timeout_sec). On a refusal the frame
+ * and info are untouched. */
+FOURDGS_CAPI fourdgs_status fourdgs_player_frame(fourdgs_player* player, double now,
+                                                 uint32_t wait, fourdgs_frame* frame,
+                                                 fourdgs_player_frame_info* info);
+/* The same at scene time t, which becomes the playhead. */
+FOURDGS_CAPI fourdgs_status fourdgs_player_frame_at(fourdgs_player* player, double t,
+                                                    uint32_t wait, fourdgs_frame* frame,
+                                                    fourdgs_player_frame_info* info);
+/* §7: audio source `index` (the reader's order) at the last frame's `time`. */
+FOURDGS_CAPI fourdgs_status fourdgs_player_audio_state(const fourdgs_player* player, size_t index,
+                                                       fourdgs_audio_state* out);
+
+FOURDGS_CAPI fourdgs_status fourdgs_player_play(fourdgs_player* player);
+FOURDGS_CAPI fourdgs_status fourdgs_player_pause(fourdgs_player* player);
+/* Moves the playhead (clamped, or wrapped when looping) and retries states that were refused. */
+FOURDGS_CAPI fourdgs_status fourdgs_player_seek(fourdgs_player* player, double t);
+FOURDGS_CAPI fourdgs_status fourdgs_player_set_rate(fourdgs_player* player, double rate);
+FOURDGS_CAPI fourdgs_status fourdgs_player_set_loop(fourdgs_player* player, uint32_t loop);
+FOURDGS_CAPI fourdgs_status fourdgs_player_info_get(const fourdgs_player* player,
+                                                    fourdgs_player_info* out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Validation: every problem in a file, not just the first (fourdgs/validate.hpp). */

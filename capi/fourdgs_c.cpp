@@ -7,6 +7,8 @@
 // writing and validation are the library's; this file only converts shapes.
 #include <fourdgs/fourdgs.h>
 
+#include "fourdgs_c_internal.hpp"
+
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
 #include <fourdgs/validate.hpp>
@@ -41,164 +43,7 @@ static_assert(FOURDGS_MALFORMED == static_cast<int>(fourdgs::ErrorKind::malforme
 namespace {
 
 using namespace fourdgs;
-
-// ---------------------------------------------------------------------------------------------
-// The thread's last error.
-
-struct LastError {
-    fourdgs_status status = FOURDGS_OK;
-    std::string refusal, message;
-    std::uint64_t offset = FOURDGS_NO_OFFSET;
-};
-thread_local LastError t_error;
-
-fourdgs_status fail(fourdgs_status status, std::string_view refusal, std::string_view message,
-                    std::uint64_t offset = FOURDGS_NO_OFFSET) noexcept {
-    t_error.status = status;
-    t_error.offset = offset;
-    try {
-        t_error.refusal.assign(refusal);
-        t_error.message.assign(message);
-    } catch (...) {  // no memory for the message: keep the status, drop the text
-        t_error.refusal.clear();
-        t_error.message.clear();
-    }
-    return status;
-}
-
-fourdgs_status fail(const Error& e) noexcept {
-    return fail(static_cast<fourdgs_status>(e.kind), e.refusal, e.message, e.offset);
-}
-
-fourdgs_status invalid(std::string_view refusal, std::string_view message) noexcept {
-    return fail(FOURDGS_INVALID_ARGUMENT, refusal, message);
-}
-
-fourdgs_status not_found(std::string_view what, std::size_t index, std::size_t count) noexcept {
-    try {
-        return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement,
-                    std::string(what) + " " + std::to_string(index) + " does not exist (there are " +
-                        std::to_string(count) + ")");
-    } catch (...) {
-        return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "");
-    }
-}
-
-// Runs one entry point's body; nothing escapes.
-template <class F>
-fourdgs_status guarded(F&& body) noexcept {
-    try {
-        return body();
-    } catch (const std::bad_alloc&) {
-        return fail(FOURDGS_OUT_OF_MEMORY, refusal::kOutOfMemory, "an allocation failed");
-    } catch (const std::exception& e) {
-        return fail(FOURDGS_INTERNAL, refusal::kInternalError, e.what());
-    } catch (...) {
-        return fail(FOURDGS_INTERNAL, refusal::kInternalError, "an unknown exception was caught");
-    }
-}
-
-#define FOURDGS_C_REQUIRE(p)                                             \
-    do {                                                                 \
-        if ((p) == nullptr) return invalid(refusal::kNullArgument, #p " is NULL"); \
-    } while (0)
-
-#define FOURDGS_C_TRY(expr)                              \
-    do {                                                 \
-        auto&& fourdgs_c_r_ = (expr);                    \
-        if (!fourdgs_c_r_.ok()) return fail(fourdgs_c_r_.error()); \
-    } while (0)
-
-// ---------------------------------------------------------------------------------------------
-// Size-tagged structs: read or write only the bytes the caller's struct_size covers.
-
-template <class T>
-fourdgs_status check_size(const T* s, const char* what) {
-    if (s->struct_size < sizeof(std::size_t))
-        return invalid(refusal::kInvalidStructSize, std::string(what) + ".struct_size is not set");
-    return FOURDGS_OK;
-}
-
-// Copies `value` into the caller's struct (which has already passed check_size).
-template <class T>
-fourdgs_status put(T* out, T value) noexcept {
-    const std::size_t n = out->struct_size;
-    value.struct_size = n;
-    std::memcpy(out, &value, std::min(n, sizeof(T)));
-    return FOURDGS_OK;
-}
-
-// The caller's struct over `defaults` (fields past its struct_size keep their defaults).
-template <class T>
-T take(const T* in, T defaults) noexcept {
-    std::memcpy(&defaults, in, std::min(in->struct_size, sizeof(T)));
-    defaults.struct_size = sizeof(T);
-    return defaults;
-}
-
-fourdgs_string str(const std::string& s) noexcept { return {s.c_str(), s.size()}; }
-
-// A string coming in as pointer + size.
-fourdgs_status text_in(const char* p, std::size_t n, const char* what, std::string& out) {
-    if (p == nullptr && n != 0)
-        return invalid(refusal::kNullArgument, std::string(what) + " is NULL with a non-zero size");
-    out.assign(p ? p : "", n);
-    return FOURDGS_OK;
-}
-
-// Checks a caller array: NULL is fine only when it has no elements.
-bool array_ok(const void* p, std::size_t count) noexcept { return p != nullptr || count == 0; }
-
-// ---------------------------------------------------------------------------------------------
-// Allocator hooks for handles and the buffers the library hands out.
-
-struct Allocator {
-    fourdgs_allocator hooks{};
-    bool custom = false;
-
-    void* allocate(std::size_t size, std::size_t alignment) const {
-        void* p = custom ? hooks.alloc(hooks.user, size, alignment)
-                         : ::operator new(size, std::align_val_t(alignment), std::nothrow);
-        if (p == nullptr) throw std::bad_alloc();
-        return p;
-    }
-    void release(void* p, std::size_t size, std::size_t alignment) const noexcept {
-        if (p == nullptr) return;
-        if (custom)
-            hooks.free(hooks.user, p, size);
-        else
-            ::operator delete(p, std::align_val_t(alignment));
-    }
-};
-
-fourdgs_status allocator_in(const fourdgs_allocator* hooks, Allocator& out) noexcept {
-    if (hooks == nullptr) return FOURDGS_OK;
-    if (hooks->alloc == nullptr || hooks->free == nullptr)
-        return invalid(refusal::kInvalidAllocator, "an allocator needs both alloc and free");
-    out.hooks = *hooks;
-    out.custom = true;
-    return FOURDGS_OK;
-}
-
-// A handle lives in memory from its allocator; it keeps a copy to free itself.
-template <class T>
-T* make_handle(const Allocator& alloc) {
-    void* p = alloc.allocate(sizeof(T), alignof(T));
-    try {
-        return new (p) T(alloc);
-    } catch (...) {
-        alloc.release(p, sizeof(T), alignof(T));
-        throw;
-    }
-}
-
-template <class T>
-void destroy_handle(T* h) noexcept {
-    if (h == nullptr) return;
-    const Allocator alloc = h->alloc;
-    h->~T();
-    alloc.release(h, sizeof(T), alignof(T));
-}
+using namespace fourdgs::capi;
 
 // A growing byte buffer in allocator memory: the writer's memory output.
 class AllocatorSink final : public ByteSink {
@@ -248,6 +93,11 @@ fourdgs_open_options default_open_options() noexcept {
     o.max_gaussians_per_chunk = ro.decode.limits.max_gaussians_per_chunk;
     o.allocator = nullptr;
     o.keep_payloads = 0;
+    const HttpOptions http;
+    o.http_connect_timeout_ms = http.connect_timeout_ms;
+    o.http_transfer_timeout_ms = http.transfer_timeout_ms;
+    o.http_max_attempts = http.max_attempts;
+    o.http_verify_tls = http.verify_tls;
     return o;
 }
 
@@ -259,7 +109,28 @@ fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_opti
     if (out.max_sh_degree > 3)
         return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(out.max_sh_degree) +
                                              " is above 3");
+    if (out.http_max_attempts == 0)
+        return invalid(refusal::kInvalidOption, "http_max_attempts is 0: at least one attempt");
+    if (out.http_header_count != 0 && out.http_headers == nullptr)
+        return invalid(refusal::kInvalidOption,
+                       "http_header_count is " + std::to_string(out.http_header_count) +
+                           " but http_headers is NULL");
+    for (std::size_t k = 0; k < out.http_header_count; ++k)
+        if (out.http_headers[k] == nullptr)
+            return invalid(refusal::kInvalidOption,
+                           "http_headers[" + std::to_string(k) + "] is NULL");
     return FOURDGS_OK;
+}
+
+HttpOptions http_options(const fourdgs_open_options& o) {
+    HttpOptions h;
+    h.headers.assign(o.http_headers, o.http_headers + o.http_header_count);
+    if (o.http_ca_bundle) h.ca_bundle = o.http_ca_bundle;
+    h.connect_timeout_ms = o.http_connect_timeout_ms;
+    h.transfer_timeout_ms = o.http_transfer_timeout_ms;
+    h.max_attempts = o.http_max_attempts;
+    h.verify_tls = o.http_verify_tls != 0;
+    return h;
 }
 
 ReaderOptions reader_options(const fourdgs_open_options& o) {
@@ -286,9 +157,13 @@ fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
     return FOURDGS_OK;
 }
 
-// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp, default options).
-fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr<ByteSource>& out) {
-    auto remote = HttpSource::open(std::string(url, url_size));
+// A source for a URL: HTTP(S) range requests (fourdgs/http_source.hpp), with the caller's
+// headers, CA bundle, timeouts and attempts.
+fourdgs_status url_source(const char* url, std::size_t url_size, const fourdgs_open_options* options,
+                          std::unique_ptr<ByteSource>& out) {
+    fourdgs_open_options o;
+    if (auto s = open_options_in(options, o); s != FOURDGS_OK) return s;
+    auto remote = HttpSource::open(std::string(url, url_size), http_options(o));
     FOURDGS_C_TRY(remote);
     out = std::move(remote).value();
     return FOURDGS_OK;
@@ -298,29 +173,6 @@ fourdgs_status url_source(const char* url, std::size_t url_size, std::unique_ptr
 
 // ---------------------------------------------------------------------------------------------
 // Handles.
-
-struct fourdgs_reader {
-    explicit fourdgs_reader(const Allocator& a) : alloc(a) {}
-    Allocator alloc;
-    fourdgs_open_options options{};
-    std::vector<std::uint8_t> owned;  // copy_memory
-    std::unique_ptr<ByteSource> source;
-    // The front-end the temporal model needs (open_scene): the indexed ones for a reader, the
-    // streaming ones for a stream's scene (fourdgs_stream_scene), which the stream owns and frees.
-    std::optional<SceneReader> opened;
-    bool lent_by_stream = false;
-
-    const SceneInfo& scene() const { return opened->scene(); }
-};
-
-struct fourdgs_frame {
-    explicit fourdgs_frame(const Allocator& a) : alloc(a) {}
-    Allocator alloc;
-    Frame frame;
-    GaussianBlock block;                 // the decoded instant, before §3
-    SceneWorkspace workspace;            // state_at's buffers, either temporal model
-    DecodeWorkspace chunk;               // evaluate_chunk's buffers
-};
 
 struct fourdgs_validation {
     explicit fourdgs_validation(const Allocator& a) : alloc(a) {}
@@ -515,7 +367,7 @@ fourdgs_status fourdgs_reader_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
                                            std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -531,7 +383,7 @@ void fourdgs_reader_free(fourdgs_reader* reader) {
 namespace {
 // A scene as fourdgs_scene_info.
 fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
-                              fourdgs_scene_info* out) {
+                              const IndexedReader* base, fourdgs_scene_info* out) {
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
@@ -578,6 +430,25 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
         i.object_embedding_dim = sc.object_table ? sc.object_table->embedding_dim : 0;
         i.index_built_by_scan = scanned;
         i.summary_crc_verified = sc.summary_crc_verified;
+        i.trailing_bytes = sc.trailing_bytes;
+        i.read_by_scan = base && base->read_by_scan();
+        if (base && base->scan_cause()) i.scan_cause = str(base->scan_cause()->refusal);
+        i.window_table_present = sc.has_window_table;
+        i.has_footer = sc.footer.has_value();
+        if (sc.footer) {
+            i.summary_start = sc.footer->summary_start;
+            i.summary_offset_start = sc.footer->summary_offset_start;
+            i.summary_crc = sc.footer->summary_crc;
+        }
+        i.summary_offset_count = sc.summary_offsets.size();
+        i.has_statistics = sc.statistics.has_value();
+        if (sc.statistics) {
+            i.statistics_gaussian_count = sc.statistics->gaussian_count;
+            i.statistics_chunk_count = sc.statistics->chunk_count;
+            i.statistics_duration_sec = sc.statistics->duration_sec;
+            std::copy(sc.statistics->aabb.begin(), sc.statistics->aabb.end(), i.statistics_aabb);
+        }
+        i.sh_depths_malformed = sc.quantization.sh_depths_malformed;
         return put(out, i);
 }
 }  // namespace
@@ -588,7 +459,8 @@ fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_s
         FOURDGS_C_REQUIRE(out);
         if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
         return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
-                              reader->opened->index_built_by_scan(), out);
+                              reader->opened->index_built_by_scan(),
+                              reader->opened->indexed_base(), out);
     });
 }
 
@@ -1146,7 +1018,66 @@ fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t in
         c.gaussian_count = e.gaussian_count;
         c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
         c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
+        if (e.keyframe) {
+            c.has_keyframe_fields = 1;
+            c.delta_mode = e.keyframe->delta_mode;
+            c.depth = e.keyframe->depth;
+            c.reference_offset = e.keyframe->reference_offset;
+            c.keyframe_offset = e.keyframe->keyframe_offset;
+            c.live_count = e.keyframe->live_count;
+        }
+        c.band_count = e.bands.size();
         return put(out, c);
+    });
+}
+
+namespace {
+// Element k of one of the scene's lists as (a small code, a 64-bit offset, a 64-bit length).
+template <class List, class Fields>
+fourdgs_status range_triple(const List& list, std::size_t k, const char* what, uint32_t* code,
+                            uint64_t* offset, uint64_t* length, Fields&& fields) {
+    FOURDGS_C_REQUIRE(code);
+    FOURDGS_C_REQUIRE(offset);
+    FOURDGS_C_REQUIRE(length);
+    if (k >= list.size()) return not_found(what, k, list.size());
+    fields(list[k], *code, *offset, *length);
+    return FOURDGS_OK;
+}
+}  // namespace
+
+fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index, size_t k,
+                                         uint32_t* band, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        const auto& entries = reader->scene().index;
+        if (index >= entries.size()) return not_found("chunk", index, entries.size());
+        return range_triple(entries[index].bands, k, "SH band range", band, offset, length,
+                            [](const ChunkIndex::Band& b, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = b.band, o = b.offset, l = b.length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* start, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().summary_offsets, k, "summary offset", opcode, start,
+                            length,
+                            [](const SummaryOffset& so, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = so.group_opcode, o = so.group_start, l = so.group_length;
+                            });
+    });
+}
+
+fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
+                                             uint32_t* opcode, uint64_t* offset, uint64_t* length) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        return range_triple(reader->scene().skipped, k, "skipped record", opcode, offset, length,
+                            [](const SkippedRecord& r, uint32_t& c, uint64_t& o, uint64_t& l) {
+                                c = r.opcode, o = r.offset, l = r.length;
+                            });
     });
 }
 
@@ -1238,6 +1169,8 @@ fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame, fourdgs_fra
         c.sh_degree = static_cast<uint32_t>(f.sh_degree);
         c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
         c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
+        c.flags = f.flags.data();
+        c.unrepresentable = f.unrepresentable;
         return put(out, c);
     });
 }
@@ -1322,6 +1255,10 @@ void state_info_out(const StateInfo& s, fourdgs_block_info& i) noexcept {
     i.reference_offset = s.reference_offset;
     i.keyframe_offset = s.keyframe_offset;
     i.live_count = s.live_count;
+    i.update_count = s.update_count;
+    i.birth_count = s.birth_count;
+    i.death_count = s.death_count;
+    i.object_id_stream = s.object_id_stream;
 }
 
 // Runs one read into `block`, checks included, and empties the block when the read fails or is
@@ -1519,7 +1456,7 @@ fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(url);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
-            return url_source(url, url_size, source);
+            return url_source(url, url_size, options, source);
         });
     });
 }
@@ -2408,7 +2345,7 @@ fourdgs_status fourdgs_stream_open_url(const char* url, size_t url_size,
         FOURDGS_C_REQUIRE(url);
         FOURDGS_C_REQUIRE(out);
         std::unique_ptr<ByteSource> remote;
-        if (auto s = url_source(url, url_size, remote); s != FOURDGS_OK) return s;
+        if (auto s = url_source(url, url_size, options, remote); s != FOURDGS_OK) return s;
         return open_stream(std::move(remote), options, out);
     });
 }
@@ -2455,6 +2392,7 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
                 block->info.t0 = c.t0;
                 block->info.t1 = c.t1;
                 block->info.level = c.level;
+                block->info.object_id_stream = birth->last_chunk_object_id_stream();
             }
             return FOURDGS_OK;
         });

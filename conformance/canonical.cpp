@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -530,27 +531,38 @@ Json gaussians_json(const GaussianBlock& b) {
     return sorted_list(std::move(items));
 }
 
-Json frame_json(const Frame& f, const GaussianBlock& block) {
-    std::vector<Json> items;
-    const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(f.sh_degree));
-    for (std::size_t i = 0; i < f.count; ++i)
-        items.push_back(Json::object()
-                            .set("flags", integer(block.flags[f.source[i]]))
-                            .set("center", nums(&f.center[i * 3], 3))
-                            .set("scale", nums(&f.scale[i * 3], 3))
-                            .set("rotation", nums(&f.rotation[i * 4], 4))
-                            .set("color", nums(&f.color[i * 4], 4))
-                            .set("object_id", integer(f.object_id[i]))
-                            .set("sh", Json::string(hex(f.sh.data() + i * per, per))));
-    return sorted_list(std::move(items));
+// A number of the visible state: its f32 spelling, as evaluate() writes it, unless the f32 would
+// overflow a finite value: then the f64 the §3 formulas give (a consumer tells the two apart by
+// magnitude: no f32 is beyond 3.4e38).
+Json visible_num(double v) {
+    const float f = static_cast<float>(v);
+    return std::isfinite(f) || !std::isfinite(v) ? num(f) : num(v);
 }
 
+// The visible state at t (§3, the Header's cutoff, Object Tracks composed), each gaussian by
+// visible_state(): in f64 where f32 cannot hold it.
 Json visible_at(const SceneInfo& s, const GaussianBlock& block, double t) {
-    Frame frame;
-    EvaluateOptions opt;
-    opt.tracks = s.object_tracks;
-    evaluate(block, t, s.header.cutoff, frame, opt);
-    return Json::object().set("t", num(t)).set("visible", frame_json(frame, block));
+    const TrackPoses poses(s.object_tracks, t);
+    std::vector<Json> items;
+    const std::size_t per = static_cast<std::size_t>(block.sh_per_gaussian());
+    for (std::size_t i = 0; i < block.count; ++i) {
+        const std::optional<VisibleState> v = visible_state(block, i, t, s.header.cutoff, poses);
+        if (!v) continue;
+        Json center = Json::array(), rotation = Json::array(), color = Json::array();
+        for (double c : v->center) center.push(visible_num(c));
+        for (double q : v->rotation) rotation.push(visible_num(q));
+        for (int c = 0; c < 3; ++c) color.push(num(block.color[i * 4 + c]));
+        color.push(num(v->opacity));
+        items.push_back(Json::object()
+                            .set("flags", integer(block.flags[i]))
+                            .set("center", center)
+                            .set("scale", nums(&block.scale[i * 3], 3))
+                            .set("rotation", rotation)
+                            .set("color", color)
+                            .set("object_id", integer(block.object_id.empty() ? 0 : block.object_id[i]))
+                            .set("sh", Json::string(hex(block.sh.data() + i * per, per))));
+    }
+    return Json::object().set("t", num(t)).set("visible", sorted_list(std::move(items)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,7 +736,8 @@ Json delta_indexed(ByteSource& src) {
         check(read_range(src, p.offset, p.length, p.length, out));
         return out;
     };
-    return delta_document(s, std::move(states), scene_json(s, payload, true));
+    return delta_document(s, std::move(states),
+                          scene_json(s, payload, !reader.base().index_built_by_scan()));
 }
 
 // Which front-end a file needs: the Header's temporal_model, read by the record layer.

@@ -310,6 +310,24 @@ const Allowed kAllowed[] = {
      [](const Outcome& s, const Outcome& i) {
          return i.refused == "index-record-mismatch" && !s.refused.empty();
      }},
+    // Two faults: a keyframe-delta file whose index no longer tiles the Header's duration (a
+    // damaged duration or entry time) and a damaged state chunk. The seeking reader builds its
+    // timeline from the index before it reads a state chunk (§11.1, fourdgs/keyframe_timeline.hpp),
+    // so it names the tiling; front to back, a reader meets the damaged chunk before it can know
+    // the tiling is incomplete. Both refuse; the validator reports both.
+    {"timeline-checked-first",
+     [](const Outcome& s, const Outcome& i) {
+         return (i.refused == "timeline-gap" || i.refused == "non-tiling-chunks") &&
+                !s.refused.empty();
+     }},
+    // Two faults in one chunk: its payload and the SH Band Stream records that follow it (§5.7).
+    // Front to back, a reader frames the chunk's band records before it decodes the chunk (they
+    // belong to it), so it names the band; the seeking reader decodes the payload it fetched by
+    // the entry first and names that. Both refuse; the validator reports both.
+    {"band-framed-first",
+     [](const Outcome& s, const Outcome& i) {
+         return s.refused == "invalid-sh-band" && !i.refused.empty();
+     }},
 };
 
 struct Tally {

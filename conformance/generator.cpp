@@ -114,6 +114,10 @@ SceneHeader base_header(const Shape& sh) {
 WriterOptions base_options() {
     WriterOptions o;
     o.threads = 1;
+    // The corpus keeps the bytes it was committed with: every stream's mode chosen by compressing
+    // both (the writer's default now estimates it), at the default effort.
+    o.effort = Effort::default_;
+    o.exact_modes = true;
     return o;
 }
 
@@ -568,6 +572,27 @@ std::vector<Variant> valid_variants() {
         SceneHeader h = hdr(s);
         h.cutoff = 0.3;
         add(birth("shape-custom-cutoff", "Header cutoff 0.3", s, h, opt));
+    }
+    {
+        // A valid file whose §3 centers leave f32's range: never-fading gaussians moving up to
+        // 300 units/s over a clock of 1e37 s. From t = 0.5 x duration on, most centers are finite
+        // f64 values beyond 3.4e38, which the canonical instants spell as f64 (§3 in f64).
+        Shape s;
+        s.n = 12;
+        s.windows = 1;
+        s.duration = 1e37;
+        s.lifetime = Lifetime::never_fades;
+        Variant v;
+        v.name = "shape-far-future";
+        v.note = "centers beyond f32 at late instants (t up to 1e37 s, 300 units/s)";
+        v.source = make_gaussians(s);
+        for (float& m : v.source->motion) m *= 1000.0f;
+        for (float& mu : v.source->mu_t) mu = 0.0f;
+        SceneInput in{hdr(s), v.source->batch()};
+        auto bytes = write_scene(in, opt);
+        if (!bytes) throw std::runtime_error(v.name + ": write_scene: " + bytes.error().describe());
+        v.bytes = std::move(*bytes);
+        add(std::move(v));
     }
 
     // Quantization presets.

@@ -2,6 +2,7 @@
 //
 // Contexts are per thread (thread_local, created on first use, freed when the thread ends), so
 // concurrent decodes never share a context and steady-state calls do not allocate.
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "codec.hpp"
 #include "fourdgs/stream.hpp"
 #include "fourdgs/wire.hpp"
 
@@ -270,62 +272,108 @@ Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::ui
     return unknown_codec(c, offset);
 }
 
-Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& out) {
+std::span<const CodecInfo> codec_table() {
+    // zstd's levels are the linked library's; the static is built once, thread-safely.
+    static const CodecInfo table[] = {
+        {codec::deflate, "deflate", true, 0, 12, 1, 6},
+        {codec::zstd, "zstd", true, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1, 3},
+        {codec::lz4, "lz4", false, 0, LZ4HC_CLEVEL_MAX, 0, 0},
+    };
+    return table;
+}
+
+const CodecInfo* find_codec(std::uint8_t byte) noexcept {
+    for (const CodecInfo& c : codec_table())
+        if (c.byte == byte) return &c;
+    return nullptr;
+}
+
+const CodecInfo* find_codec(std::string_view name) noexcept {
+    for (const CodecInfo& c : codec_table())
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+namespace detail {
+
+std::size_t compress_bound(std::uint8_t c, int level, std::size_t n) {
+    switch (c) {
+        case codec::deflate: {
+            // The level's own compressor, as libdeflate's interface asks (a bad level is refused
+            // by compress_into; any compressor's bound serves until then).
+            libdeflate_compressor* z = t_deflaters.get(level >= 0 && level <= 12 ? level : 6);
+            return z ? libdeflate_zlib_compress_bound(z, n) : n + n / 8 + 1024;
+        }
+        case codec::zstd: return ZSTD_compressBound(n);
+        case codec::lz4:
+            return n > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE)
+                       ? n
+                       : static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(n)));
+        default: break;
+    }
+    return n;
+}
+
+Result<std::size_t> compress_into(std::uint8_t c, int level, Bytes in,
+                                  std::span<std::uint8_t> out) {
     auto bad_level = [&](int lo, int hi) {
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidCompressionLevel,
                           codec_name(c) + " level " + std::to_string(level) + " is outside " +
                               std::to_string(lo) + ".." + std::to_string(hi));
     };
+    const CodecInfo* info = find_codec(c);
+    if (!info) return unknown_codec(c, kNoOffset);
+    if (level < info->min_level || level > info->max_level)
+        return bad_level(info->min_level, info->max_level);
     switch (c) {
         case codec::deflate: {
-            if (level < 0 || level > 12) return bad_level(0, 12);
             libdeflate_compressor* z = t_deflaters.get(level);
             if (!z) return out_of_memory("libdeflate compressor");
-            out.resize(libdeflate_zlib_compress_bound(z, in.size()));
             const std::size_t n =
                 libdeflate_zlib_compress(z, in.data(), in.size(), out.data(), out.size());
             if (n == 0)
                 return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   "libdeflate could not compress into its own bound");
-            out.resize(n);
-            return ok_status();
+            return n;
         }
         case codec::zstd: {
-            if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
-                return bad_level(ZSTD_minCLevel(), ZSTD_maxCLevel());
             ZSTD_CCtx* z = t_zstd_c.get();
             if (!z) return out_of_memory("zstd compression");
-            out.resize(ZSTD_compressBound(in.size()));
             const std::size_t n =
                 ZSTD_compressCCtx(z, out.data(), out.size(), in.data(), in.size(), level);
             if (ZSTD_isError(n))
                 return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-            out.resize(n);
-            return ok_status();
+            return n;
         }
-        case codec::lz4: {
-            if (level < 0 || level > LZ4HC_CLEVEL_MAX) return bad_level(0, LZ4HC_CLEVEL_MAX);
+        default: {  // lz4
             if (in.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE))
                 return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                   "an lz4 block holds at most " +
                                       std::to_string(LZ4_MAX_INPUT_SIZE) + " bytes, not " +
                                       std::to_string(in.size()));
             const int src = static_cast<int>(in.size());
-            out.resize(static_cast<std::size_t>(LZ4_compressBound(src)));
             const char* s = reinterpret_cast<const char*>(in.data());
             char* d = reinterpret_cast<char*>(out.data());
-            const int cap = static_cast<int>(out.size());
+            const int cap = static_cast<int>(
+                std::min<std::size_t>(out.size(), static_cast<std::size_t>(INT_MAX)));
             const int n = level < LZ4HC_CLEVEL_MIN ? LZ4_compress_default(s, d, src, cap)
                                                    : LZ4_compress_HC(s, d, src, cap, level);
             if (n <= 0)
                 return make_error(ErrorKind::limit, refusal::kLimitExceeded, "lz4 compression failed");
-            out.resize(static_cast<std::size_t>(n));
-            return ok_status();
+            return static_cast<std::size_t>(n);
         }
-        default: break;
     }
-    return unknown_codec(c, kNoOffset);
+}
+
+}  // namespace detail
+
+Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& out) {
+    if (!find_codec(c)) return unknown_codec(c, kNoOffset);
+    out.resize(detail::compress_bound(c, level, in.size()));
+    FOURDGS_ASSIGN(const std::size_t n, detail::compress_into(c, level, in, out));
+    out.resize(n);
+    return ok_status();
 }
 
 Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_t offset) {

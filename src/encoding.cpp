@@ -111,13 +111,6 @@ Error bad_input(std::string_view refusal, std::string_view who, std::string_view
         .about("GaussianBatch." + std::string(field));
 }
 
-bool bin_of(double value, double step, std::int32_t& out) {
-    const double b = std::nearbyint(value / step);
-    if (!(std::fabs(b) <= 2147483647.0)) return false;
-    out = static_cast<std::int32_t>(b);
-    return true;
-}
-
 Status validate_header(const SceneHeader& h) {
     if (!std::isfinite(h.duration_sec) || !(h.duration_sec > 0))
         return bad_option("duration_sec is " + num(h.duration_sec) + ", must be finite and > 0");
@@ -216,6 +209,9 @@ Status resolve_options(const WriterOptions& opt, int sh_degree, Encoding& e) {
         return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           "stream codec byte " + std::to_string(opt.codec) + " (" +
                               codec_name(opt.codec) + ") is not implemented");
+    if (static_cast<int>(opt.effort) > static_cast<int>(Effort::max))
+        return bad_option("effort " + std::to_string(static_cast<int>(opt.effort)) +
+                          " is not fast (0), default (1) or max (2)");
     std::vector<std::uint8_t> probe;  // refuses a bad level before anything is written
     FOURDGS_TRY(compress(opt.codec, opt.level, Bytes{}, probe));
     if (!opt.chunk_compression.empty()) {
@@ -400,7 +396,9 @@ Header make_header(const SceneHeader& sh, std::string_view temporal_model,
 
 bool write_content(ByteWriter& out, const SceneHeader& sh, const WriterOptions& opt,
                    std::span<const Metadata> writer_metadata, const std::string& library) {
-    const bool owed = opt.codec == codec::lz4 || !sh.private_records.empty();
+    // At effort max only registered codecs are written, whatever `codec` says.
+    const bool owed = (opt.codec == codec::lz4 && opt.effort != Effort::max) ||
+                      !sh.private_records.empty();
     return content::write_content_records(out, sh, writer_metadata, owed,
                                           opt.application.empty() ? library : opt.application);
 }
@@ -414,8 +412,52 @@ void resize_bins(ChunkBins& b, std::size_t n, int sh_degree) {
         b.sh[band - 1].resize(band <= sh_degree ? n * 3 * sh_band_width(band) : 0);
 }
 
+void gather_rows(const ChunkBins& src, std::span<const std::uint32_t> order, ChunkBins& dst) {
+    resize_bins(dst, order.size(), src.sh_bands);
+    // Rows of a fixed width, copied as such (a copy of a run-time length is a call each).
+    auto gather = [&]<std::size_t W, class T>(const T* from, T* to) {
+        for (std::size_t k = 0; k < order.size(); ++k)
+            for (std::size_t c = 0; c < W; ++c) to[k * W + c] = from[std::size_t{order[k]} * W + c];
+    };
+    for_each_column(src, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
+        std::int32_t* out = dst.column(id)->data();
+        if (w == 1) gather.template operator()<1>(col.data(), out);
+        else gather.template operator()<3>(col.data(), out);
+    });
+    for (int band = 1; band <= src.sh_bands; ++band) {
+        const std::uint8_t* from = src.sh[band - 1].data();
+        std::uint8_t* to = dst.sh[band - 1].data();
+        switch (band) {
+            case 1: gather.template operator()<9>(from, to); break;
+            case 2: gather.template operator()<15>(from, to); break;
+            default: gather.template operator()<21>(from, to); break;
+        }
+    }
+    dst.has_gaussian_id = src.has_gaussian_id;
+    dst.has_source_group = src.has_source_group;
+    dst.has_source_index = src.has_source_index;
+    dst.has_object_id = src.has_object_id;
+}
+
+StepCache::Steps StepCache::get(const Encoding& e, std::int32_t bin, bool never,
+                                std::uint32_t window) {
+    const Grid& g = e.scene.grid;
+    const WindowTable::Window& win = e.scene.windows[window];
+    if (never) {
+        if (never_.size() <= window) never_.resize(e.scene.windows.size());
+        Steps& s = never_[window];
+        if (s.velocity == 0) s = {velocity_step(g, bin, true, win.lo, win.hi), birth_step(g, bin, true)};
+        return s;
+    }
+    Entry& entry = fading_[static_cast<std::uint32_t>(bin) & (fading_.size() - 1)];
+    if (!entry.set || entry.bin != bin)
+        entry = {bin, true, {velocity_step(g, bin, false, win.lo, win.hi), birth_step(g, bin, false)}};
+    return entry.steps;
+}
+
 const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t i,
-                         std::uint32_t window, std::size_t j, ChunkBins& out, ExactRow* exact) {
+                         std::uint32_t window, std::size_t j, ChunkBins& out, ExactRow* exact,
+                         StepCache* steps) {
     const Grid& g = e.scene.grid;
     ExactRow local;
     ExactRow& x = exact ? *exact : local;
@@ -455,28 +497,40 @@ const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t 
 
     const double sigma = b.sigma_t[i];
     const bool never = std::isinf(sigma);
-    out.flags[j] = never ? kFlagNeverFades : 0;
+    std::int32_t sigma_bin = 0;  // kept here: the row is written at random, not read back
     if (never) {
-        out.sigma_t[j] = 0;
         x.log_sigma = kInf;
     } else {
         x.log_sigma = std::log(sigma);
-        if (!bin_of(x.log_sigma, g.step_sigma_log, out.sigma_t[j])) return "sigma_t";
+        if (!bin_of(x.log_sigma, g.step_sigma_log, sigma_bin)) return "sigma_t";
     }
+    out.flags[j] = never ? kFlagNeverFades : 0;
+    out.sigma_t[j] = sigma_bin;
     out.window_index[j] = static_cast<std::int32_t>(window);
     const WindowTable::Window& win = e.scene.windows[window];
     // §6.3 with the file's own cutoff, from the sigma bin the decoder will see.
-    x.velocity_step = velocity_step(g, out.sigma_t[j], never, win.lo, win.hi);
-    x.birth_step = birth_step(g, out.sigma_t[j], never);
+    if (steps) {
+        const StepCache::Steps s = steps->get(e, sigma_bin, never, window);
+        x.velocity_step = s.velocity;
+        x.birth_step = s.birth;
+    } else {
+        x.velocity_step = velocity_step(g, sigma_bin, never, win.lo, win.hi);
+        x.birth_step = birth_step(g, sigma_bin, never);
+    }
     for (int c = 0; c < 3; ++c) {
         const double v = b.motion.empty() ? 0.0 : b.motion[i * 3 + c];
         if (!bin_of(v, x.velocity_step, out.motion[j * 3 + c])) return "motion";
     }
     if (!b.mu_t.empty() && !bin_of(b.mu_t[i], x.birth_step, out.mu_t[j])) return "mu_t";
-    out.source_group[j] = b.source_group.empty() ? 0 : b.source_group[i];
-    out.source_index[j] = b.source_index.empty() ? 0 : b.source_index[i];
+    // The optional columns: 0 where the batch has none but the bins carry the column; not
+    // written at all where neither has it (the column is not encoded).
+    if (out.has_source_group || !b.source_group.empty())
+        out.source_group[j] = b.source_group.empty() ? 0 : b.source_group[i];
+    if (out.has_source_index || !b.source_index.empty())
+        out.source_index[j] = b.source_index.empty() ? 0 : b.source_index[i];
     // §6.6: the same bits.
-    out.object_id[j] = b.object_id.empty() ? 0 : static_cast<std::int32_t>(b.object_id[i]);
+    if (out.has_object_id || !b.object_id.empty())
+        out.object_id[j] = b.object_id.empty() ? 0 : static_cast<std::int32_t>(b.object_id[i]);
     // §6.5: clamp to [-4, 4], byte, then the band's bit depth; band streams are component-major
     // (red's coefficients, green's, blue's).
     const int per = sh_coeffs_per_component(e.sh_degree);
@@ -497,16 +551,36 @@ StreamEncodeOptions stream_options(const Encoding& e) {
     StreamEncodeOptions so;
     so.codec = e.opt.codec;
     so.level = e.opt.level;
+    so.choice = e.opt.exact_modes ? ModeChoice::compress_both : ModeChoice::estimate;
+    switch (e.opt.effort) {
+        case Effort::fast: so.level = find_codec(so.codec)->fast_level; break;
+        case Effort::default_: break;
+        case Effort::max: {
+            // Every registered codec at its highest level, in both modes; the options' own
+            // (codec, level) first when registered, so a stream is never larger than at default.
+            static const CodecLevel highest[] = {
+                {codec::deflate, find_codec(codec::deflate)->max_level},
+                {codec::zstd, find_codec(codec::zstd)->max_level}};
+            if (!find_codec(so.codec)->registered) {
+                so.codec = highest[0].codec;
+                so.level = highest[0].level;
+            }
+            so.choice = ModeChoice::compress_both;
+            so.also = highest;
+            break;
+        }
+    }
     return so;
 }
 
-Status encode_attribute_streams(const Encoding& e, const ChunkBins& b, ByteWriter& out) {
+Status encode_attribute_streams(const Encoding& e, const ChunkBins& b, ByteWriter& out,
+                                StreamEncodeScratch& scratch) {
     const StreamEncodeOptions so = stream_options(e);
     const std::size_t n = b.count;
     auto put = [&](std::uint8_t id, const std::vector<std::int32_t>& col) {
         return encode_stream(out, id, attr::kChannels[id],
                              std::span<const std::int32_t>(col.data(), n * attr::kChannels[id]),
-                             so);
+                             so, scratch);
     };
     ChunkBins& columns = const_cast<ChunkBins&>(b);  // column() is not const; nothing is changed
     for (std::uint8_t id = 0; id < attr::kRequiredCount; ++id)
@@ -541,7 +615,8 @@ Status append_band_records(const Encoding& e, const ChunkBins& b, ChunkBuffers& 
         buf.band.buffer().clear();
         const int ch = 3 * sh_band_width(band);
         buf.values.assign(b.sh[band - 1].begin(), b.sh[band - 1].end());
-        st = encode_stream(buf.band, op::sh_band, static_cast<std::uint8_t>(ch), buf.values, so);
+        st = encode_stream(buf.band, op::sh_band, static_cast<std::uint8_t>(ch), buf.values, so,
+                           buf.stream);
         if (!st.ok()) break;
         const std::size_t before = file.size();
         write(file, ShBandRecord{static_cast<std::uint8_t>(band), buf.band.buffer(), 0});
@@ -555,7 +630,7 @@ Status append_band_records(const Encoding& e, const ChunkBins& b, ChunkBuffers& 
 Status encode_chunk_records(const Encoding& e, const ChunkBins& bins, double t0, double t1,
                             ChunkBuffers& buf, EncodedRecords& out) {
     buf.block.buffer().clear();
-    FOURDGS_TRY(encode_attribute_streams(e, bins, buf.block));
+    FOURDGS_TRY(encode_attribute_streams(e, bins, buf.block, buf.stream));
     ChunkRecord rec;
     rec.t0 = t0;
     rec.t1 = t1;

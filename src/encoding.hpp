@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -41,7 +42,18 @@ Error bad_input(std::string_view refusal, std::string_view who, std::string_view
                 std::string message);
 
 // value / step rounded to the nearest integer (§6: ties to even); false when that is not an i32.
-bool bin_of(double value, double step, std::int32_t& out);
+// The rounding is std::nearbyint's in the default rounding mode, done inline: below 2^51 in
+// magnitude, adding and subtracting 1.5 x 2^52 leaves a double whose ulp is 1, so the sum rounds
+// to the nearest integer, ties to even (a quotient that large, or NaN, is no i32 either way).
+inline bool bin_of(double value, double step, std::int32_t& out) {
+    const double q = value / step;
+    if (!(std::fabs(q) < 0x1p51)) return false;
+    constexpr double kRound = 0x1.8p52;
+    const double b = (q + kRound) - kRound;
+    if (!(std::fabs(b) <= 2147483647.0)) return false;
+    out = static_cast<std::int32_t>(b);
+    return true;
+}
 
 // duration_sec finite and > 0, cutoff in (0, 1), sh_degree 0..3, private opcodes >= 0x80.
 Status validate_header(const SceneHeader& header);
@@ -132,6 +144,31 @@ bool write_content(ByteWriter& out, const SceneHeader& scene, const WriterOption
 // Column sizes for `n` gaussians at `sh_degree` (every known column, optional ones included).
 void resize_bins(ChunkBins& bins, std::size_t n, int sh_degree);
 
+// The attribute columns of a ChunkBins with their widths (SH separately): f(id, column, width).
+template <class Bins, class F>
+void for_each_column(Bins& b, F&& f) {
+    f(attr::position, b.position, 3);
+    f(attr::scale, b.scale, 3);
+    f(attr::rotation_index, b.rotation_index, 1);
+    f(attr::rotation, b.rotation, 3);
+    f(attr::color, b.color, 3);
+    f(attr::opacity, b.opacity, 1);
+    f(attr::motion, b.motion, 3);
+    f(attr::mu_t, b.mu_t, 1);
+    f(attr::sigma_t, b.sigma_t, 1);
+    f(attr::flags, b.flags, 1);
+    f(attr::window_index, b.window_index, 1);
+    f(attr::source_group, b.source_group, 1);
+    f(attr::source_index, b.source_index, 1);
+    f(attr::gaussian_id, b.gaussian_id, 1);
+    f(attr::object_id, b.object_id, 1);
+}
+
+// Row k of `dst` is row order[k] of `src`, every column and SH band; `dst` takes src's band
+// count and its flags of which optional columns are present. Column by column, so the rows read
+// at random are those of one column at a time.
+void gather_rows(const ChunkBins& src, std::span<const std::uint32_t> order, ChunkBins& dst);
+
 // What verification compares decoded values against, beside the bins.
 struct ExactRow {
     std::array<double, 3> log_scale{};
@@ -140,13 +177,37 @@ struct ExactRow {
     double velocity_step = 0, birth_step = 0;
 };
 
+// §6.3's two per-gaussian steps (quantize.hpp's velocity_step and birth_step), remembered per
+// sigma bin for gaussians that fade and per window for those that never do: the same expressions,
+// evaluated once per distinct key instead of an exp and two log2 per gaussian, so the steps are
+// bit-identical. Valid for one Encoding (its grid and windows); one per thread.
+class StepCache {
+public:
+    struct Steps {
+        double velocity = 0, birth = 0;
+    };
+    Steps get(const Encoding& e, std::int32_t sigma_bin, bool never_fades, std::uint32_t window);
+
+private:
+    struct Entry {
+        std::int32_t bin = 0;
+        bool set = false;
+        Steps steps;
+    };
+    std::array<Entry, 1024> fading_{};  // direct-mapped by the bin's low bits
+    std::vector<Steps> never_;          // per window; velocity 0 until computed
+};
+
 // Quantizes gaussian `i` of `batch` into row `row` of `out` (§6: position, log scale,
 // smallest-three rotation, (g, r-g, b-g) colour, opacity, log sigma_t or flags bit 0, window,
-// velocity and mu_t on the per-gaussian grids of §6.3, the optional id columns, SH bytes at each
-// band's depth). mu_t is left alone when the batch has none. `exact` (optional) receives the
-// values verification needs. Returns the field whose bin does not fit i32, or nullptr.
+// velocity and mu_t on the per-gaussian grids of §6.3, the optional id columns (0 where the batch
+// lacks one the bins carry; untouched where neither has it), SH bytes at each band's depth).
+// mu_t is left alone when the batch has none. `exact` (optional) receives the
+// values verification needs; `steps` (optional) remembers §6.3's steps across calls. Returns the
+// field whose bin does not fit i32, or nullptr.
 const char* quantize_row(const Encoding& e, const GaussianBatch& batch, std::size_t i,
-                         std::uint32_t window, std::size_t row, ChunkBins& out, ExactRow* exact);
+                         std::uint32_t window, std::size_t row, ChunkBins& out, ExactRow* exact,
+                         StepCache* steps = nullptr);
 
 // A chunk as encoded: the Chunk or Delta Chunk record, then its SH Band records.
 struct EncodedRecords {
@@ -166,13 +227,17 @@ struct ChunkBuffers {
     std::vector<std::uint8_t> compressed;
     ByteWriter band;
     std::vector<std::int32_t> values;
+    StreamEncodeScratch stream;
 };
 
+// The stream encoder's options for the file's effort (WriterOptions::effort): the codec and
+// level, how the raw/delta choice is made, and at `max` the other codecs tried.
 StreamEncodeOptions stream_options(const Encoding& e);
 
 // The attribute streams of every row of `bins`: the required ids 0..10, then gaussian_id,
 // source_group, source_index and object_id where `bins` has them.
-Status encode_attribute_streams(const Encoding& e, const ChunkBins& bins, ByteWriter& out);
+Status encode_attribute_streams(const Encoding& e, const ChunkBins& bins, ByteWriter& out,
+                                StreamEncodeScratch& scratch);
 
 // Compresses `block` when the file's chunks are compressed (§5.5): `records` then views the
 // bytes to store and `compression` names the codec ("" and the block itself otherwise).

@@ -22,7 +22,9 @@ namespace fourdgs::detail {
 inline void advise_fresh(void* data, std::size_t bytes) {
 #if defined(__linux__)
     constexpr std::size_t kPopulateBytes = std::size_t{64} << 10;
-    constexpr std::size_t kHugeBytes = std::size_t{4} << 20;  // room for one aligned 2 MB page
+    // From 2 MB: a column of a million floats (4 MB) then holds one or two aligned 2 MB pages
+    // (std::vector's memory is not 2 MB-aligned; the part of it that is takes huge pages).
+    constexpr std::size_t kHugeBytes = std::size_t{2} << 20;
     if (bytes < kPopulateBytes) return;
     const std::uintptr_t page = 4096;
     const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(data);
@@ -40,6 +42,14 @@ inline void advise_fresh(void* data, std::size_t bytes) {
     (void)data;
     (void)bytes;
 #endif
+}
+
+// v.reserve(capacity), with fresh capacity advised as above.
+template <class T>
+void reserve_fresh(std::vector<T>& v, std::size_t capacity) {
+    if (capacity <= v.capacity()) return;
+    v.reserve(capacity);
+    advise_fresh(v.data(), capacity * sizeof(T));
 }
 
 // v.resize(size), with fresh capacity advised as above. Capacity grows to the size asked for

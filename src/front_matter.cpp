@@ -482,11 +482,15 @@ Status SceneBuilder::seal(std::uint64_t at) {
         !broken(rule(refusal::kMissingQuantization,
                      "gaussian data begins before any Quantization record", at)))
         return outcome();
-    if (!report_)
-        if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) {
-            broken(st.error());
-            return outcome();
-        }
+    if (report_) {
+        check_scene_references(scene_, &offsets_, [this](Error e) {
+            sealed_findings_.push_back(e.message);
+            return broken(std::move(e));
+        });
+    } else if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) {
+        broken(st.error());
+        return outcome();
+    }
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});
     if (!scene_.audio.empty() && scene_.audio.front().legacy) {
@@ -501,7 +505,11 @@ Status SceneBuilder::seal(std::uint64_t at) {
 Status SceneBuilder::finish() {
     if (failure_) return *failure_;
     if (!scene_.has_header) return ok_status();
-    check_scene_references(scene_, &offsets_, [this](Error e) { return broken(std::move(e)); });
+    check_scene_references(scene_, &offsets_, [this](Error e) {
+        const bool again = std::find(sealed_findings_.begin(), sealed_findings_.end(),
+                                     e.message) != sealed_findings_.end();
+        return again || broken(std::move(e));
+    });
     return outcome();
 }
 

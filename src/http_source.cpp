@@ -429,12 +429,15 @@ struct HttpSource::Impl {
         std::string range = r.suffix ? std::string("-") : range_text(r.offset, r.length);
         if (r.suffix) range.append(std::to_string(r.length));
         curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());  // curl copies the string
+        if (!opt.ca_bundle.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, opt.ca_bundle.c_str());
+        for (const std::string& line : opt.headers)  // the caller's, on every request
+            r.headers = curl_slist_append(r.headers, line.c_str());
         if (!if_range.empty()) {
             std::string header("If-Range: ");
             header.append(if_range);
-            r.headers = curl_slist_append(nullptr, header.c_str());
-            curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
+            r.headers = curl_slist_append(r.headers, header.c_str());
         }
+        if (r.headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
         return e;
     }
 
@@ -523,6 +526,10 @@ struct HttpSource::Impl {
             case CURLE_HTTP2_STREAM:
                 return std::make_pair(failure(r, "http-connection", curl_easy_strerror(r.code)),
                                       true);
+            case CURLE_PEER_FAILED_VERIFICATION:  // also CURLE_SSL_CACERT (curl >= 7.62)
+            case CURLE_SSL_CACERT_BADFILE:
+                return std::make_pair(
+                    failure(r, "tls-verification-failed", curl_easy_strerror(r.code)), false);
             case CURLE_URL_MALFORMAT:
             case CURLE_UNSUPPORTED_PROTOCOL: {
                 Error e = failure(r, "invalid-argument", curl_easy_strerror(r.code));

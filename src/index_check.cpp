@@ -75,6 +75,18 @@ FramedChunk FramedChunk::of(const RecordView& record, const DeltaChunk& delta) {
             delta.reference_offset, delta.keyframe_offset, delta.depth, {}, {}};
 }
 
+ChunkIndex FramedChunk::entry(bool keyframe_fields) const {
+    ChunkIndex e{t0, t1, offset, length, count, bands, std::nullopt};
+    if (keyframe_fields)
+        e.keyframe = KeyframeIndexFields{delta ? kChunkKindDelta : kChunkKindKeyframe,
+                                         delta_mode,
+                                         reference_offset,
+                                         keyframe_offset,
+                                         depth,
+                                         live.value_or(0)};
+    return e;
+}
+
 const FramedChunk* framed_at(std::span<const FramedChunk> seen, std::uint64_t offset) {
     auto before = [](const FramedChunk& c, std::uint64_t off) { return c.offset < off; };
     auto it = std::lower_bound(seen.begin(), seen.end(), offset, before);

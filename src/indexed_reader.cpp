@@ -10,6 +10,7 @@
 
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 namespace fourdgs {
@@ -145,6 +146,16 @@ Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& sum
     while (at < bytes.size()) {
         FOURDGS_ASSIGN(RecordView r,
                        parse_record(std::span(bytes).subspan(at), footer.summary_start + at));
+        // §4.5: summary_start names the run's first summary record. A record of no defined
+        // opcode may sit inside the run, as the streaming path allows, but cannot start it (the
+        // scan then meets what the streaming path meets).
+        if (at == 0 && !is_summary_opcode(r.opcode))
+            return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
+                              "Footer summary_start is " + std::to_string(footer.summary_start) +
+                                  " but the record there is " + opcode_name(r.opcode) +
+                                  ", not a summary record (§4.5)",
+                              footer_start + kRecordHeaderSize)
+                .about("", std::to_string(footer.summary_start));
         at += static_cast<std::size_t>(r.total_length());
         FOURDGS_TRY(summary.add_summary(r));
         if (r.opcode == op::chunk_index)
@@ -185,14 +196,17 @@ ChunkWalk::Model IndexedReader::scan_model() const {
 
 Status IndexedReader::scan() {
     // The streaming path's walk (ChunkWalk), with each chunk and its SH band records framed,
-    // parsed and decoded (a Delta Chunk to its bins) as the streaming readers do, the result
-    // dropped: decode_chunk decodes again when asked. A keyframe-delta file's states are
-    // composed by KeyframeDeltaReader::open, which composes them once after a scan.
-    // The walk checks what the streaming path checks (the summary against the chunks, the Footer,
-    // the trailing magic); the index the reader seeks by is the file's when it has one (each
-    // entry checked against its chunk), else the one built from the chunks.
+    // parsed and decoded as the streaming reader does, the result dropped: decode_chunk decodes
+    // again when asked. A keyframe-delta file is read by the streaming keyframe-delta front-end
+    // itself (its states composed once, so a fault is the one that path meets first), and the
+    // index it builds carries the six §5.8 fields, from the states as composed, so the file can
+    // be sought like one with its own index. The walk checks what the streaming path checks (the
+    // summary against the chunks, the Footer, the trailing magic); the index the reader seeks by
+    // is the file's when it has one (each entry checked against its chunk), else the built one.
     scanned_ = true;
-    ChunkWalk walk(fetcher_.source(), options_, scan_model());
+    const ChunkWalk::Model model = scan_model();
+    if (model == ChunkWalk::Model::keyframe_delta) return scan_keyframe_delta();
+    ChunkWalk walk(fetcher_.source(), options_, model);
     std::vector<ChunkIndex> built;
     ChunkBins bins;
     DeltaBins delta_bins;
@@ -214,17 +228,20 @@ Status IndexedReader::scan() {
                 seen = FramedChunk::of(record, *delta);
             }
             FOURDGS_ASSIGN(ChunkBands bands, walk.read_bands());
-            if (walk.truncation()) return *walk.truncation();
             seen.bands = bands.ranges;
-            // Decoded as the streaming path decodes it, so faults come in its order.
+            // Decoded as the streaming path decodes it, so faults come in its order: a chunk
+            // whose following records were cut is decoded first, with the whole bands that
+            // arrived (M100), and only then is the cut the answer.
+            ChunkDecodeOptions decode = options_.decode;
+            if (walk.truncation()) decode.max_sh_degree = std::min(decode.max_sh_degree, bands.whole);
             if (chunk)
-                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands,
-                                                       options_.decode, bins, scratch));
+                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands, decode,
+                                                       bins, scratch));
             else
-                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, options_.decode,
+                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, decode,
                                               delta_bins, scratch));
-            built.push_back({seen.t0, seen.t1, seen.offset, seen.length, seen.count, seen.bands,
-                             std::nullopt});
+            if (walk.truncation()) return *walk.truncation();
+            built.push_back(seen.entry(false));
             walk.remember(std::move(seen));
         }
     };
@@ -234,6 +251,27 @@ Status IndexedReader::scan() {
     scene_ = walk.scene();
     if (scene_.index.empty()) {
         scene_.index = std::move(built);
+        index_built_ = true;
+    }
+    return ok_status();
+}
+
+Status IndexedReader::scan_keyframe_delta() {
+    KeyframeDeltaStream stream(fetcher_.source(), options_);
+    auto states = [&]() -> Status {
+        FOURDGS_TRY(stream.open());
+        ChunkBins bins;
+        for (bool more = true; more;) {
+            FOURDGS_ASSIGN(more, stream.next_state_bins(bins));
+        }
+        return ok_status();
+    };
+    const Status composed = states();
+    fetcher_.count(stream.bytes_read());
+    FOURDGS_TRY(composed);
+    scene_ = stream.scene();
+    if (scene_.index.empty()) {
+        for (const FramedChunk& c : stream.chunks()) scene_.index.push_back(c.entry(true));
         index_built_ = true;
     }
     return ok_status();

@@ -18,24 +18,44 @@ Error malformed(std::string_view refusal, std::string message, std::uint64_t off
 
 std::uint32_t id_of(std::int32_t code) { return static_cast<std::uint32_t>(code); }
 
-// The attribute columns of a ChunkBins, with their widths; SH bands are handled separately.
+// Copies `w` values (a row of a column of width w) from `from` to `to`: the widths are 1 and
+// 3, written out so a row is a few moves rather than a call.
+inline void copy_row(const std::int32_t* from, std::int32_t* to, int w) {
+    if (w == 1) {
+        to[0] = from[0];
+    } else if (w == 3) {
+        to[0] = from[0];
+        to[1] = from[1];
+        to[2] = from[2];
+    } else {
+        std::copy_n(from, w, to);
+    }
+}
+
+// The attribute columns of a ChunkBins, as members with their widths; SH bands are handled
+// separately.
+template <class F>
+void for_each_column_member(F&& f) {
+    f(&ChunkBins::position, 3, attr::position);
+    f(&ChunkBins::scale, 3, attr::scale);
+    f(&ChunkBins::rotation_index, 1, attr::rotation_index);
+    f(&ChunkBins::rotation, 3, attr::rotation);
+    f(&ChunkBins::color, 3, attr::color);
+    f(&ChunkBins::opacity, 1, attr::opacity);
+    f(&ChunkBins::motion, 3, attr::motion);
+    f(&ChunkBins::mu_t, 1, attr::mu_t);
+    f(&ChunkBins::sigma_t, 1, attr::sigma_t);
+    f(&ChunkBins::flags, 1, attr::flags);
+    f(&ChunkBins::window_index, 1, attr::window_index);
+    f(&ChunkBins::source_group, 1, attr::source_group);
+    f(&ChunkBins::source_index, 1, attr::source_index);
+    f(&ChunkBins::gaussian_id, 1, attr::gaussian_id);
+    f(&ChunkBins::object_id, 1, attr::object_id);
+}
+
 template <class Bins, class F>
 void for_each_column(Bins& b, F&& f) {
-    f(b.position, 3);
-    f(b.scale, 3);
-    f(b.rotation_index, 1);
-    f(b.rotation, 3);
-    f(b.color, 3);
-    f(b.opacity, 1);
-    f(b.motion, 3);
-    f(b.mu_t, 1);
-    f(b.sigma_t, 1);
-    f(b.flags, 1);
-    f(b.window_index, 1);
-    f(b.source_group, 1);
-    f(b.source_index, 1);
-    f(b.gaussian_id, 1);
-    f(b.object_id, 1);
+    for_each_column_member([&](auto member, int w, std::uint8_t) { f(b.*member, w); });
 }
 
 }  // namespace
@@ -149,13 +169,72 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
 }
 
 // ---------------------------------------------------------------------------------------------
+// IdSlots.
+
+void IdSlots::clear() noexcept {
+    table_.clear();
+    sparse_.clear();
+    dense_ = true;
+    size_ = 0;
+    reserved_ = 0;
+}
+
+void IdSlots::reserve(std::size_t n) {
+    reserved_ = std::max(reserved_, n);
+    if (!dense_) sparse_.reserve(n);
+}
+
+void IdSlots::set(std::uint32_t id, std::uint32_t slot) {
+    if (dense_ && id >= table_.size()) {
+        // Dense while ids stay within four times the population (or what was reserved).
+        const std::uint64_t bound =
+            4 * std::max<std::uint64_t>({size_ + 1, reserved_, std::uint64_t{1} << 16});
+        if (id < bound)
+            table_.resize(std::max<std::uint64_t>(
+                              id + std::uint64_t{1},
+                              std::min<std::uint64_t>(bound, 2 * std::uint64_t{table_.size()})),
+                          kNone);
+        else
+            to_sparse();
+    }
+    if (dense_) {
+        size_ += table_[id] == kNone;
+        table_[id] = slot;
+        return;
+    }
+    size_ += sparse_.insert_or_assign(id, slot).second;
+}
+
+void IdSlots::erase(std::uint32_t id) {
+    if (!dense_) {
+        size_ -= sparse_.erase(id);
+    } else if (id < table_.size() && table_[id] != kNone) {
+        table_[id] = kNone;
+        --size_;
+    }
+}
+
+void IdSlots::to_sparse() {
+    sparse_.reserve(std::max(size_, reserved_));
+    for (std::size_t id = 0; id < table_.size(); ++id)
+        if (table_[id] != kNone) sparse_.emplace(static_cast<std::uint32_t>(id), table_[id]);
+    table_ = {};
+    dense_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
 // ComposedPopulation.
 
 void ComposedPopulation::reset(int sh_bands) {
-    bins_ = ChunkBins{};
+    bins_.count = 0;  // the storage stays, for the next keyframe
+    for_each_column(bins_, [](std::vector<std::int32_t>& col, int) { col.clear(); });
+    for (auto& band : bins_.sh) band.clear();
+    bins_.has_source_group = bins_.has_source_index = bins_.has_object_id = false;
+    bins_.has_gaussian_id = false;
     bins_.sh_bands = std::clamp(sh_bands, 0, 3);
     slot_.clear();
     dead_.clear();
+    in_order_ = true;
 }
 
 void ComposedPopulation::remove_slot(std::uint32_t slot) {
@@ -168,7 +247,8 @@ void ComposedPopulation::remove_slot(std::uint32_t slot) {
             const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
             std::copy_n(&bins_.sh[b - 1][last * w], w, &bins_.sh[b - 1][slot * w]);
         }
-        slot_[id_of(bins_.gaussian_id[slot])] = slot;
+        slot_.set(id_of(bins_.gaussian_id[slot]), slot);
+        in_order_ = false;  // the last row moved into the middle
     }
     for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
         col.resize(std::size_t{last} * w);
@@ -207,7 +287,9 @@ void ComposedPopulation::append_row(const ChunkBins& src, std::uint32_t row) {
         const auto* from = &src.sh[b - 1][row * w];
         bins_.sh[b - 1].insert(bins_.sh[b - 1].end(), from, from + w);
     }
-    slot_[id_of(src.gaussian_id[row])] = bins_.count;
+    const std::uint32_t id = id_of(src.gaussian_id[row]);
+    if (bins_.count > 0 && !(id_of(bins_.gaussian_id[bins_.count - 1]) < id)) in_order_ = false;
+    slot_.set(id, bins_.count);
     ++bins_.count;
 }
 
@@ -218,17 +300,27 @@ static void lower_bands(ChunkBins& bins, int to) {
     bins.sh_bands = std::max(to, 0);
 }
 
+static Status keyframe_without_ids(const ChunkBins& kf, const ChunkRef& chunk) {
+    return malformed(refusal::kMissingGaussianId,
+                     chunk.describe() + " holds " + std::to_string(kf.count) +
+                         " gaussians but no gaussian_id stream; every chunk of a keyframe-delta "
+                         "file carries it (§11.2)",
+                     chunk.offset);
+}
+
+static Status keyframe_id_reused(std::uint32_t id, const ChunkRef& chunk) {
+    return malformed(refusal::kGaussianIdReused,
+                     chunk.describe() + " states gaussian_id " + std::to_string(id) +
+                         ", which died earlier; an id is never reused (§11.2)",
+                     chunk.offset);
+}
+
 Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& chunk) {
-    if (kf.count > 0 && !kf.has_gaussian_id)
-        return malformed(refusal::kMissingGaussianId,
-                         chunk.describe() + " holds " + std::to_string(kf.count) +
-                             " gaussians but no gaussian_id stream; every chunk of a "
-                             "keyframe-delta file carries it (§11.2)",
-                         chunk.offset);
+    if (kf.count > 0 && !kf.has_gaussian_id) return keyframe_without_ids(kf, chunk);
     const int bands = std::min(bins_.sh_bands, kf.sh_bands);
-    bins_ = ChunkBins{};
-    bins_.sh_bands = bands;
-    slot_.clear();
+    const std::unordered_set<std::uint32_t> dead = std::move(dead_);
+    reset(bands);
+    dead_ = std::move(dead);
     slot_.reserve(kf.count);
     for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
         col.reserve(std::size_t{kf.count} * w);
@@ -236,18 +328,42 @@ Status ComposedPopulation::assign_keyframe(const ChunkBins& kf, const ChunkRef& 
     bins_.has_gaussian_id = true;
     for (std::uint32_t i = 0; i < kf.count; ++i) {
         const std::uint32_t id = id_of(kf.gaussian_id[i]);
-        if (slot_.count(id))
+        if (slot_.contains(id))
             return malformed(refusal::kDuplicateGaussianId,
                              chunk.describe() + " states gaussian_id " + std::to_string(id) +
                                  " twice; ids are unique within a state (§11.2)",
                              chunk.offset);
-        if (dead_.count(id))
-            return malformed(refusal::kGaussianIdReused,
-                             chunk.describe() + " states gaussian_id " + std::to_string(id) +
-                                 ", which died earlier; an id is never reused (§11.2)",
-                             chunk.offset);
+        if (dead_.count(id)) return keyframe_id_reused(id, chunk);
         append_row(kf, i);
     }
+    return ok_status();
+}
+
+Status ComposedPopulation::take_keyframe(ChunkBins& kf, const ChunkRef& chunk) {
+    if (kf.count > 0 && !kf.has_gaussian_id) return keyframe_without_ids(kf, chunk);
+    const std::uint32_t n = kf.count;
+    for (std::uint32_t i = 1; i < n; ++i)
+        if (!(id_of(kf.gaussian_id[i - 1]) < id_of(kf.gaussian_id[i])))
+            return assign_keyframe(kf, chunk);  // not ascending: copied, duplicates refused there
+    for (std::uint32_t i = 0; i < n && !dead_.empty(); ++i)
+        if (dead_.count(id_of(kf.gaussian_id[i])))
+            return keyframe_id_reused(id_of(kf.gaussian_id[i]), chunk);
+    const int bands = std::min(bins_.sh_bands, kf.sh_bands);
+    std::swap(bins_, kf);
+    kf.count = 0;
+    // As append_row writes them: every column holds every row, zeros where the chunk has none.
+    auto zeros = [n](std::vector<std::int32_t>& col, bool present) {
+        if (!present) col.assign(n, 0);
+    };
+    zeros(bins_.source_group, bins_.has_source_group);
+    zeros(bins_.source_index, bins_.has_source_index);
+    zeros(bins_.object_id, bins_.has_object_id);
+    bins_.has_gaussian_id = true;
+    lower_bands(bins_, bands);
+    slot_.clear();
+    slot_.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) slot_.set(id_of(bins_.gaussian_id[i]), i);
+    in_order_ = true;
     return ok_status();
 }
 
@@ -265,14 +381,41 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
     dead.insert(dead_.begin(), dead_.end());
     for (std::uint32_t i = 0; i < previous.bins_.count; ++i) {
         const std::uint32_t id = id_of(previous.bins_.gaussian_id[i]);
-        if (!slot_.count(id)) dead.insert(id);
+        if (!slot_.contains(id)) dead.insert(id);
     }
     dead_ = std::move(dead);
     return ok_status();
 }
 
+// True when each group lists its ids strictly ascending (as writers do: the id stream's delta
+// coding wants it) and no id is in two groups: what check_group_ids proves, by merging instead
+// of hashing.
+static bool ascending_and_disjoint(std::span<const std::int32_t> a,
+                                   std::span<const std::int32_t> b,
+                                   std::span<const std::int32_t> c) {
+    for (auto g : {a, b, c})
+        for (std::size_t i = 1; i < g.size(); ++i)
+            if (!(id_of(g[i - 1]) < id_of(g[i]))) return false;
+    auto disjoint = [](std::span<const std::int32_t> x, std::span<const std::int32_t> y) {
+        std::size_t i = 0, j = 0;
+        while (i < x.size() && j < y.size()) {
+            if (id_of(x[i]) == id_of(y[j])) return false;
+            id_of(x[i]) < id_of(y[j]) ? ++i : ++j;
+        }
+        return true;
+    };
+    return disjoint(a, b) && disjoint(a, c) && disjoint(b, c);
+}
+
 Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
-    // One pass over all three groups: duplicates within a group, then across groups (§11.3).
+    const std::span<const std::int32_t> deaths(d.deaths);
+    const auto updates = std::span<const std::int32_t>(d.updates.gaussian_id)
+                             .first(d.update_present[attr::gaussian_id] ? d.updates.count : 0);
+    const auto births = std::span<const std::int32_t>(d.births.gaussian_id)
+                            .first(d.births.has_gaussian_id ? d.births.count : 0);
+    if (ascending_and_disjoint(deaths, updates, births)) return ok_status();
+    // Otherwise one pass over all three groups names the first id at fault: duplicates within a
+    // group, then across groups (§11.3).
     std::unordered_map<std::uint32_t, int> group_of;
     group_of.reserve(d.deaths.size() + d.updates.count + d.births.count);
     static constexpr const char* kGroup[] = {"death", "update", "birth"};
@@ -296,19 +439,15 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
         }
         return ok_status();
     };
-    FOURDGS_TRY(visit(d.deaths, 0));
-    FOURDGS_TRY(visit(std::span(d.updates.gaussian_id).first(
-                          d.update_present[attr::gaussian_id] ? d.updates.count : 0),
-                      1));
-    FOURDGS_TRY(visit(std::span(d.births.gaussian_id).first(d.births.has_gaussian_id
-                                                                ? d.births.count
-                                                                : 0),
-                      2));
+    FOURDGS_TRY(visit(deaths, 0));
+    FOURDGS_TRY(visit(updates, 1));
+    FOURDGS_TRY(visit(births, 2));
     return ok_status();
 }
 
 Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
-                                 std::uint64_t max_population) {
+                                 std::uint64_t max_population,
+                                 std::vector<std::uint32_t>* updated) {
     FOURDGS_TRY(check_group_ids(d, chunk));
     bins_.has_gaussian_id = true;
     // A group naming a gaussian_id it may not: "the <group> group of <chunk> names gaussian_id
@@ -332,10 +471,9 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     // Deaths.
     for (std::int32_t code : d.deaths) {
         const std::uint32_t id = id_of(code);
-        auto it = slot_.find(id);
-        if (it == slot_.end()) return not_live("death", id);
-        const std::uint32_t slot = it->second;
-        slot_.erase(it);
+        const std::uint32_t slot = slot_.find(id);
+        if (slot == IdSlots::kNone) return not_live("death", id);
+        slot_.erase(id);
         remove_slot(slot);
         dead_.insert(id);
     }
@@ -358,11 +496,13 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     if (present[attr::source_group]) bins_.has_source_group = true;
     if (present[attr::source_index]) bins_.has_source_index = true;
     if (present[attr::object_id]) bins_.has_object_id = true;
+    if (updated) updated->clear();
     for (std::uint32_t i = 0; i < u.count; ++i) {
         const std::uint32_t id = id_of(u.gaussian_id[i]);
-        auto it = slot_.find(id);
-        if (it == slot_.end()) return not_live("update", id);
-        const std::size_t s = it->second;
+        const std::uint32_t found = slot_.find(id);
+        if (found == IdSlots::kNone) return not_live("update", id);
+        const std::size_t s = found;
+        if (updated) updated->push_back(found);
         for (const Diff& df : kDiffs) {
             if (!present[df.id]) continue;
             const std::vector<std::int32_t>& delta = u.*df.col;
@@ -405,7 +545,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                           chunk.offset);
     for (std::uint32_t i = 0; i < b.count; ++i) {
         const std::uint32_t id = id_of(b.gaussian_id[i]);
-        if (slot_.count(id))
+        if (slot_.contains(id))
             return bad_id(refusal::kDuplicateGaussianId, "birth", id,
                           ", which is already live; ids are unique within a state (§11.2)");
         if (dead_.count(id))
@@ -417,41 +557,51 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
 }
 
 void ComposedPopulation::materialize(ChunkBins& out) const {
-    const std::uint32_t n = bins_.count;
-    std::vector<std::uint32_t> order(n);
+    if (in_order_) {  // already sorted: a copy, into out's storage
+        const std::vector<std::int32_t> none;
+        out.count = bins_.count;
+        out.has_gaussian_id = true;
+        out.has_source_group = bins_.has_source_group;
+        out.has_source_index = bins_.has_source_index;
+        out.has_object_id = bins_.has_object_id;
+        for_each_column_member([&](auto member, int, std::uint8_t id) {
+            const bool absent = (id == attr::source_group && !out.has_source_group) ||
+                                (id == attr::source_index && !out.has_source_index) ||
+                                (id == attr::object_id && !out.has_object_id);
+            out.*member = absent ? none : bins_.*member;
+        });
+        out.sh_bands = bins_.sh_bands;
+        for (int b = 1; b <= 3; ++b) out.sh[b - 1] = b <= bins_.sh_bands ? bins_.sh[b - 1]
+                                                                         : std::vector<std::uint8_t>{};
+        return;
+    }
+    std::vector<std::uint32_t> order(bins_.count);
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
         return id_of(bins_.gaussian_id[a]) < id_of(bins_.gaussian_id[b]);
     });
-    out.count = n;
-    auto gather = [&](std::vector<std::int32_t>& dst, const std::vector<std::int32_t>& src,
-                      int w) {
-        dst.resize(std::size_t{n} * w);
-        for (std::uint32_t i = 0; i < n; ++i)
-            std::copy_n(&src[std::size_t{order[i]} * w], w, &dst[std::size_t{i} * w]);
-    };
-    gather(out.position, bins_.position, 3);
-    gather(out.scale, bins_.scale, 3);
-    gather(out.rotation_index, bins_.rotation_index, 1);
-    gather(out.rotation, bins_.rotation, 3);
-    gather(out.color, bins_.color, 3);
-    gather(out.opacity, bins_.opacity, 1);
-    gather(out.motion, bins_.motion, 3);
-    gather(out.mu_t, bins_.mu_t, 1);
-    gather(out.sigma_t, bins_.sigma_t, 1);
-    gather(out.flags, bins_.flags, 1);
-    gather(out.window_index, bins_.window_index, 1);
-    gather(out.gaussian_id, bins_.gaussian_id, 1);
+    gather(order, out);
+}
+
+void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins& out) const {
+    const std::size_t n = order.size();
+    out.count = static_cast<std::uint32_t>(n);
+    // Every column of the population holds every row (append_row writes 0 where a source lacks
+    // an optional one); the optional columns it does not carry are then left empty.
+    for_each_column_member([&](auto member, int w, std::uint8_t) {
+        const std::vector<std::int32_t>& src = bins_.*member;
+        std::vector<std::int32_t>& dst = out.*member;
+        dst.resize(n * w);
+        for (std::size_t i = 0; i < n; ++i)
+            copy_row(&src[std::size_t{order[i]} * w], &dst[i * w], w);
+    });
     out.has_gaussian_id = true;
     out.has_source_group = bins_.has_source_group;
     out.has_source_index = bins_.has_source_index;
     out.has_object_id = bins_.has_object_id;
-    if (out.has_source_group) gather(out.source_group, bins_.source_group, 1);
-    else out.source_group.clear();
-    if (out.has_source_index) gather(out.source_index, bins_.source_index, 1);
-    else out.source_index.clear();
-    if (out.has_object_id) gather(out.object_id, bins_.object_id, 1);
-    else out.object_id.clear();
+    if (!out.has_source_group) out.source_group.clear();
+    if (!out.has_source_index) out.source_index.clear();
+    if (!out.has_object_id) out.object_id.clear();
     out.sh_bands = bins_.sh_bands;
     for (int b = 1; b <= 3; ++b) {
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
@@ -461,8 +611,25 @@ void ComposedPopulation::materialize(ChunkBins& out) const {
         }
         const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
         dst.resize(n * w);
-        for (std::uint32_t i = 0; i < n; ++i)
+        for (std::size_t i = 0; i < n; ++i)
             std::copy_n(&bins_.sh[b - 1][order[i] * w], w, &dst[i * w]);
+    }
+}
+
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into,
+                  const std::array<bool, attr::kKnownCount>* only) {
+    for_each_column_member([&](auto member, int w, std::uint8_t id) {
+        std::vector<std::int32_t>& dst = into.*member;
+        const std::vector<std::int32_t>& src = rows.*member;
+        if (dst.empty() || (only && !(*only)[id])) return;  // not carried, or not changed
+        for (std::size_t k = 0; k < at.size(); ++k)
+            copy_row(&src[k * w], &dst[std::size_t{at[k]} * w], w);
+    });
+    if (only) return;  // SH travels with births only (§5.18), never in an update
+    for (int b = 1; b <= into.sh_bands; ++b) {
+        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(b));
+        for (std::size_t k = 0; k < at.size(); ++k)
+            std::copy_n(&rows.sh[b - 1][k * w], w, &into.sh[b - 1][std::size_t{at[k]} * w]);
     }
 }
 

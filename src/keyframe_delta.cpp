@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace fourdgs {
 namespace {
@@ -35,22 +36,9 @@ Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, Reader
 Result<KeyframeDeltaReader> KeyframeDeltaReader::open(IndexedReader&& base) {
     const SceneInfo& scene = base.scene();
     FOURDGS_TRY(require_keyframe_delta(scene.header, kMagicSize));
-    if (base.read_by_scan()) {
-        // The tail could not be used (or there is none): the file was read front to back, and
-        // its states are composed front to back once, as KeyframeDeltaStream composes them, so
-        // a damaged file is refused with the fault the streaming path meets first.
-        KeyframeDeltaStream stream(base.source(), base.options());
-        FOURDGS_TRY(stream.open());
-        GaussianBlock state;
-        for (bool more = true; more;) {
-            FOURDGS_ASSIGN(more, stream.next_state(state));
-        }
-    }
-    if (base.index_built_by_scan())
-        return make_error(ErrorKind::unsupported, refusal::kNoChunkIndex,
-                          "the file has no Chunk Index (summary_start is 0), so it cannot be "
-                          "seeked; read it front to back with KeyframeDeltaStream (M016)",
-                          kNoOffset);
+    // (A file read by the scan had its states composed there, front to back, so a damaged one is
+    // refused with the fault the streaming path meets first; a file without an index got one
+    // built from the composed states.)
     FOURDGS_ASSIGN(KeyframeTimeline tl,
                    KeyframeTimeline::build(scene.index, scene.header.duration_sec));
     ByteSource& source = base.source();
@@ -84,65 +72,169 @@ Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const
     return out;
 }
 
-Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
-                                          StateInfo* info) const {
+Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws,
+                                          StateInfo& record,
+                                          std::vector<std::uint32_t>* updated) const {
     const SceneInfo& sc = scene();
-    FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
-    FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
-    FOURDGS_TRY(fetcher_.prefetch(ranges));  // the whole chain in one round trip when remote
-    const std::vector<ChunkIndex>& ix = timeline_.entries();
+    const ChunkIndex& e = timeline_.entries()[c];
+    const KeyframeIndexFields& k = *e.keyframe;
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = wanted_bands();
-    ws.population.reset(wanted_bands());
     IndexCheckOptions fetched;
     fetched.ranges = false;  // each record is fetched by its entry's own range
     fetched.keyframe = IndexCheckOptions::KeyframeFields::required;
-    std::uint32_t reference_level = 0;
+    const std::uint8_t expect = k.chunk_kind == kChunkKindKeyframe ? op::chunk : op::delta_chunk;
+    FOURDGS_ASSIGN(RecordView r, fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, expect,
+                                                       ws.record,
+                                                       {"chunk_length", "chunk_kind"}));
+    if (r.opcode == op::chunk) {
+        FOURDGS_ASSIGN(ChunkRecord ch, parse_chunk(r));
+        FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, ch), e.chunk_offset, fetched));
+        FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
+                                            ws.band_records));
+        FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
+                                      ws.scratch));
+        describe_keyframe(ws.keyframe, record);
+        // The population takes the decoded bins' storage (and leaves its own for the next
+        // keyframe's decode) rather than copying a keyframe's worth of rows.
+        FOURDGS_TRY(ws.population.take_keyframe(ws.keyframe,
+                                                {e.chunk_offset, ch.t0, ch.t1, false}));
+        ws.composed_level = ch.level;
+    } else {
+        FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
+        const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
+        FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, d), e.chunk_offset, fetched));
+        FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset, ws.composed_level,
+                                      e.chunk_offset));
+        FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
+                                            ws.band_records));
+        FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
+        FOURDGS_TRY(ws.population.apply(ws.delta, ref,
+                                        options_.decode.limits.max_gaussians_per_chunk, updated));
+        ws.composed_level = d.level;
+        describe_delta(d, ws.delta, record);
+    }
+    return check_live_count(e, ws.population.size(), e.chunk_offset);
+}
+
+void KeyframeDeltaReader::describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws,
+                                         const StateInfo& record, StateInfo& info) const {
+    const ChunkIndex& e = timeline_.entries()[c];
+    const KeyframeIndexFields& k = *e.keyframe;
+    info = StateInfo{e.chunk_offset, e.chunk_length, e.t0, e.t1, ws.composed_level,
+                     k.chunk_kind, k.delta_mode, k.depth, k.reference_offset,
+                     k.keyframe_offset, ws.population.size(), ws.composed.sh_bands,
+                     record.update_count, record.birth_count, record.death_count,
+                     record.object_id_stream};
+}
+
+Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
+                                          StateInfo* info) const {
+    ws.composed_entry = KeyframeDeltaWorkspace::kNone;  // until the whole chain has composed
+    FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
+    FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
+    FOURDGS_TRY(fetcher_.prefetch(ranges));  // the whole chain in one round trip when remote
+    ws.population.reset(wanted_bands());
+    ws.composed_level = 0;
     StateInfo record;  // the chain's last record is the state chunk's own
-    for (std::size_t c : plan.chain) {
-        const ChunkIndex& e = ix[c];
-        const KeyframeIndexFields& k = *e.keyframe;
-        const std::uint8_t expect = k.chunk_kind == kChunkKindKeyframe ? op::chunk : op::delta_chunk;
-        FOURDGS_ASSIGN(RecordView r, fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, expect,
-                                                           ws.record,
-                                                           {"chunk_length", "chunk_kind"}));
-        if (r.opcode == op::chunk) {
-            FOURDGS_ASSIGN(ChunkRecord ch, parse_chunk(r));
-            FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, ch), e.chunk_offset, fetched));
-            FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
-                                                ws.band_records));
-            FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
-                                          ws.scratch));
-            FOURDGS_TRY(ws.population.assign_keyframe(ws.keyframe,
-                                                      {e.chunk_offset, ch.t0, ch.t1, false}));
-            reference_level = ch.level;
-            describe_keyframe(ws.keyframe, record);
-        } else {
-            FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
-            const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
-            FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, d), e.chunk_offset, fetched));
-            FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset, reference_level,
-                                          e.chunk_offset));
-            FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
-                                                ws.band_records));
-            FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
-            FOURDGS_TRY(ws.population.apply(ws.delta, ref, options_.decode.limits.max_gaussians_per_chunk));
-            reference_level = d.level;
-            describe_delta(d, ws.delta, record);
-        }
-        FOURDGS_TRY(check_live_count(e, ws.population.size(), e.chunk_offset));
-    }
+    for (std::size_t c : plan.chain) FOURDGS_TRY(compose_entry(c, ws, record, nullptr));
     ws.population.materialize(ws.composed);
-    if (info) {
-        const ChunkIndex& e = ix[plan.current];
-        const KeyframeIndexFields& k = *e.keyframe;
-        *info = StateInfo{e.chunk_offset, e.chunk_length, e.t0, e.t1, reference_level,
-                          k.chunk_kind, k.delta_mode, k.depth, k.reference_offset,
-                          k.keyframe_offset, ws.population.size(), ws.composed.sh_bands,
-                          record.update_count, record.birth_count, record.death_count,
-                          record.object_id_stream};
-    }
+    ws.composed_entry = plan.current;
+    if (info) describe_state(plan.current, ws, record, *info);
     return ok_status();
+}
+
+Result<std::optional<std::size_t>> KeyframeDeltaReader::next_step(
+    const KeyframeDeltaWorkspace& ws) const {
+    if (ws.composed_entry == KeyframeDeltaWorkspace::kNone) return std::optional<std::size_t>();
+    const std::vector<ChunkIndex>& ix = timeline_.entries();
+    const ChunkIndex& from = ix[ws.composed_entry];
+    // §11.1: the state chunks tile the timeline, so the next one starts where this one ends.
+    if (!(from.t1 < scene().header.duration_sec)) return std::optional<std::size_t>();
+    FOURDGS_ASSIGN(std::size_t next, timeline_.current(from.t1));
+    const KeyframeIndexFields& k = *ix[next].keyframe;
+    if (k.chunk_kind != kChunkKindDelta || k.delta_mode != kDeltaModeChained ||
+        k.reference_offset != from.chunk_offset)
+        return std::optional<std::size_t>();
+    return std::optional<std::size_t>(next);
+}
+
+Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, StateStep& step,
+                                               StateInfo* info) const {
+    FOURDGS_ASSIGN(std::optional<std::size_t> next, next_step(ws));
+    if (!next) return false;
+    const std::size_t c = *next;
+    std::vector<ByteRange> ranges;
+    RangeFetcher::append_ranges(timeline_.entries()[c], wanted_bands(), ranges);
+    FOURDGS_TRY(fetcher_.prefetch(ranges));
+    const ChunkBins& before = ws.composed;
+    const bool source_group = before.has_source_group, source_index = before.has_source_index,
+               object_id = before.has_object_id;
+    const int bands = before.sh_bands;
+    ws.composed_entry = KeyframeDeltaWorkspace::kNone;  // until the step has composed
+    StateInfo record;
+    FOURDGS_TRY(compose_entry(c, ws, record, &ws.updated));
+    const DeltaBins& d = ws.delta;
+    const ComposedPopulation& pop = ws.population;
+    // Rows move only when gaussians die or are born; a column the state gains moves none but
+    // changes the state's shape. Either way the step's result is the whole state.
+    bool whole = !d.deaths.empty() || d.births.count != 0 ||
+                 pop.size() != ws.composed.count || pop.sh_bands() != bands;
+    if (!whole) {
+        pop.gather(ws.updated, ws.changed);
+        whole = ws.changed.has_source_group != source_group ||
+                ws.changed.has_source_index != source_index ||
+                ws.changed.has_object_id != object_id;
+    }
+    step.rows.clear();
+    if (!whole && pop.in_id_order()) {
+        step.rows.assign(ws.updated.begin(), ws.updated.end());  // a slot is its row
+    } else if (!whole) {
+        // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
+        // its ids ascending (the id stream's delta coding wants it), so each search starts from
+        // the row found before; ids out of order search from the start again.
+        const std::vector<std::int32_t>& ids = ws.composed.gaussian_id;
+        auto less = [](std::int32_t a, std::int32_t b) {
+            return static_cast<std::uint32_t>(a) < static_cast<std::uint32_t>(b);
+        };
+        std::size_t from = 0;
+        for (std::uint32_t k = 0; k < ws.changed.count && !whole; ++k) {
+            const std::int32_t id = ws.changed.gaussian_id[k];
+            if (from > 0 && less(id, ids[from - 1])) from = 0;
+            // Gallop to bracket the id, then search the bracket.
+            std::size_t hi = from, reach = 1;
+            while (hi < ids.size() && less(ids[hi], id)) {
+                from = hi + 1;
+                hi += reach;
+                reach *= 2;
+            }
+            hi = std::min(hi + 1, ids.size());
+            const auto it = std::lower_bound(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                             ids.begin() + static_cast<std::ptrdiff_t>(hi), id,
+                                             less);
+            if (it == ids.end() || *it != id) {
+                whole = true;  // cannot happen while `composed` is the population sorted
+                break;
+            }
+            step.rows.push_back(static_cast<std::uint32_t>(it - ids.begin()));
+            from = step.rows.back() + 1;
+        }
+    }
+    step.values.clear();
+    if (whole) {
+        step.whole = true;
+        step.rows.clear();
+        ws.population.materialize(ws.composed);
+        dequantize(scene(), ws.composed, step.values);
+    } else {
+        step.whole = false;
+        step.attributes = d.update_present;
+        scatter_rows(ws.changed, step.rows, ws.composed, &step.attributes);
+        dequantize(scene(), ws.changed, step.values);
+    }
+    ws.composed_entry = c;
+    if (info) describe_state(c, ws, record, *info);
+    return true;
 }
 
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDeltaWorkspace& ws,
@@ -155,6 +247,33 @@ Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDelta
 
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, StateInfo* info) {
     return state_at(t, out, *own_, info);
+}
+
+void StateStep::apply_to(GaussianBlock& state) {
+    if (whole) {
+        std::swap(state, values);
+        return;
+    }
+    // Widths known at compile time copy a row in a few moves; SH's varies with the degree.
+    auto scatter = [this]<std::size_t W>(auto& dst, const auto& src,
+                                         std::integral_constant<std::size_t, W>) {
+        if (dst.empty() || src.empty()) return;  // a column the state does not carry
+        for (std::size_t k = 0; k < rows.size(); ++k)
+            for (std::size_t c = 0; c < W; ++c) dst[std::size_t{rows[k]} * W + c] = src[k * W + c];
+    };
+    using One = std::integral_constant<std::size_t, 1>;
+    using Three = std::integral_constant<std::size_t, 3>;
+    using Four = std::integral_constant<std::size_t, 4>;
+    const auto& a = attributes;
+    if (a[attr::position]) scatter(state.position, values.position, Three{});
+    if (a[attr::scale]) scatter(state.scale, values.scale, Three{});
+    if (a[attr::rotation]) scatter(state.rotation, values.rotation, Four{});
+    if (a[attr::color] || a[attr::opacity]) scatter(state.color, values.color, Four{});
+    if (a[attr::motion]) scatter(state.motion, values.motion, Three{});
+    if (a[attr::mu_t]) scatter(state.mu_t, values.mu_t, One{});
+    if (a[attr::object_id]) scatter(state.object_id, values.object_id, One{});
+    if (a[attr::source_group]) scatter(state.source_group, values.source_group, One{});
+    if (a[attr::source_index]) scatter(state.source_index, values.source_index, One{});
 }
 
 // ---------------------------------------------------------------------------------------------

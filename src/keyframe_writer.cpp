@@ -32,26 +32,6 @@ std::string who(std::size_t step, std::size_t gaussian) {
 
 std::uint32_t uid(std::int32_t v) { return static_cast<std::uint32_t>(v); }
 
-// The attribute columns of a ChunkBins with their widths (SH separately).
-template <class Bins, class F>
-void for_each_column(Bins& b, F&& f) {
-    f(attr::position, b.position, 3);
-    f(attr::scale, b.scale, 3);
-    f(attr::rotation_index, b.rotation_index, 1);
-    f(attr::rotation, b.rotation, 3);
-    f(attr::color, b.color, 3);
-    f(attr::opacity, b.opacity, 1);
-    f(attr::motion, b.motion, 3);
-    f(attr::mu_t, b.mu_t, 1);
-    f(attr::sigma_t, b.sigma_t, 1);
-    f(attr::flags, b.flags, 1);
-    f(attr::window_index, b.window_index, 1);
-    f(attr::source_group, b.source_group, 1);
-    f(attr::source_index, b.source_index, 1);
-    f(attr::gaussian_id, b.gaussian_id, 1);
-    f(attr::object_id, b.object_id, 1);
-}
-
 bool optional_column(std::uint8_t id) {
     return id == attr::source_group || id == attr::source_index || id == attr::object_id;
 }
@@ -137,7 +117,7 @@ bool same_invariants(const ChunkBins& a, std::size_t i, const ChunkBins& b, std:
 // Equal on every column that may change inside a GOP, mu_t excluded.
 bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::size_t j) {
     bool same = true;
-    for_each_column(a, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
+    encoding::for_each_column(a, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
         if (id == attr::mu_t || id == attr::gaussian_id || id == attr::sigma_t ||
             id == attr::flags || id == attr::window_index)
             return;
@@ -147,22 +127,10 @@ bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::s
     return same;
 }
 
+// The rows `order` of `src`, in that order, with gaussian ids.
 void gather_rows(const ChunkBins& src, std::span<const std::uint32_t> order, ChunkBins& dst) {
-    encoding::resize_bins(dst, order.size(), src.sh_bands);
-    for_each_column(src, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
-        std::vector<std::int32_t>& out = *dst.column(id);
-        for (std::size_t k = 0; k < order.size(); ++k)
-            std::copy_n(&col[std::size_t{order[k]} * w], w, &out[k * w]);
-    });
-    for (int band = 1; band <= src.sh_bands; ++band) {
-        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(band));
-        for (std::size_t k = 0; k < order.size(); ++k)
-            std::copy_n(&src.sh[band - 1][order[k] * w], w, &dst.sh[band - 1][k * w]);
-    }
+    encoding::gather_rows(src, order, dst);
     dst.has_gaussian_id = true;
-    dst.has_source_group = src.has_source_group;
-    dst.has_source_index = src.has_source_index;
-    dst.has_object_id = src.has_object_id;
 }
 
 // Builds step s's quantized state (sorted by file id) from the previous one.
@@ -277,7 +245,7 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
     std::vector<std::int32_t> values;
     values.resize(nu);
     for (std::size_t k = 0; k < nu; ++k) values[k] = cur.gaussian_id[upd_cur[k]];
-    if (nu > 0) FOURDGS_TRY(encode_stream(updates, attr::gaussian_id, 1, values, so));
+    if (nu > 0) FOURDGS_TRY(encode_stream(updates, attr::gaussian_id, 1, values, so, buf.stream));
     bool rotation_changed = false;
     for (std::size_t k = 0; k < nu && !rotation_changed; ++k) {
         const std::size_t a = upd_ref[k], b = upd_cur[k];
@@ -286,7 +254,7 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
                                        &cur.rotation[b * 3]);
     }
     Status failed = ok_status();
-    for_each_column(cur, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
+    encoding::for_each_column(cur, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
         if (!failed.ok() || nu == 0 || id == attr::gaussian_id || id == attr::sigma_t ||
             id == attr::flags || id == attr::window_index)
             return;
@@ -321,7 +289,7 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
                 }
             if (!any) return;
         }
-        failed = encode_stream(updates, id, static_cast<std::uint8_t>(w), values, so);
+        failed = encode_stream(updates, id, static_cast<std::uint8_t>(w), values, so, buf.stream);
     });
     FOURDGS_TRY(std::move(failed));
 
@@ -330,12 +298,12 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
     gather_rows(cur, born, births);
     ByteWriter birth_block;
     if (!born.empty())
-        FOURDGS_TRY(encoding::encode_attribute_streams(ctx.enc, births, birth_block));
+        FOURDGS_TRY(encoding::encode_attribute_streams(ctx.enc, births, birth_block, buf.stream));
     // Deaths: gaussian_id only.
     ByteWriter deaths;
     values.resize(died.size());
     for (std::size_t k = 0; k < died.size(); ++k) values[k] = ref.gaussian_id[died[k]];
-    if (!died.empty()) FOURDGS_TRY(encode_stream(deaths, attr::gaussian_id, 1, values, so));
+    if (!died.empty()) FOURDGS_TRY(encode_stream(deaths, attr::gaussian_id, 1, values, so, buf.stream));
 
     buf.block.buffer().clear();
     write_delta_groups(buf.block, updates.buffer(), birth_block.buffer(), deaths.buffer());
@@ -363,7 +331,7 @@ bool same_bins(const ChunkBins& a, const ChunkBins& b, std::string& what) {
         return false;
     }
     bool same = true;
-    for_each_column(a, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int) {
+    encoding::for_each_column(a, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int) {
         if (!same) return;
         const bool present = !optional_column(id) ||
                              (id == attr::source_group   ? a.has_source_group

@@ -127,7 +127,14 @@ const SceneInfo& SceneReader::scene() const noexcept {
 }
 
 bool SceneReader::index_built_by_scan() const noexcept {
-    return indexed_ && indexed_->index_built_by_scan();
+    const IndexedReader* base = indexed_base();
+    return base && base->index_built_by_scan();
+}
+
+const IndexedReader* SceneReader::indexed_base() const noexcept {
+    if (indexed_) return &*indexed_;
+    if (keyframes_) return &keyframes_->base();
+    return nullptr;
 }
 
 std::uint64_t SceneReader::bytes_fetched() const noexcept {

@@ -7,6 +7,8 @@
 // formula's own std::exp everywhere else (one visible gaussian in 2^14); then the visible
 // gaussians' rows. The output is bit-identical to the per-gaussian formulas
 // (tests/test_decode_exact.cpp); one libm exp per gaussian in its window was half the time.
+// A run's rows are then checked for values that are not finite f32 (an or over their bits that
+// vectorizes, in cache as they were just written); only a run that has one is compacted.
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/portable.hpp"
 
@@ -157,6 +159,8 @@ void write_columns(const GaussianBlock& block, double t, const std::uint32_t* pi
     else
         for (std::size_t k = 0; k < n; ++k) object_id[k] = block.object_id[pick[k]];
     std::copy(pick, pick + n, frame.source.data() + o);
+    std::uint8_t* flags = frame.flags.data() + o;
+    for (std::size_t k = 0; k < n; ++k) flags[k] = block.flags[pick[k]];
     if (per_dst == 0) return;
     // One file's blocks share a degree; a block with fewer bands (a truncated chunk) fills the
     // missing coefficients with byte 128, the code nearest to 0.
@@ -171,30 +175,119 @@ void write_columns(const GaussianBlock& block, double t, const std::uint32_t* pi
         }
 }
 
+// Whether any of the n floats is not finite: the largest magnitude's bits reach the exponent of
+// all ones. A max over the bits without a branch, so it vectorizes.
+FOURDGS_VECTOR_CLONES
+bool any_non_finite(const float* __restrict v, std::size_t n) {
+    std::uint32_t largest = 0;
+    for (std::size_t k = 0; k < n; ++k)
+        largest = std::max(largest, fourdgs::bit_cast<std::uint32_t>(v[k]) & 0x7fffffffu);
+    return largest >= 0x7f800000u;
+}
+
+// Calls fn(column, values per row) for each of a Frame's row columns; SH only when sh_per > 0.
+template <class F>
+void for_each_frame_column(Frame& f, std::size_t sh_per, F&& fn) {
+    fn(f.center, 3);
+    fn(f.scale, 3);
+    fn(f.rotation, 4);
+    fn(f.color, 4);
+    fn(f.object_id, 1);
+    fn(f.source, 1);
+    fn(f.flags, 1);
+    if (sh_per > 0) fn(f.sh, sh_per);
+}
+
+bool row_finite(const Frame& f, std::size_t k) {
+    return !any_non_finite(&f.center[k * 3], 3) && !any_non_finite(&f.scale[k * 3], 3) &&
+           !any_non_finite(&f.rotation[k * 4], 4) && !any_non_finite(&f.color[k * 4], 4);
+}
+
+// Rows [first, first + n) of `frame` with a value that is not a finite f32 are removed, the rows
+// after them moved up; `keep(k)` may spare one (a row a track will move yet). Returns how many
+// rows remain.
+template <class Keep>
+std::size_t drop_non_finite(Frame& f, std::size_t first, std::size_t n, int per_dst,
+                            const Keep& keep) {
+    const std::size_t sh = 3 * static_cast<std::size_t>(per_dst);
+    std::size_t out = first;
+    for (std::size_t k = first; k < first + n; ++k) {
+        if (!row_finite(f, k) && !keep(k)) continue;
+        if (out != k)
+            for_each_frame_column(f, sh, [&](auto& column, std::size_t per) {
+                std::copy_n(column.begin() + static_cast<std::ptrdiff_t>(k * per), per,
+                            column.begin() + static_cast<std::ptrdiff_t>(out * per));
+            });
+        ++out;
+    }
+    return out - first;
+}
+
+// The rows of a run just written: none has a non-finite value (the rule), or the run is
+// compacted. A row whose center alone is not finite and whose object has a track is kept: the
+// track pass computes its center again in f64 (visible_state()'s order), and may bring it back.
+std::size_t keep_finite_rows(Frame& f, std::size_t o, std::size_t n, int per_dst,
+                             const TrackPoses& poses) {
+    if (!any_non_finite(&f.center[o * 3], n * 3) && !any_non_finite(&f.scale[o * 3], n * 3) &&
+        !any_non_finite(&f.rotation[o * 4], n * 4) && !any_non_finite(&f.color[o * 4], n * 4))
+        return n;
+    return drop_non_finite(f, o, n, per_dst, [&](std::size_t k) {
+        return poses.find(f.object_id[k]) != nullptr && !any_non_finite(&f.scale[k * 3], 3) &&
+               !any_non_finite(&f.rotation[k * 4], 4) && !any_non_finite(&f.color[k * 4], 4);
+    });
+}
+
+// §3's base center of gaussian i in f64, rounded to f32 where that stays finite (what
+// evaluate() writes before a track moves it).
+std::array<double, 3> base_center(const GaussianBlock& block, std::size_t i, double t) {
+    std::array<double, 3> c{};
+    for (std::size_t k = 0; k < 3; ++k) {
+        const float p = block.position[i * 3 + k], v = block.motion[i * 3 + k];
+        const double x = v == 0.0f ? double(p) : double(p) + double(v) * (t - double(block.mu_t[i]));
+        const float rounded = static_cast<float>(x);
+        c[k] = std::isfinite(rounded) ? double(rounded) : x;
+    }
+    return c;
+}
+
 }  // namespace
+
+std::optional<VisibleState> visible_state(const GaussianBlock& block, std::size_t i, double t,
+                                          double cutoff, const TrackPoses& poses) {
+    double marginal = 1.0;
+    if (!is_visible(block.win_lo[i], block.win_hi[i], block.mu_t[i], block.sigma_t[i], t, cutoff,
+                    &marginal))
+        return std::nullopt;
+    VisibleState s;
+    s.center = base_center(block, i, t);
+    for (std::size_t k = 0; k < 4; ++k) s.rotation[k] = block.rotation[i * 4 + k];
+    const std::uint32_t id = block.object_id.empty() ? 0 : block.object_id[i];
+    if (const Pose* p = poses.find(id)) {
+        s.center = fourdgs::apply(*p, s.center);
+        s.rotation = multiply(p->rotation, s.rotation);
+    }
+    s.opacity = static_cast<float>(block.color[i * 4 + 3] * marginal);
+    return s;
+}
 
 void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
               const EvaluateOptions& options) {
-    if (!options.append) frame.count = 0;
+    if (!options.append) frame.count = frame.unrepresentable = 0;
     const int deg = options.with_sh ? std::min(block.sh_degree, options.max_sh_degree) : 0;
     if (!options.append || frame.count == 0) frame.sh_degree = deg;
     const int per_dst = sh_coeffs_per_component(frame.sh_degree);
 
     // Size for the worst case once (every gaussian visible); count says how many are valid.
     const std::size_t cap = frame.count + block.count;
-    auto grow = [cap](auto& v, std::size_t k) {
-        if (v.size() < cap * k) v.resize(cap * k);
-    };
-    grow(frame.center, 3);
-    grow(frame.scale, 3);
-    grow(frame.rotation, 4);
-    grow(frame.color, 4);
-    grow(frame.object_id, 1);
-    grow(frame.source, 1);
-    if (per_dst > 0) grow(frame.sh, 3 * static_cast<std::size_t>(per_dst));
+    for_each_frame_column(frame, 3 * static_cast<std::size_t>(per_dst),
+                          [cap](auto& v, std::size_t k) {
+                              if (v.size() < cap * k) v.resize(cap * k);
+                          });
 
     const std::size_t o_first = frame.count;
     std::size_t o = o_first;
+    const TrackPoses poses(block.object_id.empty() ? std::span<const ObjectTrack>{} : options.tracks,
+                           t);
     const float tf = float_at_or_below(t);
     const double limit = z2_limit(cutoff);
     const double above = cutoff + std::fabs(cutoff) * 0x1p-40;
@@ -254,21 +347,33 @@ void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
             v += visible;
         }
         write_columns(block, t, pick, opacity, v, o, per_dst, frame);
-        o += v;
+        const std::size_t kept = keep_finite_rows(frame, o, v, per_dst, poses);
+        frame.unrepresentable += v - kept;
+        o += kept;
     }
     // Object tracks after the base state (§3): R * base_center + T, R ⊗ rotation. The Frame's
-    // rotation is still the gaussian's own here.
-    const TrackPoses poses(options.tracks, t);
-    if (!block.object_id.empty() && !poses.empty()) {
+    // rotation is still the gaussian's own here. A base center past f32's range is taken again
+    // in f64 (visible_state()'s order); a row the pose leaves non-finite is dropped after all.
+    if (!poses.empty()) {
+        bool overflow = false;
         for (std::size_t k = o_first; k < o; ++k) {
             const Pose* p = poses.find(frame.object_id[k]);
             if (!p) continue;
             float* c = &frame.center[k * 3];
             float* q = &frame.rotation[k * 4];
-            const Vec3 moved = apply(*p, {c[0], c[1], c[2]});
+            const Vec3 base = any_non_finite(c, 3) ? base_center(block, frame.source[k], t)
+                                                   : Vec3{c[0], c[1], c[2]};
+            const Vec3 moved = fourdgs::apply(*p, base);
             const Quat turned = multiply(p->rotation, {q[0], q[1], q[2], q[3]});
             for (std::size_t j = 0; j < 3; ++j) c[j] = static_cast<float>(moved[j]);
             for (std::size_t j = 0; j < 4; ++j) q[j] = static_cast<float>(turned[j]);
+            overflow |= !row_finite(frame, k);
+        }
+        if (overflow) {
+            const std::size_t kept =
+                drop_non_finite(frame, o_first, o - o_first, per_dst, [](std::size_t) { return false; });
+            frame.unrepresentable += o - o_first - kept;
+            o = o_first + kept;
         }
     }
     frame.count = o;

@@ -1,11 +1,13 @@
 // Attribute streams (§5.6): framing, the decode pipeline's hot loops, and the encoder.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "codec.hpp"
 #include "fourdgs/stream.hpp"
 #include "fresh_memory.hpp"
 
@@ -318,50 +320,164 @@ int narrowest_width(std::uint32_t max_symbol) {
     return max_symbol <= 0xFFu ? 1 : max_symbol <= 0xFFFFu ? 2 : 4;
 }
 
-// Shuffles `symbols` into byte planes of width w (§5.6).
-void shuffle(const std::vector<std::uint32_t>& symbols, int w, std::vector<std::uint8_t>& planes) {
-    const std::size_t n = symbols.size();
-    planes.resize(n * static_cast<std::size_t>(w));
-    for (int j = 0; j < w; ++j) {
-        std::uint8_t* p = planes.data() + static_cast<std::size_t>(j) * n;
-        const int sh = 8 * j;
-        for (std::size_t k = 0; k < n; ++k) p[k] = static_cast<std::uint8_t>(symbols[k] >> sh);
+// The per-channel difference of element k's value from the element before it, or the value
+// itself in the first element (§5.6 delta). Computed modulo 2^32, which is the difference
+// itself whenever it fits int32 (the only case in which delta coding is used).
+inline std::int32_t delta_at(const std::int32_t* v, std::size_t k, std::size_t channels) {
+    if (k < channels) return v[k];
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(v[k]) -
+                                     static_cast<std::uint32_t>(v[k - channels]));
+}
+
+// What one pass over the values finds: whether every element repeats the first, whether every
+// per-channel difference fits int32, and the largest zigzagged symbol of either mode.
+struct ValueShape {
+    bool constant = true, delta_fits = true;
+    std::uint32_t raw_max = 0, delta_max = 0;
+};
+
+// The largest zigzag symbol over values in [lo, hi]: zigzag grows with |v|.
+std::uint32_t zigzag_max(std::int64_t lo, std::int64_t hi) {
+    std::uint64_t m = 0;
+    if (hi >= 0) m = std::max<std::uint64_t>(m, static_cast<std::uint64_t>(hi) * 2);
+    if (lo < 0) m = std::max<std::uint64_t>(m, static_cast<std::uint64_t>(-lo) * 2 - 1);
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(m, 0xFFFFFFFFu));
+}
+
+ValueShape shape_of(std::span<const std::int32_t> values, std::size_t channels) {
+    const std::int32_t* v = values.data();
+    const std::size_t n = values.size();
+    std::int32_t lo = v[0], hi = v[0];
+    std::int64_t dlo = 0, dhi = 0;
+    for (std::size_t k = 0; k < std::min(channels, n); ++k) {
+        lo = std::min(lo, v[k]);
+        hi = std::max(hi, v[k]);
+        dlo = std::min<std::int64_t>(dlo, v[k]);
+        dhi = std::max<std::int64_t>(dhi, v[k]);
+    }
+    std::int64_t rest_lo = 0, rest_hi = 0;  // differences after the first element
+    if (n > channels) rest_lo = rest_hi = std::int64_t{v[channels]} - v[0];
+    for (std::size_t k = channels; k < n; ++k) {
+        lo = std::min(lo, v[k]);
+        hi = std::max(hi, v[k]);
+        const std::int64_t d = std::int64_t{v[k]} - v[k - channels];
+        rest_lo = std::min(rest_lo, d);
+        rest_hi = std::max(rest_hi, d);
+    }
+    ValueShape s;
+    s.constant = rest_lo == 0 && rest_hi == 0;
+    s.delta_fits = rest_lo >= std::numeric_limits<std::int32_t>::min() &&
+                   rest_hi <= std::numeric_limits<std::int32_t>::max();
+    s.raw_max = zigzag_max(lo, hi);
+    if (n > channels) {
+        dlo = std::min(dlo, rest_lo);
+        dhi = std::max(dhi, rest_hi);
+    }
+    s.delta_max = zigzag_max(dlo, dhi);
+    return s;
+}
+
+// Writes the byte planes (§5.6 shuffle) of the symbols of `mode` at width W into `planes`.
+template <int W>
+void shuffle_into(const std::int32_t* __restrict v, std::size_t n, std::size_t channels,
+                  bool delta, std::uint8_t* __restrict planes) {
+    std::size_t k = 0;
+    auto put = [&](std::size_t at, std::uint32_t u) {
+        planes[at] = static_cast<std::uint8_t>(u);
+        if constexpr (W >= 2) planes[n + at] = static_cast<std::uint8_t>(u >> 8);
+        if constexpr (W == 4) {
+            planes[2 * n + at] = static_cast<std::uint8_t>(u >> 16);
+            planes[3 * n + at] = static_cast<std::uint8_t>(u >> 24);
+        }
+    };
+    if (delta) {
+        for (; k < std::min(channels, n); ++k) put(k, zigzag_encode(v[k]));
+        for (; k < n; ++k)
+            put(k, zigzag_encode(static_cast<std::int32_t>(static_cast<std::uint32_t>(v[k]) -
+                                                           static_cast<std::uint32_t>(v[k - channels]))));
+    } else {
+        for (; k < n; ++k) put(k, zigzag_encode(v[k]));
     }
 }
 
-struct Candidate {
-    bool usable = false;
-    std::uint8_t mode = 0;
-    std::uint8_t width = 1;
-    std::vector<std::uint8_t> payload;
-};
-
-Status make_candidate(std::uint8_t mode, const std::vector<std::uint32_t>& symbols,
-                      std::uint32_t max_symbol, const StreamEncodeOptions& opt, Candidate& c) {
-    const int need = narrowest_width(max_symbol);
-    int w = need;
-    if (opt.symbol_width != 0) {
-        if (opt.symbol_width < need) {
-            c.usable = false;
-            if (opt.mode == -1) return ok_status();  // the other candidate may fit
-            return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
-                           " cannot hold symbol " + std::to_string(max_symbol) + " (needs " +
-                           std::to_string(need) + ")");
-        }
-        w = opt.symbol_width;
+void shuffle_into(const std::int32_t* v, std::size_t n, std::size_t channels, bool delta, int w,
+                  std::uint8_t* planes) {
+    switch (w) {
+        case 1: shuffle_into<1>(v, n, channels, delta, planes); break;
+        case 2: shuffle_into<2>(v, n, channels, delta, planes); break;
+        default: shuffle_into<4>(v, n, channels, delta, planes); break;
     }
-    c.usable = true;
-    c.mode = mode;
-    c.width = static_cast<std::uint8_t>(w);
-    std::vector<std::uint8_t> planes;
-    shuffle(symbols, w, planes);
-    return compress(opt.codec, opt.level, planes, c.payload);
+}
+
+// Σ count × log2(n / count) over a 256-bin histogram of n bytes: the plane's order-0 bits.
+double plane_bits(const std::uint32_t* hist, std::size_t n) {
+    if (n == 0) return 0;
+    double bits = 0;
+    const double total = static_cast<double>(n);
+    for (int b = 0; b < 256; ++b)
+        if (hist[b] != 0) bits -= hist[b] * std::log2(hist[b] / total);
+    return bits;
+}
+
+// The order-0 bytes of the symbols of one mode at its narrowest width, from every element or,
+// in a longer stream, from kEstimateSample elements spread evenly over it (every step-th; a
+// delta is still taken from the element before it), scaled to the whole stream.
+double residual_bytes(const std::int32_t* v, std::size_t n, std::size_t channels, bool delta,
+                      int w) {
+    const std::size_t elements = n / channels;
+    const std::size_t step = std::max<std::size_t>(1, elements / kEstimateSample);
+    // Two histograms per plane, alternating, so consecutive equal bytes do not wait on each
+    // other's increment.
+    std::array<std::array<std::uint32_t, 512>, 4> hist{};
+    std::size_t seen = 0;
+    for (std::size_t e = 0; e < elements; e += step)
+        for (std::size_t c = 0, k = e * channels; c < channels; ++c, ++k, ++seen) {
+            const std::uint32_t u = zigzag_encode(delta ? delta_at(v, k, channels) : v[k]);
+            const std::size_t half = (seen & 1) * 256;
+            hist[0][half + (u & 0xFF)]++;
+            if (w >= 2) hist[1][half + ((u >> 8) & 0xFF)]++;
+            if (w == 4) {
+                hist[2][half + ((u >> 16) & 0xFF)]++;
+                hist[3][half + (u >> 24)]++;
+            }
+        }
+    double bits = 0;
+    for (int j = 0; j < w; ++j) {
+        for (int b = 0; b < 256; ++b) hist[j][b] += hist[j][256 + b];
+        bits += plane_bits(hist[j].data(), seen);
+    }
+    return bits / 8 * (static_cast<double>(n) / static_cast<double>(seen));
+}
+
+// Grows `v` to at least `size` bytes; never shrinks, so a reused buffer is zero-filled once.
+std::span<std::uint8_t> room(std::vector<std::uint8_t>& v, std::size_t size) {
+    if (v.size() < size) detail::resize_fresh(v, size);
+    return {v.data(), size};
 }
 
 }  // namespace
 
+ModeEstimate estimate_modes(std::uint8_t channels, std::span<const std::int32_t> values) {
+    ModeEstimate e;
+    if (channels == 0 || values.empty() || values.size() % channels != 0) return e;
+    const ValueShape s = shape_of(values, channels);
+    e.raw_bytes = residual_bytes(values.data(), values.size(), channels, false,
+                                 narrowest_width(s.raw_max));
+    e.delta_bytes = s.delta_fits ? residual_bytes(values.data(), values.size(), channels, true,
+                                                  narrowest_width(s.delta_max))
+                                 : std::numeric_limits<double>::infinity();
+    return e;
+}
+
 Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
                      std::span<const std::int32_t> values, const StreamEncodeOptions& opt) {
+    StreamEncodeScratch scratch;
+    return encode_stream(out, attribute_id, channels, values, opt, scratch);
+}
+
+Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
+                     std::span<const std::int32_t> values, const StreamEncodeOptions& opt,
+                     StreamEncodeScratch& scratch) {
     if (channels == 0) return bad_arg("an attribute stream needs at least one channel");
     if (values.size() % channels != 0)
         return bad_arg(std::to_string(values.size()) + " values are not a whole number of " +
@@ -370,6 +486,11 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
     if (elements > std::numeric_limits<std::uint32_t>::max())
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(elements) + " elements do not fit element_count (u32)");
+    for (const CodecLevel& c : opt.also)
+        if (!codec_implemented(c.codec))
+            return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
+                              "stream codec byte " + std::to_string(c.codec) + " (" +
+                                  codec_name(c.codec) + ") is not implemented");
     if (!codec_implemented(opt.codec))
         return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
                           "stream codec byte " + std::to_string(opt.codec) + " (" +
@@ -388,10 +509,10 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
     h.element_count = static_cast<std::uint32_t>(elements);
 
     if (elements == 0) {
-        {
-            std::vector<std::uint8_t> probe;  // validates the level as a non-empty stream would
-            FOURDGS_TRY(compress(opt.codec, opt.level, {}, probe));
-        }
+        // Every pair's level is still checked (on an empty input), as a non-empty stream would.
+        std::vector<std::uint8_t> probe;
+        FOURDGS_TRY(compress(opt.codec, opt.level, {}, probe));
+        for (const CodecLevel& c : opt.also) FOURDGS_TRY(compress(c.codec, c.level, {}, probe));
         h.symbol_width = static_cast<std::uint8_t>(opt.symbol_width == 0 ? 1 : opt.symbol_width);
         h.mode = static_cast<std::uint8_t>(opt.mode < 0 ? stream_mode::raw : opt.mode);
         h.payload_length = 0;
@@ -399,62 +520,89 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
         return ok_status();
     }
 
-    bool constant = true;
-    for (std::size_t k = channels; k < values.size() && constant; ++k)
-        constant = values[k] == values[k - channels];
-    bool delta_fits = true;
-    for (std::size_t k = channels; k < values.size() && delta_fits; ++k) {
-        const std::int64_t d = std::int64_t{values[k]} - values[k - channels];
-        delta_fits = d >= std::numeric_limits<std::int32_t>::min() &&
-                     d <= std::numeric_limits<std::int32_t>::max();
-    }
-    if (opt.mode == stream_mode::constant && !constant)
+    const ValueShape shape = shape_of(values, channels);
+    if (opt.mode == stream_mode::constant && !shape.constant)
         return bad_arg("mode 2 (constant) was forced but the elements differ");
-    if (opt.mode == stream_mode::delta && !delta_fits)
+    if (opt.mode == stream_mode::delta && !shape.delta_fits)
         return make_error(ErrorKind::invalid_argument, refusal::kStreamValueOutOfRange,
                           "mode 1 (delta) was forced but a per-channel difference leaves int32");
 
-    const bool want_constant = opt.mode == stream_mode::constant || (opt.mode == -1 && constant);
-    const bool try_raw = !want_constant && (opt.mode == -1 || opt.mode == stream_mode::raw);
-    const bool try_delta =
-        !want_constant && delta_fits && (opt.mode == -1 || opt.mode == stream_mode::delta);
-
-    Candidate best, other;
-    std::vector<std::uint32_t> symbols;
+    // The width of a mode: its narrowest, or the forced one when that holds every symbol.
+    auto width_of = [&](std::uint32_t max_symbol) {
+        const int need = narrowest_width(max_symbol);
+        return opt.symbol_width == 0 ? need : opt.symbol_width < need ? 0 : opt.symbol_width;
+    };
+    const bool want_constant = opt.mode == stream_mode::constant || (opt.mode == -1 && shape.constant);
+    bool try_raw = !want_constant && (opt.mode == -1 || opt.mode == stream_mode::raw);
+    bool try_delta =
+        !want_constant && shape.delta_fits && (opt.mode == -1 || opt.mode == stream_mode::delta);
     if (want_constant) {
-        symbols.resize(channels);
-        std::uint32_t mx = 0;
-        for (std::size_t ch = 0; ch < channels; ++ch) mx = std::max(mx, symbols[ch] = zigzag_encode(values[ch]));
-        FOURDGS_TRY(make_candidate(stream_mode::constant, symbols, mx, opt, best));
-    } else {
-        symbols.resize(values.size());
-        if (try_raw) {
-            std::uint32_t mx = 0;
-            for (std::size_t k = 0; k < values.size(); ++k)
-                mx = std::max(mx, symbols[k] = zigzag_encode(values[k]));
-            FOURDGS_TRY(make_candidate(stream_mode::raw, symbols, mx, opt, best));
-        }
-        if (try_delta) {
-            std::uint32_t mx = 0;
-            for (std::size_t k = 0; k < values.size(); ++k) {
-                const std::int64_t d =
-                    k < channels ? values[k] : std::int64_t{values[k]} - values[k - channels];
-                mx = std::max(mx, symbols[k] = zigzag_encode(static_cast<std::int32_t>(d)));
-            }
-            FOURDGS_TRY(make_candidate(stream_mode::delta, symbols, mx, opt, other));
-            if (other.usable && (!best.usable || other.payload.size() < best.payload.size()))
-                std::swap(best, other);
-        }
+        const int w = width_of(zigzag_max(*std::min_element(values.begin(), values.begin() + channels),
+                                           *std::max_element(values.begin(), values.begin() + channels)));
+        if (w == 0)
+            return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
+                           " cannot hold the constant's symbols");
+        h.mode = stream_mode::constant;
+        h.symbol_width = static_cast<std::uint8_t>(w);
     }
-    if (!best.usable)
+    const int raw_w = width_of(shape.raw_max), delta_w = width_of(shape.delta_max);
+    // A mode whose symbols the forced width cannot hold is refused when it was forced, and
+    // otherwise left out (the other may fit).
+    auto fits = [&](bool& tried, int w, int mode, std::uint32_t max_symbol) -> Status {
+        if (!tried || w != 0) return ok_status();
+        if (opt.mode == mode)
+            return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
+                           " cannot hold symbol " + std::to_string(max_symbol) + " (needs " +
+                           std::to_string(narrowest_width(max_symbol)) + ")");
+        tried = false;
+        return ok_status();
+    };
+    FOURDGS_TRY(fits(try_raw, raw_w, stream_mode::raw, shape.raw_max));
+    FOURDGS_TRY(fits(try_delta, delta_w, stream_mode::delta, shape.delta_max));
+    if (!want_constant && !try_raw && !try_delta)
         return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
                        " holds the symbols of neither raw nor delta coding");
+    if (try_raw && try_delta && opt.choice == ModeChoice::estimate) {
+        const double r = residual_bytes(values.data(), values.size(), channels, false, raw_w);
+        const double d = residual_bytes(values.data(), values.size(), channels, true, delta_w);
+        if (d < (1 - kModeEstimateMargin) * r) try_raw = false;
+        else if (r < (1 - kModeEstimateMargin) * d) try_delta = false;
+    }
 
-    h.mode = best.mode;
-    h.symbol_width = best.width;
-    h.payload_length = best.payload.size();
+    // Every candidate (mode, codec, level), in order; the first smallest payload wins.
+    const CodecLevel first{opt.codec, opt.level};
+    std::size_t best_size = 0;
+    bool have = false;
+    auto candidate = [&](std::uint8_t mode, int w) -> Status {
+        const std::size_t symbols = mode == stream_mode::constant ? channels : values.size();
+        const std::span<std::uint8_t> planes = room(scratch.planes, symbols * static_cast<std::size_t>(w));
+        shuffle_into(values.data(), symbols, channels, mode == stream_mode::delta, w, planes.data());
+        auto one = [&](const CodecLevel& c) -> Status {
+            const std::span<std::uint8_t> dst = room(scratch.payload, detail::compress_bound(c.codec, c.level, planes.size()));
+            FOURDGS_ASSIGN(const std::size_t n, detail::compress_into(c.codec, c.level, planes, dst));
+            if (!have || n < best_size) {
+                have = true;
+                best_size = n;
+                scratch.payload.swap(scratch.best);
+                h.mode = mode;
+                h.symbol_width = static_cast<std::uint8_t>(w);
+                h.codec = c.codec;
+            }
+            return ok_status();
+        };
+        FOURDGS_TRY(one(first));
+        for (const CodecLevel& c : opt.also) FOURDGS_TRY(one(c));
+        return ok_status();
+    };
+    if (want_constant) {
+        FOURDGS_TRY(candidate(stream_mode::constant, h.symbol_width));
+    } else {
+        if (try_raw) FOURDGS_TRY(candidate(stream_mode::raw, raw_w));
+        if (try_delta) FOURDGS_TRY(candidate(stream_mode::delta, delta_w));
+    }
+    h.payload_length = best_size;
     write_stream_header(out, h);
-    out.raw(best.payload);
+    out.raw(Bytes(scratch.best.data(), best_size));
     return ok_status();
 }
 

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -335,6 +336,9 @@ private:
     void check_utf8(std::string_view field, std::string_view value, std::uint64_t record_at);
     void check_windows(const RecordView& table);
     void check_finite(std::string field, double v, std::uint64_t at, std::string_view why);
+    void check_header_aabb(const RecordView& header);
+    void check_decoded(const GaussianBlock& b, std::string_view record, std::uint64_t at,
+                       std::set<std::string>* once = nullptr);
     void check_index();
     void check_index_by_tail();
     void check_composition();
@@ -482,6 +486,7 @@ void Validator::absorb(const RecordView& r) {
                     "pairs instead (M035)");
     const bool had_quantization = scene_.has_quantization;
     const bool had_window_table = scene_.has_window_table;
+    const bool had_header = scene_.has_header;
     const std::size_t frames = scene_.coordinate_frames.size();
     const std::size_t rigs = scene_.rig_trajectories.size();
     current_record_ = opcode_name(r.opcode);
@@ -493,6 +498,7 @@ void Validator::absorb(const RecordView& r) {
 
     if (!had_quantization && scene_.has_quantization)
         check_quantization_values(scene_.quantization, r.content_offset());
+    if (!had_header && scene_.has_header) check_header_aabb(r);
     if (r.opcode == op::camera) check_camera(r);
     if (!had_window_table && scene_.has_window_table) check_windows(r);
     if (scene_.coordinate_frames.size() > frames) {
@@ -671,15 +677,107 @@ void Validator::check_finite(std::string field, double v, std::uint64_t at, std:
 }
 
 // §5.4: every window bound is a time, so finite (a NaN bound admits no instant, an infinite one
-// every instant, whatever the writer meant).
+// every instant, whatever the writer meant). A finite bound beyond f32's range is legal, but every
+// gaussian of the window holds it as an f32 (§3): it decodes to an infinity, a warning.
 void Validator::check_windows(const RecordView& table) {
     const std::uint64_t entries = table.content_offset() + 4;  // u32 count, then (lo, hi) f64s
     for (std::size_t i = 0; i < scene_.windows.size(); ++i) {
         const std::string at = "Window Table.windows[" + std::to_string(i) + "]";
-        check_finite(at + ".lo", scene_.windows[i].lo, entries + 16 * i,
-                     "a window bound must be a finite time (§5.4)");
-        check_finite(at + ".hi", scene_.windows[i].hi, entries + 16 * i + 8,
-                     "a window bound must be a finite time (§5.4)");
+        const std::pair<const char*, double> bounds[] = {{".lo", scene_.windows[i].lo},
+                                                        {".hi", scene_.windows[i].hi}};
+        for (std::size_t b = 0; b < 2; ++b) {
+            const auto [which, v] = bounds[b];
+            const std::uint64_t offset = entries + 16 * i + 8 * b;
+            check_finite(at + which, v, offset, "a window bound must be a finite time (§5.4)");
+            if (std::isfinite(v) && !std::isfinite(static_cast<float>(v)))
+                warning(refusal::kNonFiniteValue, at + which, num(v), offset,
+                        at + which + " is " + num(v) +
+                            ", beyond f32: every gaussian of the window decodes it to " +
+                            (v > 0 ? "inf" : "-inf") + " (§3 holds win_lo and win_hi as f32)");
+        }
+    }
+}
+
+// §5.1: the Header's aabb bounds the rest positions, which are numbers; the specification does
+// not state that it is finite, so a non-finite entry is a warning naming it.
+void Validator::check_header_aabb(const RecordView& header) {
+    const Header& h = scene_.header;
+    // profile, library, duration, gaussian_count, cutoff, temporal_model, then the six f64s.
+    const std::uint64_t at = header.content_offset() + 4 + h.profile.size() + 4 +
+                             h.library.size() + 8 + 8 + 8 + 4 + h.temporal_model.size();
+    for (std::size_t k = 0; k < 6; ++k)
+        if (!std::isfinite(h.aabb[k])) {
+            const std::string field = "Header.aabb[" + std::to_string(k) + "]";
+            warning(refusal::kNonFiniteValue, field, num(h.aabb[k]), at + 8 * k,
+                    field + " is " + num(h.aabb[k]) +
+                        "; the aabb bounds the rest positions, which are numbers (§5.1)");
+        }
+}
+
+// §3, §6: a decoded attribute that is not finite (a finite but huge quantization step or origin
+// multiplies a bin past the range of f32, or exp of a huge log-domain value overflows). Readers
+// decode it as written and a renderer cannot draw it; the specification requires the parameters
+// to be finite (an error above, and then their attributes are not reported again) but says
+// nothing of the decoded values, so each is a warning: per record and attribute, naming the first
+// gaussian, its value and how many gaussians of the record have one. With `once`, an attribute
+// named there is not checked, and one reported is added (keyframe-delta states carry the same
+// gaussians from state to state: the first state that has one is named).
+void Validator::check_decoded(const GaussianBlock& b, std::string_view record, std::uint64_t at,
+                              std::set<std::string>* once) {
+    if (!scene_.has_quantization) return;
+    const Quantization& q = scene_.quantization;
+    struct Attribute {
+        const char* name;
+        const std::vector<float> GaussianBlock::*column;
+        std::size_t per;
+        std::initializer_list<double> params;  // what it is computed from
+        const char* from;
+    };
+    const Attribute attributes[] = {
+        {"position", &GaussianBlock::position, 3,
+         {q.pos_origin[0], q.pos_origin[1], q.pos_origin[2], q.step_pos},
+         "pos_origin + step_pos x bin"},
+        {"scale", &GaussianBlock::scale, 3, {q.step_scale_log}, "exp(step_scale_log x bin)"},
+        {"rotation", &GaussianBlock::rotation, 4, {q.step_rot}, "step_rot x bin, smallest three"},
+        {"color", &GaussianBlock::color, 4, {q.step_rgb, q.step_alpha}, "step_rgb, step_alpha x bin"},
+        {"motion", &GaussianBlock::motion, 3, {q.step_motion, q.step_sigma_log},
+         "step_motion x 2^-class x bin"},
+        {"mu_t", &GaussianBlock::mu_t, 1, {q.step_time, q.step_sigma_log},
+         "step_time x 2^class x bin"},
+        {"sigma_t", &GaussianBlock::sigma_t, 1, {q.step_sigma_log}, "exp(step_sigma_log x bin)"}};
+    for (const Attribute& a : attributes) {
+        if (once && once->count(a.name)) continue;
+        if (!std::all_of(a.params.begin(), a.params.end(), [](double v) { return std::isfinite(v); }))
+            continue;
+        const std::vector<float>& column = b.*a.column;
+        std::size_t first = b.count, component = 0, gaussians = 0;
+        for (std::size_t i = 0; i < b.count && a.per * (i + 1) <= column.size(); ++i) {
+            bool bad = false;
+            for (std::size_t c = 0; c < a.per; ++c) {
+                const float v = column[i * a.per + c];
+                // +inf sigma_t is a never-fading gaussian's (flags bit 0), not a value.
+                const bool never = a.column == &GaussianBlock::sigma_t && v > 0 &&
+                                   (b.flags[i] & kFlagNeverFades) != 0;
+                if (std::isfinite(v) || never) continue;
+                if (!bad && first == b.count) {
+                    first = i;
+                    component = c;
+                }
+                bad = true;
+            }
+            gaussians += bad;
+        }
+        if (gaussians == 0) continue;
+        const float value = column[first * a.per + component];
+        const std::string field = std::string(record.substr(0, record.find(" at byte"))) + "." +
+                                  a.name + (a.per > 1 ? "[" + std::to_string(component) + "]" : "");
+        warning(refusal::kNonFiniteValue, field, num(value), at,
+                "gaussian " + std::to_string(first) + " of the " + std::string(record) +
+                    " decodes " + a.name + (a.per > 1 ? "[" + std::to_string(component) + "]" : "") +
+                    " to " + num(value) + " (" + a.from + "); " + std::to_string(gaussians) +
+                    " of its " + std::to_string(b.count) + " gaussians have a non-finite " +
+                    a.name + ", which a renderer cannot draw (§3, §6)");
+        if (once) once->insert(a.name);
     }
 }
 
@@ -752,6 +850,7 @@ void Validator::flush_chunk() {
         }
         block_.clear();
         dequantize(scene_, bins_, block_);
+        check_decoded(block_, "Chunk at byte " + std::to_string(r.offset), r.offset);
         for (std::size_t i = 0; i < block_.count; ++i)
             for (int k = 0; k < 3; ++k) {
                 const double v = block_.position[i * 3 + k];
@@ -940,9 +1039,12 @@ void Validator::check_index() {
     const std::vector<ChunkIndex>& index = scene_.index;
     const std::vector<std::uint64_t>& index_at = builder_.offsets().index;
     if (index.empty()) {
+        // Readers scan such a file and build its index (M016), so it is read; but a seek then
+        // costs the whole file, which the model exists to avoid (§11.8): a warning.
         if (keyframe_delta_ && !chunks_.empty())
-            error(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
-                  "a keyframe-delta file without a Chunk Index cannot be sought (§11.8)");
+            warning(refusal::kNoChunkIndex, "", "", footer_offset_ ? footer_offset_ : kNoOffset,
+                    "a keyframe-delta file without a Chunk Index: readers read it front to back "
+                    "(M016), so a seek costs the whole file rather than one chain (§11.8)");
         return;
     }
     IndexCheckOptions check;
@@ -1043,13 +1145,21 @@ void Validator::check_composition() {
         refused = st.error();
     } else {
         ChunkBins bins;
+        StateInfo info;
+        std::set<std::string> reported;  // decoded attributes found non-finite in an earlier state
         while (true) {
-            auto next = stream.next_state_bins(bins);
+            auto next = stream.next_state_bins(bins, &info);
             if (!next.ok()) {
                 refused = next.error();
                 break;
             }
             if (!*next) break;
+            block_.clear();
+            dequantize(stream.scene(), bins, block_);
+            check_decoded(block_,
+                          std::string(info.chunk_kind == kChunkKindDelta ? "Delta Chunk" : "Chunk") +
+                              " at byte " + std::to_string(info.offset) + " (its composed state)",
+                          info.offset, &reported);
         }
     }
     if (!refused || refused->kind == ErrorKind::truncated || refused->kind == ErrorKind::io) return;

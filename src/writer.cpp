@@ -18,6 +18,7 @@
 #include "fourdgs/scene.hpp"
 #include "content_records.hpp"
 #include "encoding.hpp"
+#include "fresh_memory.hpp"
 
 namespace fourdgs {
 namespace {
@@ -52,13 +53,57 @@ struct EncodedChunk {
     Maxima maxima;
 };
 
+// log of a decoded value that depends only on its bin (a scale or sigma_t: exp of the bin times
+// the step), computed once per bin of a chunk — the same expression, so the same double — when
+// the chunk's bins span no more values than it has rows; otherwise computed every time.
+class LogByBin {
+public:
+    void reset(const std::vector<std::int32_t>& bins, std::size_t n) {
+        on_ = n > 0 && bins.size() >= n;
+        if (!on_) return;
+        const auto [lo, hi] = std::minmax_element(bins.begin(), bins.begin() + n);
+        lo_ = *lo;
+        const std::uint64_t span = static_cast<std::uint64_t>(std::int64_t{*hi} - *lo) + 1;
+        on_ = span <= std::max<std::size_t>(n, 1024);
+        if (on_) logs_.assign(static_cast<std::size_t>(span), std::numeric_limits<double>::quiet_NaN());
+    }
+    double operator()(std::int32_t bin, float decoded) {
+        if (!on_) return std::log(static_cast<double>(decoded));
+        double& l = logs_[static_cast<std::size_t>(std::int64_t{bin} - lo_)];
+        if (std::isnan(l)) l = std::log(static_cast<double>(decoded));
+        return l;
+    }
+
+private:
+    bool on_ = false;
+    std::int32_t lo_ = 0;
+    std::vector<double> logs_;
+};
+
+// What verification compares against the input of one decoded row (ChunkCheck).
+struct DecodedRow {
+    double log_scale[3];
+    double log_sigma;  // unused when `never`
+    float position[3], rotation[4], color[4], motion[3], mu_t;
+    std::int32_t rotation_index;  // the omitted component, as encoded
+    bool never;                   // never fades, as encoded
+};
+
 // Per-thread buffers, reused across chunks.
 struct Work {
     std::vector<std::int32_t> posb;  // position bins in input order: they decide the order
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> keys;
-    std::vector<std::uint32_t> perm;  // chunk row j holds job gaussian perm[j]
-    ChunkBins q;                      // the quantized rows, in chunk order
-    std::vector<encoding::ExactRow> exact;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> keys, sorted;
+    // Chunk row row_of[k] holds job gaussian k. The rows are filled and checked in job order,
+    // which reads the caller's columns front to back (a job's gaussians ascend in the input)
+    // rather than in the rows' spatial order, all over them.
+    std::vector<std::uint32_t> row_of;
+    std::vector<std::uint32_t> perm;  // its inverse: row j holds job gaussian perm[j]
+    ChunkBins q_job;                  // the quantized rows, in job order
+    ChunkBins q;                      // ... and in chunk order
+    std::vector<encoding::ExactRow> exact;  // in job order
+    encoding::StepCache steps;
+    LogByBin log_scale, log_sigma;  // of the decoded values, for verification
+    std::vector<DecodedRow> rows;
     encoding::ChunkBuffers buffers;
     ChunkBins bins;  // decoded back
     DecodeScratch scratch;
@@ -86,11 +131,32 @@ Status bin_positions(const Context& ctx, const ChunkJob& job, Work& w) {
     return ok_status();
 }
 
+// Sorts (key, index) pairs whose keys are below 2^bits by key, ties in their present order
+// (which is the order of the indices, so the result is std::sort's of the pairs): a least
+// significant digit radix sort, 11 bits a pass, a pass skipped when every key shares its digit.
+void sort_keys(std::vector<std::pair<std::uint64_t, std::uint32_t>>& keys,
+               std::vector<std::pair<std::uint64_t, std::uint32_t>>& scratch, int bits) {
+    constexpr int kDigit = 11;
+    const std::size_t n = keys.size();
+    scratch.resize(n);
+    std::vector<std::uint32_t> count(std::size_t{1} << kDigit);
+    for (int at = 0; at < bits; at += kDigit) {
+        std::fill(count.begin(), count.end(), 0u);
+        for (const auto& k : keys) ++count[(k.first >> at) & ((1u << kDigit) - 1)];
+        if (count[(keys[0].first >> at) & ((1u << kDigit) - 1)] == n) continue;
+        std::uint32_t sum = 0;
+        for (std::uint32_t& c : count) sum += std::exchange(c, sum);
+        for (const auto& k : keys) scratch[count[(k.first >> at) & ((1u << kDigit) - 1)]++] = k;
+        keys.swap(scratch);
+    }
+}
+
 // Step 2: the chunk's row order — input order, or the Morton order of the position bins (§6.1:
 // neighbours in space become neighbours in the position stream).
 void choose_order(const Context& ctx, std::size_t n, Work& w) {
-    w.perm.resize(n);
-    std::iota(w.perm.begin(), w.perm.end(), 0u);
+    w.row_of.resize(n);
+    std::iota(w.row_of.begin(), w.row_of.end(), 0u);
+    w.perm = w.row_of;
     if (!ctx.opt.spatial_order || n <= 1) return;
     std::int64_t lo[3], hi[3];
     for (int c = 0; c < 3; ++c) lo[c] = hi[c] = w.posb[c];
@@ -102,6 +168,9 @@ void choose_order(const Context& ctx, std::size_t n, Work& w) {
     int shift = 0;
     for (int c = 0; c < 3; ++c)
         while (((hi[c] - lo[c]) >> shift) >= (1 << 21)) ++shift;
+    int axis_bits = 0;  // the key holds 3 x this many bits
+    for (int c = 0; c < 3; ++c)
+        while (((hi[c] - lo[c]) >> shift) >> axis_bits) ++axis_bits;
     w.keys.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
         std::uint64_t key = 0;
@@ -111,26 +180,49 @@ void choose_order(const Context& ctx, std::size_t n, Work& w) {
         }
         w.keys[k] = {key, static_cast<std::uint32_t>(k)};
     }
-    std::sort(w.keys.begin(), w.keys.end());
-    for (std::size_t j = 0; j < n; ++j) w.perm[j] = w.keys[j].second;
+    sort_keys(w.keys, w.sorted, 3 * axis_bits);
+    for (std::size_t j = 0; j < n; ++j) {
+        w.perm[j] = w.keys[j].second;
+        w.row_of[w.perm[j]] = static_cast<std::uint32_t>(j);
+    }
 }
 
-// Step 3: every attribute of every gaussian into its row, in the chosen order.
+// How far ahead the loops over a job's gaussians fetch the next ones' memory: a job's gaussians
+// ascend in the input but need not be adjacent (a window's gaussians may be spread over it), and
+// each is read from a dozen columns, more streams than a core's prefetcher follows.
+constexpr std::size_t kAhead = 16;
+
+void prefetch_input(const GaussianBatch& b, std::size_t i) {
+    __builtin_prefetch(&b.position[i * 3]);
+    __builtin_prefetch(&b.scale[i * 3]);
+    __builtin_prefetch(&b.rotation[i * 4]);
+    __builtin_prefetch(&b.color[i * 4]);
+    if (!b.motion.empty()) __builtin_prefetch(&b.motion[i * 3]);
+    if (!b.mu_t.empty()) __builtin_prefetch(&b.mu_t[i]);
+    __builtin_prefetch(&b.sigma_t[i]);
+}
+
+// Step 3: every attribute of every gaussian into its row, in the chosen order. The rows are
+// quantized in job order (reading the input front to back, writing the bins front to back), then
+// put in the chosen order column by column: a dozen columns written at random at once would
+// stall on their misses.
 Status quantize_rows(const Context& ctx, const ChunkJob& job, Work& w) {
     const GaussianBatch& b = *job.batch;
     const std::size_t n = job.indices.size();
-    encoding::resize_bins(w.q, n, ctx.sh_degree);
-    w.q.has_source_group = !b.source_group.empty();
-    w.q.has_source_index = !b.source_index.empty();
-    w.q.has_object_id = !b.object_id.empty();
-    w.exact.resize(n);
-    for (std::size_t j = 0; j < n; ++j) {
-        const std::size_t k = w.perm[j];
-        if (const char* field = encoding::quantize_row(ctx, b, job.indices[k], job.window_of(k), j,
-                                                       w.q, &w.exact[j]))
+    ChunkBins& rows = w.q_job;
+    encoding::resize_bins(rows, n, ctx.sh_degree);
+    rows.has_source_group = !b.source_group.empty();
+    rows.has_source_index = !b.source_index.empty();
+    rows.has_object_id = !b.object_id.empty();
+    detail::resize_fresh(w.exact, n);
+    for (std::size_t k = 0; k < n; ++k) {
+        if (k + kAhead < n) prefetch_input(b, job.indices[k + kAhead]);
+        if (const char* field = encoding::quantize_row(ctx, b, job.indices[k], job.window_of(k), k,
+                                                       rows, &w.exact[k], &w.steps))
             return bad_input(refusal::kBinOutOfRange, gaussian(job.name(k)), field,
                              "does not fit an i32 bin");
     }
+    encoding::gather_rows(rows, w.perm, w.q);
     return ok_status();
 }
 
@@ -155,23 +247,103 @@ Status decode_back(const Context& ctx, const EncodedChunk& out, Work& w) {
     return ok_status();
 }
 
-// Step 6: one decoded row against its input, attribute by attribute; the deviations go into
+// Step 6: the decoded chunk against its input, attribute by attribute; the deviations go into
 // `mx`. Refusal bound-violated (kind limit) naming the gaussian and the attribute.
-class RowCheck {
+//
+// The input is read in job order (front to back through the caller's columns) and the decoded
+// chunk in its rows' spatial order, so one of the two is visited at random. The decoded side is
+// first gathered row by row — a sequential pass over its columns — into one packed row per
+// gaussian (DecodedRow), so that the comparison touches one packed row at random instead of a
+// dozen columns.
+class ChunkCheck {
 public:
-    RowCheck(const Context& ctx, const GaussianBatch& b, const GaussianBlock& d, Maxima& mx)
-        : ctx_(ctx), lim_(ctx.lim), b_(b), d_(d), mx_(mx) {}
+    ChunkCheck(const Context& ctx, const ChunkJob& job, Work& w, Maxima& mx)
+        : ctx_(ctx), lim_(ctx.lim), job_(job), w_(w), b_(*job.batch), d_(w.decoded), mx_(mx) {}
 
-    Status check(std::size_t j, std::size_t i, std::uint32_t window, const encoding::ExactRow& x,
-                 const ChunkBins& q, std::uint64_t who) {
-        who_ = who;
-        FOURDGS_TRY(geometry(j, i, x, q));
-        FOURDGS_TRY(appearance(j, i, q));
-        FOURDGS_TRY(time(j, i, window, x, q));
-        return ids(j, i);
+    // The checks that need no input (never fading, the window, SH bytes as encoded), and the
+    // packed rows, in row order.
+    Status gather() {
+        const ChunkBins& q = w_.q;
+        const std::size_t n = job_.indices.size();
+        w_.log_scale.reset(w_.bins.scale, n * 3);
+        w_.log_sigma.reset(w_.bins.sigma_t, n);
+        detail::resize_fresh(w_.rows, n);
+        for (std::size_t j = 0; j < n; ++j) {
+            DecodedRow& r = w_.rows[j];
+            who_ = job_.name(w_.perm[j]);
+            r.never = q.flags[j] != 0;
+            if (r.never) {
+                if (!std::isinf(d_.sigma_t[j]) || (d_.flags[j] & kFlagNeverFades) == 0)
+                    return violated("sigma_t (never fades)", kInf, 0);
+                r.log_sigma = kInf;
+            } else {
+                r.log_sigma = w_.log_sigma(w_.bins.sigma_t[j], d_.sigma_t[j]);
+            }
+            const std::uint32_t wi = static_cast<std::uint32_t>(q.window_index[j]);
+            const WindowTable::Window& win = ctx_.scene.windows[wi];
+            if (d_.window_index[j] != wi || d_.win_lo[j] != static_cast<float>(win.lo) ||
+                d_.win_hi[j] != static_cast<float>(win.hi))
+                return violated("window", 1, 0);
+            for (int c = 0; c < 3; ++c) {
+                r.log_scale[c] = w_.log_scale(w_.bins.scale[j * 3 + c], d_.scale[j * 3 + c]);
+                r.position[c] = d_.position[j * 3 + c];
+                r.motion[c] = d_.motion[j * 3 + c];
+            }
+            for (int c = 0; c < 4; ++c) {
+                r.rotation[c] = d_.rotation[j * 4 + c];
+                r.color[c] = d_.color[j * 4 + c];
+            }
+            r.mu_t = d_.mu_t[j];
+            r.rotation_index = q.rotation_index[j];
+            const int per = sh_coeffs_per_component(ctx_.sh_degree);
+            for (int band = 1; band <= ctx_.sh_degree; ++band) {
+                const int wd = sh_band_width(band), first = sh_band_first(band);
+                for (int c = 0; c < 3; ++c)
+                    for (int t = 0; t < wd; ++t)
+                        if (d_.sh[j * 3 * per + static_cast<std::size_t>(c) * per + first + t] !=
+                            q.sh[band - 1][(j * 3 + c) * wd + t])
+                            return violated("sh (code units)", 1, 0);
+            }
+        }
+        return ok_status();
+    }
+
+    // Every gaussian of the job against its packed row, in job order.
+    Status compare() {
+        const std::size_t n = job_.indices.size();
+        for (std::size_t k = 0; k < n; ++k) {
+            // The packed row a few gaussians ahead, at random in the chunk: fetched while this
+            // one is compared, so its miss is not waited for.
+            if (k + kAhead < n) {
+                const char* ahead = reinterpret_cast<const char*>(&w_.rows[w_.row_of[k + kAhead]]);
+                __builtin_prefetch(ahead);
+                __builtin_prefetch(ahead + sizeof(DecodedRow) - 1);
+                prefetch_input(b_, job_.indices[k + kAhead]);
+            }
+            const std::size_t i = job_.indices[k], j = w_.row_of[k];
+            const DecodedRow& r = w_.rows[j];
+            const encoding::ExactRow& x = w_.exact[k];
+            if (!geometry(i, r, x) || !appearance(i, j, r) || !time(i, r, x) || !ids(i, j)) {
+                who_ = job_.name(k);
+                return violated(failed_.field, failed_.err, failed_.bound);
+            }
+        }
+        return ok_status();
     }
 
 private:
+    // The first deviation past its bound (the per-gaussian checks return false and leave it
+    // here; the refusal is built once, outside the loop).
+    struct Failure {
+        const char* field = "";
+        double err = 0, bound = 0;
+    };
+
+    bool fail(const char* field, double err, double bound) {
+        failed_ = {field, err, bound};
+        return false;
+    }
+
     Error violated(std::string_view field, double err, double bound) const {
         return make_error(ErrorKind::limit, refusal::kBoundViolated,
                           gaussian(who_) + ": " + std::string(field) + " decodes " + num(err) +
@@ -179,42 +351,40 @@ private:
     }
 
     // Position, scale (log domain) and rotation (up to sign, §6.4).
-    Status geometry(std::size_t j, std::size_t i, const encoding::ExactRow& x, const ChunkBins& q) {
+    bool geometry(std::size_t i, const DecodedRow& r, const encoding::ExactRow& x) {
         for (int c = 0; c < 3; ++c) {
-            const double e = std::fabs(static_cast<double>(d_.position[j * 3 + c]) -
+            const double e = std::fabs(static_cast<double>(r.position[c]) -
                                        static_cast<double>(b_.position[i * 3 + c]));
-            if (!(e <= lim_.pos)) return violated("position", e, lim_.pos);
+            if (!(e <= lim_.pos)) return fail("position", e, lim_.pos);
             mx_.pos = std::max(mx_.pos, e);
         }
         for (int c = 0; c < 3; ++c) {
-            const double e =
-                std::fabs(std::log(static_cast<double>(d_.scale[j * 3 + c])) - x.log_scale[c]);
-            if (!(e <= lim_.scale)) return violated("scale (relative, log domain)", e, lim_.scale);
+            const double e = std::fabs(r.log_scale[c] - x.log_scale[c]);
+            if (!(e <= lim_.scale)) return fail("scale (relative, log domain)", e, lim_.scale);
             mx_.scale = std::max(mx_.scale, e);
         }
         double ep = 0, en = 0, kept = 0;
-        const int m = q.rotation_index[j];
         for (int c = 0; c < 4; ++c) {
-            const double dq = d_.rotation[j * 4 + c], qc = x.rotation[c];
+            const double dq = r.rotation[c], qc = x.rotation[c];
             ep = std::max(ep, std::fabs(dq - qc));
             en = std::max(en, std::fabs(dq + qc));
-            if (c != m) kept = std::max(kept, std::fabs(dq - qc));
+            if (c != r.rotation_index) kept = std::max(kept, std::fabs(dq - qc));
         }
         const double e = std::min(ep, en);
         if (!(kept <= lim_.rot_kept))
-            return violated("rotation (a stored component)", kept, lim_.rot_kept);
-        if (!(e <= lim_.rot)) return violated("rotation", e, lim_.rot);
+            return fail("rotation (a stored component)", kept, lim_.rot_kept);
+        if (!(e <= lim_.rot)) return fail("rotation", e, lim_.rot);
         mx_.rot = std::max(mx_.rot, e);
-        return ok_status();
+        return true;
     }
 
     // Colour, opacity and the SH code units at each band's depth (§6.5).
-    Status appearance(std::size_t j, std::size_t i, const ChunkBins& q) {
+    bool appearance(std::size_t i, std::size_t j, const DecodedRow& r) {
         for (int c = 0; c < 4; ++c) {
-            const double e = std::fabs(static_cast<double>(d_.color[j * 4 + c]) -
+            const double e = std::fabs(static_cast<double>(r.color[c]) -
                                        static_cast<double>(b_.color[i * 4 + c]));
             const double bound = c < 3 ? lim_.rgb : lim_.alpha;
-            if (!(e <= bound)) return violated(c < 3 ? "color" : "opacity", e, bound);
+            if (!(e <= bound)) return fail(c < 3 ? "color" : "opacity", e, bound);
             double& largest = c < 3 ? mx_.rgb : mx_.alpha;
             largest = std::max(largest, e);
         }
@@ -226,77 +396,65 @@ private:
             for (int c = 0; c < 3; ++c)
                 for (int t = 0; t < wd; ++t) {
                     const std::size_t at = static_cast<std::size_t>(c) * per + first + t;
-                    const std::size_t in = i * 3 * per + at;
-                    const int got = d_.sh[j * 3 * per + at];
-                    const int e = std::abs(got - sh_byte(b_.sh[in]));
-                    if (got != q.sh[band - 1][(j * 3 + c) * wd + t] || e > bound)
-                        return violated("sh (code units)", e, bound);
+                    const int e = std::abs(d_.sh[j * 3 * per + at] - sh_byte(b_.sh[i * 3 * per + at]));
+                    if (e > bound) return fail("sh (code units)", e, bound);
                     mx_.sh = std::max(mx_.sh, e);
                 }
         }
-        return ok_status();
+        return true;
     }
 
-    // sigma_t (or never fading), motion and mu_t on their per-gaussian grids, the window.
-    Status time(std::size_t j, std::size_t i, std::uint32_t wi, const encoding::ExactRow& x,
-                const ChunkBins& q) {
-        if (q.flags[j] != 0) {
-            if (!std::isinf(d_.sigma_t[j]) || (d_.flags[j] & kFlagNeverFades) == 0)
-                return violated("sigma_t (never fades)", kInf, 0);
-        } else {
-            const double e = std::fabs(std::log(static_cast<double>(d_.sigma_t[j])) - x.log_sigma);
-            if (!(e <= lim_.sigma))
-                return violated("sigma_t (relative, log domain)", e, lim_.sigma);
+    // sigma_t, motion and mu_t on their per-gaussian grids.
+    bool time(std::size_t i, const DecodedRow& r, const encoding::ExactRow& x) {
+        if (!r.never) {
+            const double e = std::fabs(r.log_sigma - x.log_sigma);
+            if (!(e <= lim_.sigma)) return fail("sigma_t (relative, log domain)", e, lim_.sigma);
             mx_.sigma = std::max(mx_.sigma, e);
         }
         for (int c = 0; c < 3; ++c) {
             const double v = b_.motion.empty() ? 0.0 : b_.motion[i * 3 + c];
-            const double e = std::fabs(static_cast<double>(d_.motion[j * 3 + c]) - v);
+            const double e = std::fabs(static_cast<double>(r.motion[c]) - v);
             const double bound =
                 std::min(x.velocity_step * 0.5 * (1 + 0x1p-10) + kF32 * std::fabs(v),
                          lim_.motion_declared);
-            if (!(e <= bound)) return violated("motion", e, bound);
+            if (!(e <= bound)) return fail("motion", e, bound);
             mx_.motion = std::max(mx_.motion, e);
         }
         const double mu = b_.mu_t[i];
-        const double e = std::fabs(static_cast<double>(d_.mu_t[j]) - mu);
+        const double e = std::fabs(static_cast<double>(r.mu_t) - mu);
         const double bound =
             std::min(x.birth_step * 0.5 * (1 + 0x1p-10) + kF32 * std::fabs(mu), lim_.time_declared);
-        if (!(e <= bound)) return violated("mu_t", e, bound);
+        if (!(e <= bound)) return fail("mu_t", e, bound);
         mx_.time = std::max(mx_.time, e);
-        const WindowTable::Window& win = ctx_.scene.windows[wi];
-        if (d_.window_index[j] != wi || d_.win_lo[j] != static_cast<float>(win.lo) ||
-            d_.win_hi[j] != static_cast<float>(win.hi))
-            return violated("window", 1, 0);
-        return ok_status();
+        return true;
     }
 
     // object_id, source_group and source_index: exact.
-    Status ids(std::size_t j, std::size_t i) const {
+    bool ids(std::size_t i, std::size_t j) {
         if (!b_.object_id.empty() && d_.object_id[j] != b_.object_id[i])
-            return violated("object_id", 1, 0);
+            return fail("object_id", 1, 0);
         if ((!b_.source_group.empty() && d_.source_group[j] != b_.source_group[i]) ||
             (!b_.source_index.empty() && d_.source_index[j] != b_.source_index[i]))
-            return violated("source_group/source_index", 1, 0);
-        return ok_status();
+            return fail("source_group/source_index", 1, 0);
+        return true;
     }
 
     const Context& ctx_;
     const encoding::Limits& lim_;
+    const ChunkJob& job_;
+    Work& w_;
     const GaussianBatch& b_;
     const GaussianBlock& d_;
     Maxima& mx_;
     std::uint64_t who_ = 0;
+    Failure failed_;
 };
 
 Status verify_rows(const Context& ctx, const ChunkJob& job, Work& w, Maxima& mx) {
     mx = Maxima{};
-    RowCheck check(ctx, *job.batch, w.decoded, mx);
-    for (std::size_t j = 0; j < job.indices.size(); ++j) {
-        const std::size_t k = w.perm[j];
-        FOURDGS_TRY(check.check(j, job.indices[k], job.window_of(k), w.exact[j], w.q, job.name(k)));
-    }
-    return ok_status();
+    ChunkCheck check(ctx, job, w, mx);
+    FOURDGS_TRY(check.gather());
+    return check.compare();
 }
 
 // One chunk, step by step: position bins → order → rows → streams and records (step 4,
@@ -312,6 +470,22 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
     FOURDGS_TRY(decode_back(ctx, out, w));
     return verify_rows(ctx, job, w, out.maxima);
 }
+
+}  // namespace
+
+// What a WriteWorkspace holds: the per-thread working sets, the encoded chunks and the grouping.
+struct WriteWorkspace::Impl {
+    std::vector<Work> pool;
+    std::vector<EncodedChunk> encoded;
+    std::vector<std::uint32_t> order, window_of;
+};
+
+WriteWorkspace::WriteWorkspace() : impl_(std::make_unique<Impl>()) {}
+WriteWorkspace::~WriteWorkspace() = default;
+WriteWorkspace::WriteWorkspace(WriteWorkspace&&) noexcept = default;
+WriteWorkspace& WriteWorkspace::operator=(WriteWorkspace&&) noexcept = default;
+
+namespace {
 
 // Encodes `jobs` into `outs` on up to ctx.opt.threads threads. The result does not depend on the
 // thread count; on failure the error of the lowest-numbered failing job is returned.
@@ -418,25 +592,106 @@ Status check_declared_window(const WindowTable::Window& w, double duration, std:
     return ok_status();
 }
 
+// The distinct windows of `b`, sorted by (lo, hi), and the gaussians grouped by window in input
+// order within each (`order`; window w's run starts at first[w], and first ends with n; `id` is
+// scratch). A scene
+// has few distinct windows, so they are found by lookup and the gaussians placed by counting;
+// past kManyWindows distinct ones, by a sort of every gaussian. Both give the same grouping.
+void group_by_window(const GaussianBatch& b, std::vector<std::uint32_t>& order,
+                     std::vector<std::uint32_t>& id, std::vector<WindowTable::Window>& windows,
+                     std::vector<std::size_t>& first) {
+    constexpr std::size_t kManyWindows = 4096;
+    const std::size_t n = b.count;
+    auto before = [](const WindowTable::Window& x, const WindowTable::Window& y) {
+        return x.lo != y.lo ? x.lo < y.lo : x.hi < y.hi;
+    };
+    // The sorted position of gaussian i's window in `windows`, or -1 when it is not there.
+    auto find = [&](std::size_t i) -> std::ptrdiff_t {
+        const WindowTable::Window key{b.win_lo[i], b.win_hi[i]};
+        auto it = std::lower_bound(windows.begin(), windows.end(), key, before);
+        return it != windows.end() && *it == key ? it - windows.begin() : -1;
+    };
+    windows.clear();
+    bool many = false;
+    for (std::size_t i = 0; i < n && !many; ++i) {
+        if (i > 0 && b.win_lo[i] == b.win_lo[i - 1] && b.win_hi[i] == b.win_hi[i - 1]) continue;
+        if (find(i) >= 0) continue;
+        const WindowTable::Window key{b.win_lo[i], b.win_hi[i]};
+        windows.insert(std::upper_bound(windows.begin(), windows.end(), key, before), key);
+        many = windows.size() > kManyWindows;
+    }
+    order.resize(n);
+    first.clear();
+    if (!many) {
+        id.resize(n);
+        first.assign(windows.size() + 1, 0);
+        std::ptrdiff_t last = -1;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i == 0 || b.win_lo[i] != b.win_lo[i - 1] || b.win_hi[i] != b.win_hi[i - 1])
+                last = find(i);
+            id[i] = static_cast<std::uint32_t>(last);
+            ++first[static_cast<std::size_t>(last) + 1];
+        }
+        for (std::size_t w = 1; w < first.size(); ++w) first[w] += first[w - 1];
+        std::vector<std::size_t> next(first.begin(), first.end() - 1);
+        for (std::size_t i = 0; i < n; ++i) order[next[id[i]]++] = static_cast<std::uint32_t>(i);
+        return;
+    }
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+        if (b.win_lo[x] != b.win_lo[y]) return b.win_lo[x] < b.win_lo[y];
+        if (b.win_hi[x] != b.win_hi[y]) return b.win_hi[x] < b.win_hi[y];
+        return x < y;
+    });
+    windows.clear();
+    for (std::size_t p = 0; p < n; ++p) {
+        const std::uint32_t i = order[p];
+        if (windows.empty() || windows.back().lo != b.win_lo[i] || windows.back().hi != b.win_hi[i]) {
+            windows.push_back({b.win_lo[i], b.win_hi[i]});
+            first.push_back(p);
+        }
+    }
+    first.push_back(n);
+}
+
 }  // namespace
 
 // ---- public helpers -------------------------------------------------------------------------
 
 std::string bound_string(double value) { return detail::fmt(value == 0 ? 0.0 : value); }
 
-// Each preset's name, in the enumeration's order.
-constexpr std::string_view kPresetNames[] = {"fine", "default", "coarse"};
+namespace {
 
-std::optional<Preset> parse_preset(std::string_view name) {
-    for (std::size_t i = 0; i < std::size(kPresetNames); ++i)
-        if (name == kPresetNames[i]) return static_cast<Preset>(i);
+// An enumeration's names, in its order: the enumerator a name spells, and back.
+template <class E, std::size_t N>
+std::optional<E> enum_named(const std::string_view (&names)[N], std::string_view name) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (name == names[i]) return static_cast<E>(i);
     return std::nullopt;
 }
 
-std::string_view to_string(Preset preset) {
-    const auto i = static_cast<std::size_t>(preset);
-    return i < std::size(kPresetNames) ? kPresetNames[i] : "unknown";
+template <class E, std::size_t N>
+std::string_view name_of(const std::string_view (&names)[N], E value) {
+    const auto i = static_cast<std::size_t>(value);
+    return i < N ? names[i] : "unknown";
 }
+
+constexpr std::string_view kPresetNames[] = {"fine", "default", "coarse"};
+constexpr std::string_view kEffortNames[] = {"fast", "default", "max"};
+
+}  // namespace
+
+std::optional<Preset> parse_preset(std::string_view name) {
+    return enum_named<Preset>(kPresetNames, name);
+}
+
+std::string_view to_string(Preset preset) { return name_of(kPresetNames, preset); }
+
+std::optional<Effort> parse_effort(std::string_view name) {
+    return enum_named<Effort>(kEffortNames, name);
+}
+
+std::string_view to_string(Effort effort) { return name_of(kEffortNames, effort); }
 
 QuantBounds preset_bounds(Preset preset, double extent) {
     if (!std::isfinite(extent) || !(extent > 0)) extent = 1;
@@ -581,8 +836,13 @@ std::array<std::uint8_t, 3> ladder_depths(ShLadder ladder) {
 
 // ---- one shot -------------------------------------------------------------------------------
 
-Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSink& sink,
-                   WriteReport* report) {
+namespace {
+
+// write_scene into `sink`; when the sink is a MemorySink's, `memory` is its vector, which is
+// given the room for the whole file at once (in fresh pages advised as large ones) once the
+// chunks are encoded, instead of growing by doubling.
+Status write_scene_to(const SceneInput& scene, const WriterOptions& options, ByteSink& sink,
+                      WriteReport* report, std::vector<std::uint8_t>* memory) {
     const SceneHeader& sh = scene.header;
     const GaussianBatch& b = scene.gaussians;
     FOURDGS_TRY(encoding::validate_header(sh));
@@ -595,24 +855,15 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(n) + " gaussians exceed this writer's 2^32 - 1");
 
+    WriteWorkspace own;
+    WriteWorkspace::Impl& ws = options.workspace ? options.workspace->impl() : own.impl();
+    for (Work& w : ws.pool) w.steps = {};  // remembered for another grid
+
     // The Window Table: distinct windows sorted by (lo, hi); gaussians grouped by window.
-    std::vector<std::uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-        if (b.win_lo[x] != b.win_lo[y]) return b.win_lo[x] < b.win_lo[y];
-        if (b.win_hi[x] != b.win_hi[y]) return b.win_hi[x] < b.win_hi[y];
-        return x < y;
-    });
+    std::vector<std::uint32_t>& order = ws.order;
     std::vector<WindowTable::Window> windows;
     std::vector<std::size_t> window_first;  // first position in `order` of each window
-    for (std::size_t p = 0; p < n; ++p) {
-        const std::uint32_t i = order[p];
-        if (windows.empty() || windows.back().lo != b.win_lo[i] || windows.back().hi != b.win_hi[i]) {
-            windows.push_back({b.win_lo[i], b.win_hi[i]});
-            window_first.push_back(p);
-        }
-    }
-    window_first.push_back(n);
+    group_by_window(b, order, ws.window_of, windows, window_first);
 
     std::array<double, 6> aabb{};
     if (n > 0) {
@@ -648,15 +899,21 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
             jobs.push_back(j);
         });
     }
-    std::vector<EncodedChunk> encoded;
-    std::vector<Work> pool;
-    FOURDGS_TRY(encode_jobs(ctx, jobs, encoded, pool));
-    pool.clear();
+    std::vector<EncodedChunk>& encoded = ws.encoded;
+    FOURDGS_TRY(encode_jobs(ctx, jobs, encoded, ws.pool));
+    if (!options.workspace) ws.pool.clear();  // the working sets go before the file is assembled
     Maxima measured;
     for (const EncodedChunk& c : encoded) measured.merge(c.maxima);
     quant.bounds = encoding::make_bounds(ctx, options.grid ? fixed : measured);
 
     const Header header = make_header(sh, ctx, extras, n, aabb);
+    if (memory) {
+        // The chunks, the front matter's payloads, and room for the records around them.
+        std::size_t size = extras.records.size() + (std::size_t{1} << 16) + 64 * encoded.size();
+        for (const EncodedChunk& c : encoded) size += c.records.bytes.size();
+        for (const AttachmentInput& a : sh.attachments) size += a.data.size();
+        detail::reserve_fresh(*memory, memory->size() + size);
+    }
     FileAssembler as(sink);
     FOURDGS_TRY(as.begin(header, quant, WindowTable{windows}));
     bool app = false;
@@ -676,10 +933,17 @@ Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSi
     return ok_status();
 }
 
+}  // namespace
+
+Status write_scene(const SceneInput& scene, const WriterOptions& options, ByteSink& sink,
+                   WriteReport* report) {
+    return write_scene_to(scene, options, sink, report, nullptr);
+}
+
 Result<std::vector<std::uint8_t>> write_scene(const SceneInput& scene,
                                               const WriterOptions& options, WriteReport* report) {
     MemorySink sink;
-    FOURDGS_TRY(write_scene(scene, options, sink, report));
+    FOURDGS_TRY(write_scene_to(scene, options, sink, report, &sink.bytes()));
     return sink.take();
 }
 

@@ -217,7 +217,8 @@ TEST_CASE("reconstruct: evaluate's run-at-a-time window test keeps exactly the g
 namespace {
 
 // §3 for one gaussian at a time, as the formulas are written (is_visible, displaced, the track
-// composed after): what evaluate() must give, bit for bit.
+// composed after, a base center past f32 taken in f64): what evaluate() must give, bit for bit.
+// A row with a value that is not a finite f32 is counted in `unrepresentable` instead.
 Frame reference_evaluate(const GaussianBlock& b, double t, double cutoff,
                          std::span<const ObjectTrack> tracks) {
     Frame f;
@@ -229,20 +230,34 @@ Frame reference_evaluate(const GaussianBlock& b, double t, double cutoff,
         if (!is_visible(b.win_lo[i], b.win_hi[i], b.mu_t[i], b.sigma_t[i], t, cutoff, &m))
             continue;
         Vec3 c{};
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 3; ++k) {
             c[k] = displaced(b.position[i * 3 + k], b.motion[i * 3 + k], t, b.mu_t[i]);
+            if (std::isinf(c[k]) && b.motion[i * 3 + k] != 0.f)
+                c[k] = double(b.position[i * 3 + k]) +
+                       double(b.motion[i * 3 + k]) * (t - double(b.mu_t[i]));
+        }
         Quat q{b.rotation[i * 4], b.rotation[i * 4 + 1], b.rotation[i * 4 + 2],
                b.rotation[i * 4 + 3]};
         if (const Pose* p = poses.find(b.object_id[i])) {
             c = fourdgs::apply(*p, c);
             q = multiply(p->rotation, q);
         }
-        for (int k = 0; k < 3; ++k) f.center.push_back(static_cast<float>(c[k]));
-        for (int k = 0; k < 3; ++k) f.scale.push_back(b.scale[i * 3 + k]);
-        for (int k = 0; k < 4; ++k) f.rotation.push_back(static_cast<float>(q[k]));
-        for (int k = 0; k < 3; ++k) f.color.push_back(b.color[i * 4 + k]);
-        f.color.push_back(static_cast<float>(b.color[i * 4 + 3] * m));
+        float row[14];
+        for (int k = 0; k < 3; ++k) row[k] = static_cast<float>(c[k]);
+        for (int k = 0; k < 3; ++k) row[3 + k] = b.scale[i * 3 + k];
+        for (int k = 0; k < 4; ++k) row[6 + k] = static_cast<float>(q[k]);
+        for (int k = 0; k < 3; ++k) row[10 + k] = b.color[i * 4 + k];
+        row[13] = static_cast<float>(b.color[i * 4 + 3] * m);
+        if (!std::all_of(row, row + 14, [](float v) { return std::isfinite(v); })) {
+            ++f.unrepresentable;
+            continue;
+        }
+        f.center.insert(f.center.end(), row, row + 3);
+        f.scale.insert(f.scale.end(), row + 3, row + 6);
+        f.rotation.insert(f.rotation.end(), row + 6, row + 10);
+        f.color.insert(f.color.end(), row + 10, row + 14);
         f.object_id.push_back(b.object_id[i]);
+        f.flags.push_back(b.flags[i]);
         f.source.push_back(static_cast<std::uint32_t>(i));
         f.sh.insert(f.sh.end(), b.sh.begin() + static_cast<std::ptrdiff_t>(i * per),
                     b.sh.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
@@ -311,7 +326,7 @@ TEST_CASE("reconstruct: evaluate equals the per-gaussian §3 formulas bit for bi
         for (int c = 0; c < 4; ++c) b.rotation.push_back(2 * u(rng) - 1);
         for (int c = 0; c < 3; ++c) b.color.push_back(u(rng));
         b.color.push_back(i % 97 == 0 ? 0.f : i % 89 == 0 ? 1e-40f : u(rng));
-        b.flags.push_back(0);
+        b.flags.push_back(static_cast<std::uint8_t>(i % 5));
         b.window_index.push_back(0);
         b.object_id.push_back(static_cast<std::uint32_t>(i % 4));
         for (int c = 0; c < 9; ++c) b.sh.push_back(static_cast<std::uint8_t>(rng()));
@@ -337,13 +352,28 @@ TEST_CASE("reconstruct: evaluate equals the per-gaussian §3 formulas bit for bi
             evaluate(b, t, co, frame, options);
             const Frame want = reference_evaluate(b, t, co, tracks);
             REQUIRE(frame.count == want.count);
+            CHECK(frame.unrepresentable == want.unrepresentable);
             CHECK(same_bits(frame.source, want.source, want.count));
+            CHECK(same_bits(frame.flags, want.flags, want.count));
             CHECK(same_bits(frame.center, want.center, want.count * 3));
             CHECK(same_bits(frame.scale, want.scale, want.count * 3));
             CHECK(same_bits(frame.rotation, want.rotation, want.count * 4));
             CHECK(same_bits(frame.color, want.color, want.count * 4));
             CHECK(same_bits(frame.object_id, want.object_id, want.count));
             CHECK(same_bits(frame.sh, want.sh, want.count * 9));
+            // Every row is visible_state()'s f64 state rounded to f32.
+            const TrackPoses poses(tracks, t);
+            std::size_t rounded_alike = 0;
+            for (std::size_t k = 0; k < frame.count; ++k) {
+                const auto s = visible_state(b, frame.source[k], t, co, poses);
+                bool same = s && s->opacity == frame.color[k * 4 + 3];
+                for (int c = 0; s && c < 3; ++c)
+                    same = same && static_cast<float>(s->center[c]) == frame.center[k * 3 + c];
+                for (int c = 0; s && c < 4; ++c)
+                    same = same && static_cast<float>(s->rotation[c]) == frame.rotation[k * 4 + c];
+                rounded_alike += same;
+            }
+            CHECK(rounded_alike == frame.count);
             for (std::size_t i = 0; i < b.count; ++i) {
                 double m = -1;  // set when inside the window
                 is_visible(b.win_lo[i], b.win_hi[i], b.mu_t[i], b.sigma_t[i], t, co, &m);

@@ -1332,3 +1332,33 @@ TEST_CASE("orphan-sh-band (§5.7): an SH band record that follows no chunk is re
             CHECK(test::indexed_refusal(bytes) == "orphan-sh-band");
         }
 }
+
+TEST_CASE("differential, multi-fault: a chunk whose next record runs past the end is decoded "
+          "before the cut is reported, on both paths (M100)") {
+    test::BuiltScene s = test::default_scene(2, 16, 0, 3);
+    // The last chunk's position stream names a mode that does not exist...
+    test::stream_with_id(s.spec.chunks.back(), attr::position)[test::stream_field::mode] = 9;
+    // ...and the record after it claims more bytes than the file holds.
+    test::ByteVec bomb = test::framed(0x9C, {1, 2, 3});
+    test::put_u64(bomb, 1, std::uint64_t{1} << 40);
+    s.spec.after_chunks.push_back(bomb);
+    const test::ByteVec bytes = test::build(s.spec).bytes;
+    CHECK(test::streaming_refusal(bytes) == "unknown-stream-mode");
+    CHECK(test::indexed_refusal(bytes) == "unknown-stream-mode");
+}
+
+TEST_CASE("differential, summary start: a summary_start that names a private record, not the "
+          "first summary record, is summary-start-mismatch on both paths (§4.5)") {
+    test::BuiltScene s = test::default_scene(2, 16, 0, 3);
+    s.spec.crc = false;
+    s.spec.after_chunks.push_back(test::framed(0xBE, {1, 2, 3}));
+    const test::BuiltFile plain = test::build(s.spec);
+    std::uint64_t private_at = 0;
+    for (const test::BuiltRecord& r : plain.records)
+        if (r.opcode == 0xBE) private_at = r.offset;
+    REQUIRE(private_at != 0);
+    s.spec.summary_start_override = private_at;
+    const test::ByteVec bytes = test::build(s.spec).bytes;
+    CHECK(test::streaming_refusal(bytes) == "summary-start-mismatch");
+    CHECK(test::indexed_refusal(bytes) == "summary-start-mismatch");
+}

@@ -2,11 +2,13 @@
 // golden byte arrays that pin the wire independently of the encoder, and every refusal.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -731,4 +733,111 @@ TEST_CASE("every stream of the interop fixtures decodes, element counts matching
         }
     }
     CHECK(streams_seen > 50);
+}
+
+// ---- the raw/delta estimate (ModeChoice::estimate) --------------------------------------------
+
+namespace {
+
+// Σ over the byte planes at the narrowest width of count × log2(n / count), in bytes: the
+// estimate written out the slow way, from the symbols.
+double order0_bytes(const std::vector<std::uint32_t>& symbols) {
+    std::uint32_t mx = 0;
+    for (std::uint32_t u : symbols) mx = std::max(mx, u);
+    const int w = mx <= 0xFF ? 1 : mx <= 0xFFFF ? 2 : 4;
+    double bits = 0;
+    for (int j = 0; j < w; ++j) {
+        std::map<int, double> count;
+        for (std::uint32_t u : symbols) count[(u >> (8 * j)) & 0xFF] += 1;
+        for (const auto& [b, c] : count) bits += c * std::log2(double(symbols.size()) / c);
+    }
+    return bits / 8;
+}
+
+ModeEstimate slow_estimate(const std::vector<std::int32_t>& v, std::size_t channels) {
+    std::vector<std::uint32_t> raw, delta;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+        raw.push_back(zigzag_encode(v[k]));
+        // The stream's delta wraps in 32 bits (§6), as the writer computes it.
+        const std::int32_t d = k < channels ? v[k]
+                                            : static_cast<std::int32_t>(
+                                                  static_cast<std::uint32_t>(v[k]) -
+                                                  static_cast<std::uint32_t>(v[k - channels]));
+        delta.push_back(zigzag_encode(d));
+    }
+    return {order0_bytes(raw), order0_bytes(delta)};
+}
+
+}  // namespace
+
+TEST_CASE("the raw/delta estimate is each mode's order-0 entropy per byte plane", "[stream]") {
+    std::mt19937 rng(5);
+    for (std::size_t channels : {1u, 3u}) {
+        for (int shape = 0; shape < 4; ++shape) {
+            INFO("channels " << channels << " shape " << shape);
+            std::vector<std::int32_t> v(channels * 3000);
+            std::int32_t walk = 0;
+            for (std::size_t k = 0; k < v.size(); ++k) {
+                switch (shape) {
+                    case 0: v[k] = static_cast<std::int32_t>(rng() % 200) - 100; break;
+                    case 1: v[k] = walk += static_cast<std::int32_t>(rng() % 9) - 4; break;
+                    case 2: v[k] = static_cast<std::int32_t>(k * 1000 + rng() % 3); break;
+                    default: v[k] = static_cast<std::int32_t>(rng()); break;
+                }
+            }
+            const ModeEstimate fast = estimate_modes(static_cast<std::uint8_t>(channels), v);
+            const ModeEstimate slow = slow_estimate(v, channels);
+            CHECK(fast.raw_bytes == Approx(slow.raw_bytes).epsilon(1e-9));
+            if (shape == 3) {  // differences of random int32 leave int32
+                CHECK(std::isinf(fast.delta_bytes));
+            } else {
+                CHECK(fast.delta_bytes == Approx(slow.delta_bytes).epsilon(1e-9));
+            }
+        }
+    }
+    // A longer stream is estimated from an even sample, within a percent of the whole.
+    std::vector<std::int32_t> big(3 * 200000);
+    for (auto& x : big) x = static_cast<std::int32_t>(std::lround(std::normal_distribution<>(0, 300)(rng)));
+    const ModeEstimate sampled = estimate_modes(3, big);
+    const ModeEstimate whole = slow_estimate(big, 3);
+    CHECK(sampled.raw_bytes == Approx(whole.raw_bytes).epsilon(0.01));
+    CHECK(sampled.delta_bytes == Approx(whole.delta_bytes).epsilon(0.01));
+}
+
+TEST_CASE("the estimate drops a mode only outside its guard band, and inside it compresses both",
+          "[stream]") {
+    std::mt19937 rng(11);
+    StreamEncodeOptions both, estimate;
+    estimate.choice = ModeChoice::estimate;
+    int decided = 0, guarded = 0;
+    // Random walks with noise: from pure noise (raw far smaller) through mixtures where the two
+    // estimates meet, to pure walks (delta far smaller).
+    for (int mix = 0; mix <= 40; ++mix) {
+        std::vector<std::int32_t> v(3 * 4000);
+        std::int64_t walk[3] = {0, 0, 0};
+        const double noise = 40.0 * (40 - mix) / 40, step = 40.0 * mix / 40;
+        std::normal_distribution<> n(0, 1);
+        for (std::size_t k = 0; k < v.size(); ++k) {
+            walk[k % 3] += std::llround(step * n(rng));
+            v[k] = static_cast<std::int32_t>(walk[k % 3] + std::llround(noise * n(rng)));
+        }
+        const ModeEstimate e = estimate_modes(3, v);
+        const ByteVec exact = encode(1, 3, v, both), guessed = encode(1, 3, v, estimate);
+        const bool decisive = e.delta_bytes < (1 - kModeEstimateMargin) * e.raw_bytes ||
+                              e.raw_bytes < (1 - kModeEstimateMargin) * e.delta_bytes;
+        INFO("mix " << mix << " raw " << e.raw_bytes << " delta " << e.delta_bytes);
+        CHECK(decode_all(guessed) == v);
+        if (!decisive) {
+            ++guarded;
+            CHECK(guessed == exact);  // inside the band: exactly what compressing both gives
+        } else {
+            ++decided;
+            const int mode = e.delta_bytes < e.raw_bytes ? stream_mode::delta : stream_mode::raw;
+            CHECK(view_of(guessed).header.mode == mode);
+            // Outside it, on these streams the estimate's choice is compressing both's too.
+            CHECK(guessed == exact);
+        }
+    }
+    CHECK(decided > 0);
+    CHECK(guarded > 0);
 }

@@ -13,6 +13,7 @@
 
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/validate.hpp"
 #include "fourdgs/wire.hpp"
@@ -899,5 +900,161 @@ TEST_CASE("validate: the tail (§4, §5.2): bytes after the magic, a bad Footer 
         INFO(describe(rep));
         CHECK(with_rule(rep, "missing-header").size() == 1);
         CHECK(with_rule(rep, "header-not-first").size() == 1);
+    }
+}
+
+namespace {
+
+// `bytes` with the Quantization record's f64 parameter `k` (0..2 pos_origin, 3 step_pos,
+// 4 step_scale_log, ... 10 step_sigma_log) set to `v`: the damage a bit flip in an exponent does.
+ByteVec with_quantization_param(ByteVec bytes, std::size_t k, double v) {
+    const Rec q = first(records_of(bytes), op::quantization);  // a copy: the list is a temporary
+    std::uint32_t scheme = 0;
+    std::memcpy(&scheme, bytes.data() + q.content(), 4);
+    std::memcpy(bytes.data() + q.content() + 4 + scheme + 8 * k, &v, 8);
+    return bytes;
+}
+
+// A keyframe-delta file through write_keyframe_delta: the Scene's gaussians over two steps.
+ByteVec keyframe_delta_scene() {
+    const Scene s;
+    std::vector<std::uint32_t> ids(s.n);
+    for (std::size_t i = 0; i < s.n; ++i) ids[i] = static_cast<std::uint32_t>(i + 1);
+    std::vector<double> lo(s.n, 0.0), hi(s.n, 2.0);
+    std::vector<float> moved = s.position;
+    for (float& p : moved) p += 0.01f;
+    std::vector<KeyframeStep> steps(2);
+    for (int k = 0; k < 2; ++k) {
+        GaussianBatch& b = steps[k].gaussians;
+        b.count = s.n;
+        b.position = k == 0 ? std::span<const float>(s.position) : std::span<const float>(moved);
+        b.scale = s.scale;
+        b.rotation = s.rotation;
+        b.color = s.color;
+        b.motion = s.motion;
+        b.mu_t = s.mu_t;
+        b.sigma_t = s.sigma_t;
+        b.win_lo = lo;
+        b.win_hi = hi;
+        steps[k].t0 = k;
+        steps[k].ids = ids;
+    }
+    KeyframeWriterOptions o;
+    o.base = single_thread();
+    auto bytes = write_keyframe_delta(steps, s.header, o);
+    if (!bytes.ok()) FAIL(bytes.error().describe());
+    return std::move(bytes).value();
+}
+
+}  // namespace
+
+TEST_CASE("non-finite decoded values: a finite but huge quantization step or origin that decodes "
+          "a gaussian attribute to a non-finite value is a warning naming record, field and value") {
+    const ByteVec good = Scene().write(single_thread());
+    CHECK(with_rule(validate_bytes(good), "non-finite-value").empty());
+    struct Case {
+        std::size_t param;
+        double value;
+        const char* field;
+    };
+    for (const Case& c : {Case{3, 1e300, "Chunk.position"}, Case{0, 1e300, "Chunk.position[0]"},
+                          Case{4, -1e10, "Chunk.scale"}, Case{6, 1e300, "Chunk.color"}}) {
+        INFO("parameter " << c.param << " = " << c.value);
+        const ByteVec bytes = with_quantization_param(good, c.param, c.value);
+        // The readers decode the file as written (no refusal: the parameters are finite).
+        CHECK(test::streaming_refusal(bytes).empty());
+        CHECK(test::indexed_refusal(bytes).empty());
+        const ValidationReport rep = validate_bytes(bytes);
+        INFO(describe(rep));
+        if (std::string(c.field) == "Chunk.color") {
+            // Colour is clamped to [0, 1] when decoded: a huge step gives 1, never inf.
+            CHECK(with_rule(rep, "non-finite-value").empty());
+            continue;
+        }
+        const auto found = with_rule(rep, "non-finite-value");
+        REQUIRE(!found.empty());
+        const Finding& f = *found.front();
+        CHECK(f.severity == Severity::warning);
+        CHECK(f.field.rfind(c.field, 0) == 0);
+        CHECK((f.value == "inf" || f.value == "-inf"));
+        CHECK(f.section == "§5.5");
+        CHECK(first(records_of(bytes), op::chunk).offset == f.offset);
+        CHECK(f.message.find("Chunk at byte " + std::to_string(f.offset)) != std::string::npos);
+        CHECK(rep.errors() == 0);
+    }
+}
+
+TEST_CASE("non-finite decoded values: a window entry beyond f32 and a non-finite Header aabb are "
+          "warnings naming the field, and a non-finite window entry stays an error") {
+    SECTION("a window bound beyond f32") {
+        test::BuiltScene s = built_scene();
+        s.spec.windows->windows[1].hi = 1e300;
+        const ValidationReport rep = validate_bytes(test::build(s.spec).bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "non-finite-value");
+        CHECK(f.field == "Window Table.windows[1].hi");
+        CHECK(f.value == "1e+300");
+        CHECK(f.severity == Severity::warning);
+        CHECK(f.section == "§5.4");
+    }
+    SECTION("the Header aabb") {
+        test::BuiltScene s = built_scene();
+        s.spec.header.aabb[4] = std::numeric_limits<double>::quiet_NaN();
+        const test::BuiltFile file = test::build(s.spec);
+        const ValidationReport rep = validate_bytes(file.bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "non-finite-value");
+        CHECK(f.field == "Header.aabb[4]");
+        CHECK(f.value == "nan");
+        CHECK(f.severity == Severity::warning);
+        CHECK(f.section == "§5.1");
+        double at = 0;
+        std::memcpy(&at, file.bytes.data() + f.offset, 8);
+        CHECK(std::isnan(at));  // the offset is the field's own
+    }
+}
+
+TEST_CASE("non-finite decoded values in a keyframe-delta file: the first composed state that has "
+          "one is named, once per attribute") {
+    const ByteVec good = keyframe_delta_scene();
+    CHECK(with_rule(validate_bytes(good), "non-finite-value").empty());
+    const ByteVec bytes = with_quantization_param(good, 3, 1e300);
+    const ValidationReport rep = validate_bytes(bytes);
+    INFO(describe(rep));
+    const Finding& f = only(rep, "non-finite-value");
+    CHECK(f.severity == Severity::warning);
+    CHECK(f.field.rfind("Chunk.position", 0) == 0);
+    CHECK(f.offset == first(records_of(bytes), op::chunk).offset);
+    CHECK(f.message.find("composed state") != std::string::npos);
+}
+
+TEST_CASE("differential, validator order: a Rig Trajectory that only follows the first chunk is "
+          "missing when the chunks begin, for the readers and the validator alike (§5.15.3)") {
+    test::BuiltScene s = built_scene();
+    SensorCalibration sensor;
+    sensor.name = "cam";
+    sensor.modality = "rgb";
+    sensor.pose_reference = PoseReference::rig;
+    sensor.rig_name = "rig";
+    RigTrajectory rig;
+    rig.name = "rig";
+    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    s.spec.front.push_back(test::record_bytes(sensor));
+    SECTION("the rig before the chunks: valid") {
+        s.spec.front.push_back(test::record_bytes(rig));
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes).empty());
+        CHECK(with_rule(validate_bytes(bytes), "missing-rig-trajectory").empty());
+    }
+    SECTION("the rig after the chunks: refused, and the validator says so") {
+        s.spec.after_chunks.push_back(test::record_bytes(rig));
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes) == "missing-rig-trajectory");
+        CHECK(test::indexed_refusal(bytes) == "missing-rig-trajectory");
+        const ValidationReport rep = validate_bytes(bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "missing-rig-trajectory");
+        CHECK(f.severity == Severity::error);
+        CHECK(f.value == "rig");
     }
 }

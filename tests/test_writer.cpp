@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "fourdgs/records.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/writer.hpp"
+#include "support/bench_scenes.hpp"
 
 using namespace fourdgs;
 
@@ -1001,4 +1003,203 @@ TEST_CASE("GaussianColumns::resize sizes every column a batch needs, so write_sc
     auto back = read_streaming(src);
     REQUIRE(back.ok());
     CHECK(back->gaussians.count == 3);
+}
+
+// ---- effort levels and the raw/delta estimate -------------------------------------------------
+
+namespace {
+
+// A bench scene (tests/support/bench_scenes.hpp) as an OwnedScene, source_index the input order
+// so that check_file can match decoded gaussians to their input.
+OwnedScene owned(const GaussianColumns& g, double duration) {
+    OwnedScene s;
+    s.n = g.count;
+    s.header.duration_sec = duration;
+    s.header.sh_degree = g.sh_degree;
+    s.header.library = "fourdgs tests";
+    s.position = g.position;
+    s.scale = g.scale;
+    s.rotation = g.rotation;
+    s.color = g.color;
+    s.motion = g.motion;
+    s.mu_t = g.mu_t;
+    s.sigma_t = g.sigma_t;
+    s.sh = g.sh;
+    s.win_lo = g.win_lo;
+    s.win_hi = g.win_hi;
+    for (std::size_t i = 0; i < g.count; ++i) s.source_index.push_back(static_cast<std::int32_t>(i));
+    return s;
+}
+
+// Every attribute stream of a file (chunk records and SH Band records), in file order.
+std::vector<StreamView> streams_of(const std::vector<std::uint8_t>& bytes,
+                                   std::vector<std::vector<std::uint8_t>>& keep) {
+    MemorySource src(bytes);
+    auto reader = IndexedReader::open(src);
+    REQUIRE(reader.ok());
+    std::vector<StreamView> out;
+    for (const ChunkIndex& e : reader->scene().index) {
+        keep.emplace_back();
+        REQUIRE(read_range(src, e.chunk_offset, e.chunk_length, e.chunk_length, keep.back()).ok());
+        auto rec = parse_record(keep.back(), e.chunk_offset);
+        REQUIRE(rec.ok());
+        auto chunk = parse_chunk(*rec);
+        REQUIRE(chunk.ok());
+        auto streams = split_streams(chunk->records, chunk->records_offset);
+        REQUIRE(streams.ok());
+        out.insert(out.end(), streams->begin(), streams->end());
+        for (const ChunkIndex::Band& b : e.bands) {
+            keep.emplace_back();
+            REQUIRE(read_range(src, b.offset, b.length, b.length, keep.back()).ok());
+            auto r = parse_record(keep.back(), b.offset);
+            REQUIRE(r.ok());
+            auto band = parse_sh_band(*r);
+            REQUIRE(band.ok());
+            Cursor c(band->stream, b.offset, "band");
+            auto s = read_stream(c);
+            REQUIRE(s.ok());
+            out.push_back(*s);
+        }
+    }
+    return out;
+}
+
+// The scenes the effort tests hold on: seeded random scenes of several shapes and small
+// instances of the bench scenes.
+std::vector<std::pair<std::string, OwnedScene>> effort_scenes() {
+    std::vector<std::pair<std::string, OwnedScene>> out;
+    SceneShape plain;
+    plain.n = 3000;
+    out.emplace_back("random SH 0", random_scene(281, plain));
+    SceneShape sh;
+    sh.n = 1500;
+    sh.sh_degree = 3;
+    out.emplace_back("random SH 3", random_scene(282, sh));
+    SceneShape ids;
+    ids.n = 2000;
+    ids.object_ids = ids.source_group = ids.zero_motion = true;
+    out.emplace_back("random ids, still", random_scene(283, ids));
+    out.emplace_back("issue-14 bench scene", owned(test::issue14_scene(20000), 10));
+    out.emplace_back("issue-14 bench scene, SH 3", owned(test::issue14_scene(4000, 3), 10));
+    out.emplace_back("clustered bench scene", owned(test::clustered_scene(20000), 10));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("effort max decodes within its declared bounds and is never larger than default",
+          "[writer][effort]") {
+    for (const auto& [name, s] : effort_scenes()) {
+        for (ShLadder ladder : {ShLadder::none, ShLadder::balanced}) {
+            if (ladder != ShLadder::none && s.header.sh_degree == 0) continue;
+            INFO(name << ", ladder " << static_cast<int>(ladder));
+            WriterOptions opt;
+            opt.sh_ladder = ladder;
+            const auto standard = write_ok(s, opt);
+            opt.effort = Effort::max;
+            const auto smallest = write_ok(s, opt);
+            INFO("default " << standard.size() << " bytes, max " << smallest.size());
+            CHECK(smallest.size() <= standard.size());
+            check_file(smallest, s, true, opt);
+            // The same gaussians, the same declared bounds: only the streams differ.
+            MemorySource a(standard), b(smallest);
+            auto ra = read_streaming(a), rb = read_streaming(b);
+            REQUIRE((ra.ok() && rb.ok()));
+            CHECK(ra->info.quantization == rb->info.quantization);
+        }
+    }
+}
+
+TEST_CASE("effort max writes registered codecs only, and fast is the codec at its fastest level",
+          "[writer][effort]") {
+    SceneShape shape;
+    shape.n = 2500;
+    shape.sh_degree = 1;
+    const OwnedScene s = random_scene(290, shape);
+    WriterOptions opt;
+    opt.codec = codec::lz4;
+    opt.effort = Effort::max;
+    const auto bytes = write_ok(s, opt);
+    check_file(bytes, s, true, opt);
+    std::vector<std::vector<std::uint8_t>> keep;
+    std::set<int> codecs;
+    for (const StreamView& v : streams_of(bytes, keep)) codecs.insert(v.header.codec);
+    CHECK(codecs.count(codec::lz4) == 0);
+    for (int c : codecs) CHECK(find_codec(static_cast<std::uint8_t>(c))->registered);
+    MemorySource src(bytes);
+    auto back = read_streaming(src);
+    REQUIRE(back.ok());
+    for (const Metadata& m : back->info.metadata) CHECK(m.name != "application");  // none owed
+
+    // fast: the codec at its fastest level, the mode estimated, as default at that level.
+    for (const CodecInfo& c : codec_table()) {
+        INFO(c.name);
+        WriterOptions fast, level;
+        fast.codec = level.codec = c.byte;
+        fast.effort = Effort::fast;
+        level.level = c.fast_level;
+        CHECK(write_ok(s, fast) == write_ok(s, level));
+    }
+}
+
+TEST_CASE("writer output is deterministic for each effort, whatever the thread count",
+          "[writer][effort]") {
+    SceneShape shape;
+    shape.n = 3000;
+    shape.sh_degree = 2;
+    const OwnedScene s = random_scene(291, shape);
+    WriteWorkspace workspace;
+    for (Effort effort : {Effort::fast, Effort::default_, Effort::max}) {
+        INFO("effort " << to_string(effort));
+        WriterOptions opt;
+        opt.effort = effort;
+        opt.max_chunk_gaussians = 1200;
+        opt.threads = 1;
+        const auto one = write_ok(s, opt);
+        opt.threads = 3;
+        CHECK(write_ok(s, opt) == one);
+        opt.workspace = &workspace;  // a workspace used before, for other options
+        CHECK(write_ok(s, opt) == one);
+        CHECK(parse_effort(to_string(effort)) == effort);
+    }
+    CHECK_FALSE(parse_effort("maximum").has_value());
+    WriterOptions bad;
+    bad.effort = static_cast<Effort>(7);
+    CHECK(write_scene(s.input(), bad).error().refusal == "invalid-option");
+}
+
+TEST_CASE("the raw/delta estimate loses at most 1% to compressing both on the bench scenes",
+          "[writer][effort]") {
+    struct Bench {
+        const char* name;
+        OwnedScene scene;
+    };
+    const Bench benches[] = {{"issue-14", owned(test::issue14_scene(100000), 10)},
+                             {"issue-14 SH 3", owned(test::issue14_scene(30000, 3), 10)},
+                             {"clustered", owned(test::clustered_scene(100000), 10)}};
+    for (const Bench& b : benches) {
+        WriterOptions opt;
+        const auto estimated = write_ok(b.scene, opt);
+        opt.exact_modes = true;
+        const auto exact = write_ok(b.scene, opt);
+        // Stream by stream: the same streams in the same order, each the estimate's choice or
+        // the smaller.
+        std::vector<std::vector<std::uint8_t>> keep;
+        const auto e = streams_of(estimated, keep), x = streams_of(exact, keep);
+        REQUIRE(e.size() == x.size());
+        double worst = 0;
+        int differ = 0;
+        for (std::size_t k = 0; k < e.size(); ++k) {
+            REQUIRE(e[k].header.attribute_id == x[k].header.attribute_id);
+            REQUIRE(e[k].header.payload_length >= x[k].header.payload_length);
+            differ += e[k].header.mode != x[k].header.mode;
+            worst = std::max(worst, double(e[k].header.payload_length) /
+                                            double(x[k].header.payload_length) - 1);
+        }
+        INFO(b.name << ": estimated " << estimated.size() << " bytes, compressing both "
+                    << exact.size() << "; " << differ << " of " << e.size()
+                    << " streams in the other mode, the worst " << worst * 100 << "% larger");
+        CHECK(double(estimated.size()) <= 1.01 * double(exact.size()));
+        CHECK(worst <= 0.05);
+    }
 }

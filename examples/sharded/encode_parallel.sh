@@ -29,4 +29,4 @@ mkdir -p "$work"
         "$tool" -q convert "$frames_dir" --grid "$work/grid.json" --frames {} \
         -o "$work/part_{#}.4dgs"
 
-"$tool" merge "$work"/part_*.4dgs -o "$output"
+"$tool" merge "$work"/part_*.4dgs --grid "$work/grid.json" -o "$output"

@@ -26,6 +26,7 @@
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/prefetch.hpp"
 #include "fourdgs/open_scene.hpp"
+#include "fourdgs/player.hpp"
 #include "fourdgs/file_assembler.hpp"
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"

@@ -83,11 +83,13 @@ public:
     // rules that span records hold (check_scene_references, extras.hpp). Computes the grid and
     // the effective window table. Idempotent. After it, an audio record is refused (every pair
     // comes before the first chunk, M092) and a provenance record is checked against the rest.
-    // In collect mode the rules that span records wait for finish().
+    // In collect mode every rule broken here is reported, as the readers meet it (a sensor whose
+    // rig comes only after the first chunk has none when the chunks begin).
     Status seal(std::uint64_t at);
 
-    // Collect mode, after the last record: the rules that span records, checked once over the
-    // whole file (a file without a Header has nothing to check them against).
+    // Collect mode, after the last record: the rules that span records, checked once more over
+    // the whole file, reporting what seal() did not (a file without a Header has nothing to
+    // check them against).
     Status finish();
 
     bool sealed() const noexcept { return sealed_; }
@@ -149,6 +151,9 @@ private:
     bool header_seen_ = false, quantization_seen_ = false, window_table_seen_ = false;
     bool header_first_reported_ = false;
     std::size_t records_seen_ = 0;
+    // Collect mode: what seal() reported of the rules that span records, so finish() reports
+    // only what the records after the first chunk changed.
+    std::vector<std::string> sealed_findings_;
 };
 
 // §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only

@@ -28,7 +28,8 @@
 // Content-Range is never served. Every failure is an Error of kind io whose message names the
 // URL, the byte range and the HTTP status; refusals: http-status (an unexpected status, or 5xx
 // after the last attempt), http-timeout, http-connection (connect, reset or TLS failure after
-// the last attempt), http-short-body, http-bad-response (a Content-Range that is not the range
+// the last attempt), tls-verification-failed (the server's certificate does not verify against
+// the trusted authorities: not retried), http-short-body, http-bad-response (a Content-Range that is not the range
 // asked), source-changed, range-not-supported, unknown-size; invalid-argument for a URL curl
 // cannot parse. Nothing waits past connect + transfer timeout per attempt, plus the backoffs.
 //
@@ -46,6 +47,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fourdgs/config.hpp"
 #include "fourdgs/error.hpp"
@@ -69,6 +71,13 @@ struct HttpOptions {
     std::uint32_t max_connections = 8;           // concurrent requests in one batch
     bool verify_tls = true;                      // check the server's certificate (https)
     std::string user_agent;                      // "" = "fourdgs/<version>"
+    // Private servers. `headers`: "Name: value" lines sent with every request, redirects
+    // included (a bearer token, a CDN's key); a signed URL's query string is part of `url` and
+    // is sent as given. `ca_bundle`: a PEM file of the certificate authorities to trust for
+    // https instead of the system's ("" = the system's). A certificate that does not verify is
+    // refused as tls-verification-failed (not retried).
+    std::vector<std::string> headers;
+    std::string ca_bundle;
 };
 
 // What a source has sent and received, for measuring (all counters only grow).

@@ -48,6 +48,10 @@ struct FramedChunk {
 
     static FramedChunk of(const RecordView& record, const ChunkRecord& chunk);
     static FramedChunk of(const RecordView& record, const DeltaChunk& delta);
+
+    // The Chunk Index entry that frames this chunk (§5.8), as a writer writes it: with the six
+    // keyframe-delta fields when `keyframe_fields` (live_count from `live`, 0 when unknown).
+    ChunkIndex entry(bool keyframe_fields) const;
 };
 
 // What to compare besides count and interval.

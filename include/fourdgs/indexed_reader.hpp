@@ -117,6 +117,7 @@ private:
     Status read_summary(std::uint64_t footer_start, SceneBuilder& summary);
     // The whole file front to back, as the streaming path reads it (M016, and the fallback).
     Status scan();
+    Status scan_keyframe_delta();
     ChunkWalk::Model scan_model() const;
     // Content records before the first chunk (`end`), then in the gaps between indexed ranges
     // up to `content_end` (the summary, or the Footer when there is no index); then the summary.

@@ -69,10 +69,50 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch);
 
+// Copies row k of `rows` over row at[k] of `into` (which has the same columns and SH bands), for
+// every k: a state's changed rows written back in place. With `only`, just the attribute
+// columns it flags (by attr id; an update group's streams, which carry no SH).
+void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into,
+                  const std::array<bool, attr::kKnownCount>* only = nullptr);
+
+// gaussian_id → slot in a ComposedPopulation. Writers number gaussians densely from 0, so while
+// the ids stay below a bound proportional to the population a table indexed by id answers (one
+// load, 4 bytes an id); an id past it moves the map to a hash map.
+class IdSlots {
+public:
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+    void clear() noexcept;
+    // Room for n ids (the dense table's bound grows with it).
+    void reserve(std::size_t n);
+    // The slot of `id`, or kNone.
+    std::uint32_t find(std::uint32_t id) const {
+        if (dense_) return id < table_.size() ? table_[id] : kNone;
+        const auto it = sparse_.find(id);
+        return it == sparse_.end() ? kNone : it->second;
+    }
+    bool contains(std::uint32_t id) const { return find(id) != kNone; }
+    void set(std::uint32_t id, std::uint32_t slot);
+    void erase(std::uint32_t id);
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    void to_sparse();
+
+    std::vector<std::uint32_t> table_;  // dense: the slot of each id, kNone when not live
+    std::unordered_map<std::uint32_t, std::uint32_t> sparse_;
+    bool dense_ = true;
+    std::size_t size_ = 0, reserved_ = 0;
+};
+
 // A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
-// ChunkBins in arbitrary slot order) plus an id → slot map; a death swaps the last slot into the
-// freed one. Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and a hash
-// entry. Copyable (the streaming front-end keeps the GOP keyframe's state beside the current one).
+// ChunkBins in slot order) plus an id → slot map (IdSlots); a death swaps the last slot into the
+// freed one. While the slots are in gaussian_id order (a keyframe whose ids ascend, as writers
+// write them, then updates, births of new highest ids, or deaths of the last slot), the
+// population is its own sorted state: materialize is a copy and a slot is its state row.
+// Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and 4 bytes an id (a
+// hash entry when ids are sparse). Copyable (the streaming front-end keeps the GOP keyframe's
+// state beside the current one).
 class ComposedPopulation {
 public:
     // Empties the population and forgets dead ids. `sh_bands` is the SH degree it carries (bands
@@ -83,6 +123,11 @@ public:
     // missing-gaussian-id (the chunk has gaussians but no id stream), duplicate-gaussian-id
     // (M111/M127) and gaussian-id-reused for an id this population saw die (M112).
     Status assign_keyframe(const ChunkBins& keyframe, const ChunkRef& chunk);
+    // The same, taking the keyframe's storage instead of copying it when its ids ascend (the
+    // writers' order): `keyframe` is left holding the population's previous storage (its rows
+    // mean nothing; its capacity serves the next decode). Other keyframes are copied, as
+    // assign_keyframe does. Refusals as assign_keyframe.
+    Status take_keyframe(ChunkBins& keyframe, const ChunkRef& chunk);
 
     // Makes this population the timeline successor of `previous` (a state composed from some
     // other reference, e.g. a keyframe-referenced delta or a new keyframe): ids live in
@@ -95,12 +140,16 @@ public:
     // unknown-gaussian-id for an update or death of an id not live (M124), gaussian-id-reused for
     // a birth of an id that died (M112), composed-bin-out-of-range (M116/M130), and limit-exceeded
     // when the population would exceed `max_population`. On failure the population is unchanged
-    // only up to the failing group (callers discard it).
+    // only up to the failing group (callers discard it). `updated` (optional) receives the slot
+    // of each gaussian the update group changed, in the group's order (for gather()).
     Status apply(const DeltaBins& delta, const ChunkRef& chunk,
-                 std::uint64_t max_population = std::uint64_t{1} << 26);
+                 std::uint64_t max_population = std::uint64_t{1} << 26,
+                 std::vector<std::uint32_t>* updated = nullptr);
 
     std::size_t size() const noexcept { return bins_.count; }
-    bool contains(std::uint32_t id) const { return slot_.count(id) != 0; }
+    bool contains(std::uint32_t id) const { return slot_.contains(id); }
+    // Whether the slots are in ascending gaussian_id order: slot k is row k of materialize().
+    bool in_id_order() const noexcept { return in_order_; }
     int sh_bands() const noexcept { return bins_.sh_bands; }
     // Ids that were live in some state this population went through and are not live now.
     const std::unordered_set<std::uint32_t>& dead_ids() const noexcept { return dead_; }
@@ -108,6 +157,10 @@ public:
     // The population as a ChunkBins sorted by gaussian_id (has_gaussian_id set), ready for
     // dequantize(). Deterministic: the same composed state gives the same bytes.
     void materialize(ChunkBins& out) const;
+    // The rows of the given slots (as apply's `updated` names them), in that order, as a
+    // ChunkBins (replaced) with the population's columns and SH bands. Slots are valid until the
+    // next change of the population.
+    void gather(std::span<const std::uint32_t> slots, ChunkBins& out) const;
 
 private:
     Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);
@@ -115,8 +168,9 @@ private:
     void append_row(const ChunkBins& src, std::uint32_t row);
 
     ChunkBins bins_;  // slot order
-    std::unordered_map<std::uint32_t, std::uint32_t> slot_;
+    IdSlots slot_;
     std::unordered_set<std::uint32_t> dead_;
+    bool in_order_ = true;  // slot order is gaussian_id order
 };
 
 }  // namespace fourdgs

@@ -24,7 +24,8 @@
 //   level-mismatch             a delta's level differs from its reference's (§11.6)
 //   delta-mode-mismatch        reference_offset is not what delta_mode says it is (§5.18)
 //   invalid-death-stream       the deaths group carries a known stream other than gaussian_id
-//   missing-keyframe-index-fields / no-chunk-index   the index cannot drive a seek
+//   missing-keyframe-index-fields   the index cannot drive a seek
+// (A file without an index is read by IndexedReader's scan, which builds one from the states.)
 // plus the chunk-decode refusals of decode.hpp (stream-element-count-mismatch against the
 // group's count, unknown-chunk-compression naming the codec, missing-attribute-stream, ...).
 //
@@ -60,13 +61,40 @@ namespace fourdgs {
 // ---------------------------------------------------------------------------------------------
 // Indexed front-end.
 
-// Buffers one thread reuses across state_at calls.
+// Buffers one thread reuses across state_at and step_forward calls.
 struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
+    static constexpr std::size_t kNone = ~std::size_t{0};
+
     ChunkBins keyframe;
     DeltaBins delta;
     DecodeScratch scratch;
     ComposedPopulation population;
-    ChunkBins composed;  // the last state_at's bins, sorted by gaussian_id
+    ChunkBins composed;  // the state composed last (state_bins_at, step_forward), sorted by id
+    // Which state `population` and `composed` hold: the index entry of its state chunk and that
+    // chunk's level, or kNone (nothing yet, or the last call failed part-way).
+    std::size_t composed_entry = kNone;
+    std::uint32_t composed_level = 0;
+    std::vector<std::uint32_t> updated;  // step_forward: the slots its delta updated...
+    ChunkBins changed;                   // ...and their bins
+};
+
+// What one forward step (KeyframeDeltaReader::step_forward) changed in the state sorted by
+// gaussian_id: the rows whose values changed with their new §3 values, or — when gaussians died
+// or were born, so rows moved — the whole state. Applying it to the state before the step gives
+// exactly the state state_at gives after it.
+struct StateStep {
+    bool whole = false;                // `values` is the whole state after the step
+    std::vector<std::uint32_t> rows;   // !whole: the changed rows of the state, in any order
+    GaussianBlock values;              // !whole: row k is the new value of rows[k]
+    // !whole: the attributes the step changed (by attr id: the update group's streams); only
+    // the §3 columns made from them differ (position, scale, rotation, color, motion, mu_t,
+    // object_id, source ids: the GOP invariants sigma_t, flags and window never change).
+    std::array<bool, attr::kKnownCount> attributes{};
+
+    // Brings `state` (the state before the step, as state_at or earlier steps left it) to the
+    // state after it: copies each changed row in place, or swaps the whole state in (`values`
+    // then holds the old one). O(rows) for a step that moved no rows.
+    void apply_to(GaussianBlock& state);
 };
 
 // What state_at composed: the chunk, its kind and depth, and the byte cost it fetched.
@@ -92,9 +120,12 @@ public:
     // Opens a random-access keyframe-delta file: the tail, summary and front matter through
     // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Chunks and their
     // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's.
+    // A file without an index (summary_start 0, M016), or whose tail cannot be used, is read by
+    // IndexedReader's sequential scan, which composes every state once front to back and, for a
+    // file without one, builds the index with its six §5.8 fields from the composed states: such
+    // a file is then sought as one with its own index (base().index_built_by_scan() says so).
     // Refusals: those of IndexedReader::open; unknown-temporal-model for a file that is not
-    // keyframe-delta; no-chunk-index (summary_start 0: read it with KeyframeDeltaStream, M016);
-    // and every KeyframeTimeline::build refusal.
+    // keyframe-delta; and every KeyframeTimeline::build refusal.
     static Result<KeyframeDeltaReader> open(ByteSource& source, ReaderOptions options = {});
     // The same from an IndexedReader already opened on the file (with accept_keyframe_delta set):
     // its tail, summary and front matter are taken over, nothing is read again. Refusals as
@@ -103,6 +134,8 @@ public:
 
     const SceneInfo& scene() const noexcept { return base_.scene(); }
     const KeyframeTimeline& timeline() const noexcept { return timeline_; }
+    // The indexed reader underneath: read_by_scan(), scan_cause(), index_built_by_scan().
+    const IndexedReader& base() const noexcept { return base_; }
 
     // §11.8 from the index alone, before any fetch.
     Result<std::size_t> current(double t) const { return timeline_.current(t); }
@@ -124,6 +157,21 @@ public:
     // Convenience with an internal workspace (not thread-safe).
     Status state_at(double t, GaussianBlock& out, StateInfo* info = nullptr);
 
+    // Playing forward through a GOP without recomposing it (§11.4): when the state chunk after
+    // the one `ws` holds (composed by state_bins_at / state_at or an earlier step) is a Delta
+    // Chunk chained onto it, fetches, checks and decodes that one record and applies it to the
+    // composed state (ws.population and ws.composed, in bins, §11.3), so the step costs one
+    // delta, not the chain from its keyframe; `step` receives what changed in the §3 state
+    // (StateStep) and `info` the new state chunk's description. Returns false with nothing
+    // done when the next state chunk is a keyframe or a keyframe-referenced delta, when `ws`
+    // holds no state, or at the end of the timeline: compose that state with state_at (a seek).
+    // Refusals: those state_bins_at gives for that record; on a refusal `ws` holds no state.
+    Result<bool> step_forward(KeyframeDeltaWorkspace& ws, StateStep& step,
+                              StateInfo* info = nullptr) const;
+    // The index entry step_forward(ws) would compose, from the index alone; nullopt when it
+    // would return false.
+    Result<std::optional<std::size_t>> next_step(const KeyframeDeltaWorkspace& ws) const;
+
     std::uint64_t bytes_fetched() const noexcept {
         return base_.bytes_fetched() + fetcher_.bytes_fetched();
     }
@@ -135,6 +183,14 @@ private:
           fetcher_(source, options.max_record_bytes),
           own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
     int wanted_bands() const;
+    // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
+    // a delta applies to it; ws.composed_level is the reference's level before and the record's
+    // after); `record` receives what the record says of itself, `updated` the slots a delta's
+    // updates touched.
+    Status compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws, StateInfo& record,
+                         std::vector<std::uint32_t>* updated) const;
+    void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
+                        StateInfo& info) const;
 
     IndexedReader base_;
     ReaderOptions options_;
@@ -183,6 +239,11 @@ public:
     }
     bool finished() const noexcept { return walk_.finished(); }
     const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }
+    // Every state chunk composed so far, file order: what each said of itself, its SH band
+    // ranges and its live population (what a Chunk Index entry for it says, §5.8).
+    const std::vector<FramedChunk>& chunks() const noexcept { return walk_.chunks(); }
+    // Bytes read from the source so far.
+    std::uint64_t bytes_read() const noexcept { return walk_.stream().bytes_read(); }
 
 private:
     // Checks `r` (a Chunk or Delta Chunk) against the states before it, decodes it and composes

@@ -99,8 +99,11 @@ public:
     bool keyframe_delta() const noexcept { return keyframe_delta_; }
     // True on the indexed front-ends (random access); false on a stream.
     bool random_access() const noexcept { return !stream_; }
-    // True when a gaussian-birth file had no index and open() built one by walking it (M016).
+    // True when the file had no index and open() built one by walking it (M016).
     bool index_built_by_scan() const noexcept;
+    // The indexed reader under either random-access front-end (its read_by_scan() and
+    // scan_cause()); nullptr on a stream.
+    const IndexedReader* indexed_base() const noexcept;
 
     // The state at t into `out` (cleared first), as described above. `threads` (0 = hardware
     // concurrency) decodes a gaussian-birth instant's chunks in parallel on random access.

@@ -10,12 +10,21 @@
 // Output is structure-of-arrays in reusable buffers (Frame): the visible gaussians only, packed,
 // with the columns a renderer uploads as is. Calling evaluate() again with the same Frame reuses
 // its capacity, so a steady-state playback loop allocates nothing.
+//
+// The Frame is f32, what a renderer wants. The §3 formulas are computed in f64, and a valid file
+// can make one of them finite in f64 yet beyond f32 (a gaussian that moves for a very long time:
+// position + motion (t - mu_t) past 3.4e38). evaluate() never hands such a row, nor one whose
+// decoded values are not finite, to a renderer: it leaves it out and counts it
+// (Frame::unrepresentable). visible_state() gives any gaussian's state in f64 (what the
+// conformance runner reports).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -36,10 +45,15 @@ struct Frame {
     std::vector<float> color;           // 4: r g b and opacity (color.a * marginal)
     std::vector<std::uint32_t> object_id;
     std::vector<std::uint32_t> source;  // index of each visible gaussian in its GaussianBlock
+    std::vector<std::uint8_t> flags;    // each one's flags byte (bit 0: never fades)
     int sh_degree = 0;
     std::vector<std::uint8_t> sh;       // when requested: per gaussian as in GaussianBlock
+    // Visible gaussians (§3) left out of the columns because a value of theirs is not a finite
+    // f32: a center beyond f32's range at this t, or a non-finite decoded value. Every visible
+    // gaussian is either one of the `count` rows or counted here.
+    std::size_t unrepresentable = 0;
 
-    void clear() noexcept { count = 0; }
+    void clear() noexcept { count = unrepresentable = 0; }
 };
 
 struct EvaluateOptions {
@@ -121,11 +135,30 @@ inline float displaced(float position, float motion, double t, float mu_t) {
 }
 
 // Fills `frame` with the visible gaussians of `block` at time t (§3), composing
-// `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames. The result is
-// bit for bit what is_visible(), displaced() and the formulas above give for each gaussian;
-// the work is vectorized over runs of gaussians (src/reconstruct.cpp).
+// `options.tracks`. `cutoff` is the Header's. Thread-safe for distinct frames. Each row is bit
+// for bit what is_visible(), displaced() and the formulas above give for its gaussian (what
+// visible_state() gives, rounded to f32); a visible gaussian with a value that is not a finite
+// f32 gets no row and is counted in frame.unrepresentable instead (with options.append, added to
+// the count already there). The work is vectorized over runs of gaussians (src/reconstruct.cpp).
 void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
               const EvaluateOptions& options = {});
+
+// One visible gaussian's §3 state where it may lie beyond f32: the center and orientation in
+// f64, the opacity as evaluate() rounds it.
+struct VisibleState {
+    std::array<double, 3> center{};
+    std::array<double, 4> rotation{};  // xyzw; R(t) ⊗ rotation when a track moves it
+    float opacity = 0;                 // color.a * marginal
+};
+
+// Gaussian `i` of `block` at time t (§3, the tracks in `poses` composed after the base state),
+// or nullopt when it is not visible. Wherever evaluate() writes a finite f32, that value is
+// exactly this one rounded to f32 (the same operations in the same order: the base center is
+// rounded to f32 before a track moves it, unless the rounding would overflow); where it would
+// overflow, this is the finite f64 the formulas give. Scale, colour, SH, flags and object_id are
+// the block's own. Precondition: i < block.count. Thread-safe.
+std::optional<VisibleState> visible_state(const GaussianBlock& block, std::size_t i, double t,
+                                          double cutoff, const TrackPoses& poses);
 
 // How many gaussians of `block` are visible at t.
 inline std::size_t visible_count(const GaussianBlock& block, double t, double cutoff) {

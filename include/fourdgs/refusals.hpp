@@ -145,6 +145,7 @@ struct RefusalInfo {
     X(kMissingQuantization, "missing-quantization", "§4", "Quantization", file) \
     X(kMissingRigTrajectory, "missing-rig-trajectory", "§5.15.3", "Sensor Calibration.rig_name", file) \
     X(kMissingShBand, "missing-sh-band", "§5.7", "SH Band Stream.band", file) \
+    X(kMissingSlice, "missing-slice", "", "", tools) \
     X(kMixedAudioRecords, "mixed-audio-records", "§7", "Audio", file) \
     X(kNeedsRandomAccess, "needs-random-access", "", "", api) \
     X(kNoChunkIndex, "no-chunk-index", "§11.8", "Chunk Index", file) \
@@ -169,6 +170,9 @@ struct RefusalInfo {
     X(kOutsideDeclaredAabb, "outside-declared-aabb", "§5.1", "Header.aabb", file) \
     X(kOutsidePlan, "outside-plan", "", "", tools) \
     X(kOverlappingParts, "overlapping-parts", "", "", tools) \
+    X(kPlanEdited, "plan-edited", "", "", tools) \
+    X(kPlanMismatch, "plan-mismatch", "", "", tools) \
+    X(kPlaybackStalled, "playback-stalled", "", "", api) \
     X(kPlyAsciiFormat, "ply-ascii-format", "", "", ply) \
     X(kPlyBadHeader, "ply-bad-header", "", "", ply) \
     X(kPlyBigEndian, "ply-big-endian", "", "", ply) \
@@ -188,6 +192,7 @@ struct RefusalInfo {
     X(kShCoefficientOutOfRange, "sh-coefficient-out-of-range", "§6.5", "SH Band Stream.payload", file) \
     X(kShDegreeMismatch, "sh-degree-mismatch", "§5.1", "Header.sh_degree", file) \
     X(kShDepthsNotDecreasing, "sh-depths-not-decreasing", "§6.5", "Quantization.sh_depths", file) \
+    X(kShardVersionMismatch, "shard-version-mismatch", "", "", tools) \
     X(kSpatialSourceNotMono, "spatial-source-not-mono", "§5.16", "Audio Source.channel_layout", file) \
     X(kStatisticsMismatch, "statistics-mismatch", "§5.12", "Statistics", file) \
     X(kStreamChannelCountMismatch, "stream-channel-count-mismatch", "§5.6", "Attribute Stream.channels", registry) \

@@ -53,6 +53,24 @@ bool codec_implemented(std::uint8_t codec) noexcept;
 // "atlas-image (reserved 0x02)", "atlas-video (reserved 0x03)", "reserved 0x2A", "private 0x9F".
 std::string codec_name(std::uint8_t codec);
 
+// The codecs this build encodes and decodes, in one table: the wire byte, the name the registry
+// (and the CLI, the C ABI) spell it by, whether it is a registered codec (readable by every
+// implementation) or private, the levels compress() accepts, and the level WriterOptions' effort
+// `fast` uses and the codec's customary default. Rows: deflate (0, levels 0–12, fast 1, default
+// 6), zstd (1, ZSTD_minCLevel()–ZSTD_maxCLevel(), fast 1, default 3), lz4 (0x80, private, 0–12,
+// fast 0, default 0).
+struct CodecInfo {
+    std::uint8_t byte = 0;
+    std::string_view name;
+    bool registered = false;
+    int min_level = 0, max_level = 0;
+    int fast_level = 0, default_level = 0;
+};
+std::span<const CodecInfo> codec_table();
+// The row of a codec byte or name, or nullptr.
+const CodecInfo* find_codec(std::uint8_t byte) noexcept;
+const CodecInfo* find_codec(std::string_view name) noexcept;
+
 // Inflates `in` with `codec` into exactly `out.size()` bytes (§5.6 "decompress with codec").
 // The whole of `in` must be the codec's data: one zlib stream, one zstd frame, or one lz4 block,
 // with nothing after it. Refusals (offset = `offset`, the payload's absolute file offset):
@@ -178,25 +196,82 @@ Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScr
 Result<std::vector<std::int32_t>> decode_stream(const StreamView& s, StreamScratch& scratch,
                                                 std::uint64_t max_bytes = (1ull << 31));
 
+// How encode_stream's mode -1 decides between raw and delta coding.
+enum class ModeChoice : std::uint8_t {
+    // Compress both and keep the smaller: exact, at twice the codec's time.
+    compress_both,
+    // Compress only the candidate whose residual entropy (estimate_modes) is smaller by more than
+    // kModeEstimateMargin; both when the two estimates are closer than that.
+    estimate,
+};
+
+// The guard band of ModeChoice::estimate: one candidate is taken alone only when its estimate is
+// below (1 - kModeEstimateMargin) x the other's. docs/writer.md ("Effort") states what that
+// bounds and what was measured.
+inline constexpr double kModeEstimateMargin = 0.04;
+// The elements ModeChoice::estimate samples at most.
+inline constexpr std::size_t kEstimateSample = 16384;
+
+// A codec byte and a level for it.
+struct CodecLevel {
+    std::uint8_t codec = codec::deflate;
+    int level = 6;
+};
+
 struct StreamEncodeOptions {
     std::uint8_t codec = codec::deflate;
     int level = 6;
     int mode = -1;          // -1 = choose; else 0 raw, 1 delta, 2 constant
     int symbol_width = 0;   // 0 = narrowest that holds every symbol; else 1, 2 or 4
+    ModeChoice choice = ModeChoice::compress_both;
+    // More (codec, level) pairs to compress every candidate mode with, besides (codec, level);
+    // the smallest payload of them all is written (ties: the earlier pair, raw before delta).
+    // Borrowed for the call.
+    std::span<const CodecLevel> also;
+};
+
+// What ModeChoice::estimate compares: for raw and for delta coding of `values` (`channels`
+// channels, element-major), the residual entropy of the stream's payload before the codec —
+// summed over the byte planes at that mode's narrowest symbol width, each plane's order-0
+// entropy (in bits) times its length — in bytes. `delta_bytes` is +inf when some per-channel
+// difference leaves int32. The entropy is measured on every element of a stream of up to
+// kEstimateSample elements, and on kEstimateSample elements spread evenly over a longer one
+// (scaled to its length). An order-0 coder (a Huffman code per plane) gets within one bit a
+// symbol of it; deflate and zstd differ from it by their matches and framing, alike for both
+// modes of one stream, which is what the comparison relies on. Pure; O(values) time (one pass to
+// find the widths, then the sample), no allocation.
+struct ModeEstimate {
+    double raw_bytes = 0, delta_bytes = 0;
+};
+ModeEstimate estimate_modes(std::uint8_t channels, std::span<const std::int32_t> values);
+
+// Buffers encode_stream reuses across calls (the shuffled planes and the compressed
+// candidates); one per thread. Not thread-safe: never share one between concurrent calls.
+struct StreamEncodeScratch {
+    std::vector<std::uint8_t> planes, payload, best;
 };
 
 // Appends one bare stream (header + payload, §5.6) encoding `values` (element-major,
 // channel-minor; values.size() must be a multiple of `channels`, and element_count must fit u32).
-// With mode -1 it chooses: constant when every element equals element 0 (per channel), else the
-// smaller compressed payload of raw and delta (raw on a tie), delta only when every per-channel
-// difference fits int32. Symbol width is the narrowest of 1, 2, 4 that holds every zigzagged
-// symbol of the chosen mode, unless forced. Zero elements give payload_length 0 and no codec
-// frame; otherwise the payload always goes through the codec, also in mode 2. Deterministic.
+// With mode -1 it chooses: constant when every element equals element 0 (per channel), else raw
+// or delta as opt.choice says (by default the smaller compressed payload of the two, raw on a
+// tie), delta only when every per-channel difference fits int32. Symbol width is the narrowest
+// of 1, 2, 4 that holds every zigzagged symbol of the chosen mode, unless forced. With
+// opt.also, each candidate mode is compressed with every pair and the smallest payload kept; the
+// stream's codec byte is that payload's. Zero elements give payload_length 0 and no codec frame;
+// otherwise the payload always goes through the codec, also in mode 2. Deterministic.
 // Refusals (nothing is appended on failure): invalid-argument for channels 0, a ragged value
 // count, an impossible forced mode or width, or a mode/width value outside the options' range;
-// unknown-stream-codec; invalid-compression-level; limit-exceeded. Thread-safe.
+// unknown-stream-codec; invalid-compression-level (also for a pair of opt.also);
+// limit-exceeded. Thread-safe.
 Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
                      std::span<const std::int32_t> values, const StreamEncodeOptions& opt = {});
+
+// The same, reusing `scratch`'s buffers (no allocation once they have grown to the largest
+// stream). Thread-safe given distinct `scratch`.
+Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
+                     std::span<const std::int32_t> values, const StreamEncodeOptions& opt,
+                     StreamEncodeScratch& scratch);
 
 }  // namespace fourdgs
 FOURDGS_PUBLIC_END

@@ -130,6 +130,9 @@ public:
     // The last chunk record read by next_chunk / next_chunk_bins (t0, t1, level, count).
     const ChunkRecord& last_chunk() const noexcept { return chunk_; }
     std::uint64_t last_chunk_offset() const noexcept { return chunk_offset_; }
+    // Whether the last chunk next_chunk(GaussianBlock&) decoded carried an object_id stream
+    // (absent and all-zero decode alike, §6.6, so the block alone cannot say).
+    bool last_chunk_object_id_stream() const noexcept { return bins_.has_object_id; }
 
     bool finished() const noexcept { return walk_.finished(); }
     const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }

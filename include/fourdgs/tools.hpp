@@ -5,6 +5,7 @@
 //   tools/convert.hpp  PLY frame sequences to scenes, an instant back to a PLY
 //   tools/grid_plan.hpp  one grid for a frame sequence, sized to a tolerance, as a JSON file
 //   tools/merge.hpp    shards of one scene joined without re-encoding
+//   tools/compare.hpp  per-attribute error between two splat clouds
 // Link fourdgs::tools (or fourdgs::tools_static; pkg-config fourdgs-tools), which brings the core
 // library with it.
 #pragma once
@@ -15,3 +16,4 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
+#include "fourdgs/tools/compare.hpp"

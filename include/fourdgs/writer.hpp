@@ -239,6 +239,42 @@ std::optional<ShLadder> parse_sh_ladder(std::string_view name);
 // The ladder's depths for bands 1..3 (none gives 8/8/8).
 std::array<std::uint8_t, 3> ladder_depths(ShLadder ladder);
 
+// How hard the encoder works for size. Every effort writes a file every reader of the format
+// decodes the same, within the same bounds; only the bytes and the time differ.
+//   fast      `codec` at its fastest level (codec_table(): deflate 1, zstd 1, lz4 0), each
+//             stream's raw/delta mode decided by estimate (ModeChoice::estimate) — live capture.
+//   default_  `codec` at `level`, each stream's mode decided by estimate.
+//   max       each stream the smallest of every registered codec at its highest level (deflate
+//             12, zstd ZSTD_maxCLevel()) and of `codec` at `level` when that is registered, each
+//             in both raw and delta mode: never larger than default_, registered codecs only
+//             (lz4, a private codec, is never written at max). Several times slower.
+enum class Effort : std::uint8_t { fast, default_, max };
+
+// Buffers write_scene reuses across calls: each encoding thread's chunk working set (about 500
+// bytes a gaussian of the largest chunk at SH degree 0, more with SH), the encoded chunks (about
+// the size of the output file) and the grouping of the input by window. A caller that writes many
+// scenes (the frames of a capture, a benchmark) passes the same one in WriterOptions::workspace,
+// so that only the first call pays for fresh memory; the workspace then holds that memory until
+// it is destroyed. Used by one write_scene call at a time (it is not thread-safe); it does not
+// change the bytes written.
+class WriteWorkspace {
+public:
+    WriteWorkspace();
+    ~WriteWorkspace();
+    WriteWorkspace(WriteWorkspace&&) noexcept;
+    WriteWorkspace& operator=(WriteWorkspace&&) noexcept;
+
+    struct Impl;  // the writer's own
+    Impl& impl() noexcept { return *impl_; }
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// "fast", "default", "max" → Effort; anything else → nullopt.
+std::optional<Effort> parse_effort(std::string_view name);
+std::string_view to_string(Effort effort);
+
 struct WriterOptions {
     Preset preset = Preset::default_;
     std::optional<QuantBounds> bounds;  // explicit bounds; replace the preset when set
@@ -257,6 +293,11 @@ struct WriterOptions {
     // (the private byte 0x80; the writer then adds the Metadata entry naming the application).
     std::uint8_t codec = codec::deflate;
     int level = 6;  // deflate 0–12, zstd min..max, lz4 0–12 (see stream.hpp compress())
+    Effort effort = Effort::default_;
+    // fast and default_: decide each stream's raw/delta mode by compressing both and keeping the
+    // smaller (twice the codec's time; the writer's behaviour before effort levels, which the
+    // conformance corpus pins) instead of by estimate.
+    bool exact_modes = false;
     // Chunk-level compression (§5.5): "" (default), "deflate" or "zstd"; sets Header flags bit 1.
     std::string chunk_compression;
     int chunk_compression_level = 6;
@@ -277,6 +318,9 @@ struct WriterOptions {
     // Worker threads encoding chunks: 0 = std::thread::hardware_concurrency(), 1 = the calling
     // thread only. Does not change the output bytes.
     unsigned threads = 0;
+    // Buffers to reuse across write_scene calls (WriteWorkspace); nullptr: the call's own.
+    // Borrowed for the call. The streaming writer keeps its own for its lifetime.
+    WriteWorkspace* workspace = nullptr;
 
     // The `application` value of the Metadata record the writer adds when lz4 or private records
     // are used and the caller supplied no Metadata entry with key `application` (registry, §4.3).

@@ -11,6 +11,8 @@ copying.
     frame = scene.evaluate(2.5)                 # the visible set at t = 2.5 s
     for state in fourdgs.stream(sys.stdin.buffer).blocks():   # front to back, chunk by chunk
         ...
+    player = fourdgs.play("scene.4dgs", playing=True)   # a worker decodes ahead
+    frame = player.frame(time.monotonic())      # the frame at the clock's time, never waiting
     fourdgs.write("out.4dgs", positions=p, scales=s, rotations=q, colors=c, duration=5.0)
     report = fourdgs.validate("out.4dgs")       # every finding
 
@@ -21,6 +23,7 @@ then the install prefix and the system loader (libfourdgs-c.so.0). See docs/pyth
 from ._capi import library_path, load as load_library
 from ._errors import Error
 from ._ply import PlyCloud, read_ply, write_ply
+from ._player import Player, PlayerFrame, play
 from ._scene import Frame, Scene, State, Stream, open, sh_coefficients, stream
 from ._types import (AXES, CAMERA_MODELS, LENGTH_UNITS, Attachment, AudioKeyframe, AudioSource,
                      AudioState, Camera, CameraKeyframe, CameraView, ChunkInfo, CoordinateFrame,
@@ -40,6 +43,7 @@ def version() -> str:
 
 __all__ = [
     "Error", "open", "stream", "Scene", "Stream", "State", "Frame", "sh_coefficients", "write",
+    "play", "Player", "PlayerFrame",
     "Writer", "StreamWriter", "bounds", "validate", "read_ply", "write_ply", "PlyCloud", "version",
     "library_path", "load_library", "Header", "Quantization", "ChunkInfo", "Metadata",
     "Attachment", "Camera", "CameraKeyframe", "CameraView", "AudioSource", "AudioKeyframe",

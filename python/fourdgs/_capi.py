@@ -62,7 +62,11 @@ class OpenOptions(Sized):
     _fields_ = [("struct_size", size_t), ("max_sh_degree", u32), ("verify_summary_crc", u32),
                 ("copy_memory", u32), ("decode_threads", u32), ("max_record_bytes", u64),
                 ("max_summary_bytes", u64), ("max_gaussians_per_chunk", u32),
-                ("allocator", vp), ("keep_payloads", u32)]
+                ("allocator", vp), ("keep_payloads", u32),
+                ("http_headers", vp), ("http_header_count", size_t),
+                ("http_ca_bundle", ctypes.c_char_p), ("http_connect_timeout_ms", u32),
+                ("http_transfer_timeout_ms", u32), ("http_max_attempts", u32),
+                ("http_verify_tls", u32)]
 
 
 class SceneInfo(Sized):
@@ -80,7 +84,13 @@ class SceneInfo(Sized):
                             "rig_trajectory_count", "geodetic_anchor_count", "object_count",
                             "object_track_count", "skipped_record_count")] + \
         [(n, u32) for n in ("has_camera", "has_object_table", "object_embedding_dim",
-                            "index_built_by_scan", "summary_crc_verified")]
+                            "index_built_by_scan", "summary_crc_verified")] + \
+        [("trailing_bytes", u64), ("read_by_scan", u32), ("scan_cause", String),
+         ("window_table_present", u32), ("has_footer", u32), ("summary_start", u64),
+         ("summary_offset_start", u64), ("summary_crc", u32), ("summary_offset_count", u64),
+         ("has_statistics", u32), ("statistics_gaussian_count", u64),
+         ("statistics_chunk_count", u64), ("statistics_duration_sec", dbl),
+         ("statistics_aabb", dbl * 6), ("sh_depths_malformed", u32)]
 
 
 class Payload(ctypes.Structure):
@@ -156,20 +166,26 @@ class EvaluateOptions(Sized):
 
 class ChunkInfo(Sized):
     _fields_ = [("struct_size", size_t), ("t0", dbl), ("t1", dbl), ("offset", u64),
-                ("size", u64), ("gaussian_count", u64), ("fetch_bytes", u64), ("kind", u32)]
+                ("size", u64), ("gaussian_count", u64), ("fetch_bytes", u64), ("kind", u32),
+                ("has_keyframe_fields", u32), ("delta_mode", u32), ("depth", u32),
+                ("reference_offset", u64), ("keyframe_offset", u64), ("live_count", u64),
+                ("band_count", u64)]
 
 
 class FrameColumns(Sized):
     _fields_ = [("struct_size", size_t), ("time", dbl), ("count", size_t), ("center", vp),
                 ("scale", vp), ("rotation", vp), ("color", vp), ("object_id", vp),
-                ("source", vp), ("sh_degree", u32), ("sh_per_gaussian", size_t), ("sh", vp)]
+                ("source", vp), ("sh_degree", u32), ("sh_per_gaussian", size_t), ("sh", vp),
+                ("flags", vp), ("unrepresentable", size_t)]
 
 
 class BlockInfo(Sized):
     _fields_ = [("struct_size", size_t), ("kind", u32), ("time", dbl), ("offset", u64),
                 ("length", u64), ("t0", dbl), ("t1", dbl), ("level", u32),
                 ("chunk_kind", u32), ("delta_mode", u32), ("depth", u32),
-                ("reference_offset", u64), ("keyframe_offset", u64), ("live_count", u64)]
+                ("reference_offset", u64), ("keyframe_offset", u64), ("live_count", u64),
+                ("update_count", u32), ("birth_count", u32), ("death_count", u32),
+                ("object_id_stream", u32)]
 
 
 class BlockColumns(Sized):
@@ -267,6 +283,9 @@ _SIGNATURES = {
     "fourdgs_reader_object_track": ([H, size_t, P(u32), P(u32), P(size_t)], status_t),
     "fourdgs_reader_object_track_sample": ([H, size_t, size_t, P(PoseSample)], status_t),
     "fourdgs_reader_chunk_info": ([H, size_t, P(ChunkInfo)], status_t),
+    "fourdgs_reader_chunk_band": ([H, size_t, size_t, P(u32), P(u64), P(u64)], status_t),
+    "fourdgs_reader_summary_offset": ([H, size_t, P(u32), P(u64), P(u64)], status_t),
+    "fourdgs_reader_skipped_record": ([H, size_t, P(u32), P(u64), P(u64)], status_t),
     "fourdgs_frame_create": ([vp, P(H)], status_t),
     "fourdgs_frame_free": ([H], None),
     "fourdgs_reader_evaluate": ([H, dbl, P(EvaluateOptions), H], status_t),

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _capi as C
 from ._errors import Error
+from ._http import apply_http
 from ._lend import Lender, lend
 from ._types import (AXES, CAMERA_MODELS, LENGTH_UNITS, Attachment, AudioKeyframe, AudioSource,
                      AudioState, Camera, CameraKeyframe, CameraView, ChunkInfo, CoordinateFrame,
@@ -137,6 +138,10 @@ class State(_Lent):
                                   reference_offset=int(info.reference_offset),
                                   keyframe_offset=int(info.keyframe_offset),
                                   live_count=int(info.live_count))
+                delta = info.chunk_kind == 1  # a keyframe has no groups to count
+                self.chunk.update({k: int(getattr(info, k)) if delta else None
+                                   for k in ("update_count", "birth_count", "death_count")})
+            self.chunk["object_id_stream"] = bool(info.object_id_stream)
         self.sh_degree: int = int(cols.sh_degree)
         k = int(cols.sh_per_gaussian) // 3
         self.position = lend(lender, cols.position, (n, 3), "<f4")
@@ -182,10 +187,12 @@ class Frame(_Lent):
 
         center (N, 3), scale (N, 3), rotation (N, 4) x y z w, color (N, 4) r g b opacity-at-t
         (float32); object_id (N,) uint32; source (N,) uint32 (each one's row in its decoded
-        block); sh (N, 3, K) uint8 at sh_degree.
+        block); sh (N, 3, K) uint8 at sh_degree; flags (N,) uint8 (bit 0: never fades).
+    unrepresentable counts the visible gaussians that have no row (a value not a finite
+    float32).
     """
 
-    _COLUMNS = ("center", "scale", "rotation", "color", "object_id", "source", "sh")
+    _COLUMNS = ("center", "scale", "rotation", "color", "object_id", "source", "sh", "flags")
 
     def __init__(self, lender: Lender):
         self._lender = lender
@@ -202,6 +209,10 @@ class Frame(_Lent):
         self.object_id = lend(lender, cols.object_id, (n,), "<u4")
         self.source = lend(lender, cols.source, (n,), "<u4")
         self.sh = lend(lender, cols.sh, (n, 3, k), "u1")
+        self.flags = lend(lender, cols.flags, (n,), "u1")  # bit 0: never fades
+        # Visible gaussians left out of the rows: a value not a finite float32 (a centre beyond
+        # float32's range at this t, or a non-finite decoded value).
+        self.unrepresentable: int = int(cols.unrepresentable)
         self._count = n
 
     def __repr__(self) -> str:
@@ -224,7 +235,7 @@ def _is_url(source: object) -> bool:
 
 
 def open(source: Source, *, max_sh_degree: int = 3, decode_threads: int = 1,  # noqa: A001
-         verify_summary_crc: bool = True) -> "Scene":
+         verify_summary_crc: bool = True, http: Optional[dict] = None) -> "Scene":
     """Opens a .4dgs scene for random access (its index; fourdgs.stream reads front to back).
 
     Args:
@@ -234,12 +245,17 @@ def open(source: Source, *, max_sh_degree: int = 3, decode_threads: int = 1,  # 
         max_sh_degree: decode SH bands up to this degree (0..3).
         decode_threads: threads a decode uses (0 = all cores).
         verify_summary_crc: check the summary's CRC when the file has one.
+        http: for a URL, {"headers": ["Name: value", ...], "ca_bundle": path,
+            "connect_timeout_ms", "transfer_timeout_ms", "max_attempts", "verify_tls"}
+            (fourdgs._http.apply_http).
 
     Raises:
         Error: the file's refusal (kind, identifier, message, byte offset), or io for a path or
-            URL that cannot be read (for a URL: "http-status", "http-connection", ...).
+            URL that cannot be read (for a URL: "http-status", "http-connection",
+            "tls-verification-failed", ...).
     """
     options = _open_options(max_sh_degree, verify_summary_crc, decode_threads)
+    _kept = apply_http(options, http)  # noqa: F841 (alive until the open call returns)
     lib = C.lib()
     handle = C.vp()
     keep = None
@@ -297,7 +313,8 @@ class _Reading:
 
 
 def stream(source: Union[Source, io.IOBase], *, max_sh_degree: int = 3,
-           verify_summary_crc: bool = True, keep_payloads: bool = False) -> "Stream":
+           verify_summary_crc: bool = True, keep_payloads: bool = False,
+           http: Optional[dict] = None) -> "Stream":
     """Opens a .4dgs scene to read front to back, one chunk at a time (Stream.blocks()): a file
     without an index, a truncated file (every whole chunk before the cut, then Error
     "truncated"), a pipe, a download, one pass in bounded memory.
@@ -311,11 +328,13 @@ def stream(source: Union[Source, io.IOBase], *, max_sh_degree: int = 3,
         verify_summary_crc: check the summary's CRC at the Footer when the file has one.
         keep_payloads: keep attachment and audio payloads in memory as they pass, so that
             attachment_data() and audio_data() can answer (they pass by once otherwise).
+        http: for a URL, as fourdgs.open's.
 
     Raises:
         Error: as fourdgs.open; the front matter is read before this returns.
     """
     options = _open_options(max_sh_degree, verify_summary_crc, keep_payloads=keep_payloads)
+    _kept = apply_http(options, http)  # noqa: F841 (alive until the open call returns)
     lib = C.lib()
     handle = C.vp()
     keep = None
@@ -468,7 +487,8 @@ class Scene:
                             step_motion=i.step_motion, step_time=i.step_time,
                             step_sigma_log=i.step_sigma_log, step_sh=int(i.step_sh),
                             bounds=bounds,
-                            sh_depths=tuple(int(d) for d in i.sh_depths[:i.sh_depth_count]))
+                            sh_depths=tuple(int(d) for d in i.sh_depths[:i.sh_depth_count]),
+                            sh_depths_malformed=bool(i.sh_depths_malformed))
 
     @property
     def windows(self) -> List[Tuple[float, float]]:
@@ -491,8 +511,48 @@ class Scene:
             for k in range(n):
                 c = C.ChunkInfo()
                 C.check(C.lib().fourdgs_reader_chunk_info(h, k, ctypes.byref(c)))
+                keyframe = None
+                if c.has_keyframe_fields:
+                    keyframe = {"chunk_kind": int(c.kind), "delta_mode": int(c.delta_mode),
+                                "reference_offset": int(c.reference_offset),
+                                "keyframe_offset": int(c.keyframe_offset),
+                                "depth": int(c.depth), "live_count": int(c.live_count)}
+                bands = tuple(self._triple(C.lib().fourdgs_reader_chunk_band, h, k, b)
+                              for b in range(int(c.band_count)))
                 out.append(ChunkInfo(k, c.t0, c.t1, int(c.offset), int(c.size),
-                                     int(c.gaussian_count), int(c.fetch_bytes), int(c.kind)))
+                                     int(c.gaussian_count), int(c.fetch_bytes), int(c.kind),
+                                     keyframe, bands))
+        return out
+
+    @staticmethod
+    def _triple(fn, *args) -> Tuple[int, int, int]:
+        code, offset, length = C.u32(), C.u64(), C.u64()
+        C.check(fn(*args, ctypes.byref(code), ctypes.byref(offset), ctypes.byref(length)))
+        return int(code.value), int(offset.value), int(length.value)
+
+    @property
+    def summary(self) -> dict:
+        """How the file ends and how it was read: trailing_bytes (after the trailing magic),
+        read_by_scan and scan_cause (the refusal id the tail gave the indexed reader, or None),
+        window_table_present, the Footer's fields, the Statistics record's, the Summary Offset
+        records as (opcode, start, length) and the skipped records as (opcode, offset, length).
+        For a Stream: once the end has been read."""
+        i = self._info()
+        out = {"trailing_bytes": int(i.trailing_bytes), "read_by_scan": bool(i.read_by_scan),
+               "scan_cause": i.scan_cause.text() or None,
+               "window_table_present": bool(i.window_table_present),
+               "footer": {"summary_start": int(i.summary_start),
+                          "summary_offset_start": int(i.summary_offset_start),
+                          "summary_crc": int(i.summary_crc)} if i.has_footer else None,
+               "statistics": {"gaussian_count": int(i.statistics_gaussian_count),
+                              "chunk_count": int(i.statistics_chunk_count),
+                              "duration_sec": float(i.statistics_duration_sec),
+                              "aabb": list(i.statistics_aabb)} if i.has_statistics else None}
+        with self._use() as h:
+            out["summary_offsets"] = [self._triple(C.lib().fourdgs_reader_summary_offset, h, k)
+                                      for k in range(int(i.summary_offset_count))]
+            out["skipped_records"] = [self._triple(C.lib().fourdgs_reader_skipped_record, h, k)
+                                      for k in range(int(i.skipped_record_count))]
         return out
 
     @property

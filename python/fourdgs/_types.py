@@ -59,6 +59,7 @@ class Quantization:
     step_sh: int
     bounds: dict  # key -> value as stored (the §5.3 grammar)
     sh_depths: Tuple[int, ...]  # per band 1..3 when declared, else ()
+    sh_depths_malformed: bool = False  # declared but malformed: read as none (M024)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,11 @@ class ChunkInfo:
     gaussian_count: int
     fetch_bytes: int  # what decoding fetches: record + wanted SH bands (keyframe-delta: its chain)
     kind: int  # 0 keyframe / Chunk, 1 Delta Chunk
+    # The entry's six §5.8 keyframe-delta fields (chunk_kind, delta_mode, reference_offset,
+    # keyframe_offset, depth, live_count), None when it has none; its SH band ranges as
+    # (band, offset, length).
+    keyframe: Optional[dict] = None
+    bands: Tuple[Tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

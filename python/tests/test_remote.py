@@ -105,3 +105,53 @@ def test_a_download_cut_inside_a_chunk_streams_the_blocks_before_it(data_dir, na
     with pytest.raises(fourdgs.Error) as e:
         fourdgs.open(f"{BASE}/{served}")
     assert e.value.kind in ("malformed", "truncated"), str(e.value)
+
+
+# -- https and private servers (harness.py --tls: FOURDGS_HTTPS_BASE, its CA, an unrelated CA;
+# the corpus again under /private/, only for requests with X-Fourdgs-Token) ---------------------
+
+HTTPS = os.environ.get("FOURDGS_HTTPS_BASE")
+needs_tls = pytest.mark.skipif(not HTTPS, reason="no https server: ctest http.python runs this "
+                                                 "file under tests/http/harness.py --tls")
+
+
+@needs_tls
+@pytest.mark.parametrize("call", [fourdgs.open, fourdgs.stream], ids=["open", "stream"])
+def test_https_with_the_test_ca_reads_as_the_local_file(corpus, call, no_proxy):
+    http = {"ca_bundle": os.environ["FOURDGS_HTTPS_CA"], "max_attempts": 2,
+            "connect_timeout_ms": 5000, "transfer_timeout_ms": 20000}
+    name = "kd-chained"
+    with call(f"{HTTPS}/corpus/valid/{name}.4dgs", http=http) as remote, \
+            fourdgs.open(corpus / "valid" / f"{name}.4dgs") as local:
+        if call is fourdgs.stream:
+            assert sum(len(b) for b in remote.blocks()) > 0
+        assert remote.header == local.header  # (a stream has no fetch costs to compare)
+        assert [(c.offset, c.size, c.keyframe) for c in remote.chunks] == \
+            [(c.offset, c.size, c.keyframe) for c in local.chunks]
+
+
+@needs_tls
+@pytest.mark.parametrize("call", [fourdgs.open, fourdgs.stream], ids=["open", "stream"])
+def test_https_with_a_wrong_ca_is_tls_verification_failed(call, no_proxy):
+    url = f"{HTTPS}/corpus/valid/kd-chained.4dgs"
+    with pytest.raises(fourdgs.Error) as e:
+        call(url, http={"ca_bundle": os.environ["FOURDGS_HTTPS_WRONG_CA"]})
+    assert (e.value.kind, e.value.refusal) == ("io", "tls-verification-failed"), str(e.value)
+    with call(url, http={"verify_tls": False}) as scene:  # unchecked, on purpose
+        assert scene.header.duration_sec > 0
+
+
+@needs_tls
+def test_a_private_server_wants_the_header_option(corpus, no_proxy):
+    url = f"{BASE}/private/valid/many-chunks.4dgs"
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open(url)
+    assert (e.value.kind, e.value.refusal) == ("io", "http-status") and "403" in e.value.message
+    http = {"headers": ["X-Fourdgs-Token: " + os.environ["FOURDGS_HTTP_TOKEN"]]}
+    with fourdgs.open(url, http=http) as remote, \
+            fourdgs.open(corpus / "valid" / "many-chunks.4dgs") as local:
+        t = local.header.duration_sec * 0.37
+        assert np.array_equal(remote.evaluate(t).center, local.evaluate(t).center)
+    with pytest.raises(fourdgs.Error) as e:
+        fourdgs.open(url, http={"header": []})
+    assert e.value.refusal == "invalid-option"

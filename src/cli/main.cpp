@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.hpp"
 #include "output.hpp"
 
 namespace {
@@ -35,6 +36,7 @@ using cli::Json;
 constexpr int kOk = 0, kRefused = 1, kWarnings = 2, kCannotRun = 3;
 
 bool g_quiet = false;
+HttpOptions g_http;  // --header, --ca-bundle, --timeout, --retries: every URL the command reads
 
 // A refusal from the library: the identifier first, so scripts can match it.
 int refused(const Error& e) {
@@ -65,7 +67,7 @@ struct Opened {
 
 // Opens the file with the reader its temporal model needs. Returns an exit status on failure.
 std::optional<int> open_file(const std::string& path, Opened& out) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     out.source = std::move(*src);
     auto reader = open_scene(*out.source);
@@ -82,10 +84,14 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
     SceneWorkspace ws;
     if (!f.reader->keyframe_delta()) {
         GaussianBlock all;
-        FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
-            all.append(b.gaussians);
-            return ok_status();
-        }, ws));
+        if (const IndexedReader* indexed = f.reader->indexed())
+            // Random access: sized once from the index counts, each chunk decoded into its rows.
+            FOURDGS_TRY(indexed->read_all(all, ws.pool));
+        else
+            FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
+                all.append(b.gaussians);
+                return ok_status();
+            }, ws));
         return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
     }
     const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
@@ -361,7 +367,7 @@ std::optional<Error> reader_refusal(ByteSource& source) {
 }
 
 int cmd_validate(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return cannot_run(src.error().describe());
     ValidateOptions vo;
     cli::Progress bar("validating", g_quiet || ((*src)->size().value_or(0) < (8u << 20)));
@@ -428,7 +434,7 @@ int cmd_validate(const std::string& path, bool json) {
 // ---- dump ----------------------------------------------------------------------------------
 
 int dump_records(const std::string& path, bool json) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     const std::uint64_t size = (*src)->size().value_or(0);
     // Frames only, through the readers' record stream: contents are never read, so a file of any
@@ -533,7 +539,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     Json j;
     j.begin_object().str("file", path);
     if (at) {
-        auto src = open_source(path);
+        auto src = open_source(path, g_http);
         if (!src.ok()) return refused(src.error());
         SceneInfo scene;
         Frame frame;
@@ -574,6 +580,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
     const SceneInfo& s = f.scene();
     // A gaussian-birth file's records; a keyframe-delta file's composed state per state chunk.
     std::vector<std::pair<std::size_t, GaussianBlock>> blocks;
+    blocks.reserve(s.index.size());  // random access: the index is known before any decode
     cli::Progress bar("decoding", g_quiet);
     SceneWorkspace ws;
     if (auto st = f.reader->read_all([&](const StoredBlock& b) {
@@ -634,7 +641,7 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
 // ---- extract, preview, timeline --------------------------------------------------------------
 
 int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     ExtractOptions eo;
     eo.max_sh_degree = sh_degree;
@@ -660,7 +667,7 @@ int cmd_extract(const std::string& path, double t, const std::string& out, int s
 }
 
 int cmd_preview(const std::string& path, double t, const std::string& out, int width, int height) {
-    auto src = open_source(path);
+    auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     SceneInfo scene;
     Frame frame;
@@ -697,6 +704,7 @@ int cmd_timeline(const std::string& path, const std::string& out, int width, int
 struct EncodeArgs {
     std::vector<std::string> inputs;
     std::string output, preset = "default", sh_bits = "none", model = "gaussian-birth", tolerance;
+    std::string effort = "default";
     double fps = 0;
     bool tracked = false, json = false;
     std::uint32_t keyframe_every = 10;
@@ -706,6 +714,8 @@ struct ConvertArgs : EncodeArgs {
     std::string codec = "deflate", title, coordinate_system, grid, frames;
     std::string delta_reference = "cheaper";
     bool no_rigid_parts = false;
+    unsigned threads = 0;
+    std::size_t error_frames = 4;
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
 };
@@ -792,6 +802,9 @@ std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& 
     o.keyframe_every = a.keyframe_every;
     if (auto e = parse_tolerance_args(a, sh.preset, o.tolerance); !e.empty()) return e;
     if (auto e = parse_sh_bits(a.sh_bits, sh.sh_ladder, sh.sh_depths); !e.empty()) return e;
+    const auto effort = parse_effort(a.effort);
+    if (!effort) return "unknown --effort '" + a.effort + "' (fast, default, max)";
+    sh.effort = *effort;
     return parse_shape(a, o.shape);
 }
 
@@ -854,7 +867,9 @@ int cmd_convert(const ConvertArgs& a) {
         return cannot_run("unknown --delta-reference '" + a.delta_reference +
                           "' (cheaper, chained)");
     o.cheaper_reference = a.delta_reference == "cheaper";
+    o.writer.threads = a.threads;
     o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
+    o.error_frames = a.error_frames;
     ConvertReport rep;
     auto st = convert_ply_files(*paths, a.output, o, &rep);
     bar.finish();
@@ -877,7 +892,9 @@ int cmd_convert(const ConvertArgs& a) {
             .num("output_bytes", rep.output_bytes)
             .num("ratio", ratio)
             .num("clamped_colors", rep.clamped_colors)
-            .num("per_frame_bytes", rep.per_frame_bytes);
+            .num("per_frame_bytes", rep.per_frame_bytes)
+            .str("effort", to_string(o.plan ? o.plan->effort : o.writer.effort));
+        cli::json_conversion_error(j, rep);
         if (rep.parts_sought) {
             auto part = [&](const char* name, const ConvertReport::Part& p) {
                 j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes);
@@ -907,7 +924,7 @@ int cmd_convert(const ConvertArgs& a) {
         for (const auto& [k, v] : rep.quantization.bounds) j.str(k, v);
         j.end_object().end_object();
         print_json(j);
-    } else {
+    } else if (!g_quiet) {  // -q: the file is the answer; --json still prints what it asks for
         fmt::print("{} frames, {} gaussians -> {} ({}): {} records in {} chunks\n", rep.frames,
                    rep.input_gaussians, a.output, shape, rep.records, rep.chunks);
         if (rep.deltas != 0)
@@ -923,6 +940,7 @@ int cmd_convert(const ConvertArgs& a) {
                    bound_string(rep.tolerance.pos), bound_string(rep.tolerance.scale_rel),
                    bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
                    bound_string(rep.tolerance.alpha));
+        cli::print_conversion_error(rep, to_string(o.plan ? o.plan->effort : o.writer.effort));
     }
     return kOk;
 }
@@ -934,7 +952,22 @@ struct PlanArgs : EncodeArgs {
     std::size_t sample = 8;
     double margin = 0.05, max_speed = 0;
     std::vector<double> aabb;
+    bool no_rigid_parts = false;
 };
+
+// The rigid parts a plan recorded: what each shard stores once.
+void print_planned_parts(const GridPlan& plan) {
+    if (plan.parts.empty()) return;
+    fmt::print("parts (every shard stores them alike):\n");
+    for (const PlannedPart& part : plan.parts) {
+        std::uint64_t n = 0;
+        for (const auto& [a, b] : part.members) n += b - a;
+        fmt::print("  {:<22}{:>10} gaussians  frames [{}, {})\n",
+                   part.rigid ? "rigid object #" + std::to_string(part.object_id)
+                              : std::string("static"),
+                   n, part.first_frame, part.end_frame);
+    }
+}
 
 int cmd_plan(const PlanArgs& a) {
     PlanOptions po;
@@ -943,6 +976,7 @@ int cmd_plan(const PlanArgs& a) {
     po.sample_frames = a.sample;
     po.margin = a.margin;
     po.max_speed = a.max_speed;
+    po.rigid_parts = !a.no_rigid_parts;
     if (!a.aabb.empty()) {
         if (a.aabb.size() != 6) return cannot_run("--aabb takes six numbers: min x y z, max x y z");
         std::array<double, 6> box{};
@@ -960,8 +994,8 @@ int cmd_plan(const PlanArgs& a) {
         return kOk;
     }
     const QuantBounds d = declared_bounds(plan->grid, plan->duration_sec);
-    fmt::print("{} frames at {} fps ({:.3f} s), {} -> {}\n", plan->frames, plan->fps,
-               plan->duration_sec, to_string(plan->shape), a.output);
+    fmt::print("{} frames at {} fps ({:.3f} s), {}, effort {} -> {}\n", plan->frames, plan->fps,
+               plan->duration_sec, to_string(plan->shape), to_string(plan->effort), a.output);
     fmt::print("aabb {} .. {}, scanned from {} frames\n",
                vec3({plan->aabb[0], plan->aabb[1], plan->aabb[2]}),
                vec3({plan->aabb[3], plan->aabb[4], plan->aabb[5]}),
@@ -980,6 +1014,7 @@ int cmd_plan(const PlanArgs& a) {
     if (plan->alignment() > 1)
         fmt::print("shards start and end on multiples of {} frames (the last may end at {})\n",
                    plan->alignment(), plan->frames);
+    print_planned_parts(*plan);
     return kOk;
 }
 
@@ -996,7 +1031,7 @@ int cmd_slices(const std::string& grid, std::size_t shards) {
 
 struct MergeArgs {
     std::vector<std::string> parts;
-    std::string output, base;
+    std::string output, base, grid;
     bool allow_overlap = false, validate_parts = false, json = false;
 };
 
@@ -1004,6 +1039,11 @@ int cmd_merge(const MergeArgs& a) {
     MergeOptions mo;
     mo.allow_overlap = a.allow_overlap;
     mo.validate_parts = a.validate_parts;
+    if (!a.grid.empty()) {
+        auto plan = read_grid_plan(a.grid);
+        if (!plan.ok()) return refused(plan.error());
+        mo.plan_digest = plan_digest(*plan);
+    }
     if (!a.base.empty()) {
         const auto it = std::find(a.parts.begin(), a.parts.end(), a.base);
         if (it == a.parts.end()) return cannot_run("--base " + a.base + " is not one of the parts");
@@ -1047,6 +1087,19 @@ int main(int argc, char** argv) {
     CLI::App app{"4dgs — inspect, validate, convert and preview .4dgs 4D gaussian-splat files"};
     app.require_subcommand(1);
     app.add_flag("-q,--quiet", g_quiet, "no progress bars or notes on stderr");
+    // URLs on private servers (before the subcommand: 4dgs --header "Authorization: Bearer T" info URL).
+    app.add_option("--header", g_http.headers,
+                   "an HTTP request header 'Name: value' sent with every request for a URL (repeatable)")
+        ->expected(1)
+        ->take_all();
+    app.add_option("--ca-bundle", g_http.ca_bundle,
+                   "a PEM file of certificate authorities to trust for https:// instead of the system's");
+    app.add_option_function<std::uint32_t>(
+           "--timeout", [](const std::uint32_t& s) { g_http.transfer_timeout_ms = s * 1000; },
+           "per-attempt transfer timeout for a URL, in seconds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--retries", g_http.max_attempts, "attempts per HTTP request, retries included")
+        ->check(CLI::PositiveNumber);
 
     std::string file, out;
     bool json = false;
@@ -1116,6 +1169,9 @@ int main(int argc, char** argv) {
                         "keyframe-delta: a keyframe every K frames")
             ->check(CLI::PositiveNumber);
         cmd->add_flag("--json", a.json, "machine-readable report");
+        cmd->add_option("--effort", a.effort,
+                        "encoder effort: fast, default, max (the smallest file, several times "
+                        "slower)");
     };
 
     ConvertArgs ca;
@@ -1134,12 +1190,16 @@ int main(int argc, char** argv) {
     conv->add_option("--delta-reference", ca.delta_reference,
                      "keyframe-delta: cheaper (each delta references the GOP keyframe or the "
                      "previous frame, whichever is smaller; default) or chained");
+    conv->add_option("--error-frames", ca.error_frames,
+                     "decode this many frames and report the error against the input (0: none)");
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");
+    conv->add_option("--threads", ca.threads,
+                     "encoder threads (0: one per core; a scheduler's task: its CPUs)");
     conv->callback([&] {
         for (const char* name : {"--fps", "--preset", "--tolerance", "--sh-bits", "--tracked",
-                                 "--model", "--keyframe-every"})
+                                 "--model", "--keyframe-every", "--effort"})
             if (conv->get_option(name)->count() > 0) ca.given.emplace_back(name);
         code = cmd_convert(ca);
     });
@@ -1161,6 +1221,9 @@ int main(int argc, char** argv) {
     plan->add_option("--aabb", pa.aabb, "the scene's aabb, min x y z max x y z: no scan")
         ->expected(6)
         ->delimiter(',');
+    plan->add_flag("--no-rigid-parts", pa.no_rigid_parts,
+                   "with --tracked: record no rigid parts (each shard's temporal model takes "
+                   "every gaussian)");
     plan->callback([&] { code = cmd_plan(pa); });
 
     std::string slices_grid;
@@ -1182,6 +1245,8 @@ int main(int argc, char** argv) {
     mrg->add_option("--base", ma.base,
                     "the part whose front matter the file takes (default: the earliest)");
     mrg->add_flag("--validate-parts", ma.validate_parts, "run the validator over every part first");
+    mrg->add_option("--grid", ma.grid,
+                    "the grid plan the shards were encoded on: every part must be one of its");
     mrg->add_flag("--json", ma.json, "machine-readable report");
     mrg->callback([&] { code = cmd_merge(ma); });
 
@@ -1201,6 +1266,8 @@ int main(int argc, char** argv) {
     tl->add_option("--width", tw, "pixels")->check(CLI::Range(1, 8192));
     tl->add_option("--height", th, "pixels")->check(CLI::Range(1, 8192));
     tl->callback([&] { code = cmd_timeline(file, out, tw, th); });
+
+    cli::add_compare(app, code);
 
     try {
         app.parse(argc, argv);

@@ -8,12 +8,18 @@
 
 #include <fmt/core.h>
 
+#include "fourdgs/error.hpp"
 #include "fourdgs/text.hpp"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
 namespace cli {
+
+int exit_refused(const fourdgs::Error& e) {
+    std::fprintf(stderr, "4dgs: refused: %s\n", e.describe().c_str());
+    return e.kind == fourdgs::ErrorKind::io ? kExitCannotRun : kExitRefused;
+}
 
 void Json::key(std::string_view k) {
     if (!first_.back()) out_ += ",";

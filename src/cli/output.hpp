@@ -8,7 +8,18 @@
 
 #include <fourdgs/tools/preview.hpp>
 
+namespace fourdgs {
+struct Error;
+}
+
 namespace cli {
+
+// The tool's exit statuses (main.cpp's list): success, the file was refused, it cannot run.
+inline constexpr int kExitOk = 0, kExitRefused = 1, kExitCannotRun = 3;
+
+// Prints a refusal from the library on stderr ("4dgs: refused: <refusal>: <message>") and
+// returns its exit status: kExitCannotRun for an io error, else kExitRefused.
+int exit_refused(const fourdgs::Error& e);
 
 // Builds one JSON document by appending; keys and commas are placed by the writer.
 class Json {

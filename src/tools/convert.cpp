@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <deque>
+#include <map>
 #include <numeric>
 #include <system_error>
 
@@ -15,7 +17,9 @@
 #include "fourdgs/open_scene.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/reconstruct.hpp"
+#include "fourdgs/tools/merge.hpp"
 #include "fourdgs/tools/rigid.hpp"
+#include "plan_parts.hpp"
 
 namespace fourdgs {
 namespace {
@@ -43,6 +47,14 @@ std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped) {
 
 std::string num(double v) { return bound_string(std::fabs(v)); }
 
+// Rigid parts stored as objects: each gaussian's object id (0: none), the Object Table and the
+// Object Tracks the file carries.
+struct Objects {
+    std::vector<std::uint32_t> object_of;
+    ObjectTable table;
+    std::vector<ObjectTrack> tracks;
+};
+
 // The conversion as resolved from the options (and the plan): where the frames sit on the clock,
 // the shape and its schedule, the end-to-end tolerance and the writer's options.
 struct Resolved {
@@ -54,11 +66,22 @@ struct Resolved {
     QuantBounds tolerance;
     WriterOptions writer;  // grid set once it is sized (the plan's, or size_grid's)
     const GridPlan* plan = nullptr;
-    const RigidParts* parts = nullptr;  // rigid parts stored as objects (none: nullptr)
+    const Objects* objects = nullptr;  // rigid parts stored as objects (none: nullptr)
+    const plan_parts::BlockParts* held = nullptr;  // on a plan: the parts this block holds
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
     bool sliced() const { return plan && (first != 0 || end != total); }
 };
+
+// Object `id`'s track: pose k, one per frame given, over [first + k, first + k + 1) / fps (step).
+ObjectTrack track_of(std::uint32_t id, std::span<const Pose> poses, const Resolved& r) {
+    ObjectTrack track;
+    track.object_id = id;
+    track.interpolation = TrajectoryInterpolation::step;
+    for (std::size_t k = 0; k < poses.size(); ++k)
+        track.samples.push_back({r.time_of(r.first + k), poses[k].rotation, poses[k].translation});
+    return track;
+}
 
 Metadata convert_metadata(const Resolved& r) {
     const QuantBounds& tol = r.tolerance;
@@ -71,14 +94,27 @@ Metadata convert_metadata(const Resolved& r) {
                  {"tolerance.rot", num(tol.rot)},
                  {"tolerance.rgb", num(tol.rgb)},
                  {"tolerance.alpha", num(tol.alpha)}};
+    if (r.plan) m.entries.emplace_back("plan", plan_digest(*r.plan));
     return m;
+}
+
+// The slice [first, end) of a plan's `total` frames a shard holds (merge.hpp reads it). Version 2
+// shards name their plan in "4dgs-convert"; a shard without shard_format is an older build's.
+Metadata shard_record(std::uint64_t first, std::uint64_t end, std::uint64_t total, double fps) {
+    return {"4dgs-shard",
+            {{"first_frame", std::to_string(first)},
+             {"end_frame", std::to_string(end)},
+             {"frames", std::to_string(total)},
+             {"t0", bound_string(static_cast<double>(first) / fps)},
+             {"t1", bound_string(static_cast<double>(end) / fps)},
+             {"shard_format", std::to_string(kShardFormat)}}};
 }
 
 // Object j + 1 for rigid part j: a table entry, anchored at its frame-0 centroid, and a track with
 // one sample per frame that holds until the next (step): frame k's pose over [k, k + 1) / fps.
-void add_objects(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
-                 SceneHeader& h) {
-    ObjectTable table;
+Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolved& r) {
+    Objects out;
+    out.object_of = parts.part_of;
     for (std::size_t j = 0; j < parts.parts.size(); ++j) {
         const RigidPart& part = parts.parts[j];
         const auto id = static_cast<std::uint32_t>(j + 1);
@@ -90,16 +126,10 @@ void add_objects(const PlyCloud& first, const RigidParts& parts, const Resolved&
         e.label = "rigid part " + std::to_string(id);
         for (int c = 0; c < 3; ++c)
             e.anchor[c] = static_cast<float>(centroid[c] / double(part.members.size()));
-        table.entries.push_back(std::move(e));
-        ObjectTrack track;
-        track.object_id = id;
-        track.interpolation = TrajectoryInterpolation::step;
-        for (std::size_t k = 0; k < part.poses.size(); ++k)
-            track.samples.push_back({r.time_of(r.first + k), part.poses[k].rotation,
-                                     part.poses[k].translation});
-        h.object_tracks.push_back(std::move(track));
+        out.table.entries.push_back(std::move(e));
+        out.tracks.push_back(track_of(id, part.poses, r));
     }
-    h.object_table = std::move(table);
+    return out;
 }
 
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
@@ -112,14 +142,11 @@ SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& 
     if (!o.coordinate_system.empty())
         h.attributes.emplace_back("coordinate_system", o.coordinate_system);
     h.metadata.push_back(convert_metadata(r));
-    if (r.parts) add_objects(frames.front(), *r.parts, r, h);
-    if (r.sliced())
-        h.metadata.push_back({"4dgs-shard",
-                              {{"first_frame", std::to_string(r.first)},
-                               {"end_frame", std::to_string(r.end)},
-                               {"frames", std::to_string(r.total)},
-                               {"t0", bound_string(r.time_of(r.first))},
-                               {"t1", bound_string(r.time_of(r.end))}}});
+    if (r.objects) {
+        h.object_table = r.objects->table;
+        h.object_tracks = r.objects->tracks;
+    }
+    if (r.sliced()) h.metadata.push_back(shard_record(r.first, r.end, r.total, r.fps));
     return h;
 }
 
@@ -146,6 +173,23 @@ void tick(const ConvertOptions& o, std::uint64_t done, std::uint64_t total) {
 Error outside_plan(const std::string& what) {
     return bad(refusal::kOutsidePlan,
                what + "; make the plan again with these frames in its sample");
+}
+
+// Whether [first, end) is a slice of the plan's frames on its alignment.
+Status check_slice(const GridPlan& p, std::uint64_t first, std::uint64_t end) {
+    const std::string slice = "[" + std::to_string(first) + ", " + std::to_string(end) + ")";
+    if (!(first < end && end <= p.frames))
+        return bad(refusal::kInvalidOption, "frames " + slice + " are not a slice of the plan's " +
+                                                std::to_string(p.frames) + " frames");
+    const std::uint64_t a = p.alignment();
+    if (first % a != 0 || (end % a != 0 && end != p.frames))
+        return bad(refusal::kInvalidOption,
+                   "frames " + slice + " do not start and end on a multiple of " +
+                       std::to_string(a) +
+                       (p.shape == ConvertShape::keyframe_delta ? " (the plan's keyframe_every)"
+                                                                : " (the plan's segment_frames)") +
+                       ", where an encode of the whole sequence starts a GOP or a segment");
+    return ok_status();
 }
 
 // Resolves the options; with a plan, checks the slice and that its frames are ones the plan was
@@ -178,21 +222,12 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
     r.segment = p.segment_frames;
     r.tolerance = p.tolerance;
     apply_plan(p, r.writer);
-    const std::string slice = "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")";
-    if (!(r.first < r.end && r.end <= p.frames))
-        return bad(refusal::kInvalidOption, "frames " + slice + " are not a slice of the plan's " +
-                                                std::to_string(p.frames) + " frames");
+    FOURDGS_TRY(check_slice(p, r.first, r.end));
     if (frames.size() != r.end - r.first)
-        return bad(refusal::kInvalidOption,
-                   std::to_string(frames.size()) + " frames given for the slice " + slice);
-    const std::uint64_t a = p.alignment();
-    if (r.first % a != 0 || (r.end % a != 0 && r.end != p.frames))
-        return bad(refusal::kInvalidOption,
-                   "frames " + slice + " do not start and end on a multiple of " +
-                       std::to_string(a) +
-                       (p.shape == ConvertShape::keyframe_delta ? " (the plan's keyframe_every)"
-                                                                : " (the plan's segment_frames)") +
-                       ", where an encode of the whole sequence starts a GOP or a segment");
+        return bad(refusal::kInvalidOption, std::to_string(frames.size()) +
+                                                " frames given for the slice [" +
+                                                std::to_string(r.first) + ", " +
+                                                std::to_string(r.end) + ")");
     for (std::size_t k = 0; k < frames.size(); ++k) {
         const PlyCloud& f = frames[k];
         const std::string who = "frame " + std::to_string(r.first + k);
@@ -220,7 +255,7 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
 Status size_fixed_grid(std::span<const PlyCloud> frames, Resolved& r) {
     if (r.plan) return ok_status();
     FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration,
-                                            0, 0, r.parts != nullptr));
+                                            0, 0, r.objects != nullptr));
     return ok_status();
 }
 
@@ -404,7 +439,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
         s.gaussians.sigma_t = sigma;
         s.gaussians.sh_degree = f.sh_degree;
         s.gaussians.sh = f.sh;
-        if (r.parts) s.gaussians.object_id = r.parts->part_of;
+        if (r.objects) s.gaussians.object_id = r.objects->object_of;
         steps.push_back(s);
         ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
@@ -464,6 +499,21 @@ Sample sample_of(const PlyCloud& f, std::size_t g) {
     return s;
 }
 
+// Whether gaussian g of `x` (sampled as `xs`) keeps the scale, colour, opacity and SH bytes it
+// has in `first` (sampled as `fs`), within `tol`: what one record holds for its whole range.
+bool holds_appearance(const PlyCloud& first, const Sample& fs, const PlyCloud& x,
+                      const Sample& xs, std::size_t g, const FitTolerance& tol) {
+    for (int c = 0; c < 3; ++c) {
+        if (std::fabs(xs.log_s[c] - fs.log_s[c]) > tol.scale_log) return false;
+        if (std::fabs(xs.c[c] - fs.c[c]) > tol.rgb) return false;
+    }
+    if (std::fabs(xs.c[3] - fs.c[3]) > tol.alpha) return false;
+    const std::size_t per = static_cast<std::size_t>(first.sh_per_gaussian());
+    for (std::size_t j = 0; j < per; ++j)
+        if (sh_byte(x.sh[g * per + j]) != sh_byte(first.sh[g * per + j])) return false;
+    return true;
+}
+
 // Whether frames [a, b) of gaussian g are one record within `tol`: the line from frame a's
 // position to frame b-1's, and every other attribute held at frame a's value (SH bytes equal).
 bool span_fits(std::span<const PlyCloud> frames, std::span<const Sample> s, std::size_t g,
@@ -472,26 +522,20 @@ bool span_fits(std::span<const PlyCloud> frames, std::span<const Sample> s, std:
     const Sample& first = s[a];
     const Sample& last = s[b - 1];
     const double dt = static_cast<double>(b - 1 - a);
-    const std::size_t per = static_cast<std::size_t>(frames[a].sh_per_gaussian());
     for (std::size_t k = a + 1; k < b; ++k) {
         const Sample& x = s[k];
         const double u = static_cast<double>(k - a) / dt;
         for (int c = 0; c < 3; ++c) {
             const double line = first.p[c] + (last.p[c] - first.p[c]) * u;
             if (std::fabs(line - x.p[c]) > tol.pos) return false;
-            if (std::fabs(x.log_s[c] - first.log_s[c]) > tol.scale_log) return false;
-            if (std::fabs(x.c[c] - first.c[c]) > tol.rgb) return false;
         }
-        if (std::fabs(x.c[3] - first.c[3]) > tol.alpha) return false;
         double ep = 0, en = 0;
         for (int c = 0; c < 4; ++c) {
             ep = std::max(ep, std::fabs(x.q[c] - first.q[c]));
             en = std::max(en, std::fabs(x.q[c] + first.q[c]));
         }
         if (std::min(ep, en) > tol.rot) return false;
-        for (std::size_t j = 0; j < per; ++j)
-            if (sh_byte(frames[k].sh[g * per + j]) != sh_byte(frames[a].sh[g * per + j]))
-                return false;
+        if (!holds_appearance(frames[a], first, frames[k], x, g, tol)) return false;
     }
     return true;
 }
@@ -512,6 +556,23 @@ void bisect(std::span<const PlyCloud> frames, std::span<const Sample> s, std::si
     bisect(frames, s, g, mid, b, tol, out);
 }
 
+// A planned part's member is one record over the part's frames: every frame of the block must
+// keep the appearance it has in the part's reference (block_parts has checked its pose).
+Status check_held_appearance(std::span<const PlyCloud> frames, std::span<const Sample> samples,
+                             std::size_t g, const plan_parts::BlockParts& held,
+                             const GridPlan& plan, std::uint64_t first, const FitTolerance& fit) {
+    const plan_parts::HeldPart& h = held.held[held.held_of[g]];
+    const Sample rest = sample_of(*h.reference, g);
+    for (std::size_t k = 0; k < frames.size(); ++k)
+        if (!holds_appearance(*h.reference, rest, frames[k], samples[k], g, fit))
+            return outside_plan("frame " + std::to_string(first + k) + " gaussian " +
+                                std::to_string(g) + " changes its scale, colour, opacity or SH " +
+                                "by more than half the tolerance within " +
+                                plan_parts::describe(plan.parts[h.part]) +
+                                ", which one record holds");
+    return ok_status();
+}
+
 Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,
                         ByteSink& sink, ConvertReport& rep) {
     FOURDGS_TRY(check_tracked(frames));
@@ -530,24 +591,34 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     }
     std::vector<Span> spans;
     std::vector<Sample> samples(nf);
+    // On a plan, a member of a part is one record over the part's frames, written by the block
+    // that holds its first frame (`owned`): here it is only checked to keep its appearance.
+    std::vector<std::uint32_t> owned;
     for (std::size_t g = 0; g < n; ++g) {
         for (std::size_t k = 0; k < nf; ++k) samples[k] = sample_of(frames[k], g);
+        if (r.held && r.held->held_of[g] >= 0) {
+            FOURDGS_TRY(check_held_appearance(frames, samples, g, *r.held, *r.plan, r.first, fit));
+            const plan_parts::HeldPart& h = r.held->held[r.held->held_of[g]];
+            if (r.plan->parts[h.part].first_frame == r.first)
+                owned.push_back(static_cast<std::uint32_t>(g));
+            continue;
+        }
         for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, spans);
         if ((g & 1023) == 0) tick(o, g, n);
     }
     tick(o, n, n);
 
     // One record per span: frame a's state, moving along the fitted line.
-    const std::size_t m = spans.size();
+    const std::size_t m = spans.size() + owned.size();
     const std::size_t per = static_cast<std::size_t>(frames.front().sh_per_gaussian());
     GaussianColumns cols;
     cols.sh_degree = frames.front().sh_degree;
     cols.resize(m);
     std::fill(cols.sigma_t.begin(), cols.sigma_t.end(), kInf);
-    if (r.parts) cols.object_id.resize(m);
+    if (r.objects) cols.object_id.resize(m);
     double vmax = 0, longest_moving = 0;
     std::size_t fastest = 0;
-    for (std::size_t rec = 0; rec < m; ++rec) {
+    for (std::size_t rec = 0; rec < spans.size(); ++rec) {
         const Span& sp = spans[rec];
         const PlyCloud& fa = frames[sp.a];
         const PlyCloud& fb = frames[sp.b - 1];
@@ -575,7 +646,25 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
             cols.motion[rec * 3 + 2] != 0)
             longest_moving = std::max(longest_moving, cols.win_hi[rec] - cols.win_lo[rec]);
         std::copy_n(fa.sh.begin() + sp.g * per, per, cols.sh.begin() + rec * per);
-        if (r.parts) cols.object_id[rec] = r.parts->part_of[sp.g];
+        if (r.objects) cols.object_id[rec] = r.objects->object_of[sp.g];
+    }
+    // A part's members, still at their reference (this block's first frame) over the part's span.
+    for (std::size_t i = 0; i < owned.size(); ++i) {
+        const std::size_t rec = spans.size() + i, g = owned[i];
+        const PlannedPart& part = r.plan->parts[r.held->held[r.held->held_of[g]].part];
+        const PlyCloud& fa = frames.front();
+        std::copy_n(fa.position.begin() + g * 3, 3, cols.position.begin() + rec * 3);
+        std::copy_n(fa.scale.begin() + g * 3, 3, cols.scale.begin() + rec * 3);
+        std::copy_n(fa.rotation.begin() + g * 4, 4, cols.rotation.begin() + rec * 4);
+        for (int c = 0; c < 4; ++c) {
+            cols.color[rec * 4 + c] = std::clamp(fa.color[g * 4 + c], 0.0f, 1.0f);
+            rep.clamped_colors += std::fabs(cols.color[rec * 4 + c] - fa.color[g * 4 + c]) > 1e-6f;
+        }
+        cols.mu_t[rec] = static_cast<float>(r.time_of(part.first_frame));
+        cols.win_lo[rec] = r.time_of(part.first_frame);
+        cols.win_hi[rec] = r.time_of(part.end_frame);
+        std::copy_n(fa.sh.begin() + g * per, per, cols.sh.begin() + rec * per);
+        if (r.objects) cols.object_id[rec] = r.objects->object_of[g];
     }
 
     // The quantization half of the budget (grid_tolerance): from what the fit found, or on a plan
@@ -583,7 +672,7 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     if (!r.plan) {
         FOURDGS_ASSIGN(r.writer.grid,
                        size_grid(ConvertShape::adaptive, B, frames_aabb(frames), r.duration,
-                                 longest_moving, vmax, r.parts != nullptr));
+                                 longest_moving, vmax, r.objects != nullptr));
     } else if (vmax > r.plan->max_speed) {
         const Span& sp = spans[fastest];
         return outside_plan("gaussian " + std::to_string(sp.g) + " moves at " + detail::fmt(vmax) +
@@ -612,13 +701,8 @@ RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
     const auto box = frames_aabb(frames);
     double reach = 0;
     for (double v : box) reach = std::max(reach, std::fabs(v));
-    const QuantBounds share = grid_tolerance(r.shape, r.tolerance, 0, 0, true);
-    const auto [pos, rot] = rigid_residuals(r.tolerance, share, reach);
-    RigidOptions ro;
-    ro.pos_residual = pos;
-    ro.rot_residual = rot;
-    ro.min_members = o.rigid_min_members;
-    return find_rigid_parts(frames, ro);
+    return find_rigid_parts(frames,
+                            rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members));
 }
 
 void report_parts(const RigidParts& parts, ConvertReport& rep) {
@@ -631,17 +715,28 @@ void report_parts(const RigidParts& parts, ConvertReport& rep) {
             {static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
 }
 
-// The frames with every part's members at their frame-0 position and rotation: the object frame.
-std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
-                                            const RigidParts& parts) {
+// The frames with each gaussian `reference_of` names (not null) at the position and rotation it
+// has there: held in its part's object frame.
+std::vector<PlyCloud> held_frames(std::span<const PlyCloud> frames,
+                                  std::span<const PlyCloud* const> reference_of) {
     std::vector<PlyCloud> out(frames.begin(), frames.end());
-    for (std::size_t k = 1; k < out.size(); ++k)
-        for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
-            if (parts.part_of[g] == 0) continue;
-            std::copy_n(frames[0].position.begin() + g * 3, 3, out[k].position.begin() + g * 3);
-            std::copy_n(frames[0].rotation.begin() + g * 4, 4, out[k].rotation.begin() + g * 4);
+    for (PlyCloud& f : out)
+        for (std::size_t g = 0; g < reference_of.size(); ++g) {
+            const PlyCloud* ref = reference_of[g];
+            if (!ref || ref == &f) continue;
+            std::copy_n(ref->position.begin() + g * 3, 3, f.position.begin() + g * 3);
+            std::copy_n(ref->rotation.begin() + g * 4, 4, f.rotation.begin() + g * 4);
         }
     return out;
+}
+
+// Every part's members at their frame-0 position and rotation: the object frame.
+std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
+                                            const RigidParts& parts) {
+    std::vector<const PlyCloud*> reference_of(parts.part_of.size(), nullptr);
+    for (std::size_t g = 0; g < parts.part_of.size(); ++g)
+        if (parts.part_of[g] != 0) reference_of[g] = &frames[0];
+    return held_frames(frames, reference_of);
 }
 
 // Gaussians `keep` (ascending) of every frame.
@@ -683,10 +778,9 @@ Result<std::uint64_t> bytes_alone(std::span<const PlyCloud> frames, const RigidP
         one.parts[0].members.resize(keep.size());
         std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
         sub = held_in_object_frames(sub, one);
-        r.parts = &one;
-    } else {
-        r.parts = nullptr;
     }
+    const Objects objects = objects_of(sub.front(), one, r);
+    r.objects = part > 0 ? &objects : nullptr;
     MemorySink sink;
     ConvertReport ignored;
     FOURDGS_TRY(encode(sub, o, r, sink, ignored));
@@ -707,6 +801,242 @@ Status measure_parts(std::span<const PlyCloud> frames, const RigidParts& parts,
     for (std::size_t j = 0; j < parts.parts.size(); ++j) {
         FOURDGS_ASSIGN(rep.objects[j].bytes, bytes_alone(frames, parts, members[j], j + 1, o, r));
     }
+    return ok_status();
+}
+
+// ---- on a plan: block by block ----------------------------------------------------------------
+// A slice is encoded a block of frames at a time (a run of the plan's alignment), each block into
+// a file of its own on the plan, and the blocks are joined by merge (merge.hpp) — which is how
+// shards are joined too, so a slice and the whole sequence come out as one encode of every frame
+// would write them, and memory holds one block's frames, not the slice's.
+
+// Blocks are merged this many at a time (each an open file); more go through intermediate merges.
+constexpr std::size_t kBlocksPerMerge = 128;
+
+// Frames of the plan's sequence: a block [first, end) (valid until the next call), or one frame.
+struct FrameReader {
+    std::function<Result<std::span<const PlyCloud>>(std::uint64_t, std::uint64_t)> block;
+    std::function<Result<PlyCloud>(std::uint64_t)> frame;
+};
+
+// Where the encoded blocks wait to be merged: in memory, or in files beside the output.
+class Spool {
+public:
+    struct Entry {
+        std::uint64_t first, end;  // the frames it holds
+        std::string name;
+    };
+    virtual ~Spool() = default;
+    // A sink for the next block (written before the next call).
+    virtual Result<ByteSink*> next(std::uint64_t first, std::uint64_t end) = 0;
+    virtual Status close_last() { return ok_status(); }
+    // Sources over entries [from, to), valid until the next call.
+    virtual Result<std::vector<ByteSource*>> open(std::size_t from, std::size_t to) = 0;
+    // Forgets the first `n` entries (merged into later ones).
+    virtual void drop(std::size_t n) {
+        entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    std::vector<Entry> entries;
+};
+
+class MemorySpool final : public Spool {
+public:
+    Result<ByteSink*> next(std::uint64_t first, std::uint64_t end) override {
+        entries.push_back({first, end, block_name(first, end)});
+        return &sinks_.emplace_back();
+    }
+    Result<std::vector<ByteSource*>> open(std::size_t from, std::size_t to) override {
+        sources_.clear();
+        std::vector<ByteSource*> out;
+        for (std::size_t i = from; i < to; ++i) sources_.emplace_back(sinks_[i].bytes());
+        for (MemorySource& m : sources_) out.push_back(&m);
+        return out;
+    }
+    void drop(std::size_t n) override {
+        sources_.clear();
+        sinks_.erase(sinks_.begin(), sinks_.begin() + static_cast<std::ptrdiff_t>(n));
+        Spool::drop(n);
+    }
+    static std::string block_name(std::uint64_t first, std::uint64_t end) {
+        return "frames [" + std::to_string(first) + ", " + std::to_string(end) + ")";
+    }
+
+private:
+    std::deque<MemorySink> sinks_;
+    std::deque<MemorySource> sources_;
+};
+
+class FileSpool final : public Spool {
+public:
+    explicit FileSpool(std::string stem) : stem_(std::move(stem)) {}
+    ~FileSpool() override {
+        sink_.reset();
+        files_.clear();
+        for (const Entry& e : entries) std::remove(e.name.c_str());
+    }
+    Result<ByteSink*> next(std::uint64_t first, std::uint64_t end) override {
+        entries.push_back({first, end, stem_ + "." + std::to_string(entries.size())});
+        sink_.reset();
+        FOURDGS_ASSIGN(FileSink s, FileSink::create(entries.back().name));
+        sink_.emplace(std::move(s));
+        return &*sink_;
+    }
+    Status close_last() override { return sink_ ? sink_->close() : ok_status(); }
+    void drop(std::size_t n) override {
+        files_.clear();
+        for (std::size_t i = 0; i < n; ++i) std::remove(entries[i].name.c_str());
+        Spool::drop(n);
+    }
+    Result<std::vector<ByteSource*>> open(std::size_t from, std::size_t to) override {
+        files_.clear();
+        std::vector<ByteSource*> out;
+        for (std::size_t i = from; i < to; ++i) {
+            FOURDGS_ASSIGN(FileSource f, FileSource::open(entries[i].name));
+            files_.push_back(std::move(f));
+        }
+        for (FileSource& f : files_) out.push_back(&f);
+        return out;
+    }
+
+private:
+    std::string stem_;
+    std::optional<FileSink> sink_;
+    std::deque<FileSource> files_;
+};
+
+// Entries [from, to) of `spool` merged into `sink`; a slice of the plan's frames short of all of
+// them carries its 4dgs-shard record.
+Status merge_spooled(Spool& spool, std::size_t from, std::size_t to, const GridPlan& plan,
+                     ByteSink& sink, MergeReport& report) {
+    MergeOptions mo;
+    const std::uint64_t first = spool.entries[from].first, end = spool.entries[to - 1].end;
+    if (first != 0 || end != plan.frames) mo.shard = shard_record(first, end, plan.frames, plan.fps);
+    for (std::size_t i = from; i < to; ++i) mo.names.push_back(spool.entries[i].name);
+    FOURDGS_ASSIGN(const std::vector<ByteSource*> sources, spool.open(from, to));
+    return merge_scenes(sources, mo, sink, &report);
+}
+
+// The objects a block on `plan` stores: every rigid part of the plan in its Object Table, the
+// held rigid parts' members under their object ids, and a track over the block for each.
+std::optional<Objects> plan_objects(const GridPlan& plan, const plan_parts::BlockParts& held,
+                                    std::size_t n, const Resolved& r) {
+    Objects out;
+    for (const PlannedPart& part : plan.parts)
+        if (part.rigid)
+            out.table.entries.push_back(
+                {part.object_id, "rigid part " + std::to_string(part.object_id), part.anchor, {}, {}});
+    if (out.table.entries.empty()) return std::nullopt;
+    out.object_of.assign(n, 0);
+    for (const plan_parts::HeldPart& h : held.held) {
+        const PlannedPart& part = plan.parts[h.part];
+        if (!part.rigid) continue;
+        for (std::uint32_t g : h.members) out.object_of[g] = part.object_id;
+        out.tracks.push_back(track_of(part.object_id, h.poses, r));
+    }
+    return out;
+}
+
+// One block [first, end) of the plan's frames into `sink`.
+Status encode_block(std::span<const PlyCloud> frames, std::uint64_t first, std::uint64_t end,
+                    const ConvertOptions& o, const plan_parts::FrameLoader& reference,
+                    ByteSink& sink, ConvertReport& rep) {
+    ConvertOptions bo = o;
+    bo.first_frame = first;
+    bo.end_frame = end;
+    bo.progress = nullptr;
+    FOURDGS_ASSIGN(Resolved r, resolve(frames, bo));
+    FOURDGS_ASSIGN(const plan_parts::BlockParts held,
+                   plan_parts::block_parts(*r.plan, first, frames, reference));
+    const std::optional<Objects> objects =
+        plan_objects(*r.plan, held, frames.front().count, r);
+    if (objects) r.objects = &*objects;
+    if (!held.empty()) r.held = &held;
+    std::vector<PlyCloud> still;
+    std::span<const PlyCloud> input = frames;
+    // Keyframe-delta states hold the members at their reference; adaptive records stand for them.
+    if (r.shape == ConvertShape::keyframe_delta && !held.empty()) {
+        std::vector<const PlyCloud*> reference_of(held.held_of.size(), nullptr);
+        for (std::size_t g = 0; g < reference_of.size(); ++g)
+            if (held.held_of[g] >= 0) reference_of[g] = held.held[held.held_of[g]].reference;
+        still = held_frames(frames, reference_of);
+        input = still;
+    }
+    return encode(input, bo, r, sink, rep);
+}
+
+// The slice `o` names of `o.plan`'s frames, block by block through `spool`, merged into `sink`.
+Status convert_on_plan(const ConvertOptions& o, const FrameReader& in, Spool& spool,
+                       ByteSink& sink, ConvertReport& rep) {
+    const GridPlan& plan = *o.plan;
+    const std::uint64_t first = o.first_frame, end = o.end_frame ? o.end_frame : plan.frames;
+    FOURDGS_TRY(check_slice(plan, first, end));
+    // A block: runs of the alignment holding about block_gaussians (per frame: as many as the
+    // first frame holds), cut where a part begins or ends.
+    std::uint64_t per_frame = plan.gaussians_per_frame;
+    if (per_frame == 0) {
+        FOURDGS_ASSIGN(const std::span<const PlyCloud> one, in.block(first, first + 1));
+        per_frame = std::max<std::uint64_t>(1, one.front().count);
+    }
+    const std::uint64_t a = plan.alignment();
+    const std::uint64_t block =
+        a * std::max<std::uint64_t>(1, o.block_gaussians / (a * per_frame));
+    // The references of parts that began before the block, kept while a part needs them.
+    std::map<std::uint64_t, PlyCloud> references;
+    const plan_parts::FrameLoader reference =
+        [&](std::uint64_t f) -> Result<const PlyCloud*> {
+        auto it = references.find(f);
+        if (it == references.end()) {
+            FOURDGS_ASSIGN(PlyCloud c, in.frame(f));
+            it = references.emplace(f, std::move(c)).first;
+        }
+        return &it->second;
+    };
+    rep = ConvertReport{};
+    rep.shape = plan.shape;
+    rep.tolerance = plan.tolerance;
+    for (std::uint64_t b0 = first; b0 < end;) {
+        // A block ends where a part begins or ends, so that it holds each part whole or not.
+        std::uint64_t b1 = std::min(end, (b0 / block + 1) * block);
+        for (const PlannedPart& part : plan.parts)
+            for (std::uint64_t edge : {part.first_frame, part.end_frame})
+                if (edge > b0 && edge < b1) b1 = edge;
+        FOURDGS_ASSIGN(const std::span<const PlyCloud> frames, in.block(b0, b1));
+        FOURDGS_ASSIGN(ByteSink* out, spool.next(b0, b1));
+        ConvertReport br;
+        FOURDGS_TRY(encode_block(frames, b0, b1, o, reference, *out, br));
+        FOURDGS_TRY(spool.close_last());
+        for (const PlyCloud& f : frames) rep.input_gaussians += f.count;
+        rep.records += br.records;
+        rep.deltas += br.deltas;
+        rep.keyframe_referenced += br.keyframe_referenced;
+        rep.clamped_colors += br.clamped_colors;
+        rep.quantization = br.quantization;
+        std::erase_if(references, [&](const auto& ref) {
+            return std::none_of(plan.parts.begin(), plan.parts.end(), [&](const PlannedPart& p) {
+                return p.first_frame == ref.first && p.end_frame > b1;
+            });
+        });
+        b0 = b1;
+        tick(o, b1 - first, end - first);
+    }
+    rep.frames = static_cast<std::size_t>(end - first);
+    // Groups of blocks first while there are too many to hold open at once.
+    while (spool.entries.size() > kBlocksPerMerge) {
+        const std::size_t blocks = spool.entries.size();
+        for (std::size_t from = 0; from < blocks; from += kBlocksPerMerge) {
+            const std::size_t to = std::min(blocks, from + kBlocksPerMerge);
+            FOURDGS_ASSIGN(ByteSink* out,
+                           spool.next(spool.entries[from].first, spool.entries[to - 1].end));
+            MergeReport ignored;
+            FOURDGS_TRY(merge_spooled(spool, from, to, plan, *out, ignored));
+            FOURDGS_TRY(spool.close_last());
+        }
+        spool.drop(blocks);
+    }
+    MergeReport mr;
+    FOURDGS_TRY(merge_spooled(spool, 0, spool.entries.size(), plan, sink, mr));
+    rep.chunks = mr.chunks;
+    rep.output_bytes = mr.bytes_written;
     return ok_status();
 }
 
@@ -764,6 +1094,71 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
     return out;
 }
 
+namespace {
+
+// The input frame as the writer takes it: colour and opacity clamped to [0, 1], SH to [-4, 4].
+PlyCloud as_written(const PlyCloud& f) {
+    PlyCloud c = f;
+    for (float& v : c.color) v = std::clamp(v, 0.0f, 1.0f);
+    for (float& v : c.sh) v = std::clamp(v, -4.0f, 4.0f);
+    return c;
+}
+
+// ConvertReport::error: `file` decoded at options.error_frames frames of `frames` and compared.
+Status measure_error(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
+                     Bytes file, ConvertReport& rep) {
+    rep.error_frames.clear();
+    rep.error.clear();
+    const std::size_t n = frames.size(), want = std::min(o.error_frames, n);
+    if (want == 0) return ok_status();
+    struct Sum {
+        double max = 0, sum_sq = 0, p99 = 0;
+        std::uint64_t samples = 0;
+    };
+    std::vector<std::pair<std::string, Sum>> sums;
+    MemorySource source(file);
+    for (std::size_t s = 0; s < want; ++s) {
+        const std::size_t k = want == 1 ? 0 : s * (n - 1) / (want - 1);
+        if (!rep.error_frames.empty() && rep.error_frames.back() == r.first + k) continue;
+        rep.error_frames.push_back(r.first + k);
+        // The frame's start, or the f32 a reader holds its window's start as when that is later.
+        const double t = r.time_of(r.first + k);
+        FOURDGS_ASSIGN(const PlyCloud got,
+                       extract_state(source, std::max(t, double(static_cast<float>(t)))));
+        FOURDGS_ASSIGN(const CompareReport c,
+                       compare_clouds(as_written(frames[k]), got, {CompareMatch::position}));
+        for (const AttributeError& e : c.attributes) {
+            auto it = std::find_if(sums.begin(), sums.end(),
+                                   [&](const auto& x) { return x.first == e.name; });
+            if (it == sums.end()) it = sums.insert(sums.end(), {e.name, Sum{}});
+            Sum& sum = it->second;
+            sum.max = std::max(sum.max, e.max);
+            sum.p99 = std::max(sum.p99, e.p99);
+            sum.sum_sq += e.rms * e.rms * static_cast<double>(e.samples);
+            sum.samples += e.samples;
+        }
+    }
+    for (const auto& [name, sum] : sums) {
+        AttributeError e;
+        e.name = name;
+        e.samples = sum.samples;
+        e.max = sum.max;
+        e.p99 = sum.p99;
+        e.rms = sum.samples ? std::sqrt(sum.sum_sq / static_cast<double>(sum.samples)) : 0;
+        rep.error.push_back(e);
+    }
+    return ok_status();
+}
+
+// Writes `file` to the sink, measuring it first when asked.
+Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
+                   MemorySink& file, ByteSink& sink, ConvertReport& rep) {
+    FOURDGS_TRY(measure_error(frames, o, r, Bytes(file.bytes()), rep));
+    return sink.write(Bytes(file.bytes()));
+}
+
+}  // namespace
+
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report) {
     if (frames.empty()) return bad(refusal::kNoFrames, "there are no frames to convert");
@@ -775,12 +1170,41 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     rep.frames = frames.size();
     rep.input_gaussians = 0;
     for (const PlyCloud& f : frames) rep.input_gaussians += f.count;
+    if (options.plan) {
+        // The slice's frames, and any earlier frame a part's reference needs (load_frame).
+        const std::uint64_t first = options.first_frame;
+        const std::uint64_t end = options.end_frame ? options.end_frame : options.plan->frames;
+        if (end < first || frames.size() != end - first)
+            return bad(refusal::kInvalidOption,
+                       std::to_string(frames.size()) + " frames given for the slice [" +
+                           std::to_string(first) + ", " + std::to_string(end) + ")");
+        FrameReader in;
+        in.block = [&](std::uint64_t a, std::uint64_t b) -> Result<std::span<const PlyCloud>> {
+            return frames.subspan(static_cast<std::size_t>(a - first),
+                                  static_cast<std::size_t>(b - a));
+        };
+        in.frame = [&](std::uint64_t f) -> Result<PlyCloud> {
+            if (f >= first && f < end) return frames[static_cast<std::size_t>(f - first)];
+            if (options.load_frame) return options.load_frame(f);
+            return bad(refusal::kInvalidOption,
+                       "a part of the plan begins at frame " + std::to_string(f) +
+                           ", before the slice: load_frame must supply it");
+        };
+        MemorySpool spool;
+        return convert_on_plan(options, in, spool, sink, rep);
+    }
     FOURDGS_ASSIGN(Resolved r, resolve(frames, options));
     rep.shape = r.shape;
-    if (r.shape == ConvertShape::per_frame || r.plan) return encode(frames, options, r, sink, rep);
+    if (r.shape == ConvertShape::per_frame) {
+        if (options.error_frames == 0) return encode(frames, options, r, sink, rep);
+        MemorySink file;
+        FOURDGS_TRY(encode(frames, options, r, file, rep));
+        return finish_file(frames, options, r, file, sink, rep);
+    }
     FOURDGS_TRY(check_tracked(frames));
 
     RigidParts parts;
+    Objects objects;
     std::vector<PlyCloud> held;
     std::span<const PlyCloud> input = frames;
     if (options.rigid_parts) {
@@ -789,7 +1213,8 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
         if (!parts.parts.empty()) {
             held = held_in_object_frames(frames, parts);
             input = held;
-            r.parts = &parts;
+            objects = objects_of(frames.front(), parts, r);
+            r.objects = &objects;
         }
         if (options.part_bytes) FOURDGS_TRY(measure_parts(frames, parts, options, r, rep));
     }
@@ -798,7 +1223,7 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     if (options.never_larger_than_per_frame) {
         Resolved flat_r = r;
         flat_r.shape = ConvertShape::per_frame;
-        flat_r.parts = nullptr;
+        flat_r.objects = nullptr;
         MemorySink flat;
         ConvertReport flat_rep = rep;
         FOURDGS_TRY(convert_per_frame(frames, options, flat_r, flat, flat_rep));
@@ -807,48 +1232,67 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
             rep = std::move(flat_rep);
             rep.per_frame_bytes = flat.position();
             rep.shape = ConvertShape::per_frame;
-            return sink.write(flat.bytes());
+            return finish_file(frames, options, r, flat, sink, rep);
         }
     }
-    return sink.write(tracked.bytes());
+    return finish_file(frames, options, r, tracked, sink, rep);
 }
 
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,
                          const ConvertOptions& options, ConvertReport* report) {
     ConvertReport local;
     ConvertReport& rep = report ? *report : local;
-    // On a plan, the paths are the whole sequence and only the slice is read.
-    std::size_t first = 0, end = paths.size();
-    if (options.plan) {
-        if (paths.size() != options.plan->frames)
-            return bad(refusal::kInvalidOption, std::to_string(paths.size()) +
-                                                    " frames given, but the plan was made for " +
-                                                    std::to_string(options.plan->frames));
-        first =
-            static_cast<std::size_t>(std::min<std::uint64_t>(options.first_frame, paths.size()));
-        end =
-            options.end_frame
-                ? static_cast<std::size_t>(std::min<std::uint64_t>(options.end_frame, paths.size()))
-                : paths.size();
-        end = std::max(end, first);
-    }
-    std::vector<PlyCloud> frames;
-    frames.reserve(end - first);
-    rep.input_bytes = 0;
-    for (std::size_t i = first; i < end; ++i) {
+    if (options.plan && paths.size() != options.plan->frames)
+        return bad(refusal::kInvalidOption, std::to_string(paths.size()) +
+                                                " frames given, but the plan was made for " +
+                                                std::to_string(options.plan->frames));
+    auto read = [&](std::size_t i) -> Result<PlyCloud> {
         FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[i]));
         std::error_code ec;
         rep.input_bytes += std::filesystem::file_size(paths[i], ec);
-        frames.push_back(std::move(cloud));
-        if (options.progress) options.progress(i + 1 - first, end - first);
-    }
+        return cloud;
+    };
     // Write beside the output and rename at the end, so a refusal never leaves a partial file.
     const std::string temp = output + ".partial-" + std::to_string(::getpid());
     Status st;
     {
         auto sink = FileSink::create(temp);
         if (!sink.ok()) return std::move(sink).error();
-        st = convert_frames(frames, options, *sink, &rep);
+        if (options.plan) {
+            // The slice block by block: one block's frames in memory, the blocks in files.
+            std::vector<PlyCloud> block;
+            FrameReader in;
+            in.block = [&](std::uint64_t a, std::uint64_t b) -> Result<std::span<const PlyCloud>> {
+                block.clear();
+                for (std::uint64_t f = a; f < b && f < paths.size(); ++f) {
+                    FOURDGS_ASSIGN(PlyCloud cloud, read(static_cast<std::size_t>(f)));
+                    block.push_back(std::move(cloud));
+                }
+                return std::span<const PlyCloud>(block);
+            };
+            in.frame = [&](std::uint64_t f) -> Result<PlyCloud> {
+                if (f >= paths.size())
+                    return bad(refusal::kInvalidOption, "frame " + std::to_string(f) +
+                                                            " is past the sequence");
+                return read_ply_file(paths[static_cast<std::size_t>(f)]);
+            };
+            FileSpool spool(temp + ".block");
+            st = convert_on_plan(options, in, spool, *sink, rep);
+        } else {
+            std::vector<PlyCloud> frames;
+            frames.reserve(paths.size());
+            rep.input_bytes = 0;
+            for (std::size_t i = 0; i < paths.size() && st.ok(); ++i) {
+                auto cloud = read(i);
+                if (!cloud.ok()) {
+                    st = std::move(cloud).error();
+                    break;
+                }
+                frames.push_back(std::move(*cloud));
+                if (options.progress) options.progress(i + 1, paths.size());
+            }
+            if (st.ok()) st = convert_frames(frames, options, *sink, &rep);
+        }
         if (st.ok()) st = sink->close();
     }
     if (st.ok() && std::rename(temp.c_str(), output.c_str()) != 0)

@@ -14,6 +14,7 @@
 
 #include "fourdgs/text.hpp"
 #include "fourdgs/portable.hpp"
+#include "plan_parts.hpp"
 
 namespace fourdgs {
 namespace {
@@ -217,6 +218,13 @@ public:
         return ok_status();
     }
 
+    // Whether the object has `key` (for the keys a plan may leave out).
+    bool has(std::string_view key) const {
+        for (const auto& m : j_.members)
+            if (m.first == key) return true;
+        return false;
+    }
+
     Result<const Json*> get(std::string_view key) {
         used_.emplace_back(key);
         for (const auto& m : j_.members)
@@ -285,6 +293,8 @@ public:
         return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
     }
 
+    std::string_view name() const { return name_; }
+
 private:
     const Json& j_;
     std::string path_;
@@ -293,8 +303,9 @@ private:
 };
 
 constexpr std::string_view kPlanFormat = "fourdgs-grid-plan";
-constexpr std::uint64_t kPlanVersion = 1;
-constexpr std::size_t kMaxPlanBytes = 1 << 20;
+constexpr std::uint64_t kPlanVersion = 2;
+// Room for the parts' member runs of a large capture; the text is read whole.
+constexpr std::size_t kMaxPlanBytes = std::size_t{64} << 20;
 
 struct BoundKey {
     const char* key;
@@ -358,6 +369,20 @@ Result<std::vector<std::uint8_t>> resolve_depths(int sh_degree, ShLadder ladder,
     const auto d = ladder_depths(ladder);
     out.assign(d.begin(), d.begin() + sh_degree);
     return out;
+}
+
+// The alignment a plan made under `o` will have (GridPlan::alignment()), which the part search
+// cuts the sequence on.
+std::uint64_t search_alignment(std::uint64_t frames, const PlanOptions& o) {
+    if (o.shape == ConvertShape::keyframe_delta) return std::max<std::uint64_t>(1, o.keyframe_every);
+    if (o.shape == ConvertShape::adaptive && o.segment_frames) return o.segment_frames;
+    return std::max<std::uint64_t>(1, frames);
+}
+
+double reach_of(const std::array<double, 6>& aabb) {
+    double reach = 0;
+    for (double v : aabb) reach = std::max(reach, std::fabs(v));
+    return reach;
 }
 
 }  // namespace
@@ -461,6 +486,17 @@ std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const Qu
             tolerance.rot - 2 * share.rot};
 }
 
+RigidOptions rigid_search_options(ConvertShape shape, const QuantBounds& tolerance, double reach,
+                                  std::size_t min_members) {
+    const QuantBounds share = grid_tolerance(shape, tolerance, 0, 0, true);
+    const auto [pos, rot] = rigid_residuals(tolerance, share, reach);
+    RigidOptions o;
+    o.pos_residual = pos;
+    o.rot_residual = rot;
+    o.min_members = min_members;
+    return o;
+}
+
 std::uint64_t GridPlan::alignment() const {
     if (shape == ConvertShape::keyframe_delta) return keyframe_every;
     if (shape == ConvertShape::adaptive) return segment_frames ? segment_frames : frames;
@@ -483,11 +519,20 @@ std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& 
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
+    if (tracked && o.rigid_parts) {
+        // The part search also needs the first frame of every span it visits (plan_parts.hpp).
+        const std::vector<std::uint64_t> starts =
+            plan_parts::span_starts(frames, search_alignment(frames, o), out);
+        out.insert(out.end(), starts.begin(), starts.end());
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+    }
     return out;
 }
 
 Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
-                                std::span<const std::uint64_t> sample_index, const PlanOptions& o) {
+                                std::span<const std::uint64_t> sample_index, const PlanOptions& o,
+                                const PlanFrameReader& read_frame) {
     if (frames == 0 || sample.empty())
         return make_error(ErrorKind::invalid_argument, refusal::kNoFrames,
                           "there are no frames to plan");
@@ -498,6 +543,9 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
                           std::to_string(sample_index.size()) + " indices");
     if (o.shape == ConvertShape::keyframe_delta && o.keyframe_every == 0)
         return bad_option("keyframe_every is 0, must be >= 1");
+    if (!std::is_sorted(sample_index.begin(), sample_index.end()) ||
+        std::adjacent_find(sample_index.begin(), sample_index.end()) != sample_index.end())
+        return bad_option("the sample's frame indices are not ascending");
     if (!std::isfinite(o.margin) || o.margin < 0)
         return bad_option("margin is " + num(o.margin) + ", must be finite and >= 0");
     if (!std::isfinite(o.max_speed) || o.max_speed < 0)
@@ -508,6 +556,7 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
     p.duration_sec = static_cast<double>(frames) / o.fps;
     p.shape = o.shape;
     p.keyframe_every = o.keyframe_every;
+    p.effort = o.effort;
     p.segment_frames = o.shape == ConvertShape::adaptive ? o.segment_frames : 0;
     p.sh_degree = sample.front().sh_degree;
     const bool tracked = o.shape != ConvertShape::per_frame;
@@ -560,10 +609,17 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
             p.max_speed = 2 * fastest;
         }
     }
+    if (tracked && o.rigid_parts)
+        p.parts = plan_parts::search(
+            frames, p.alignment(), sample, sample_index,
+            rigid_search_options(p.shape, p.tolerance, reach_of(p.aabb), o.rigid_min_members));
+    if (read_frame)
+        FOURDGS_TRY(plan_parts::drop_strays(p, o.rigid_min_members, sample, sample_index,
+                                            read_frame));
     const double segment =
         p.segment_frames ? std::min<double>(p.segment_frames, double(frames)) : double(frames);
     FOURDGS_ASSIGN(p.grid, size_grid(p.shape, p.tolerance, p.aabb, p.duration_sec, segment / o.fps,
-                                     p.max_speed));
+                                     p.max_speed, !p.parts.empty()));
     FOURDGS_ASSIGN(p.sh_depths, resolve_depths(p.sh_degree, o.sh_ladder, o.sh_depths));
     return p;
 }
@@ -576,10 +632,14 @@ Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOp
         FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[f]));
         sample.push_back(std::move(cloud));
     }
-    return make_grid_plan(paths.size(), sample, index, o);
+    return make_grid_plan(paths.size(), sample, index, o,
+                          [paths](std::uint64_t f) { return read_ply_file(paths[f]); });
 }
 
-std::string grid_plan_json(const GridPlan& p) {
+namespace {
+
+// The plan's text up to its digest: every key but the last.
+std::string plan_body(const GridPlan& p) {
     std::string depths;
     for (std::size_t b = 0; b < p.sh_depths.size(); ++b)
         depths += (b ? ", " : "") + std::to_string(p.sh_depths[b]);
@@ -601,7 +661,9 @@ std::string grid_plan_json(const GridPlan& p) {
     out += "    \"shape\": \"" + std::string(to_string(p.shape)) + "\",\n";
     out += "    \"keyframe_every\": " + std::to_string(p.keyframe_every) + ",\n";
     out += "    \"segment_frames\": " + std::to_string(p.segment_frames) + ",\n";
-    out += "    \"max_speed\": " + num(p.max_speed) + "\n";
+    const bool effort = p.effort != Effort::default_;
+    out += "    \"max_speed\": " + num(p.max_speed) + (effort ? ",\n" : "\n");
+    if (effort) out += "    \"effort\": \"" + std::string(to_string(p.effort)) + "\"\n";
     out += "  },\n";
     out += "  \"tolerance\": " + bounds_json(p.tolerance, "  ") + ",\n";
     out += "  \"grid\": {\n";
@@ -619,16 +681,119 @@ std::string grid_plan_json(const GridPlan& p) {
     out += "    \"step_sigma_log\": " + num(2 * g.bounds.sigma_rel) + ",\n";
     out += "    \"sh_depths\": [" + depths + "]\n";
     out += "  },\n";
-    out += "  \"declared_bounds\": " + bounds_json(declared_bounds(g, p.duration_sec), "  ") + "\n";
-    out += "}\n";
+    out += "  \"declared_bounds\": " + bounds_json(declared_bounds(g, p.duration_sec), "  ") + ",\n";
+    out += "  \"parts\": [";
+    for (std::size_t j = 0; j < p.parts.size(); ++j) {
+        const PlannedPart& part = p.parts[j];
+        out += std::string(j ? "," : "") + "\n    {\"kind\": \"" + (part.rigid ? "rigid" : "static") +
+               "\", \"object_id\": " + std::to_string(part.object_id) + ", \"frames\": [" +
+               std::to_string(part.first_frame) + ", " + std::to_string(part.end_frame) +
+               "], \"anchor\": [" + num(part.anchor[0]) + ", " + num(part.anchor[1]) + ", " +
+               num(part.anchor[2]) + "], \"members\": \"" + plan_parts::runs_text(part.members) +
+               "\"}";
+    }
+    out += p.parts.empty() ? "]" : "\n  ]";
     return out;
 }
+
+// FNV-1a, 64 bits: a plan's identity, not a defence against forgery.
+std::string fnv1a64(std::string_view text) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return std::string("fnv1a64:") + hex;
+}
+
+}  // namespace
+
+std::string plan_digest(const GridPlan& plan) { return fnv1a64(plan_body(plan)); }
+
+std::string grid_plan_json(const GridPlan& p) {
+    const std::string body = plan_body(p);
+    return body + ",\n  \"digest\": \"" + fnv1a64(body) + "\"\n}\n";
+}
+
+namespace {
+
+// The "parts" array into p.parts (after scene and encoding: the checks use frames, alignment and
+// gaussians_per_frame).
+Status read_parts(Fields& top, GridPlan& p) {
+    FOURDGS_ASSIGN(const Json* list, top.get("parts"));
+    if (list->kind != Json::Kind::array) return top.bad("parts", "is not an array");
+    if (!list->items.empty() && p.gaussians_per_frame == 0)
+        return top.bad("parts", "is not empty on a plan that is not tracked");
+    const std::uint64_t a = std::max<std::uint64_t>(1, p.alignment());
+    std::vector<std::uint32_t> ids;
+    for (std::size_t j = 0; j < list->items.size(); ++j) {
+        Fields f(list->items[j], "parts[" + std::to_string(j) + "]", top.name());
+        FOURDGS_TRY(f.is_object());
+        PlannedPart part;
+        FOURDGS_ASSIGN(const std::string kind, f.text("kind"));
+        if (kind != "static" && kind != "rigid")
+            return f.bad(f.at("kind"), "is \"" + kind + "\" (static, rigid)");
+        part.rigid = kind == "rigid";
+        FOURDGS_ASSIGN(const std::uint64_t id, f.whole("object_id", 0xFFFFFFFFu));
+        part.object_id = static_cast<std::uint32_t>(id);
+        if (part.rigid != (id != 0) ||
+            std::find(ids.begin(), ids.end(), part.object_id) != ids.end())
+            return f.bad(f.at("object_id"), "is " + std::to_string(id) +
+                                                 "; a rigid part has an id of its own, a static "
+                                                 "part 0");
+        if (part.rigid) ids.push_back(part.object_id);
+        FOURDGS_ASSIGN(const std::vector<double> span, f.numbers("frames", 2, 2));
+        if (!(span[0] >= 0 && span[0] < span[1] && span[1] <= double(p.frames) &&
+              span[0] == std::floor(span[0]) && span[1] == std::floor(span[1])))
+            return f.bad(f.at("frames"), "is not a span [first, end) of the plan's " +
+                                             std::to_string(p.frames) + " frames");
+        part.first_frame = static_cast<std::uint64_t>(span[0]);
+        part.end_frame = static_cast<std::uint64_t>(span[1]);
+        if (part.first_frame % a != 0 || (part.end_frame % a != 0 && part.end_frame != p.frames))
+            return f.bad(f.at("frames"), "does not start and end on a multiple of " +
+                                             std::to_string(a) + ", the plan's alignment");
+        FOURDGS_ASSIGN(const std::vector<double> anchor, f.numbers("anchor", 3, 3));
+        for (int c = 0; c < 3; ++c) {
+            part.anchor[c] = static_cast<float>(anchor[c]);
+            if (!std::isfinite(part.anchor[c]) || double(part.anchor[c]) != anchor[c])
+                return f.bad(f.at("anchor"), "holds " + num(anchor[c]) + ", not a finite f32");
+        }
+        FOURDGS_ASSIGN(const std::string members, f.text("members"));
+        std::string why;
+        auto runs = plan_parts::parse_runs(members, p.gaussians_per_frame, why);
+        if (!runs) return f.bad(f.at("members"), why);
+        part.members = std::move(*runs);
+        FOURDGS_TRY(f.finish());
+        // A gaussian is in one part at a time.
+        for (std::size_t i = 0; i < p.parts.size(); ++i) {
+            const PlannedPart& other = p.parts[i];
+            if (other.end_frame <= part.first_frame || part.end_frame <= other.first_frame)
+                continue;
+            for (std::size_t x = 0, y = 0; x < part.members.size() && y < other.members.size();) {
+                const auto& [xa, xb] = part.members[x];
+                const auto& [ya, yb] = other.members[y];
+                if (xa < yb && ya < xb)
+                    return f.bad(f.at("members"),
+                                 "shares gaussian " + std::to_string(std::max(xa, ya)) +
+                                     " with parts[" + std::to_string(i) +
+                                     "] over frames they both cover");
+                (xb <= yb ? x : y)++;
+            }
+        }
+        p.parts.push_back(std::move(part));
+    }
+    return ok_status();
+}
+
+}  // namespace
 
 Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
     if (json.size() > kMaxPlanBytes)
         return make_error(ErrorKind::invalid_argument, refusal::kMalformedPlan,
                           std::string(name) + ": " + std::to_string(json.size()) +
-                              " bytes; a grid plan is at most 1 MiB")
+                              " bytes; a grid plan is at most 64 MiB")
             .about("grid plan", std::string(name));
     FOURDGS_ASSIGN(const Json doc, Parser(json, name).document());
     Fields top(doc, "", name);
@@ -638,7 +803,9 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
         return top.bad("format", "is \"" + format + "\", not \"fourdgs-grid-plan\"");
     FOURDGS_ASSIGN(const std::uint64_t version, top.whole("version", 1000));
     if (version != kPlanVersion)
-        return top.bad("version", "is " + std::to_string(version) + "; this build reads version 1");
+        return top.bad("version", "is " + std::to_string(version) + "; this build reads version " +
+                                      std::to_string(kPlanVersion) +
+                                      " (make the plan again with this build)");
     GridPlan p;
     {
         FOURDGS_ASSIGN(Fields f, top.object("scene"));
@@ -677,6 +844,12 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
         p.segment_frames = static_cast<std::uint32_t>(segment);
         FOURDGS_ASSIGN(p.max_speed, f.number("max_speed"));
         if (!(p.max_speed >= 0)) return f.bad(f.at("max_speed"), "is negative");
+        if (f.has("effort")) {
+            FOURDGS_ASSIGN(const std::string effort, f.text("effort"));
+            const auto level = parse_effort(effort);
+            if (!level) return f.bad(f.at("effort"), "is \"" + effort + "\" (fast, default, max)");
+            p.effort = *level;
+        }
         FOURDGS_TRY(f.finish());
     }
     FOURDGS_ASSIGN(p.tolerance, read_bounds(top, "tolerance"));
@@ -717,6 +890,8 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
         FOURDGS_TRY(f.finish());
     }
     FOURDGS_ASSIGN(const QuantBounds declared, read_bounds(top, "declared_bounds"));
+    FOURDGS_TRY(read_parts(top, p));
+    FOURDGS_ASSIGN(const std::string digest, top.text("digest"));
     FOURDGS_TRY(top.finish());
     // The declaration is derived; it must be what the grid declares, and within the tolerance.
     const QuantBounds want = declared_bounds(p.grid, p.duration_sec);
@@ -725,7 +900,7 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
             return top.bad(
                 std::string("declared_bounds.") + k.key,
                 "is " + num(declared.*k.field) + " but the grid declares " + num(want.*k.field));
-    const QuantBounds share = grid_tolerance(p.shape, p.tolerance, 0, 0);
+    const QuantBounds share = grid_tolerance(p.shape, p.tolerance, 0, 0, !p.parts.empty());
     for (const BoundKey& k : kBoundKeys) {
         if (std::string_view(k.key) == "motion" || std::string_view(k.key) == "time") continue;
         if (!(p.tolerance.*k.field > 0) || want.*k.field > share.*k.field)
@@ -735,6 +910,14 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
     }
     if (!(p.tolerance.time > 0) || !(p.tolerance.motion >= 0))
         return top.bad("tolerance", "has a time that is not > 0 or a negative motion");
+    // Last: a plan that is well formed but not the one its digest names was edited by hand.
+    if (const std::string own = plan_digest(p); digest != own)
+        return make_error(ErrorKind::invalid_argument, refusal::kPlanEdited,
+                          std::string(name) + ": its content is " + own + " but its digest says " +
+                              digest +
+                              ": it was edited by hand after 4dgs plan wrote it; make the plan "
+                              "again (4dgs plan), and encode every shard on the new one")
+            .about("grid plan " + std::string(name), "digest");
     return p;
 }
 
@@ -779,6 +962,7 @@ void apply_plan(const GridPlan& plan, WriterOptions& options) {
     options.grid = plan.grid;
     options.sh_ladder = ShLadder::none;
     options.sh_depths = plan.sh_depths;
+    options.effort = plan.effort;
 }
 
 }  // namespace fourdgs

@@ -32,6 +32,7 @@ namespace {
 
 constexpr std::string_view kShardMetadata = "4dgs-shard";
 constexpr std::string_view kKeyframeMetadata = "keyframe-delta";
+constexpr std::string_view kConvertMetadata = "4dgs-convert";
 // A record's key (its name) is read up to this many bytes; longer names still match by content.
 constexpr std::uint64_t kMaxKeyBytes = 4096;
 // Metadata records are parsed whole (the shard's slice, the keyframe writer's advisory).
@@ -48,12 +49,64 @@ Error bad_option(std::string message) {
 // One record of a part that is neither front (Header, Quantization, Window Table), chunk, band,
 // summary nor Footer: the base part's are copied, the others compared with them.
 struct Extra {
-    enum class Role : std::uint8_t { copy, shard, keyframe_advisory };
+    enum class Role : std::uint8_t { copy, shard, keyframe_advisory, track };
     std::uint8_t opcode = 0;
     std::string key;  // names the record in messages and matches it across parts
     std::uint64_t offset = 0, length = 0;  // the whole record
     Role role = Role::copy;
 };
+
+// A "4dgs-shard" record (convert.hpp): the slice [first_frame, end_frame) of a plan's `frames`
+// (when given: records of the first builds had only t0 and t1) and its format version.
+struct ShardSlice {
+    double t0 = 0, t1 = 0;
+    bool frames_known = false;
+    std::uint64_t first_frame = 0, end_frame = 0, frames = 0;
+    std::uint64_t format = 1;  // shard_format; 1 where absent
+};
+
+// Reads a 4dgs-shard record; `why` says what is wrong when it returns nullopt.
+std::optional<ShardSlice> read_shard(const Metadata& m, std::string& why) {
+    ShardSlice out;
+    auto find = [&](std::string_view key) -> const std::string* {
+        for (const auto& [k, v] : m.entries)
+            if (k == key) return &v;
+        return nullptr;
+    };
+    auto time = [&](std::string_view key, double& t) {
+        const std::string* v = find(key);
+        if (v) {
+            const auto res = fourdgs::from_chars(v->data(), v->data() + v->size(), t);
+            if (res.ec == std::errc() && res.ptr == v->data() + v->size() && std::isfinite(t))
+                return true;
+        }
+        why = "its 4dgs-shard Metadata has no number '" + std::string(key) + "'";
+        return false;
+    };
+    auto whole = [&](std::string_view key, std::uint64_t& n) {
+        const std::string* v = find(key);
+        if (!v) return false;
+        const auto res = std::from_chars(v->data(), v->data() + v->size(), n);
+        if (res.ec == std::errc() && res.ptr == v->data() + v->size()) return true;
+        why = "its 4dgs-shard Metadata's " + std::string(key) + " is '" + *v +
+              "', not a whole number";
+        return false;
+    };
+    if (!time("t0", out.t0) || !time("t1", out.t1)) return std::nullopt;
+    const bool first = whole("first_frame", out.first_frame);
+    const bool end = whole("end_frame", out.end_frame);
+    const bool frames = whole("frames", out.frames);
+    if (!why.empty()) return std::nullopt;
+    out.frames_known = first && end && frames;
+    if (out.frames_known && !(out.first_frame < out.end_frame && out.end_frame <= out.frames)) {
+        why = "its 4dgs-shard Metadata names frames [" + std::to_string(out.first_frame) + ", " +
+              std::to_string(out.end_frame) + ") of " + std::to_string(out.frames);
+        return std::nullopt;
+    }
+    whole("shard_format", out.format);
+    if (!why.empty()) return std::nullopt;
+    return out;
+}
 
 struct Part {
     ByteSource* source = nullptr;
@@ -66,8 +119,11 @@ struct Part {
     std::vector<ChunkIndex> index;  // in file order
     std::vector<Extra> extras;
     std::optional<Metadata> keyframe_advisory;
+    std::vector<ObjectTrack> tracks;  // joined across parts, not compared
+    std::string plan;                 // the plan it was converted on ("4dgs-convert"), or ""
     double t0 = 0, t1 = 0;  // the slice
     bool declared_slice = false;
+    ShardSlice shard;  // what its 4dgs-shard record says (declared_slice)
     std::vector<std::uint32_t> window_map;  // local window index → merged
     bool windows_move = false;
     std::vector<bool> keep;  // per index entry
@@ -165,19 +221,6 @@ Result<std::string> extra_key(const Part& p, RecordStream& records, const Record
     return kind + " '" + name + "'";
 }
 
-Result<double> shard_time(const Part& p, const Metadata& m, std::string_view key,
-                          std::uint64_t at) {
-    for (const auto& [k, v] : m.entries)
-        if (k == key) {
-            double t = 0;
-            const auto res = fourdgs::from_chars(v.data(), v.data() + v.size(), t);
-            if (res.ec == std::errc() && res.ptr == v.data() + v.size() && std::isfinite(t))
-                return t;
-        }
-    return part_problem(p, refusal::kInvalidPart,
-                        "its 4dgs-shard Metadata has no number '" + std::string(key) + "'", at);
-}
-
 // Every record of the part, by its frame, up to the Footer: the extras, and the shard's slice.
 // Metadata the merge reads (the shard's slice, the keyframe writer's advisory) is read whole, up
 // to kMaxMetadataBytes (limit-exceeded past it); every other record only as far as its key.
@@ -214,19 +257,28 @@ Status walk_records(Part& p) {
         if (const int n = seen[e.key]++; n > 0) e.key += " (#" + std::to_string(n + 1) + ")";
         const bool shard = e.key == "Metadata '" + std::string(kShardMetadata) + "'";
         const bool advisory = e.key == "Metadata '" + std::string(kKeyframeMetadata) + "'";
-        if (shard || advisory) {
+        const bool converted = e.key == "Metadata '" + std::string(kConvertMetadata) + "'";
+        if (frame.opcode == op::object_track) e.role = Extra::Role::track;
+        if (shard || advisory || converted) {
             if (auto st = records.read_content(frame, held); !st.ok())
                 return invalid_part(p, st.error());
             auto m = parse_metadata(held.view);
             if (!m.ok()) return invalid_part(p, m.error());
             if (shard) {
                 e.role = Extra::Role::shard;
-                FOURDGS_ASSIGN(p.t0, shard_time(p, *m, "t0", e.offset));
-                FOURDGS_ASSIGN(p.t1, shard_time(p, *m, "t1", e.offset));
+                std::string why;
+                const auto slice = read_shard(*m, why);
+                if (!slice) return part_problem(p, refusal::kInvalidPart, why, e.offset);
+                p.shard = *slice;
+                p.t0 = slice->t0;
+                p.t1 = slice->t1;
                 p.declared_slice = true;
-            } else {
+            } else if (advisory) {
                 e.role = Extra::Role::keyframe_advisory;
                 p.keyframe_advisory = std::move(*m);
+            } else {
+                for (const auto& [k, v] : m->entries)
+                    if (k == "plan") p.plan = v;
             }
         } else {
             records.skip(frame);
@@ -258,6 +310,7 @@ Status open_part(Part& p, const MergeOptions& options) {
     p.quantization = s.quantization;
     p.windows = s.windows;
     p.index = s.index;
+    p.tracks = s.object_tracks;
     std::stable_sort(p.index.begin(), p.index.end(), [](const ChunkIndex& a, const ChunkIndex& b) {
         return a.chunk_offset < b.chunk_offset;
     });
@@ -389,6 +442,128 @@ Status same_extras(const Part& base, const Part& p, std::vector<std::uint8_t>& b
                 .about(e.key, p.name);
     }
     return ok_status();
+}
+
+// Shards of one plan: each of this build's shard format, all converted on one plan (the one
+// `options` names, when it names one), and, when every part says which frames of the plan it
+// holds, covering `want` — the merged shard's slice, or every frame.
+Status same_plan(std::span<const Part> parts, std::span<const std::size_t> order,
+                 const MergeOptions& options, const std::optional<ShardSlice>& merged) {
+    // A record that names its frames is convert's; one without shard_format, an older build's.
+    for (const Part& p : parts)
+        if (p.declared_slice && p.shard.frames_known && p.shard.format != kShardFormat)
+            return make_error(ErrorKind::invalid_argument, refusal::kShardVersionMismatch,
+                              p.name + "'s 4dgs-shard record is format " +
+                                  std::to_string(p.shard.format) + " (written by " +
+                                  (p.shard.format < kShardFormat ? "an older" : "a newer") +
+                                  " build) where this build merges format " +
+                                  std::to_string(kShardFormat) +
+                                  ": encode its slice again with this build")
+                .about(p.name, std::to_string(p.shard.format));
+    auto plan_of = [](const Part& p) { return p.plan.empty() ? std::string("no plan") : p.plan; };
+    const Part* planned = nullptr;
+    for (const Part& p : parts)
+        if (!p.plan.empty() && !planned) planned = &p;
+    for (const Part& p : parts) {
+        if (!options.plan_digest.empty() && p.plan != options.plan_digest)
+            return make_error(ErrorKind::invalid_argument, refusal::kPlanMismatch,
+                              p.name + " was converted on " + plan_of(p) + ", not on the plan " +
+                                  options.plan_digest + " given")
+                .about(p.name, plan_of(p));
+        if (planned && p.plan != planned->plan)
+            return make_error(ErrorKind::invalid_argument, refusal::kPlanMismatch,
+                              p.name + " was converted on " + plan_of(p) + " but " +
+                                  planned->name + " on " + planned->plan +
+                                  ": the parts are shards of two plans (encode every shard on "
+                                  "one plan)")
+                .about(p.name, plan_of(p));
+    }
+    // Coverage: only where every part names its frames.
+    for (const Part& p : parts)
+        if (!p.declared_slice || !p.shard.frames_known) return ok_status();
+    const std::uint64_t frames = parts[order.front()].shard.frames;
+    for (const Part& p : parts)
+        if (p.shard.frames != frames || (merged && merged->frames_known && merged->frames != frames))
+            return make_error(ErrorKind::invalid_argument, refusal::kPlanMismatch,
+                              p.name + " is a slice of " + std::to_string(p.shard.frames) +
+                                  " frames but " + parts[order.front()].name + " of " +
+                                  std::to_string(frames))
+                .about(p.name, std::to_string(p.shard.frames));
+    const std::uint64_t want_first = merged && merged->frames_known ? merged->first_frame : 0;
+    const std::uint64_t want_end = merged && merged->frames_known ? merged->end_frame : frames;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> held;
+    for (const Part& p : parts) held.push_back({p.shard.first_frame, p.shard.end_frame});
+    std::sort(held.begin(), held.end());
+    std::uint64_t at = want_first;
+    auto gap = [&](std::uint64_t from, std::uint64_t to) {
+        std::string list;
+        for (const auto& [a, b] : held) {
+            if (!list.empty()) list += ", ";
+            list += '[';
+            list += std::to_string(a);
+            list += ", ";
+            list += std::to_string(b);
+            list += ')';
+        }
+        return make_error(ErrorKind::invalid_argument, refusal::kMissingSlice,
+                          "no part holds frames [" + std::to_string(from) + ", " +
+                              std::to_string(to) + ") of the " + std::to_string(frames) +
+                              " the parts are slices of (they hold " + list +
+                              "): encode that slice and merge again")
+            .about("frames", std::to_string(from) + ":" + std::to_string(to));
+    };
+    for (const auto& [a, b] : held) {
+        if (a > at) return gap(at, a);
+        at = std::max(at, b);
+    }
+    if (at < want_end) return gap(at, want_end);
+    return ok_status();
+}
+
+// The parts' Object Tracks joined per object, in ascending object id: the union of their samples
+// in time order, one copy of a sample parts share (a shard carries its slice's samples). A
+// different interpolation, or different poses at one time, is conflicting-extras.
+Result<std::vector<ObjectTrack>> joined_tracks(std::span<const Part> parts,
+                                               std::span<const std::size_t> order) {
+    std::map<std::uint32_t, std::pair<ObjectTrack, const Part*>> by_id;
+    for (std::size_t i : order) {
+        const Part& p = parts[i];
+        for (const ObjectTrack& t : p.tracks) {
+            auto [it, fresh] = by_id.try_emplace(t.object_id, t, &p);
+            if (fresh) continue;
+            ObjectTrack& joined = it->second.first;
+            const std::string key = "Object Track " + std::to_string(t.object_id);
+            auto conflict = [&](const std::string& what) {
+                return make_error(ErrorKind::invalid_argument, refusal::kConflictingExtras,
+                                  key + " differs between " + p.name + " and " +
+                                      it->second.second->name + ": " + what)
+                    .about(key, p.name);
+            };
+            if (t.interpolation != joined.interpolation)
+                return conflict("another interpolation");
+            std::vector<TrajectorySample> samples;
+            samples.reserve(joined.samples.size() + t.samples.size());
+            std::size_t a = 0, b = 0;
+            while (a < joined.samples.size() || b < t.samples.size()) {
+                if (b == t.samples.size() ||
+                    (a < joined.samples.size() && joined.samples[a].time < t.samples[b].time)) {
+                    samples.push_back(joined.samples[a++]);
+                } else if (a == joined.samples.size() ||
+                           t.samples[b].time < joined.samples[a].time) {
+                    samples.push_back(t.samples[b++]);
+                } else {
+                    if (!(joined.samples[a] == t.samples[b]))
+                        return conflict("another pose at t = " + num(t.samples[b].time));
+                    samples.push_back(joined.samples[a++]);
+                    ++b;
+                }
+            }
+            joined.samples = std::move(samples);
+        }
+    }
+    std::vector<ObjectTrack> out;
+    for (auto& [id, track] : by_id) out.push_back(std::move(track.first));
+    return out;
 }
 
 // ---- the chunks -------------------------------------------------------------------------------
@@ -788,6 +963,14 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
     const std::size_t base_index = options.base ? *options.base : order.front();
     const Part& base = parts[base_index];
     const bool keyframed = base.header.temporal_model == kModelKeyframeDelta;
+    std::optional<ShardSlice> merged_slice;
+    if (options.shard) {
+        std::string why;
+        merged_slice = read_shard(*options.shard, why);
+        if (!merged_slice || options.shard->name != kShardMetadata)
+            return bad_option("the shard record asked for is not a 4dgs-shard record: " + why);
+    }
+    FOURDGS_TRY(same_plan(parts, order, options, merged_slice));
 
     // One scene, one grid, one timeline, one front matter.
     std::vector<std::uint8_t> block_a, block_b;
@@ -814,10 +997,14 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         if (&p != &base) FOURDGS_TRY(same_extras(base, p, block_a, block_b, options.block_bytes));
     std::vector<std::uint8_t>().swap(block_a);
     std::vector<std::uint8_t>().swap(block_b);
+    FOURDGS_ASSIGN(const std::vector<ObjectTrack> tracks, joined_tracks(parts, order));
 
     // The Window Table's union, and where each part's windows land in it.
+    // A part without chunks adds none: its table is the placeholder an empty file must carry.
     std::vector<WindowTable::Window> windows;
-    for (const Part& p : parts) windows.insert(windows.end(), p.windows.begin(), p.windows.end());
+    for (const Part& p : parts)
+        if (!p.index.empty()) windows.insert(windows.end(), p.windows.begin(), p.windows.end());
+    if (windows.empty()) windows = base.windows;
     auto before = [](const WindowTable::Window& a, const WindowTable::Window& b) {
         return a.lo != b.lo ? a.lo < b.lo : a.hi < b.hi;
     };
@@ -857,16 +1044,23 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
                                             ") lies outside its slice [" + num(p.t0) + ", " +
                                             num(p.t1) + ") and is not an empty keyframe",
                                         e.chunk_offset);
-                p.keep[k] = false;
-                ++report.chunks_dropped;
-                continue;
-            }
-            if (!keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t1 <= p.t1))
+                // A merged shard keeps the fillers outside its own slice (§11.1's tiling).
+                const bool outside_merged =
+                    merged_slice && (e.t1 <= merged_slice->t0 || e.t0 >= merged_slice->t1);
+                if (!outside_merged) {
+                    p.keep[k] = false;
+                    ++report.chunks_dropped;
+                    continue;
+                }
+            } else if (!keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t0 < p.t1)) {
+                // A record may outlast its shard's slice (a planned part's, convert.hpp), but it
+                // starts inside it.
                 return part_problem(p, refusal::kInvalidPart,
                                     "its chunk [" + num(e.t0) + ", " + num(e.t1) +
-                                        ") lies outside its declared slice [" + num(p.t0) + ", " +
-                                        num(p.t1) + ")",
+                                        ") starts outside its declared slice [" + num(p.t0) +
+                                        ", " + num(p.t1) + ")",
                                     e.chunk_offset);
+            }
             kept_any = true;
             ++chunk_total;
             if (!keyframed) gaussians += e.gaussian_count;
@@ -916,6 +1110,7 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
             p.extras = {};
             p.keyframe_advisory.reset();
             p.windows = {};
+            p.tracks = {};
         }
 
     // The file: front, the base's records, the chunks part by part, the summary.
@@ -927,8 +1122,28 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
     FileAssembler as(sink);
     FOURDGS_TRY(as.begin(header, base.quantization, WindowTable{windows}));
     std::vector<std::uint8_t> block;
+    bool tracks_written = false, shard_written = false;
+    auto put_record = [&](const auto& record) {
+        ByteWriter w;
+        write(w, record);
+        return as.put(w);
+    };
     for (const Extra& e : base.extras) {
-        if (e.role == Extra::Role::shard) continue;
+        if (options.shard && !shard_written && e.opcode != op::metadata) {
+            FOURDGS_TRY(put_record(*options.shard));
+            shard_written = true;
+        }
+        if (e.role == Extra::Role::track) {
+            if (!tracks_written)
+                for (const ObjectTrack& t : tracks) FOURDGS_TRY(put_record(t));
+            tracks_written = true;
+            continue;
+        }
+        if (e.role == Extra::Role::shard) {
+            if (options.shard && !shard_written) FOURDGS_TRY(put_record(*options.shard));
+            shard_written = true;
+            continue;
+        }
         if (e.role == Extra::Role::keyframe_advisory && base.keyframe_advisory) {
             ByteWriter w;
             write(w, keyframe_advisory(*base.keyframe_advisory, header.duration_sec, keyframes,
@@ -944,6 +1159,9 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         }
         report.bytes_verbatim += e.length;
     }
+    if (options.shard && !shard_written) FOURDGS_TRY(put_record(*options.shard));
+    if (!tracks_written)
+        for (const ObjectTrack& t : tracks) FOURDGS_TRY(put_record(t));
 
     Copier copier{options, report, {}, {}, {}};
     std::vector<std::uint8_t> buf;

@@ -52,32 +52,6 @@ std::uint8_t to_byte(double v) {
     return static_cast<std::uint8_t>(std::lround(v * 255.0));
 }
 
-// The look-at camera: an orthonormal basis (right, up, forward) and pinhole intrinsics.
-struct PinholeCamera {
-    Vec3 eye{}, right{}, up{}, forward{};
-    double focal = 0;      // pixels, the same for x and y (square pixels)
-    double cx = 0, cy = 0;  // principal point: the image centre
-    double tan_half_x = 0, tan_half_y = 0;
-};
-
-PinholeCamera make_camera(const CameraView& view, int width, int height) {
-    PinholeCamera cam;
-    cam.eye = view.position;
-    cam.forward = unit(sub(view.target, view.position));
-    // World up +y, or +z when looking (almost) straight along y, where +y gives no right vector.
-    Vec3 world_up{0, 1, 0};
-    if (std::abs(cam.forward[1]) > 1 - 1e-9) world_up = {0, 0, 1};
-    cam.right = unit(cross(cam.forward, world_up));
-    cam.up = cross(cam.right, cam.forward);
-    const double pi = std::acos(-1.0);
-    cam.tan_half_y = std::tan(view.fov_y_deg * pi / 360.0);
-    cam.focal = 0.5 * height / cam.tan_half_y;
-    cam.tan_half_x = 0.5 * width / cam.focal;
-    cam.cx = 0.5 * width;
-    cam.cy = 0.5 * height;
-    return cam;
-}
-
 // One projected gaussian: where its ellipse is, its inverse covariance, colour and extent.
 struct Splat {
     double depth = 0;
@@ -90,7 +64,7 @@ struct Splat {
 
 // Projects gaussian i of the frame; false when it draws nothing (behind the near plane, off the
 // image, transparent, degenerate or non-finite).
-bool project(const Frame& frame, std::size_t i, const PinholeCamera& cam, int width, int height,
+bool project(const Frame& frame, std::size_t i, const PreviewCamera& cam, int width, int height,
              Splat& out) {
     const float* c = &frame.center[i * 3];
     const Vec3 d = sub({c[0], c[1], c[2]}, cam.eye);
@@ -114,7 +88,8 @@ bool project(const Frame& frame, std::size_t i, const PinholeCamera& cam, int wi
     // The EWA Jacobian of (u, v) = (cx + f x / z, cy - f y / z) at the centre, composed with the
     // world-to-camera rotation: T = J W (2 × 3). Like 3DGS, x / z and y / z are clamped a little
     // past the frustum so gaussians far off to the side do not get absurd Jacobians.
-    const double lim_x = 1.3 * cam.tan_half_x, lim_y = 1.3 * cam.tan_half_y;
+    const double lim_x = kPreviewFrustumClamp * cam.tan_half_x;
+    const double lim_y = kPreviewFrustumClamp * cam.tan_half_y;
     const double tx = std::clamp(xc / zc, -lim_x, lim_x) * zc;
     const double ty = std::clamp(yc / zc, -lim_y, lim_y) * zc;
     const double f = cam.focal;
@@ -132,9 +107,10 @@ bool project(const Frame& frame, std::size_t i, const PinholeCamera& cam, int wi
             a[row][col] = (t[row][0] * rot[0][col] + t[row][1] * rot[1][col] +
                            t[row][2] * rot[2][col]) *
                           s[col];
-    const double sxx = dot({a[0][0], a[0][1], a[0][2]}, {a[0][0], a[0][1], a[0][2]}) + 0.3;
-    const double sxy = dot({a[0][0], a[0][1], a[0][2]}, {a[1][0], a[1][1], a[1][2]});
-    const double syy = dot({a[1][0], a[1][1], a[1][2]}, {a[1][0], a[1][1], a[1][2]}) + 0.3;
+    const Vec3 a0{a[0][0], a[0][1], a[0][2]}, a1{a[1][0], a[1][1], a[1][2]};
+    const double sxx = dot(a0, a0) + kPreviewDilation;
+    const double sxy = dot(a0, a1);
+    const double syy = dot(a1, a1) + kPreviewDilation;
     const double det = sxx * syy - sxy * sxy;
     if (!(det > 0) || !std::isfinite(det)) return false;
 
@@ -145,7 +121,8 @@ bool project(const Frame& frame, std::size_t i, const PinholeCamera& cam, int wi
     out.conic_b = -sxy / det;
     out.conic_c = sxx / det;
     // The 3σ ellipse's axis-aligned box is ±3√Σxx by ±3√Σyy; pixel centres sit at i + 0.5.
-    const double hx = 3 * std::sqrt(sxx), hy = 3 * std::sqrt(syy);
+    const double hx = kPreviewCutoffSigma * std::sqrt(sxx);
+    const double hy = kPreviewCutoffSigma * std::sqrt(syy);
     const double fx0 = std::ceil(out.mx - hx - 0.5), fx1 = std::floor(out.mx + hx - 0.5);
     const double fy0 = std::ceil(out.my - hy - 0.5), fy1 = std::floor(out.my + hy - 0.5);
     if (!(fx1 >= 0 && fx0 <= width - 1 && fy1 >= 0 && fy0 <= height - 1)) return false;
@@ -213,6 +190,30 @@ CameraView default_view(const SceneInfo& scene, const Frame& frame, double t) {
     return v;
 }
 
+Result<PreviewCamera> preview_camera(const CameraView& view, int width, int height) {
+    if (!valid_side(width) || !valid_side(height)) return invalid_size("preview", width, height);
+    if (!usable_view(view))
+        return make_error(ErrorKind::invalid_argument, refusal::kInvalidView,
+                          "view with fov_y_deg " + std::to_string(view.fov_y_deg) +
+                              " is not finite, has position == target, or its fov is outside "
+                              "(0, 180)");
+    PreviewCamera cam;
+    cam.eye = view.position;
+    cam.forward = unit(sub(view.target, view.position));
+    // World up +y, or +z when looking (almost) straight along y, where +y gives no right vector.
+    Vec3 world_up{0, 1, 0};
+    if (std::abs(cam.forward[1]) > 1 - 1e-9) world_up = {0, 0, 1};
+    cam.right = unit(cross(cam.forward, world_up));
+    cam.up = cross(cam.right, cam.forward);
+    const double pi = std::acos(-1.0);
+    cam.tan_half_y = std::tan(view.fov_y_deg * pi / 360.0);
+    cam.focal = 0.5 * height / cam.tan_half_y;
+    cam.tan_half_x = 0.5 * width / cam.focal;
+    cam.cx = 0.5 * width;
+    cam.cy = 0.5 * height;
+    return cam;
+}
+
 Result<Image> render_preview(const SceneInfo& scene, const Frame& frame, double t,
                              const PreviewOptions& options) {
     const int width = options.width, height = options.height;
@@ -222,12 +223,7 @@ Result<Image> render_preview(const SceneInfo& scene, const Frame& frame, double 
                           "frame.count " + std::to_string(frame.count) +
                               " needs more values than the frame's columns hold");
     const CameraView view = options.view ? *options.view : default_view(scene, frame, t);
-    if (!usable_view(view))
-        return make_error(ErrorKind::invalid_argument, refusal::kInvalidView,
-                          "view with fov_y_deg " + std::to_string(view.fov_y_deg) +
-                              " is not finite, has position == target, or its fov is outside "
-                              "(0, 180)");
-    const PinholeCamera cam = make_camera(view, width, height);
+    FOURDGS_ASSIGN(const PreviewCamera cam, preview_camera(view, width, height));
 
     std::vector<Splat> splats;
     splats.reserve(frame.count);
@@ -261,7 +257,7 @@ Result<Image> render_preview(const SceneInfo& scene, const Frame& frame, double 
                     const double dx = px + 0.5 - sp.mx;
                     const double power =
                         sp.conic_a * dx * dx + 2 * sp.conic_b * dx * dy + sp.conic_c * dy * dy;
-                    if (power > 9.0) continue;  // outside 3σ
+                    if (power > kPreviewCutoffSigma * kPreviewCutoffSigma) continue;  // outside 3σ
                     const float alpha = sp.opacity * static_cast<float>(std::exp(-0.5 * power));
                     float* px_rgb = row + static_cast<std::size_t>(px) * 3;
                     for (int k = 0; k < 3; ++k)

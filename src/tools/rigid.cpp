@@ -57,40 +57,6 @@ std::array<double, 4> top_eigenvector(std::array<std::array<double, 4>, 4> a) {
     return {v[0][best], v[1][best], v[2][best], v[3][best]};
 }
 
-// Horn's absolute orientation: the least-squares pose carrying frame `from`'s positions of
-// `members` onto frame `to`'s.
-Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members) {
-    Vec3 ca{}, cb{};
-    for (std::uint32_t g : members)
-        for (int c = 0; c < 3; ++c) {
-            ca[c] += from.position[g * 3 + c];
-            cb[c] += to.position[g * 3 + c];
-        }
-    const double n = static_cast<double>(members.size());
-    for (int c = 0; c < 3; ++c) ca[c] /= n, cb[c] /= n;
-    std::array<std::array<double, 3>, 3> s{};
-    for (std::uint32_t g : members)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                s[i][j] += (from.position[g * 3 + i] - ca[i]) * (to.position[g * 3 + j] - cb[j]);
-    const double sxx = s[0][0], sxy = s[0][1], sxz = s[0][2], syx = s[1][0], syy = s[1][1],
-                 syz = s[1][2], szx = s[2][0], szy = s[2][1], szz = s[2][2];
-    const std::array<std::array<double, 4>, 4> nm{{
-        {sxx + syy + szz, syz - szy, szx - sxz, sxy - syx},
-        {syz - szy, sxx - syy - szz, sxy + syx, szx + sxz},
-        {szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy},
-        {sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz},
-    }};
-    const std::array<double, 4> e = top_eigenvector(nm);  // w x y z
-    Pose p;
-    p.rotation = normalized({e[1], e[2], e[3], e[0]});
-    if (p.rotation[3] < 0)  // one spelling of each rotation, for deterministic tracks
-        for (double& x : p.rotation) x = -x;
-    const Vec3 r = rotate(p.rotation, ca);
-    p.translation = {cb[0] - r[0], cb[1] - r[1], cb[2] - r[2]};
-    return p;
-}
-
 std::vector<Pose> fit_poses(std::span<const PlyCloud> frames,
                             std::span<const std::uint32_t> members) {
     std::vector<Pose> poses(frames.size());  // [0] stays the identity: the object frame
@@ -99,14 +65,33 @@ std::vector<Pose> fit_poses(std::span<const PlyCloud> frames,
     return poses;
 }
 
+// Whether gaussian g of `frame` is where `pose` carries its placement in `reference`, within
+// `tol` per component.
+bool position_follows(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
+                      const Pose& pose, double tol) {
+    const Vec3 p = fourdgs::apply(pose, position_of(reference, g));
+    for (int c = 0; c < 3; ++c)
+        if (!(std::fabs(p[c] - frame.position[g * 3 + c]) <= tol)) return false;
+    return true;
+}
+
+// The same for its rotation: pose ⊗ the reference's, against the frame's, up to sign.
+bool rotation_follows(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
+                      const Pose& pose, double tol) {
+    const Quat want = rotation_of(frame, g);
+    const Quat got = multiply(pose.rotation, rotation_of(reference, g));
+    double same = 0, flipped = 0;
+    for (int c = 0; c < 4; ++c) {
+        same = std::max(same, std::fabs(got[c] - want[c]));
+        flipped = std::max(flipped, std::fabs(got[c] + want[c]));
+    }
+    return std::min(same, flipped) <= tol;
+}
+
 bool follows_position(std::span<const PlyCloud> frames, std::size_t g,
                       std::span<const Pose> poses, double tol) {
-    const Vec3 p0 = position_of(frames[0], g);
-    for (std::size_t k = frames.size(); k-- > 1;) {  // the last frames usually moved furthest
-        const Vec3 p = apply(poses[k], p0);
-        for (int c = 0; c < 3; ++c)
-            if (!(std::fabs(p[c] - frames[k].position[g * 3 + c]) <= tol)) return false;
-    }
+    for (std::size_t k = frames.size(); k-- > 1;)  // the last frames usually moved furthest
+        if (!position_follows(frames[0], frames[k], g, poses[k], tol)) return false;
     return true;
 }
 
@@ -159,24 +144,54 @@ bool spans_triangle(const PlyCloud& f, std::uint32_t a, std::uint32_t b, std::ui
 
 }  // namespace
 
+Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members) {
+    Vec3 ca{}, cb{};
+    for (std::uint32_t g : members)
+        for (int c = 0; c < 3; ++c) {
+            ca[c] += from.position[g * 3 + c];
+            cb[c] += to.position[g * 3 + c];
+        }
+    const double n = static_cast<double>(members.size());
+    for (int c = 0; c < 3; ++c) ca[c] /= n, cb[c] /= n;
+    std::array<std::array<double, 3>, 3> s{};
+    for (std::uint32_t g : members)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                s[i][j] += (from.position[g * 3 + i] - ca[i]) * (to.position[g * 3 + j] - cb[j]);
+    const double sxx = s[0][0], sxy = s[0][1], sxz = s[0][2], syx = s[1][0], syy = s[1][1],
+                 syz = s[1][2], szx = s[2][0], szy = s[2][1], szz = s[2][2];
+    const std::array<std::array<double, 4>, 4> nm{{
+        {sxx + syy + szz, syz - szy, szx - sxz, sxy - syx},
+        {syz - szy, sxx - syy - szz, sxy + syx, szx + sxz},
+        {szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy},
+        {sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz},
+    }};
+    const std::array<double, 4> e = top_eigenvector(nm);  // w x y z
+    Pose p;
+    p.rotation = normalized({e[1], e[2], e[3], e[0]});
+    if (p.rotation[3] < 0)  // one spelling of each rotation, for deterministic tracks
+        for (double& x : p.rotation) x = -x;
+    const Vec3 r = rotate(p.rotation, ca);
+    p.translation = {cb[0] - r[0], cb[1] - r[1], cb[2] - r[2]};
+    return p;
+}
+
+bool follows_pose(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
+                 const Pose& pose, const RigidOptions& o) {
+    return position_follows(reference, frame, g, pose, o.pos_residual) &&
+           rotation_follows(reference, frame, g, pose, o.rot_residual);
+}
+
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
                    const RigidOptions& o) {
     if (!follows_position(frames, g, poses, o.pos_residual)) return false;
-    const Quat q0 = rotation_of(frames[0], g);
-    for (std::size_t k = 1; k < frames.size(); ++k) {
-        const Quat want = rotation_of(frames[k], g);
-        const Quat got = multiply(poses[k].rotation, q0);
-        double same = 0, flipped = 0;
-        for (int c = 0; c < 4; ++c) {
-            same = std::max(same, std::fabs(got[c] - want[c]));
-            flipped = std::max(flipped, std::fabs(got[c] + want[c]));
-        }
-        if (!(std::min(same, flipped) <= o.rot_residual)) return false;
-    }
+    for (std::size_t k = 1; k < frames.size(); ++k)
+        if (!rotation_follows(frames[0], frames[k], g, poses[k], o.rot_residual)) return false;
     return true;
 }
 
-RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o) {
+RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
+                            std::span<const std::uint8_t> candidates) {
     RigidParts out;
     const std::size_t n = frames.empty() ? 0 : frames.front().count;
     out.is_static.assign(n, 0);
@@ -184,6 +199,7 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
     const std::vector<Pose> identity(frames.size());
     std::vector<std::uint32_t> moving;
     for (std::size_t g = 0; g < n; ++g) {
+        if (!candidates.empty() && !candidates[g]) continue;
         if (follows_poses(frames, g, identity, o)) {
             out.is_static[g] = 1;
             ++out.static_count;

@@ -28,7 +28,10 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "best_seconds.hpp"
 
 extern char** environ;
 
@@ -39,31 +42,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double cpu_seconds() {  // this process, every thread, user + system
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
-// The best wall time of `repeats` runs. On a loaded machine the wall time of a single-threaded
-// run includes time spent waiting for a core, so the CPU time of the best run is kept too.
-struct Timing {
-    double wall = 1e30, cpu = 1e30;
-};
-template <class F>
-Timing best_seconds(int repeats, F&& f) {
-    Timing best;
-    for (int r = 0; r < repeats; ++r) {
-        const double c0 = cpu_seconds();
-        const auto t0 = Clock::now();
-        f();
-        best.wall = std::min(best.wall, seconds_since(t0));
-        best.cpu = std::min(best.cpu, cpu_seconds() - c0);
-    }
-    return best;
 }
 
 [[noreturn]] void fail(const char* what, const Error& e) {
@@ -89,13 +67,20 @@ long peak_rss_kb() {
     return u.ru_maxrss;
 }
 
-double load_average() {
-    double l = -1;
-    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(f, "%lf", &l) != 1) l = -1;
+// The process's anonymous memory in 2 MB pages and its resident memory, in kB, summed over
+// /proc/self/smaps: whether the fresh-memory advice (src/fresh_memory.hpp) took.
+std::pair<long, long> huge_and_rss_kb() {
+    long huge = 0, rss = 0;
+    if (std::FILE* f = std::fopen("/proc/self/smaps", "r")) {
+        char line[256];
+        long kb = 0;
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) huge += kb;
+            else if (std::sscanf(line, "Rss: %ld kB", &kb) == 1) rss += kb;
+        }
         std::fclose(f);
     }
-    return l;
+    return {huge, rss};
 }
 
 // ---- the limits: the file's own streams through the codec library ---------------------------
@@ -206,7 +191,7 @@ Timing time_inflate(const std::vector<ChunkStreams>& chunks, int repeats) {
         for (const CompressedStream& s : c.streams) largest = std::max(largest, s.inflated);
     }
     std::vector<std::uint8_t> out(largest, 1);
-    return best_seconds(repeats, [&] {
+    return best_timing(repeats, [&] {
         for (const ChunkStreams& c : chunks) {
             for (const CompressedStream& s : c.block) inf.run(s, out);
             for (const CompressedStream& s : c.streams) inf.run(s, out);
@@ -216,7 +201,7 @@ Timing time_inflate(const std::vector<ChunkStreams>& chunks, int repeats) {
 
 Timing time_memcpy(std::size_t bytes, int repeats) {
     std::vector<std::uint8_t> a(bytes, 1), b(bytes, 2);
-    return best_seconds(repeats, [&] {
+    return best_timing(repeats, [&] {
         std::memcpy(b.data(), a.data(), bytes);
         asm volatile("" : : "r"(b.data()) : "memory");
     });
@@ -279,6 +264,9 @@ int child(const std::string& mode, const char* path, unsigned threads, double t)
         call_s = seconds_since(t1);
         call_cpu = cpu_seconds() - c1;
     }
+    const auto [huge_kb, rss_kb] = huge_and_rss_kb();
+    std::fprintf(stderr, "  (first call, %s, %u thread(s): AnonHugePages %ld kB of %ld kB resident)\n",
+                 mode.c_str(), threads, huge_kb, rss_kb);
     std::printf("%.9f %.9f %.9f %ld\n", call_s, call_cpu, open_s, rss_open);
     return 0;
 }
@@ -355,7 +343,7 @@ void row_cold(const char* path, const ColdResult& c, Timing warm, std::size_t ou
                 largest_chunk_bytes / 1e6);
 }
 
-Timing sum(Timing a, Timing b) { return {a.wall + b.wall, a.cpu + b.cpu}; }
+Timing sum(Timing a, Timing b) { return a + b; }
 
 }  // namespace
 
@@ -413,11 +401,11 @@ int main(int argc, char** argv) {
     const Timing t_inflate = time_inflate(all_streams, repeats);
     const Timing t_memcpy = time_memcpy(out_bytes, repeats);
     const Timing limit = sum(t_inflate, t_memcpy);
-    const Timing t_all_1 = best_seconds(repeats, [&] { (void)reader->read_all(all, pool, 1); });
+    const Timing t_all_1 = best_timing(repeats, [&] { (void)reader->read_all(all, pool, 1); });
     const Timing t_all_n =
-        best_seconds(repeats, [&] { (void)reader->read_all(all, pool, threads); });
+        best_timing(repeats, [&] { (void)reader->read_all(all, pool, threads); });
     GaussianBlock chunk;
-    const Timing t_stream = best_seconds(repeats, [&] {
+    const Timing t_stream = best_timing(repeats, [&] {
         StreamingReader sr(*file);
         check("open", sr.open());
         while (true) {
@@ -436,15 +424,15 @@ int main(int argc, char** argv) {
     const ColdResult touch_seek =
         best_cold(argv[0], "touch", std::to_string(seek_bytes).c_str(), 1, 0, repeats);
     const Timing t_seek =
-        best_seconds(repeats, [&] { (void)reader->read_instant(t, instant, pool, threads); });
+        best_timing(repeats, [&] { (void)reader->read_instant(t, instant, pool, threads); });
     const Timing t_seek_1 =
-        best_seconds(repeats, [&] { (void)reader->read_instant(t, instant, pool, 1); });
+        best_timing(repeats, [&] { (void)reader->read_instant(t, instant, pool, 1); });
 
     // evaluate over the whole decoded scene at t, into a reused Frame.
     Frame frame;
     evaluate(all, t, scene.header.cutoff, frame);
     const Timing t_eval =
-        best_seconds(repeats, [&] { evaluate(all, t, scene.header.cutoff, frame); });
+        best_timing(repeats, [&] { evaluate(all, t, scene.header.cutoff, frame); });
     // What it must read: the four time columns of every gaussian, then position, motion, scale,
     // rotation, colour (and SH) of each visible one; what it writes: the Frame's columns. A
     // memcpy of half the sum moves the same bytes (it reads that much and writes that much).

@@ -32,6 +32,7 @@
 #include "fourdgs/tools/merge.hpp"
 #include "support/discarding_sink.hpp"
 #include "support/live_bytes.hpp"
+#include "support/peak_rss.hpp"
 
 using namespace fourdgs;
 using Clock = std::chrono::steady_clock;
@@ -52,19 +53,6 @@ Status merge_paths(const std::vector<std::string>& paths, ByteSink& sink, MergeR
     std::vector<ByteSource*> sources;
     for (FileSource& f : files) sources.push_back(&f);
     return merge_scenes(sources, {}, sink, report);
-}
-
-// This process's peak resident set, KiB: /proc/self/status VmHWM, which (unlike getrusage's
-// ru_maxrss) counts only the memory image since exec.
-long own_peak_rss_kib() {
-    std::FILE* f = std::fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long kib = -1;
-    while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
-    std::fclose(f);
-    return kib;
 }
 
 // Runs this program again with `args` (it prints its own peak RSS) and returns that, KiB.
@@ -113,7 +101,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> parts(argv + 3, argv + argc);
         auto sink = FileSink::create(argv[2]);
         if (!sink.ok() || !merge_paths(parts, *sink, nullptr).ok() || !sink->close().ok()) return 1;
-        return std::printf("%ld\n", own_peak_rss_kib()) > 0 ? 0 : 1;
+        return std::printf("%ld\n", test::own_peak_rss_kib()) > 0 ? 0 : 1;
     }
     const std::size_t frames = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 64;
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 65536;

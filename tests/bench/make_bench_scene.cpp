@@ -1,87 +1,49 @@
 // Writes the benchmark scene of issue 14 with our writer: N gaussians (default 1,000,000),
-// 10 windows over 10 s, SH degree 0, the default preset, random positions, scales, colours and
-// rotations, per-stream deflate (or the codec named). Deterministic for a given N and codec.
-//   usage: make_bench_scene OUT [gaussians] [deflate|zstd|lz4] [threads]
+// 10 windows over 10 s, SH degree 0 (or the degree given), the default preset, random positions,
+// scales, colours and rotations (tests/support/bench_scenes.hpp), per-stream deflate (or the
+// codec named), at the effort named. Deterministic for a given N, degree, codec and effort.
+// `seconds` (default 10) makes a longer scene of one-second windows (issue 25 plays a 60 s one:
+// 6,000,000 gaussians keeps the density of the 10 s scene).
+//   usage: make_bench_scene OUT [gaussians] [deflate|zstd|lz4] [threads] [fast|default|max]
+//                                [sh_degree] [seconds]
 #include <fourdgs/fourdgs.hpp>
 #include <fourdgs/writer.hpp>
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <random>
-#include <sys/resource.h>
 #include <string>
-#include <vector>
 
-namespace {
-double cpu_seconds() {  // this process, every thread, user + system
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-}  // namespace
+#include "best_seconds.hpp"
+#include "support/bench_scenes.hpp"
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr,
-                     "usage: make_bench_scene OUT [gaussians] [deflate|zstd|lz4] [threads]\n");
+        std::fprintf(stderr, "usage: make_bench_scene OUT [gaussians] [deflate|zstd|lz4] "
+                             "[threads] [fast|default|max] [sh_degree] [seconds]\n");
         return 2;
     }
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1000000;
     const std::string codec = argc > 3 ? argv[3] : "deflate";
     const unsigned threads = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 0;
-    const int windows = 10;
-    const double duration = 10.0;
-
-    std::mt19937_64 rng(14);
-    std::uniform_real_distribution<float> u(0.f, 1.f);
-    std::normal_distribution<float> normal(0.f, 1.f);
-    std::vector<float> pos(n * 3), scale(n * 3), rot(n * 4), color(n * 4), motion(n * 3), mu(n),
-        sigma(n);
-    std::vector<double> lo(n), hi(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        for (int c = 0; c < 3; ++c) {
-            pos[i * 3 + c] = 4.f * u(rng) - 2.f;
-            scale[i * 3 + c] = 0.005f + 0.02f * u(rng);
-            motion[i * 3 + c] = 0.2f * u(rng) - 0.1f;
-        }
-        // A uniformly random unit quaternion: a normalized 4D gaussian sample.
-        float q[4], norm = 0;
-        for (float& v : q) {
-            v = normal(rng);
-            norm += v * v;
-        }
-        norm = std::sqrt(norm);
-        for (int c = 0; c < 4; ++c) rot[i * 4 + c] = q[c] / norm;
-        for (int c = 0; c < 4; ++c) color[i * 4 + c] = u(rng);
-        const int w = static_cast<int>(i % windows);
-        lo[i] = w * (duration / windows);
-        hi[i] = lo[i] + duration / windows;
-        mu[i] = static_cast<float>(lo[i] + (0.1 + 0.8 * u(rng)) * (hi[i] - lo[i]));
-        sigma[i] = 0.1f + 0.3f * u(rng);
+    const std::string effort_name = argc > 5 ? argv[5] : "default";
+    const auto effort = fourdgs::parse_effort(effort_name);
+    const int sh_degree = argc > 6 ? std::atoi(argv[6]) : 0;
+    const int seconds = argc > 7 ? std::max(1, std::atoi(argv[7])) : 10;
+    const fourdgs::CodecInfo* info = fourdgs::find_codec(codec);
+    if (!effort || !info || sh_degree < 0 || sh_degree > 3) {
+        std::fprintf(stderr, "unknown codec, effort or SH degree\n");
+        return 2;
     }
-    fourdgs::SceneInput scene;
-    scene.header.duration_sec = duration;
-    scene.gaussians.count = n;
-    scene.gaussians.position = pos;
-    scene.gaussians.scale = scale;
-    scene.gaussians.rotation = rot;
-    scene.gaussians.color = color;
-    scene.gaussians.motion = motion;
-    scene.gaussians.mu_t = mu;
-    scene.gaussians.sigma_t = sigma;
-    scene.gaussians.win_lo = lo;
-    scene.gaussians.win_hi = hi;
+    const fourdgs::GaussianColumns g = fourdgs::test::issue14_scene(n, sh_degree, seconds);
+    const fourdgs::SceneInput scene = fourdgs::test::scene_of(g, seconds);
 
     fourdgs::WriterOptions opt;
-    opt.codec = codec == "zstd" ? fourdgs::codec::zstd
-                : codec == "lz4" ? fourdgs::codec::lz4
-                                 : fourdgs::codec::deflate;
-    opt.level = codec == "zstd" ? 3 : codec == "lz4" ? 0 : 6;
+    opt.codec = info->byte;
+    opt.level = codec == "zstd" ? 3 : info->default_level;
     opt.threads = threads;
+    opt.effort = *effort;
     const double c0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     auto file = fourdgs::write_scene(scene, opt);
@@ -97,9 +59,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cannot write %s\n", argv[1]);
         return 1;
     }
-    std::printf("%s: %zu gaussians, %s, %zu bytes (%.2f bytes/gaussian), encoded with "
-                "verification in %.3f s wall, %.3f s cpu (all threads)\n",
-                argv[1], n, codec.c_str(), file->size(), double(file->size()) / double(n), secs,
-                cpu);
+    std::printf("%s: %zu gaussians, SH %d, %s, effort %s, %zu bytes (%.2f bytes/gaussian), "
+                "encoded with verification in %.3f s wall, %.3f s cpu (all threads)\n",
+                argv[1], n, sh_degree, codec.c_str(), effort_name.c_str(), file->size(),
+                double(file->size()) / double(n), secs, cpu);
     return 0;
 }

@@ -21,39 +21,6 @@
 static int refusal_is(const char* want) { return string_is(last_error().refusal, want); }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Feeding a pipe from a second thread. */
-
-typedef struct feeder {
-    int fd;
-    const unsigned char* data;
-    size_t size;
-    pthread_t thread;
-} feeder;
-
-static void* feed(void* arg) {
-    feeder* f = (feeder*)arg;
-    size_t done = 0;
-    while (done < f->size) {
-        ssize_t n = write(f->fd, f->data + done, f->size - done);
-        if (n <= 0) break; /* the reader closed its end */
-        done += (size_t)n;
-    }
-    close(f->fd);
-    return NULL;
-}
-
-/* Returns the read end of a pipe that receives data[0, size) and then ends. */
-static int pipe_of(feeder* f, const unsigned char* data, size_t size) {
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    f->fd = fds[1];
-    f->data = data;
-    f->size = size;
-    pthread_create(&f->thread, NULL, feed, f);
-    return fds[0];
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* What a stream yields, against what the random-access reader says. */
 
 typedef struct summary {

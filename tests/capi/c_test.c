@@ -1823,6 +1823,76 @@ static int run_corpus(const char* dir) {
     return files;
 }
 
+/* The file's tail and summary as the C ABI reports them (issue 30), against the file's own
+ * bytes: the Footer's three fields read from its last 37 bytes, no trailing bytes, not scanned;
+ * every Summary Offset, band range and skipped record lies inside the file, and one past each
+ * list is FOURDGS_NOT_FOUND. */
+static void check_summary_view(const char* path, const char* name) {
+    bytes data = read_file(path);
+    fourdgs_reader* r = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &r));
+    if (!r || data.size < 45) {
+        fourdgs_reader_free(r);
+        free(data.data);
+        return;
+    }
+    fourdgs_scene_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    EXPECT_OK(fourdgs_reader_scene_info(r, &info));
+    const unsigned char* footer = data.data + data.size - 37;
+    uint64_t summary_start, summary_offset_start;
+    uint32_t crc;
+    memcpy(&summary_start, footer + 9, 8);
+    memcpy(&summary_offset_start, footer + 17, 8);
+    memcpy(&crc, footer + 25, 4);
+    CHECK(info.has_footer && info.summary_start == summary_start &&
+              info.summary_offset_start == summary_offset_start && info.summary_crc == crc,
+          "%s: Footer %llu %llu %u, the file says %llu %llu %u", name,
+          (unsigned long long)info.summary_start, (unsigned long long)info.summary_offset_start,
+          info.summary_crc, (unsigned long long)summary_start,
+          (unsigned long long)summary_offset_start, crc);
+    CHECK(info.trailing_bytes == 0 && info.scan_cause.size == 0 &&
+              info.read_by_scan == (summary_start == 0),
+          "%s: trailing %llu, read by scan %u (cause %.*s)", name,
+          (unsigned long long)info.trailing_bytes, info.read_by_scan, (int)info.scan_cause.size,
+          info.scan_cause.data);
+    uint32_t code;
+    uint64_t offset, length;
+    for (size_t k = 0; k <= info.summary_offset_count; ++k) {
+        fourdgs_status s = fourdgs_reader_summary_offset(r, k, &code, &offset, &length);
+        if (k == info.summary_offset_count)
+            CHECK(s == FOURDGS_NOT_FOUND, "%s: summary offset past the end", name);
+        else
+            CHECK(s == FOURDGS_OK && offset >= summary_start && offset + length <= data.size,
+                  "%s: summary offset %zu", name, k);
+    }
+    for (size_t k = 0; k <= info.skipped_record_count; ++k) {
+        fourdgs_status s = fourdgs_reader_skipped_record(r, k, &code, &offset, &length);
+        CHECK(k == info.skipped_record_count ? s == FOURDGS_NOT_FOUND
+                                             : s == FOURDGS_OK && offset + length <= data.size,
+              "%s: skipped record %zu", name, k);
+    }
+    for (size_t i = 0; i < info.chunk_count; ++i) {
+        fourdgs_chunk_info c;
+        memset(&c, 0, sizeof c);
+        c.struct_size = sizeof c;
+        EXPECT_OK(fourdgs_reader_chunk_info(r, i, &c));
+        for (size_t k = 0; k <= c.band_count; ++k) {
+            fourdgs_status s = fourdgs_reader_chunk_band(r, i, k, &code, &offset, &length);
+            CHECK(k == c.band_count ? s == FOURDGS_NOT_FOUND
+                                    : s == FOURDGS_OK && code >= 1 && code <= 3 &&
+                                          offset >= c.offset + c.size &&
+                                          offset + length <= data.size,
+                  "%s: chunk %zu band range %zu", name, i, k);
+        }
+        CHECK(c.has_keyframe_fields == (info.temporal_model == FOURDGS_MODEL_KEYFRAME_DELTA),
+              "%s: chunk %zu keyframe fields", name, i);
+    }
+    fourdgs_reader_free(r);
+    free(data.data);
+}
+
 /* The valid corpus: every file opens, every chunk (or state) evaluates, the validator runs. */
 static int run_valid_corpus(const char* dir) {
     DIR* d = opendir(dir);
@@ -1841,6 +1911,7 @@ static int run_valid_corpus(const char* dir) {
         fourdgs_status s = first_refusal(path, &e);
         CHECK(s == FOURDGS_OK, "%s: refused %s %.*s: %.*s", entry->d_name, fourdgs_status_name(s),
               (int)e.refusal.size, e.refusal.data, (int)e.message.size, e.message.data);
+        if (s == FOURDGS_OK) check_summary_view(path, entry->d_name);
         fourdgs_validation* v = NULL;
         s = fourdgs_validate_file(path, strlen(path), NULL, &v);
         if (s == FOURDGS_OK) {

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
 static int g_checks = 0, g_failures = 0;
 
 static void check_at(int ok, const char* file, int line, const char* what, ...) {
@@ -105,5 +108,39 @@ static int64_t trickle_read(void* user, void* buffer, uint64_t length) {
     return (int64_t)n;
 }
 static void trickle_release(void* user) { ((trickle*)user)->releases++; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Feeding a pipe from a second thread (static inline: programs that do not use it get no
+ * warning). */
+
+typedef struct feeder {
+    int fd;
+    const unsigned char* data;
+    size_t size;
+    pthread_t thread;
+} feeder;
+
+static inline void* feed(void* arg) {
+    feeder* f = (feeder*)arg;
+    size_t done = 0;
+    while (done < f->size) {
+        ssize_t n = write(f->fd, f->data + done, f->size - done);
+        if (n <= 0) break; /* the reader closed its end */
+        done += (size_t)n;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+/* Returns the read end of a pipe that receives data[0, size) and then ends. */
+static inline int pipe_of(feeder* f, const unsigned char* data, size_t size) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    f->fd = fds[1];
+    f->data = data;
+    f->size = size;
+    pthread_create(&f->thread, NULL, feed, f);
+    return fds[0];
+}
 
 #endif

@@ -256,6 +256,31 @@ def test_convert_per_frame(tool, src, tmp):
     check(read_ply(out)[1] == 0, "--sh-degree 0")
 
 
+def test_convert_quiet_prints_nothing(tool, src, tmp):
+    """`4dgs -q convert` writes the file and prints nothing (no summary, no per-part or per-shard
+    report, not even on a shard of a plan); without -q the report is printed; --json still prints
+    the JSON it asks for."""
+    rng = random.Random(7)
+    frames = untracked_frames(rng, 4, 0)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, 0)
+    scene = os.path.join(tmp, "q.4dgs")
+    loud = run(tool, "convert", seq, "-o", scene, "--fps", str(FPS))
+    check("frames" in loud.stdout, "without -q, convert reports: %r" % loud.stdout)
+    quiet = run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS))
+    check(quiet.stdout == "" and quiet.stderr == "",
+          "-q convert printed %r / %r" % (quiet.stdout, quiet.stderr))
+    check(os.path.getsize(scene) > 0, "-q convert wrote the file")
+    grid = os.path.join(tmp, "grid.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", grid)
+    part = os.path.join(tmp, "part.4dgs")
+    shard = run(tool, "-q", "convert", seq, "--grid", grid, "--frames", "0:2", "-o", part)
+    check(shard.stdout == "" and shard.stderr == "",
+          "-q convert of a shard printed %r / %r" % (shard.stdout, shard.stderr))
+    rep = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS), "--json").stdout)
+    check(rep["frames"] == 4, "-q --json still reports: %s" % rep)
+
+
 def tracked_case(tmp, name, accelerating):
     rng = random.Random(2)
     degree = 1
@@ -679,8 +704,14 @@ def test_merge_refusals(tool, src, tmp):
     run(tool, "-q", "plan", seq, "--fps", str(FPS), "-o", coarse, "--preset", "coarse")
     a, b = part(fine, "0:2", "a.4dgs"), part(fine, "2:4", "b.4dgs")
     out = os.path.join(tmp, "out.4dgs")
-    # Different grids, named by field.
-    err = refused(["merge", a, part(coarse, "2:4", "c.4dgs"), "-o", out], "grid-mismatch")
+    # Shards of two plans, before their grids are compared.
+    err = refused(["merge", a, part(coarse, "2:4", "c.4dgs"), "-o", out], "plan-mismatch")
+    check("a.4dgs" in err and "c.4dgs" in err, "plan-mismatch names both parts: " + err)
+    # Files converted without a plan on different grids, named by field.
+    fine_whole, coarse_whole = os.path.join(tmp, "fw.4dgs"), os.path.join(tmp, "cw.4dgs")
+    run(tool, "-q", "convert", seq, "--fps", str(FPS), "--preset", "fine", "-o", fine_whole)
+    run(tool, "-q", "convert", seq, "--fps", str(FPS), "--preset", "coarse", "-o", coarse_whole)
+    err = refused(["merge", fine_whole, coarse_whole, "-o", out], "grid-mismatch")
     check("Quantization.step_pos" in err, "grid-mismatch names the field: " + err)
     # Overlapping timelines, unless the union is intended.
     whole = part(fine, "0:4", "whole.4dgs")
@@ -709,6 +740,62 @@ def test_merge_refusals(tool, src, tmp):
     run(tool, "convert", seq, "--grid", fine, "--preset", "coarse", "-o", out, expect=3)
 
 
+def test_sharded_refusals(tool, src, tmp):
+    """Bad input in a sharded run, each refused by name when the shards are merged: shards of two
+    plans, a missing slice, a shard written by an older build, a plan edited by hand (merge
+    --grid, and convert --grid), and shards of another plan than the one merge is given."""
+    frames, degree, seq = tracked_case(tmp, "seq", 4)
+    out = os.path.join(tmp, "out.4dgs")
+
+    def refused(args, rule, *names):
+        p = run(tool, *args, expect=1)
+        check("refused: " + rule in p.stderr, "expected %s: %s" % (rule, p.stderr))
+        for n in names:
+            check(n in p.stderr, "%s names %s: %s" % (rule, n, p.stderr))
+        check(not os.path.exists(out), "a refused merge writes nothing")
+        return p.stderr
+
+    def shards(grid, name):
+        paths = []
+        for k, s in enumerate(run(tool, "slices", grid, "4").stdout.split()):
+            paths.append(os.path.join(tmp, "%s_%d.4dgs" % (name, k)))
+            run(tool, "-q", "convert", seq, "--grid", grid, "--frames", s, "-o", paths[-1])
+        return paths
+
+    plan, other = os.path.join(tmp, "plan.json"), os.path.join(tmp, "other.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--tracked", "--segment-frames", "4", "-o", plan)
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--tracked", "--segment-frames", "4",
+        "--preset", "coarse", "-o", other)
+    good, alien = shards(plan, "good"), shards(other, "alien")
+    # The good shards merge, also when merge is told their plan.
+    run(tool, "-q", "merge", *good, "-o", out, "--grid", plan)
+    os.remove(out)
+    # Shards from two plans.
+    refused(["merge", good[0], good[1], alien[2], good[3], "-o", out], "plan-mismatch",
+            os.path.basename(alien[2]))
+    # Shards of another plan than the one given.
+    refused(["merge", *alien, "-o", out, "--grid", plan], "plan-mismatch", os.path.basename(alien[0]))
+    # A missing slice, named by its frames.
+    refused(["merge", good[0], good[1], good[3], "-o", out], "missing-slice", "frames [8, 12)")
+    refused(["merge", *good[1:], "-o", out], "missing-slice", "frames [0, 4)")
+    # A shard written by an older build: its 4dgs-shard record has no shard_format. (The key's
+    # bytes are renamed in place: the record keeps its length, and the CRC covers the summary.)
+    old = os.path.join(tmp, "old.4dgs")
+    data = open(good[2], "rb").read()
+    check(data.count(b"shard_format") == 1, "one shard_format key in a shard")
+    open(old, "wb").write(data.replace(b"shard_format", b"shard_formxt"))
+    refused(["merge", good[0], good[1], old, good[3], "-o", out], "shard-version-mismatch",
+            "old.4dgs", "older build")
+    # A plan edited by hand: a value changed, the file still well formed.
+    edited = os.path.join(tmp, "edited.json")
+    text = open(plan).read()
+    check('"rgb": 0.00392156862745098' in text, "the plan spells its rgb tolerance")
+    open(edited, "w").write(text.replace('"rgb": 0.00392156862745098', '"rgb": 0.004', 1))
+    refused(["merge", *good, "-o", out, "--grid", edited], "plan-edited", "edited.json")
+    refused(["convert", seq, "--grid", edited, "--frames", "0:4", "-o", out], "plan-edited")
+    check(not [f for f in os.listdir(tmp) if ".partial" in f], "refusals leave nothing behind")
+
+
 def test_example_sharded(tool, src, tmp):
     """examples/sharded/: frames from make_frames.py, shards under GNU parallel with 2 workers,
     the merge; the result is what one process writes on the same plan."""
@@ -731,6 +818,55 @@ def test_example_sharded(tool, src, tmp):
           "the merged scene differs from the single-process one")
     p = run(tool, "validate", scene, expect=None)
     check(p.returncode in (0, 2), "the merged scene does not validate: %s" % p.stdout)
+
+
+def test_compare_effort(tool, src, tmp):
+    """convert --effort max: never larger than the default, its report's measured error within the
+    tolerance; `4dgs compare` finds the same error between a frame and the extracted state; a plan
+    records its effort and its shards take it."""
+    rng = random.Random(7)
+    degree = 1
+    frames = untracked_frames(rng, 5, degree)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, degree)
+    reports = {}
+    for effort in ("default", "max"):
+        scene = os.path.join(tmp, effort + ".4dgs")
+        reports[effort] = json.loads(run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS),
+                                         "--effort", effort, "--error-frames", "5",
+                                         "--json").stdout)
+    rep = reports["max"]
+    check(rep["effort"] == "max", "report names the effort: %s" % rep.get("effort"))
+    check(rep["output_bytes"] <= reports["default"]["output_bytes"], "max is not larger")
+    check(abs(rep["bytes_per_gaussian"] - rep["output_bytes"] / rep["input_gaussians"]) < 1e-9,
+          "bytes per gaussian")
+    check(rep["error"]["frames"] == [0, 1, 2, 3, 4], "every frame measured: %s" % rep["error"])
+    for key in ("pos", "scale_rel", "rot", "rgb", "alpha"):
+        e = rep["error"][key]
+        check(0 < e["max"] <= e["tolerance"] + EPS, "%s error %s within %s" % (key, e["max"], e["tolerance"]))
+        check(e["rms"] <= e["max"] and e["p99"] <= e["max"], "%s statistics %s" % (key, e))
+    # compare: frame 2 against the state extracted at its time, matched by position.
+    frame_ply = os.path.join(seq, sorted(os.listdir(seq))[2])
+    out = os.path.join(tmp, "frame2.ply")
+    run(tool, "-q", "extract", os.path.join(tmp, "max.4dgs"), "--at", repr(2 / FPS), "-o", out)
+    cmp = json.loads(run(tool, "compare", frame_ply, out, "--json").stdout)
+    check(cmp["match"] == "position" and cmp["matched"] == len(frames[2]), "compare matched %s" % cmp)
+    for key in ("pos", "scale_rel", "rot", "rgb", "alpha"):
+        check(cmp["attributes"][key]["max"] <= rep["error"][key]["max"] + EPS,
+              "compare %s %s beyond the report's" % (key, cmp["attributes"][key]))
+    cmp_self = json.loads(run(tool, "compare", frame_ply, frame_ply, "--json").stdout)
+    check(cmp_self["match"] == "order" and cmp_self["attributes"]["pos"]["max"] == 0, "self compare")
+    run(tool, "compare", frame_ply, out, "--match", "nearest", expect=3)
+    # A plan records the effort; convert on the plan takes it and refuses another.
+    grid = os.path.join(tmp, "grid.json")
+    run(tool, "-q", "plan", seq, "--fps", str(FPS), "--effort", "max", "-o", grid)
+    check(json.load(open(grid))["encoding"]["effort"] == "max", "the plan records its effort")
+    on_plan = os.path.join(tmp, "on_plan.4dgs")
+    rep_plan = json.loads(run(tool, "-q", "convert", seq, "--grid", grid, "-o", on_plan,
+                              "--json").stdout)
+    check(rep_plan["effort"] == "max", "convert on the plan takes its effort")
+    run(tool, "-q", "convert", seq, "--grid", grid, "-o", on_plan, "--effort", "fast", expect=3)
+    run(tool, "-q", "convert", seq, "-o", on_plan, "--fps", str(FPS), "--effort", "best", expect=3)
 
 
 def main():

@@ -3,10 +3,16 @@
 ephemeral port, with a configuration written here into a temporary directory (never the
 system's), plus the fault-injecting proxy of fault_proxy.py in front of it.
 
-    harness.py [--corpus DIR] [--access-log] run -- CMD ARGS...
+    harness.py [--corpus DIR] [--tls] [--access-log] run -- CMD ARGS...
                                                      runs CMD with {base}, {proxy}, {root}
                                                      replaced (also in the environment as
-                                                     FOURDGS_HTTP_BASE / _PROXY / _ROOT)
+                                                     FOURDGS_HTTP_BASE / _PROXY / _ROOT; the
+                                                     corpus again under /private/, only with
+                                                     the header X-Fourdgs-Token:
+                                                     $FOURDGS_HTTP_TOKEN; with --tls the root
+                                                     over https too: FOURDGS_HTTPS_BASE, its CA
+                                                     FOURDGS_HTTPS_CA and an unrelated
+                                                     FOURDGS_HTTPS_WRONG_CA)
     harness.py --corpus DIR conformance RUNNER       every corpus file over HTTP, both paths,
                                                      against its committed expectation
     harness.py --corpus DIR cli TOOL                 4dgs commands on URLs = on local paths
@@ -55,6 +61,18 @@ def die_with_parent():
         pass
 
 
+def stop_process(proc):
+    """Stops a server this process started, by its process id: SIGTERM, then SIGKILL after
+    10 s. Also used by the viewer's tests for their Xvfb."""
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 CONFIG = """\
 worker_processes 1;
 daemon off;
@@ -84,9 +102,44 @@ http {{
             add_header Access-Control-Allow-Origin * always;
             add_header Access-Control-Expose-Headers "Content-Range, ETag, Content-Length, Accept-Ranges" always;
         }}
+        # A private copy of the corpus: only requests that carry the token header get it.
+        location /private/ {{
+            alias {tmp}/root/corpus/;
+            if ($http_x_fourdgs_token != "{token}") {{ return 403; }}
+        }}
     }}
-}}
+{tls_server}}}
 """
+
+# With --tls: the same root over https on a second port, with a certificate for 127.0.0.1 signed
+# by a certificate authority made here (FOURDGS_HTTPS_CA); FOURDGS_HTTPS_WRONG_CA is another
+# authority, which did not sign it.
+TLS_SERVER = """    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {tmp}/tls/server.pem;
+        ssl_certificate_key {tmp}/tls/server.key;
+        root {tmp}/root;
+    }}
+"""
+TOKEN = "fourdgs-test-token"
+
+
+def make_certificates(folder):
+    """A CA, a server certificate for 127.0.0.1 it signs, and an unrelated CA (openssl)."""
+    os.mkdir(folder)
+
+    def ssl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=folder, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for ca in ("ca", "wrong-ca"):
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            "/CN=fourdgs test " + ca, "-keyout", ca + ".key", "-out", ca + ".pem")
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+        "server.key", "-out", "server.csr")
+    with open(os.path.join(folder, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
 
 
 # With --access-log: one line per request (the URI, the status, the body bytes sent and the Range
@@ -97,16 +150,20 @@ ACCESS_LOG = """log_format fourdgs '$request_method $uri $status $body_bytes_sen
 
 
 class Nginx:
-    def __init__(self, nginx, tmp, access_log=False):
+    def __init__(self, nginx, tmp, tls=False, access_log=False):
         self.nginx, self.tmp, self.proc, self.port = nginx, tmp, None, None
+        self.tls, self.tls_port = tls, None
         self.access_log = access_log
 
     def start(self):
         for _ in range(5):  # the port is free when chosen; retry should another process take it
             self.port = free_port()
+            self.tls_port = free_port() if self.tls else None
+            tls_server = TLS_SERVER.format(tmp=self.tmp, port=self.tls_port) if self.tls else ""
             conf = os.path.join(self.tmp, "nginx.conf")
             with open(conf, "w") as f:
-                f.write(CONFIG.format(tmp=self.tmp, port=self.port,
+                f.write(CONFIG.format(tmp=self.tmp, port=self.port, token=TOKEN,
+                                      tls_server=tls_server,
                                       user="user root;" if os.geteuid() == 0 else "",
                                       access_log=ACCESS_LOG.format(tmp=self.tmp)
                                       if self.access_log else "access_log off;"))
@@ -116,7 +173,8 @@ class Nginx:
             deadline = time.time() + 10
             while time.time() < deadline and self.proc.poll() is None:
                 try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                    for port in (self.port, self.tls_port) if self.tls else (self.port,):
+                        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                     return
                 except OSError:
                     time.sleep(0.05)
@@ -126,27 +184,22 @@ class Nginx:
                            (open(log).read() if os.path.exists(log) else "no log"))
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
 
-def child_env(base, proxy, root):
+def child_env(base, proxy, root, extra=None):
     env = {k: v for k, v in os.environ.items()
            if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
-    env.update(FOURDGS_HTTP_BASE=base, FOURDGS_HTTP_PROXY=proxy, FOURDGS_HTTP_ROOT=root)
+    env.update(FOURDGS_HTTP_BASE=base, FOURDGS_HTTP_PROXY=proxy, FOURDGS_HTTP_ROOT=root,
+               FOURDGS_HTTP_TOKEN=TOKEN, **(extra or {}))
     return env
 
 
-def run_command(argv, base, proxy, root):
+def run_command(argv, base, proxy, root, env):
     argv = [a.replace("{base}", base).replace("{proxy}", proxy).replace("{root}", root)
             for a in argv]
-    return subprocess.call(argv, env=child_env(base, proxy, root), timeout=600)
+    return subprocess.call(argv, env=env, timeout=600)
 
 
 def conformance(runner, corpus, base, env):
@@ -210,6 +263,25 @@ def cli(tool, corpus, base, env, tmp):
         same(name + " dump --gaussians", lambda w: ["dump", loc[w], "--gaussians", "--json"])
         same(name + " preview", lambda w: ["preview", loc[w], "--at", at, "-o", png % w,
                                            "--width", "64", "--height", "48"], [png])
+    # Private servers: --header on every request; https with --ca-bundle (harness --tls).
+    private = base + "/private/valid/many-chunks.4dgs"
+    header = ["--header", "X-Fourdgs-Token: " + TOKEN]
+    for args, code, refusal in (
+            (["info", private], 3, b"http-status"),
+            (header + ["--header", "X-Other: 1", "info", private], 0, None),
+            (["--ca-bundle", env.get("FOURDGS_HTTPS_CA", ""), "--retries", "2", "--timeout", "30",
+              "info", env.get("FOURDGS_HTTPS_BASE", "") + "/corpus/valid/many-chunks.4dgs"], 0,
+             None),
+            (["--ca-bundle", env.get("FOURDGS_HTTPS_WRONG_CA", ""), "validate",
+              env.get("FOURDGS_HTTPS_BASE", "") + "/corpus/valid/many-chunks.4dgs"], 3,
+             b"tls-verification-failed")):
+        if "--ca-bundle" in args and "FOURDGS_HTTPS_BASE" not in env:
+            continue  # without --tls
+        result = run(args)
+        if result.returncode != code or (refusal and refusal not in result.stderr):
+            failures.append("4dgs %s: exit %d, stderr %r (wanted %d%s)" % (
+                " ".join(args), result.returncode, result.stderr[-300:], code,
+                " and " + refusal.decode() if refusal else ""))
     missing = run(["info", base + "/corpus/valid/no-such-file.4dgs"])
     if missing.returncode != 3 or b"http-status" not in missing.stderr:
         failures.append("a missing URL: exit %d, stderr %r (wanted 3 and http-status)"
@@ -223,6 +295,8 @@ def cli(tool, corpus, base, env, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", help="linked into the document root as /corpus")
+    ap.add_argument("--tls", action="store_true",
+                    help="also serve the root over https (FOURDGS_HTTPS_BASE, _CA, _WRONG_CA)")
     ap.add_argument("--access-log", action="store_true",
                     help="log every request to FOURDGS_HTTP_ACCESS_LOG")
     ap.add_argument("mode", choices=("run", "conformance", "cli"))
@@ -235,7 +309,7 @@ def main():
         print("SKIP: nginx is not installed (Debian: apt-get install nginx)")
         return SKIP
     tmp = tempfile.mkdtemp(prefix="fourdgs-http-")
-    server = Nginx(nginx, tmp, a.access_log)
+    server = Nginx(nginx, tmp, tls=a.tls, access_log=a.access_log)
     if a.access_log:
         os.environ["FOURDGS_HTTP_ACCESS_LOG"] = os.path.join(tmp, "access.log")
     proxy = None
@@ -244,13 +318,20 @@ def main():
         os.mkdir(root)
         if a.corpus:
             os.symlink(os.path.abspath(a.corpus), os.path.join(root, "corpus"))
+        if a.tls:
+            make_certificates(os.path.join(tmp, "tls"))
         server.start()
         proxy = fault_proxy.start(server.port)
         base = "http://127.0.0.1:%d" % server.port
         proxy_base = "http://127.0.0.1:%d" % proxy.server_address[1]
-        env = child_env(base, proxy_base, root)
+        tls = {}
+        if a.tls:
+            tls = dict(FOURDGS_HTTPS_BASE="https://127.0.0.1:%d" % server.tls_port,
+                       FOURDGS_HTTPS_CA=os.path.join(tmp, "tls", "ca.pem"),
+                       FOURDGS_HTTPS_WRONG_CA=os.path.join(tmp, "tls", "wrong-ca.pem"))
+        env = child_env(base, proxy_base, root, tls)
         if a.mode == "run":
-            return run_command(args, base, proxy_base, root)
+            return run_command(args, base, proxy_base, root, env)
         if a.mode == "conformance":
             return conformance(args[0], a.corpus, base, env)
         return cli(args[0], a.corpus, base, env, tmp)

@@ -15,14 +15,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fourdgs/http_source.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/open_scene.hpp"
+#include "fourdgs/player.hpp"
 #include "fourdgs/prefetch.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "support/readers.hpp"
@@ -523,4 +527,200 @@ TEST_CASE("open_source opens paths as files and http(s) URLs over HTTP", "[consi
     REQUIRE((*remote)->read_exact(100000, a).ok());
     REQUIRE((*local)->read_exact(100000, b).ok());
     CHECK(a == b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Playback (fourdgs/player.hpp) over HTTP: the frames of the local file; a replaced file and a
+// server that stops answering end in the readers' own refusals, never a hang.
+
+namespace {
+
+bool same_frame(const Frame& a, const Frame& b) {
+    auto same = [](const auto& x, const auto& y, std::size_t n) {
+        return n == 0 || std::equal(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n), y.begin());
+    };
+    const std::size_t n = a.count;
+    return a.count == b.count && a.time == b.time && same(a.center, b.center, n * 3) &&
+           same(a.scale, b.scale, n * 3) && same(a.rotation, b.rotation, n * 4) &&
+           same(a.color, b.color, n * 4) && same(a.source, b.source, n);
+}
+
+struct RemotePlayer {
+    RemotePlayer(const std::string& url, HttpOptions o = {}, PlayerOptions po = {})
+        : source(open_http(url, o)) {
+        auto r = open_scene(*source);
+        if (!r) FAIL(r.error().describe());
+        reader.emplace(std::move(r).value());
+        auto p = Player::open(*reader, *source, po);
+        if (!p) FAIL(p.error().describe());
+        player.emplace(std::move(p).value());
+    }
+    std::unique_ptr<HttpSource> source;
+    std::optional<SceneReader> reader;
+    std::optional<Player> player;  // destroyed first
+};
+
+}  // namespace
+
+TEST_CASE("the player over HTTP plays the frames of the local file, both models", "[player]") {
+    for (const std::string& name : {birth_name(), delta_name()}) {
+        RemotePlayer remote(faulty("delay=10", name));
+        const std::vector<std::uint8_t>& bytes = name == birth_name() ? birth_scene() : delta_scene();
+        MemorySource mem(bytes);
+        auto local = std::move(open_scene(mem)).value();
+        SceneWorkspace ws;
+        GaussianBlock block;
+        Frame got, want;
+        PlayerFrame info;
+        remote.player->play();
+        for (double now = 0; now < 1.5; now += 1.0 / 30) {
+            REQUIRE(remote.player->frame(now, got, info, true).ok());
+            REQUIRE(local.state_at(info.time, block, ws).ok());
+            evaluate(block, info.time, local.scene().header.cutoff, want,
+                     {.tracks = local.scene().object_tracks});
+            INFO(name << " t = " << info.time);
+            CHECK(same_frame(got, want));
+        }
+        const double at = remote.player->duration() * 0.625;
+        remote.player->seek(at);
+        REQUIRE(remote.player->frame(2.0, got, info, true).ok());
+        CHECK(info.time == at);
+    }
+}
+
+TEST_CASE("a file replaced on the server while it plays is source-changed at the frame that "
+          "needs new bytes",
+          "[player]") {
+    const std::string name = "changing-player.4dgs";
+    const std::string path = env("FOURDGS_HTTP_ROOT") + "/" + name;
+    write_file_at(path, birth_scene());
+    PlayerOptions po;
+    po.prefetch = false;  // only the frames' own reads
+    RemotePlayer remote(direct(name), {}, po);
+    Frame f;
+    PlayerFrame info;
+    REQUIRE(remote.player->frame_at(0.5, f, info, true).ok());
+    std::vector<std::uint8_t> other = birth_scene();
+    other.insert(other.end(), 64, std::uint8_t{0});
+    write_file_at(path, other);
+    const Status st = remote.player->frame_at(7.5, f, info, true);
+    require_io_error(st, "source-changed", direct(name));
+}
+
+TEST_CASE("a server that stops answering while it plays gives late frames, then http-timeout, "
+          "not a hang",
+          "[player]") {
+    HttpOptions o;
+    o.transfer_timeout_ms = 400;
+    PlayerOptions po;
+    po.prefetch = false;
+    const std::string url = faulty("hang=1000,after=2", birth_name());
+    RemotePlayer remote(url, o, po);
+    Frame f;
+    PlayerFrame info;
+    int late = 0;
+    Status st = ok_status();
+    for (int k = 0; k < 400 && st.ok(); ++k) {
+        st = remote.player->frame_at(5.5, f, info);
+        if (st.ok()) {
+            CHECK(info.late);
+            ++late;
+            ::usleep(10000);
+        }
+    }
+    CHECK(late > 0);
+    require_io_error(st, "http-timeout", url);
+}
+
+// ---- https and private servers (issue 30; harness.py --tls) ---------------------------------
+
+namespace {
+
+std::vector<std::string> corpus_names() {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(env("FOURDGS_HTTP_ROOT") + "/corpus/valid"))
+        if (e.path().extension() == ".4dgs") names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::vector<std::uint8_t> local_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The whole remote file through `source`, then every stored block through the front-end its
+// model needs: the scene is read, not just its bytes.
+void read_whole_scene(HttpSource& source, const std::vector<std::uint8_t>& want,
+                      const std::string& name) {
+    INFO(name);
+    REQUIRE(source.size() == want.size());
+    std::vector<std::uint8_t> got(want.size());
+    auto n = source.read_at(0, got);
+    REQUIRE(n.ok());
+    REQUIRE(*n == want.size());
+    REQUIRE(got == want);
+    auto reader = open_scene(source);
+    REQUIRE(reader.ok());
+    SceneWorkspace ws;
+    std::size_t blocks = 0;
+    REQUIRE(reader->read_all([&](const StoredBlock&) { return ++blocks, ok_status(); }, ws).ok());
+    REQUIRE(blocks == reader->scene().index.size());
+}
+
+}  // namespace
+
+TEST_CASE("https: the conformance corpus reads over TLS with the certificate authority the test "
+          "made (HttpOptions::ca_bundle)", "[tls]") {
+    HttpOptions o;
+    o.ca_bundle = env("FOURDGS_HTTPS_CA");
+    const std::vector<std::string> names = corpus_names();
+    REQUIRE(names.size() >= 40);
+    for (const std::string& name : names) {
+        auto source = HttpSource::open(env("FOURDGS_HTTPS_BASE") + "/corpus/valid/" + name, o);
+        REQUIRE(source.ok());
+        read_whole_scene(**source,
+                         local_bytes(env("FOURDGS_HTTP_ROOT") + "/corpus/valid/" + name), name);
+    }
+}
+
+TEST_CASE("https: a certificate that the trusted authorities did not sign is refused as "
+          "tls-verification-failed, with a wrong CA bundle or the system's", "[tls]") {
+    const std::string url = env("FOURDGS_HTTPS_BASE") + "/corpus/valid/" + corpus_names().front();
+    HttpOptions wrong;
+    wrong.ca_bundle = env("FOURDGS_HTTPS_WRONG_CA");
+    wrong.max_attempts = 3;
+    for (const HttpOptions& o : {wrong, HttpOptions{}}) {
+        auto source = HttpSource::open(url, o);
+        REQUIRE_FALSE(source.ok());
+        CHECK(source.error().refusal == "tls-verification-failed");
+        CHECK(source.error().kind == ErrorKind::io);
+        CHECK(source.error().message.find("127.0.0.1") != std::string::npos);
+    }
+    HttpOptions unverified;  // what verify_tls = false is for: the same file, unchecked
+    unverified.verify_tls = false;
+    auto source = HttpSource::open(url, unverified);
+    REQUIRE(source.ok());
+}
+
+TEST_CASE("private server: HttpOptions::headers sends the token on every request, and without "
+          "it the server's 403 is http-status", "[private]") {
+    const std::string name = corpus_names().back();
+    const std::string url = env("FOURDGS_HTTP_BASE") + "/private/valid/" + name;
+    auto refused = HttpSource::open(url);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().refusal == "http-status");
+    CHECK(refused.error().message.find("403") != std::string::npos);
+    HttpOptions o;
+    o.headers = {"X-Fourdgs-Token: " + env("FOURDGS_HTTP_TOKEN")};
+    o.speculative_bytes = 512;  // small, so reading the scene takes further range requests
+    o.min_read_bytes = 512;
+    auto source = HttpSource::open(url, o);
+    REQUIRE(source.ok());
+    read_whole_scene(**source, local_bytes(env("FOURDGS_HTTP_ROOT") + "/corpus/valid/" + name),
+                     name);
+    (*source)->clear_cache();
+    auto reader = open_scene(**source);  // again, every range from the server
+    REQUIRE(reader.ok());
+    CHECK((*source)->stats().requests >= 3);
 }

@@ -60,6 +60,18 @@ inline std::vector<std::uint64_t> every_frame(std::size_t n) {
     return v;
 }
 
+// A plan of `frames` made under `po` from the frames `sample` names (ascending; every frame when
+// empty).
+inline GridPlan plan_on_sample(const std::vector<PlyCloud>& frames, const PlanOptions& po,
+                               std::vector<std::uint64_t> sample = {}) {
+    if (sample.empty()) sample = every_frame(frames.size());
+    std::vector<PlyCloud> clouds;
+    for (std::uint64_t f : sample) clouds.push_back(frames[f]);
+    auto p = make_grid_plan(frames.size(), clouds, sample, po);
+    if (!p.ok()) FAIL(p.error().describe());
+    return *p;
+}
+
 // A plan of every frame of `frames` at `fps` for `shape`, keyframes and segments every 4 frames,
 // at `tolerance` (the default preset's when not given) and SH ladder `ladder`.
 inline GridPlan plan_every_frame(const std::vector<PlyCloud>& frames, ConvertShape shape,
@@ -73,9 +85,7 @@ inline GridPlan plan_every_frame(const std::vector<PlyCloud>& frames, ConvertSha
     po.sample_frames = 0;
     po.tolerance = tolerance;
     po.sh_ladder = ladder;
-    auto p = make_grid_plan(frames.size(), frames, every_frame(frames.size()), po);
-    if (!p.ok()) FAIL(p.error().describe());
-    return *p;
+    return plan_on_sample(frames, po);
 }
 
 }  // namespace fourdgs::test

@@ -27,81 +27,99 @@ inline int rigid_scene_part(std::size_t i, std::size_t n, const RigidSceneShape&
     return i < a ? 0 : i < b ? 1 : i < c ? 2 : 3;
 }
 
-// `frames` frames at `fps` of `n` gaussians: the static part fills [-2, 2] x [-1, -0.5] x [-2, 2]
-// (a floor), part 1 is a ball of radius 0.5 around (-1, 0.3, 0) spinning at 1.5 rad/s about
-// (0, 1, 0.3) while it moves +0.4 units/s along z, part 2 a box around (1, 0.3, 0) turning at
-// 0.8 rad/s about x while it moves -0.3 units/s along x and +0.1 along y, and the deforming part
-// a sheet above them rippling by up to 0.05 units. Rotations turn with their part.
-inline std::vector<PlyCloud> rigid_scene(std::size_t frames, std::size_t n, double fps,
-                                         unsigned seed, const RigidSceneShape& shape = {}) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(0, 1);
-    PlyCloud base;
-    base.count = n;
-    base.sh_degree = shape.sh_degree;
-    const int per = base.sh_per_gaussian();
-    std::vector<int> part(n);
-    std::vector<double> phase(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        part[i] = rigid_scene_part(i, n, shape);
-        Vec3 p;
-        if (part[i] == 0) {
-            p = {4 * u(rng) - 2, -1 + 0.5 * u(rng), 4 * u(rng) - 2};
-        } else if (part[i] == 1) {
-            double r2 = 2;
-            Vec3 d{};
-            while (r2 > 1) {
-                d = {2 * u(rng) - 1, 2 * u(rng) - 1, 2 * u(rng) - 1};
-                r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+// `n` gaussians at `fps`, one frame at a time: the static part fills [-2, 2] x [-1, -0.5] x
+// [-2, 2] (a floor), part 1 is a ball of radius 0.5 around (-1, 0.3, 0) spinning at 1.5 rad/s
+// about (0, 1, 0.3) while it moves +0.4 units/s along z, part 2 a box around (1, 0.3, 0) turning
+// at 0.8 rad/s about x while it moves -0.3 units/s along x and +0.1 along y, and the deforming
+// part a sheet above them rippling by up to 0.05 units. Rotations turn with their part. A long
+// sequence is made frame by frame (frame(f)), so that it never needs to be in memory at once.
+class RigidScene {
+public:
+    RigidScene(std::size_t n, double fps, unsigned seed, const RigidSceneShape& shape = {})
+        : fps_(fps), part_(n), phase_(n) {
+        std::mt19937 rng(seed);
+        std::uniform_real_distribution<double> u(0, 1);
+        base_.count = n;
+        base_.sh_degree = shape.sh_degree;
+        const int per = base_.sh_per_gaussian();
+        for (std::size_t i = 0; i < n; ++i) {
+            part_[i] = rigid_scene_part(i, n, shape);
+            Vec3 p;
+            if (part_[i] == 0) {
+                p = {4 * u(rng) - 2, -1 + 0.5 * u(rng), 4 * u(rng) - 2};
+            } else if (part_[i] == 1) {
+                double r2 = 2;
+                Vec3 d{};
+                while (r2 > 1) {
+                    d = {2 * u(rng) - 1, 2 * u(rng) - 1, 2 * u(rng) - 1};
+                    r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                }
+                p = {-1 + 0.5 * d[0], 0.3 + 0.5 * d[1], 0.5 * d[2]};
+            } else if (part_[i] == 2) {
+                p = {1 + 0.6 * u(rng) - 0.3, 0.3 + 0.4 * u(rng) - 0.2, 0.8 * u(rng) - 0.4};
+            } else {
+                p = {4 * u(rng) - 2, 1.2 + 0.02 * u(rng), 4 * u(rng) - 2};
             }
-            p = {-1 + 0.5 * d[0], 0.3 + 0.5 * d[1], 0.5 * d[2]};
-        } else if (part[i] == 2) {
-            p = {1 + 0.6 * u(rng) - 0.3, 0.3 + 0.4 * u(rng) - 0.2, 0.8 * u(rng) - 0.4};
-        } else {
-            p = {4 * u(rng) - 2, 1.2 + 0.02 * u(rng), 4 * u(rng) - 2};
+            phase_[i] = 6.283185307179586 * u(rng);
+            for (int c = 0; c < 3; ++c) base_.position.push_back(static_cast<float>(p[c]));
+            base_.normal.insert(base_.normal.end(), {0, 0, 0});
+            for (int c = 0; c < 3; ++c)
+                base_.scale.push_back(static_cast<float>(0.005 + 0.02 * u(rng)));
+            const Quat q = normalized({u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5, u(rng) + 0.1});
+            for (int c = 0; c < 4; ++c) base_.rotation.push_back(static_cast<float>(q[c]));
+            for (int c = 0; c < 3; ++c) base_.color.push_back(static_cast<float>(u(rng)));
+            base_.color.push_back(static_cast<float>(0.3 + 0.7 * u(rng)));
+            for (int k = 0; k < per; ++k) base_.sh.push_back(static_cast<float>(u(rng) - 0.5));
         }
-        phase[i] = 6.283185307179586 * u(rng);
-        for (int c = 0; c < 3; ++c) base.position.push_back(static_cast<float>(p[c]));
-        base.normal.insert(base.normal.end(), {0, 0, 0});
-        for (int c = 0; c < 3; ++c) base.scale.push_back(static_cast<float>(0.005 + 0.02 * u(rng)));
-        const Quat q = normalized({u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5, u(rng) + 0.1});
-        for (int c = 0; c < 4; ++c) base.rotation.push_back(static_cast<float>(q[c]));
-        for (int c = 0; c < 3; ++c) base.color.push_back(static_cast<float>(u(rng)));
-        base.color.push_back(static_cast<float>(0.3 + 0.7 * u(rng)));
-        for (int k = 0; k < per; ++k) base.sh.push_back(static_cast<float>(u(rng) - 0.5));
     }
-    auto axis_angle = [](Vec3 axis, double angle) {
-        const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
-        const double s = std::sin(angle / 2) / len;
-        return Quat{axis[0] * s, axis[1] * s, axis[2] * s, std::cos(angle / 2)};
-    };
-    std::vector<PlyCloud> out;
-    for (std::size_t f = 0; f < frames; ++f) {
-        const double t = double(f) / fps;
-        PlyCloud c = base;
+
+    PlyCloud frame(std::size_t f) const {
+        const double t = double(f) / fps_;
+        PlyCloud c = base_;
         // Part 1 turns about its centre (-1, 0.3, 0), part 2 about (1, 0.3, 0).
         const Quat ra = axis_angle({0, 1, 0.3}, 1.5 * t), rb = axis_angle({1, 0, 0}, 0.8 * t);
-        for (std::size_t i = 0; i < n; ++i) {
-            const Vec3 p{base.position[i * 3], base.position[i * 3 + 1], base.position[i * 3 + 2]};
-            const Quat q{base.rotation[i * 4], base.rotation[i * 4 + 1], base.rotation[i * 4 + 2],
-                         base.rotation[i * 4 + 3]};
+        for (std::size_t i = 0; i < base_.count; ++i) {
+            const float* bp = &base_.position[i * 3];
+            const float* bq = &base_.rotation[i * 4];
+            const Vec3 p{bp[0], bp[1], bp[2]};
+            const Quat q{bq[0], bq[1], bq[2], bq[3]};
             Vec3 np = p;
             Quat nq = q;
-            if (part[i] == 1 || part[i] == 2) {
-                const Vec3 centre{part[i] == 1 ? -1.0 : 1.0, 0.3, 0};
-                const Quat& r = part[i] == 1 ? ra : rb;
+            if (part_[i] == 1 || part_[i] == 2) {
+                const Vec3 centre{part_[i] == 1 ? -1.0 : 1.0, 0.3, 0};
+                const Quat& r = part_[i] == 1 ? ra : rb;
                 const Vec3 rel = rotate(r, {p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]});
-                const Vec3 move = part[i] == 1 ? Vec3{0, 0, 0.4 * t} : Vec3{-0.3 * t, 0.1 * t, 0};
+                const Vec3 move = part_[i] == 1 ? Vec3{0, 0, 0.4 * t} : Vec3{-0.3 * t, 0.1 * t, 0};
                 for (int k = 0; k < 3; ++k) np[k] = centre[k] + rel[k] + move[k];
                 nq = multiply(r, q);
-            } else if (part[i] == 3) {
-                np[1] += 0.05 * std::sin(4 * t + phase[i] + 2 * p[0]);
+            } else if (part_[i] == 3) {
+                np[1] += 0.05 * std::sin(4 * t + phase_[i] + 2 * p[0]);
             }
             for (int k = 0; k < 3; ++k) c.position[i * 3 + k] = static_cast<float>(np[k]);
             for (int k = 0; k < 4; ++k) c.rotation[i * 4 + k] = static_cast<float>(nq[k]);
         }
-        out.push_back(std::move(c));
+        return c;
     }
+
+private:
+    static Quat axis_angle(Vec3 axis, double angle) {
+        const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+        const double s = std::sin(angle / 2) / len;
+        return Quat{axis[0] * s, axis[1] * s, axis[2] * s, std::cos(angle / 2)};
+    }
+
+    double fps_;
+    PlyCloud base_;
+    std::vector<int> part_;
+    std::vector<double> phase_;
+};
+
+// `frames` frames of RigidScene(n, fps, seed, shape).
+inline std::vector<PlyCloud> rigid_scene(std::size_t frames, std::size_t n, double fps,
+                                         unsigned seed, const RigidSceneShape& shape = {}) {
+    const RigidScene scene(n, fps, seed, shape);
+    std::vector<PlyCloud> out;
+    for (std::size_t f = 0; f < frames; ++f) out.push_back(scene.frame(f));
     return out;
 }
 

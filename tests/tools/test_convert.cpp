@@ -17,6 +17,7 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "support/counting_source.hpp"
+#include "support/ply_frames.hpp"
 
 using namespace fourdgs;
 
@@ -253,4 +254,40 @@ TEST_CASE("extract_state reads a stream front to back, once") {
     CHECK(cloud->count == expected->count);
     CHECK(cloud->position == expected->position);
     CHECK(pipe.magic_reads() == 1);
+}
+
+TEST_CASE("convert measures its file against the input at the frames asked, within the tolerance") {
+    const auto frames = test::tracked_sequence(6, 80, 1, 8, 21);
+    for (ConvertShape shape : {ConvertShape::per_frame, ConvertShape::keyframe_delta}) {
+        INFO(to_string(shape));
+        ConvertOptions o;
+        o.fps = 8;
+        o.shape = shape;
+        o.error_frames = 3;
+        MemorySink sink;
+        ConvertReport rep;
+        REQUIRE(convert_frames(frames, o, sink, &rep).ok());
+        CHECK(rep.error_frames == std::vector<std::uint64_t>{0, 2, 5});
+        const std::pair<const char*, double> keys[] = {{"pos", rep.tolerance.pos},
+                                                       {"scale_rel", rep.tolerance.scale_rel},
+                                                       {"rot", rep.tolerance.rot},
+                                                       {"rgb", rep.tolerance.rgb},
+                                                       {"alpha", rep.tolerance.alpha}};
+        for (const auto& [key, tolerance] : keys) {
+            const AttributeError* e = nullptr;
+            for (const AttributeError& a : rep.error)
+                if (a.name == key) e = &a;
+            REQUIRE(e != nullptr);
+            INFO(key << " max " << e->max << " tolerance " << tolerance);
+            CHECK(e->max > 0);
+            CHECK(e->max <= tolerance * (1 + 1e-6));
+            CHECK(e->samples > 0);
+        }
+        o.error_frames = 0;
+        MemorySink again;
+        ConvertReport quiet;
+        REQUIRE(convert_frames(frames, o, again, &quiet).ok());
+        CHECK(quiet.error.empty());
+        CHECK(again.bytes() == sink.bytes());  // measuring does not change the file
+    }
 }

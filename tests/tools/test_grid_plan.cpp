@@ -96,7 +96,7 @@ TEST_CASE("a malformed plan file is refused by name, naming the key") {
         {"[1, 2]", "the plan"},
         {json.substr(0, json.size() / 2), "byte"},
         {edited(json, "\"fourdgs-grid-plan\"", "\"something-else\""), "format"},
-        {edited(json, "\"version\": 1", "\"version\": 2"), "version"},
+        {edited(json, "\"version\": 2", "\"version\": 1"), "version"},
         {edited(json, "\"frames\": 3", "\"frames\": 4"), "scene.duration_sec"},
         {edited(json, "\"frames\": 3", "\"frames\": 3.5"), "scene.frames"},
         {edited(json, "\"sh_degree\": 0", "\"sh_degree\": \"0\""), "scene.sh_degree"},
@@ -158,6 +158,7 @@ TEST_CASE("presets mean end-to-end tolerances, and their grids keep the preset's
 
 TEST_CASE("a plan scans the sample it names: first and last frames, successors when tracked") {
     PlanOptions po;
+    po.rigid_parts = false;
     po.sample_frames = 4;
     CHECK(plan_sample(100, po) == std::vector<std::uint64_t>{0, 33, 66, 99});
     po.shape = ConvertShape::adaptive;
@@ -284,4 +285,35 @@ TEST_CASE("a plan's slices cover every frame once, on its alignment, as equal as
     REQUIRE(even.size() == 4);
     for (const auto& [first, end] : even) CHECK((end - first == 25 || end - first == 26));
     CHECK(plan_slices(p, 0).empty());
+}
+
+TEST_CASE("a plan records a non-default effort, and a plan without one reads as the default") {
+    const auto frames = test::tracked_sequence(4, 30, 0, kFps, 9);
+    GridPlan p = plan_of(frames, ConvertShape::per_frame);
+    const std::string plain = grid_plan_json(p);
+    CHECK(plain.find("effort") == std::string::npos);  // the default is not written
+    p.effort = Effort::max;
+    const std::string with = grid_plan_json(p);
+    CHECK(with.find("\"effort\": \"max\"") != std::string::npos);
+    auto back = parse_grid_plan(with, "max.json");
+    REQUIRE(back.ok());
+    CHECK(back->effort == Effort::max);
+    CHECK(same_plan(*back, p));
+    auto old = parse_grid_plan(plain, "plain.json");
+    REQUIRE(old.ok());
+    CHECK(old->effort == Effort::default_);
+    auto bad = parse_grid_plan(edited(with, "\"max\"", "\"best\""), "bad.json");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().refusal == "malformed-plan");
+    CHECK(bad.error().message.find("encoding.effort") != std::string::npos);
+    // Convert on the plan writes at its effort: the smallest streams, never larger.
+    ConvertOptions o;
+    o.plan = p;
+    MemorySink at_max;
+    REQUIRE(convert_frames(frames, o, at_max).ok());
+    o.plan->effort = Effort::default_;
+    MemorySink at_default;
+    REQUIRE(convert_frames(frames, o, at_default).ok());
+    CHECK(at_max.position() <= at_default.position());
+    CHECK(at_max.bytes() != at_default.bytes());
 }

@@ -26,8 +26,10 @@
 #include "fourdgs/validate.hpp"
 #include "support/discarding_sink.hpp"
 #include "support/live_bytes.hpp"
+#include "support/merge_parts.hpp"
 #include "support/ply_frames.hpp"
 #include "support/readers.hpp"
+#include "support/validity.hpp"
 
 using namespace fourdgs;
 
@@ -58,26 +60,16 @@ std::vector<std::uint8_t> encode(const std::vector<PlyCloud>& frames, const Grid
 
 std::vector<std::uint8_t> merge(const std::vector<std::vector<std::uint8_t>>& parts,
                                 const MergeOptions& options = {}, MergeReport* report = nullptr) {
-    std::vector<MemorySource> sources;
-    for (const auto& p : parts) sources.emplace_back(p);
-    std::vector<ByteSource*> ptrs;
-    for (auto& s : sources) ptrs.push_back(&s);
-    MemorySink sink;
-    auto st = merge_scenes(ptrs, options, sink, report);
-    if (!st.ok()) FAIL(st.error().describe());
-    return sink.take();
+    auto merged = test::merge_in_memory(parts, options, report);
+    if (!merged.ok()) FAIL(merged.error().describe());
+    return std::move(*merged);
 }
 
 Error merge_error(const std::vector<std::vector<std::uint8_t>>& parts,
                   const MergeOptions& options = {}) {
-    std::vector<MemorySource> sources;
-    for (const auto& p : parts) sources.emplace_back(p);
-    std::vector<ByteSource*> ptrs;
-    for (auto& s : sources) ptrs.push_back(&s);
-    MemorySink sink;
-    auto st = merge_scenes(ptrs, options, sink);
-    REQUIRE_FALSE(st.ok());
-    return st.error();
+    auto merged = test::merge_in_memory(parts, options);
+    REQUIRE_FALSE(merged.ok());
+    return merged.error();
 }
 
 void check_same_bins(const ChunkBins& a, const ChunkBins& b) {
@@ -109,18 +101,7 @@ void check_same_stream(Reader& a, Reader& b, Next next) {
     }
 }
 
-// Validates clean: no finding at all, or (files written here without the registry's advisory
-// metadata) no error.
-void check_valid(const std::vector<std::uint8_t>& bytes, bool warnings_allowed = false) {
-    MemorySource src(bytes);
-    auto report = validate(src);
-    REQUIRE(report.ok());
-    std::string findings;
-    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
-    INFO(findings);
-    CHECK(report->errors() == 0);
-    if (!warnings_allowed) CHECK(report->warnings() == 0);
-}
+using test::check_valid;
 
 // The merged file decodes bin for bin as the single conversion does: every chunk (gaussian-birth)
 // or every state (keyframe-delta) through the indexed front-end, the same through the streaming
@@ -361,22 +342,27 @@ TEST_CASE("a merge is deterministic, whatever order the parts come in") {
 }
 
 TEST_CASE("parts on different grids are refused as grid-mismatch, naming the field") {
+    // Files converted without a plan: shards of two plans are refused before their grids are
+    // compared (plan-mismatch, test_sharded_parts.cpp).
     const auto frames = test::tracked_sequence(8, 30, 1, kFps, 5, 6);
-    const GridPlan plan = make_plan(frames, ConvertShape::per_frame);
-    QuantBounds coarser = plan.tolerance;
-    coarser.pos *= 2;
-    const GridPlan other = make_plan(frames, ConvertShape::per_frame, coarser);
+    auto whole = [&](std::size_t first, std::size_t count, double pos) {
+        ConvertOptions o;
+        o.fps = kFps;
+        QuantBounds t = preset_tolerance(Preset::default_, 2);
+        t.pos = pos;
+        o.tolerance = t;
+        MemorySink sink;
+        REQUIRE(convert_frames(std::span(frames).subspan(first, count), o, sink).ok());
+        return sink.take();
+    };
     MergeOptions o;
     o.names = {"a.4dgs", "b.4dgs"};
-    const Error e = merge_error({encode(frames, plan, 0, 4), encode(frames, other, 4, 8)}, o);
+    const Error e = merge_error({whole(0, 4, 1e-3), whole(0, 4, 2e-3)}, o);
     CHECK(e.refusal == refusal::kGridMismatch);
     CHECK(e.field == "Quantization.step_pos");
     CHECK(e.message.find("b.4dgs") != std::string::npos);
     // Another clock is another scene.
-    auto longer = frames;
-    longer.insert(longer.end(), frames.begin(), frames.begin() + 2);
-    const GridPlan ten = make_plan(longer, ConvertShape::per_frame, plan.tolerance);
-    const Error clock = merge_error({encode(frames, plan, 0, 4), encode(longer, ten, 4, 8)});
+    const Error clock = merge_error({whole(0, 4, 1e-3), whole(2, 6, 1e-3)});
     CHECK(clock.refusal == refusal::kSceneMismatch);
     CHECK(clock.field == "Header.duration_sec");
 }
@@ -404,10 +390,12 @@ TEST_CASE("overlapping timelines are refused unless allow_overlap says the union
             CHECK(merge_error(parts, allow).refusal == refusal::kOverlappingParts);
         }
     }
-    // Keyframe-delta shards that leave a hole cannot tile the clock.
+    // Keyframe-delta shards that leave a hole cannot tile the clock: a plan's shards name the
+    // frames missing (missing-slice; timeline-gap for shards that name only their times, below).
     const GridPlan kd = make_plan(frames, ConvertShape::keyframe_delta);
     const Error gap = merge_error({encode(frames, kd, 4, 8)});
-    CHECK(gap.refusal == refusal::kTimelineGap);
+    CHECK(gap.refusal == refusal::kMissingSlice);
+    CHECK(gap.message.find("frames [0, 4)") != std::string::npos);
 }
 
 TEST_CASE("conflicting extras are refused by name, and equal ones are not") {
@@ -614,6 +602,8 @@ TEST_CASE(
     b[3] = {1.75, {10, 11, 12}, b[2].g};
     const auto first = shard(a, {1, 0, 1}, 0, 1);
     const auto second = shard(b, {1, 1, 0, 0}, 1, 2);
+    // Alone, the second leaves [0, 1) untiled.
+    CHECK(merge_error({second}).refusal == refusal::kTimelineGap);
     MergeReport report;
     const auto merged = merge({second, first}, {}, &report);
     check_valid(merged, true);

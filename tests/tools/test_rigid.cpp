@@ -14,7 +14,9 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/rigid.hpp"
 #include "fourdgs/validate.hpp"
+#include "support/frame_checks.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/validity.hpp"
 
 using namespace fourdgs;
 
@@ -45,66 +47,11 @@ Converted convert(const std::vector<PlyCloud>& frames, ConvertShape shape,
     return c;
 }
 
-double quat_distance(const float* a, const float* b) {
-    double na = 0, nb = 0;
-    for (int c = 0; c < 4; ++c) na += double(a[c]) * a[c], nb += double(b[c]) * b[c];
-    na = std::sqrt(na), nb = std::sqrt(nb);
-    double same = 0, flipped = 0;
-    for (int c = 0; c < 4; ++c) {
-        same = std::max(same, std::fabs(a[c] / na - b[c] / nb));
-        flipped = std::max(flipped, std::fabs(a[c] / na + b[c] / nb));
-    }
-    return std::min(same, flipped);
-}
-
-// Every frame, extracted at its time with the tracks composed, holds every input gaussian within
-// the tolerance the file records (matched by nearest position): position, rotation, colour and
-// full opacity. (Adaptive records move on between frame times, as §12's sampling intends.)
 void check_every_frame(const Converted& c, const std::vector<PlyCloud>& frames) {
-    MemorySource src(c.bytes);
-    const QuantBounds& tol = c.report.tolerance;
-    double worst_pos = 0, worst_rot = 0, worst_rgb = 0, worst_alpha = 0;
-    for (std::size_t f = 0; f < frames.size(); ++f) {
-        auto got = extract_state(src, double(f) / kFps);
-        REQUIRE(got.ok());
-        REQUIRE(got->count == frames[f].count);
-        const PlyCloud& in = frames[f];
-        for (std::size_t i = 0; i < in.count; ++i) {
-            std::size_t best = 0;
-            double bd = 1e30;
-            for (std::size_t j = 0; j < got->count; ++j) {
-                double d = 0;
-                for (int k = 0; k < 3; ++k)
-                    d += std::pow(double(got->position[j * 3 + k]) - in.position[i * 3 + k], 2);
-                if (d < bd) bd = d, best = j;
-            }
-            for (int k = 0; k < 3; ++k) {
-                worst_pos = std::max(worst_pos, std::fabs(double(got->position[best * 3 + k]) -
-                                                          in.position[i * 3 + k]));
-                worst_rgb = std::max(worst_rgb, std::fabs(double(got->color[best * 4 + k]) -
-                                                          in.color[i * 4 + k]));
-            }
-            worst_alpha = std::max(
-                worst_alpha, std::fabs(double(got->color[best * 4 + 3]) - in.color[i * 4 + 3]));
-            worst_rot = std::max(worst_rot,
-                                 quat_distance(&got->rotation[best * 4], &in.rotation[i * 4]));
-        }
-    }
-    CHECK(worst_pos <= tol.pos + 1e-6);
-    CHECK(worst_rot <= tol.rot + 1e-6);
-    CHECK(worst_rgb <= tol.rgb + 1e-6);
-    CHECK(worst_alpha <= tol.alpha + 1e-6);  // full opacity: the alpha as given, never faded
+    test::check_every_frame(c.bytes, c.report.tolerance, frames, kFps);
 }
 
-void check_valid(const std::vector<std::uint8_t>& bytes) {
-    MemorySource src(bytes);
-    auto report = validate(src);
-    REQUIRE(report.ok());
-    std::string findings;
-    for (const Finding& f : report->findings) findings += f.rule + ": " + f.message + "\n";
-    INFO(findings);
-    CHECK(report->errors() == 0);
-}
+void check_valid(const std::vector<std::uint8_t>& bytes) { test::check_valid(bytes, true); }
 
 RigidOptions residuals(double pos, double rot) {
     RigidOptions o;

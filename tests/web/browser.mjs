@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const CHROMIUM = process.env.FOURDGS_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM = process.env.FOURDGS_CHROMIUM ?? '/usr/bin/chromium';
 
 export async function launch({ width = 800, height = 900 } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'fourdgs-chromium-'));

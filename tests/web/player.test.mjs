@@ -8,20 +8,32 @@
 // Screenshots, the preview and the difference image are left in FOURDGS_WEB_ARTIFACTS (when set)
 // for looking at.
 //
-//   harness.py run -- node player.test.mjs PACKAGE_TGZ CLI EXAMPLE_SCENE DAMAGED_SCENE REFUSAL_ID
+//   harness.py run -- node player.test.mjs PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE REFUSAL_ID
 //
-// Not registered in ctest yet: on the shared build machine it has not got past creating the
-// page's target (docs/web.md, Known gaps).
+// PACKAGE_DIR holds the packed npm package (fourdgs-*.tgz). Exit 77 (ctest's SKIP) only where
+// Chromium or emscripten is not installed (Debian: apt-get install chromium; FOURDGS_CHROMIUM names another).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { launch } from './browser.mjs';
+import { CHROMIUM, launch } from './browser.mjs';
 import { compareImages, decodePng, encodePng } from './png.mjs';
 
-const [tarball, cli, example, damaged, expectedRefusal] = process.argv.slice(2);
+const [packageDir, cli, example, damaged, expectedRefusal] = process.argv.slice(2);
+if (!existsSync(CHROMIUM)) {
+  console.log(`SKIP: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
+  process.exit(77);
+}
+const tarballs = existsSync(packageDir)
+  ? readdirSync(packageDir).filter((f) => /^fourdgs-.*\.tgz$/.test(f)) : [];
+if (tarballs.length === 0 && spawnSync('sh', ['-c', 'command -v emcc']).status !== 0) {
+  console.log('SKIP: emscripten is not installed, so there is no package (apt-get install emscripten)');
+  process.exit(77);
+}
+assert.equal(tarballs.length, 1, `one packed package in ${packageDir}`);
+const tarball = join(packageDir, tarballs[0]);
 const here = dirname(fileURLToPath(import.meta.url));
 const base = process.env.FOURDGS_HTTP_BASE, root = process.env.FOURDGS_HTTP_ROOT;
 const artifacts = process.env.FOURDGS_WEB_ARTIFACTS;
@@ -46,13 +58,14 @@ execFileSync(cli, ['preview', example, '--at', '2.5', '-o', previewPng, '--width
   '--height', String(HEIGHT)], { stdio: 'ignore' });
 const reference = decodePng(readFileSync(previewPng));
 
-// The page's module (and the package's top-level await) may still be loading at the load event.
+// The page's module (and the package's top-level await) may still be loading at the load event;
+// then the page is ready when its first frame is drawn or its error shown.
 async function pageReady(page) {
   for (let i = 0; i < 300 && !(await page.evaluate('!!window.fourdgsPage')); ++i)
     await new Promise((r) => setTimeout(r, 100));
   if (!(await page.evaluate('!!window.fourdgsPage')))
     throw new Error(`the page did not start: ${page.errors.join('\n')}`);
-  await pageReady(page);
+  await page.evaluate('window.fourdgsPage.ready.then(() => true)');  // first frame or error shown
 }
 
 console.log('starting chromium');
@@ -80,8 +93,13 @@ try {
     writeFileSync(join(artifacts, 'diff-2.5.png'), encodePng(cmp.diff));
   }
   console.log(`t=2.5 canvas vs 4dgs preview: mean ${cmp.mean.toFixed(2)}, p99 ${cmp.p99}, ` +
-    `max ${cmp.max}, over ${PIXEL_LIMIT}: ${(100 * cmp.over).toFixed(2)} %`);
+    `max ${cmp.max}, over ${PIXEL_LIMIT}: ${(100 * cmp.over).toFixed(2)} %, lit pixels ` +
+    `${cmp.litA} (canvas) vs ${cmp.litB} (preview)`);
   assert.ok(cmp.mean < MEAN_LIMIT && cmp.over < OVER_LIMIT, 'the canvas matches the preview');
+  // The example scene is sparse: a blank canvas would pass the mean above, so the splats drawn
+  // must light about as many pixels as the preview's.
+  assert.ok(cmp.litB > 0 && cmp.litA >= 0.5 * cmp.litB && cmp.litA <= 2 * cmp.litB,
+    'the canvas shows the splats the preview shows');
 
   const played = await page.evaluate('window.fourdgsPage.playFrames(60)');
   console.log(`played ${played.frames} frames, ${played.late} late`);

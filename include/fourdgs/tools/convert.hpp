@@ -58,8 +58,20 @@
 // (g × gaussians_per_frame + r for gaussian i of GOP g, r its rank in the Morton order of the
 // GOP's first frame; a gaussian whose SH bytes change within a GOP is a new incarnation with an
 // id past every GOP's range), so no id of one shard is reused in another. A shard also carries a
-// Metadata record "4dgs-shard" (first_frame, end_frame, frames, t0, t1). The shards of one plan,
-// merged, decode to exactly what convert of all the frames on the same plan gives.
+// Metadata record "4dgs-shard" (first_frame, end_frame, frames, t0, t1, shard_format =
+// kShardFormat, merge.hpp), and every file on a plan names it in "4dgs-convert" (key plan: its
+// plan_digest). The plan's rigid parts (grid_plan.hpp) are stored as it says: members held at
+// their part's reference (the span's first frame, which load_frame supplies to convert_frames
+// when it lies before the slice), a rigid part as its object with a track sample per frame of
+// the slice, and, adaptive, each member one record over its part's whole span, written by the
+// file holding the span's first frame. The shards of one plan, merged, are byte for byte what
+// convert of all the frames on the same plan writes.
+//
+// Memory on a plan: the slice is encoded a block at a time — runs of the plan's alignment of
+// about 2^20 gaussians (at least one run), cut where a part begins or ends — each block into a
+// file of its own (convert_ply_files: beside the output; convert_frames: in memory), and the
+// blocks are joined by merge_scenes (merge.hpp), so convert_ply_files holds one block's frames
+// (and the references of the parts it is inside), never the slice's.
 //
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
@@ -69,8 +81,10 @@
 // of another length than the frames given or off the plan's alignment), frames-not-tracked
 // (naming the first frame whose count or SH degree differs from frame 0's, for keyframe_delta and
 // adaptive), sh-degree-mismatch (per_frame frames of different SH degrees), outside-plan (a frame
-// whose SH degree, count, positions or, adaptive, speed the plan was not made for, naming frame,
-// gaussian and value), limit-exceeded (keyframe-delta ids of a plan that do not fit u32), the
+// whose SH degree, count, positions or, adaptive, speed the plan was not made for, or where a
+// member of a planned part leaves it — or, adaptive, changes its appearance past half the
+// tolerance — naming frame, gaussian and value or part), limit-exceeded (keyframe-delta ids of a
+// plan that do not fit u32), the
 // grid sizing's invalid-option, then the writers' refusals naming the gaussian. The file variant
 // also refuses io-error; it writes to a temporary name beside the output and renames it into place
 // only after the whole file is written, so a refusal leaves nothing partial behind.
@@ -92,6 +106,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/tools/compare.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/reconstruct.hpp"
@@ -119,6 +134,13 @@ struct ConvertOptions {
     // 0: to the plan's last frame). convert_frames is given exactly those frames;
     // convert_ply_files the whole sequence's paths, of which it reads the slice.
     std::uint64_t first_frame = 0, end_frame = 0;
+    // convert_frames on a plan whose parts begin before the slice: frame `frame` of the sequence
+    // (a part's reference, see grid_plan.hpp). convert_ply_files reads it from its path.
+    std::function<Result<PlyCloud>(std::uint64_t frame)> load_frame;
+    // On a plan: a block of frames holds about this many gaussians (at least one run of the
+    // plan's alignment; see "Memory on a plan"). Smaller holds less at once and merges more
+    // blocks; the file is the same whatever it is.
+    std::uint64_t block_gaussians = std::uint64_t{1} << 20;
     std::string title;                 // "" = none; else a `title` metadata entry
     // The registry's `coordinate_system` key (handedness, up axis; PLY files carry none), written
     // to the Header attributes when not "" (§2: producers SHOULD record one).
@@ -131,6 +153,12 @@ struct ConvertOptions {
     bool never_larger_than_per_frame = true;
     // Also encode each part (static, every rigid part, other) alone, for the report's bytes.
     bool part_bytes = false;
+    // Measure the file against its input (ConvertReport::error) at this many frames spread evenly
+    // over the ones converted, first and last included (every frame when there are fewer); 0:
+    // not measured. Each is decoded at its frame time and compared (compare.hpp, matched by
+    // position) with the input frame as the writer takes it: colour and opacity clamped to
+    // [0, 1], SH coefficients to [-4, 4].
+    std::size_t error_frames = 0;
     // Called with (step, steps) as frames are loaded or gaussians fitted; may be empty.
     std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
@@ -159,6 +187,10 @@ struct ConvertReport {
     bool parts_sought = false;
     Part static_part, other_part;
     std::vector<Part> objects;
+    // The decoded file against its input (ConvertOptions::error_frames): per attribute, the
+    // largest error, the RMS and the largest per-frame p99 over the frames measured.
+    std::vector<std::uint64_t> error_frames;  // the frames measured
+    std::vector<AttributeError> error;
 };
 
 // Natural order of file names ("frame2" < "frame10"): digit runs compare as numbers.

@@ -12,25 +12,53 @@
 // single-process conversion of the same frames agree.
 //
 // The plan file is JSON, one object (see docs/cli.md "Grid plans" for an example):
-//   format          "fourdgs-grid-plan"            version   1
+//   format          "fourdgs-grid-plan"            version   2
 //   scene           {frames, fps, duration_sec, sh_degree, gaussians_per_frame, aabb[6]}
 //   encoding        {shape: "per-frame" | "adaptive" | "keyframe-delta", keyframe_every,
-//                    segment_frames, max_speed}
+//                    segment_frames, max_speed, effort (optional: "fast" | "max"; absent =
+//                    default)}
 //   tolerance       {pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel}
 //   grid            {scheme: "uniform-v1", pos_origin[3], reach, step_pos, step_scale_log,
 //                    step_rot, step_rgb, step_alpha, step_motion, step_time, step_sigma_log,
 //                    sh_depths[] (empty: none declared)}
 //   declared_bounds {pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel}
+//   parts           [{kind: "static" | "rigid", object_id, frames: [first, end], anchor[3],
+//                     members: "a-b,c-d,..." (ascending runs of gaussian indices, b excluded)}]
+//   digest          "fnv1a64:<16 hex digits>": FNV-1a 64 of the plan's text without this key
 // Numbers are written in their shortest round-trip spelling, so reading a plan gives back the
-// same doubles bit for bit. Reading refuses (malformed-plan, naming the file and the key) a file
-// that is not such an object, a missing, unknown or mistyped key, a value out of range, and
-// declared_bounds that differ from what the grid declares or exceed the tolerance.
+// same doubles bit for bit, and the text written for a plan is a function of the plan alone.
+// Reading refuses (malformed-plan, naming the file and the key) a file that is not such an
+// object, a missing, unknown or mistyped key, a value out of range, declared_bounds that differ
+// from what the grid declares or exceed the tolerance, and parts that overlap, lie off the
+// plan's alignment or name gaussians past gaussians_per_frame; a plan of another version is
+// malformed-plan too (make it again with this build). A plan whose content no longer matches its
+// digest was edited by hand after `plan` wrote it and is refused as plan-edited: shards encoded
+// on it could not be told from shards of the plan it was before (make the plan again).
+//
+// Rigid parts (PlanOptions::rigid_parts, tracked shapes). A plan finds the gaussians that stay
+// still (static) or move as one body (rigid) with convert's own search (find_rigid_parts,
+// rigid.hpp; the residuals of rigid_search_options), on its sample, and records each group with
+// the frames it holds over, so that every shard stores the same objects: the group is held at its
+// placement in the span's first frame (its reference), an Object Track with one sample per frame
+// carries a rigid group (the Object Table lists every rigid part of the plan, "rigid part N" at
+// its reference centroid), and, for adaptive records, each member is one record over the whole
+// span, written by the shard that holds the span's first frame — a static floor or a rigid body
+// costs its gaussians once, however many shards the sequence is cut into. The search runs over
+// the whole sequence first, then, for what is left, over each half of it (on the plan's
+// alignment), and so on while a half holds its first frame and two more frames of the sample, so
+// a body rigid over only part of the clip is a part over that part. A few sampled frames can make
+// a moving gaussian look still or rigid (a ripple near its crest), so a plan given the whole
+// sequence (make_grid_plan's read_frame, plan_ply_files) then checks every part at every frame
+// of its span, as a shard will, and drops the members that leave it. A shard checks every frame
+// it encodes against the parts (outside-plan, naming frame, gaussian and part, where a member
+// leaves its part — make the plan again with a larger sample, --sample 0 scans every frame).
 //
 // Thread safety: every function is reentrant.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +69,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/tools/ply.hpp"
+#include "fourdgs/tools/rigid.hpp"
 #include "fourdgs/writer.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -85,6 +114,18 @@ QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
 std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const QuantBounds& share,
                                           double reach);
 
+// A group of gaussians that a plan found static or moving as one body over frames
+// [first_frame, end_frame) of the sequence (see "Rigid parts" above).
+struct PlannedPart {
+    bool rigid = false;           // false: static (never moves; stored without an object)
+    std::uint32_t object_id = 0;  // rigid: its object's id, 1, 2, ... in plan order; static: 0
+    std::uint64_t first_frame = 0, end_frame = 0;  // on the plan's alignment
+    std::array<float, 3> anchor{};  // rigid: the members' centroid in frame first_frame
+    // Ascending, disjoint, non-adjacent runs [a, b) of gaussian indices.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> members;
+    friend bool operator==(const PlannedPart&, const PlannedPart&) = default;
+};
+
 // What a plan says about a frame sequence and its encoding.
 struct GridPlan {
     // The scene.
@@ -99,10 +140,17 @@ struct GridPlan {
     std::uint32_t keyframe_every = 10;  // keyframe-delta: a keyframe at every multiple
     std::uint32_t segment_frames = 0;   // adaptive: no record spans a multiple; 0 = whole clip
     double max_speed = 0;               // adaptive: the fastest record the time step allows
+    // The writer's effort (writer.hpp) every shard encodes at; the plan file names it only when
+    // it is not the default ("encoding": {"effort": "max"}), and a plan without it reads as the
+    // default.
+    Effort effort = Effort::default_;
     // The tolerance asked for, end to end, and the grid that meets it.
     QuantBounds tolerance;
     FixedGrid grid;
     std::vector<std::uint8_t> sh_depths;  // per band 1..sh_degree, 3..8; empty: none declared
+    // Tracked shapes: the rigid parts, in plan order (a gaussian in at most one part at a time).
+    // With any part the grid is sized for rigid parts (grid_tolerance's rigid_parts).
+    std::vector<PlannedPart> parts;
 
     // A shard's first and end frame are multiples of this (the last shard may end at `frames`):
     // keyframe_every for keyframe-delta, segment_frames for adaptive (`frames` when 0), else 1.
@@ -132,23 +180,39 @@ struct PlanOptions {
     // SH bit depths, as WriterOptions (explicit depths win over the ladder).
     ShLadder sh_ladder = ShLadder::none;
     std::vector<std::uint8_t> sh_depths;
+    // Tracked shapes: find rigid parts and record them (see "Rigid parts" above); a smaller
+    // rigid group than rigid_min_members stays with the temporal model.
+    bool rigid_parts = true;
+    std::size_t rigid_min_members = 64;
+    Effort effort = Effort::default_;  // recorded in the plan for its shards
 };
 
-// Which frames of a `frames`-long sequence a plan scans under `options` (sorted, distinct).
+// Which frames of a `frames`-long sequence a plan scans under `options` (sorted, distinct): the
+// evenly spread sample, and, for rigid parts, the first frame of every span the part search
+// visits (a span is searched when it holds two more frames of the spread sample).
 std::vector<std::uint64_t> plan_sample(std::uint64_t frames, const PlanOptions& options);
+
+// Frame `frame` of the sequence a plan is made for.
+using PlanFrameReader = std::function<Result<PlyCloud>(std::uint64_t frame)>;
 
 // Plans a `frames`-long sequence from `sample`, the frames plan_sample() named, in that order
 // (`sample_index` their indices). sh_degree and, for tracked shapes, gaussians_per_frame come from
 // the sample, which must agree on both (sh-degree-mismatch, frames-not-tracked). The aabb is
-// options.aabb or the sample's box widened by `margin`; the grid is size_grid's. Refusals:
-// no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0 where the
-// shape uses it, sample and indices of different lengths), and size_grid's.
+// options.aabb or the sample's box widened by `margin`; the rigid parts are searched on the
+// sample (a span whose first frame the sample lacks is not searched) and, with `read_frame`,
+// kept only as far as every frame of their spans holds them: the frames the sample lacks are read
+// one at a time (one frame besides the sample in memory) and each part is checked as a shard
+// checks it, dropping the members that stray and the parts left too small; without it, a part is
+// only as sure as the sample. The grid is size_grid's, for rigid parts when any was kept.
+// Refusals: no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0
+// where the shape uses it, sample and indices of different lengths), size_grid's, read_frame's,
+// and frames-not-tracked for a frame it reads of another count.
 Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
                                 std::span<const std::uint64_t> sample_index,
-                                const PlanOptions& options);
+                                const PlanOptions& options, const PlanFrameReader& read_frame = {});
 
-// Reads the frames plan_sample() names from `paths` (the whole sequence, in order) and plans it.
-// The PLY reader's refusals too.
+// Reads the frames plan_sample() names from `paths` (the whole sequence, in order) and plans it,
+// its parts checked at every frame (make_grid_plan's read_frame). The PLY reader's refusals too.
 Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOptions& options);
 
 // The coarsest grid for a plan's shape, tolerance, aabb, clock and (adaptive) segment and speed:
@@ -158,10 +222,20 @@ Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
                             const std::array<double, 6>& aabb, double duration_sec,
                             double longest_moving_sec, double max_speed, bool rigid_parts = false);
 
+// The residuals of a rigid-part search (rigid.hpp) for `shape` at end-to-end `tolerance` in a
+// scene whose coordinates reach `reach`: rigid_residuals of the grid share for rigid parts. convert
+// (no plan) and a plan search with the same, so both find the same parts in the same frames.
+RigidOptions rigid_search_options(ConvertShape shape, const QuantBounds& tolerance, double reach,
+                                  std::size_t min_members);
+
 // The plan as the JSON text described above (deterministic; ends with a newline).
 std::string grid_plan_json(const GridPlan& plan);
 
-// Parses a plan; `name` names it in refusals (malformed-plan).
+// The plan's digest, "fnv1a64:" and 16 hex digits: what its JSON text records. Files converted on
+// the plan carry it (Metadata "4dgs-convert", key plan), so merge can tell shards of one plan.
+std::string plan_digest(const GridPlan& plan);
+
+// Parses a plan; `name` names it in refusals (malformed-plan, plan-edited).
 Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name);
 
 // The same through a file: io-error when it cannot be read or written. Writing goes through a
@@ -176,7 +250,7 @@ Status write_grid_plan(const GridPlan& plan, const std::string& path);
 std::vector<std::pair<std::uint64_t, std::uint64_t>> plan_slices(const GridPlan& plan,
                                                                  std::size_t shards);
 
-// The WriterOptions grid fields a plan fixes: `grid`, and the SH depths.
+// The WriterOptions fields a plan fixes: `grid`, the SH depths and the effort.
 void apply_plan(const GridPlan& plan, WriterOptions& options);
 
 }  // namespace fourdgs

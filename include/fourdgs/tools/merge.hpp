@@ -17,8 +17,11 @@
 //     Statistics, Summary Offset), its CRC and the Footer are the merged file's own.
 //   * The base part's other records — metadata, attachments, audio, camera, provenance, objects,
 //     private records — are copied byte for byte, in its file order, ahead of the chunks, except
-//     a shard's "4dgs-shard" Metadata (true of one part only) and the keyframe writer's
-//     "keyframe-delta" Metadata, whose keyframe_interval_sec and gop_max_depth are recomputed.
+//     a shard's "4dgs-shard" Metadata (true of one part only; MergeOptions::shard's when the
+//     merged file is itself a shard), the keyframe writer's "keyframe-delta" Metadata, whose
+//     keyframe_interval_sec and gop_max_depth are recomputed, and the Object Tracks: each
+//     object's is the union of the parts' samples in time order (a shard carries its slice's),
+//     written where the base part's tracks were, in ascending object id.
 //
 // The parts: each must open as a .4dgs file (magic, footer, summary and its CRC, front matter), and
 // each chunk the merge copies must be the record its index entry says (else invalid-part, naming
@@ -27,7 +30,16 @@
 // (scene-mismatch, naming the field), and the grid: the Quantization record field by field and the
 // SH degree (grid-mismatch, naming the first field that differs). A part's slice of the timeline
 // is its "4dgs-shard" Metadata's [t0, t1) when it has one, else the span of its chunks; parts are
-// merged in the order of their slices. Slices that overlap are refused (overlapping-parts, naming
+// merged in the order of their slices; a chunk starts inside its part's slice (a planned part's
+// record may outlast it, convert.hpp).
+//
+// Shards of a plan (convert.hpp): a "4dgs-shard" record that names its frames (first_frame,
+// end_frame, frames) is convert's, and must be of this build's format (kShardFormat; one without
+// shard_format is an older build's: shard-version-mismatch, naming the part); the parts must be
+// converted on one plan — the one MergeOptions::plan_digest names, when it names one — (the plan
+// in their "4dgs-convert" Metadata; plan-mismatch naming the part and both plans); and when
+// every part names its frames, they must cover every frame of the sequence, or of
+// MergeOptions::shard's slice (missing-slice naming the frames no part holds). Slices that overlap are refused (overlapping-parts, naming
 // both parts) unless allow_overlap says the union is intended — never for keyframe-delta, whose
 // state chunks must tile the clock (§11.1): there each part is a shard (or the only part), its
 // chunks outside its slice are the empty keyframes a shard fills the clock with and are dropped,
@@ -43,7 +55,8 @@
 // Memory: the merged index (the summary) and, per part, its index entries and Window Table, plus
 // one chunk's records at a time (its Chunk or Delta Chunk record and SH Band records, fetched into
 // one buffer sized for them: RangeFetcher::fetch_framed_append) and copy blocks of
-// MergeOptions::block_bytes. A renumbered window_index stream is spliced into that buffer, or,
+// MergeOptions::block_bytes, and the parts' Object Tracks (a sample per frame of each rigid
+// part: summary-sized). A renumbered window_index stream is spliced into that buffer, or,
 // when it grew past the buffer's room, into the record read again — never two copies of a
 // chunk. Nothing in proportion to the scene. A chunk-level-compressed chunk whose window_index
 // stream changes also holds its block inflated, twice.
@@ -62,9 +75,14 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/scene.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
+
+// The version of the "4dgs-shard" Metadata record this build writes (convert.hpp) and merges: a
+// part whose record says another (an older build's has no shard_format, version 1) is refused.
+inline constexpr std::uint32_t kShardFormat = 2;
 
 struct MergeOptions {
     bool allow_overlap = false;       // gaussian-birth: overlapping slices are a union
@@ -73,6 +91,13 @@ struct MergeOptions {
     bool validate_parts = false;      // validate() every part before anything is written
     std::size_t block_bytes = 256 << 10;  // copy block size (>= 4096)
     std::vector<std::string> names;       // the parts' names for messages (paths); default "part i"
+    // The plan the parts must have been converted on (plan_digest, grid_plan.hpp); "" = any, as
+    // long as it is one.
+    std::string plan_digest;
+    // The merged file is itself a shard of a plan: this "4dgs-shard" Metadata record (its slice)
+    // replaces the parts', the parts must cover its slice, and a keyframe-delta part's empty
+    // keyframes outside it are kept. nullopt: the merged file is the whole scene (or a union).
+    std::optional<Metadata> shard;
 };
 
 struct MergeReport {
@@ -91,9 +116,11 @@ struct MergeReport {
 
 // Merges `parts` (each random-access with a known size, outliving the call) into `sink`, as
 // described above. Refusals (invalid_argument unless noted): invalid-option (no parts, a base out
-// of range, block_bytes < 4096), invalid-part, scene-mismatch, grid-mismatch, overlapping-parts,
-// conflicting-extras, timeline-gap (malformed), limit-exceeded (more than 2^32 - 1 chunks or
-// gaussians), and the sink's io errors. On failure the sink may hold a partial file.
+// of range, block_bytes < 4096, a shard record that is not one), invalid-part,
+// shard-version-mismatch, plan-mismatch, missing-slice, scene-mismatch, grid-mismatch,
+// overlapping-parts, conflicting-extras (also two poses of one object at one time),
+// timeline-gap (malformed), limit-exceeded (more than 2^32 - 1 chunks or gaussians), and the
+// sink's io errors. On failure the sink may hold a partial file.
 Status merge_scenes(std::span<ByteSource* const> parts, const MergeOptions& options, ByteSink& sink,
                     MergeReport* report = nullptr);
 

@@ -46,6 +46,32 @@ struct PreviewOptions {
 inline constexpr double kDefaultFovYDeg = 50.0;
 CameraView default_view(const SceneInfo& scene, const Frame& frame, double t);
 
+// The look-at pinhole camera render_preview looks through, for a renderer that must draw the
+// same picture (examples/viewer): from view.position towards view.target, world up +y (+z when
+// the view direction is within 1e-9 of ±y), an orthonormal basis right × up = -forward (right
+// to the image's right, up to its top), focal = height / 2 / tan(fov_y / 2) pixels for both axes
+// (square pixels), principal point at the image centre. A point at camera coordinates
+// (x, y, z) = (·right, ·up, ·forward) lands at pixel (cx + f x / z, cy - f y / z), pixel i
+// spanning [i, i + 1), row 0 at the top. tan_half_x / tan_half_y are the half-field tangents.
+// Refusals (invalid_argument) as render_preview's: invalid-image-size, invalid-view.
+// Thread-safe.
+struct PreviewCamera {
+    Vec3 eye{}, right{}, up{}, forward{};
+    double focal = 0;       // pixels, the same for x and y
+    double cx = 0, cy = 0;  // principal point: the image centre
+    double tan_half_x = 0, tan_half_y = 0;
+};
+Result<PreviewCamera> preview_camera(const CameraView& view, int width, int height);
+
+// How render_preview turns a projected covariance into pixels, for a renderer that matches it:
+// the 2D covariance gets kPreviewDilation px² on its diagonal; an ellipse is drawn inside
+// kPreviewCutoffSigma standard deviations (its axis-aligned box is ±that · √Σxx by ±that · √Σyy,
+// its pixels those with dᵀ Σ⁻¹ d <= that²); the EWA Jacobian is taken with x / z and y / z
+// clamped to ±kPreviewFrustumClamp times the half-field tangents, as 3D gaussian splatting does.
+inline constexpr double kPreviewDilation = 0.3;
+inline constexpr double kPreviewCutoffSigma = 3.0;
+inline constexpr double kPreviewFrustumClamp = 1.3;
+
 // Renders `frame` (the state at t, from evaluate()) through options.view or default_view().
 // Camera: look-at from view.position to view.target with world up +y (+z when the view direction
 // is parallel to y), fov_y_deg the vertical field of view, square pixels; image x to the right,

@@ -56,12 +56,24 @@ struct RigidParts {
 };
 
 // The parts of `frames`, which must be tracked (every frame holds frame 0's count; the caller
-// checks). Pure: no refusals.
-RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& options);
+// checks). With `candidates` (one byte per gaussian), only the gaussians whose byte is not 0 are
+// sorted: the others are neither static nor other, and in no part. Pure: no refusals.
+RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& options,
+                            std::span<const std::uint8_t> candidates = {});
 
 // Whether gaussian g of `frames` follows `poses` (one per frame) within the residuals, as above.
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
                    const RigidOptions& options);
+
+// The same at one frame: gaussian g of `frame` against its placement in `reference`, carried by
+// `pose`.
+bool follows_pose(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
+                  const Pose& pose, const RigidOptions& options);
+
+// Horn's absolute orientation: the least-squares pose carrying the positions of `members` (not
+// empty) in `from` onto theirs in `to`, its rotation spelled with w >= 0. Deterministic: the same
+// clouds and members give the same pose bit for bit.
+Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members);
 
 }  // namespace fourdgs
 FOURDGS_PUBLIC_END

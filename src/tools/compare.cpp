@@ -1,0 +1,310 @@
+// Per-attribute error between two splat clouds (compare.hpp).
+#include "fourdgs/tools/compare.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <string>
+
+namespace fourdgs {
+namespace {
+
+Error size_mismatch(std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal::kInputSizeMismatch, std::move(message));
+}
+
+Status check_columns(const PlyCloud& c, const char* which) {
+    const std::size_t n = c.count;
+    const std::size_t sh = n * static_cast<std::size_t>(c.sh_per_gaussian());
+    if (c.position.size() != 3 * n || c.scale.size() != 3 * n || c.rotation.size() != 4 * n ||
+        c.color.size() != 4 * n || c.sh.size() != sh)
+        return size_mismatch(std::string("cloud ") + which + "'s columns do not hold its " +
+                             std::to_string(n) + " gaussians");
+    return ok_status();
+}
+
+// A grid over B's positions of about one gaussian a cell (at most a few times as many cells as
+// gaussians), each cell's gaussians contiguous in a list sorted by cell (a counting sort).
+class PositionIndex {
+public:
+    explicit PositionIndex(const PlyCloud& b) : b_(b) {
+        const std::size_t n = b.count;
+        std::array<double, 3> extent{};
+        for (int c = 0; c < 3; ++c) {
+            lo_[c] = std::numeric_limits<double>::infinity();
+            double hi = -lo_[c];
+            for (std::size_t i = 0; i < n; ++i) {
+                lo_[c] = std::min<double>(lo_[c], b.position[i * 3 + c]);
+                hi = std::max<double>(hi, b.position[i * 3 + c]);
+            }
+            extent[c] = n ? hi - lo_[c] : 0;
+        }
+        double volume = 1, largest = 0;
+        int sides = 0;
+        for (double e : extent)
+            if (e > 0) {
+                volume *= e;
+                largest = std::max(largest, e);
+                ++sides;
+            }
+        cell_ = sides == 0 ? 1.0 : std::pow(volume / static_cast<double>(std::max<std::size_t>(n, 1)), 1.0 / sides);
+        if (!(cell_ > 0) || !std::isfinite(cell_)) cell_ = largest > 0 ? largest : 1.0;
+        // Rounding up each side can multiply the cells; widen them until they are few enough.
+        for (;;) {
+            std::size_t total = 1;
+            for (int c = 0; c < 3; ++c) {
+                dims_[c] = static_cast<std::int64_t>(std::floor(extent[c] / cell_)) + 1;
+                total *= static_cast<std::size_t>(dims_[c]);
+            }
+            if (total <= 4 * n + 64) break;
+            cell_ *= 1.25;
+        }
+        const std::size_t cells = static_cast<std::size_t>(dims_[0] * dims_[1] * dims_[2]);
+        first_.assign(cells + 1, 0);
+        std::vector<std::uint32_t> cell_of_b(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            cell_of_b[i] = static_cast<std::uint32_t>(index_of(cell_of(&b.position[i * 3])));
+            ++first_[cell_of_b[i] + 1];
+        }
+        for (std::size_t k = 1; k <= cells; ++k) first_[k] += first_[k - 1];
+        members_.resize(n);
+        std::vector<std::size_t> next(first_.begin(), first_.end() - 1);
+        for (std::size_t i = 0; i < n; ++i) members_[next[cell_of_b[i]]++] = i;
+        used_.assign(n, false);
+    }
+
+    double cell() const { return cell_; }
+
+    // Marks gaussian j of the cloud taken: nearest() no longer returns it.
+    void take(std::size_t j) { used_[j] = true; }
+
+    // The nearest gaussian of the cloud to `p` not yet taken, within kReach cells (ties: the
+    // lower index); the cloud's count when there is none.
+    std::size_t nearest(const float* p) const {
+        const std::array<std::int64_t, 3> home = cell_of(p);
+        std::size_t best = b_.count;
+        double best_d2 = std::numeric_limits<double>::infinity();
+        for (std::int64_t r = 0; r <= kReach; ++r) {
+            // A cell of shell r is at least (r - 1) cells from `p`: stop once that is further
+            // than the best found.
+            if (best < b_.count && r >= 1 && double(r - 1) * cell_ * double(r - 1) * cell_ > best_d2)
+                break;
+            for (std::int64_t dx = -r; dx <= r; ++dx)
+                for (std::int64_t dy = -r; dy <= r; ++dy)
+                    for (std::int64_t dz = -r; dz <= r; ++dz) {
+                        if (std::max({std::llabs(dx), std::llabs(dy), std::llabs(dz)}) != r) continue;
+                        const std::array<std::int64_t, 3> c = {home[0] + dx, home[1] + dy, home[2] + dz};
+                        if (c[0] < 0 || c[1] < 0 || c[2] < 0 || c[0] >= dims_[0] ||
+                            c[1] >= dims_[1] || c[2] >= dims_[2])
+                            continue;
+                        const std::size_t cell = index_of(c);
+                        for (std::size_t m = first_[cell]; m < first_[cell + 1]; ++m) {
+                            const std::size_t j = members_[m];
+                            if (used_[j]) continue;
+                            const float* q = &b_.position[j * 3];
+                            double d2 = 0;
+                            for (int k = 0; k < 3; ++k) d2 += (double(q[k]) - p[k]) * (double(q[k]) - p[k]);
+                            if (d2 < best_d2 || (d2 == best_d2 && j < best)) {
+                                best_d2 = d2;
+                                best = j;
+                            }
+                        }
+                    }
+        }
+        return best;
+    }
+
+private:
+    static constexpr std::int64_t kReach = 8;
+
+    // The cell of a position, clamped into the grid (a position of A outside B's box searches
+    // from the nearest cell of it).
+    std::array<std::int64_t, 3> cell_of(const float* p) const {
+        std::array<std::int64_t, 3> c{};
+        for (int k = 0; k < 3; ++k) {
+            const double v = std::floor((double(p[k]) - lo_[k]) / cell_);
+            // (NaN, from a NaN coordinate, lands in cell 0 too.)
+            c[k] = v >= 0 ? static_cast<std::int64_t>(std::min(v, double(dims_[k] - 1))) : 0;
+        }
+        return c;
+    }
+    std::size_t index_of(const std::array<std::int64_t, 3>& c) const {
+        return static_cast<std::size_t>((c[0] * dims_[1] + c[1]) * dims_[2] + c[2]);
+    }
+
+    const PlyCloud& b_;
+    std::array<double, 3> lo_{};
+    std::array<std::int64_t, 3> dims_{1, 1, 1};
+    double cell_ = 1;
+    std::vector<std::size_t> first_, members_;
+    std::vector<bool> used_;
+};
+
+// The samples of one attribute, summarized.
+struct Samples {
+    explicit Samples(std::string n) : name(std::move(n)) {}
+    std::string name;
+    std::vector<float> values;
+    double sum_sq = 0, max = 0;
+
+    void add(double e) {
+        values.push_back(static_cast<float>(e));
+        sum_sq += e * e;
+        max = std::max(max, e);
+    }
+    AttributeError summary() {
+        AttributeError a;
+        a.name = name;
+        a.samples = values.size();
+        a.max = max;
+        if (values.empty()) return a;
+        a.rms = std::sqrt(sum_sq / static_cast<double>(values.size()));
+        const std::size_t at = static_cast<std::size_t>(std::ceil(0.99 * values.size())) - 1;
+        std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(at), values.end());
+        a.p99 = values[at];
+        return a;
+    }
+};
+
+// A unit quaternion, xyzw, from stored components (any norm; the zero quaternion stays zero).
+std::array<double, 4> unit(const float* q) {
+    double n = 0;
+    for (int c = 0; c < 4; ++c) n += double(q[c]) * q[c];
+    n = std::sqrt(n);
+    std::array<double, 4> u{};
+    for (int c = 0; c < 4; ++c) u[c] = n > 0 ? q[c] / n : 0.0;
+    return u;
+}
+
+}  // namespace
+
+std::string_view to_string(CompareMatch match) {
+    switch (match) {
+        case CompareMatch::automatic: return "auto";
+        case CompareMatch::order: return "order";
+        case CompareMatch::position: return "position";
+    }
+    return "unknown";
+}
+
+std::optional<CompareMatch> parse_compare_match(std::string_view name) {
+    for (CompareMatch m : {CompareMatch::automatic, CompareMatch::order, CompareMatch::position})
+        if (name == to_string(m)) return m;
+    return std::nullopt;
+}
+
+const AttributeError* CompareReport::find(std::string_view name) const {
+    for (const AttributeError& a : attributes)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
+                                     const CompareOptions& options) {
+    FOURDGS_TRY(check_columns(a, "A"));
+    FOURDGS_TRY(check_columns(b, "B"));
+    if (a.count == 0 || b.count == 0)
+        return make_error(ErrorKind::invalid_argument, refusal::kNoFrames,
+                          std::string("cloud ") + (a.count == 0 ? "A" : "B") +
+                              " holds no gaussians; there is nothing to compare");
+    if (options.match == CompareMatch::order && a.count != b.count)
+        return size_mismatch("matching by order needs as many gaussians in both clouds; A holds " +
+                             std::to_string(a.count) + ", B " + std::to_string(b.count));
+    CompareReport rep;
+    rep.a_count = a.count;
+    rep.b_count = b.count;
+    rep.sh_degree = std::min(a.sh_degree, b.sh_degree);
+
+    // The pairs (index in A, index in B).
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    PositionIndex index(b);
+    bool by_order = options.match == CompareMatch::order;
+    if (options.match == CompareMatch::automatic && a.count == b.count) {
+        by_order = true;
+        const double reach2 = index.cell() * index.cell();
+        for (std::size_t i = 0; i < a.count && by_order; ++i) {
+            double d2 = 0;
+            for (int c = 0; c < 3; ++c) {
+                const double d = double(b.position[i * 3 + c]) - a.position[i * 3 + c];
+                d2 += d * d;
+            }
+            by_order = d2 <= reach2;
+        }
+    }
+    rep.match = by_order ? CompareMatch::order : CompareMatch::position;
+    pairs.reserve(std::min(a.count, b.count));
+    if (by_order) {
+        for (std::size_t i = 0; i < a.count; ++i) pairs.push_back({i, i});
+    } else {
+        // Mutual nearest neighbours, in rounds over what is left: a gaussian whose partner is
+        // missing from the other cloud stays unmatched rather than taking another's; duplicates
+        // (equal positions) pair up one a round.
+        PositionIndex in_a(a);
+        std::vector<bool> matched(a.count, false);
+        for (int round = 0; round < 8; ++round) {
+            std::size_t made = 0;
+            for (std::size_t i = 0; i < a.count; ++i) {
+                if (matched[i]) continue;
+                const std::size_t j = index.nearest(&a.position[i * 3]);
+                if (j == b.count || in_a.nearest(&b.position[j * 3]) != i) continue;
+                pairs.push_back({i, j});
+                matched[i] = true;
+                index.take(j);
+                in_a.take(i);
+                ++made;
+            }
+            if (made == 0) break;
+        }
+        std::sort(pairs.begin(), pairs.end());
+    }
+    rep.matched = pairs.size();
+
+    Samples pos{"pos"}, scale{"scale_rel"}, rot{"rot"}, deg{"rot_deg"}, rgb{"rgb"}, alpha{"alpha"},
+        sh{"sh"}, band1{"sh_band1"}, band2{"sh_band2"}, band3{"sh_band3"};
+    Samples* bands[] = {&band1, &band2, &band3};
+    const int ka = a.sh_per_gaussian() / 3, kb = b.sh_per_gaussian() / 3;
+    const int k_both = (rep.sh_degree + 1) * (rep.sh_degree + 1) - 1;
+    for (const auto& [i, j] : pairs) {
+        for (int c = 0; c < 3; ++c) {
+            pos.add(std::fabs(double(b.position[j * 3 + c]) - a.position[i * 3 + c]));
+            scale.add(std::fabs(std::log(double(b.scale[j * 3 + c])) - std::log(double(a.scale[i * 3 + c]))));
+            rgb.add(std::fabs(double(b.color[j * 4 + c]) - a.color[i * 4 + c]));
+        }
+        alpha.add(std::fabs(double(b.color[j * 4 + 3]) - a.color[i * 4 + 3]));
+        const std::array<double, 4> qa = unit(&a.rotation[i * 4]), qb = unit(&b.rotation[j * 4]);
+        double ep = 0, en = 0, dot = 0;
+        for (int c = 0; c < 4; ++c) {
+            ep = std::max(ep, std::fabs(qb[c] - qa[c]));
+            en = std::max(en, std::fabs(qb[c] + qa[c]));
+            dot += qa[c] * qb[c];
+        }
+        rot.add(std::min(ep, en));
+        // The angle between the rotations: the unit quaternions are an angle φ = θ / 2 apart,
+        // and atan2(|a - s b|, |a + s b|) = φ / 2 with s the sign that brings b to a's side —
+        // exact near 0, where acos of the dot product is not.
+        double near = 0, far = 0;
+        for (int c = 0; c < 4; ++c) {
+            const double sb = dot < 0 ? -qb[c] : qb[c];
+            near += (qa[c] - sb) * (qa[c] - sb);
+            far += (qa[c] + sb) * (qa[c] + sb);
+        }
+        deg.add(4 * std::atan2(std::sqrt(near), std::sqrt(far)) * 180 / std::numbers::pi);
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < k_both; ++k) {
+                const double e =
+                    std::fabs(double(b.sh[j * 3 * kb + c * kb + k]) - a.sh[i * 3 * ka + c * ka + k]);
+                sh.add(e);
+                bands[k < 3 ? 0 : k < 8 ? 1 : 2]->add(e);  // bands 1, 2, 3 hold 3, 5, 7 a colour
+            }
+    }
+    for (Samples* s : {&pos, &scale, &rot, &deg, &rgb, &alpha})
+        rep.attributes.push_back(s->summary());
+    if (k_both > 0) rep.attributes.push_back(sh.summary());
+    for (int band = 0; band < rep.sh_degree; ++band) rep.attributes.push_back(bands[band]->summary());
+    return rep;
+}
+
+}  // namespace fourdgs

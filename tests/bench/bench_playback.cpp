@@ -1,0 +1,578 @@
+// The player's figures (issue 25), each a ratio to a limit measured in the same run:
+//
+//   bench_playback local SCENE [seconds] [look_ahead]
+//                                          the render thread: a 60 Hz display for `seconds` of
+//                                          wall time (default: the scene at 1x) at rate 1x and
+//                                          4x from the file, with a look-ahead of `look_ahead`
+//                                          states (default 2); each frame() call (wall and thread
+//                                          CPU) against evaluate() of the same instant's state
+//                                          alone, at the same 60 Hz; late frames
+//   bench_playback step SCENE              keyframe-delta: each forward step
+//                                          (KeyframeDeltaReader::step_forward) against the
+//                                          decode of that delta chunk alone (fetch, parse,
+//                                          decode_delta_bins)
+//   bench_playback memory SCENE            peak RSS of a process playing the whole scene (every
+//                                          1/60 s, waiting for each frame) above its RSS once
+//                                          the scene is open, against the largest instant's
+//                                          decoded state
+//   bench_playback http BASE ROOT SCENE... run by tests/http/harness.py (nginx on BASE serving
+//                                          ROOT); starts tests/bench/link_proxy.py in front of
+//                                          it (50 ms round trip, 200 Mbit/s): time to first
+//                                          frame, a seek's first frame, late frames at 1x
+//
+// Load: the machines are shared; each section prints the load average beside its figures.
+#include <fourdgs/fourdgs.hpp>
+#include <fourdgs/player.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "best_seconds.hpp"
+
+extern char** environ;
+
+using namespace fourdgs;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", what.c_str(), e.describe().c_str());
+    std::exit(1);
+}
+
+template <class T>
+T take(Result<T> r, const std::string& what) {
+    if (!r) fail(what, r.error());
+    return std::move(r).value();
+}
+
+void check(const Status& s, const std::string& what) {
+    if (!s) fail(what, s.error());
+}
+
+double thread_cpu() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string load() {
+    double l[3] = {0, 0, 0};
+    getloadavg(l, 3);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "load %.1f %.1f %.1f", l[0], l[1], l[2]);
+    return buf;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size() - 1) + 0.5));
+    return v[i];
+}
+
+// The bytes a decoded state's columns take (what the player holds per state).
+std::uint64_t state_bytes(const GaussianBlock& b) {
+    auto n = [](const auto& v) { return v.size() * sizeof(v[0]); };
+    return n(b.position) + n(b.scale) + n(b.rotation) + n(b.color) + n(b.motion) + n(b.mu_t) +
+           n(b.sigma_t) + n(b.win_lo) + n(b.win_hi) + n(b.flags) + n(b.window_index) + n(b.sh) +
+           n(b.object_id) + n(b.source_group) + n(b.source_index) + n(b.gaussian_id);
+}
+
+long status_kib(const char* key) {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kib = -1;
+    const std::size_t k = std::strlen(key);
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, key, k) == 0) kib = std::strtol(line + k + 1, nullptr, 10);
+    std::fclose(f);
+    return kib;
+}
+
+struct Opened {
+    explicit Opened(const std::string& path)
+        : source(take(FileSource::open(path), "open " + path)),
+          reader(take(open_scene(source), "open_scene " + path)) {}
+    FileSource source;
+    SceneReader reader;
+};
+
+// Each instant's state, computed alone: by state_at for gaussian-birth (one per chunk set), by
+// stepping forward for keyframe-delta (step_forward's rows applied, or state_at at a keyframe),
+// which gives state_at's state (test_player.cpp proves it) without composing each chain.
+class States {
+public:
+    explicit States(const Opened& o) : o_(o) {}
+    const GaussianBlock& at(double t) {
+        const std::vector<std::size_t> key = take(o_.reader.chunks_for(t), "chunks_for");
+        if (have_ && key == key_) return block_;
+        if (const KeyframeDeltaReader* kd = o_.reader.keyframes(); kd && have_) {
+            // Forward from the state held, one step at a time, while that reaches t.
+            const std::size_t want = take(kd->current(t), "current");
+            while (ws_.composed_entry != want) {
+                auto stepped = take(kd->step_forward(ws_, step_), "step_forward");
+                if (!stepped) break;
+                step_.apply_to(block_);
+            }
+            if (ws_.composed_entry == want) {
+                key_ = key;
+                return block_;
+            }
+        }
+        if (const KeyframeDeltaReader* kd = o_.reader.keyframes())
+            check(kd->state_at(t, block_, ws_), "state_at");
+        else
+            check(o_.reader.state_at(t, block_, sws_, 1), "state_at");
+        key_ = key;
+        have_ = true;
+        return block_;
+    }
+
+private:
+    const Opened& o_;
+    bool have_ = false;
+    std::vector<std::size_t> key_;
+    GaussianBlock block_;
+    SceneWorkspace sws_;
+    KeyframeDeltaWorkspace ws_;
+    StateStep step_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The render thread at 60 Hz.
+
+struct FrameSample {
+    double time = 0, wall = 0, cpu = 0;
+    bool late = false;
+    LateReason reason = LateReason::none;
+};
+
+void render_thread(const std::string& path, double rate, double wall_seconds,
+                   std::uint32_t look_ahead) {
+    Opened o(path);
+    PlayerOptions po;
+    po.look_ahead = look_ahead;
+    po.stall_timeout_sec = 0;  // late frames are counted, never an error here
+    Player player = take(Player::open(o.reader, o.source, po), "player");
+    const double duration = player.duration();
+    if (!(wall_seconds > 0)) wall_seconds = duration / rate;
+    Frame frame;
+    PlayerFrame info;
+    const auto w0 = Clock::now();
+    check(player.frame_at(0, frame, info, true), "first frame");
+    const double first = since(w0);
+    player.play();
+    check(player.set_rate(rate), "rate");
+    std::vector<FrameSample> samples;
+    const auto start = Clock::now();
+    const double vsync = 1.0 / 60;
+    for (int k = 0;; ++k) {
+        const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(k * vsync));
+        std::this_thread::sleep_until(due);
+        const double now = std::chrono::duration<double>(due - start).count();
+        if (now >= wall_seconds) break;
+        FrameSample s;
+        const double c0 = thread_cpu();
+        const auto t0 = Clock::now();
+        check(player.frame(now, frame, info), "frame");
+        s.wall = since(t0);
+        s.cpu = thread_cpu() - c0;
+        s.time = info.time;
+        s.late = info.late;
+        s.reason = info.reason;
+        samples.push_back(s);
+        if (info.state == PlaybackState::ended) break;
+    }
+    const PlayerStats stats = player.stats();
+    const std::string during = load();
+    // evaluate() of each instant's state alone, in the same process and the same rhythm (60 Hz,
+    // so each call meets caches as cold as the player's did): the limit.
+    States states(o);
+    const SceneInfo& scene = o.reader.scene();
+    EvaluateOptions eo;
+    eo.tracks = scene.object_tracks;
+    std::vector<double> eval_wall, eval_cpu, call_wall, call_cpu;
+    int late = 0;
+    int late_by[5] = {0, 0, 0, 0, 0};
+    const auto again = Clock::now();
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+        const FrameSample& s = samples[k];
+        const GaussianBlock& block = states.at(s.time);
+        std::this_thread::sleep_until(again + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(k * vsync)));
+        const double c0 = thread_cpu();
+        const auto t0 = Clock::now();
+        evaluate(block, s.time, scene.header.cutoff, frame, eo);
+        eval_wall.push_back(since(t0));
+        eval_cpu.push_back(thread_cpu() - c0);
+        call_wall.push_back(s.wall);
+        call_cpu.push_back(s.cpu);
+        late += s.late;
+        late_by[static_cast<int>(s.reason)]++;
+    }
+    auto ms = [](const std::vector<double>& v, double p) { return percentile(v, p) * 1e3; };
+    std::printf("%s at %gx, look_ahead %u: %zu frames at 60 Hz (first frame %.1f ms), %s\n",
+                path.c_str(), rate, look_ahead, samples.size(), first * 1e3, during.c_str());
+    std::printf("  frame() ms:        wall p50 %.3f p99 %.3f max %.3f | thread CPU p50 %.3f p99 "
+                "%.3f max %.3f\n",
+                ms(call_wall, 0.5), ms(call_wall, 0.99), ms(call_wall, 1), ms(call_cpu, 0.5),
+                ms(call_cpu, 0.99), ms(call_cpu, 1));
+    std::printf("  evaluate alone ms: wall p50 %.3f p99 %.3f max %.3f | thread CPU p50 %.3f p99 "
+                "%.3f max %.3f\n",
+                ms(eval_wall, 0.5), ms(eval_wall, 0.99), ms(eval_wall, 1), ms(eval_cpu, 0.5),
+                ms(eval_cpu, 0.99), ms(eval_cpu, 1));
+    std::printf("  frame() / evaluate alone: p99 %.2fx, max %.2fx (wall); p99 %.2fx, max %.2fx "
+                "(thread CPU)\n",
+                percentile(call_wall, 0.99) / percentile(eval_wall, 0.99),
+                percentile(call_wall, 1) / percentile(eval_wall, 1),
+                percentile(call_cpu, 0.99) / percentile(eval_cpu, 0.99),
+                percentile(call_cpu, 1) / percentile(eval_cpu, 1));
+    std::printf("  late frames %d (queued %d, fetching %d, decoding %d); worker: %llu chunks "
+                "decoded, %llu composed, %llu steps, %llu discarded\n",
+                late, late_by[2], late_by[3], late_by[4],
+                static_cast<unsigned long long>(stats.chunks_decoded),
+                static_cast<unsigned long long>(stats.states_composed),
+                static_cast<unsigned long long>(stats.steps),
+                static_cast<unsigned long long>(stats.discarded));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyframe-delta: a forward step against the decode of its delta chunk alone.
+
+void step_cost(const std::string& path) {
+    Opened o(path);
+    const KeyframeDeltaReader* kd = o.reader.keyframes();
+    if (!kd) {
+        std::fprintf(stderr, "%s is not keyframe-delta\n", path.c_str());
+        std::exit(1);
+    }
+    const SceneInfo& scene = kd->scene();
+    const std::vector<ChunkIndex>& ix = kd->timeline().entries();
+    KeyframeDeltaWorkspace ws;
+    StateStep step;
+    GaussianBlock state;
+    RangeFetcher fetcher(o.source, ReaderOptions{}.max_record_bytes);
+    FetchedChunkBuffers buffers;
+    DeltaBins delta;
+    DecodeScratch scratch;
+    ChunkDecodeOptions decode;
+    std::vector<double> ratio_wall, ratio_cpu, step_ms, decode_ms, keyframe_ms;
+    std::uint64_t rows = 0;
+    for (std::size_t entry : kd->timeline().by_time()) {
+        const ChunkIndex& e = ix[entry];
+        if (e.keyframe->chunk_kind == kChunkKindKeyframe || ws.composed_entry == ws.kNone) {
+            const auto t0 = Clock::now();
+            check(kd->state_at(e.t0, state, ws), "state_at");
+            keyframe_ms.push_back(since(t0) * 1e3);
+            continue;
+        }
+        // The step (best of 1: it changes the state), then the decode alone, best of 3.
+        const double c0 = thread_cpu();
+        const auto t0 = Clock::now();
+        const bool stepped = take(kd->step_forward(ws, step), "step_forward");
+        const double step_wall = since(t0), step_cpu = thread_cpu() - c0;
+        if (!stepped) {
+            check(kd->state_at(e.t0, state, ws), "state_at");
+            continue;
+        }
+        step.apply_to(state);
+        rows += step.rows.size();
+        double best_wall = 1e30, best_cpu = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            const double d0 = thread_cpu();
+            const auto w0 = Clock::now();
+            RecordView rec = take(fetcher.fetch_framed(e.chunk_offset, e.chunk_length,
+                                                       op::delta_chunk, buffers.record, {}),
+                                  "fetch");
+            DeltaChunk d = take(parse_delta_chunk(rec), "parse");
+            check(fetcher.fetch_sh_bands(e, 0, false, buffers.bands, buffers.band_records),
+                  "bands");
+            check(decode_delta_bins(scene, d, buffers.band_records, decode, delta, scratch),
+                  "decode");
+            best_wall = std::min(best_wall, since(w0));
+            best_cpu = std::min(best_cpu, thread_cpu() - d0);
+        }
+        step_ms.push_back(step_wall * 1e3);
+        decode_ms.push_back(best_wall * 1e3);
+        ratio_wall.push_back(step_wall / best_wall);
+        ratio_cpu.push_back(step_cpu / best_cpu);
+    }
+    // Today's alternative, a seek to the same state: the keyframe and the chain up to it.
+    std::string seeks;
+    {
+        KeyframeDeltaWorkspace sws;
+        GaussianBlock out;
+        check(kd->state_at(0, out, sws), "state_at");  // the buffers' first pages, not measured
+        for (std::size_t depth : {1u, 10u, 20u, 29u}) {
+            std::size_t entry = kd->timeline().by_time().at(std::min<std::size_t>(
+                depth, kd->timeline().by_time().size() - 1));
+            const auto t0 = Clock::now();
+            check(kd->state_at(ix[entry].t0, out, sws), "state_at");
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%s%zu: %.0f ms", seeks.empty() ? "" : ", ",
+                          kd->timeline().chain_of(entry).size() - 1, since(t0) * 1e3);
+            seeks += buf;
+        }
+    }
+    std::printf("%s: %zu forward steps (%.0f rows each on average), %zu states composed; %s\n",
+                path.c_str(), step_ms.size(), step_ms.empty() ? 0.0 : double(rows) / double(step_ms.size()),
+                keyframe_ms.size(), load().c_str());
+    std::printf("  step ms p50 %.2f max %.2f; decode of the delta chunk alone p50 %.2f; a "
+                "keyframe's state p50 %.1f ms\n",
+                percentile(step_ms, 0.5), percentile(step_ms, 1.0), percentile(decode_ms, 0.5),
+                percentile(keyframe_ms, 0.5));
+    std::printf("  step / decode of that delta chunk: wall p50 %.2fx p90 %.2fx max %.2fx; thread "
+                "CPU p50 %.2fx p90 %.2fx max %.2fx\n",
+                percentile(ratio_wall, 0.5), percentile(ratio_wall, 0.9),
+                percentile(ratio_wall, 1.0), percentile(ratio_cpu, 0.5),
+                percentile(ratio_cpu, 0.9), percentile(ratio_cpu, 1.0));
+    std::printf("  a seek to a state of the first GOP instead (state_at, by deltas composed): "
+                "%s\n",
+                seeks.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: a child process plays the whole scene.
+
+int memory_child(const std::string& path, std::uint32_t look_ahead) {
+    Opened o(path);
+    PlayerOptions po;
+    po.look_ahead = look_ahead;
+    po.stall_timeout_sec = 0;  // late frames are counted, never an error here
+    Player player = take(Player::open(o.reader, o.source, po), "player");
+    const long open_kib = status_kib("VmRSS:");
+    Frame frame;
+    PlayerFrame info;
+    for (double t = 0; t < player.duration(); t += 1.0 / 60)
+        check(player.frame_at(t, frame, info, true), "frame");
+    std::printf("%ld %ld\n", open_kib, status_kib("VmHWM:"));
+    return 0;
+}
+
+void memory(const char* self, const std::string& path) {
+    // The largest instant's decoded state, in this process.
+    std::uint64_t largest = 0;
+    {
+        Opened o(path);
+        States states(o);
+        const double d = o.reader.scene().header.duration_sec;
+        const bool kd = o.reader.keyframe_delta();
+        const std::vector<ChunkIndex>& ix = o.reader.scene().index;
+        std::vector<double> ts;
+        if (kd)
+            for (const ChunkIndex& e : ix) ts.push_back(e.t0);
+        else
+            for (double t = 0; t < d; t += 0.25) ts.push_back(t);
+        std::sort(ts.begin(), ts.end());
+        for (double t : ts) largest = std::max(largest, state_bytes(states.at(t)));
+    }
+    std::printf("%s: largest instant's state %.1f MB; %s\n", path.c_str(),
+                double(largest) / 1e6, load().c_str());
+    for (int look_ahead : {1, 2}) {
+        const std::string command = std::string("'") + self + "' memory-child '" + path + "' " +
+                                    std::to_string(look_ahead);
+        std::FILE* p = ::popen(command.c_str(), "r");
+        long open_kib = -1, peak_kib = -1;
+        if (!p || std::fscanf(p, "%ld %ld", &open_kib, &peak_kib) != 2 || ::pclose(p) != 0) {
+            std::fprintf(stderr, "the memory child failed\n");
+            std::exit(1);
+        }
+        const double above = double(peak_kib - open_kib) * 1024;
+        std::printf("  look_ahead %d: peak RSS playing the whole scene %.1f MB above the open "
+                    "scene's %.1f MB: %.2fx the largest state\n",
+                    look_ahead, above / 1e6, double(open_kib) * 1024 / 1e6,
+                    above / double(largest));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Over HTTP, through the link proxy.
+
+struct Link {
+    pid_t pid = 0;
+    int to_child = -1;
+    int port = 0;
+};
+
+Link start_link(int upstream_port, double rtt_ms, double mbit) {
+    const std::string script =
+        (std::filesystem::path(FOURDGS_SOURCE_DIR) / "tests" / "bench" / "link_proxy.py").string();
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) std::exit(1);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addclose(&actions, in[1]);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    const std::string port = std::to_string(upstream_port), rtt = std::to_string(rtt_ms),
+                      rate = std::to_string(mbit);
+    const char* argv[] = {"python3", script.c_str(), port.c_str(), "--rtt-ms", rtt.c_str(),
+                          "--mbit", rate.c_str(), nullptr};
+    Link link;
+    if (posix_spawnp(&link.pid, "python3", &actions, nullptr, const_cast<char**>(argv),
+                     environ) != 0) {
+        std::fprintf(stderr, "cannot start %s\n", script.c_str());
+        std::exit(1);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    link.to_child = in[1];
+    std::string line;  // the port, then a newline
+    char c = 0;
+    while (line.size() < 16 && read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    close(out[0]);
+    if ((link.port = std::atoi(line.c_str())) <= 0) {
+        std::fprintf(stderr, "the link proxy did not start\n");
+        std::exit(1);
+    }
+    return link;
+}
+
+void stop_link(Link& link) {
+    close(link.to_child);  // its stdin closes: it stops
+    int status = 0;
+    waitpid(link.pid, &status, 0);
+}
+
+void over_http(const std::string& base, const std::string& root,
+               const std::vector<std::string>& files) {
+    const double rtt = 0.050, mbit = 200;
+    const int upstream = std::atoi(base.substr(base.rfind(':') + 1).c_str());
+    Link link = start_link(upstream, rtt * 1e3, mbit);
+    const std::string via = "http://127.0.0.1:" + std::to_string(link.port);
+    std::printf("over HTTP: nginx through a link of %.0f ms round trip and %.0f Mbit/s; %s\n",
+                rtt * 1e3, mbit, load().c_str());
+    for (const std::string& path : files) {
+        const std::string name = std::filesystem::path(path).filename().string();
+        std::filesystem::remove(root + "/" + name);
+        std::filesystem::create_symlink(std::filesystem::absolute(path), root + "/" + name);
+        const std::string url = via + "/" + name;
+        // Local figures for the goals: the decode of the first instant and of the seek's.
+        Opened local(path);
+        const double duration = local.reader.scene().header.duration_sec;
+        const double seek_to = std::floor(duration * 0.65 * 30) / 30 + 0.01;
+        const std::uint64_t first_bytes = take(local.reader.fetch_cost(0), "fetch_cost");
+        const std::uint64_t seek_bytes = take(local.reader.fetch_cost(seek_to), "fetch_cost");
+        auto decode_alone = [&](double t) {
+            GaussianBlock b;
+            SceneWorkspace ws;
+            check(local.reader.state_at(t, b, ws, 1), "state_at");  // warms the page cache
+            return best_seconds(3, [&] { check(local.reader.state_at(t, b, ws, 1), "state_at"); });
+        };
+        const double first_decode = decode_alone(0), seek_decode = decode_alone(seek_to);
+        const double bytes_per_s = mbit * 1e6 / 8;
+
+        // Time to first frame: open the URL, the scene and the player, then the first frame.
+        const auto t0 = Clock::now();
+        auto source = take(HttpSource::open(url), "HttpSource::open");
+        const double opened = since(t0);
+        SceneReader reader = take(open_scene(*source), "open_scene");
+        const double scene_open = since(t0);
+        Player player = take(Player::open(reader, *source, {}), "player");
+        Frame frame;
+        PlayerFrame info;
+        check(player.frame_at(0, frame, info, true), "first frame");
+        const double ttff = since(t0);
+        std::printf("  (source open %.0f ms, scene open %.0f ms, first frame %.0f ms)\n",
+                    opened * 1e3, scene_open * 1e3, ttff * 1e3);
+        const HttpStats first_stats = source->stats();
+        const double ttff_goal = 3 * rtt + double(first_bytes) / bytes_per_s;
+        std::printf("%s (%.1f MB): time to first frame %.0f ms = %.2fx the goal (3 round trips "
+                    "+ %.2f MB at the link's rate = %.0f ms); %llu requests, %llu round trips; "
+                    "its decode alone %.0f ms\n",
+                    name.c_str(), double(*source->size()) / 1e6, ttff * 1e3, ttff / ttff_goal,
+                    double(first_bytes) / 1e6, ttff_goal * 1e3,
+                    static_cast<unsigned long long>(first_stats.requests),
+                    static_cast<unsigned long long>(first_stats.round_trips), first_decode * 1e3);
+
+        // A seek far from the playhead (outside the prefetch window): its first frame.
+        const auto s0 = Clock::now();
+        player.seek(seek_to);
+        check(player.frame_at(seek_to, frame, info, true), "seek");
+        const double seek = since(s0);
+        const double seek_goal = rtt + double(seek_bytes) / bytes_per_s + seek_decode;
+        std::printf("  seek to %.2f s: first frame %.0f ms = %.2fx the goal (1 round trip + %.2f "
+                    "MB at the link's rate + its decode alone %.0f ms = %.0f ms)\n",
+                    seek_to, seek * 1e3, seek / seek_goal, double(seek_bytes) / 1e6,
+                    seek_decode * 1e3, seek_goal * 1e3);
+
+        // Playback at 1x from the start, 60 Hz, never waiting.
+        player.seek(0);
+        check(player.frame_at(0, frame, info, true), "restart");
+        player.play();
+        int frames = 0, late = 0;
+        const auto start = Clock::now();
+        for (int k = 1;; ++k) {
+            const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(k / 60.0));
+            std::this_thread::sleep_until(due);
+            const double now = std::chrono::duration<double>(due - start).count();
+            check(player.frame(now, frame, info), "frame");
+            ++frames;
+            late += info.late;
+            if (info.state == PlaybackState::ended) break;
+        }
+        const HttpStats st = source->stats();
+        std::printf("  playback at 1x: %d frames, %d late; %llu requests, %.1f MB fetched; %s\n",
+                    frames, late, static_cast<unsigned long long>(st.requests),
+                    double(st.bytes_fetched) / 1e6, load().c_str());
+    }
+    stop_link(link);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "local" && argc > 2) {
+        const double seconds = argc > 3 ? std::strtod(argv[3], nullptr) : 0;
+        const auto look_ahead = static_cast<std::uint32_t>(argc > 4 ? std::atoi(argv[4]) : 2);
+        render_thread(argv[2], 1, seconds, look_ahead);
+        render_thread(argv[2], 4, seconds / 4, look_ahead);
+        return 0;
+    }
+    if (mode == "step" && argc > 2) {
+        step_cost(argv[2]);
+        return 0;
+    }
+    if (mode == "memory" && argc > 2) {
+        const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+        memory(self.c_str(), argv[2]);
+        return 0;
+    }
+    if (mode == "memory-child" && argc > 3)
+        return memory_child(argv[2], static_cast<std::uint32_t>(std::atoi(argv[3])));
+    if (mode == "http" && argc > 4) {
+        over_http(argv[2], argv[3], std::vector<std::string>(argv + 4, argv + argc));
+        return 0;
+    }
+    std::fprintf(stderr,
+                 "usage: bench_playback local SCENE [seconds] [look_ahead] | step SCENE | "
+                 "memory SCENE | "
+                 "http BASE ROOT SCENE...\n");
+    return 2;
+}
