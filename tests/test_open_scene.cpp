@@ -280,7 +280,8 @@ TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state 
 }
 
 TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the streaming "
-          "front-ends") {
+          "front-ends",
+          "[threads]") {
     SECTION("gaussian-birth: one state_at reads the rest; a second is not-seekable") {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource mem(file);

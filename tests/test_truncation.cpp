@@ -281,7 +281,7 @@ TEST_CASE("M100: a cut inside a chunk's trailing SH band keeps that chunk with t
 
 TEST_CASE("M132: a cut file arriving through a pipe (SequentialSource) reads like the same cut "
           "in memory",
-          "[truncation]") {
+          "[truncation][threads]") {
     for (const ByteVec& bytes : {built_file(), test::load_fixture("birth-zstd-sh3-balanced.4dgs")}) {
         const Layout l = layout_of(bytes);
         const Rec& band2 = l.records[l.chunks[1] + 2];

@@ -112,6 +112,11 @@ export interface FrameView {
   center: Float32Array; scale: Float32Array; rotation: Float32Array; color: Float32Array;
   objectId: Uint32Array; source: Uint32Array; shDegree: number; shPerGaussian: number;
   sh: Uint8Array;
+  /** Each row's flags byte (bit 0: never fades). */
+  flags: Uint8Array;
+  /** Visible gaussians left out of the rows because a value of theirs is not a finite f32 at
+   * this instant (a centre beyond f32's range, a non-finite decoded value). */
+  unrepresentable: number;
 }
 
 export interface AudioState { active: boolean; localTime: number; gain: number;

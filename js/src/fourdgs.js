@@ -467,6 +467,9 @@ export class Scene {
         shDegree: k.shDegree,
         shPerGaussian: k.shPerGaussian,
         sh: c.view(Uint8Array, k.sh, k.shPerGaussian * n),
+        flags: c.view(Uint8Array, k.flags, n),
+        // Visible gaussians with no row: a value of theirs is not a finite f32 at this instant.
+        unrepresentable: k.unrepresentable,
       };
     } finally { c.free(p); }
   }

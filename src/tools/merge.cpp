@@ -532,11 +532,12 @@ Result<std::vector<ObjectTrack>> joined_tracks(std::span<const Part> parts,
             auto [it, fresh] = by_id.try_emplace(t.object_id, t, &p);
             if (fresh) continue;
             ObjectTrack& joined = it->second.first;
+            const Part& first = *it->second.second;  // named: clang 14 cannot capture `it`
             const std::string key = "Object Track " + std::to_string(t.object_id);
             auto conflict = [&](const std::string& what) {
                 return make_error(ErrorKind::invalid_argument, refusal::kConflictingExtras,
-                                  key + " differs between " + p.name + " and " +
-                                      it->second.second->name + ": " + what)
+                                  key + " differs between " + p.name + " and " + first.name +
+                                      ": " + what)
                     .about(key, p.name);
             };
             if (t.interpolation != joined.interpolation)

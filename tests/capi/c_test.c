@@ -1976,7 +1976,11 @@ int main(int argc, char** argv) {
         test_known_mutations(data_dir);
         test_opened_once(data_dir, "birth-deflate");
         test_opened_once(data_dir, "keyframe-delta-churn");
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+        printf("not run: one reader on four threads (a WebAssembly build without threads)\n");
+#else
         test_threads(data_dir);
+#endif
         test_writer(tmp_dir);
         test_blocks(data_dir);
         test_stream_scene(data_dir);
