@@ -510,6 +510,21 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* 
 FOURDGS_CAPI fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
                                                       size_t* indices, size_t capacity,
                                                       size_t* count);
+/* The byte ranges of the file that fourdgs_reader_evaluate and fourdgs_reader_state_at at t read
+ * (the records and wanted SH bands of the chunks fourdgs_reader_chunks_for names; their lengths
+ * sum to those chunks' fetch_bytes): a caller whose bytes arrive asynchronously (a browser's
+ * fetch(), an asset streamer) fetches them first, then serves the read callbacks from memory.
+ * Random-access readers only (a stream's scene: FOURDGS_INVALID_ARGUMENT "needs-random-access");
+ * t as fourdgs_reader_chunks_for. ranges NULL: *count = how many; else capacity >= that count. */
+typedef struct fourdgs_byte_range {
+    uint64_t offset;
+    uint64_t length;
+} fourdgs_byte_range;
+
+FOURDGS_CAPI fourdgs_status fourdgs_reader_fetch_ranges(const fourdgs_reader* reader, double t,
+                                                        fourdgs_byte_range* ranges,
+                                                        size_t capacity, size_t* count);
+
 /* Decodes chunk `index` and evaluates it at t into `frame` (options->append to gather several
  * chunks in one frame). Thread-safe for distinct frames. */
 FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader,

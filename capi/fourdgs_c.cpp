@@ -1105,6 +1105,30 @@ fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t,
     });
 }
 
+fourdgs_status fourdgs_reader_fetch_ranges(const fourdgs_reader* reader, double t,
+                                           fourdgs_byte_range* ranges, size_t capacity,
+                                           size_t* count) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(count);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        auto planned = reader->opened->fetch_ranges(t);
+        FOURDGS_C_TRY(planned);
+        const std::vector<ByteRange>& found = *planned;
+        if (ranges != nullptr) {
+            if (capacity < found.size())
+                return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
+                            std::to_string(found.size()) + " ranges at t, the buffer holds " +
+                                std::to_string(capacity));
+            for (std::size_t i = 0; i < found.size(); ++i)
+                ranges[i] = {found[i].offset, found[i].length};
+        }
+        *count = found.size();
+        return FOURDGS_OK;
+    });
+}
+
 fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_t index, double t,
                                              const fourdgs_evaluate_options* options,
                                              fourdgs_frame* frame) {

@@ -19,6 +19,7 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/text.hpp"
@@ -115,7 +116,7 @@ Json exact(T v) {
     if (std::isinf(v)) return Json::string(v > 0 ? "inf" : "-inf");
     if (v == 0) return Json::number_token("0");
     char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    const auto r = fourdgs::to_chars(buf, buf + sizeof buf, v);
     return Json::number_token(std::string(buf, r.ptr));
 }
 
@@ -768,6 +769,14 @@ Json canonical_decode(ByteSource& src, ReadPath path) {
 Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path) {
     MemorySource src(bytes);
     return canonical_decode(src, path);
+}
+
+std::string canonical_output(ByteSource& source, ReadPath path) {
+    try {
+        return canonical_decode(source, path).dump() + "\n";
+    } catch (const Refused& r) {
+        return Json::object().set("refused", Json::string(r.id)).dump() + "\n";
+    }
 }
 
 }  // namespace conformance

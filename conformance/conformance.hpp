@@ -65,6 +65,9 @@ enum class ReadPath { streamed, indexed };
 Json canonical_decode(const std::vector<std::uint8_t>& bytes, ReadPath path);
 // The same from any source (a URL through HttpSource: the runner accepts URLs).
 Json canonical_decode(fourdgs::ByteSource& source, ReadPath path);
+// What the runner prints for a file on one path: the canonical document, or {"refused":"<id>"}
+// for a named refusal, with the final newline (anything else still throws).
+std::string canonical_output(fourdgs::ByteSource& source, ReadPath path);
 
 // ---------------------------------------------------------------------------------------------
 // The corpus.

@@ -54,17 +54,10 @@ void write_file(const fs::path& p, const std::vector<std::uint8_t>& b) {
     write_file(p, std::string(b.begin(), b.end()));
 }
 
-// What the runner prints for a file on one path: the canonical document or the refusal.
-std::string run_one(ByteSource& source, ReadPath path) {
-    try {
-        return canonical_decode(source, path).dump() + "\n";
-    } catch (const Refused& r) {
-        return Json::object().set("refused", Json::string(r.id)).dump() + "\n";
-    }
-}
+std::string run_one(ByteSource& source, ReadPath path) { return canonical_output(source, path); }
 std::string run_one(const std::vector<std::uint8_t>& bytes, ReadPath path) {
     MemorySource source(bytes);
-    return run_one(source, path);
+    return canonical_output(source, path);
 }
 // A URL: read where it lies, by range requests (HttpSource).
 std::string run_url(const std::string& url, ReadPath path) {

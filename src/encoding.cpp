@@ -179,7 +179,8 @@ Status validate_batch(const GaussianBatch& b, int sh_degree, double duration,
         ok &= b.sigma_t[i] > 0;  // +inf passes, NaN does not
         if (windows) {
             const double lo = b.win_lo[i], hi = b.win_hi[i];
-            ok &= std::isfinite(lo) & std::isfinite(hi) & (lo < hi) & (lo >= 0) & (hi <= duration);
+            const bool finite = std::isfinite(lo);  // two calls joined by & draw clang's warning
+            ok &= finite & std::isfinite(hi) & (lo < hi) & (lo >= 0) & (hi <= duration);
         }
         for (std::size_t t = 0; t < per; ++t) ok &= std::isfinite(b.sh[i * per + t]);
         return ok;

@@ -1,8 +1,8 @@
 // The Chunk Index against the records it frames (fourdgs/index_check.hpp, §5.8).
 #include "fourdgs/index_check.hpp"
+#include "fourdgs/portable.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstdlib>
 
@@ -47,7 +47,7 @@ namespace {
 // §5.8: the index repeats the record's time, so the two are compared as the bytes they are: a NaN
 // the writer copied from a chunk into its entry agrees with itself (NaN != NaN as a number).
 bool same_time(double a, double b) {
-    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+    return fourdgs::bit_cast<std::uint64_t>(a) == fourdgs::bit_cast<std::uint64_t>(b);
 }
 
 // A refusal of the record at byte `at`: "<what> at byte <at> <why>", about `field` = `at`.

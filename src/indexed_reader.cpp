@@ -12,6 +12,7 @@
 #include "fourdgs/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/streaming_reader.hpp"
+#include "worker_threads.hpp"
 
 namespace fourdgs {
 namespace {
@@ -421,8 +422,8 @@ bool IndexedReader::counts_trusted(std::span<const std::size_t> indices) const {
 
 Status IndexedReader::decode_chunks(std::span<const std::size_t> indices, GaussianBlock& out,
                                     std::vector<DecodeWorkspace>& pool, unsigned threads) const {
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(indices.size())));
+    threads = std::max(1u,
+                       std::min<unsigned>(worker_threads(threads), static_cast<unsigned>(indices.size())));
     if (pool.size() < threads) pool.resize(threads);
     FOURDGS_TRY(fetcher_.prefetch(fetch_ranges(indices)));  // one round trip on a remote source
     if (!counts_trusted(indices)) {

@@ -196,6 +196,12 @@ Result<std::uint64_t> SceneReader::fetch_cost(double t) const {
     return bytes;
 }
 
+Result<std::vector<ByteRange>> SceneReader::fetch_ranges(double t) const {
+    if (stream_) return not_seekable("fetch_ranges needs the Chunk Index of a random-access source");
+    if (keyframes_) return keyframes_->fetch_ranges(t);
+    return indexed_->fetch_ranges(indexed_->chunks_for(t));
+}
+
 Result<std::uint64_t> SceneReader::entry_fetch_cost(std::size_t entry) const {
     if (stream_) return not_seekable("fetch costs need the Chunk Index of a random-access source");
     const std::vector<ChunkIndex>& index = scene().index;

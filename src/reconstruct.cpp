@@ -10,9 +10,9 @@
 // A run's rows are then checked for values that are not finite f32 (an or over their bits that
 // vectorizes, in cache as they were just written); only a run that has one is compacted.
 #include "fourdgs/reconstruct.hpp"
+#include "fourdgs/portable.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -54,7 +54,7 @@ inline double exp_estimate(double x) {
     constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
     constexpr double kLn2Hi = 0x1.62e42fefa3800p-1, kLn2Lo = 0x1.ef35793c76730p-45;
     double n = x * kInvLn2 + kShift;
-    const std::uint64_t n_bits = std::bit_cast<std::uint64_t>(n);
+    const std::uint64_t n_bits = fourdgs::bit_cast<std::uint64_t>(n);
     n -= kShift;
     const double r = (x - n * kLn2Hi) - n * kLn2Lo;
     double p = 1.0 / 479001600;  // 1/12!
@@ -71,7 +71,7 @@ inline double exp_estimate(double x) {
     p = p * r + 1.0;
     p = p * r + 1.0;
     // 2^n: the low bits of n_bits hold n (two's complement); shifted into the exponent field.
-    return p * std::bit_cast<double>((n_bits + 1023) << 52);
+    return p * fourdgs::bit_cast<double>((n_bits + 1023) << 52);
 }
 
 // Whether every double within a factor 1 ± 2^-40 of p rounds to the same f32 as p. In f32's
@@ -80,7 +80,7 @@ inline double exp_estimate(double x) {
 // 2^13 units of those bits, so p is safe unless they are within 2^14 of it.
 inline bool rounds_alike(double p) {
     const double a = std::fabs(p);
-    const std::uint64_t low = std::bit_cast<std::uint64_t>(p) & 0x1fffffff;
+    const std::uint64_t low = fourdgs::bit_cast<std::uint64_t>(p) & 0x1fffffff;
     // Bitwise, not short-circuit: the loop over it vectorizes.
     return (p == 0) | ((a >= 0x1p-126) & (a < 0x1p127) & (low - (0x10000000 - 0x4000) >= 0x8000));
 }
@@ -181,7 +181,7 @@ FOURDGS_VECTOR_CLONES
 bool any_non_finite(const float* __restrict v, std::size_t n) {
     std::uint32_t largest = 0;
     for (std::size_t k = 0; k < n; ++k)
-        largest = std::max(largest, std::bit_cast<std::uint32_t>(v[k]) & 0x7fffffffu);
+        largest = std::max(largest, fourdgs::bit_cast<std::uint32_t>(v[k]) & 0x7fffffffu);
     return largest >= 0x7f800000u;
 }
 

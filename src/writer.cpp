@@ -19,6 +19,7 @@
 #include "content_records.hpp"
 #include "encoding.hpp"
 #include "fresh_memory.hpp"
+#include "worker_threads.hpp"
 
 namespace fourdgs {
 namespace {
@@ -492,7 +493,7 @@ namespace {
 Status encode_jobs(const Context& ctx, std::span<const ChunkJob> jobs,
                    std::vector<EncodedChunk>& outs, std::vector<Work>& pool) {
     outs.resize(jobs.size());
-    unsigned threads = ctx.opt.threads ? ctx.opt.threads : std::thread::hardware_concurrency();
+    unsigned threads = worker_threads(ctx.opt.threads);
     threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(jobs.size())));
     if (pool.size() < threads) pool.resize(threads);
     if (threads == 1) {
@@ -1024,7 +1025,7 @@ struct StreamingWriter::Impl {
 
     Status run(std::span<const ChunkJob> jobs) {
         // Rounds of at most one job per thread keep the memory bound at one chunk per thread.
-        unsigned threads = ctx.opt.threads ? ctx.opt.threads : std::thread::hardware_concurrency();
+        unsigned threads = worker_threads(ctx.opt.threads);
         const std::size_t round = std::max(1u, threads);
         for (std::size_t at = 0; at < jobs.size(); at += round) {
             const auto part = jobs.subspan(at, std::min(round, jobs.size() - at));

@@ -223,7 +223,7 @@ TEST_CASE("interop: the gaussian-birth fixtures decode through the streaming rea
 
 TEST_CASE("interop: the fixtures decode identically from a pipe and from a file descriptor "
           "(SequentialSource)",
-          "[interop]") {
+          "[interop][threads]") {
     for (const char* name : kBirthFixtures) {
         DYNAMIC_SECTION(name) {
             const Json fixture = fixture_json(name);
@@ -285,7 +285,7 @@ TEST_CASE("interop: the fixtures decode through the indexed reader, and the no-i
 
 TEST_CASE("M015 M109: keyframe-delta-churn is refused by both readers as unknown-temporal-model, "
           "naming keyframe-delta (§5.1)",
-          "[interop]") {
+          "[interop][threads]") {
     const auto bytes = test::load_fixture("keyframe-delta-churn.4dgs");
     const Json fixture = fixture_json("keyframe-delta-churn");
     REQUIRE(fixture["header"]["temporal_model"].str() == "keyframe-delta");

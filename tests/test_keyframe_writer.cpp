@@ -191,7 +191,6 @@ std::vector<std::uint8_t> round_trip(const Sequence& seq, const KeyframeWriterOp
                  scale_rel = bound(scene.quantization, "scale_rel");
     KeyframeDeltaWorkspace ws;
     GaussianBlock block;
-    std::uint64_t distinct_check = 0;
     for (std::size_t s = 0; s < ns; ++s) {
         INFO("step " << s);
         StateInfo info;
@@ -226,7 +225,6 @@ std::vector<std::uint8_t> round_trip(const Sequence& seq, const KeyframeWriterOp
             REQUIRE(std::fabs(block.color[j * 4 + 3] - in.color[i * 4 + 3]) <= alpha);
             REQUIRE(std::isinf(block.sigma_t[j]) == std::isinf(in.sigma[i]));
         }
-        distinct_check += block.count - matched;
         CHECK(matched <= in.ids.size());
     }
 
@@ -550,7 +548,7 @@ void check_valid_both_paths(const std::vector<std::uint8_t>& bytes) {
 
 TEST_CASE("keyframe writer: cheaper_reference takes the keyframe where motion comes back, chained "
           "on a tie, forced instants kept, chains walk to depth + 1 (§11.4, M117)",
-          "[keyframe-writer]") {
+          "[keyframe-writer][threads]") {
     // Ping-pong over 4 positions in one GOP of 12 steps: step 6 is back at the keyframe's state;
     // step 1's two candidates are the same delta (its predecessor is the keyframe).
     Sequence seq = oscillating({0, 1, 2, 3, 2, 1}, 300, 12);
@@ -599,7 +597,7 @@ TEST_CASE("keyframe writer: cheaper_reference takes the keyframe where motion co
 }
 
 TEST_CASE("keyframe writer: cheaper_reference is never larger than all chained",
-          "[keyframe-writer]") {
+          "[keyframe-writer][threads]") {
     for (std::uint32_t seed : {1u, 2u, 3u}) {
         INFO("seed " << seed);
         Sequence seq = make_sequence(seed, 200, 25, seed == 2 ? 1 : 0, seed != 3, seed == 1);
@@ -619,7 +617,7 @@ TEST_CASE("keyframe writer: cheaper_reference is never larger than all chained",
 
 TEST_CASE("keyframe writer: cheaper_reference keeps the candidate whose bin differences fit i32 "
           "(M116)",
-          "[keyframe-writer]") {
+          "[keyframe-writer][threads]") {
     // Bins of ~1e9 per 1.5 units: each step's move fits i32, the keyframe's difference to step 2
     // (3 units) does not, so step 2 must stay chained, and keyframe-referenced it is refused.
     const std::uint32_t ids[1] = {7};

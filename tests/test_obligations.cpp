@@ -23,6 +23,7 @@
 
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/validate.hpp"
 #include "fourdgs/wire.hpp"
@@ -47,7 +48,7 @@ struct Le {
     Le& u16(std::uint16_t v) { return le(v, 2); }
     Le& u32(std::uint32_t v) { return le(v, 4); }
     Le& u64(std::uint64_t v) { return le(v, 8); }
-    Le& f64(double v) { return u64(std::bit_cast<std::uint64_t>(v)); }
+    Le& f64(double v) { return u64(fourdgs::bit_cast<std::uint64_t>(v)); }
     Le& raw(std::span<const std::uint8_t> s) {
         b.insert(b.end(), s.begin(), s.end());
         return *this;
@@ -273,7 +274,7 @@ double bound_value(const Quantization& q, const char* key) {
     const std::string* s = q.bound(key);
     REQUIRE(s != nullptr);
     double v = -1;
-    const auto r = std::from_chars(s->data(), s->data() + s->size(), v);
+    const auto r = fourdgs::from_chars(s->data(), s->data() + s->size(), v);
     REQUIRE(r.ec == std::errc());
     REQUIRE(r.ptr == s->data() + s->size());
     return v;
@@ -305,7 +306,7 @@ TEST_CASE("M011 M108: each frozen record is written field for field in the spec'
     CHECK(hb[0] == 0x01);
     CHECK(hb[kRecordHeaderSize] == 7);  // u32 length of "capture"
     const std::size_t duration_at = kRecordHeaderSize + 4 + 7 + 4 + 3;
-    CHECK(std::bit_cast<double>(read_le64(hb.data() + duration_at)) == 12.5);
+    CHECK(fourdgs::bit_cast<double>(read_le64(hb.data() + duration_at)) == 12.5);
     CHECK(hb[duration_at + 8] == 0x08);  // gaussian_count's low byte first
 
     Footer f{0x1122334455667788ull, 0x99AABBCCDDEEFF00ull, 0xDEADBEEF};
@@ -507,7 +508,7 @@ TEST_CASE("M021: underscores, digits of other scripts and surrounding whitespace
     CHECK(end == spaced + 4);
     double v = 0;
     const std::string_view plus = "+0.5";
-    CHECK(std::from_chars(plus.data(), plus.data() + plus.size(), v).ec != std::errc());
+    CHECK(fourdgs::from_chars(plus.data(), plus.data() + plus.size(), v).ec != std::errc());
     CHECK(is_bound_spelling(plus));
 
     // Exponents outside binary64 (and outside any machine integer) are bounds, compared exactly.

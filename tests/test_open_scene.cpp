@@ -2,6 +2,7 @@
 // file read once, and the same questions answered whatever the model and whatever the source.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -176,6 +177,54 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
     }
 }
 
+TEST_CASE("fetch_ranges(t) holds every byte state_at(t) reads after open and sums to fetch_cost(t) "
+          "(what a browser fetches before it decodes)") {
+    auto sh3 = read_file(std::string(FOURDGS_TEST_DATA) + "/birth-zstd-sh3-balanced.4dgs");
+    REQUIRE(sh3.ok());
+    struct Case {
+        const char* name;
+        std::vector<std::uint8_t> file;
+        int max_sh_degree;
+    };
+    const std::vector<Case> cases = {{"birth-deflate", birth_file(), 3},
+                                     {"birth-zstd-sh3-balanced", *sh3, 3},
+                                     {"birth-zstd-sh3-balanced capped at band 1", *sh3, 1},
+                                     {"keyframe-delta", keyframe_file(true), 3}};
+    for (const Case& c : cases) {
+        INFO(c.name);
+        CountingSource src(c.file);
+        OpenSceneOptions options;
+        options.reader.decode.max_sh_degree = c.max_sh_degree;
+        auto scene = open_scene(src, options);
+        REQUIRE(scene.ok());
+        const double duration = scene->scene().header.duration_sec;
+        SceneWorkspace ws;
+        for (double t : {0.0, duration / 3, duration / 2, duration * 0.99}) {
+            auto ranges = scene->fetch_ranges(t);
+            REQUIRE(ranges.ok());
+            std::uint64_t sum = 0;
+            for (const ByteRange& r : *ranges) sum += r.length;
+            CHECK(sum == *scene->fetch_cost(t));
+            src.clear();
+            GaussianBlock block;
+            REQUIRE(scene->state_at(t, block, ws, 1).ok());
+            for (const auto& read : src.reads()) {
+                const bool inside = std::any_of(ranges->begin(), ranges->end(), [&](const ByteRange& r) {
+                    return read.offset >= r.offset && read.offset + read.length <= r.offset + r.length;
+                });
+                INFO("t " << t << ": read of " << read.length << " bytes at " << read.offset);
+                CHECK(inside);
+            }
+        }
+    }
+    // A stream has no index to plan from.
+    const std::vector<std::uint8_t> file = birth_file();
+    CountingSource pipe(file, false);
+    auto streamed = open_scene(pipe);
+    REQUIRE(streamed.ok());
+    CHECK(streamed->fetch_ranges(0.0).error().refusal == refusal::kNotSeekable);
+}
+
 TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state in time order "
           "(keyframe-delta)") {
     {
@@ -231,7 +280,8 @@ TEST_CASE("read_all visits every chunk (gaussian-birth) or every composed state 
 }
 
 TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the streaming "
-          "front-ends") {
+          "front-ends",
+          "[threads]") {
     SECTION("gaussian-birth: one state_at reads the rest; a second is not-seekable") {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource mem(file);

@@ -356,7 +356,7 @@ std::vector<double> seek_pattern(double duration, const std::string& kind) {
 
 TEST_CASE("player: frames equal state_at + evaluate bit for bit, both models, every seek "
           "pattern",
-          "[player]") {
+          "[player][threads]") {
     const std::pair<const char*, const Bytes8*> scenes[] = {
         {"gaussian-birth", &birth_scene()},
         {"keyframe-delta chained", &kd_chained()},
@@ -375,7 +375,7 @@ TEST_CASE("player: frames equal state_at + evaluate bit for bit, both models, ev
 
 TEST_CASE("player: playing forward through a GOP steps one delta at a time, seeks and turns "
           "compose from the keyframe",
-          "[player]") {
+          "[player][threads]") {
     Opened o(kd_chained());
     Reference ref(kd_chained());
     for (double t = 0; t < o.player.duration(); t += 1.0 / 30) require_frame_at(o.player, ref, t);
@@ -391,7 +391,7 @@ TEST_CASE("player: playing forward through a GOP steps one delta at a time, seek
     CHECK(o.player.stats().steps == forward.steps);
 }
 
-TEST_CASE("player: the clock — play, pause, seek, rate, reverse, loop and the end", "[player]") {
+TEST_CASE("player: the clock — play, pause, seek, rate, reverse, loop and the end", "[player][threads]") {
     PlayerOptions opt;
     opt.start = 1.0;
     Opened o(birth_scene(), opt);
@@ -445,7 +445,7 @@ TEST_CASE("player: the clock — play, pause, seek, rate, reverse, loop and the 
     CHECK(p.set_rate(INFINITY).error().refusal == refusal::kInvalidOption);
 }
 
-TEST_CASE("player: each frame carries the audio sources' state at its instant (§7)", "[player]") {
+TEST_CASE("player: each frame carries the audio sources' state at its instant (§7)", "[player][threads]") {
     Opened o(birth_scene());
     Frame f;
     PlayerFrame info;
@@ -461,7 +461,7 @@ TEST_CASE("player: each frame carries the audio sources' state at its instant (�
 
 TEST_CASE("player: a late frame says why, shows the state before at its nearest instant, and "
           "the state arriving makes frames on time",
-          "[player]") {
+          "[player][threads]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
         Played<GatedSource> played(*bytes, without_prefetch(), {},
                                    [](GatedSource& s) { s.hold(); });
@@ -504,7 +504,7 @@ TEST_CASE("player: a late frame says why, shows the state before at its nearest 
 
 TEST_CASE("player: a source that stalls gives late frames then playback-stalled, one that fails "
           "gives the reader's refusal at the frame that needs it, neither hangs",
-          "[player]") {
+          "[player][threads]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
         Played<GatedSource> played(*bytes, without_prefetch(0.2));
         GatedSource& source = played.source;
@@ -574,7 +574,7 @@ void require_refusals_where_the_reader_refuses(const Bytes8& bytes, int* refused
 
 TEST_CASE("player: a damaged chunk is the reader's refusal at the frames that need it, and only "
           "there",
-          "[player]") {
+          "[player][threads]") {
     // A chunk of the window [1, 2): only its instants are refused.
     MemorySource birth(birth_scene());
     auto birth_reader = std::move(open_scene(birth)).value();
@@ -597,7 +597,7 @@ TEST_CASE("player: a damaged chunk is the reader's refusal at the frames that ne
 
 TEST_CASE("player: a file cut short after it was opened is the reader's truncated at the frames "
           "that need the missing bytes",
-          "[player]") {
+          "[player][threads]") {
     for (const Bytes8* bytes : {&birth_scene(), &kd_chained()}) {
         GatedSource ref_source(*bytes);
         auto ref_reader = std::move(open_scene(ref_source)).value();
@@ -628,7 +628,7 @@ TEST_CASE("player: a file cut short after it was opened is the reader's truncate
 
 TEST_CASE("player: a keyframe-delta stream (a pipe) plays forward, a cut stream gives its "
           "states then truncated, backwards is not-seekable, a gaussian-birth stream is refused",
-          "[player]") {
+          "[player][threads]") {
     OpenSceneOptions streaming;
     streaming.access = OpenSceneOptions::Access::streaming;
     {
@@ -679,7 +679,7 @@ TEST_CASE("player: options are checked", "[player]") {
 }
 
 TEST_CASE("player: playing the whole scene keeps what is resident bounded by the look-ahead",
-          "[player]") {
+          "[player][threads]") {
     // Gaussian-birth: at most the chunks of the instant shown and of look_ahead instants after
     // it, whatever the number of instants played.
     PlayerOptions opt;

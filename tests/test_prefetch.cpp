@@ -145,7 +145,7 @@ std::vector<std::uint64_t> offsets_of(const std::vector<std::vector<ByteRange>>&
 
 }  // namespace
 
-TEST_CASE("the prefetcher asks for the next instants nearest first, each range once", "[prefetch]") {
+TEST_CASE("the prefetcher asks for the next instants nearest first, each range once", "[prefetch][threads]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
     PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(3));
@@ -167,7 +167,7 @@ TEST_CASE("the prefetcher asks for the next instants nearest first, each range o
     CHECK(!p.last_error());
 }
 
-TEST_CASE("the prefetcher stops at its byte budget and resumes as the playhead moves", "[prefetch]") {
+TEST_CASE("the prefetcher stops at its byte budget and resumes as the playhead moves", "[prefetch][threads]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
     PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(10, 250));  // two instants' ranges
@@ -216,7 +216,7 @@ public:
 
 }  // namespace
 
-TEST_CASE("a seek elsewhere cancels the prefetch in flight and re-aims the window", "[prefetch]") {
+TEST_CASE("a seek elsewhere cancels the prefetch in flight and re-aims the window", "[prefetch][threads]") {
     BlockingSource src;
     PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(2));
     p.aim(0);
@@ -234,7 +234,7 @@ TEST_CASE("a seek elsewhere cancels the prefetch in flight and re-aims the windo
 }
 
 TEST_CASE("a planner failure is kept as the prefetcher's last error, not thrown at the player",
-          "[prefetch]") {
+          "[prefetch][threads]") {
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
     PlaybackPrefetcher p(

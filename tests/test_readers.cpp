@@ -556,7 +556,7 @@ TEST_CASE("M032: an SH band stream carries attribute id 7 and is not taken for m
 
 TEST_CASE("declared counts that cannot fit are refused before anything is allocated: "
           "count-exceeds-record, truncated, limit-exceeded",
-          "[readers]") {
+          "[readers][threads]") {
     SECTION("a Window Table declaring 0xFFFFFFFF windows") {
         BuiltScene s = small_scene(0);
         s.spec.windows.reset();
@@ -698,7 +698,7 @@ TEST_CASE("a damaged summary loses no intact content: a summary_crc mismatch is 
 
 TEST_CASE("bytes after the trailing magic: both paths keep the content and report the count, the "
           "validator reports bytes-after-magic (§4)",
-          "[readers]") {
+          "[readers][threads]") {
     const BuiltFile good = test::build(small_scene().spec);
     ByteVec bytes = good.bytes;
     for (int i = 0; i < 100; ++i) bytes.push_back(static_cast<std::uint8_t>(i * 37));
@@ -1084,7 +1084,7 @@ TEST_CASE("a reader capped at SH degree d never fetches a band above d, and fetc
 
 TEST_CASE("several threads decode different chunks of one reader at once: threads=4 equals "
           "threads=1",
-          "[readers]") {
+          "[readers][threads]") {
     BuiltScene s = test::default_scene(9, 70, 2, 41, true);
     const BuiltFile f = test::build(s.spec);
     MemorySource src(f.bytes);
@@ -1116,7 +1116,7 @@ TEST_CASE("several threads decode different chunks of one reader at once: thread
 
 TEST_CASE("M016: a file whose summary_start is 0 is read through the scan path and builds the same "
           "index (§5.2)",
-          "[readers]") {
+          "[readers][threads]") {
     BuiltScene s = test::default_scene(4, 30, 2, 51);
     const BuiltFile indexed = test::build(s.spec);
     s.spec.index = false;

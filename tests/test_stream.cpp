@@ -640,7 +640,7 @@ TEST_CASE("split_streams walks bare streams back to back, unknown attribute ids 
     CHECK(split_streams(cut, 0).error().refusal == "record-too-short");
 }
 
-TEST_CASE("streams decode concurrently on several threads, each with its own scratch", "[stream]") {
+TEST_CASE("streams decode concurrently on several threads, each with its own scratch", "[stream][threads]") {
     std::vector<ByteVec> streams;
     std::vector<std::vector<std::int32_t>> expected;
     for (int t = 0; t < 4; ++t) {

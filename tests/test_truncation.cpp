@@ -281,7 +281,7 @@ TEST_CASE("M100: a cut inside a chunk's trailing SH band keeps that chunk with t
 
 TEST_CASE("M132: a cut file arriving through a pipe (SequentialSource) reads like the same cut "
           "in memory",
-          "[truncation]") {
+          "[truncation][threads]") {
     for (const ByteVec& bytes : {built_file(), test::load_fixture("birth-zstd-sh3-balanced.4dgs")}) {
         const Layout l = layout_of(bytes);
         const Rec& band2 = l.records[l.chunks[1] + 2];
@@ -306,8 +306,8 @@ TEST_CASE("M132: a cut file arriving through a pipe (SequentialSource) reads lik
 TEST_CASE("a cut file is refused cleanly by IndexedReader::open, whatever the cut", "[truncation]") {
     const ByteVec bytes = test::load_fixture("birth-deflate.4dgs");
     for (std::uint64_t cut : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{8}, std::uint64_t{44},
-                              std::uint64_t{45}, std::uint64_t{2000}, bytes.size() - 37,
-                              bytes.size() - 9, bytes.size() - 1}) {
+                              std::uint64_t{45}, std::uint64_t{2000}, std::uint64_t{bytes.size() - 37},
+                              std::uint64_t{bytes.size() - 9}, std::uint64_t{bytes.size() - 1}}) {
         INFO("cut at " << cut);
         const ByteVec prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
         MemorySource src(prefix);

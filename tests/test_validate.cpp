@@ -271,7 +271,8 @@ TEST_CASE("validate reports at least three independent faults planted in one fil
     CHECK_FALSE(rep.truncated);
 }
 
-TEST_CASE("validate: a pipe gives the findings memory gives, and decode_chunks off skips only the streams") {
+TEST_CASE("validate: a pipe gives the findings memory gives, and decode_chunks off skips only the streams",
+          "[threads]") {
     ByteVec bytes = Scene().write(single_thread());
     const auto recs = records_of(bytes);
     auto chunk = parse_chunk(view_of(bytes, first(recs, op::chunk)));

@@ -16,6 +16,7 @@
 
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/streaming_reader.hpp"
@@ -126,7 +127,7 @@ double parse_bound(const Quantization& q, const char* key) {
     REQUIRE(s != nullptr);
     REQUIRE(is_bound_spelling(*s));
     double v = -1;
-    auto r = std::from_chars(s->data(), s->data() + s->size(), v);
+    auto r = fourdgs::from_chars(s->data(), s->data() + s->size(), v);
     REQUIRE(r.ec == std::errc());
     REQUIRE(r.ptr == s->data() + s->size());
     return v;
@@ -431,7 +432,7 @@ TEST_CASE("M019: bound strings use the grammar and compare equal to the measured
         const std::string s = bound_string(v);
         REQUIRE(is_bound_spelling(s));
         double back = 0;
-        std::from_chars(s.data(), s.data() + s.size(), back);
+        fourdgs::from_chars(s.data(), s.data() + s.size(), back);
         REQUIRE(back == v);
     }
     REQUIRE(compare_bounds(bound_string(5e-05), "0.00005") == 0);

@@ -29,7 +29,6 @@ namespace {
 
 using ByteVec = std::vector<std::uint8_t>;
 constexpr double kDuration = 10.0;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 3.14159265358979323846;
 
 // ---- the test's own rigid-motion arithmetic --------------------------------------------------

@@ -29,6 +29,8 @@
 //                      t; keyframe-delta, the chain (keyframe first, §11.8).
 //   fetch_cost(t)      the bytes state_at(t) fetches (those entries' records plus the wanted SH
 //                      bands); entry_fetch_cost(i) the same for index entry i's state.
+//   fetch_ranges(t)    those bytes as ranges: everything state_at(t) reads after open(), so a
+//                      source that cannot block (a browser's fetch()) fetches them first.
 //
 // A stream (not random access, or OpenSceneOptions::access = streaming) is read forward only:
 //   * gaussian-birth: the file has no index before its end, so any chunk may cover t. The first
@@ -37,7 +39,7 @@
 //   * keyframe-delta: states arrive in time order and are composed as they pass. state_at(t)
 //     works for non-decreasing t (the same state again is answered from memory); a t before the
 //     current state is refused (not-seekable). read_all visits the states not yet passed.
-//   * chunks_for, fetch_cost and entry_fetch_cost are refused (not-seekable).
+//   * chunks_for, fetch_cost, entry_fetch_cost and fetch_ranges are refused (not-seekable).
 //   * A truncated stream: state_at / read_all return the truncation error (kind truncated) after
 //     the complete chunks before the cut (read_all has visited them).
 //
@@ -115,6 +117,9 @@ public:
     Result<std::vector<std::size_t>> chunks_for(double t) const;
     Result<std::uint64_t> fetch_cost(double t) const;
     Result<std::uint64_t> entry_fetch_cost(std::size_t entry) const;
+    // In the order the front-end announces them to the source (ByteSource::prefetch); their
+    // lengths sum to fetch_cost(t).
+    Result<std::vector<ByteRange>> fetch_ranges(double t) const;
 
     // Bytes the indexed front-end has fetched so far (0 on a stream).
     std::uint64_t bytes_fetched() const noexcept;

@@ -14,6 +14,7 @@
 #include <span>
 
 #include "fourdgs/export.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/records.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -76,10 +77,12 @@ inline Quat slerp_shortest(const Quat& a, Quat b, double u) {
         wa = 1 - u;
         wb = u;
     } else {
-        const double theta = std::acos(dot < 1 ? dot : 1);
-        const double s = std::sin(theta);
-        wa = std::sin((1 - u) * theta) / s;
-        wb = std::sin(u * theta) / s;
+        // acos and sin that round alike on every platform (portable.hpp): a pose is the same
+        // bytes in a browser as on a server.
+        const double theta = correctly_rounded_acos(dot < 1 ? dot : 1);
+        const double s = correctly_rounded_sin(theta);
+        wa = correctly_rounded_sin((1 - u) * theta) / s;
+        wb = correctly_rounded_sin(u * theta) / s;
     }
     return normalized({wa * a[0] + wb * b[0], wa * a[1] + wb * b[1], wa * a[2] + wb * b[2],
                        wa * a[3] + wb * b[3]});

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "fourdgs/text.hpp"
+#include "fourdgs/portable.hpp"
 #include "plan_parts.hpp"
 
 namespace fourdgs {
@@ -126,7 +127,7 @@ private:
         Json v;
         v.kind = Json::Kind::number;
         v.integral = integral;
-        const auto res = std::from_chars(s_.data() + start, s_.data() + i_, v.number);
+        const auto res = fourdgs::from_chars(s_.data() + start, s_.data() + i_, v.number);
         if (res.ec != std::errc() || res.ptr != s_.data() + i_ || !std::isfinite(v.number))
             return error("the number " + std::string(s_.substr(start, i_ - start)) +
                          " is not a finite double");
@@ -441,7 +442,7 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base) {
             return bad_option("unknown tolerance '" + std::string(key) +
                               "' (pos, scale_rel, rot, rgb, alpha, motion, time, sigma_rel)");
         double v = 0;
-        const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+        const auto res = fourdgs::from_chars(value.data(), value.data() + value.size(), v);
         if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() ||
             !std::isfinite(v))
             return bad_option("tolerance '" + std::string(key) + "' is '" + std::string(value) +

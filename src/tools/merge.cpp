@@ -19,6 +19,7 @@
 #include "fourdgs/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
@@ -75,7 +76,7 @@ std::optional<ShardSlice> read_shard(const Metadata& m, std::string& why) {
     auto time = [&](std::string_view key, double& t) {
         const std::string* v = find(key);
         if (v) {
-            const auto res = std::from_chars(v->data(), v->data() + v->size(), t);
+            const auto res = fourdgs::from_chars(v->data(), v->data() + v->size(), t);
             if (res.ec == std::errc() && res.ptr == v->data() + v->size() && std::isfinite(t))
                 return true;
         }
@@ -531,11 +532,12 @@ Result<std::vector<ObjectTrack>> joined_tracks(std::span<const Part> parts,
             auto [it, fresh] = by_id.try_emplace(t.object_id, t, &p);
             if (fresh) continue;
             ObjectTrack& joined = it->second.first;
+            const Part& first = *it->second.second;  // named: clang 14 cannot capture `it`
             const std::string key = "Object Track " + std::to_string(t.object_id);
             auto conflict = [&](const std::string& what) {
                 return make_error(ErrorKind::invalid_argument, refusal::kConflictingExtras,
-                                  key + " differs between " + p.name + " and " +
-                                      it->second.second->name + ": " + what)
+                                  key + " differs between " + p.name + " and " + first.name +
+                                      ": " + what)
                     .about(key, p.name);
             };
             if (t.interpolation != joined.interpolation)

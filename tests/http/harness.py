@@ -3,7 +3,7 @@
 ephemeral port, with a configuration written here into a temporary directory (never the
 system's), plus the fault-injecting proxy of fault_proxy.py in front of it.
 
-    harness.py [--corpus DIR] [--tls] run -- CMD ARGS...
+    harness.py [--corpus DIR] [--tls] [--access-log] run -- CMD ARGS...
                                                      runs CMD with {base}, {proxy}, {root}
                                                      replaced (also in the environment as
                                                      FOURDGS_HTTP_BASE / _PROXY / _ROOT; the
@@ -81,13 +81,16 @@ error_log {tmp}/error.log warn;
 {user}
 events {{ worker_connections 256; }}
 http {{
-    access_log off;
+    {access_log}
     client_body_temp_path {tmp}/client_body;
     proxy_temp_path {tmp}/proxy;
     fastcgi_temp_path {tmp}/fastcgi;
     uwsgi_temp_path {tmp}/uwsgi;
     scgi_temp_path {tmp}/scgi;
     default_type application/octet-stream;
+    # The web player's files (tests/web): browsers load module scripts and wasm by type.
+    types {{ text/html html; text/css css; text/javascript js mjs cjs; application/wasm wasm;
+             image/png png; application/json json; }}
     sendfile on;
     keepalive_timeout 60;
     keepalive_requests 100000;
@@ -139,10 +142,18 @@ def make_certificates(folder):
         "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
 
 
+# With --access-log: one line per request (the URI, the status, the body bytes sent and the Range
+# asked), in {root}/../access.log, named to the command as FOURDGS_HTTP_ACCESS_LOG, so a test can
+# count what a client fetched as the server saw it.
+ACCESS_LOG = """log_format fourdgs '$request_method $uri $status $body_bytes_sent "$http_range"';
+    access_log {tmp}/access.log fourdgs;"""
+
+
 class Nginx:
-    def __init__(self, nginx, tmp, tls=False):
+    def __init__(self, nginx, tmp, tls=False, access_log=False):
         self.nginx, self.tmp, self.proc, self.port = nginx, tmp, None, None
         self.tls, self.tls_port = tls, None
+        self.access_log = access_log
 
     def start(self):
         for _ in range(5):  # the port is free when chosen; retry should another process take it
@@ -153,7 +164,9 @@ class Nginx:
             with open(conf, "w") as f:
                 f.write(CONFIG.format(tmp=self.tmp, port=self.port, token=TOKEN,
                                       tls_server=tls_server,
-                                      user="user root;" if os.geteuid() == 0 else ""))
+                                      user="user root;" if os.geteuid() == 0 else "",
+                                      access_log=ACCESS_LOG.format(tmp=self.tmp)
+                                      if self.access_log else "access_log off;"))
             self.proc = subprocess.Popen(
                 [self.nginx, "-p", self.tmp + "/", "-c", conf, "-e", self.tmp + "/error.log"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
@@ -284,6 +297,8 @@ def main():
     ap.add_argument("--corpus", help="linked into the document root as /corpus")
     ap.add_argument("--tls", action="store_true",
                     help="also serve the root over https (FOURDGS_HTTPS_BASE, _CA, _WRONG_CA)")
+    ap.add_argument("--access-log", action="store_true",
+                    help="log every request to FOURDGS_HTTP_ACCESS_LOG")
     ap.add_argument("mode", choices=("run", "conformance", "cli"))
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -294,7 +309,9 @@ def main():
         print("SKIP: nginx is not installed (Debian: apt-get install nginx)")
         return SKIP
     tmp = tempfile.mkdtemp(prefix="fourdgs-http-")
-    server = Nginx(nginx, tmp, tls=a.tls)
+    server = Nginx(nginx, tmp, tls=a.tls, access_log=a.access_log)
+    if a.access_log:
+        os.environ["FOURDGS_HTTP_ACCESS_LOG"] = os.path.join(tmp, "access.log")
     proxy = None
     try:
         root = os.path.join(tmp, "root")

@@ -40,7 +40,7 @@ std::vector<std::uint8_t> ply_bytes(const std::string& header, std::size_t body)
     return b;
 }
 
-std::string header_with(const std::vector<std::string>& props, std::size_t n,
+std::string header_with(const std::vector<std::string>& props, std::uint64_t n,
                         const std::string& format = "binary_little_endian") {
     std::string h = "ply\nformat " + format + " 1.0\nelement vertex " + std::to_string(n) + "\n";
     for (const auto& p : props) h += "property float " + p + "\n";

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fourdgs/export.hpp"
+#include "fourdgs/portable.hpp"
 #include "fourdgs/wire.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -58,7 +59,7 @@ namespace detail {
 
 inline std::string fmt(double v) {
     char buf[40];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    auto res = fourdgs::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, res.ptr);
 }
 inline std::string fmt(std::uint64_t v) { return std::to_string(v); }

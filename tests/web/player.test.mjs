@@ -1,0 +1,129 @@
+// The web player (examples/web) in headless Debian Chromium, served by nginx on loopback
+// (tests/http/harness.py runs this with FOURDGS_HTTP_BASE / _ROOT set):
+//   - the page and the installed npm package are copied into nginx's document root; the example
+//     scene is opened by URL, seeked to t = 2.5, and the canvas matches `4dgs preview` of the same
+//     view (the scene's framing) within the tolerance below;
+//   - 60 frames play with no late frame; the console has no error;
+//   - a damaged file shows its refusal identifier in the page, not a blank canvas.
+// Screenshots, the preview and the difference image are left in FOURDGS_WEB_ARTIFACTS (when set)
+// for looking at.
+//
+//   harness.py run -- node player.test.mjs PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE REFUSAL_ID
+//
+// PACKAGE_DIR holds the packed npm package (fourdgs-*.tgz). Exit 77 (ctest's SKIP) only where
+// Chromium or emscripten is not installed (Debian: apt-get install chromium; FOURDGS_CHROMIUM names another).
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { CHROMIUM, launch } from './browser.mjs';
+import { compareImages, decodePng, encodePng } from './png.mjs';
+
+const [packageDir, cli, example, damaged, expectedRefusal] = process.argv.slice(2);
+if (!existsSync(CHROMIUM)) {
+  console.log(`SKIP: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
+  process.exit(77);
+}
+const tarballs = existsSync(packageDir)
+  ? readdirSync(packageDir).filter((f) => /^fourdgs-.*\.tgz$/.test(f)) : [];
+if (tarballs.length === 0 && spawnSync('sh', ['-c', 'command -v emcc']).status !== 0) {
+  console.log('SKIP: emscripten is not installed, so there is no package (apt-get install emscripten)');
+  process.exit(77);
+}
+assert.equal(tarballs.length, 1, `one packed package in ${packageDir}`);
+const tarball = join(packageDir, tarballs[0]);
+const here = dirname(fileURLToPath(import.meta.url));
+const base = process.env.FOURDGS_HTTP_BASE, root = process.env.FOURDGS_HTTP_ROOT;
+const artifacts = process.env.FOURDGS_WEB_ARTIFACTS;
+const WIDTH = 640, HEIGHT = 480;
+// The WebGL renderer and the CPU preview splat the same gaussians from the same view with
+// different rasterizers (GPU blending in 8 bits vs the preview's float accumulation): the mean
+// channel difference must stay under 6 of 255 and at most 3 % of the pixels may differ by more
+// than 48 in a channel (splat edges).
+const MEAN_LIMIT = 6, PIXEL_LIMIT = 48, OVER_LIMIT = 0.03;
+
+// The site: the page, the installed package beside it as ./fourdgs/, the scenes.
+const site = join(root, 'site');
+cpSync(join(here, '..', '..', 'examples', 'web'), site, { recursive: true });
+mkdirSync(join(site, 'fourdgs'));
+execFileSync('tar', ['-xzf', tarball, '-C', join(site, 'fourdgs'), '--strip-components=1']);
+cpSync(example, join(site, 'example.4dgs'));
+cpSync(damaged, join(site, 'damaged.4dgs'));
+
+console.log('4dgs preview');
+const previewPng = join(root, 'preview-2.5.png');
+execFileSync(cli, ['preview', example, '--at', '2.5', '-o', previewPng, '--width', String(WIDTH),
+  '--height', String(HEIGHT)], { stdio: 'ignore' });
+const reference = decodePng(readFileSync(previewPng));
+
+// The page's module (and the package's top-level await) may still be loading at the load event;
+// then the page is ready when its first frame is drawn or its error shown.
+async function pageReady(page) {
+  for (let i = 0; i < 300 && !(await page.evaluate('!!window.fourdgsPage')); ++i)
+    await new Promise((r) => setTimeout(r, 100));
+  if (!(await page.evaluate('!!window.fourdgsPage')))
+    throw new Error(`the page did not start: ${page.errors.join('\n')}`);
+  await page.evaluate('window.fourdgsPage.ready.then(() => true)');  // first frame or error shown
+}
+
+console.log('starting chromium');
+const browser = await launch();
+console.log('chromium is up');
+let failed = false;
+try {
+  const page = await browser.newPage();
+  await page.navigate(`${base}/site/index.html?url=example.4dgs`);
+  await pageReady(page);
+  console.log('the page is up');
+  assert.equal(await page.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null',
+    'the example scene opens');
+  await page.evaluate('window.fourdgsPage.seek(2.5)');
+  const rect = await page.evaluate(`(() => { const r = document.getElementById('canvas')
+    .getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()`);
+  const shot = await page.send('Page.captureScreenshot', { format: 'png',
+    clip: { x: rect[0], y: rect[1], width: rect[2], height: rect[3], scale: 1 } });
+  const canvas = decodePng(Buffer.from(shot.data, 'base64'));
+  const cmp = compareImages(canvas, reference, PIXEL_LIMIT);
+  if (artifacts) {
+    mkdirSync(artifacts, { recursive: true });
+    writeFileSync(join(artifacts, 'canvas-2.5.png'), Buffer.from(shot.data, 'base64'));
+    writeFileSync(join(artifacts, 'preview-2.5.png'), encodePng(reference));
+    writeFileSync(join(artifacts, 'diff-2.5.png'), encodePng(cmp.diff));
+  }
+  console.log(`t=2.5 canvas vs 4dgs preview: mean ${cmp.mean.toFixed(2)}, p99 ${cmp.p99}, ` +
+    `max ${cmp.max}, over ${PIXEL_LIMIT}: ${(100 * cmp.over).toFixed(2)} %, lit pixels ` +
+    `${cmp.litA} (canvas) vs ${cmp.litB} (preview)`);
+  assert.ok(cmp.mean < MEAN_LIMIT && cmp.over < OVER_LIMIT, 'the canvas matches the preview');
+  // The example scene is sparse: a blank canvas would pass the mean above, so the splats drawn
+  // must light about as many pixels as the preview's.
+  assert.ok(cmp.litB > 0 && cmp.litA >= 0.5 * cmp.litB && cmp.litA <= 2 * cmp.litB,
+    'the canvas shows the splats the preview shows');
+
+  const played = await page.evaluate('window.fourdgsPage.playFrames(60)');
+  console.log(`played ${played.frames} frames, ${played.late} late`);
+  assert.ok(played.frames >= 60);
+  assert.equal(played.late, 0, 'no late frame');
+  assert.deepEqual(page.errors, [], 'the console has no error');
+
+  // A damaged file: the refusal is in the page.
+  const refusedPage = await browser.newPage();
+  await refusedPage.navigate(`${base}/site/index.html?url=damaged.4dgs`);
+  await pageReady(refusedPage);
+  const shown = await refusedPage.evaluate(`(() => { const e = document.getElementById('error');
+    return e.hidden ? '' : e.textContent; })()`);
+  console.log(`damaged file: ${JSON.stringify(shown)}`);
+  assert.ok(shown.includes(expectedRefusal), `the page shows ${expectedRefusal}`);
+  if (artifacts) {
+    const s = await refusedPage.send('Page.captureScreenshot', { format: 'png' });
+    writeFileSync(join(artifacts, 'refused.png'), Buffer.from(s.data, 'base64'));
+  }
+  assert.deepEqual(refusedPage.errors, [], 'a refusal is not a page error');
+} catch (e) {
+  failed = true;
+  console.error(e);
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
