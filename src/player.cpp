@@ -678,9 +678,12 @@ void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
 // The render thread.
 
 LateReason Player::Impl::why_late(std::size_t pos) const {
+    // Before any state was shown the frame is empty, whatever the worker is doing: `starting`
+    // says so (the worker may already be fetching or decoding the first state).
+    if (!shown_any) return LateReason::starting;
     if (work_pos == pos && phase == Phase::fetching) return LateReason::fetching;
     if (work_pos == pos && phase == Phase::decoding) return LateReason::decoding;
-    return shown_any ? LateReason::queued : LateReason::starting;
+    return LateReason::queued;
 }
 
 Found Player::Impl::find_birth(double t) {
