@@ -48,10 +48,27 @@ target_include_directories(fourdgs_wasm_zstd INTERFACE $<BUILD_INTERFACE:${fourd
 add_library(fourdgs_wasm_lz4 STATIC ${fourdgs_lz4_dir}/lz4.c ${fourdgs_lz4_dir}/lz4hc.c)
 target_include_directories(fourdgs_wasm_lz4 INTERFACE $<BUILD_INTERFACE:${fourdgs_lz4_dir}>)
 
-file(GLOB fourdgs_deflate_sources ${fourdgs_deflate_dir}/lib/*.c)
+# libdeflate keeps its bit buffer in a machine word, size_t, which is 32 bits on wasm32 although
+# WebAssembly computes in 64-bit registers as fast: with a 32-bit word the decompressor refills
+# twice as often and copies matches 4 bytes at a time. It is compiled here from a copy of its
+# sources whose machine word is 64 bits, the code path it runs on x86-64 and arm64 (a seek of the
+# bench scene is about 15 % faster).
+set(fourdgs_deflate_copy "${CMAKE_BINARY_DIR}/wasm-libdeflate")
+file(COPY ${fourdgs_deflate_dir}/lib ${fourdgs_deflate_dir}/libdeflate.h
+     DESTINATION ${fourdgs_deflate_copy})
+file(READ ${fourdgs_deflate_dir}/common_defs.h fourdgs_defs)
+string(REPLACE "typedef size_t machine_word_t;" "typedef unsigned long long machine_word_t;"
+       fourdgs_defs_64 "${fourdgs_defs}")
+if(fourdgs_defs_64 STREQUAL fourdgs_defs)
+  message(FATAL_ERROR "${fourdgs_deflate_dir}/common_defs.h has no 'typedef size_t machine_word_t;'")
+endif()
+file(WRITE ${fourdgs_deflate_copy}/common_defs.h.new "${fourdgs_defs_64}")
+configure_file(${fourdgs_deflate_copy}/common_defs.h.new ${fourdgs_deflate_copy}/common_defs.h
+               COPYONLY)  # rewritten only when it changes
+file(GLOB fourdgs_deflate_sources ${fourdgs_deflate_copy}/lib/*.c)
 add_library(fourdgs_wasm_libdeflate STATIC ${fourdgs_deflate_sources})
 target_include_directories(fourdgs_wasm_libdeflate PUBLIC
-                           $<BUILD_INTERFACE:${fourdgs_deflate_dir}>)
+                           $<BUILD_INTERFACE:${fourdgs_deflate_copy}>)
 
 foreach(codec fourdgs_wasm_zstd fourdgs_wasm_lz4 fourdgs_wasm_libdeflate)
   target_compile_options(${codec} PRIVATE -w)  # third-party code: its warnings are not ours
