@@ -26,6 +26,30 @@ endif()
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
 
+# Size and speed (docs/web.md, "Size"): an optimized build compiles every object for size (-Oz),
+# except the code a decode spends its time in, which it compiles for speed (-O3): libdeflate's
+# decompressor and these library sources (the stream decoder, the chunk decoders and
+# dequantization, the keyframe-delta composition, §3 evaluation). zstd's and lz4's decoders force
+# their hot functions inline, and decode as fast at -Oz. -O3 everywhere makes the package's
+# module 70 % larger; -Oz everywhere makes a seek eight times slower. Two details:
+#  - emcc adds -fno-inline-functions to any command line with -Oz (or -Os) on it, whatever -O
+#    follows, and without inlining std::vector's growth calls a function per element: both
+#    option sets turn inlining back on.
+#  - the linker keeps the first copy it meets of a template the sources share (std::vector's
+#    growth, say), and a copy compiled for size fills a buffer element by element: the module
+#    links these sources' objects ahead of the libraries (wasm/CMakeLists.txt), so their copies
+#    are the ones kept.
+# Native builds are not affected.
+set(FOURDGS_WASM_SPEED_SOURCES codec.cpp stream.cpp decode.cpp reconstruct.cpp
+    keyframe_composition.cpp)
+set(fourdgs_wasm_optimized $<NOT:$<CONFIG:Debug>>)
+add_compile_options("$<${fourdgs_wasm_optimized}:-Oz;-finline-functions>")
+set(FOURDGS_WASM_SPEED_OPTIONS "$<${fourdgs_wasm_optimized}:-O3;-finline-functions>")
+foreach(source ${FOURDGS_WASM_SPEED_SOURCES})
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/${source} APPEND PROPERTY COMPILE_OPTIONS
+               ${FOURDGS_WASM_SPEED_OPTIONS})
+endforeach()
+
 # C++ outside the library may use exceptions (the C ABI's catch, the tests, the conformance
 # tool); the library's own targets add -fno-exceptions after this, which wins.
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fexceptions>)
@@ -69,6 +93,10 @@ file(GLOB fourdgs_deflate_sources ${fourdgs_deflate_copy}/lib/*.c)
 add_library(fourdgs_wasm_libdeflate STATIC ${fourdgs_deflate_sources})
 target_include_directories(fourdgs_wasm_libdeflate PUBLIC
                            $<BUILD_INTERFACE:${fourdgs_deflate_copy}>)
+set_property(SOURCE ${fourdgs_deflate_copy}/lib/deflate_decompress.c
+             ${fourdgs_deflate_copy}/lib/zlib_decompress.c ${fourdgs_deflate_copy}/lib/adler32.c
+             ${fourdgs_deflate_copy}/lib/crc32.c APPEND PROPERTY COMPILE_OPTIONS
+             ${FOURDGS_WASM_SPEED_OPTIONS})
 
 foreach(codec fourdgs_wasm_zstd fourdgs_wasm_lz4 fourdgs_wasm_libdeflate)
   target_compile_options(${codec} PRIVATE -w)  # third-party code: its warnings are not ours
