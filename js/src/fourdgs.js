@@ -47,23 +47,41 @@ function fetcherFor(input, options) {
 }
 
 // An opened input: either bytes in wasm memory, or a remote source behind the read callbacks.
+// Opening it needs no module (the bytes, or a remote file's head and tail in one round trip), so
+// open() loads the module meanwhile and attaches it after.
 class Input {
-  static async of(core, input, options) {
-    const self = new Input(core);
+  static async of(input, options) {
+    const self = new Input();
     const bytes = await wholeBytes(input, options);
     if (bytes) {
+      self.bytes = bytes;
       self.size = bytes.length;
-      self.ptr = core.alloc(bytes.length);
-      core.heap.set(bytes, self.ptr);
     } else {
       self.remote = new RemoteSource(fetcherFor(input, options), options);
       await self.remote.open();
       self.size = self.remote.size;
-      self.registered = core.registerSource(self.remote);
     }
     return self;
   }
-  constructor(core) { this.core = core; }
+
+  /** Puts whole bytes into the module's memory, or registers the remote source's callbacks. */
+  attach(core) {
+    this.core = core;
+    if (this.bytes) {
+      this.ptr = core.alloc(this.bytes.length);
+      core.heap.set(this.bytes, this.ptr);
+      this.bytes = null;
+    } else {
+      this.registered = core.registerSource(this.remote);
+    }
+    return this;
+  }
+
+  // The module and the input together: neither waits for the other.
+  static async load(input, options) {
+    const [core, source] = await Promise.all([loadCore(options), Input.of(input, options)]);
+    return source.attach(core);
+  }
 
   // Calls `call()` (a C ABI call returning a status) until it no longer misses bytes: a read of
   // bytes not yet fetched fails and names its range; fetch it and call again. `plan` names what
@@ -120,8 +138,8 @@ function openOptions(core, options) {
  * Refusals are FourdgsError with the library's identifier.
  */
 export async function open(input, options = {}) {
-  const core = await loadCore(options);
-  const source = await Input.of(core, input, options);
+  const source = await Input.load(input, options);
+  const core = source.core;
   const opts = openOptions(core, options);
   const out = core.alloc(4);
   try {
@@ -155,8 +173,8 @@ export async function play(input, options = {}) {
  * value, section, message, offset }] }. A remote file is fetched whole.
  */
 export async function validate(input, options = {}) {
-  const core = await loadCore(options);
-  const source = await Input.of(core, input, options);
+  const source = await Input.load(input, options);
+  const core = source.core;
   const out = core.alloc(4);
   try {
     if (source.remote) await source.remote.ensure([{ offset: 0, length: source.size }]);
