@@ -88,6 +88,19 @@ function readField(core, view, base, [offset, type, bytes]) {
 
 function camel(name) { return name.replace(/_([a-z])/g, (_, c) => c.toUpperCase()); }
 
+// Each struct's fields as [camelCase key, layout entry], struct_size left out: worked out once per
+// struct, since a seek reads the block's and the frame's columns every time.
+const fieldLists = new Map();
+function fieldsOf(name) {
+  let list = fieldLists.get(name);
+  if (!list) {
+    list = Object.entries(layout[name].fields).filter(([field]) => field !== 'struct_size')
+      .map(([field, entry]) => [camel(field), entry]);
+    fieldLists.set(name, list);
+  }
+  return list;
+}
+
 /** The instantiated module with the helpers every call needs. */
 export class Core {
   constructor(module) {
@@ -106,7 +119,15 @@ export class Core {
   }
 
   get heap() { return this.m.HEAPU8; }
-  dataView() { return new DataView(this.m.HEAPU8.buffer); }
+  /** A DataView on the module's memory (a new one only after the memory grew). */
+  dataView() {
+    const buffer = this.m.HEAPU8.buffer;
+    if (this.viewOf !== buffer) {
+      this.viewOf = buffer;
+      this.memoryView = new DataView(buffer);
+    }
+    return this.memoryView;
+  }
 
   stringAt(ptr, size) {
     if (!ptr) return '';
@@ -136,8 +157,7 @@ export class Core {
   read(name, ptr) {
     const view = this.dataView();
     const out = {};
-    for (const [field, entry] of Object.entries(layout[name].fields))
-      if (field !== 'struct_size') out[camel(field)] = readField(this, view, ptr, entry);
+    for (const [key, entry] of fieldsOf(name)) out[key] = readField(this, view, ptr, entry);
     return out;
   }
   field(name, ptr, field) {
