@@ -8,6 +8,7 @@
 // PACKAGE_DIR is an unpacked package (a wasm build tree's js/, or an installed node_modules/fourdgs).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -31,6 +32,7 @@ async function best(fn) {
   return b;
 }
 
+const loadBefore = loadavg()[0];
 const bytes = new Uint8Array(readFileSync(file));
 const scene = await open(bytes, { decodeThreads: 1 });
 const firstAll = await timed(() => scene.readAll());
@@ -51,7 +53,8 @@ const nativeAll = nativeRow('indexed, 1 thread, warm');
 const nativeSeek = nativeRow('seek, 1 thread, warm');
 
 const row = (what, ms, against) => console.log(`| ${what} | ${ms.toFixed(1)} ms | ${against} |`);
-console.log(`${file}: ${bytes.length} bytes; node ${process.version}; best of ${repeats}\n`);
+console.log(`${file}: ${bytes.length} bytes; node ${process.version}; best of ${repeats}; ` +
+  `load average ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after\n`);
 console.log('| | wall | ratio |');
 console.log('|---|---|---|');
 row('native full decode, 1 thread, warm', nativeAll, '');
