@@ -5,7 +5,8 @@
 //
 // For tests and embedding, window.fourdgsPage exposes: ready (a promise: the first frame drawn
 // or the error shown), seek(t) (resolves when the frame at t is on the canvas), playFrames(n)
-// (plays until n frames are drawn: { frames, late }), and stats.
+// (plays until n frames are drawn: { frames, late }), settled() (the look-ahead's fetch done),
+// scene and player (the package's objects), stats, and timing (how the scene opened).
 import { FourdgsError, open } from 'fourdgs';
 import { SplatRenderer } from './renderer.js';
 
@@ -16,6 +17,10 @@ let renderer = null;
 let scene = null, player = null;
 let orbit = null;
 const stats = { framesDrawn: 0, lateFrames: 0, lastLateReason: 'none', error: null };
+// How the last scene opened (ms from open() called): opened (the scene's information read), bytes
+// (the first instant's bytes held), frame (its frame drawn), and the source's counts (requests,
+// round trips, bytes) when the first instant's bytes were held, before any look-ahead.
+const timing = { opened: null, bytes: null, frame: null, firstFetch: null };
 
 function showError(e) {
   const text = e instanceof FourdgsError ? `refused: ${e.refusal}\n${e.detail}` : String(e?.message ?? e);
@@ -135,8 +140,11 @@ async function openScene(url) {
   $('error').hidden = true;
   stats.error = null;
   if (player) { player.close(); scene.close(); player = scene = null; }
+  Object.assign(timing, { opened: null, bytes: null, frame: null, firstFetch: null });
+  const t0 = performance.now();
   try {
     scene = await open(url);
+    timing.opened = performance.now() - t0;
     player = scene.player({ loop: $('loop').checked, step: 1 / 60 });
     orbit = framedView(scene.info);
     if (!scene.info.hasCamera) $('camera').value = 'orbit';
@@ -144,7 +152,11 @@ async function openScene(url) {
       `${scene.info.durationSec} s, SH degree ${scene.info.shDegree}`;
     $('timeline').max = String(scene.info.durationSec);
     for (const id of ['play', 'timeline']) $(id).disabled = false;
+    await player.ready(0);
+    timing.bytes = performance.now() - t0;
+    timing.firstFetch = scene.stats;
     await seek(0);
+    timing.frame = performance.now() - t0;
   } catch (e) {
     showError(e);
   }
@@ -194,8 +206,13 @@ async function main() {
 
 window.fourdgsPage = {
   stats,
+  timing,
   ready: main(),
+  get scene() { return scene; },
+  get player() { return player; },
   seek: (t) => seek(t),
+  // Resolves once the player's look-ahead (or catch-up) fetch is done.
+  settled: async () => { while (player?.fetching) await player.fetching; },
   playFrames: (n) => new Promise((resolve) => {
     const start = { frames: stats.framesDrawn, late: stats.lateFrames };
     const wait = () => {

@@ -4,24 +4,29 @@
 //     scene is opened by URL, seeked to t = 2.5, and the canvas matches `4dgs preview` of the same
 //     view (the scene's framing) within the tolerance below;
 //   - 60 frames play with no late frame; the console has no error;
-//   - a damaged file shows its refusal identifier in the page, not a blank canvas.
+//   - a damaged file shows its refusal identifier in the page, not a blank canvas;
+//   - with MAKE_BENCH_SCENE (tests/bench/make_bench_scene) and harness.py --access-log: what the
+//     page fetches for a multi-chunk scene's first frame and for a seek, counted in nginx's
+//     access log against the reader's own figures (network.mjs).
 // Screenshots, the preview and the difference image are left in FOURDGS_WEB_ARTIFACTS (when set)
 // for looking at.
 //
-//   harness.py run -- node player.test.mjs PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE REFUSAL_ID
+//   harness.py --access-log run -- node player.test.mjs PACKAGE_DIR CLI EXAMPLE_SCENE
+//       DAMAGED_SCENE REFUSAL_ID [MAKE_BENCH_SCENE]
 //
 // PACKAGE_DIR holds the packed npm package (fourdgs-*.tgz). Exit 77 (ctest's SKIP) only where
 // Chromium or emscripten is not installed (Debian: apt-get install chromium; FOURDGS_CHROMIUM names another).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from './browser.mjs';
+import { checkNetwork } from './network.mjs';
 import { compareImages, decodePng, encodePng } from './png.mjs';
 
-const [packageDir, cli, example, damaged, expectedRefusal] = process.argv.slice(2);
+const [packageDir, cli, example, damaged, expectedRefusal, makeBenchScene] = process.argv.slice(2);
 if (!existsSync(CHROMIUM)) {
   console.log(`SKIP: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
   process.exit(77);
@@ -51,6 +56,18 @@ mkdirSync(join(site, 'fourdgs'));
 execFileSync('tar', ['-xzf', tarball, '-C', join(site, 'fourdgs'), '--strip-components=1']);
 cpSync(example, join(site, 'example.4dgs'));
 cpSync(damaged, join(site, 'damaged.4dgs'));
+// The multi-chunk scene for the network checks: 200,000 gaussians, 10 one-second chunks of about
+// 370 KB each (3.7 MB), written by the benchmarks' generator.
+const accessLog = process.env.FOURDGS_HTTP_ACCESS_LOG, proxy = process.env.FOURDGS_HTTP_PROXY;
+const network = makeBenchScene && accessLog && proxy;
+if (network) {
+  execFileSync(makeBenchScene, [join(site, 'multi.4dgs'), '200000'], { stdio: 'ignore' });
+} else {
+  console.log('the network checks need make_bench_scene (FOURDGS_BUILD_BENCH) and harness.py ' +
+    '--access-log: not run');
+}
+// Each request to the proxy is answered this late: a round trip is long enough to count.
+const DELAY_MS = 400;
 
 console.log('4dgs preview');
 const previewPng = join(root, 'preview-2.5.png');
@@ -120,6 +137,22 @@ try {
     writeFileSync(join(artifacts, 'refused.png'), Buffer.from(s.data, 'base64'));
   }
   assert.deepEqual(refusedPage.errors, [], 'a refusal is not a page error');
+
+  if (network) {
+    const size = statSync(join(site, 'multi.4dgs')).size;
+    const n = await checkNetwork({ browser, pageReady, proxy, sceneName: 'multi.4dgs', size,
+      accessLog, delayMs: DELAY_MS, seekT: 4.7 });
+    console.log(`multi.4dgs (${size} bytes), every request ${DELAY_MS} ms late:\n` +
+      `  open + first frame: ${n.firstRequests} requests, ${n.firstBytes} bytes (2 x ` +
+      `${n.speculative} + the first instant's ${n.firstBytes - 2 * n.speculative} of fetchCost(0) ` +
+      `${n.cost0}, ${n.chunks0} chunk), bytes held after ${n.firstBytesMs.toFixed(0)} ms ` +
+      `(opened after ${n.openedMs.toFixed(0)} ms), first frame drawn after ` +
+      `${n.firstFrameMs.toFixed(0)} ms\n` +
+      `  seek to 4.7: ${n.seekRequests} requests, ${n.seekBytes} bytes: its own ` +
+      `${n.seekOwnRequests} request(s) (fetchCost ${n.seekCost}, ${n.seekChunks} chunk) held after ` +
+      `${n.seekBytesMs.toFixed(0)} ms, frame after ${n.seekFrameMs.toFixed(0)} ms, and ` +
+      `${n.aheadFetched} bytes of look-ahead (declared: ${n.aheadBound})`);
+  }
 } catch (e) {
   failed = true;
   console.error(e);
