@@ -1,10 +1,12 @@
 // The Chunk Index against the records it frames (fourdgs/index_check.hpp, §5.8).
 #include "fourdgs/index_check.hpp"
-#include "fourdgs/portable.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+
+#include "fourdgs/portable.hpp"
 
 namespace fourdgs {
 
@@ -127,6 +129,37 @@ Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at) {
                                       at);
     err.value = std::to_string(e.chunk_offset);
     return err;
+}
+
+Result<const FramedChunk*> ChunksNamed::name(std::span<const FramedChunk> seen,
+                                             const ChunkIndex& e, std::uint64_t at) {
+    const FramedChunk* c = framed_at(seen, e.chunk_offset);
+    if (!c) return no_chunk_at(e, at);
+    named_.resize(seen.size(), false);
+    const auto k = static_cast<std::size_t>(c - seen.data());
+    if (named_[k]) return chunk_indexed_twice(e, at);
+    named_[k] = true;
+    return c;
+}
+
+Status ChunksNamed::every_chunk_named(std::span<const FramedChunk> seen) const {
+    for (std::size_t k = 0; k < seen.size(); ++k)
+        if (!named(k))
+            return unindexed_chunk(seen[k].delta ? op::delta_chunk : op::chunk, seen[k].offset);
+    return ok_status();
+}
+
+Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
+                                                         std::span<const std::uint64_t> entry_at) {
+    std::vector<std::size_t> order(index.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return index[a].chunk_offset < index[b].chunk_offset;
+    });
+    for (std::size_t k = 1; k < order.size(); ++k)
+        if (index[order[k]].chunk_offset == index[order[k - 1]].chunk_offset)
+            return chunk_indexed_twice(index[order[k]], entry_at[order[k]]);
+    return order;
 }
 
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {

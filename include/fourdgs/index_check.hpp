@@ -97,6 +97,29 @@ Error unindexed_sh_band(std::uint64_t at);
 // already named (§5.8: one entry per chunk; two would have an indexed reader read it twice).
 Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at);
 
+// §5.8, one entry per chunk, decided here for every reader and the validator. An index met after
+// its chunks (a walk front to back) is matched entry by entry to the chunk records seen; one read
+// before them (an indexed reader's summary) is checked by its offsets alone.
+class ChunksNamed {
+public:
+    // Entry `e` (whose record is at `at`) among `seen`, the chunk records walked so far, sorted by
+    // offset: the chunk it names, which the caller checks it against (check_index_entry).
+    // Refusals: no_chunk_at, chunk_indexed_twice.
+    Result<const FramedChunk*> name(std::span<const FramedChunk> seen, const ChunkIndex& e,
+                                    std::uint64_t at);
+    // Whether seen[k] has been named.
+    bool named(std::size_t k) const noexcept { return k < named_.size() && named_[k]; }
+    // unindexed_chunk for the first of `seen` no entry named; ok when every one was.
+    Status every_chunk_named(std::span<const FramedChunk> seen) const;
+
+private:
+    std::vector<bool> named_;
+};
+// The entries of `index` by chunk_offset (ties in index order), and chunk_indexed_twice for the
+// first that names the chunk an earlier one names (`entry_at[i]`: where entry i's record is).
+Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
+                                                         std::span<const std::uint64_t> entry_at);
+
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
 
