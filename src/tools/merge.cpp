@@ -599,7 +599,8 @@ Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, std::
     if (!changed) return ok_status();
     StreamEncodeOptions so;
     so.codec = view->header.codec;
-    so.level = view->header.codec == codec::zstd ? 3 : view->header.codec == codec::lz4 ? 0 : 6;
+    // The part's stream was readable, so its codec is in the table: re-compressed at its default.
+    so.level = find_codec(so.codec)->default_level;
     auto st = encode_stream(out, attr::window_index, view->header.channels, *values, so);
     if (!st.ok()) return invalid_part(p, st.error());
     return ok_status();
@@ -853,8 +854,8 @@ struct Copier {
         }
         auto codec_byte = chunk_compression_codec(compression, offset);
         if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
-        if (auto st =
-                compress(*codec_byte, *codec_byte == codec::zstd ? 3 : 6, block.buffer(), work);
+        if (auto st = compress(*codec_byte, find_codec(*codec_byte)->default_level,
+                               block.buffer(), work);
             !st.ok())
             return invalid_part(p, st.error());
         return ok_status();
