@@ -162,6 +162,40 @@ Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIn
     return order;
 }
 
+Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const ChunkIndex& e,
+                                         std::uint8_t opcode, const IndexCheckOptions& check,
+                                         int bands, bool require_all_bands,
+                                         FetchedChunkBuffers& buffers, RangeOrigin origin,
+                                         ChunkTrip* failed) {
+    auto fail = [&](ChunkTrip step, Error err) {
+        if (failed) *failed = step;
+        return err;
+    };
+    auto record = fetcher.fetch_framed(e.chunk_offset, e.chunk_length, opcode, buffers.record,
+                                       origin);
+    if (!record.ok()) return fail(ChunkTrip::fetch, std::move(record).error());
+    IndexedChunk out;
+    out.record = *record;
+    Status same = ok_status();
+    if (out.record.opcode == op::chunk) {
+        auto chunk = parse_chunk(out.record);
+        if (!chunk.ok()) return fail(ChunkTrip::parse, std::move(chunk).error());
+        out.chunk = std::move(*chunk);
+        same = check_index_entry(e, FramedChunk::of(out.record, *out.chunk), e.chunk_offset, check);
+    } else {
+        auto delta = parse_delta_chunk(out.record);
+        if (!delta.ok()) return fail(ChunkTrip::parse, std::move(delta).error());
+        out.delta = std::move(*delta);
+        same = check_index_entry(e, FramedChunk::of(out.record, *out.delta), e.chunk_offset, check);
+    }
+    if (!same.ok()) return fail(ChunkTrip::check, std::move(same).error());
+    if (Status st = fetcher.fetch_sh_bands(e, bands, require_all_bands, buffers.bands,
+                                           buffers.band_records);
+        !st.ok())
+        return fail(ChunkTrip::bands, std::move(st).error());
+    return out;
+}
+
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {
     if (!e.keyframe || e.keyframe->live_count == live) return ok_status();
     Error err = index_record_mismatch(

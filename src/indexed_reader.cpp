@@ -344,20 +344,17 @@ Status IndexedReader::decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) 
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "chunk " + std::to_string(index) + " does not exist (the index has " +
                               std::to_string(scene_.index.size()) + " entries)");
-    const ChunkIndex& e = scene_.index[index];
-    FOURDGS_ASSIGN(RecordView r,
-                   fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, op::chunk, ws.record));
-    FOURDGS_ASSIGN(ChunkRecord chunk, parse_chunk(r));
     IndexCheckOptions fetched;
     fetched.ranges = false;  // the record was fetched by the entry's own range
-    FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, chunk), e.chunk_offset, fetched));
     // Only the bands asked for are fetched (§5.7): a reader capped at degree d never reads d+1.
     const int want = wanted_bands();
-    FOURDGS_TRY(fetcher_.fetch_sh_bands(e, want, true, ws.bands, ws.band_records));
+    FOURDGS_ASSIGN(IndexedChunk fetched_chunk,
+                   fetch_indexed_chunk(fetcher_, scene_.index[index], op::chunk, fetched, want,
+                                       true, ws));
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = want;
-    return fourdgs::decode_chunk_bins(scene_, chunk, ws.band_records, decode, ws.bins,
-                                      ws.scratch);
+    return fourdgs::decode_chunk_bins(scene_, *fetched_chunk.chunk, ws.band_records, decode,
+                                      ws.bins, ws.scratch);
 }
 
 Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {

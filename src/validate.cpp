@@ -984,9 +984,7 @@ void Validator::check_index_by_tail() {
     std::vector<std::uint8_t> summary;
     SummaryCrc crc = SummaryCrc::not_stated;
     if (!fetch_summary(fetch, *tail, reader_.max_summary_bytes, true, summary, crc).ok()) return;
-    std::vector<std::uint8_t> chunk;
-    std::array<std::vector<std::uint8_t>, 3> band_buffers;
-    std::vector<ShBandRecord> bands;
+    FetchedChunkBuffers buffers;
     RecordsInMemory records(summary, tail->footer.summary_start);
     while (!full()) {
         auto next = records.next();
@@ -998,27 +996,16 @@ void Validator::check_index_by_tail() {
         auto found = fetch.opcode_at(e->chunk_offset);
         if (!found.ok()) continue;
         const std::uint8_t opcode = *found == op::delta_chunk ? op::delta_chunk : op::chunk;
-        auto framed = fetch.fetch_framed(e->chunk_offset, e->chunk_length, opcode, chunk);
-        if (!framed.ok()) {
-            report_refusal(framed.error(), "Chunk Index", r.offset);
-            continue;
-        }
         IndexCheckOptions fetched;
         fetched.ranges = false;
-        Status same = ok_status();
-        if (opcode == op::chunk) {
-            auto c = parse_chunk(*framed);
-            if (!c.ok()) continue;  // the walk, or the record's own parser, says why
-            same = check_index_entry(*e, FramedChunk::of(*framed, *c), e->chunk_offset, fetched);
-        } else {
-            auto d = parse_delta_chunk(*framed);
-            if (!d.ok()) continue;
-            same = check_index_entry(*e, FramedChunk::of(*framed, *d), e->chunk_offset, fetched);
-        }
-        if (same.ok() && scene_.has_header)
-            same = fetch.fetch_sh_bands(*e, std::min<int>(3, scene_.header.sh_degree), true,
-                                        band_buffers, bands);
-        if (!same.ok()) report_refusal(same.error(), "Chunk Index", r.offset);
+        // The bands are checked only when the Header says how many there are.
+        const int bands = scene_.has_header ? std::min<int>(3, scene_.header.sh_degree) : 0;
+        ChunkTrip failed = ChunkTrip::fetch;
+        auto trip = fetch_indexed_chunk(fetch, *e, opcode, fetched, bands, true, buffers, {},
+                                        &failed);
+        // A record that does not parse: the walk, or the record's own parser, says why.
+        if (!trip.ok() && failed != ChunkTrip::parse)
+            report_refusal(trip.error(), "Chunk Index", r.offset);
     }
 }
 
