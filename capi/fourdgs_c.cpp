@@ -262,6 +262,15 @@ fourdgs_status open_with(const fourdgs_open_options* options, fourdgs_reader** o
     return FOURDGS_OK;
 }
 
+fourdgs_error error_out(const LastError& last) noexcept {
+    fourdgs_error e{};
+    e.status = last.status;
+    e.refusal = str(last.refusal);
+    e.message = str(last.message);
+    e.offset = last.offset;
+    return e;
+}
+
 const char* kStatusNames[] = {"ok",    "malformed",        "truncated", "unsupported",
                               "io",    "invalid-argument", "limit",     "out-of-memory",
                               "internal", "buffer-too-small", "not-found"};
@@ -282,16 +291,7 @@ const char* fourdgs_status_name(fourdgs_status status) {
 }
 
 fourdgs_status fourdgs_last_error(fourdgs_error* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_error"); s != FOURDGS_OK) return s;
-        fourdgs_error e{};
-        e.status = t_error.status;
-        e.refusal = str(t_error.refusal);
-        e.message = str(t_error.message);
-        e.offset = t_error.offset;
-        return put(out, e);
-    });
+    return guarded([&] { return fill_outs([] { return &t_error; }, error_out, out); });
 }
 
 fourdgs_status fourdgs_last_status(void) { return t_error.status; }
@@ -381,9 +381,12 @@ void fourdgs_reader_free(fourdgs_reader* reader) {
 // Scene information.
 
 namespace {
-// A scene as fourdgs_scene_info.
-fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool scanned,
-                              const IndexedReader* base, fourdgs_scene_info* out) {
+// A reader's scene as fourdgs_scene_info.
+fourdgs_scene_info scene_info_out(const fourdgs_reader& reader) {
+        const SceneInfo& sc = reader.scene();
+        const bool keyframe_delta = reader.opened->keyframe_delta();
+        const bool scanned = reader.opened->index_built_by_scan();
+        const IndexedReader* base = reader.opened->indexed_base();
         const Header& h = sc.header;
         const Quantization& q = sc.quantization;
         fourdgs_scene_info i{};
@@ -449,76 +452,56 @@ fourdgs_status scene_info_out(const SceneInfo& sc, bool keyframe_delta, bool sca
             std::copy(sc.statistics->aabb.begin(), sc.statistics->aabb.end(), i.statistics_aabb);
         }
         i.sh_depths_malformed = sc.quantization.sh_depths_malformed;
-        return put(out, i);
+        return i;
 }
+
 }  // namespace
 
 fourdgs_status fourdgs_reader_scene_info(const fourdgs_reader* reader, fourdgs_scene_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_scene_info"); s != FOURDGS_OK) return s;
-        return scene_info_out(reader->scene(), reader->opened->keyframe_delta(),
-                              reader->opened->index_built_by_scan(),
-                              reader->opened->indexed_base(), out);
-    });
+    return get_from(reader, the_handle, scene_info_out, out);
 }
 
 namespace {
-fourdgs_status key_value(const StringMap& map, std::size_t index, const char* what,
-                         fourdgs_string* key, fourdgs_string* value) {
-    FOURDGS_C_REQUIRE(key);
-    FOURDGS_C_REQUIRE(value);
-    if (index >= map.size()) return not_found(what, index, map.size());
-    *key = str(map[index].first);
-    *value = str(map[index].second);
-    return FOURDGS_OK;
+std::tuple<fourdgs_string, fourdgs_string> key_value_out(
+    const std::pair<std::string, std::string>& entry) noexcept {
+    return {str(entry.first), str(entry.second)};
 }
 }  // namespace
 
 fourdgs_status fourdgs_reader_header_attribute(const fourdgs_reader* reader, size_t index,
                                                fourdgs_string* key, fourdgs_string* value) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        return key_value(reader->scene().header.attributes, index, "header attribute", key, value);
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            return element(r.scene().header.attributes, index, "header attribute");
+        },
+        key_value_out, Out{key, "key"}, Out{value, "value"});
 }
 
 fourdgs_status fourdgs_reader_quantization_bound(const fourdgs_reader* reader, size_t index,
                                                  fourdgs_string* key, fourdgs_string* value) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        return key_value(reader->scene().quantization.bounds, index, "quantization bound", key,
-                         value);
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            return element(r.scene().quantization.bounds, index, "quantization bound");
+        },
+        key_value_out, Out{key, "key"}, Out{value, "value"});
 }
 
 fourdgs_status fourdgs_reader_window(const fourdgs_reader* reader, size_t index, double* lo,
                                      double* hi) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(lo);
-        FOURDGS_C_REQUIRE(hi);
-        const auto& w = reader->scene().windows;
-        if (index >= w.size()) return not_found("window", index, w.size());
-        *lo = w[index].lo;
-        *hi = w[index].hi;
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::windows, index, "window"),
+        [](const WindowTable::Window& w) { return std::tuple(w.lo, w.hi); }, Out{lo, "lo"},
+        Out{hi, "hi"});
 }
 
 fourdgs_status fourdgs_reader_metadata(const fourdgs_reader* reader, size_t index,
                                        fourdgs_string* name, size_t* entry_count) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(name);
-        FOURDGS_C_REQUIRE(entry_count);
-        const auto& m = reader->scene().metadata;
-        if (index >= m.size()) return not_found("metadata record", index, m.size());
-        *name = str(m[index].name);
-        *entry_count = m[index].entries.size();
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::metadata, index, "metadata record"),
+        [](const Metadata& m) { return std::tuple(str(m.name), m.entries.size()); },
+        Out{name, "name"}, Out{entry_count, "entry_count"});
 }
 
 fourdgs_status fourdgs_reader_metadata_entry(const fourdgs_reader* reader, size_t index,
@@ -526,9 +509,12 @@ fourdgs_status fourdgs_reader_metadata_entry(const fourdgs_reader* reader, size_
                                              fourdgs_string* value) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(reader);
-        const auto& m = reader->scene().metadata;
-        if (index >= m.size()) return not_found("metadata record", index, m.size());
-        return key_value(m[index].entries, entry, "metadata entry", key, value);
+        // The record is looked up before key and value are checked: a call wrong in both ways
+        // is refused for the record.
+        const Metadata* record = element(reader->scene().metadata, index, "metadata record");
+        if (record == nullptr) return FOURDGS_NOT_FOUND;
+        return fill_outs([&] { return element(record->entries, entry, "metadata entry"); },
+                         key_value_out, Out{key, "key"}, Out{value, "value"});
     });
 }
 
@@ -549,20 +535,20 @@ fourdgs_status fourdgs_reader_metadata_find(const fourdgs_reader* reader, const 
     });
 }
 
+namespace {
+fourdgs_attachment_info attachment_out(const AttachmentEntry& a) noexcept {
+    fourdgs_attachment_info i{};
+    i.name = str(a.name);
+    i.media_type = str(a.media_type);
+    i.payload = {a.payload.offset, a.payload.length};
+    return i;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_attachment(const fourdgs_reader* reader, size_t index,
                                          fourdgs_attachment_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_attachment_info"); s != FOURDGS_OK) return s;
-        const auto& a = reader->scene().attachments;
-        if (index >= a.size()) return not_found("attachment", index, a.size());
-        fourdgs_attachment_info i{};
-        i.name = str(a[index].name);
-        i.media_type = str(a[index].media_type);
-        i.payload = {a[index].payload.offset, a[index].payload.length};
-        return put(out, i);
-    });
+    return get_from(reader, scene_element(&SceneInfo::attachments, index, "attachment"),
+                    attachment_out, out);
 }
 
 namespace {
@@ -627,41 +613,44 @@ fourdgs_status fourdgs_reader_read_payload(const fourdgs_reader* reader, fourdgs
     });
 }
 
+namespace {
+const Camera* camera_of(const fourdgs_reader& reader) {
+    return present(reader.scene().camera, "the file has no Camera");
+}
+
+fourdgs_camera_info camera_out(const Camera& cam) noexcept {
+    fourdgs_camera_info i{};
+    i.fov_y_deg = cam.fov_y_deg;
+    std::copy(cam.position.begin(), cam.position.end(), i.position);
+    std::copy(cam.target.begin(), cam.target.end(), i.target);
+    i.keyframe_count = cam.keyframes.size();
+    i.interpolation = str(cam.interpolation);
+    i.loop = cam.loop;
+    return i;
+}
+
+fourdgs_camera_keyframe camera_keyframe_out(const Camera::Keyframe& k) noexcept {
+    fourdgs_camera_keyframe c{};
+    c.time = k.time;
+    std::copy(k.position.begin(), k.position.end(), c.position);
+    std::copy(k.target.begin(), k.target.end(), c.target);
+    return c;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_camera(const fourdgs_reader* reader, fourdgs_camera_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_camera_info"); s != FOURDGS_OK) return s;
-        const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
-        fourdgs_camera_info i{};
-        i.fov_y_deg = cam->fov_y_deg;
-        std::copy(cam->position.begin(), cam->position.end(), i.position);
-        std::copy(cam->target.begin(), cam->target.end(), i.target);
-        i.keyframe_count = cam->keyframes.size();
-        i.interpolation = str(cam->interpolation);
-        i.loop = cam->loop;
-        return put(out, i);
-    });
+    return get_from(reader, camera_of, camera_out, out);
 }
 
 fourdgs_status fourdgs_reader_camera_keyframe(const fourdgs_reader* reader, size_t index,
                                               fourdgs_camera_keyframe* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
-        if (index >= cam->keyframes.size())
-            return not_found("camera keyframe", index, cam->keyframes.size());
-        const auto& k = cam->keyframes[index];
-        fourdgs_camera_keyframe c{};
-        c.time = k.time;
-        std::copy(k.position.begin(), k.position.end(), c.position);
-        std::copy(k.target.begin(), k.target.end(), c.target);
-        *out = c;
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            const Camera* cam = camera_of(r);
+            return cam ? element(cam->keyframes, index, "camera keyframe") : nullptr;
+        },
+        camera_keyframe_out, out);
 }
 
 fourdgs_status fourdgs_reader_camera_at(const fourdgs_reader* reader, double t,
@@ -671,9 +660,9 @@ fourdgs_status fourdgs_reader_camera_at(const fourdgs_reader* reader, double t,
         FOURDGS_C_REQUIRE(position);
         FOURDGS_C_REQUIRE(target);
         FOURDGS_C_REQUIRE(fov_y_deg);
-        if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
-        const auto& cam = reader->scene().camera;
-        if (!cam) return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the file has no Camera");
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        const Camera* cam = camera_of(*reader);
+        if (cam == nullptr) return FOURDGS_NOT_FOUND;
         const CameraView v = camera_at(*cam, t);
         std::copy(v.position.begin(), v.position.end(), position);
         std::copy(v.target.begin(), v.target.end(), target);
@@ -682,120 +671,110 @@ fourdgs_status fourdgs_reader_camera_at(const fourdgs_reader* reader, double t,
     });
 }
 
+namespace {
+fourdgs_audio_source_info audio_source_out(const AudioSourceEntry& e) noexcept {
+    const AudioSource& d = e.descriptor;
+    fourdgs_audio_source_info i{};
+    i.source_id = d.source_id;
+    i.legacy = e.legacy;
+    i.name = str(d.name);
+    i.codec = str(d.codec);
+    i.channel_layout = str(d.channel_layout);
+    i.interpolation = str(d.interpolation);
+    i.start_sec = d.start_sec;
+    i.duration_sec = d.duration_sec;
+    i.gain = d.gain;
+    i.flags = d.flags;
+    std::copy(d.position.begin(), d.position.end(), i.position);
+    std::copy(d.rotation.begin(), d.rotation.end(), i.rotation);
+    i.keyframe_count = d.keyframes.size();
+    i.payload = {e.payload.offset, e.payload.length};
+    return i;
+}
+
+fourdgs_audio_keyframe audio_keyframe_out(const AudioSource::Keyframe& key) noexcept {
+    fourdgs_audio_keyframe k{};
+    k.time = key.time;
+    std::copy(key.position.begin(), key.position.end(), k.position);
+    std::copy(key.rotation.begin(), key.rotation.end(), k.rotation);
+    return k;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_audio_source(const fourdgs_reader* reader, size_t index,
                                            fourdgs_audio_source_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_audio_source_info"); s != FOURDGS_OK) return s;
-        const auto& audio = reader->scene().audio;
-        if (index >= audio.size()) return not_found("audio source", index, audio.size());
-        const AudioSourceEntry& e = audio[index];
-        const AudioSource& d = e.descriptor;
-        fourdgs_audio_source_info i{};
-        i.source_id = d.source_id;
-        i.legacy = e.legacy;
-        i.name = str(d.name);
-        i.codec = str(d.codec);
-        i.channel_layout = str(d.channel_layout);
-        i.interpolation = str(d.interpolation);
-        i.start_sec = d.start_sec;
-        i.duration_sec = d.duration_sec;
-        i.gain = d.gain;
-        i.flags = d.flags;
-        std::copy(d.position.begin(), d.position.end(), i.position);
-        std::copy(d.rotation.begin(), d.rotation.end(), i.rotation);
-        i.keyframe_count = d.keyframes.size();
-        i.payload = {e.payload.offset, e.payload.length};
-        return put(out, i);
-    });
+    return get_from(reader, scene_element(&SceneInfo::audio, index, "audio source"),
+                    audio_source_out, out);
 }
 
 fourdgs_status fourdgs_reader_audio_keyframe(const fourdgs_reader* reader, size_t source,
                                              size_t index, fourdgs_audio_keyframe* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        const auto& audio = reader->scene().audio;
-        if (source >= audio.size()) return not_found("audio source", source, audio.size());
-        const auto& keys = audio[source].descriptor.keyframes;
-        if (index >= keys.size()) return not_found("audio keyframe", index, keys.size());
-        fourdgs_audio_keyframe k{};
-        k.time = keys[index].time;
-        std::copy(keys[index].position.begin(), keys[index].position.end(), k.position);
-        std::copy(keys[index].rotation.begin(), keys[index].rotation.end(), k.rotation);
-        *out = k;
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            const AudioSourceEntry* e = element(r.scene().audio, source, "audio source");
+            return e ? element(e->descriptor.keyframes, index, "audio keyframe") : nullptr;
+        },
+        audio_keyframe_out, out);
 }
 
 fourdgs_status fourdgs_reader_audio_state_at(const fourdgs_reader* reader, size_t source, double t,
                                              fourdgs_audio_state* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
-        const auto& audio = reader->scene().audio;
-        if (source >= audio.size()) return not_found("audio source", source, audio.size());
-        const AudioState st = audio_state_at(audio[source].descriptor, t);
-        fourdgs_audio_state s{};
-        s.active = st.active;
-        s.local_time = st.local_time;
-        s.gain = st.gain;
-        std::copy(st.pose.translation.begin(), st.pose.translation.end(), s.position);
-        std::copy(st.pose.rotation.begin(), st.pose.rotation.end(), s.rotation);
-        *out = s;
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            return finite_time(t) == FOURDGS_OK ? element(r.scene().audio, source, "audio source")
+                                                : nullptr;
+        },
+        [&](const AudioSourceEntry& e) { return audio_state_out(audio_state_at(e.descriptor, t)); },
+        out);
 }
+
+namespace {
+fourdgs_coordinate_frame coordinate_frame_out(const CoordinateFrame& f) noexcept {
+    fourdgs_coordinate_frame c{};
+    c.name = str(f.name);
+    c.handedness = static_cast<uint32_t>(f.handedness);
+    c.up_axis = static_cast<uint32_t>(f.up_axis);
+    c.forward_axis = static_cast<uint32_t>(f.forward_axis);
+    c.length_unit = static_cast<uint32_t>(f.length_unit);
+    c.metres_per_unit = f.metres_per_unit;
+    return c;
+}
+}  // namespace
 
 fourdgs_status fourdgs_reader_coordinate_frame(const fourdgs_reader* reader, size_t index,
                                                fourdgs_coordinate_frame* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_coordinate_frame"); s != FOURDGS_OK) return s;
-        const auto& v = reader->scene().coordinate_frames;
-        if (index >= v.size()) return not_found("coordinate frame", index, v.size());
-        const CoordinateFrame& f = v[index];
-        fourdgs_coordinate_frame c{};
-        c.name = str(f.name);
-        c.handedness = static_cast<uint32_t>(f.handedness);
-        c.up_axis = static_cast<uint32_t>(f.up_axis);
-        c.forward_axis = static_cast<uint32_t>(f.forward_axis);
-        c.length_unit = static_cast<uint32_t>(f.length_unit);
-        c.metres_per_unit = f.metres_per_unit;
-        return put(out, c);
-    });
+    return get_from(reader,
+                    scene_element(&SceneInfo::coordinate_frames, index, "coordinate frame"),
+                    coordinate_frame_out, out);
 }
+
+namespace {
+fourdgs_sensor sensor_out(const SensorCalibration& s) noexcept {
+    fourdgs_sensor c{};
+    c.name = str(s.name);
+    c.modality = str(s.modality);
+    c.rig_name = str(s.rig_name);
+    c.camera_model = static_cast<uint32_t>(s.camera_model);
+    c.width_px = s.width_px;
+    c.height_px = s.height_px;
+    c.fx = s.fx;
+    c.fy = s.fy;
+    c.cx = s.cx;
+    c.cy = s.cy;
+    c.distortion_count = s.distortion.size();
+    c.distortion = s.distortion.data();
+    std::copy(s.rotation.begin(), s.rotation.end(), c.rotation);
+    std::copy(s.translation.begin(), s.translation.end(), c.translation);
+    c.pose_reference = static_cast<uint32_t>(s.pose_reference);
+    return c;
+}
+}  // namespace
 
 fourdgs_status fourdgs_reader_sensor(const fourdgs_reader* reader, size_t index,
                                      fourdgs_sensor* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_sensor"); s != FOURDGS_OK) return s;
-        const auto& v = reader->scene().sensors;
-        if (index >= v.size()) return not_found("sensor", index, v.size());
-        const SensorCalibration& s = v[index];
-        fourdgs_sensor c{};
-        c.name = str(s.name);
-        c.modality = str(s.modality);
-        c.rig_name = str(s.rig_name);
-        c.camera_model = static_cast<uint32_t>(s.camera_model);
-        c.width_px = s.width_px;
-        c.height_px = s.height_px;
-        c.fx = s.fx;
-        c.fy = s.fy;
-        c.cx = s.cx;
-        c.cy = s.cy;
-        c.distortion_count = s.distortion.size();
-        c.distortion = s.distortion.data();
-        std::copy(s.rotation.begin(), s.rotation.end(), c.rotation);
-        std::copy(s.translation.begin(), s.translation.end(), c.translation);
-        c.pose_reference = static_cast<uint32_t>(s.pose_reference);
-        return put(out, c);
-    });
+    return get_from(reader, scene_element(&SceneInfo::sensors, index, "sensor"), sensor_out, out);
 }
 
 namespace {
@@ -811,109 +790,101 @@ fourdgs_pose_sample sample_out(const TrajectorySample& s) {
 fourdgs_status fourdgs_reader_rig_trajectory(const fourdgs_reader* reader, size_t index,
                                              fourdgs_string* name, uint32_t* interpolation,
                                              size_t* sample_count) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(name);
-        FOURDGS_C_REQUIRE(interpolation);
-        FOURDGS_C_REQUIRE(sample_count);
-        const auto& v = reader->scene().rig_trajectories;
-        if (index >= v.size()) return not_found("rig trajectory", index, v.size());
-        *name = str(v[index].name);
-        *interpolation = static_cast<uint32_t>(v[index].interpolation);
-        *sample_count = v[index].samples.size();
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::rig_trajectories, index, "rig trajectory"),
+        [](const RigTrajectory& r) {
+            return std::tuple(str(r.name), static_cast<uint32_t>(r.interpolation),
+                              r.samples.size());
+        },
+        Out{name, "name"}, Out{interpolation, "interpolation"},
+        Out{sample_count, "sample_count"});
 }
 
 fourdgs_status fourdgs_reader_rig_trajectory_sample(const fourdgs_reader* reader, size_t index,
                                                     size_t sample, fourdgs_pose_sample* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        const auto& v = reader->scene().rig_trajectories;
-        if (index >= v.size()) return not_found("rig trajectory", index, v.size());
-        if (sample >= v[index].samples.size())
-            return not_found("trajectory sample", sample, v[index].samples.size());
-        *out = sample_out(v[index].samples[sample]);
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            const RigTrajectory* t = element(r.scene().rig_trajectories, index, "rig trajectory");
+            return t ? element(t->samples, sample, "trajectory sample") : nullptr;
+        },
+        sample_out, out);
 }
+
+namespace {
+fourdgs_geodetic_anchor geodetic_anchor_out(const GeodeticAnchor& g) noexcept {
+    fourdgs_geodetic_anchor a{};
+    a.frame_name = str(g.frame_name);
+    a.latitude_deg = g.latitude_deg;
+    a.longitude_deg = g.longitude_deg;
+    a.altitude_m = g.altitude_m;
+    a.heading_deg = g.heading_deg;
+    return a;
+}
+}  // namespace
 
 fourdgs_status fourdgs_reader_geodetic_anchor(const fourdgs_reader* reader, size_t index,
                                               fourdgs_geodetic_anchor* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_geodetic_anchor"); s != FOURDGS_OK) return s;
-        const auto& v = reader->scene().geodetic_anchors;
-        if (index >= v.size()) return not_found("geodetic anchor", index, v.size());
-        fourdgs_geodetic_anchor a{};
-        a.frame_name = str(v[index].frame_name);
-        a.latitude_deg = v[index].latitude_deg;
-        a.longitude_deg = v[index].longitude_deg;
-        a.altitude_m = v[index].altitude_m;
-        a.heading_deg = v[index].heading_deg;
-        return put(out, a);
-    });
+    return get_from(reader,
+                    scene_element(&SceneInfo::geodetic_anchors, index, "geodetic anchor"),
+                    geodetic_anchor_out, out);
 }
+
+namespace {
+fourdgs_object_info object_out(const ObjectTable::Entry& e) noexcept {
+    fourdgs_object_info o{};
+    o.object_id = e.object_id;
+    o.label = str(e.label);
+    std::copy(e.anchor.begin(), e.anchor.end(), o.anchor);
+    o.has_dynamics = e.dynamics.has_value();
+    if (e.dynamics) {
+        std::copy(e.dynamics->velocity.begin(), e.dynamics->velocity.end(), o.velocity);
+        std::copy(e.dynamics->angular_velocity.begin(), e.dynamics->angular_velocity.end(),
+                  o.angular_velocity);
+        std::copy(e.dynamics->acceleration.begin(), e.dynamics->acceleration.end(),
+                  o.acceleration);
+    }
+    o.has_embedding = e.embedding.has_value();
+    o.embedding = e.embedding ? e.embedding->data() : nullptr;
+    return o;
+}
+}  // namespace
 
 fourdgs_status fourdgs_reader_object(const fourdgs_reader* reader, size_t index,
                                      fourdgs_object_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_object_info"); s != FOURDGS_OK) return s;
-        const auto& table = reader->scene().object_table;
-        const std::size_t n = table ? table->entries.size() : 0;
-        if (index >= n) return not_found("object", index, n);
-        const ObjectTable::Entry& e = table->entries[index];
-        fourdgs_object_info o{};
-        o.object_id = e.object_id;
-        o.label = str(e.label);
-        std::copy(e.anchor.begin(), e.anchor.end(), o.anchor);
-        o.has_dynamics = e.dynamics.has_value();
-        if (e.dynamics) {
-            std::copy(e.dynamics->velocity.begin(), e.dynamics->velocity.end(), o.velocity);
-            std::copy(e.dynamics->angular_velocity.begin(), e.dynamics->angular_velocity.end(),
-                      o.angular_velocity);
-            std::copy(e.dynamics->acceleration.begin(), e.dynamics->acceleration.end(),
-                      o.acceleration);
-        }
-        o.has_embedding = e.embedding.has_value();
-        o.embedding = e.embedding ? e.embedding->data() : nullptr;
-        return put(out, o);
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            const auto& table = r.scene().object_table;  // no table: no objects
+            const std::span<const ObjectTable::Entry> objects =
+                table ? std::span(table->entries) : std::span<const ObjectTable::Entry>();
+            return element(objects, index, "object");
+        },
+        object_out, out);
 }
 
 fourdgs_status fourdgs_reader_object_track(const fourdgs_reader* reader, size_t index,
                                            uint32_t* object_id, uint32_t* interpolation,
                                            size_t* sample_count) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(object_id);
-        FOURDGS_C_REQUIRE(interpolation);
-        FOURDGS_C_REQUIRE(sample_count);
-        const auto& v = reader->scene().object_tracks;
-        if (index >= v.size()) return not_found("object track", index, v.size());
-        *object_id = v[index].object_id;
-        *interpolation = static_cast<uint32_t>(v[index].interpolation);
-        *sample_count = v[index].samples.size();
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::object_tracks, index, "object track"),
+        [](const ObjectTrack& t) {
+            return std::tuple(t.object_id, static_cast<uint32_t>(t.interpolation),
+                              t.samples.size());
+        },
+        Out{object_id, "object_id"}, Out{interpolation, "interpolation"},
+        Out{sample_count, "sample_count"});
 }
 
 fourdgs_status fourdgs_reader_object_track_sample(const fourdgs_reader* reader, size_t index,
                                                   size_t sample, fourdgs_pose_sample* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        const auto& v = reader->scene().object_tracks;
-        if (index >= v.size()) return not_found("object track", index, v.size());
-        if (sample >= v[index].samples.size())
-            return not_found("track sample", sample, v[index].samples.size());
-        *out = sample_out(v[index].samples[sample]);
-        return FOURDGS_OK;
-    });
+    return get_from(
+        reader,
+        [&](const fourdgs_reader& r) {
+            const ObjectTrack* t = element(r.scene().object_tracks, index, "object track");
+            return t ? element(t->samples, sample, "track sample") : nullptr;
+        },
+        sample_out, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -943,11 +914,6 @@ fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluat
     out.max_sh_degree = static_cast<int>(o.max_sh_degree);
     out.append = o.append != 0;
     if (o.apply_object_tracks) out.tracks = scene.object_tracks;
-    return FOURDGS_OK;
-}
-
-fourdgs_status finite_time(double t) {
-    if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
     return FOURDGS_OK;
 }
 
@@ -1001,84 +967,77 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
     });
 }
 
+namespace {
+fourdgs_chunk_info chunk_info_out(const ChunkIndex& e, std::uint64_t fetch_bytes) noexcept {
+    fourdgs_chunk_info c{};
+    c.t0 = e.t0;
+    c.t1 = e.t1;
+    c.offset = e.chunk_offset;
+    c.size = e.chunk_length;
+    c.gaussian_count = e.gaussian_count;
+    c.fetch_bytes = fetch_bytes;
+    c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
+    if (e.keyframe) {
+        c.has_keyframe_fields = 1;
+        c.delta_mode = e.keyframe->delta_mode;
+        c.depth = e.keyframe->depth;
+        c.reference_offset = e.keyframe->reference_offset;
+        c.keyframe_offset = e.keyframe->keyframe_offset;
+        c.live_count = e.keyframe->live_count;
+    }
+    c.band_count = e.bands.size();
+    return c;
+}
+}  // namespace
+
 fourdgs_status fourdgs_reader_chunk_info(const fourdgs_reader* reader, size_t index,
                                          fourdgs_chunk_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_chunk_info"); s != FOURDGS_OK) return s;
-        const auto& index_entries = reader->scene().index;
-        if (index >= index_entries.size()) return not_found("chunk", index, index_entries.size());
-        const ChunkIndex& e = index_entries[index];
-        fourdgs_chunk_info c{};
-        c.t0 = e.t0;
-        c.t1 = e.t1;
-        c.offset = e.chunk_offset;
-        c.size = e.chunk_length;
-        c.gaussian_count = e.gaussian_count;
-        c.fetch_bytes = reader->opened->entry_fetch_cost(index).value_or(0);
-        c.kind = e.keyframe ? e.keyframe->chunk_kind : 0;
-        if (e.keyframe) {
-            c.has_keyframe_fields = 1;
-            c.delta_mode = e.keyframe->delta_mode;
-            c.depth = e.keyframe->depth;
-            c.reference_offset = e.keyframe->reference_offset;
-            c.keyframe_offset = e.keyframe->keyframe_offset;
-            c.live_count = e.keyframe->live_count;
-        }
-        c.band_count = e.bands.size();
-        return put(out, c);
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::index, index, "chunk"),
+        [&](const ChunkIndex& e) {
+            return chunk_info_out(e, reader->opened->entry_fetch_cost(index).value_or(0));
+        },
+        out);
 }
 
 namespace {
 // Element k of one of the scene's lists as (a small code, a 64-bit offset, a 64-bit length).
-template <class List, class Fields>
-fourdgs_status range_triple(const List& list, std::size_t k, const char* what, uint32_t* code,
-                            uint64_t* offset, uint64_t* length, Fields&& fields) {
-    FOURDGS_C_REQUIRE(code);
-    FOURDGS_C_REQUIRE(offset);
-    FOURDGS_C_REQUIRE(length);
-    if (k >= list.size()) return not_found(what, k, list.size());
-    fields(list[k], *code, *offset, *length);
-    return FOURDGS_OK;
-}
+// Element k of a list as (a small code, a 64-bit offset, a 64-bit length). A NULL out-parameter
+// is refused as "code", "offset" or "length", whatever fourdgs.h names it.
+using RangeTriple = std::tuple<uint32_t, uint64_t, uint64_t>;
 }  // namespace
 
 fourdgs_status fourdgs_reader_chunk_band(const fourdgs_reader* reader, size_t index, size_t k,
                                          uint32_t* band, uint64_t* offset, uint64_t* length) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(reader);
-        const auto& entries = reader->scene().index;
-        if (index >= entries.size()) return not_found("chunk", index, entries.size());
-        return range_triple(entries[index].bands, k, "SH band range", band, offset, length,
-                            [](const ChunkIndex::Band& b, uint32_t& c, uint64_t& o, uint64_t& l) {
-                                c = b.band, o = b.offset, l = b.length;
-                            });
+        // The chunk is looked up before the out-parameters are checked: a call wrong in both
+        // ways is refused for the chunk.
+        const ChunkIndex* chunk = element(reader->scene().index, index, "chunk");
+        if (chunk == nullptr) return FOURDGS_NOT_FOUND;
+        return fill_outs(
+            [&] { return element(chunk->bands, k, "SH band range"); },
+            [](const ChunkIndex::Band& b) { return RangeTriple{b.band, b.offset, b.length}; },
+            Out{band, "code"}, Out{offset, "offset"}, Out{length, "length"});
     });
 }
 
 fourdgs_status fourdgs_reader_summary_offset(const fourdgs_reader* reader, size_t k,
                                              uint32_t* opcode, uint64_t* start, uint64_t* length) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        return range_triple(reader->scene().summary_offsets, k, "summary offset", opcode, start,
-                            length,
-                            [](const SummaryOffset& so, uint32_t& c, uint64_t& o, uint64_t& l) {
-                                c = so.group_opcode, o = so.group_start, l = so.group_length;
-                            });
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::summary_offsets, k, "summary offset"),
+        [](const SummaryOffset& so) {
+            return RangeTriple{so.group_opcode, so.group_start, so.group_length};
+        },
+        Out{opcode, "code"}, Out{start, "offset"}, Out{length, "length"});
 }
 
 fourdgs_status fourdgs_reader_skipped_record(const fourdgs_reader* reader, size_t k,
                                              uint32_t* opcode, uint64_t* offset, uint64_t* length) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        return range_triple(reader->scene().skipped, k, "skipped record", opcode, offset, length,
-                            [](const SkippedRecord& r, uint32_t& c, uint64_t& o, uint64_t& l) {
-                                c = r.opcode, o = r.offset, l = r.length;
-                            });
-    });
+    return get_from(
+        reader, scene_element(&SceneInfo::skipped, k, "skipped record"),
+        [](const SkippedRecord& r) { return RangeTriple{r.opcode, r.offset, r.length}; },
+        Out{opcode, "code"}, Out{offset, "offset"}, Out{length, "length"});
 }
 
 fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t, size_t* indices,
@@ -1151,28 +1110,28 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
     });
 }
 
+namespace {
+fourdgs_frame_columns frame_columns_out(const Frame& f) noexcept {
+    fourdgs_frame_columns c{};
+    c.time = f.time;
+    c.count = f.count;
+    c.center = f.center.data();
+    c.scale = f.scale.data();
+    c.rotation = f.rotation.data();
+    c.color = f.color.data();
+    c.object_id = f.object_id.data();
+    c.source = f.source.data();
+    c.sh_degree = static_cast<uint32_t>(f.sh_degree);
+    c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
+    c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
+    c.flags = f.flags.data();
+    c.unrepresentable = f.unrepresentable;
+    return c;
+}
+}  // namespace
+
 fourdgs_status fourdgs_frame_columns_get(const fourdgs_frame* frame, fourdgs_frame_columns* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(frame);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_frame_columns"); s != FOURDGS_OK) return s;
-        const Frame& f = frame->frame;
-        fourdgs_frame_columns c{};
-        c.time = f.time;
-        c.count = f.count;
-        c.center = f.center.data();
-        c.scale = f.scale.data();
-        c.rotation = f.rotation.data();
-        c.color = f.color.data();
-        c.object_id = f.object_id.data();
-        c.source = f.source.data();
-        c.sh_degree = static_cast<uint32_t>(f.sh_degree);
-        c.sh_per_gaussian = 3 * static_cast<size_t>(sh_coeffs_per_component(f.sh_degree));
-        c.sh = c.sh_per_gaussian ? f.sh.data() : nullptr;
-        c.flags = f.flags.data();
-        c.unrepresentable = f.unrepresentable;
-        return put(out, c);
-    });
+    return get_from(frame, [](const fourdgs_frame& f) { return &f.frame; }, frame_columns_out, out);
 }
 
 fourdgs_status fourdgs_frame_count(const fourdgs_frame* frame, size_t* count) {
@@ -1281,45 +1240,40 @@ fourdgs_status fourdgs_block_create(const fourdgs_allocator* allocator, fourdgs_
 
 void fourdgs_block_free(fourdgs_block* block) { destroy_handle(block); }
 
+namespace {
+fourdgs_block_columns block_columns_out(const GaussianBlock& b) noexcept {
+    fourdgs_block_columns c{};
+    c.count = b.count;
+    if (b.count != 0) {
+        c.position = column(b.position);
+        c.scale = column(b.scale);
+        c.rotation = column(b.rotation);
+        c.color = column(b.color);
+        c.motion = column(b.motion);
+        c.mu_t = column(b.mu_t);
+        c.sigma_t = column(b.sigma_t);
+        c.win_lo = column(b.win_lo);
+        c.win_hi = column(b.win_hi);
+        c.flags = column(b.flags);
+        c.window_index = column(b.window_index);
+        c.object_id = column(b.object_id);
+        c.source_group = b.has_source_ids ? column(b.source_group) : nullptr;
+        c.source_index = b.has_source_ids ? column(b.source_index) : nullptr;
+        c.gaussian_id = column(b.gaussian_id);
+        c.sh = b.sh_per_gaussian() > 0 ? column(b.sh) : nullptr;
+    }
+    c.sh_degree = static_cast<uint32_t>(b.sh_degree);
+    c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
+    return c;
+}
+}  // namespace
+
 fourdgs_status fourdgs_block_columns_get(const fourdgs_block* block, fourdgs_block_columns* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(block);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_block_columns"); s != FOURDGS_OK) return s;
-        const GaussianBlock& b = block->block;
-        fourdgs_block_columns c{};
-        c.count = b.count;
-        if (b.count != 0) {
-            c.position = column(b.position);
-            c.scale = column(b.scale);
-            c.rotation = column(b.rotation);
-            c.color = column(b.color);
-            c.motion = column(b.motion);
-            c.mu_t = column(b.mu_t);
-            c.sigma_t = column(b.sigma_t);
-            c.win_lo = column(b.win_lo);
-            c.win_hi = column(b.win_hi);
-            c.flags = column(b.flags);
-            c.window_index = column(b.window_index);
-            c.object_id = column(b.object_id);
-            c.source_group = b.has_source_ids ? column(b.source_group) : nullptr;
-            c.source_index = b.has_source_ids ? column(b.source_index) : nullptr;
-            c.gaussian_id = column(b.gaussian_id);
-            c.sh = b.sh_per_gaussian() > 0 ? column(b.sh) : nullptr;
-        }
-        c.sh_degree = static_cast<uint32_t>(b.sh_degree);
-        c.sh_per_gaussian = static_cast<size_t>(b.sh_per_gaussian());
-        return put(out, c);
-    });
+    return get_from(block, [](const fourdgs_block& b) { return &b.block; }, block_columns_out, out);
 }
 
 fourdgs_status fourdgs_block_info_get(const fourdgs_block* block, fourdgs_block_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(block);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_block_info"); s != FOURDGS_OK) return s;
-        return put(out, block->info);
-    });
+    return get_from(block, the_handle, [](const fourdgs_block& b) { return b.info; }, out);
 }
 
 fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader, fourdgs_block* block) {
@@ -1463,46 +1417,46 @@ fourdgs_status fourdgs_validate_url(const char* url, size_t url_size,
 
 void fourdgs_validation_free(fourdgs_validation* validation) { destroy_handle(validation); }
 
+namespace {
+fourdgs_validation_summary summary_out(const ValidationReport& r) {
+    fourdgs_validation_summary v{};
+    v.finding_count = r.findings.size();
+    v.errors = r.errors();
+    v.warnings = r.warnings();
+    v.file_size = r.file_size;
+    v.records = r.records;
+    v.chunks = r.chunks;
+    v.truncated = r.truncated;
+    v.findings_capped = r.findings_capped;
+    v.valid = r.valid();
+    return v;
+}
+
+fourdgs_finding finding_out(const Finding& f) noexcept {
+    fourdgs_finding c{};
+    c.severity = static_cast<uint32_t>(f.severity);
+    c.rule = str(f.rule);
+    c.field = str(f.field);
+    c.value = str(f.value);
+    c.section = str(f.section);
+    c.message = str(f.message);
+    c.offset = f.offset;
+    return c;
+}
+}  // namespace
+
 fourdgs_status fourdgs_validation_summary_get(const fourdgs_validation* validation,
                                               fourdgs_validation_summary* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(validation);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_validation_summary"); s != FOURDGS_OK) return s;
-        const ValidationReport& r = validation->report;
-        fourdgs_validation_summary v{};
-        v.finding_count = r.findings.size();
-        v.errors = r.errors();
-        v.warnings = r.warnings();
-        v.file_size = r.file_size;
-        v.records = r.records;
-        v.chunks = r.chunks;
-        v.truncated = r.truncated;
-        v.findings_capped = r.findings_capped;
-        v.valid = r.valid();
-        return put(out, v);
-    });
+    return get_from(validation, [](const fourdgs_validation& v) { return &v.report; }, summary_out,
+                    out);
 }
 
 fourdgs_status fourdgs_validation_finding(const fourdgs_validation* validation, size_t index,
                                           fourdgs_finding* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(validation);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_finding"); s != FOURDGS_OK) return s;
-        const auto& all = validation->report.findings;
-        if (index >= all.size()) return not_found("finding", index, all.size());
-        const Finding& f = all[index];
-        fourdgs_finding c{};
-        c.severity = static_cast<uint32_t>(f.severity);
-        c.rule = str(f.rule);
-        c.field = str(f.field);
-        c.value = str(f.value);
-        c.section = str(f.section);
-        c.message = str(f.message);
-        c.offset = f.offset;
-        return put(out, c);
-    });
+    return get_from(
+        validation,
+        [&](const fourdgs_validation& v) { return element(v.report.findings, index, "finding"); },
+        finding_out, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2055,14 +2009,10 @@ fourdgs_status fourdgs_writer_finish_callback(fourdgs_writer* writer,
 }
 
 fourdgs_status fourdgs_writer_report(const fourdgs_writer* writer, fourdgs_write_report* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(writer);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
-        if (!writer->report)
-            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "nothing has been written yet");
-        return put(out, report_out(*writer->report));
-    });
+    return get_from(
+        writer,
+        [](const fourdgs_writer& w) { return present(w.report, "nothing has been written yet"); },
+        report_out, out);
 }
 
 
@@ -2210,14 +2160,12 @@ fourdgs_status fourdgs_stream_writer_finish(fourdgs_stream_writer* writer) {
 
 fourdgs_status fourdgs_stream_writer_report(const fourdgs_stream_writer* writer,
                                             fourdgs_write_report* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(writer);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_write_report"); s != FOURDGS_OK) return s;
-        if (!writer->report)
-            return fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, "the stream has not finished");
-        return put(out, report_out(*writer->report));
-    });
+    return get_from(
+        writer,
+        [](const fourdgs_stream_writer& w) {
+            return present(w.report, "the stream has not finished");
+        },
+        report_out, out);
 }
 
 void fourdgs_stream_writer_free(fourdgs_stream_writer* writer) { destroy_handle(writer); }

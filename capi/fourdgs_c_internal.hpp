@@ -1,7 +1,7 @@
 // fourdgs_c_internal.hpp — what the C ABI's implementation files share (not installed): the
-// thread's last error, the guard every entry point runs in, size-tagged structs, allocator hooks
-// for handles, and the handles more than one file uses. The C ABI's files are compiled WITH
-// exceptions (see fourdgs_c.cpp); nothing here is exported.
+// thread's last error, the guard every entry point runs in, size-tagged structs, the one shape
+// of a getter, allocator hooks for handles, and the handles more than one file uses. The C ABI's
+// files are compiled WITH exceptions (see fourdgs_c.cpp); nothing here is exported.
 #pragma once
 
 #include <fourdgs/fourdgs.h>
@@ -9,6 +9,7 @@
 #include <fourdgs/fourdgs.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -16,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace fourdgs::capi {
@@ -51,6 +54,16 @@ inline fourdgs_status fail(const Error& e) noexcept {
 
 inline fourdgs_status invalid(std::string_view refusal, std::string_view message) noexcept {
     return fail(FOURDGS_INVALID_ARGUMENT, refusal, message);
+}
+
+inline fourdgs_status null_argument(std::string_view name) {
+    return invalid(refusal::kNullArgument, std::string(name) + " is NULL");
+}
+
+// Every call that takes a time refuses a NaN or an infinity before anything else it looks up.
+inline fourdgs_status finite_time(double t) noexcept {
+    if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
+    return FOURDGS_OK;
 }
 
 inline fourdgs_status not_found(std::string_view what, std::size_t index,
@@ -133,6 +146,166 @@ inline bool array_ok(const void* p, std::size_t count) noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Getters: one thing behind a handle, converted into the caller's out-parameters.
+//
+// Most of fourdgs.h's getters are one shape: the handle and each out-parameter refused when NULL
+// (naming the parameter as fourdgs.h names it), a size-tagged out struct refused when its
+// struct_size is unset, the thing looked up (element k of a list: NOT_FOUND naming k and the
+// count), one conversion, the write. get_from() is that shape, written once; a getter says only
+// what to find and how to convert it.
+
+// The names fourdgs.h gives the handles' parameters and the size-tagged structs that getters
+// fill, for the refusals that name them.
+template <class Handle>
+inline constexpr const char* kParameterName = nullptr;
+template <> inline constexpr const char* kParameterName<fourdgs_reader> = "reader";
+template <> inline constexpr const char* kParameterName<fourdgs_frame> = "frame";
+template <> inline constexpr const char* kParameterName<fourdgs_block> = "block";
+template <> inline constexpr const char* kParameterName<fourdgs_validation> = "validation";
+template <> inline constexpr const char* kParameterName<fourdgs_writer> = "writer";
+template <> inline constexpr const char* kParameterName<fourdgs_stream_writer> = "writer";
+template <> inline constexpr const char* kParameterName<fourdgs_player> = "player";
+
+template <class T>
+inline constexpr const char* kStructName = nullptr;
+#define FOURDGS_C_STRUCT_NAME(T) template <> inline constexpr const char* kStructName<T> = #T
+FOURDGS_C_STRUCT_NAME(fourdgs_error);
+FOURDGS_C_STRUCT_NAME(fourdgs_scene_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_attachment_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_camera_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_audio_source_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_coordinate_frame);
+FOURDGS_C_STRUCT_NAME(fourdgs_sensor);
+FOURDGS_C_STRUCT_NAME(fourdgs_geodetic_anchor);
+FOURDGS_C_STRUCT_NAME(fourdgs_object_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_chunk_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_frame_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_validation_summary);
+FOURDGS_C_STRUCT_NAME(fourdgs_finding);
+FOURDGS_C_STRUCT_NAME(fourdgs_write_report);
+FOURDGS_C_STRUCT_NAME(fourdgs_player_info);
+#undef FOURDGS_C_STRUCT_NAME
+
+template <class T>
+concept SizeTagged = requires(T t) { t.struct_size; };
+
+// An out-parameter and its name in fourdgs.h. A getter's single struct out-parameter, which
+// fourdgs.h always calls `out`, is passed as the bare pointer.
+template <class T>
+struct Out {
+    T* pointer;
+    const char* name;
+};
+template <class T>
+Out(T*, const char*) -> Out<T>;  // clang before 17 (emscripten's too) deduces no aggregate
+
+template <class T>
+Out<T> named(T* out) noexcept {
+    return {out, "out"};
+}
+template <class T>
+Out<T> named(Out<T> out) noexcept {
+    return out;
+}
+
+template <class T>
+fourdgs_status check_struct_size(Out<T> out) {
+    if constexpr (SizeTagged<T>) {
+        static_assert(kStructName<T> != nullptr, "name the struct in kStructName");
+        return check_size(out.pointer, kStructName<T>);
+    }
+    return FOURDGS_OK;
+}
+
+// NULL checks in the order of the parameters, then the struct_size of a size-tagged struct.
+template <class... T>
+fourdgs_status check_outs(Out<T>... outs) {
+    for (auto [pointer, name] : {std::pair<const void*, const char*>(outs.pointer, outs.name)...})
+        if (pointer == nullptr) return null_argument(name);
+    fourdgs_status s = FOURDGS_OK;
+    (void)(((s = check_struct_size(outs)) == FOURDGS_OK) && ...);  // stops at the first refusal
+    return s;
+}
+
+// A struct into its one out-parameter (a size-tagged one up to its struct_size), or a std::tuple
+// into several scalar out-parameters, in order.
+template <class V, class T>
+fourdgs_status write_outs(V&& value, Out<T> out) {
+    if constexpr (SizeTagged<T>) {
+        return put(out.pointer, T(std::forward<V>(value)));
+    } else {
+        *out.pointer = std::forward<V>(value);
+        return FOURDGS_OK;
+    }
+}
+template <class... V, class... T>
+    requires(sizeof...(T) > 1)
+fourdgs_status write_outs(std::tuple<V...> values, Out<T>... outs) {
+    std::apply([&](auto&... v) { ((*outs.pointer = v), ...); }, values);
+    return FOURDGS_OK;
+}
+
+// The getter shape without the handle and outside guarded(): checks the out-parameters, then
+// `find()` — a pointer to what is asked for, or NULL when it has refused (through fail(), so the
+// thread's last error says why) — then writes `convert(*found)`.
+template <class Find, class Convert, class... Outs>
+fourdgs_status fill_outs(Find&& find, Convert&& convert, Outs... outs) {
+    if (auto s = check_outs(named(outs)...); s != FOURDGS_OK) return s;
+    const auto* found = find();
+    if (found == nullptr) return t_error.status;
+    return write_outs(convert(*found), named(outs)...);
+}
+
+// The getter shape: the handle refused when NULL, then fill_outs() with `find(*handle)`.
+template <class Handle, class Find, class Convert, class... Outs>
+fourdgs_status get_from(const Handle* handle, Find&& find, Convert&& convert,
+                        Outs... outs) noexcept {
+    return guarded([&] {
+        if (handle == nullptr) return null_argument(kParameterName<Handle>);
+        return fill_outs([&] { return find(*handle); }, convert, outs...);
+    });
+}
+
+// Finds for get_from().
+
+// The handle itself, for the getters of a whole handle (its columns, its info).
+inline constexpr auto the_handle = [](const auto& handle) noexcept { return &handle; };
+
+// Element `index` of `list`, or NULL after refusing it as NOT_FOUND with `what`, the index and
+// the count.
+template <class List>
+auto element(const List& list, std::size_t index, const char* what) -> decltype(&list[index]) {
+    if (index < list.size()) return &list[index];
+    not_found(what, index, list.size());
+    return nullptr;
+}
+
+// The value in `o`, or NULL after refusing its absence as NOT_FOUND with `message`.
+template <class T>
+const T* present(const std::optional<T>& o, const char* message) {
+    if (!o) {
+        fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, message);
+        return nullptr;
+    }
+    return &*o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions more than one file makes.
+
+inline fourdgs_audio_state audio_state_out(const AudioState& st) noexcept {
+    fourdgs_audio_state s{};
+    s.active = st.active;
+    s.local_time = st.local_time;
+    s.gain = st.gain;
+    std::copy(st.pose.translation.begin(), st.pose.translation.end(), s.position);
+    std::copy(st.pose.rotation.begin(), st.pose.rotation.end(), s.rotation);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Allocator hooks for handles and the buffers the library hands out.
 
 struct Allocator {
@@ -210,3 +383,14 @@ struct fourdgs_frame {
     fourdgs::SceneWorkspace workspace;  // state_at's buffers, either temporal model
     fourdgs::DecodeWorkspace chunk;     // evaluate_chunk's buffers
 };
+
+namespace fourdgs::capi {
+
+// A find for get_from(): element `index` of `list`, a list of the reader's scene (a member of
+// SceneInfo or of its bases).
+template <class List, class Scene>
+auto scene_element(List Scene::*list, std::size_t index, const char* what) {
+    return [=](const fourdgs_reader& r) { return element(r.scene().*list, index, what); };
+}
+
+}  // namespace fourdgs::capi
