@@ -1,7 +1,20 @@
 // fourdgs_c_internal.hpp — what the C ABI's implementation files share (not installed): the
 // thread's last error, the guard every entry point runs in, size-tagged structs, the one shape
-// of a getter, allocator hooks for handles, and the handles more than one file uses. The C ABI's
-// files are compiled WITH exceptions (see fourdgs_c.cpp); nothing here is exported.
+// of a getter, allocator hooks for handles, the handles more than one file uses, and what one
+// file defines for the others. Nothing here is exported.
+//
+// The C ABI converts shapes and holds no logic: each entry point checks its arguments, calls one
+// C++ layer, and turns the result into a status plus the thread's last error. Its files are
+// compiled WITH exceptions (the library is not): every entry point runs inside guarded(), so a
+// std::bad_alloc from a container, or anything else thrown, becomes a status and never unwinds
+// into C. fourdgs.h declares every function extern "C", which gives the definitions C linkage
+// without an extern "C" block, so their bodies may use templates and lambdas.
+//
+// The files, by the part of fourdgs.h they implement: errors.cpp (versions and errors), open.cpp
+// (opening: options, sources, the reader), scene_info.cpp (the scene as a whole and the file's
+// structure), extras.cpp (the scene's extras, read and written), frames.cpp (evaluation),
+// blocks.cpp (decoded blocks), stream.cpp (streaming), validation.cpp, writer.cpp (both writers),
+// fourdgs_player.cpp (playback); front_ends.cpp holds the calls that reach past SceneReader.
 #pragma once
 
 #include <fourdgs/fourdgs.h>
@@ -10,11 +23,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -210,27 +226,27 @@ Out<T> named(Out<T> out) noexcept {
     return out;
 }
 
+// The out-parameters are one struct (size-tagged or not) or several scalars: NULL checks in the
+// order of the parameters, then a size-tagged struct's struct_size.
 template <class T>
-fourdgs_status check_struct_size(Out<T> out) {
+fourdgs_status check_outs(Out<T> out) {
+    if (out.pointer == nullptr) return null_argument(out.name);
     if constexpr (SizeTagged<T>) {
         static_assert(kStructName<T> != nullptr, "name the struct in kStructName");
         return check_size(out.pointer, kStructName<T>);
     }
     return FOURDGS_OK;
 }
-
-// NULL checks in the order of the parameters, then the struct_size of a size-tagged struct.
 template <class... T>
+    requires(sizeof...(T) > 1)
 fourdgs_status check_outs(Out<T>... outs) {
     for (auto [pointer, name] : {std::pair<const void*, const char*>(outs.pointer, outs.name)...})
         if (pointer == nullptr) return null_argument(name);
-    fourdgs_status s = FOURDGS_OK;
-    (void)(((s = check_struct_size(outs)) == FOURDGS_OK) && ...);  // stops at the first refusal
-    return s;
+    return FOURDGS_OK;
 }
 
-// A struct into its one out-parameter (a size-tagged one up to its struct_size), or a std::tuple
-// into several scalar out-parameters, in order.
+// Writes what the conversion made into the out-parameters: a struct into the one (a size-tagged
+// one up to its struct_size), a std::tuple into the several, in order.
 template <class V, class T>
 fourdgs_status write_outs(V&& value, Out<T> out) {
     if constexpr (SizeTagged<T>) {
@@ -295,6 +311,11 @@ const T* present(const std::optional<T>& o, const char* message) {
 // ---------------------------------------------------------------------------------------------
 // Conversions more than one file makes.
 
+inline std::tuple<fourdgs_string, fourdgs_string> key_value_out(
+    const std::pair<std::string, std::string>& entry) noexcept {
+    return {str(entry.first), str(entry.second)};
+}
+
 inline fourdgs_audio_state audio_state_out(const AudioState& st) noexcept {
     fourdgs_audio_state s{};
     s.active = st.active;
@@ -356,6 +377,50 @@ void destroy_handle(T* h) noexcept {
     alloc.release(h, sizeof(T), alignof(T));
 }
 
+// fourdgs_frame_create and fourdgs_block_create: a handle from the given hooks (NULL: malloc).
+template <class T>
+fourdgs_status create_handle(const fourdgs_allocator* allocator, T** out) noexcept {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(out);
+        Allocator alloc;
+        if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
+        *out = make_handle<T>(alloc);
+        return FOURDGS_OK;
+    });
+}
+
+// A growing byte buffer in allocator memory: the writer's memory output.
+class AllocatorSink final : public ByteSink {
+public:
+    explicit AllocatorSink(const Allocator& alloc) : alloc_(alloc) {}
+    AllocatorSink(const AllocatorSink&) = delete;
+    AllocatorSink& operator=(const AllocatorSink&) = delete;
+    ~AllocatorSink() override { alloc_.release(data_, capacity_, alignof(std::max_align_t)); }
+
+    Status write(std::span<const std::uint8_t> bytes) override {
+        if (bytes.size() > capacity_ - size_) {
+            std::size_t want = std::max<std::size_t>(capacity_ * 2, 4096);
+            while (want - size_ < bytes.size()) want *= 2;
+            auto* grown = static_cast<std::uint8_t*>(alloc_.allocate(want, alignof(std::max_align_t)));
+            if (size_ != 0) std::memcpy(grown, data_, size_);
+            alloc_.release(data_, capacity_, alignof(std::max_align_t));
+            data_ = grown;
+            capacity_ = want;
+        }
+        if (!bytes.empty()) std::memcpy(data_ + size_, bytes.data(), bytes.size());
+        size_ += bytes.size();
+        return ok_status();
+    }
+    std::uint64_t position() const override { return size_; }
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    Allocator alloc_;
+    std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0, capacity_ = 0;
+};
+
 }  // namespace fourdgs::capi
 
 // ---------------------------------------------------------------------------------------------
@@ -384,6 +449,49 @@ struct fourdgs_frame {
     fourdgs::DecodeWorkspace chunk;     // evaluate_chunk's buffers
 };
 
+struct fourdgs_block {
+    explicit fourdgs_block(const fourdgs::capi::Allocator& a) : alloc(a) {
+        info.struct_size = sizeof info;
+    }
+    fourdgs::capi::Allocator alloc;
+    fourdgs::GaussianBlock block;
+    fourdgs_block_info info{};
+    std::vector<fourdgs::DecodeWorkspace> pool;  // gaussian-birth decode buffers
+    fourdgs::KeyframeDeltaWorkspace delta;       // keyframe-delta composition buffers
+};
+
+namespace fourdgs::capi {
+// What a writer keeps of the attachments and audio added to it (the caller's bytes are copied).
+struct AttachmentCopy {
+    std::string name, media_type;
+    std::vector<std::uint8_t> data;
+};
+struct AudioCopy {
+    AudioSource descriptor;
+    std::vector<std::uint8_t> data;
+};
+}  // namespace fourdgs::capi
+
+// The one-shot writer (writer.cpp); extras.cpp adds the scene's extras to its header.
+struct fourdgs_writer {
+    explicit fourdgs_writer(const fourdgs::capi::Allocator& a) : alloc(a) {}
+    fourdgs::capi::Allocator alloc;
+    fourdgs::SceneHeader header;  // attachments and audio are rebuilt from the copies at finish
+    fourdgs::WriterOptions options;
+    std::deque<fourdgs::capi::AttachmentCopy> attachments;
+    std::deque<fourdgs::capi::AudioCopy> audio;
+    std::uint32_t embedding_dim = 0;
+
+    // The gaussians added so far, in the writer's input layout.
+    std::size_t count = 0;
+    std::vector<float> position, scale, rotation, color, motion, mu_t, sigma_t, sh;
+    std::vector<double> win_lo, win_hi;
+    std::vector<std::uint32_t> object_id;  // empty until a batch brings ids
+
+    std::unique_ptr<fourdgs::capi::AllocatorSink> memory;
+    std::optional<fourdgs::WriteReport> report;
+};
+
 namespace fourdgs::capi {
 
 // A find for get_from(): element `index` of `list`, a list of the reader's scene (a member of
@@ -392,5 +500,72 @@ template <class List, class Scene>
 auto scene_element(List Scene::*list, std::size_t index, const char* what) {
     return [=](const fourdgs_reader& r) { return element(r.scene().*list, index, what); };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reads into a block (blocks.cpp, stream.cpp).
+
+inline void empty_block(fourdgs_block& b) noexcept {
+    b.block.clear();
+    b.info = fourdgs_block_info{};
+    b.info.struct_size = sizeof b.info;
+}
+
+// Runs one read into `block`, checks included, and empties the block when the read fails or is
+// refused. The columns are kept until the reader sizes them: a column resized to the length it
+// had is written once, where emptying it first would zero-fill the whole output again before
+// decoding over it (93 MB for a 1M-gaussian read_all).
+template <class Read>
+fourdgs_status read_into(fourdgs_block* block, Read&& read) {
+    block->info = fourdgs_block_info{};
+    block->info.struct_size = sizeof block->info;
+    const fourdgs_status s = read();
+    if (s != FOURDGS_OK) empty_block(*block);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What one file defines for the others.
+
+// open.cpp. The caller's open options over the defaults (NULL: the defaults), checked.
+fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_options& out);
+// open_options_in, then the allocator the options name, copied into `alloc`: the handle keeps
+// the hooks and the caller's struct is not retained (o.allocator is cleared).
+fourdgs_status open_settings_in(const fourdgs_open_options* options, fourdgs_open_options& o,
+                                Allocator& alloc);
+ReaderOptions reader_options(const fourdgs_open_options& o);
+// A source over the caller's range-read callbacks; `release` runs exactly once, when the source
+// dies — which is `out`'s from the start, refused or not.
+fourdgs_status callback_source(const fourdgs_read_callbacks* cb, std::unique_ptr<ByteSource>& out);
+// A source for a URL: HTTP(S) range requests with the options' headers, CA bundle, timeouts and
+// attempts.
+fourdgs_status url_source(const char* url, std::size_t url_size,
+                          const fourdgs_open_options* options, std::unique_ptr<ByteSource>& out);
+// Opens `source` into `r` with the front-end its temporal model needs (open_scene): `automatic`
+// for a reader, `streaming` (front to back, keeping payloads when the options ask) for a
+// stream's scene.
+fourdgs_status open_scene_into(fourdgs_reader& r, std::unique_ptr<ByteSource> source,
+                               const fourdgs_open_options& o, OpenSceneOptions::Access access);
+
+// frames.cpp. The caller's evaluate options (NULL: the defaults), checked, as EvaluateOptions
+// over `scene`'s object tracks.
+fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluate_options* in,
+                                   EvaluateOptions& out);
+// The calls that fetch through the index refuse a stream's scene.
+fourdgs_status random_access(const fourdgs_reader* reader);
+
+// front_ends.cpp: the calls that reach past SceneReader into a front-end (issue 26). Each needs
+// the front-end its caller has established: decode_indexed_chunk and read_every_gaussian a
+// gaussian-birth scene with random access, read_state random access, pull_stored_block a stream.
+void scan_out(const SceneReader& scene, fourdgs_scene_info& info);
+fourdgs_status decode_indexed_chunk(const SceneReader& scene, std::size_t index,
+                                    DecodeWorkspace& ws);
+fourdgs_status read_every_gaussian(const SceneReader& scene, fourdgs_block& block,
+                                   unsigned threads);
+// The state at t into the block, and its kind (and a keyframe-delta state's StateInfo) into
+// block.info.
+fourdgs_status read_state(const SceneReader& scene, double t, fourdgs_block& block,
+                          unsigned threads);
+// The stream's next stored block and its description, or false (and an empty block) at the end.
+Result<bool> pull_stored_block(SceneReader& scene, fourdgs_block& block);
 
 }  // namespace fourdgs::capi

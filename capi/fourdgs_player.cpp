@@ -1,6 +1,6 @@
 // fourdgs_player.cpp — the C ABI's player (fourdgs.h, "Playback") over fourdgs::Player.
 //
-// Like fourdgs_c.cpp it converts shapes and holds no logic: each entry point checks its
+// Like the rest of the C ABI it converts shapes and holds no logic: each entry point checks its
 // arguments, makes one call on the C++ player, and turns the result into a status plus the
 // thread's last error (fourdgs_c_internal.hpp). Compiled WITH exceptions, every entry point
 // inside guarded().
