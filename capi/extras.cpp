@@ -316,6 +316,17 @@ fourdgs_pose_sample sample_out(const TrajectorySample& s) {
     return p;
 }
 
+// A find for get_from(): sample `sample` of track `index` of the scene's `tracks` (the Rig
+// Trajectories or the Object Tracks).
+template <class Tracks, class Scene>
+auto track_sample(Tracks Scene::*tracks, std::size_t index, const char* track, std::size_t sample,
+                  const char* what) {
+    return [=](const fourdgs_reader& r) {
+        const auto* t = element(r.scene().*tracks, index, track);
+        return t ? element(t->samples, sample, what) : nullptr;
+    };
+}
+
 fourdgs_geodetic_anchor geodetic_anchor_out(const GeodeticAnchor& g) noexcept {
     fourdgs_geodetic_anchor a{};
     a.frame_name = str(g.frame_name);
@@ -355,13 +366,10 @@ fourdgs_status fourdgs_reader_rig_trajectory(const fourdgs_reader* reader, size_
 
 fourdgs_status fourdgs_reader_rig_trajectory_sample(const fourdgs_reader* reader, size_t index,
                                                     size_t sample, fourdgs_pose_sample* out) {
-    return get_from(
-        reader,
-        [&](const fourdgs_reader& r) {
-            const RigTrajectory* t = element(r.scene().rig_trajectories, index, "rig trajectory");
-            return t ? element(t->samples, sample, "trajectory sample") : nullptr;
-        },
-        sample_out, out);
+    return get_from(reader,
+                    track_sample(&SceneInfo::rig_trajectories, index, "rig trajectory", sample,
+                                 "trajectory sample"),
+                    sample_out, out);
 }
 
 fourdgs_status fourdgs_reader_geodetic_anchor(const fourdgs_reader* reader, size_t index,
@@ -424,13 +432,10 @@ fourdgs_status fourdgs_reader_object_track(const fourdgs_reader* reader, size_t 
 
 fourdgs_status fourdgs_reader_object_track_sample(const fourdgs_reader* reader, size_t index,
                                                   size_t sample, fourdgs_pose_sample* out) {
-    return get_from(
-        reader,
-        [&](const fourdgs_reader& r) {
-            const ObjectTrack* t = element(r.scene().object_tracks, index, "object track");
-            return t ? element(t->samples, sample, "track sample") : nullptr;
-        },
-        sample_out, out);
+    return get_from(reader,
+                    track_sample(&SceneInfo::object_tracks, index, "object track", sample,
+                                 "track sample"),
+                    sample_out, out);
 }
 
 // =============================================================================================

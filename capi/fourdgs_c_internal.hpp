@@ -533,11 +533,12 @@ fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_opti
 fourdgs_status open_settings_in(const fourdgs_open_options* options, fourdgs_open_options& o,
                                 Allocator& alloc);
 ReaderOptions reader_options(const fourdgs_open_options& o);
-// A source over the caller's range-read callbacks; `release` runs exactly once, when the source
-// dies — which is `out`'s from the start, refused or not.
+// The byte sources: a file; the caller's range-read callbacks, whose `release` runs exactly once,
+// when the source dies — which is `out`'s from the start, refused or not; a URL, read by HTTP(S)
+// range requests with the options' headers, CA bundle, timeouts and attempts.
+fourdgs_status file_source(const char* path, std::size_t path_size,
+                           std::unique_ptr<ByteSource>& out);
 fourdgs_status callback_source(const fourdgs_read_callbacks* cb, std::unique_ptr<ByteSource>& out);
-// A source for a URL: HTTP(S) range requests with the options' headers, CA bundle, timeouts and
-// attempts.
 fourdgs_status url_source(const char* url, std::size_t url_size,
                           const fourdgs_open_options* options, std::unique_ptr<ByteSource>& out);
 // Opens `source` into `r` with the front-end its temporal model needs (open_scene): `automatic`

@@ -58,6 +58,33 @@ void copy_sh(const Frame& f, const fourdgs_frame_buffers& b) noexcept {
                 }
 }
 
+// What the reader plans to fetch at t (`plan`: chunks_for or fetch_ranges), into the caller's
+// array: `count` always, the elements (`convert`ed) too when the array is not NULL and holds them
+// — a first call with NULL sizes it. A stream's scene has no index to plan from.
+template <class T, class Plan, class Convert>
+fourdgs_status plan_at(const fourdgs_reader* reader, double t, T* out, std::size_t capacity,
+                       std::size_t* count, const char* what_at_t, Plan&& plan,
+                       Convert&& convert) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(count);
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
+        auto planned = plan(*reader->opened);
+        FOURDGS_C_TRY(planned);
+        const auto& found = *planned;
+        if (out != nullptr) {
+            if (capacity < found.size())
+                return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
+                            std::to_string(found.size()) + what_at_t + ", the buffer holds " +
+                                std::to_string(capacity));
+            std::transform(found.begin(), found.end(), out, convert);
+        }
+        *count = found.size();
+        return FOURDGS_OK;
+    });
+}
+
 }  // namespace
 
 namespace fourdgs::capi {
@@ -118,50 +145,21 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
 
 fourdgs_status fourdgs_reader_chunks_for(const fourdgs_reader* reader, double t, size_t* indices,
                                          size_t capacity, size_t* count) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(count);
-        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
-        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-        // Gaussian-birth: the chunks covering t; keyframe-delta: the chain the state at t is
-        // composed from.
-        auto chunks = reader->opened->chunks_for(t);
-        FOURDGS_C_TRY(chunks);
-        const std::vector<std::size_t> found = std::move(chunks).value();
-        if (indices != nullptr) {
-            if (capacity < found.size())
-                return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
-                            std::to_string(found.size()) + " chunks cover t, the buffer holds " +
-                                std::to_string(capacity));
-            std::copy(found.begin(), found.end(), indices);
-        }
-        *count = found.size();
-        return FOURDGS_OK;
-    });
+    // Gaussian-birth: the chunks covering t; keyframe-delta: the chain the state at t is
+    // composed from.
+    return plan_at(
+        reader, t, indices, capacity, count, " chunks cover t",
+        [&](const SceneReader& scene) { return scene.chunks_for(t); },
+        [](std::size_t index) { return index; });
 }
 
 fourdgs_status fourdgs_reader_fetch_ranges(const fourdgs_reader* reader, double t,
                                            fourdgs_byte_range* ranges, size_t capacity,
                                            size_t* count) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(reader);
-        FOURDGS_C_REQUIRE(count);
-        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
-        if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-        auto planned = reader->opened->fetch_ranges(t);
-        FOURDGS_C_TRY(planned);
-        const std::vector<ByteRange>& found = *planned;
-        if (ranges != nullptr) {
-            if (capacity < found.size())
-                return fail(FOURDGS_BUFFER_TOO_SMALL, refusal::kBufferTooSmall,
-                            std::to_string(found.size()) + " ranges at t, the buffer holds " +
-                                std::to_string(capacity));
-            for (std::size_t i = 0; i < found.size(); ++i)
-                ranges[i] = {found[i].offset, found[i].length};
-        }
-        *count = found.size();
-        return FOURDGS_OK;
-    });
+    return plan_at(
+        reader, t, ranges, capacity, count, " ranges at t",
+        [&](const SceneReader& scene) { return scene.fetch_ranges(t); },
+        [](const ByteRange& r) { return fourdgs_byte_range{r.offset, r.length}; });
 }
 
 fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_t index, double t,

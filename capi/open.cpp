@@ -94,6 +94,14 @@ ReaderOptions reader_options(const fourdgs_open_options& o) {
 // ---------------------------------------------------------------------------------------------
 // Sources.
 
+fourdgs_status file_source(const char* path, std::size_t path_size,
+                           std::unique_ptr<ByteSource>& out) {
+    auto file = FileSource::open(std::string(path, path_size));
+    FOURDGS_C_TRY(file);
+    out = std::make_unique<FileSource>(std::move(file).value());
+    return FOURDGS_OK;
+}
+
 // A source from the caller's callbacks. `release` runs exactly once, when the source dies.
 fourdgs_status callback_source(const fourdgs_read_callbacks* cb,
                                std::unique_ptr<ByteSource>& out) {
@@ -175,10 +183,7 @@ fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,
         FOURDGS_C_REQUIRE(path);
         return open_with(options, out, [&](const fourdgs_open_options&, fourdgs_reader&,
                                            std::unique_ptr<ByteSource>& source) {
-            auto file = FileSource::open(std::string(path, path_size));
-            FOURDGS_C_TRY(file);
-            source = std::make_unique<FileSource>(std::move(file).value());
-            return FOURDGS_OK;
+            return file_source(path, path_size, source);
         });
     });
 }

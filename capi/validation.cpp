@@ -78,10 +78,7 @@ fourdgs_status fourdgs_validate_file(const char* path, size_t path_size,
     return guarded([&] {
         FOURDGS_C_REQUIRE(path);
         return validate_with(options, out, [&](std::unique_ptr<ByteSource>& source) {
-            auto file = FileSource::open(std::string(path, path_size));
-            FOURDGS_C_TRY(file);
-            source = std::make_unique<FileSource>(std::move(file).value());
-            return FOURDGS_OK;
+            return file_source(path, path_size, source);
         });
     });
 }

@@ -375,6 +375,22 @@ fourdgs_status streaming_open(const fourdgs_stream_writer* w) {
     return FOURDGS_OK;
 }
 
+// One batch into an open stream writer through `add` (add_window or add_chunk); `windows` as for
+// stream_batch_in.
+template <class Add>
+fourdgs_status add_streamed(fourdgs_stream_writer* writer, const fourdgs_gaussian_batch* batch,
+                            bool windows, Add&& add) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(writer);
+        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
+        GaussianBatch b;
+        if (auto s = stream_batch_in(batch, writer->sh_degree, windows, b); s != FOURDGS_OK)
+            return s;
+        FOURDGS_C_TRY(add(*writer->writer, b));
+        return FOURDGS_OK;
+    });
+}
+
 }  // namespace
 
 fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
@@ -421,27 +437,15 @@ fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
 fourdgs_status fourdgs_stream_writer_add_window(fourdgs_stream_writer* writer,
                                                 uint32_t window_index,
                                                 const fourdgs_gaussian_batch* batch) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(writer);
-        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
-        GaussianBatch b;
-        if (auto s = stream_batch_in(batch, writer->sh_degree, false, b); s != FOURDGS_OK)
-            return s;
-        FOURDGS_C_TRY(writer->writer->add_window(window_index, b));
-        return FOURDGS_OK;
+    return add_streamed(writer, batch, false, [&](StreamingWriter& w, const GaussianBatch& b) {
+        return w.add_window(window_index, b);
     });
 }
 
 fourdgs_status fourdgs_stream_writer_add_chunk(fourdgs_stream_writer* writer,
                                                const fourdgs_gaussian_batch* batch) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(writer);
-        if (auto s = streaming_open(writer); s != FOURDGS_OK) return s;
-        GaussianBatch b;
-        if (auto s = stream_batch_in(batch, writer->sh_degree, true, b); s != FOURDGS_OK)
-            return s;
-        FOURDGS_C_TRY(writer->writer->add_chunk(b));
-        return FOURDGS_OK;
+    return add_streamed(writer, batch, true, [&](StreamingWriter& w, const GaussianBatch& b) {
+        return w.add_chunk(b);
     });
 }
 
