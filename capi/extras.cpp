@@ -467,6 +467,60 @@ fourdgs_status samples_in(const fourdgs_pose_sample* samples, size_t count,
     return FOURDGS_OK;
 }
 
+// An Audio Source descriptor (§5.16) with its keyframes.
+fourdgs_status audio_source_in(const fourdgs_audio_source_info& in,
+                               const fourdgs_audio_keyframe* keyframes, size_t keyframe_count,
+                               AudioSource& d) {
+    d.source_id = in.source_id;
+    if (auto s = text_in(in.name.data, in.name.size, "name", d.name); s != FOURDGS_OK) return s;
+    if (auto s = text_in(in.codec.data, in.codec.size, "codec", d.codec); s != FOURDGS_OK)
+        return s;
+    if (auto s = text_in(in.channel_layout.data, in.channel_layout.size, "channel_layout",
+                         d.channel_layout);
+        s != FOURDGS_OK)
+        return s;
+    if (auto s = text_in(in.interpolation.data, in.interpolation.size, "interpolation",
+                         d.interpolation);
+        s != FOURDGS_OK)
+        return s;
+    if (in.flags > 0xFF)
+        return invalid(refusal::kValueOutOfRange,
+                       "flags " + std::to_string(in.flags) + " does not fit a byte");
+    d.start_sec = in.start_sec;
+    d.duration_sec = in.duration_sec;
+    d.gain = in.gain;
+    d.flags = static_cast<std::uint8_t>(in.flags);
+    std::copy(in.position, in.position + 3, d.position.begin());
+    std::copy(in.rotation, in.rotation + 4, d.rotation.begin());
+    for (size_t i = 0; i < keyframe_count; ++i) {
+        AudioSource::Keyframe k;
+        k.time = keyframes[i].time;
+        std::copy(keyframes[i].position, keyframes[i].position + 3, k.position.begin());
+        std::copy(keyframes[i].rotation, keyframes[i].rotation + 4, k.rotation.begin());
+        d.keyframes.push_back(k);
+    }
+    return FOURDGS_OK;
+}
+
+// An Object Table entry; `embedding_dim` floats of embedding when it has one.
+fourdgs_status object_in(const fourdgs_object_info& in, uint32_t embedding_dim,
+                         ObjectTable::Entry& e) {
+    e.object_id = in.object_id;
+    if (auto s = text_in(in.label.data, in.label.size, "label", e.label); s != FOURDGS_OK)
+        return s;
+    std::copy(in.anchor, in.anchor + 3, e.anchor.begin());
+    if (in.has_dynamics) {
+        ObjectTable::Dynamics d;
+        std::copy(in.velocity, in.velocity + 3, d.velocity.begin());
+        std::copy(in.angular_velocity, in.angular_velocity + 3, d.angular_velocity.begin());
+        std::copy(in.acceleration, in.acceleration + 3, d.acceleration.begin());
+        e.dynamics = d;
+    }
+    if (in.has_embedding)
+        e.embedding = std::vector<float>(in.embedding, in.embedding + embedding_dim);
+    return FOURDGS_OK;
+}
+
 }  // namespace
 
 fourdgs_status fourdgs_writer_add_metadata(fourdgs_writer* writer, const char* name,
@@ -554,37 +608,11 @@ fourdgs_status fourdgs_writer_add_audio_source(fourdgs_writer* writer,
         if (!array_ok(keyframes, keyframe_count))
             return invalid(refusal::kNullArgument, "keyframes is NULL");
         if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
-        const fourdgs_audio_source_info in = take(info, fourdgs_audio_source_info{});
         AudioCopy a;
-        AudioSource& d = a.descriptor;
-        d.source_id = in.source_id;
-        if (auto s = text_in(in.name.data, in.name.size, "name", d.name); s != FOURDGS_OK) return s;
-        if (auto s = text_in(in.codec.data, in.codec.size, "codec", d.codec); s != FOURDGS_OK)
-            return s;
-        if (auto s = text_in(in.channel_layout.data, in.channel_layout.size, "channel_layout",
-                             d.channel_layout);
+        if (auto s = audio_source_in(take(info, fourdgs_audio_source_info{}), keyframes,
+                                     keyframe_count, a.descriptor);
             s != FOURDGS_OK)
             return s;
-        if (auto s = text_in(in.interpolation.data, in.interpolation.size, "interpolation",
-                             d.interpolation);
-            s != FOURDGS_OK)
-            return s;
-        if (in.flags > 0xFF)
-            return invalid(refusal::kValueOutOfRange, "flags " + std::to_string(in.flags) +
-                                                     " does not fit a byte");
-        d.start_sec = in.start_sec;
-        d.duration_sec = in.duration_sec;
-        d.gain = in.gain;
-        d.flags = static_cast<std::uint8_t>(in.flags);
-        std::copy(in.position, in.position + 3, d.position.begin());
-        std::copy(in.rotation, in.rotation + 4, d.rotation.begin());
-        for (size_t i = 0; i < keyframe_count; ++i) {
-            AudioSource::Keyframe k;
-            k.time = keyframes[i].time;
-            std::copy(keyframes[i].position, keyframes[i].position + 3, k.position.begin());
-            std::copy(keyframes[i].rotation, keyframes[i].rotation + 4, k.rotation.begin());
-            d.keyframes.push_back(k);
-        }
         const auto* bytes = static_cast<const std::uint8_t*>(data);
         a.data.assign(bytes, bytes + size);
         writer->audio.push_back(std::move(a));
@@ -702,19 +730,7 @@ fourdgs_status fourdgs_writer_add_object(fourdgs_writer* writer, const fourdgs_o
         if (in.has_embedding && embedding_dim > 0 && in.embedding == nullptr)
             return invalid(refusal::kNullArgument, "object.embedding is NULL");
         ObjectTable::Entry e;
-        e.object_id = in.object_id;
-        if (auto s = text_in(in.label.data, in.label.size, "label", e.label); s != FOURDGS_OK)
-            return s;
-        std::copy(in.anchor, in.anchor + 3, e.anchor.begin());
-        if (in.has_dynamics) {
-            ObjectTable::Dynamics d;
-            std::copy(in.velocity, in.velocity + 3, d.velocity.begin());
-            std::copy(in.angular_velocity, in.angular_velocity + 3, d.angular_velocity.begin());
-            std::copy(in.acceleration, in.acceleration + 3, d.acceleration.begin());
-            e.dynamics = d;
-        }
-        if (in.has_embedding)
-            e.embedding = std::vector<float>(in.embedding, in.embedding + embedding_dim);
+        if (auto s = object_in(in, embedding_dim, e); s != FOURDGS_OK) return s;
         if (!writer->header.object_table) {
             writer->header.object_table.emplace();
             writer->header.object_table->embedding_dim = static_cast<std::uint16_t>(embedding_dim);

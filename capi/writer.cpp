@@ -375,6 +375,16 @@ fourdgs_status streaming_open(const fourdgs_stream_writer* w) {
     return FOURDGS_OK;
 }
 
+// What the stream writer is told in advance: the count, the bounds, the Window Table.
+StreamDeclaration declaration_in(const fourdgs_stream_declaration& d) {
+    StreamDeclaration decl;
+    decl.gaussian_count = d.gaussian_count;
+    std::copy(d.aabb, d.aabb + 6, decl.aabb.begin());
+    for (size_t i = 0; i < d.window_count; ++i)
+        decl.windows.push_back({d.windows[2 * i], d.windows[2 * i + 1]});
+    return decl;
+}
+
 // One batch into an open stream writer through `add` (add_window or add_chunk); `windows` as for
 // stream_batch_in.
 template <class Add>
@@ -412,12 +422,7 @@ fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
                            std::to_string(writer->count) +
                                " gaussians were added to the writer: a stream writer takes its "
                                "gaussians window by window");
-        StreamDeclaration decl;
-        decl.gaussian_count = d.gaussian_count;
-        std::copy(d.aabb, d.aabb + 6, decl.aabb.begin());
-        for (size_t i = 0; i < d.window_count; ++i)
-            decl.windows.push_back({d.windows[2 * i], d.windows[2 * i + 1]});
-
+        const StreamDeclaration decl = declaration_in(d);
         fourdgs_stream_writer* w = make_handle<fourdgs_stream_writer>(writer->alloc);
         std::unique_ptr<fourdgs_stream_writer, void (*)(fourdgs_stream_writer*)> guard(
             w, destroy_handle);
