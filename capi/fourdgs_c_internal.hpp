@@ -284,7 +284,7 @@ fourdgs_status get_from(const Handle* handle, Find&& find, Convert&& convert,
     });
 }
 
-// Finds for get_from().
+// Finds for get_from() (scene_element, for the lists of a reader's scene, follows the handles).
 
 // The handle itself, for the getters of a whole handle (its columns, its info).
 inline constexpr auto the_handle = [](const auto& handle) noexcept { return &handle; };
