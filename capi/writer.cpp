@@ -57,16 +57,15 @@ fourdgs_status header_in(const fourdgs_writer_options& o, SceneHeader& h) {
     return FOURDGS_OK;
 }
 
-// A codec by name: "deflate" (or none), "zstd", "lz4".
+// A codec by name (the codec table's: "deflate", "zstd", "lz4"), or none: the writer's default.
 fourdgs_status codec_in(const std::string& codec, std::uint8_t& out) {
-    if (codec.empty() || codec == "deflate")
-        out = codec::deflate;
-    else if (codec == "zstd")
-        out = codec::zstd;
-    else if (codec == "lz4")
-        out = codec::lz4;
-    else
-        return invalid(refusal::kInvalidOption, "unknown codec \"" + codec + "\"");
+    if (codec.empty()) {
+        out = WriterOptions{}.codec;
+        return FOURDGS_OK;
+    }
+    const CodecInfo* info = find_codec(codec);  // the library's codec table names them
+    if (!info) return invalid(refusal::kInvalidOption, "unknown codec \"" + codec + "\"");
+    out = info->byte;
     return FOURDGS_OK;
 }
 
