@@ -1,7 +1,20 @@
 // fourdgs_c_internal.hpp — what the C ABI's implementation files share (not installed): the
-// thread's last error, the guard every entry point runs in, size-tagged structs, allocator hooks
-// for handles, and the handles more than one file uses. The C ABI's files are compiled WITH
-// exceptions (see fourdgs_c.cpp); nothing here is exported.
+// thread's last error, the guard every entry point runs in, size-tagged structs, the one shape
+// of a getter, allocator hooks for handles, the handles more than one file uses, and what one
+// file defines for the others. Nothing here is exported.
+//
+// The C ABI converts shapes and holds no logic: each entry point checks its arguments, calls one
+// C++ layer, and turns the result into a status plus the thread's last error. Its files are
+// compiled WITH exceptions (the library is not): every entry point runs inside guarded(), so a
+// std::bad_alloc from a container, or anything else thrown, becomes a status and never unwinds
+// into C. fourdgs.h declares every function extern "C", which gives the definitions C linkage
+// without an extern "C" block, so their bodies may use templates and lambdas.
+//
+// The files, by the part of fourdgs.h they implement: errors.cpp (versions and errors), open.cpp
+// (opening: options, sources, the reader), scene_info.cpp (the scene as a whole and the file's
+// structure), extras.cpp (the scene's extras, read and written), frames.cpp (evaluation),
+// blocks.cpp (decoded blocks), stream.cpp (streaming), validation.cpp, writer.cpp (both writers),
+// fourdgs_player.cpp (playback); front_ends.cpp holds the calls that reach past SceneReader.
 #pragma once
 
 #include <fourdgs/fourdgs.h>
@@ -9,13 +22,19 @@
 #include <fourdgs/fourdgs.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace fourdgs::capi {
@@ -51,6 +70,16 @@ inline fourdgs_status fail(const Error& e) noexcept {
 
 inline fourdgs_status invalid(std::string_view refusal, std::string_view message) noexcept {
     return fail(FOURDGS_INVALID_ARGUMENT, refusal, message);
+}
+
+inline fourdgs_status null_argument(std::string_view name) {
+    return invalid(refusal::kNullArgument, std::string(name) + " is NULL");
+}
+
+// Every call that takes a time refuses a NaN or an infinity before anything else it looks up.
+inline fourdgs_status finite_time(double t) noexcept {
+    if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
+    return FOURDGS_OK;
 }
 
 inline fourdgs_status not_found(std::string_view what, std::size_t index,
@@ -133,6 +162,171 @@ inline bool array_ok(const void* p, std::size_t count) noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Getters: one thing behind a handle, converted into the caller's out-parameters.
+//
+// Most of fourdgs.h's getters are one shape: the handle and each out-parameter refused when NULL
+// (naming the parameter as fourdgs.h names it), a size-tagged out struct refused when its
+// struct_size is unset, the thing looked up (element k of a list: NOT_FOUND naming k and the
+// count), one conversion, the write. get_from() is that shape, written once; a getter says only
+// what to find and how to convert it.
+
+// The names fourdgs.h gives the handles' parameters and the size-tagged structs that getters
+// fill, for the refusals that name them.
+template <class Handle>
+inline constexpr const char* kParameterName = nullptr;
+template <> inline constexpr const char* kParameterName<fourdgs_reader> = "reader";
+template <> inline constexpr const char* kParameterName<fourdgs_frame> = "frame";
+template <> inline constexpr const char* kParameterName<fourdgs_block> = "block";
+template <> inline constexpr const char* kParameterName<fourdgs_validation> = "validation";
+template <> inline constexpr const char* kParameterName<fourdgs_writer> = "writer";
+template <> inline constexpr const char* kParameterName<fourdgs_stream_writer> = "writer";
+template <> inline constexpr const char* kParameterName<fourdgs_player> = "player";
+
+template <class T>
+inline constexpr const char* kStructName = nullptr;
+#define FOURDGS_C_STRUCT_NAME(T) template <> inline constexpr const char* kStructName<T> = #T
+FOURDGS_C_STRUCT_NAME(fourdgs_error);
+FOURDGS_C_STRUCT_NAME(fourdgs_scene_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_attachment_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_camera_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_audio_source_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_coordinate_frame);
+FOURDGS_C_STRUCT_NAME(fourdgs_sensor);
+FOURDGS_C_STRUCT_NAME(fourdgs_geodetic_anchor);
+FOURDGS_C_STRUCT_NAME(fourdgs_object_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_chunk_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_frame_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_validation_summary);
+FOURDGS_C_STRUCT_NAME(fourdgs_finding);
+FOURDGS_C_STRUCT_NAME(fourdgs_write_report);
+FOURDGS_C_STRUCT_NAME(fourdgs_player_info);
+#undef FOURDGS_C_STRUCT_NAME
+
+template <class T>
+concept SizeTagged = requires(T t) { t.struct_size; };
+
+// An out-parameter and its name in fourdgs.h. A getter's single struct out-parameter, which
+// fourdgs.h always calls `out`, is passed as the bare pointer.
+template <class T>
+struct Out {
+    T* pointer;
+    const char* name;
+};
+template <class T>
+Out(T*, const char*) -> Out<T>;  // clang before 17 (emscripten's too) deduces no aggregate
+
+template <class T>
+Out<T> named(T* out) noexcept {
+    return {out, "out"};
+}
+template <class T>
+Out<T> named(Out<T> out) noexcept {
+    return out;
+}
+
+// The out-parameters are one struct (size-tagged or not) or several scalars: NULL checks in the
+// order of the parameters, then a size-tagged struct's struct_size.
+template <class T>
+fourdgs_status check_outs(Out<T> out) {
+    if (out.pointer == nullptr) return null_argument(out.name);
+    if constexpr (SizeTagged<T>) {
+        static_assert(kStructName<T> != nullptr, "name the struct in kStructName");
+        return check_size(out.pointer, kStructName<T>);
+    }
+    return FOURDGS_OK;
+}
+template <class... T>
+    requires(sizeof...(T) > 1)
+fourdgs_status check_outs(Out<T>... outs) {
+    for (auto [pointer, name] : {std::pair<const void*, const char*>(outs.pointer, outs.name)...})
+        if (pointer == nullptr) return null_argument(name);
+    return FOURDGS_OK;
+}
+
+// Writes what the conversion made into the out-parameters: a struct into the one (a size-tagged
+// one up to its struct_size), a std::tuple into the several, in order.
+template <class V, class T>
+fourdgs_status write_outs(V&& value, Out<T> out) {
+    if constexpr (SizeTagged<T>) {
+        return put(out.pointer, T(std::forward<V>(value)));
+    } else {
+        *out.pointer = std::forward<V>(value);
+        return FOURDGS_OK;
+    }
+}
+template <class... V, class... T>
+    requires(sizeof...(T) > 1)
+fourdgs_status write_outs(std::tuple<V...> values, Out<T>... outs) {
+    std::apply([&](auto&... v) { ((*outs.pointer = v), ...); }, values);
+    return FOURDGS_OK;
+}
+
+// The getter shape without the handle and outside guarded(): checks the out-parameters, then
+// `find()` — a pointer to what is asked for, or NULL when it has refused (through fail(), so the
+// thread's last error says why) — then writes `convert(*found)`.
+template <class Find, class Convert, class... Outs>
+fourdgs_status fill_outs(Find&& find, Convert&& convert, Outs... outs) {
+    if (auto s = check_outs(named(outs)...); s != FOURDGS_OK) return s;
+    const auto* found = find();
+    if (found == nullptr) return t_error.status;
+    return write_outs(convert(*found), named(outs)...);
+}
+
+// The getter shape: the handle refused when NULL, then fill_outs() with `find(*handle)`.
+template <class Handle, class Find, class Convert, class... Outs>
+fourdgs_status get_from(const Handle* handle, Find&& find, Convert&& convert,
+                        Outs... outs) noexcept {
+    return guarded([&] {
+        if (handle == nullptr) return null_argument(kParameterName<Handle>);
+        return fill_outs([&] { return find(*handle); }, convert, outs...);
+    });
+}
+
+// Finds for get_from() (scene_element, for the lists of a reader's scene, follows the handles).
+
+// The handle itself, for the getters of a whole handle (its columns, its info).
+inline constexpr auto the_handle = [](const auto& handle) noexcept { return &handle; };
+
+// Element `index` of `list`, or NULL after refusing it as NOT_FOUND with `what`, the index and
+// the count.
+template <class List>
+auto element(const List& list, std::size_t index, const char* what) -> decltype(&list[index]) {
+    if (index < list.size()) return &list[index];
+    not_found(what, index, list.size());
+    return nullptr;
+}
+
+// The value in `o`, or NULL after refusing its absence as NOT_FOUND with `message`.
+template <class T>
+const T* present(const std::optional<T>& o, const char* message) {
+    if (!o) {
+        fail(FOURDGS_NOT_FOUND, refusal::kNoSuchElement, message);
+        return nullptr;
+    }
+    return &*o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions more than one file makes.
+
+inline std::tuple<fourdgs_string, fourdgs_string> key_value_out(
+    const std::pair<std::string, std::string>& entry) noexcept {
+    return {str(entry.first), str(entry.second)};
+}
+
+inline fourdgs_audio_state audio_state_out(const AudioState& st) noexcept {
+    fourdgs_audio_state s{};
+    s.active = st.active;
+    s.local_time = st.local_time;
+    s.gain = st.gain;
+    std::copy(st.pose.translation.begin(), st.pose.translation.end(), s.position);
+    std::copy(st.pose.rotation.begin(), st.pose.rotation.end(), s.rotation);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Allocator hooks for handles and the buffers the library hands out.
 
 struct Allocator {
@@ -183,6 +377,50 @@ void destroy_handle(T* h) noexcept {
     alloc.release(h, sizeof(T), alignof(T));
 }
 
+// fourdgs_frame_create and fourdgs_block_create: a handle from the given hooks (NULL: malloc).
+template <class T>
+fourdgs_status create_handle(const fourdgs_allocator* allocator, T** out) noexcept {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(out);
+        Allocator alloc;
+        if (auto s = allocator_in(allocator, alloc); s != FOURDGS_OK) return s;
+        *out = make_handle<T>(alloc);
+        return FOURDGS_OK;
+    });
+}
+
+// A growing byte buffer in allocator memory: the writer's memory output.
+class AllocatorSink final : public ByteSink {
+public:
+    explicit AllocatorSink(const Allocator& alloc) : alloc_(alloc) {}
+    AllocatorSink(const AllocatorSink&) = delete;
+    AllocatorSink& operator=(const AllocatorSink&) = delete;
+    ~AllocatorSink() override { alloc_.release(data_, capacity_, alignof(std::max_align_t)); }
+
+    Status write(std::span<const std::uint8_t> bytes) override {
+        if (bytes.size() > capacity_ - size_) {
+            std::size_t want = std::max<std::size_t>(capacity_ * 2, 4096);
+            while (want - size_ < bytes.size()) want *= 2;
+            auto* grown = static_cast<std::uint8_t*>(alloc_.allocate(want, alignof(std::max_align_t)));
+            if (size_ != 0) std::memcpy(grown, data_, size_);
+            alloc_.release(data_, capacity_, alignof(std::max_align_t));
+            data_ = grown;
+            capacity_ = want;
+        }
+        if (!bytes.empty()) std::memcpy(data_ + size_, bytes.data(), bytes.size());
+        size_ += bytes.size();
+        return ok_status();
+    }
+    std::uint64_t position() const override { return size_; }
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    Allocator alloc_;
+    std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0, capacity_ = 0;
+};
+
 }  // namespace fourdgs::capi
 
 // ---------------------------------------------------------------------------------------------
@@ -210,3 +448,125 @@ struct fourdgs_frame {
     fourdgs::SceneWorkspace workspace;  // state_at's buffers, either temporal model
     fourdgs::DecodeWorkspace chunk;     // evaluate_chunk's buffers
 };
+
+struct fourdgs_block {
+    explicit fourdgs_block(const fourdgs::capi::Allocator& a) : alloc(a) {
+        info.struct_size = sizeof info;
+    }
+    fourdgs::capi::Allocator alloc;
+    fourdgs::GaussianBlock block;
+    fourdgs_block_info info{};
+    std::vector<fourdgs::DecodeWorkspace> pool;  // gaussian-birth decode buffers
+    fourdgs::KeyframeDeltaWorkspace delta;       // keyframe-delta composition buffers
+};
+
+namespace fourdgs::capi {
+// What a writer keeps of the attachments and audio added to it (the caller's bytes are copied).
+struct AttachmentCopy {
+    std::string name, media_type;
+    std::vector<std::uint8_t> data;
+};
+struct AudioCopy {
+    AudioSource descriptor;
+    std::vector<std::uint8_t> data;
+};
+}  // namespace fourdgs::capi
+
+// The one-shot writer (writer.cpp); extras.cpp adds the scene's extras to its header.
+struct fourdgs_writer {
+    explicit fourdgs_writer(const fourdgs::capi::Allocator& a) : alloc(a) {}
+    fourdgs::capi::Allocator alloc;
+    fourdgs::SceneHeader header;  // attachments and audio are rebuilt from the copies at finish
+    fourdgs::WriterOptions options;
+    std::deque<fourdgs::capi::AttachmentCopy> attachments;
+    std::deque<fourdgs::capi::AudioCopy> audio;
+    std::uint32_t embedding_dim = 0;
+
+    // The gaussians added so far, in the writer's input layout.
+    std::size_t count = 0;
+    std::vector<float> position, scale, rotation, color, motion, mu_t, sigma_t, sh;
+    std::vector<double> win_lo, win_hi;
+    std::vector<std::uint32_t> object_id;  // empty until a batch brings ids
+
+    std::unique_ptr<fourdgs::capi::AllocatorSink> memory;
+    std::optional<fourdgs::WriteReport> report;
+};
+
+namespace fourdgs::capi {
+
+// A find for get_from(): element `index` of `list`, a list of the reader's scene (a member of
+// SceneInfo or of its bases).
+template <class List, class Scene>
+auto scene_element(List Scene::*list, std::size_t index, const char* what) {
+    return [=](const fourdgs_reader& r) { return element(r.scene().*list, index, what); };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads into a block (blocks.cpp, stream.cpp).
+
+inline void empty_block(fourdgs_block& b) noexcept {
+    b.block.clear();
+    b.info = fourdgs_block_info{};
+    b.info.struct_size = sizeof b.info;
+}
+
+// Runs one read into `block`, checks included, and empties the block when the read fails or is
+// refused. The columns are kept until the reader sizes them: a column resized to the length it
+// had is written once, where emptying it first would zero-fill the whole output again before
+// decoding over it (93 MB for a 1M-gaussian read_all).
+template <class Read>
+fourdgs_status read_into(fourdgs_block* block, Read&& read) {
+    block->info = fourdgs_block_info{};
+    block->info.struct_size = sizeof block->info;
+    const fourdgs_status s = read();
+    if (s != FOURDGS_OK) empty_block(*block);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What one file defines for the others.
+
+// open.cpp. The caller's open options over the defaults (NULL: the defaults), checked.
+fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_options& out);
+// open_options_in, then the allocator the options name, copied into `alloc`: the handle keeps
+// the hooks and the caller's struct is not retained (o.allocator is cleared).
+fourdgs_status open_settings_in(const fourdgs_open_options* options, fourdgs_open_options& o,
+                                Allocator& alloc);
+ReaderOptions reader_options(const fourdgs_open_options& o);
+// The byte sources: a file; the caller's range-read callbacks, whose `release` runs exactly once,
+// when the source dies — which is `out`'s from the start, refused or not; a URL, read by HTTP(S)
+// range requests with the options' headers, CA bundle, timeouts and attempts.
+fourdgs_status file_source(const char* path, std::size_t path_size,
+                           std::unique_ptr<ByteSource>& out);
+fourdgs_status callback_source(const fourdgs_read_callbacks* cb, std::unique_ptr<ByteSource>& out);
+fourdgs_status url_source(const char* url, std::size_t url_size,
+                          const fourdgs_open_options* options, std::unique_ptr<ByteSource>& out);
+// Opens `source` into `r` with the front-end its temporal model needs (open_scene): `automatic`
+// for a reader, `streaming` (front to back, keeping payloads when the options ask) for a
+// stream's scene.
+fourdgs_status open_scene_into(fourdgs_reader& r, std::unique_ptr<ByteSource> source,
+                               const fourdgs_open_options& o, OpenSceneOptions::Access access);
+
+// frames.cpp. The caller's evaluate options (NULL: the defaults), checked, as EvaluateOptions
+// over `scene`'s object tracks.
+fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluate_options* in,
+                                   EvaluateOptions& out);
+// The calls that fetch through the index refuse a stream's scene.
+fourdgs_status random_access(const fourdgs_reader* reader);
+
+// front_ends.cpp: the calls that reach past SceneReader into a front-end (issue 26). Each needs
+// the front-end its caller has established: decode_indexed_chunk and read_every_gaussian a
+// gaussian-birth scene with random access, read_state random access, pull_stored_block a stream.
+void scan_out(const SceneReader& scene, fourdgs_scene_info& info);
+fourdgs_status decode_indexed_chunk(const SceneReader& scene, std::size_t index,
+                                    DecodeWorkspace& ws);
+fourdgs_status read_every_gaussian(const SceneReader& scene, fourdgs_block& block,
+                                   unsigned threads);
+// The state at t into the block, and its kind (and a keyframe-delta state's StateInfo) into
+// block.info.
+fourdgs_status read_state(const SceneReader& scene, double t, fourdgs_block& block,
+                          unsigned threads);
+// The stream's next stored block and its description, or false (and an empty block) at the end.
+Result<bool> pull_stored_block(SceneReader& scene, fourdgs_block& block);
+
+}  // namespace fourdgs::capi

@@ -1,6 +1,6 @@
 // fourdgs_player.cpp — the C ABI's player (fourdgs.h, "Playback") over fourdgs::Player.
 //
-// Like fourdgs_c.cpp it converts shapes and holds no logic: each entry point checks its
+// Like the rest of the C ABI it converts shapes and holds no logic: each entry point checks its
 // arguments, makes one call on the C++ player, and turns the result into a status plus the
 // thread's last error (fourdgs_c_internal.hpp). Compiled WITH exceptions, every entry point
 // inside guarded().
@@ -10,7 +10,6 @@
 
 #include <fourdgs/player.hpp>
 
-#include <cmath>
 #include <optional>
 #include <string>
 
@@ -78,6 +77,24 @@ fourdgs_player_frame_info frame_info_out(const PlayerFrame& f) noexcept {
     return i;
 }
 
+fourdgs_player_info player_info_out(const Player& p) {
+    const PlayerStats st = p.stats();
+    fourdgs_player_info i{};
+    i.state = static_cast<uint32_t>(p.state());
+    i.loop = p.loop();
+    i.rate = p.rate();
+    i.position = p.position();
+    i.duration = p.duration();
+    i.frames = st.frames;
+    i.late_frames = st.late_frames;
+    i.chunks_decoded = st.chunks_decoded;
+    i.states_composed = st.states_composed;
+    i.steps = st.steps;
+    i.discarded = st.discarded;
+    i.resident_bytes = st.resident_bytes;
+    return i;
+}
+
 // One frame call; `show` is the C++ call (frame or frame_at).
 template <class Show>
 fourdgs_status frame_with(fourdgs_player* player, fourdgs_frame* frame,
@@ -141,21 +158,10 @@ fourdgs_status fourdgs_player_frame_at(fourdgs_player* player, double t, uint32_
 
 fourdgs_status fourdgs_player_audio_state(const fourdgs_player* player, size_t index,
                                           fourdgs_audio_state* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(player);
-        FOURDGS_C_REQUIRE(out);
-        const std::vector<AudioState>& audio = player->last.audio;
-        if (index >= audio.size()) return not_found("audio source", index, audio.size());
-        const AudioState& a = audio[index];
-        fourdgs_audio_state s{};
-        s.active = a.active;
-        s.local_time = a.local_time;
-        s.gain = a.gain;
-        for (int k = 0; k < 3; ++k) s.position[k] = a.pose.translation[k];
-        for (int k = 0; k < 4; ++k) s.rotation[k] = a.pose.rotation[k];
-        *out = s;
-        return FOURDGS_OK;
-    });
+    return get_from(
+        player,
+        [&](const fourdgs_player& p) { return element(p.last.audio, index, "audio source"); },
+        audio_state_out, out);
 }
 
 fourdgs_status fourdgs_player_play(fourdgs_player* player) {
@@ -177,7 +183,7 @@ fourdgs_status fourdgs_player_pause(fourdgs_player* player) {
 fourdgs_status fourdgs_player_seek(fourdgs_player* player, double t) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(player);
-        if (!std::isfinite(t)) return invalid(refusal::kNonFiniteInput, "t is not finite");
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         player->player->seek(t);
         return FOURDGS_OK;
     });
@@ -200,25 +206,6 @@ fourdgs_status fourdgs_player_set_loop(fourdgs_player* player, uint32_t loop) {
 }
 
 fourdgs_status fourdgs_player_info_get(const fourdgs_player* player, fourdgs_player_info* out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(player);
-        FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(out, "fourdgs_player_info"); s != FOURDGS_OK) return s;
-        const Player& p = *player->player;
-        const PlayerStats st = p.stats();
-        fourdgs_player_info i{};
-        i.state = static_cast<uint32_t>(p.state());
-        i.loop = p.loop();
-        i.rate = p.rate();
-        i.position = p.position();
-        i.duration = p.duration();
-        i.frames = st.frames;
-        i.late_frames = st.late_frames;
-        i.chunks_decoded = st.chunks_decoded;
-        i.states_composed = st.states_composed;
-        i.steps = st.steps;
-        i.discarded = st.discarded;
-        i.resident_bytes = st.resident_bytes;
-        return put(out, i);
-    });
+    return get_from(player, [](const fourdgs_player& p) { return &*p.player; }, player_info_out,
+                    out);
 }

@@ -124,15 +124,13 @@ std::uint32_t crc32(Bytes data, std::uint32_t crc) {
     return libdeflate_crc32(crc, data.data(), data.size());
 }
 
-bool codec_implemented(std::uint8_t c) noexcept {
-    return c == codec::deflate || c == codec::zstd || c == codec::lz4;
-}
+bool codec_implemented(std::uint8_t c) noexcept { return find_codec(c) != nullptr; }
 
 std::string codec_name(std::uint8_t c) {
+    if (const CodecInfo* info = find_codec(c))
+        return info->registered ? std::string(info->name)
+                                : std::string(info->name) + " (private " + hex_byte(c) + ")";
     switch (c) {
-        case codec::deflate: return "deflate";
-        case codec::zstd: return "zstd";
-        case codec::lz4: return "lz4 (private 0x80)";
         case 2: return "atlas-image (reserved 0x02)";
         case 3: return "atlas-video (reserved 0x03)";
         default: break;
@@ -275,9 +273,9 @@ Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::ui
 std::span<const CodecInfo> codec_table() {
     // zstd's levels are the linked library's; the static is built once, thread-safely.
     static const CodecInfo table[] = {
-        {codec::deflate, "deflate", true, 0, 12, 1, 6},
-        {codec::zstd, "zstd", true, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1, 3},
-        {codec::lz4, "lz4", false, 0, LZ4HC_CLEVEL_MAX, 0, 0},
+        {codec::deflate, "deflate", true, true, 0, 12, 1, 6},
+        {codec::zstd, "zstd", true, true, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1, 3},
+        {codec::lz4, "lz4", false, false, 0, LZ4HC_CLEVEL_MAX, 0, 0},
     };
     return table;
 }
@@ -292,6 +290,16 @@ const CodecInfo* find_codec(std::string_view name) noexcept {
     for (const CodecInfo& c : codec_table())
         if (c.name == name) return &c;
     return nullptr;
+}
+
+std::string codec_names(bool chunks_only) {
+    std::string names;
+    for (const CodecInfo& c : codec_table()) {
+        if (chunks_only && !c.chunk_compression) continue;
+        if (!names.empty()) names += ", ";
+        names += c.name;
+    }
+    return names;
 }
 
 namespace detail {
@@ -377,8 +385,8 @@ Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& 
 }
 
 Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_t offset) {
-    if (name == "deflate") return codec::deflate;
-    if (name == "zstd") return codec::zstd;
+    if (const CodecInfo* info = find_codec(name); info && info->chunk_compression)
+        return info->byte;
     if (name.empty())
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "compression \"\" means the records block is stored; there is no codec "
@@ -389,7 +397,8 @@ Result<std::uint8_t> chunk_compression_codec(std::string_view name, std::uint64_
     if (name.size() > 64) shown += "...";
     return make_error(ErrorKind::unsupported, refusal::kUnknownChunkCompression,
                       "chunk compression \"" + shown +
-                          "\" is not implemented; this build implements \"deflate\" and \"zstd\"",
+                          "\" is not implemented; this build implements " +
+                          codec_names(true),
                       offset)
         .about("", std::string(name));
 }

@@ -7,6 +7,7 @@
 
 #include "fourdgs/extras.hpp"
 #include "fourdgs/front_matter.hpp"
+#include "fourdgs/record_stream.hpp"
 
 namespace fourdgs::content {
 namespace {
@@ -64,13 +65,12 @@ Status check_serializable(const SceneHeader& h) {
 
 // Every record in `records` (which starts at absolute `base`) into `builder`, in order.
 Status feed(SceneBuilder& builder, Bytes records, std::uint64_t base) {
-    std::size_t at = 0;
-    while (at < records.size()) {
-        FOURDGS_ASSIGN(RecordView r, parse_record(records.subspan(at), base + at));
-        FOURDGS_TRY(builder.add(r));
-        at += static_cast<std::size_t>(r.total_length());
+    RecordsInMemory walk(records, base);
+    while (true) {
+        FOURDGS_ASSIGN(std::optional<RecordView> r, walk.next());
+        if (!r) return ok_status();
+        FOURDGS_TRY(builder.add(*r));
     }
-    return ok_status();
 }
 
 // The backstop: what the reader parsed must be the input (the audio descriptors as normalized).

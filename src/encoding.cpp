@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/version.hpp"
 
 namespace fourdgs::encoding {
@@ -650,13 +651,19 @@ Status encode_chunk_records(const Encoding& e, const ChunkBins& bins, double t0,
 
 Status parse_back(const EncodedRecords& encoded, RecordView& chunk,
                   std::array<ShBandRecord, 3>& bands) {
-    const Bytes bytes = encoded.bytes;
-    FOURDGS_ASSIGN(chunk, parse_record(bytes, 0));
-    std::size_t at = static_cast<std::size_t>(encoded.chunk_length);
+    // The chunk record, then its band records, as a reader meets them.
+    RecordsInMemory records(encoded.bytes, 0);
+    FOURDGS_ASSIGN(std::optional<RecordView> record, records.next());
+    auto missing = [&](const std::string& what) {
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
+                          "the encoded records end before the " + what, records.position());
+    };
+    if (!record) return missing("chunk record");
+    chunk = *record;
     for (int band = 1; band <= encoded.bands; ++band) {
-        FOURDGS_ASSIGN(RecordView bv, parse_record(bytes.subspan(at), at));
-        FOURDGS_ASSIGN(bands[band - 1], parse_sh_band(bv));
-        at += static_cast<std::size_t>(bv.total_length());
+        FOURDGS_ASSIGN(record, records.next());
+        if (!record) return missing("SH band " + std::to_string(band) + " record");
+        FOURDGS_ASSIGN(bands[band - 1], parse_sh_band(*record));
     }
     return ok_status();
 }

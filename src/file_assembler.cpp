@@ -98,7 +98,7 @@ Status FileAssembler::finish(const SummaryOptions& options, const Statistics& st
     footer.summary_offset_start = offset_start;
     footer.summary_crc = has_summary && options.crc ? crc : 0;
     ByteWriter tail;
-    tail.buffer().reserve(kRecordHeaderSize + kFooterContentSize + kMagic.size());
+    tail.buffer().reserve(kTailSize);  // the Footer record and the trailing magic
     fourdgs::write(tail, footer);
     tail.raw(Bytes(kMagic));
     FOURDGS_TRY(write(tail.buffer()));

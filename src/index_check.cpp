@@ -1,10 +1,12 @@
 // The Chunk Index against the records it frames (fourdgs/index_check.hpp, §5.8).
 #include "fourdgs/index_check.hpp"
-#include "fourdgs/portable.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+
+#include "fourdgs/portable.hpp"
 
 namespace fourdgs {
 
@@ -127,6 +129,71 @@ Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at) {
                                       at);
     err.value = std::to_string(e.chunk_offset);
     return err;
+}
+
+Result<const FramedChunk*> ChunksNamed::name(std::span<const FramedChunk> seen,
+                                             const ChunkIndex& e, std::uint64_t at) {
+    const FramedChunk* c = framed_at(seen, e.chunk_offset);
+    if (!c) return no_chunk_at(e, at);
+    named_.resize(seen.size(), false);
+    const auto k = static_cast<std::size_t>(c - seen.data());
+    if (named_[k]) return chunk_indexed_twice(e, at);
+    named_[k] = true;
+    return c;
+}
+
+Status ChunksNamed::every_chunk_named(std::span<const FramedChunk> seen) const {
+    for (std::size_t k = 0; k < seen.size(); ++k)
+        if (!named(k))
+            return unindexed_chunk(seen[k].delta ? op::delta_chunk : op::chunk, seen[k].offset);
+    return ok_status();
+}
+
+Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
+                                                         std::span<const std::uint64_t> entry_at) {
+    std::vector<std::size_t> order(index.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return index[a].chunk_offset < index[b].chunk_offset;
+    });
+    for (std::size_t k = 1; k < order.size(); ++k)
+        if (index[order[k]].chunk_offset == index[order[k - 1]].chunk_offset)
+            return chunk_indexed_twice(index[order[k]], entry_at[order[k]]);
+    return order;
+}
+
+Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const ChunkIndex& e,
+                                         std::uint8_t opcode, const IndexCheckOptions& check,
+                                         int bands, bool require_all_bands,
+                                         FetchedChunkBuffers& buffers, RangeOrigin origin,
+                                         ChunkTrip* failed) {
+    auto fail = [&](ChunkTrip step, Error err) {
+        if (failed) *failed = step;
+        return err;
+    };
+    auto record = fetcher.fetch_framed(e.chunk_offset, e.chunk_length, opcode, buffers.record,
+                                       origin);
+    if (!record.ok()) return fail(ChunkTrip::fetch, std::move(record).error());
+    IndexedChunk out;
+    out.record = *record;
+    Status same = ok_status();
+    if (out.record.opcode == op::chunk) {
+        auto chunk = parse_chunk(out.record);
+        if (!chunk.ok()) return fail(ChunkTrip::parse, std::move(chunk).error());
+        out.chunk = std::move(*chunk);
+        same = check_index_entry(e, FramedChunk::of(out.record, *out.chunk), e.chunk_offset, check);
+    } else {
+        auto delta = parse_delta_chunk(out.record);
+        if (!delta.ok()) return fail(ChunkTrip::parse, std::move(delta).error());
+        out.delta = std::move(*delta);
+        same = check_index_entry(e, FramedChunk::of(out.record, *out.delta), e.chunk_offset, check);
+    }
+    if (!same.ok()) return fail(ChunkTrip::check, std::move(same).error());
+    if (Status st = fetcher.fetch_sh_bands(e, bands, require_all_bands, buffers.bands,
+                                           buffers.band_records);
+        !st.ok())
+        return fail(ChunkTrip::bands, std::move(st).error());
+    return out;
 }
 
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at) {

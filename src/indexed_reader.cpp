@@ -90,91 +90,49 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
 }
 
 Result<bool> IndexedReader::read_by_tail(std::uint64_t size) {
-    if (size < kMagicSize + kTailSize)
-        return make_error(ErrorKind::truncated, refusal::kTruncated,
-                          "a " + std::to_string(size) +
-                              "-byte file cannot hold the magic and the 37-byte tail",
-                          0);
-    std::vector<std::uint8_t> tail;
-    const std::uint64_t footer_start = size - kTailSize;
-    FOURDGS_TRY(fetcher_.fetch(footer_start, kTailSize, tail));
-    FOURDGS_TRY(RecordStream::check_trailing_magic(
-        std::span(tail).subspan(kRecordHeaderSize + kFooterContentSize), size - kMagicSize));
-    if (tail[0] != op::footer || read_le64(&tail[1]) != kFooterContentSize)
-        return make_error(ErrorKind::malformed, refusal::kBadFooter,
-                          "the 37 bytes before the trailing magic are not a Footer record with "
-                          "20 bytes of content (opcode " + std::to_string(tail[0]) +
-                              ", content_length " + std::to_string(read_le64(&tail[1])) + ")",
-                          footer_start)
-            .about("Footer.content_length", std::to_string(read_le64(&tail[1])));
-    FOURDGS_ASSIGN(RecordView fv, parse_record(std::span(tail).first(kRecordHeaderSize + 20),
-                                               footer_start));
-    FOURDGS_ASSIGN(Footer footer, parse_footer(fv));
-    scene_.footer = footer;
-    if (footer.summary_start == 0) return false;  // no index: read sequentially (M016)
+    FOURDGS_ASSIGN(FooterTail tail, read_footer_tail(fetcher_, size));
+    scene_.footer = tail.footer;
+    if (tail.footer.summary_start == 0) return false;  // no index: read sequentially (M016)
 
     SceneBuilder summary(options_);
-    FOURDGS_TRY(check_summary_start(footer, footer_start, fv.content_offset()));
-    FOURDGS_TRY(read_summary(footer_start, summary));
-    std::uint64_t first_chunk = footer.summary_start;
+    FOURDGS_TRY(read_summary(tail, summary));
+    std::uint64_t first_chunk = tail.footer.summary_start;
     for (const ChunkIndex& e : summary.scene().index)
         first_chunk = std::min(first_chunk, e.chunk_offset);
-    FOURDGS_TRY(read_front_matter(first_chunk, footer.summary_start, std::move(summary)));
+    FOURDGS_TRY(read_front_matter(first_chunk, tail.footer.summary_start, std::move(summary)));
     return true;
 }
 
-// The summary, [summary_start, footer_start), fetched whole: its CRC, then record by record
-// (wire-notes: a group may be overlong) into `summary`.
-Status IndexedReader::read_summary(std::uint64_t footer_start, SceneBuilder& summary) {
-    const Footer& footer = *scene_.footer;
-    const std::uint64_t length = footer_start - footer.summary_start;
-    if (length > options_.max_summary_bytes)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          "the summary is " + std::to_string(length) +
-                              " bytes, over the configured limit",
-                          footer.summary_start);
+// The summary, fetched whole (its CRC checked when asked), record by record (wire-notes: a group
+// may be overlong) into `summary`.
+Status IndexedReader::read_summary(const FooterTail& tail, SceneBuilder& summary) {
+    const Footer& footer = tail.footer;
     std::vector<std::uint8_t> bytes;
-    FOURDGS_TRY(fetcher_.fetch(footer.summary_start, length, bytes));
-    if (options_.verify_summary_crc) {
-        // §4.5: a summary that fails its CRC is not used; the scan reads the file instead.
-        const std::uint32_t crc = crc32(bytes);
-        const SummaryCrc checked = compare_summary_crc(footer, crc);
-        if (checked == SummaryCrc::mismatch)
-            return summary_crc_mismatch(footer, crc, footer_start + kRecordHeaderSize);
-        scene_.summary_crc_verified = checked == SummaryCrc::verified;
-    }
-    std::size_t at = 0;
-    while (at < bytes.size()) {
-        FOURDGS_ASSIGN(RecordView r,
-                       parse_record(std::span(bytes).subspan(at), footer.summary_start + at));
+    SummaryCrc crc = SummaryCrc::not_stated;
+    FOURDGS_TRY(fetch_summary(fetcher_, tail, options_.max_summary_bytes,
+                              options_.verify_summary_crc, bytes, crc));
+    scene_.summary_crc_verified = crc == SummaryCrc::verified;
+    RecordsInMemory records(bytes, footer.summary_start);
+    while (true) {
+        FOURDGS_ASSIGN(std::optional<RecordView> r, records.next());
+        if (!r) break;
         // §4.5: summary_start names the run's first summary record. A record of no defined
         // opcode may sit inside the run, as the streaming path allows, but cannot start it (the
         // scan then meets what the streaming path meets).
-        if (at == 0 && !is_summary_opcode(r.opcode))
+        if (r->offset == footer.summary_start && !is_summary_opcode(r->opcode))
             return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
                               "Footer summary_start is " + std::to_string(footer.summary_start) +
-                                  " but the record there is " + opcode_name(r.opcode) +
+                                  " but the record there is " + opcode_name(r->opcode) +
                                   ", not a summary record (§4.5)",
-                              footer_start + kRecordHeaderSize)
+                              tail.content_offset())
                 .about("", std::to_string(footer.summary_start));
-        at += static_cast<std::size_t>(r.total_length());
-        FOURDGS_TRY(summary.add_summary(r));
-        if (r.opcode == op::chunk_index)
+        FOURDGS_TRY(summary.add_summary(*r));
+        if (r->opcode == op::chunk_index)
             FOURDGS_TRY(check_entry_in_file(summary.scene().index.back(), footer.summary_start,
-                                            r.offset));
+                                            r->offset));
     }
     // §5.8: one entry per chunk (two would have the chunk read twice).
-    const std::vector<ChunkIndex>& index = summary.scene().index;
-    std::vector<std::size_t> by_offset(index.size());
-    for (std::size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-    std::sort(by_offset.begin(), by_offset.end(), [&](std::size_t a, std::size_t b) {
-        return index[a].chunk_offset < index[b].chunk_offset ||
-               (index[a].chunk_offset == index[b].chunk_offset && a < b);
-    });
-    for (std::size_t k = 1; k < by_offset.size(); ++k)
-        if (index[by_offset[k]].chunk_offset == index[by_offset[k - 1]].chunk_offset)
-            return chunk_indexed_twice(index[by_offset[k]],
-                                       summary.offsets().index[by_offset[k]]);
+    FOURDGS_TRY(entries_by_chunk_offset(summary.scene().index, summary.offsets().index));
     return ok_status();
 }
 
@@ -386,20 +344,17 @@ Status IndexedReader::decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) 
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           "chunk " + std::to_string(index) + " does not exist (the index has " +
                               std::to_string(scene_.index.size()) + " entries)");
-    const ChunkIndex& e = scene_.index[index];
-    FOURDGS_ASSIGN(RecordView r,
-                   fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, op::chunk, ws.record));
-    FOURDGS_ASSIGN(ChunkRecord chunk, parse_chunk(r));
     IndexCheckOptions fetched;
     fetched.ranges = false;  // the record was fetched by the entry's own range
-    FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, chunk), e.chunk_offset, fetched));
     // Only the bands asked for are fetched (§5.7): a reader capped at degree d never reads d+1.
     const int want = wanted_bands();
-    FOURDGS_TRY(fetcher_.fetch_sh_bands(e, want, true, ws.bands, ws.band_records));
+    FOURDGS_ASSIGN(IndexedChunk fetched_chunk,
+                   fetch_indexed_chunk(fetcher_, scene_.index[index], op::chunk, fetched, want,
+                                       true, ws));
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = want;
-    return fourdgs::decode_chunk_bins(scene_, chunk, ws.band_records, decode, ws.bins,
-                                      ws.scratch);
+    return fourdgs::decode_chunk_bins(scene_, *fetched_chunk.chunk, ws.band_records, decode,
+                                      ws.bins, ws.scratch);
 }
 
 Status IndexedReader::decode_chunk(std::size_t index, DecodeWorkspace& ws) const {

@@ -84,14 +84,11 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
     fetched.ranges = false;  // each record is fetched by its entry's own range
     fetched.keyframe = IndexCheckOptions::KeyframeFields::required;
     const std::uint8_t expect = k.chunk_kind == kChunkKindKeyframe ? op::chunk : op::delta_chunk;
-    FOURDGS_ASSIGN(RecordView r, fetcher_.fetch_framed(e.chunk_offset, e.chunk_length, expect,
-                                                       ws.record,
-                                                       {"chunk_length", "chunk_kind"}));
-    if (r.opcode == op::chunk) {
-        FOURDGS_ASSIGN(ChunkRecord ch, parse_chunk(r));
-        FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, ch), e.chunk_offset, fetched));
-        FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
-                                            ws.band_records));
+    FOURDGS_ASSIGN(IndexedChunk fetched_chunk,
+                   fetch_indexed_chunk(fetcher_, e, expect, fetched, wanted_bands(), false, ws,
+                                       {"chunk_length", "chunk_kind"}));
+    if (fetched_chunk.chunk) {
+        const ChunkRecord& ch = *fetched_chunk.chunk;
         FOURDGS_TRY(decode_chunk_bins(sc, ch, ws.band_records, decode, ws.keyframe,
                                       ws.scratch));
         describe_keyframe(ws.keyframe, record);
@@ -101,13 +98,10 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
                                                 {e.chunk_offset, ch.t0, ch.t1, false}));
         ws.composed_level = ch.level;
     } else {
-        FOURDGS_ASSIGN(DeltaChunk d, parse_delta_chunk(r));
+        const DeltaChunk& d = *fetched_chunk.delta;
         const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
-        FOURDGS_TRY(check_index_entry(e, FramedChunk::of(r, d), e.chunk_offset, fetched));
         FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset, ws.composed_level,
                                       e.chunk_offset));
-        FOURDGS_TRY(fetcher_.fetch_sh_bands(e, wanted_bands(), false, ws.bands,
-                                            ws.band_records));
         FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
         FOURDGS_TRY(ws.population.apply(ws.delta, ref,
                                         options_.decode.limits.max_gaussians_per_chunk, updated));

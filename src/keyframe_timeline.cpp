@@ -89,20 +89,15 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     }
 
     // Offsets: the entry framing each record, and each entry's predecessor in file order.
+    // (No entry offsets here: a repeated entry is named at the chunk both name.)
+    std::vector<std::uint64_t> named_at(n);
+    for (std::size_t i = 0; i < n; ++i) named_at[i] = ix[i].chunk_offset;
+    FOURDGS_ASSIGN(const std::vector<std::size_t> by_offset, entries_by_chunk_offset(ix, named_at));
     std::unordered_map<std::uint64_t, std::size_t> at;
     at.reserve(n);
-    std::vector<std::size_t> by_offset(n);
-    std::iota(by_offset.begin(), by_offset.end(), std::size_t{0});
-    std::sort(by_offset.begin(), by_offset.end(),
-              [&](std::size_t a, std::size_t b) { return ix[a].chunk_offset < ix[b].chunk_offset; });
     std::vector<std::size_t> previous(n, n);
     for (std::size_t k = 0; k < n; ++k) {
-        const ChunkIndex& e = ix[by_offset[k]];
-        if (!at.emplace(e.chunk_offset, by_offset[k]).second)
-            return index_record_mismatch("chunk_offset",
-                                  "two entries name the record at byte " +
-                                      std::to_string(e.chunk_offset),
-                                  e.chunk_offset);
+        at.emplace(ix[by_offset[k]].chunk_offset, by_offset[k]);
         if (k > 0) previous[by_offset[k]] = by_offset[k - 1];
     }
     const std::uint64_t first_offset = n ? ix[by_offset.front()].chunk_offset : 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/wire.hpp"
 
@@ -44,26 +45,51 @@ private:
     std::vector<std::uint8_t> prefix_;
 };
 
-// Reads the magic and the first record from a stream. Returns whether it is a keyframe-delta
-// file; on anything unexpected (no magic, no Header first, a cut) the answer is "no", and the
-// gaussian-birth StreamingReader then refuses the file by its own rule from the same bytes.
+// A stream as it is read from its first byte on, every byte kept in `kept`: the bytes sniffing
+// reads, which ReplaySource then gives the front-end again.
+class KeepingSource final : public ByteSource {
+public:
+    KeepingSource(ByteSource& source, std::vector<std::uint8_t>& kept)
+        : source_(&source), kept_(&kept) {}
+    std::optional<std::uint64_t> size() const override { return source_->size(); }
+    bool random_access() const override { return false; }
+    Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override {
+        // RecordStream reads front to back, so every read starts where the kept bytes end.
+        if (offset != kept_->size())
+            return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
+                              "sniffing read out of order at byte " + std::to_string(offset));
+        FOURDGS_ASSIGN(std::size_t got, source_->read_at(offset, out));
+        kept_->insert(kept_->end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(got));
+        return got;
+    }
+
+private:
+    ByteSource* source_;
+    std::vector<std::uint8_t>* kept_;
+};
+
+// Reads the magic and the first record from a stream, keeping what it reads in `read`. Returns
+// whether it is a keyframe-delta file; on anything unexpected (no magic, no Header first, a cut,
+// a record over the limit) the answer is "no", and the gaussian-birth StreamingReader then
+// refuses the file by its own rule from the same bytes. A failing read is an answer as it stands.
 Result<bool> sniff_keyframe_delta(ByteSource& source, const ReaderOptions& options,
                                   std::vector<std::uint8_t>& read) {
-    constexpr std::uint64_t kHead = kMagicSize + kRecordHeaderSize;
-    FOURDGS_ASSIGN(std::uint64_t got, read_growing(source, 0, kHead, read));
-    if (got < kHead || !check_magic(Bytes(read).first(kMagicSize), 0).ok() ||
-        read[kMagicSize] != op::header)
+    KeepingSource kept(source, read);
+    RecordStream stream(kept, options.max_record_bytes);
+    auto answer = [](const Status& s) -> Result<bool> {
+        if (!s.ok() && s.error().kind == ErrorKind::io) return s.error();
         return false;
-    std::uint64_t length = 0;
-    std::memcpy(&length, read.data() + kMagicSize + 1, 8);
-    if (length > options.max_record_bytes) return false;
-    FOURDGS_ASSIGN(got, read_growing(source, kHead, length, read));
-    if (got < length) return false;
-    auto record = parse_record(Bytes(read).subspan(kMagicSize), kMagicSize);
-    if (!record.ok()) return false;
-    SceneBuilder header(options);  // the one place a Header record becomes a SceneInfo
-    return header.add(*record).ok() &&
-           header.scene().header.temporal_model == kModelKeyframeDelta;
+    };
+    if (Status magic = stream.read_magic(); !magic.ok()) return answer(magic);
+    auto frame = stream.next_frame();
+    if (!frame.ok()) return answer(frame.error());
+    if (!*frame || (*frame)->opcode != op::header) return false;
+    HeldRecord header;
+    if (Status content = stream.read_content(**frame, header); !content.ok())
+        return answer(content);
+    SceneBuilder builder(options);  // the one place a Header record becomes a SceneInfo
+    return builder.add(header.view).ok() &&
+           builder.scene().header.temporal_model == kModelKeyframeDelta;
 }
 
 }  // namespace

@@ -272,6 +272,12 @@ Status RangeFetcher::fetch_append(std::uint64_t offset, std::uint64_t length,
     return ok_status();
 }
 
+Result<std::uint8_t> RangeFetcher::opcode_at(std::uint64_t offset) const {
+    std::vector<std::uint8_t> first;
+    FOURDGS_TRY(fetch(offset, 1, first));
+    return first[0];
+}
+
 Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_t length,
                                               std::uint8_t opcode,
                                               std::vector<std::uint8_t>& buffer,
@@ -371,6 +377,62 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
         }
         out.push_back(band);
     }
+    return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records in memory, the tail, the summary.
+
+Result<std::optional<RecordView>> RecordsInMemory::next() {
+    if (at_ >= bytes_.size()) return std::optional<RecordView>{};
+    FOURDGS_ASSIGN(RecordView r, parse_record(bytes_.subspan(at_), base_ + at_));
+    at_ += static_cast<std::size_t>(r.total_length());
+    return std::optional<RecordView>(r);
+}
+
+Result<FooterTail> read_footer_tail(const RangeFetcher& fetcher, std::uint64_t size) {
+    if (size < kMagicSize + kTailSize)
+        return make_error(ErrorKind::truncated, refusal::kTruncated,
+                          "a " + std::to_string(size) +
+                              "-byte file cannot hold the magic and the 37-byte tail",
+                          0);
+    FooterTail tail;
+    tail.footer_start = size - kTailSize;
+    std::vector<std::uint8_t> bytes;
+    FOURDGS_TRY(fetcher.fetch(tail.footer_start, kTailSize, bytes));
+    const Bytes record = Bytes(bytes).first(kRecordHeaderSize + kFooterContentSize);
+    FOURDGS_TRY(RecordStream::check_trailing_magic(Bytes(bytes).subspan(record.size()),
+                                                   size - kMagicSize));
+    const std::uint64_t content_length = read_le64(&record[1]);
+    if (record[0] != op::footer || content_length != kFooterContentSize)
+        return make_error(ErrorKind::malformed, refusal::kBadFooter,
+                          "the 37 bytes before the trailing magic are not a Footer record with "
+                          "20 bytes of content (opcode " + std::to_string(record[0]) +
+                              ", content_length " + std::to_string(content_length) + ")",
+                          tail.footer_start)
+            .about("Footer.content_length", std::to_string(content_length));
+    FOURDGS_ASSIGN(RecordView view, parse_record(record, tail.footer_start));
+    FOURDGS_ASSIGN(tail.footer, parse_footer(view));
+    return tail;
+}
+
+Status fetch_summary(const RangeFetcher& fetcher, const FooterTail& tail, std::uint64_t max_bytes,
+                     bool verify_crc, std::vector<std::uint8_t>& bytes, SummaryCrc& crc) {
+    const Footer& footer = tail.footer;
+    crc = SummaryCrc::not_stated;
+    FOURDGS_TRY(check_summary_start(footer, tail.footer_start, tail.content_offset()));
+    const std::uint64_t length = tail.footer_start - footer.summary_start;
+    if (length > max_bytes)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          "the summary is " + std::to_string(length) +
+                              " bytes, over the configured limit",
+                          footer.summary_start);
+    FOURDGS_TRY(fetcher.fetch(footer.summary_start, length, bytes));
+    if (!verify_crc) return ok_status();
+    const std::uint32_t computed = crc32(bytes);
+    crc = compare_summary_crc(footer, computed);
+    if (crc == SummaryCrc::mismatch)
+        return summary_crc_mismatch(footer, computed, tail.content_offset());
     return ok_status();
 }
 

@@ -76,12 +76,7 @@ Status ChunkWalk::absorb(const RecordView& r) {
     if (r.opcode == op::chunk_index) {
         // §5.8: every chunk has passed by the time the index does.
         const ChunkIndex& e = builder_.scene().index.back();
-        const FramedChunk* c = framed_at(chunks_, e.chunk_offset);
-        if (!c) return no_chunk_at(e, r.offset);
-        named_.resize(chunks_.size(), false);
-        const auto k = static_cast<std::size_t>(c - chunks_.data());
-        if (named_[k]) return chunk_indexed_twice(e, r.offset);
-        named_[k] = true;
+        FOURDGS_ASSIGN(const FramedChunk* c, named_.name(chunks_, e, r.offset));
         IndexCheckOptions check;
         if (model_ == Model::keyframe_delta)
             check.keyframe = IndexCheckOptions::KeyframeFields::required;
@@ -95,11 +90,7 @@ Status ChunkWalk::absorb(const RecordView& r) {
 // between indexed ranges refuses it.
 Status ChunkWalk::every_chunk_indexed() const {
     if (builder_.scene().index.empty()) return ok_status();
-    for (std::size_t k = 0; k < chunks_.size(); ++k)
-        if (k >= named_.size() || !named_[k])
-            return unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk,
-                                   chunks_[k].offset);
-    return ok_status();
+    return named_.every_chunk_named(chunks_);
 }
 
 Result<bool> ChunkWalk::next_chunk(RecordView& record) {

@@ -979,59 +979,33 @@ void Validator::check_index_by_tail() {
         *size_ < kMagicSize + kTailSize)
         return;
     const RangeFetcher fetch(source_, reader_.max_record_bytes);
-    const std::uint64_t footer_start = *size_ - kTailSize;
-    std::vector<std::uint8_t> tail, summary;
-    if (!fetch.fetch(footer_start, kTailSize, tail).ok() ||
-        !RecordStream::check_trailing_magic(Bytes(tail).subspan(kTailSize - kMagicSize),
-                                            footer_start + kTailSize - kMagicSize)
-             .ok() ||
-        tail[0] != op::footer || read_le64(&tail[1]) != kFooterContentSize)
-        return;
-    auto record = parse_record(Bytes(tail).first(kTailSize - kMagicSize), footer_start);
-    if (!record.ok()) return;
-    auto footer = parse_footer(*record);
-    if (!footer.ok() || footer->summary_start == 0 ||
-        !check_summary_start(*footer, footer_start, record->content_offset()).ok() ||
-        footer_start - footer->summary_start > reader_.max_summary_bytes ||
-        !fetch.fetch(footer->summary_start, footer_start - footer->summary_start, summary).ok() ||
-        compare_summary_crc(*footer, crc32(summary)) == SummaryCrc::mismatch)
-        return;
-    std::vector<std::uint8_t> chunk;
-    std::array<std::vector<std::uint8_t>, 3> band_buffers;
-    std::vector<ShBandRecord> bands;
-    for (std::size_t at = 0; at < summary.size() && !full();) {
-        auto r = parse_record(Bytes(summary).subspan(at), footer->summary_start + at);
-        if (!r.ok()) return;
-        at += static_cast<std::size_t>(r->total_length());
-        if (r->opcode != op::chunk_index) continue;
-        auto e = parse_chunk_index(*r);
+    auto tail = read_footer_tail(fetch, *size_);
+    if (!tail.ok() || tail->footer.summary_start == 0) return;
+    std::vector<std::uint8_t> summary;
+    SummaryCrc crc = SummaryCrc::not_stated;
+    if (!fetch_summary(fetch, *tail, reader_.max_summary_bytes, true, summary, crc).ok()) return;
+    FetchedChunkBuffers buffers;
+    RecordsInMemory records(summary, tail->footer.summary_start);
+    while (!full()) {
+        auto next = records.next();
+        if (!next.ok() || !*next) return;
+        const RecordView& r = **next;
+        if (r.opcode != op::chunk_index) continue;
+        auto e = parse_chunk_index(r);
         if (!e.ok()) continue;
-        std::vector<std::uint8_t> head;
-        if (!fetch.fetch(e->chunk_offset, std::min<std::uint64_t>(1, e->chunk_length), head).ok())
-            continue;
-        const std::uint8_t opcode =
-            !head.empty() && head[0] == op::delta_chunk ? op::delta_chunk : op::chunk;
-        auto framed = fetch.fetch_framed(e->chunk_offset, e->chunk_length, opcode, chunk);
-        if (!framed.ok()) {
-            report_refusal(framed.error(), "Chunk Index", r->offset);
-            continue;
-        }
+        auto found = fetch.opcode_at(e->chunk_offset);
+        if (!found.ok()) continue;
+        const std::uint8_t opcode = *found == op::delta_chunk ? op::delta_chunk : op::chunk;
         IndexCheckOptions fetched;
         fetched.ranges = false;
-        Status same = ok_status();
-        if (opcode == op::chunk) {
-            auto c = parse_chunk(*framed);
-            if (!c.ok()) continue;  // the walk, or the record's own parser, says why
-            same = check_index_entry(*e, FramedChunk::of(*framed, *c), e->chunk_offset, fetched);
-        } else {
-            auto d = parse_delta_chunk(*framed);
-            if (!d.ok()) continue;
-            same = check_index_entry(*e, FramedChunk::of(*framed, *d), e->chunk_offset, fetched);
-        }
-        if (same.ok() && scene_.has_header)
-            same = fetch.fetch_sh_bands(*e, std::min<int>(3, scene_.header.sh_degree), true,
-                                        band_buffers, bands);
-        if (!same.ok()) report_refusal(same.error(), "Chunk Index", r->offset);
+        // The bands are checked only when the Header says how many there are.
+        const int bands = scene_.has_header ? std::min<int>(3, scene_.header.sh_degree) : 0;
+        ChunkTrip failed = ChunkTrip::fetch;
+        auto trip = fetch_indexed_chunk(fetch, *e, opcode, fetched, bands, true, buffers, {},
+                                        &failed);
+        // A record that does not parse: the walk, or the record's own parser, says why.
+        if (!trip.ok() && failed != ChunkTrip::parse)
+            report_refusal(trip.error(), "Chunk Index", r.offset);
     }
 }
 
@@ -1050,28 +1024,22 @@ void Validator::check_index() {
     IndexCheckOptions check;
     check.keyframe = keyframe_delta_ ? IndexCheckOptions::KeyframeFields::required
                                      : IndexCheckOptions::KeyframeFields::when_present;
-    std::vector<bool> named(chunks_.size(), false);
+    ChunksNamed named;
     for (std::size_t i = 0; i < index.size(); ++i) {
         if (full()) return;
         const ChunkIndex& e = index[i];
-        const FramedChunk* c = framed_at(chunks_, e.chunk_offset);
-        if (!c) {
-            report_refusal(no_chunk_at(e, index_at[i]), "Chunk Index", index_at[i]);
+        auto c = named.name(chunks_, e, index_at[i]);
+        if (!c.ok()) {
+            report_refusal(c.error(), "Chunk Index", index_at[i]);
             continue;
         }
-        const auto k = static_cast<std::size_t>(c - chunks_.data());
-        if (named[k]) {
-            report_refusal(chunk_indexed_twice(e, index_at[i]), "Chunk Index", index_at[i]);
-            continue;
-        }
-        named[k] = true;
-        check_index_entry(e, *c, index_at[i], check, [this](Error err) {
+        check_index_entry(e, **c, index_at[i], check, [this](Error err) {
             report_refusal(err, "Chunk Index", kNoOffset);
             return !full();
         });
     }
     for (std::size_t k = 0; k < chunks_.size() && !full(); ++k)
-        if (!named[k])
+        if (!named.named(k))
             report_refusal(unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk,
                                            chunks_[k].offset),
                            "Chunk Index", chunks_[k].offset);
@@ -1179,14 +1147,14 @@ void Validator::check_statistics() {
     else if (complete && !ids_capped_) computed = ids_.size();
     if (computed && scene_.has_header && scene_.header.gaussian_count != *computed)
         error(refusal::kGaussianCountMismatch, "", std::to_string(scene_.header.gaussian_count),
-              header_offset() + kRecordHeaderSize + 4 + scene_.header.profile.size() + 4 +
+              content_offset_of(header_offset()) + 4 + scene_.header.profile.size() + 4 +
                   scene_.header.library.size() + 8,
               "Header gaussian_count is " + std::to_string(scene_.header.gaussian_count) +
                   " but the chunks hold " + std::to_string(*computed) +
                   (keyframe_delta_ ? " distinct gaussian ids" : " gaussians"));
     if (!scene_.statistics) return;
     const Statistics& s = *scene_.statistics;
-    const std::uint64_t at = builder_.offsets().statistics + kRecordHeaderSize;
+    const std::uint64_t at = content_offset_of(builder_.offsets().statistics);
     if (computed && s.gaussian_count != *computed)
         warning(refusal::kStatisticsMismatch, "Statistics.gaussian_count", std::to_string(s.gaussian_count), at,
                 "Statistics gaussian_count is " + std::to_string(s.gaussian_count) +

@@ -1101,7 +1101,7 @@ Status StreamingWriter::add_metadata(const Metadata& metadata) {
     ByteWriter w;
     // Reserved up front, as FileAssembler::begin does: GCC 12 with the sanitizers otherwise sees
     // the first write into the empty buffer as a -Wstringop-overflow (a false positive).
-    w.buffer().reserve(kRecordHeaderSize + 256);
+    w.buffer().reserve(whole_record_size(256));
     write(w, metadata);
     return impl_->as.put(w);
 }

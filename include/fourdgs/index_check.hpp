@@ -18,6 +18,7 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
+#include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -96,6 +97,52 @@ Error unindexed_sh_band(std::uint64_t at);
 // index-record-mismatch naming 'chunk_offset': entry `e`, at `at`, names a chunk an earlier entry
 // already named (§5.8: one entry per chunk; two would have an indexed reader read it twice).
 Error chunk_indexed_twice(const ChunkIndex& e, std::uint64_t at);
+
+// §5.8, one entry per chunk, decided here for every reader and the validator. An index met after
+// its chunks (a walk front to back) is matched entry by entry to the chunk records seen; one read
+// before them (an indexed reader's summary) is checked by its offsets alone.
+class ChunksNamed {
+public:
+    // Entry `e` (whose record is at `at`) among `seen`, the chunk records walked so far, sorted by
+    // offset: the chunk it names, which the caller checks it against (check_index_entry).
+    // Refusals: no_chunk_at, chunk_indexed_twice.
+    Result<const FramedChunk*> name(std::span<const FramedChunk> seen, const ChunkIndex& e,
+                                    std::uint64_t at);
+    // Whether seen[k] has been named.
+    bool named(std::size_t k) const noexcept { return k < named_.size() && named_[k]; }
+    // unindexed_chunk for the first of `seen` no entry named; ok when every one was.
+    Status every_chunk_named(std::span<const FramedChunk> seen) const;
+
+private:
+    std::vector<bool> named_;
+};
+// The entries of `index` by chunk_offset (ties in index order), and chunk_indexed_twice for the
+// first that names the chunk an earlier one names (`entry_at[i]`: where entry i's record is).
+Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
+                                                         std::span<const std::uint64_t> entry_at);
+
+// A chunk fetched by its index entry: its record, parsed as what it is, and its SH band records
+// (in the FetchedChunkBuffers it was fetched into).
+struct IndexedChunk {
+    RecordView record;
+    std::optional<ChunkRecord> chunk;  // the record is a Chunk
+    std::optional<DeltaChunk> delta;   // the record is a Delta Chunk
+};
+// The steps of fetch_indexed_chunk, for a caller that reports some steps' faults and leaves the
+// others to another check (the validator leaves a record's own parse to its walk).
+enum class ChunkTrip : std::uint8_t { fetch, parse, check, bands };
+
+// §5.8, the one trip of a chunk fetched by index entry `e`, for the indexed front-ends and the
+// validator: the entry's range framed as one record of `opcode` (fetch_framed, naming `origin`),
+// parsed as a Chunk or a Delta Chunk, checked against the entry (check_index_entry with `check`,
+// whose ranges the caller turns off: the range was the entry's own), then the SH Band Stream
+// records of bands 1..`bands` fetched (fetch_sh_bands, `require_all_bands`). Views borrow
+// `buffers`. On a refusal, `*failed` (when given) says at which step.
+Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const ChunkIndex& e,
+                                         std::uint8_t opcode, const IndexCheckOptions& check,
+                                         int bands, bool require_all_bands,
+                                         FetchedChunkBuffers& buffers, RangeOrigin origin = {},
+                                         ChunkTrip* failed = nullptr);
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);

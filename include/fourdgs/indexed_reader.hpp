@@ -114,7 +114,7 @@ private:
     Status read_tail_and_summary(std::uint64_t size);
     // The tail, the summary and the front matter: false when the Footer says there is no index.
     Result<bool> read_by_tail(std::uint64_t size);
-    Status read_summary(std::uint64_t footer_start, SceneBuilder& summary);
+    Status read_summary(const FooterTail& tail, SceneBuilder& summary);
     // The whole file front to back, as the streaming path reads it (M016, and the fallback).
     Status scan();
     Status scan_keyframe_delta();

@@ -271,6 +271,10 @@ public:
                           std::array<std::vector<std::uint8_t>, 3>& buffers,
                           std::vector<ShBandRecord>& out) const;
 
+    // The opcode of the record at `offset` (one byte fetched): for a caller that frames what an
+    // index names by what is there. Refusals: fetch's.
+    Result<std::uint8_t> opcode_at(std::uint64_t offset) const;
+
     // The ranges fetching index entry `entry` reads: its record (fetch_framed), then the SH Band
     // Stream records of bands 1..`want` it names (fetch_sh_bands). Their lengths sum to the
     // entry's fetch cost.
@@ -292,6 +296,46 @@ private:
     std::uint64_t max_bytes_;
     std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
 };
+
+// Records held in memory, one after another from absolute offset `base`: a summary fetched
+// whole, a chunk with its SH Band Stream records, the content records a writer made. Framed as
+// RecordStream frames a source (§4.2), without a copy: each view borrows `bytes`. Refusal:
+// truncated, at the record, when its frame or content runs past the bytes.
+class RecordsInMemory {
+public:
+    RecordsInMemory(Bytes bytes, std::uint64_t base) noexcept : bytes_(bytes), base_(base) {}
+
+    // The next record; nullopt after the last.
+    Result<std::optional<RecordView>> next();
+    // The absolute offset of the next record.
+    std::uint64_t position() const noexcept { return base_ + at_; }
+
+private:
+    Bytes bytes_;
+    std::uint64_t base_;
+    std::size_t at_ = 0;
+};
+
+// §4.1, §5.2: the last 37 bytes of a random-access file, the Footer record and the trailing magic.
+struct FooterTail {
+    Footer footer;
+    std::uint64_t footer_start = 0;  // the Footer record's offset
+
+    std::uint64_t content_offset() const noexcept { return footer_start + kRecordHeaderSize; }
+};
+
+// Reads the tail of a source of `size` bytes. Refusals: truncated (too short for the magic and
+// the tail), check_trailing_magic's, bad-footer (the 37 bytes before the trailing magic are not a
+// Footer record with 20 bytes of content), parse_footer's, the fetch's.
+Result<FooterTail> read_footer_tail(const RangeFetcher& fetcher, std::uint64_t size);
+
+// §4.5, §5.2: the summary [summary_start, footer_start) that `tail` names (summary_start != 0),
+// fetched whole into `bytes` after summary_start is checked in range (check_summary_start).
+// Refusals: limit-exceeded when it is longer than `max_bytes` (nothing is fetched); with
+// `verify_crc`, summary-crc-mismatch (a summary that fails its CRC is not used, §4.5), the answer
+// otherwise in `crc`; the fetch's. Its records are then walked with RecordsInMemory.
+Status fetch_summary(const RangeFetcher& fetcher, const FooterTail& tail, std::uint64_t max_bytes,
+                     bool verify_crc, std::vector<std::uint8_t>& bytes, SummaryCrc& crc);
 
 }  // namespace fourdgs
 FOURDGS_PUBLIC_END

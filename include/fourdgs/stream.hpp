@@ -55,14 +55,18 @@ std::string codec_name(std::uint8_t codec);
 
 // The codecs this build encodes and decodes, in one table: the wire byte, the name the registry
 // (and the CLI, the C ABI) spell it by, whether it is a registered codec (readable by every
-// implementation) or private, the levels compress() accepts, and the level WriterOptions' effort
-// `fast` uses and the codec's customary default. Rows: deflate (0, levels 0–12, fast 1, default
-// 6), zstd (1, ZSTD_minCLevel()–ZSTD_maxCLevel(), fast 1, default 3), lz4 (0x80, private, 0–12,
-// fast 0, default 0).
+// implementation) or private, whether a Chunk's `compression` string may name it (§5.5), the
+// levels compress() accepts, and the level WriterOptions' effort `fast` uses and the codec's
+// customary default (a merge re-compresses at it). Rows: deflate (0, chunks, levels 0–12, fast 1,
+// default 6), zstd (1, chunks, ZSTD_minCLevel()–ZSTD_maxCLevel(), fast 1, default 3), lz4 (0x80,
+// private, streams only, 0–12, fast 0, default 0). Every name, byte and level the library, the C
+// ABI and the CLI accept comes from here; adding a codec is a row here and its four cases in
+// codec.cpp (bound, compress, inflate bound, decompress).
 struct CodecInfo {
     std::uint8_t byte = 0;
     std::string_view name;
     bool registered = false;
+    bool chunk_compression = false;
     int min_level = 0, max_level = 0;
     int fast_level = 0, default_level = 0;
 };
@@ -70,6 +74,9 @@ std::span<const CodecInfo> codec_table();
 // The row of a codec byte or name, or nullptr.
 const CodecInfo* find_codec(std::uint8_t byte) noexcept;
 const CodecInfo* find_codec(std::string_view name) noexcept;
+// The table's names joined by ", " (for a message that lists what a build accepts): every codec,
+// or with `chunks_only` those a Chunk's compression string may name.
+std::string codec_names(bool chunks_only = false);
 
 // Inflates `in` with `codec` into exactly `out.size()` bytes (§5.6 "decompress with codec").
 // The whole of `in` must be the codec's data: one zlib stream, one zstd frame, or one lz4 block,
@@ -103,7 +110,7 @@ Status check_decompressed_size(std::uint8_t codec, Bytes in, std::uint64_t decla
 Status compress(std::uint8_t codec, int level, Bytes in, std::vector<std::uint8_t>& out);
 
 // Maps a Chunk's `compression` string (§5.5) to its codec byte: "deflate" → 0, "zstd" → 1, the
-// registry's spellings, matched exactly. Any other string is refused as unknown-chunk-compression
+// registry's spellings (the table's rows with chunk_compression), matched exactly. Any other string is refused as unknown-chunk-compression
 // (unsupported; the message names the string, §5.5: "name the codec"), at `offset` (the field's
 // absolute offset). "" means the block is stored as-is; callers handle it before asking, and it is
 // refused here as invalid-argument. lz4 has no chunk-level string.

@@ -102,7 +102,7 @@ private:
     Slot lookahead_, chunk_;
     std::array<HeldRecord, 3> band_slots_;
     std::vector<FramedChunk> chunks_;
-    std::vector<bool> named_;  // chunks_[k] is named by an index entry (§5.8: by exactly one)
+    ChunksNamed named_;  // which of chunks_ the index entries name (§5.8: each by exactly one)
 };
 
 class StreamingReader {

@@ -302,6 +302,15 @@ struct RecordView {
     std::uint64_t total_length() const noexcept { return kRecordHeaderSize + content_length; }
 };
 
+// §4.2: where the content of the record at `record_offset` starts, and how long a whole record of
+// `content_length` bytes is (for a caller that names a field's offset, or sizes a fetch).
+constexpr std::uint64_t content_offset_of(std::uint64_t record_offset) noexcept {
+    return record_offset + kRecordHeaderSize;
+}
+constexpr std::uint64_t whole_record_size(std::uint64_t content_length) noexcept {
+    return kRecordHeaderSize + content_length;
+}
+
 // Parses one whole record at the start of `bytes` (which begins at absolute `offset`).
 // A record that does not fit is reported as kind truncated / refusal "truncated".
 inline Result<RecordView> parse_record(Bytes bytes, std::uint64_t offset) {

@@ -813,10 +813,11 @@ int cmd_convert(const ConvertArgs& a) {
     if (auto e = apply_encode_args(a, o, o.writer); !e.empty()) return cannot_run(e);
     o.title = a.title;
     o.coordinate_system = a.coordinate_system;
-    if (a.codec == "deflate") o.writer.codec = codec::deflate;
-    else if (a.codec == "zstd") o.writer.codec = codec::zstd, o.writer.level = 9;
-    else if (a.codec == "lz4") o.writer.codec = codec::lz4, o.writer.level = 0;
-    else return cannot_run("unknown --codec '" + a.codec + "' (deflate, zstd, lz4)");
+    const CodecInfo* chosen = find_codec(a.codec);
+    if (!chosen) return cannot_run("unknown --codec '" + a.codec + "' (" + codec_names() + ")");
+    o.writer.codec = chosen->byte;
+    // A file written once and read many times: zstd at 9 rather than its customary 3.
+    o.writer.level = chosen->byte == codec::zstd ? 9 : chosen->default_level;
     if (!a.grid.empty()) {
         // The plan decides the clock, the shape, the tolerance and the keyframes.
         for (const std::string& opt : a.given)

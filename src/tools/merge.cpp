@@ -9,7 +9,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <utility>
 
@@ -37,8 +36,6 @@ constexpr std::string_view kConvertMetadata = "4dgs-convert";
 constexpr std::uint64_t kMaxKeyBytes = 4096;
 // Metadata records are parsed whole (the shard's slice, the keyframe writer's advisory).
 constexpr std::uint64_t kMaxMetadataBytes = 1 << 20;
-// Where a Delta Chunk's reference_offset sits in its content (§5.18): t0, t1, level, delta_mode.
-constexpr std::uint64_t kDeltaReferenceAt = 8 + 8 + 4 + 1;
 
 std::string num(double v) { return detail::fmt(v); }
 
@@ -177,8 +174,6 @@ void reserve_exact(std::vector<std::uint8_t>& buf, std::uint64_t need) {
     buf.assign(keep.begin(), keep.end());
 }
 
-void put64(std::uint8_t* b, std::uint64_t v) { std::memcpy(b, &v, 8); }
-
 // Records whose kind has several per file, told apart by the name or id their content opens with.
 bool named_by_string(std::uint8_t opcode) {
     switch (opcode) {
@@ -291,7 +286,7 @@ Status open_part(Part& p, const MergeOptions& options) {
     if (!p.source->random_access() || !p.source->size())
         return bad_option(p.name + " is not a random-access source of known size");
     p.size = *p.source->size();
-    p.fetcher.emplace(*p.source, ReaderOptions{}.max_record_bytes + kRecordHeaderSize);
+    p.fetcher.emplace(*p.source, whole_record_size(ReaderOptions{}.max_record_bytes));
     if (options.validate_parts) {
         ValidateOptions vo;
         FOURDGS_ASSIGN(const ValidationReport report, validate(*p.source, vo));
@@ -604,7 +599,8 @@ Status renumber_windows(const Part& p, Bytes stream, std::uint64_t offset, std::
     if (!changed) return ok_status();
     StreamEncodeOptions so;
     so.codec = view->header.codec;
-    so.level = view->header.codec == codec::zstd ? 3 : view->header.codec == codec::lz4 ? 0 : 6;
+    // The part's stream was readable, so its codec is in the table: re-compressed at its default.
+    so.level = find_codec(so.codec)->default_level;
     auto st = encode_stream(out, attr::window_index, view->header.channels, *values, so);
     if (!st.ok()) return invalid_part(p, st.error());
     return ok_status();
@@ -764,10 +760,7 @@ struct Copier {
             }
             const auto block_at = static_cast<std::size_t>(c->records_offset - e.chunk_offset);
             FOURDGS_TRY(splice(p, e, buf, at, whole, fresh.buffer(), bands));
-            const std::uint64_t block = buf.size() - block_at;
-            put64(buf.data() + 1, buf.size() - kRecordHeaderSize);  // content_length
-            put64(buf.data() + block_at - 16, block);               // uncompressed_size
-            put64(buf.data() + block_at - 8, block);                // the records' length
+            patch_stored_chunk_lengths(buf, block_at);
             ++report.window_streams_rewritten;
             report.bytes_verbatim += e.chunk_length - whole;
             return ok_status();
@@ -861,8 +854,8 @@ struct Copier {
         }
         auto codec_byte = chunk_compression_codec(compression, offset);
         if (!codec_byte.ok()) return invalid_part(p, codec_byte.error());
-        if (auto st =
-                compress(*codec_byte, *codec_byte == codec::zstd ? 3 : 6, block.buffer(), work);
+        if (auto st = compress(*codec_byte, find_codec(*codec_byte)->default_level,
+                               block.buffer(), work);
             !st.ok())
             return invalid_part(p, st.error());
         return ok_status();
@@ -904,9 +897,7 @@ struct Copier {
                 return ok_status();
             }
         }
-        std::uint8_t* c = buf.data() + kRecordHeaderSize;
-        put64(c + kDeltaReferenceAt, ref->second);
-        put64(c + kDeltaReferenceAt + 8, key->second);
+        patch_delta_references(buf, ref->second, key->second);
         ++report.references_rewritten;
         report.bytes_verbatim += e.chunk_length - 16;
         return ok_status();
@@ -1186,8 +1177,7 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
     report.base = base_index;
     report.chunks = static_cast<std::uint32_t>(as.chunk_count());
     report.bytes_written = as.position();
-    report.summary_bytes =
-        as.position() - summary_start - kRecordHeaderSize - kFooterContentSize - kMagicSize;
+    report.summary_bytes = as.position() - summary_start - kTailSize;  // less the Footer and magic
     return ok_status();
 }
 

@@ -5,6 +5,9 @@
 // Part of records.hpp (the umbrella states the conventions every parser and writer follows).
 #pragma once
 
+#include <cstring>
+#include <span>
+
 #include "fourdgs/export.hpp"
 #include "fourdgs/records/common.hpp"
 
@@ -201,6 +204,33 @@ inline void write_delta_groups(ByteWriter& out, Bytes updates, Bytes births, Byt
     out.bytes(updates);
     out.bytes(births);
     out.bytes(deaths);
+}
+
+
+// In-place edits of a whole framed record (header and content) that keep its layout: for a caller
+// that copies records as they are and changes one fixed-position field (a merge that renumbers
+// references, or splices a stream into a stored block). The positions are written here, beside
+// the parsers and writers, and nowhere else.
+
+// §5.18: a Delta Chunk's reference_offset and keyframe_offset, which follow t0, t1, level and
+// delta_mode.
+inline void patch_delta_references(std::span<std::uint8_t> record, std::uint64_t reference_offset,
+                                   std::uint64_t keyframe_offset) {
+    constexpr std::size_t at = kRecordHeaderSize + 8 + 8 + 4 + 1;
+    std::memcpy(record.data() + at, &reference_offset, 8);
+    std::memcpy(record.data() + at + 8, &keyframe_offset, 8);
+}
+
+// §4.2, §5.5: a Chunk whose block is stored uncompressed (compression "") and whose record was
+// resized: content_length from the record's size, and the block's uncompressed_size and bytes
+// length (the two u64 before the block, which starts at byte `block_at` of the record and now
+// runs to its end).
+inline void patch_stored_chunk_lengths(std::span<std::uint8_t> record, std::size_t block_at) {
+    const std::uint64_t content_length = record.size() - kRecordHeaderSize;
+    const std::uint64_t block = record.size() - block_at;
+    std::memcpy(record.data() + 1, &content_length, 8);
+    std::memcpy(record.data() + block_at - 16, &block, 8);  // uncompressed_size
+    std::memcpy(record.data() + block_at - 8, &block, 8);   // the records' bytes length
 }
 
 }  // namespace fourdgs
