@@ -12,8 +12,8 @@ using namespace fourdgs::capi;
 namespace {
 
 // A column to lend: NULL when it is empty.
-template <class T>
-const T* column(const std::vector<T>& v) noexcept {
+template <class T, class A>
+const T* column(const std::vector<T, A>& v) noexcept {
     return v.empty() ? nullptr : v.data();
 }
 

@@ -547,10 +547,10 @@ namespace {
 // The columns every block holds a share of per gaussian (sh, the source ids and gaussian_id
 // follow rules of their own): appended and cleared as one list.
 using Block = GaussianBlock;
-constexpr std::vector<float> Block::*kFloatColumns[] = {
+constexpr Column<float> Block::*kFloatColumns[] = {
     &Block::position, &Block::scale,   &Block::rotation, &Block::color, &Block::motion,
     &Block::mu_t,     &Block::sigma_t, &Block::win_lo,   &Block::win_hi};
-constexpr std::vector<std::uint32_t> Block::*kLabelColumns[] = {&Block::window_index,
+constexpr Column<std::uint32_t> Block::*kLabelColumns[] = {&Block::window_index,
                                                                 &Block::object_id};
 
 }  // namespace
@@ -596,7 +596,7 @@ void GaussianBlock::append(const GaussianBlock& o) {
     // Whole bands only (M100): the merged block keeps the smaller degree.
     const int degree = std::min(sh_degree, o.sh_degree);
     const int per_new = sh_coeffs_per_component(degree);
-    std::vector<std::uint8_t> merged((count + o.count) * 3 * static_cast<std::size_t>(per_new));
+    Column<std::uint8_t> merged((count + o.count) * 3 * static_cast<std::size_t>(per_new));
     auto copy_from = [&](const GaussianBlock& src, std::size_t dst_base) {
         const int per_src = sh_coeffs_per_component(src.sh_degree);
         for (std::size_t i = 0; i < src.count; ++i)

@@ -45,8 +45,8 @@ inline void advise_fresh(void* data, std::size_t bytes) {
 }
 
 // v.reserve(capacity), with fresh capacity advised as above.
-template <class T>
-void reserve_fresh(std::vector<T>& v, std::size_t capacity) {
+template <class T, class Allocator>
+void reserve_fresh(std::vector<T, Allocator>& v, std::size_t capacity) {
     if (capacity <= v.capacity()) return;
     v.reserve(capacity);
     advise_fresh(v.data(), capacity * sizeof(T));
@@ -55,8 +55,8 @@ void reserve_fresh(std::vector<T>& v, std::size_t capacity) {
 // v.resize(size), with fresh capacity advised as above. Capacity grows to the size asked for
 // (an output sized once is not over-allocated) or by half, whichever is more, so a workspace
 // that meets slightly larger chunks does not reallocate for each.
-template <class T>
-void resize_fresh(std::vector<T>& v, std::size_t size) {
+template <class T, class Allocator>
+void resize_fresh(std::vector<T, Allocator>& v, std::size_t size) {
     if (size > v.capacity()) {
         const std::size_t capacity = std::max(size, v.capacity() + v.capacity() / 2);
         v.reserve(capacity);

@@ -59,8 +59,8 @@ Error not_seekable(std::string message) {
 // The largest instant before `t1`: where a state whose interval ends at t1 is last shown.
 double before(double t1) { return std::nextafter(t1, -std::numeric_limits<double>::infinity()); }
 
-template <class T>
-std::uint64_t bytes_of(const std::vector<T>& v) {
+template <class T, class A>
+std::uint64_t bytes_of(const std::vector<T, A>& v) {
     return v.capacity() * sizeof(T);
 }
 

@@ -86,8 +86,8 @@ inline bool rounds_alike(double p) {
 }
 
 // Asks the cache for the `kRun` rows of a column from row `first` (`per` values a row).
-template <class T>
-void prefetch_rows(const std::vector<T>& column, std::size_t per, std::size_t first) {
+template <class T, class A>
+void prefetch_rows(const std::vector<T, A>& column, std::size_t per, std::size_t first) {
     const char* rows = reinterpret_cast<const char*>(column.data() + first * per);
     for (std::size_t at = 0; at < kRun * per * sizeof(T); at += 64) __builtin_prefetch(rows + at);
 }

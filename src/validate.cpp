@@ -728,7 +728,7 @@ void Validator::check_decoded(const GaussianBlock& b, std::string_view record, s
     const Quantization& q = scene_.quantization;
     struct Attribute {
         const char* name;
-        const std::vector<float> GaussianBlock::*column;
+        const Column<float> GaussianBlock::*column;
         std::size_t per;
         std::initializer_list<double> params;  // what it is computed from
         const char* from;
@@ -749,7 +749,7 @@ void Validator::check_decoded(const GaussianBlock& b, std::string_view record, s
         if (once && once->count(a.name)) continue;
         if (!std::all_of(a.params.begin(), a.params.end(), [](double v) { return std::isfinite(v); }))
             continue;
-        const std::vector<float>& column = b.*a.column;
+        const Column<float>& column = b.*a.column;
         std::size_t first = b.count, component = 0, gaussians = 0;
         for (std::size_t i = 0; i < b.count && a.per * (i + 1) <= column.size(); ++i) {
             bool bad = false;

@@ -56,8 +56,8 @@ void reference_row(const SceneInfo& scene, const ChunkBins& b, std::size_t i, Ga
     out.win_hi.push_back(static_cast<float>(w.hi));
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class A, class B>
+bool same_bits(const std::vector<T, A>& a, const std::vector<T, B>& b) {
     return a.size() == b.size() &&
            (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
@@ -132,7 +132,7 @@ TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 for
             GaussianBlock in_place;
             size_rows(in_place, n + 5, 0);
             dequantize_into(scene, bins, in_place, 5);
-            auto tail = [](const std::vector<float>& v, std::size_t from) {
+            auto tail = [](const Column<float>& v, std::size_t from) {
                 return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(from), v.end());
             };
             for (const GaussianBlock* got : {&appended, &in_place}) {
@@ -266,8 +266,8 @@ Frame reference_evaluate(const GaussianBlock& b, double t, double cutoff,
     return f;
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& got, const std::vector<T>& want, std::size_t n) {
+template <class T, class A, class B>
+bool same_bits(const std::vector<T, A>& got, const std::vector<T, B>& want, std::size_t n) {
     // memcmp is not given an empty vector's data(), which may be null (UBSan).
     return got.size() >= n && want.size() >= n &&
            (n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0);

@@ -246,8 +246,8 @@ private:
     int waiting_ = 0;
 };
 
-template <class T>
-bool same_rows(const std::vector<T>& a, const std::vector<T>& b, std::size_t n) {
+template <class T, class A, class B>
+bool same_rows(const std::vector<T, A>& a, const std::vector<T, B>& b, std::size_t n) {
     return n == 0 || (a.size() >= n && b.size() >= n && std::memcmp(a.data(), b.data(), n * sizeof(T)) == 0);
 }
 

@@ -221,7 +221,13 @@ inline Status append_range(ByteSource& src, std::uint64_t offset, std::uint64_t 
                           "a " + std::to_string(length) + "-byte read exceeds the configured limit",
                           offset);
     const std::size_t at = out.size();
-    out.resize(at + static_cast<std::size_t>(length));
+    const std::size_t size_after = at + static_cast<std::size_t>(length);
+    // Capacity grows by half at least: a buffer reused for ranges of varying lengths (a chunk
+    // after another) then stops meeting fresh memory after a few ranges, where growing to fit
+    // each longer range exactly would take new pages for every one.
+    if (size_after > out.capacity())
+        out.reserve(std::max(size_after, out.capacity() + out.capacity() / 2));
+    out.resize(size_after);
     return src.read_exact(offset, std::span(out).subspan(at));
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fourdgs/column.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/records.hpp"
@@ -66,20 +67,20 @@ struct ChunkBins {
 
 struct GaussianBlock {
     std::size_t count = 0;
-    std::vector<float> position;  // 3 per gaussian, rest position
-    std::vector<float> scale;     // 3, linear
-    std::vector<float> rotation;  // 4, unit quaternion xyzw
-    std::vector<float> color;     // 4, r g b opacity(color.a), each in [0, 1]
-    std::vector<float> motion;    // 3, units per second
-    std::vector<float> mu_t, sigma_t, win_lo, win_hi;  // sigma_t = +inf: never fades
-    std::vector<std::uint8_t> flags;
-    std::vector<std::uint32_t> window_index;
+    Column<float> position;  // 3 per gaussian, rest position
+    Column<float> scale;     // 3, linear
+    Column<float> rotation;  // 4, unit quaternion xyzw
+    Column<float> color;     // 4, r g b opacity(color.a), each in [0, 1]
+    Column<float> motion;    // 3, units per second
+    Column<float> mu_t, sigma_t, win_lo, win_hi;  // sigma_t = +inf: never fades
+    Column<std::uint8_t> flags;
+    Column<std::uint32_t> window_index;
     int sh_degree = 0;  // 0..3; sh holds count * 3 * sh_coeffs_per_component(sh_degree) bytes
-    std::vector<std::uint8_t> sh;  // per gaussian: red's coefficients of bands 1..D, then green's, blue's
-    std::vector<std::uint32_t> object_id;  // exact labels; 0 = background (§6.6)
+    Column<std::uint8_t> sh;  // per gaussian: red's coefficients of bands 1..D, then green's, blue's
+    Column<std::uint32_t> object_id;  // exact labels; 0 = background (§6.6)
     bool has_source_ids = false;
-    std::vector<std::int32_t> source_group, source_index;  // when has_source_ids
-    std::vector<std::uint32_t> gaussian_id;  // keyframe-delta identity, else empty
+    Column<std::int32_t> source_group, source_index;  // when has_source_ids
+    Column<std::uint32_t> gaussian_id;  // keyframe-delta identity, else empty
 
     int sh_per_gaussian() const { return 3 * sh_coeffs_per_component(sh_degree); }
     // Coefficient `k` (0-based across bands 1..D) of colour component `c` (0 r, 1 g, 2 b) of
