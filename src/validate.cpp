@@ -29,8 +29,9 @@
 namespace fourdgs {
 
 std::size_t ValidationReport::errors() const {
-    return static_cast<std::size_t>(std::count_if(
-        findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::error; }));
+    return static_cast<std::size_t>(
+        std::count_if(findings.begin(), findings.end(),
+                      [](const Finding& f) { return f.severity == Severity::error; }));
 }
 std::size_t ValidationReport::warnings() const {
     return findings.size() - errors();
@@ -185,7 +186,8 @@ bool Validator::after_footer(const RecordView& r, Status& io) {
 // §5.2, §4.5: the Footer's own fields, and the summary and Summary Offset they name.
 void Validator::check_footer(const RecordView& r) {
     if (r.content_length != kFooterContentSize)
-        error(refusal::kBadFooter, "Footer.content_length", std::to_string(r.content_length), r.offset,
+        error(refusal::kBadFooter, "Footer.content_length", std::to_string(r.content_length),
+              r.offset,
               "the Footer declares content_length " + std::to_string(r.content_length) +
                   "; the 37-byte tail needs exactly 20 (§5.2)");
     auto f = parse_footer(r);

@@ -137,7 +137,8 @@ void Validator::check_advice() {
     };
     std::optional<KeySeen> profile = metadata_key("visibility_profile");
     if (!profile)
-        if (const std::string* v = header_key("visibility_profile")) profile = KeySeen{*v, header_offset()};
+        if (const std::string* v = header_key("visibility_profile"))
+            profile = KeySeen{*v, header_offset()};
     if (!profile)
         warning(refusal::kNoVisibilityProfile, "", "", kNoOffset,
                 "no visibility_profile metadata key: producers should declare gaussian (soft fade) "
@@ -145,17 +146,19 @@ void Validator::check_advice() {
     else if (profile->value != "gaussian" && profile->value != "box")
         warning(refusal::kUnknownVisibilityProfile, "", profile->value, profile->offset,
                 "visibility_profile is " + detail::quoted(profile->value) +
-                    "; the registry defines gaussian and box (flat-top is reserved, not representable)");
+                    "; the registry defines gaussian and box (flat-top is reserved, not "
+                    "representable)");
     if (!private_records_.empty() && !metadata_key("application") && !header_key("application"))
-        warning(refusal::kPrivateRecordsWithoutApplication, "", hex_byte(private_records_.front().opcode),
-                private_records_.front().offset,
+        warning(refusal::kPrivateRecordsWithoutApplication, "",
+                hex_byte(private_records_.front().opcode), private_records_.front().offset,
                 std::to_string(private_records_.size()) + " private-range record(s), the first " +
                     hex_byte(private_records_.front().opcode) + " at byte " +
                     std::to_string(private_records_.front().offset) +
                     ", and no application metadata entry naming what wrote them (M012)");
     const bool flag = scene_.header.chunks_compressed();
     if (!chunks_.empty() && flag != compressed_chunk_seen_)
-        warning(refusal::kCompressedFlagMismatch, "", std::to_string(scene_.header.flags), header_offset(),
+        warning(refusal::kCompressedFlagMismatch, "", std::to_string(scene_.header.flags),
+                header_offset(),
                 std::string("Header flags bit 1 (chunk data is compressed) is ") +
                     (flag ? "set" : "clear") + " but " +
                     (compressed_chunk_seen_ ? "a chunk names a codec" : "no chunk names a codec"));
@@ -166,7 +169,8 @@ void Validator::check_advice() {
         for (const FramedChunk& c : chunks_)
             all_whole = all_whole && c.t0 <= 0 && c.t1 >= scene_.header.duration_sec;
         if (all_whole)
-            warning(refusal::kUndeclaredUnseekableContent, "", scene_.header.profile, header_offset(),
+            warning(refusal::kUndeclaredUnseekableContent, "", scene_.header.profile,
+                    header_offset(),
                     "every chunk covers the whole timeline [0, " + num(scene_.header.duration_sec) +
                         "), so a seek costs the whole scene, and the file does not say so (profile "
                         "\"baked\", §8, M106)");

@@ -167,7 +167,8 @@ void Validator::check_decoded(const GaussianBlock& b, std::string_view record, s
          "pos_origin + step_pos x bin"},
         {"scale", &GaussianBlock::scale, 3, {q.step_scale_log}, "exp(step_scale_log x bin)"},
         {"rotation", &GaussianBlock::rotation, 4, {q.step_rot}, "step_rot x bin, smallest three"},
-        {"color", &GaussianBlock::color, 4, {q.step_rgb, q.step_alpha}, "step_rgb, step_alpha x bin"},
+        {"color", &GaussianBlock::color, 4, {q.step_rgb, q.step_alpha},
+         "step_rgb, step_alpha x bin"},
         {"motion", &GaussianBlock::motion, 3, {q.step_motion, q.step_sigma_log},
          "step_motion x 2^-class x bin"},
         {"mu_t", &GaussianBlock::mu_t, 1, {q.step_time, q.step_sigma_log},
@@ -175,7 +176,8 @@ void Validator::check_decoded(const GaussianBlock& b, std::string_view record, s
         {"sigma_t", &GaussianBlock::sigma_t, 1, {q.step_sigma_log}, "exp(step_sigma_log x bin)"}};
     for (const Attribute& a : attributes) {
         if (once && once->count(a.name)) continue;
-        if (!std::all_of(a.params.begin(), a.params.end(), [](double v) { return std::isfinite(v); }))
+        if (!std::all_of(a.params.begin(), a.params.end(),
+                         [](double v) { return std::isfinite(v); }))
             continue;
         const std::vector<float>& column = b.*a.column;
         std::size_t first = b.count, component = 0, gaussians = 0;
@@ -240,9 +242,10 @@ void Validator::check_composition() {
             if (!*next) break;
             block_.clear();
             dequantize(stream.scene(), bins, block_);
+            const char* kind = info.chunk_kind == kChunkKindDelta ? "Delta Chunk" : "Chunk";
             check_decoded(block_,
-                          std::string(info.chunk_kind == kChunkKindDelta ? "Delta Chunk" : "Chunk") +
-                              " at byte " + std::to_string(info.offset) + " (its composed state)",
+                          std::string(kind) + " at byte " + std::to_string(info.offset) +
+                              " (its composed state)",
                           info.offset, &reported);
         }
     }
@@ -272,15 +275,18 @@ void Validator::check_statistics() {
     const Statistics& s = *scene_.statistics;
     const std::uint64_t at = content_offset_of(builder_.offsets().statistics);
     if (computed && s.gaussian_count != *computed)
-        warning(refusal::kStatisticsMismatch, "Statistics.gaussian_count", std::to_string(s.gaussian_count), at,
+        warning(refusal::kStatisticsMismatch, "Statistics.gaussian_count",
+                std::to_string(s.gaussian_count), at,
                 "Statistics gaussian_count is " + std::to_string(s.gaussian_count) +
                     " but the chunks hold " + std::to_string(*computed));
     if (!report_.truncated && s.chunk_count != chunks_.size())
-        warning(refusal::kStatisticsMismatch, "Statistics.chunk_count", std::to_string(s.chunk_count), at + 8,
-                "Statistics chunk_count is " + std::to_string(s.chunk_count) + " but the file has " +
-                    std::to_string(chunks_.size()) + " chunk record(s)");
+        warning(refusal::kStatisticsMismatch, "Statistics.chunk_count",
+                std::to_string(s.chunk_count), at + 8,
+                "Statistics chunk_count is " + std::to_string(s.chunk_count) +
+                    " but the file has " + std::to_string(chunks_.size()) + " chunk record(s)");
     if (scene_.has_header && s.duration_sec != scene_.header.duration_sec)
-        warning(refusal::kStatisticsMismatch, "Statistics.duration_sec", num(s.duration_sec), at + 12,
+        warning(refusal::kStatisticsMismatch, "Statistics.duration_sec", num(s.duration_sec),
+                at + 12,
                 "Statistics duration_sec is " + num(s.duration_sec) + " but the Header says " +
                     num(scene_.header.duration_sec));
     if (complete && !keyframe_delta_ && aabb_known_ && aabb_valid_) {

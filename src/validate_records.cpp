@@ -242,7 +242,8 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
             error(refusal::kNonFiniteValue, std::string("Quantization.") + params[i].first,
                   num(params[i].second), params_at + 8 * i,
                   std::string("Quantization: ") + params[i].first + " is " +
-                      num(params[i].second) + "; every quantization parameter must be finite (§5.3)");
+                      num(params[i].second) +
+                      "; every quantization parameter must be finite (§5.3)");
     const std::uint64_t bounds_at = params_at + 8 * std::size(params) + 1;
     for (const auto& [key, value] : q.bounds)
         if (!is_bound_spelling(value))
@@ -259,35 +260,40 @@ void Validator::check_quantization_values(const Quantization& q, std::uint64_t c
         const std::string want = std::to_string(sh_bound_for_depth(q.sh_depths[b]));
         const std::string* got = q.bound(key);
         if (!got)
-            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, "", bounds_at,
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, "",
+                    bounds_at,
                     "band " + std::to_string(b + 1) + " declares depth " +
                         std::to_string(q.sh_depths[b]) + " but bounds has no " + key +
                         " (expected " + want + ", M023)");
         else if (is_bound_spelling(*got) && compare_bounds(*got, want) != 0)
-            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, *got, bounds_at,
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds." + key, *got,
+                    bounds_at,
                     "bounds." + key + " is " + *got + " but band " + std::to_string(b + 1) +
                         "'s depth " + std::to_string(q.sh_depths[b]) + " gives " + want +
                         " code units (§6.5, M023)");
         if (b > 0 && q.sh_depths[b] > q.sh_depths[b - 1])
-            warning(refusal::kShDepthsNotDecreasing, "", std::to_string(q.sh_depths[b]), bounds_at,
-                    "band " + std::to_string(b + 1) + " has depth " + std::to_string(q.sh_depths[b]) +
-                        ", above band " + std::to_string(b) + "'s " +
-                        std::to_string(q.sh_depths[b - 1]) + "; depths should fall with band index (§6.5)");
+            warning(refusal::kShDepthsNotDecreasing, "", std::to_string(q.sh_depths[b]),
+                    bounds_at,
+                    "band " + std::to_string(b + 1) + " has depth " +
+                        std::to_string(q.sh_depths[b]) + ", above band " + std::to_string(b) +
+                        "'s " + std::to_string(q.sh_depths[b - 1]) +
+                        "; depths should fall with band index (§6.5)");
     }
     if (!q.sh_depths.empty()) {
         const unsigned coarsest = *std::min_element(q.sh_depths.begin(), q.sh_depths.end());
         const std::uint32_t pitch = std::uint32_t{1} << (8 - coarsest);
         if (q.step_sh != pitch)
-            warning(refusal::kBoundDisagreesWithRecord, "Quantization.step_sh", std::to_string(q.step_sh),
-                    params_at + 8 * std::size(params),
+            warning(refusal::kBoundDisagreesWithRecord, "Quantization.step_sh",
+                    std::to_string(q.step_sh), params_at + 8 * std::size(params),
                     "step_sh is " + std::to_string(q.step_sh) + " but the coarsest declared band "
-                        "depth " + std::to_string(coarsest) + " has pitch " + std::to_string(pitch) +
-                        " (§6.5)");
+                        "depth " + std::to_string(coarsest) + " has pitch " +
+                        std::to_string(pitch) + " (§6.5)");
         const std::string want = std::to_string(sh_bound_for_depth(coarsest));
         if (const std::string* sh = q.bound("sh");
             sh && is_bound_spelling(*sh) && compare_bounds(*sh, want) != 0)
             warning(refusal::kBoundDisagreesWithRecord, "Quantization.bounds.sh", *sh, bounds_at,
-                    "bounds.sh is " + *sh + " but the coarsest band's bound is " + want + " (§6.5)");
+                    "bounds.sh is " + *sh + " but the coarsest band's bound is " + want +
+                        " (§6.5)");
     }
 }
 
