@@ -399,267 +399,370 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
     return ok_status();
 }
 
-}  // namespace
+// ---- the writer, a pass at a time ----------------------------------------------------------
 
-Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
-                            const KeyframeWriterOptions& options, ByteSink& sink,
-                            KeyframeWriteReport* report) {
-    Ctx ctx;
-    FOURDGS_TRY(resolve(options, header, ctx));
-    FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(header));
-    const double duration = header.duration_sec;
-    const std::size_t ns = steps.size();
-    if (ns == 0)
+// What write_keyframe_delta carries from one pass to the next. Each member function is one pass
+// or one step of it; write() takes them in order, and that order is the order of the refusals.
+class KeyframeDeltaWriter {
+public:
+    KeyframeDeltaWriter(std::span<const KeyframeStep> steps, const SceneHeader& header,
+                        const KeyframeWriterOptions& options)
+        : steps_(steps), header_(header), options_(options), duration_(header.duration_sec),
+          ns_(steps.size()) {}
+
+    Status write(ByteSink& sink, KeyframeWriteReport* report);
+
+private:
+    // Where step s ends: the next step's t0, or the duration for the last.
+    double t1_of(std::size_t s) const { return s + 1 < ns_ ? steps_[s + 1].t0 : duration_; }
+    // Caller ids map to file ids afresh in each pass that builds the states.
+    Identity fresh_identity() const {
+        Identity ident;
+        ident.next_fresh = any_id_ ? max_id_ + 1 : 0;
+        return ident;
+    }
+
+    Status check_steps() const;
+    Status scan_steps();
+    void index_windows();
+    Status plan_schedule();
+    Status chain_depths();
+    Status choose_references();
+    Status write_front(FileAssembler& as, const content::Extras& extras);
+    Status write_states(FileAssembler& as, KeyframeWriteReport* report);
+    void fill_report(const FileAssembler& as, KeyframeWriteReport& report) const;
+
+    // Pass 3's composition state: the populations a delta composes onto, and the offsets its
+    // chain fields name.
+    struct Composing {
+        ChunkBins bins, composed;
+        ComposedPopulation pop_prev, pop_key;
+        DecodeScratch scratch;
+        DeltaBins delta;
+        std::uint64_t key_offset = 0, prev_offset = 0;
+    };
+    Status encode_state(std::size_t s, std::uint64_t offset, Composing& c,
+                        KeyframeIndexFields& k);
+
+    std::span<const KeyframeStep> steps_;
+    const SceneHeader& header_;
+    const KeyframeWriterOptions& options_;
+    const double duration_;
+    const std::size_t ns_;
+    Ctx ctx_;
+
+    // Pass 1: the scene's extent, windows and ids.
+    std::array<double, 6> aabb_{};
+    std::vector<WindowTable::Window> windows_;
+    bool need_full_ = false;  // some step has no windows: [0, duration) stands in
+    std::uint64_t max_id_ = 0;
+    bool any_id_ = false;
+    std::vector<std::vector<std::uint32_t>> window_of_;  // per step, each gaussian's window
+    Quantization quant_;
+
+    // The schedule: kind, mode and depth per step.
+    std::vector<bool> is_key_, kf_ref_, choose_;
+    std::vector<std::uint16_t> depth_;
+    std::uint16_t max_depth_ = 0;
+    std::uint32_t keyframes_ = 0;
+    std::uint64_t distinct_ = 0;  // the Header's gaussian_count, from pass 2
+
+    // Buffers passes 2 and 3 share.
+    ChunkBins raw_, prev_, cur_, keyframe_state_;
+    encoding::ChunkBuffers buffers_;
+    Encoded enc_, other_;
+};
+
+Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
+    FOURDGS_TRY(resolve(options_, header_, ctx_));
+    FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(header_));
+    FOURDGS_TRY(check_steps());
+    FOURDGS_TRY(scan_steps());
+    index_windows();
+    encoding::init_scene(ctx_.enc, header_, windows_);
+    FOURDGS_TRY(make_grid(ctx_, aabb_, header_, quant_));
+    ctx_.enc.scene.quantization = quant_;
+    FOURDGS_TRY(plan_schedule());
+    FOURDGS_TRY(choose_references());
+    FileAssembler as(sink);
+    FOURDGS_TRY(write_front(as, extras));
+    FOURDGS_TRY(write_states(as, report));
+    const Statistics stats{distinct_, static_cast<std::uint32_t>(ns_), duration_, aabb_};
+    const WriterOptions& o = options_.base;
+    FOURDGS_TRY(as.finish({o.write_index, o.write_crc, o.write_statistics, o.write_summary_offset},
+                          stats));
+    if (report) fill_report(as, *report);
+    return ok_status();
+}
+
+// The steps tile [0, duration): a first step at 0, then strictly increasing starts.
+Status KeyframeDeltaWriter::check_steps() const {
+    if (ns_ == 0)
         return bad_option("no steps: a keyframe-delta file tiles [0, duration) with states");
-    if (steps[0].t0 != 0)
-        return bad_option("the first step's t0 is " + num(steps[0].t0) + ", not 0");
-    for (std::size_t s = 0; s < ns; ++s) {
-        const double t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
-        if (!std::isfinite(steps[s].t0) || !(steps[s].t0 < t1))
-            return bad_option("step " + std::to_string(s) + " has t0 " + num(steps[s].t0) +
+    if (steps_[0].t0 != 0)
+        return bad_option("the first step's t0 is " + num(steps_[0].t0) + ", not 0");
+    for (std::size_t s = 0; s < ns_; ++s) {
+        const double t1 = t1_of(s);
+        if (!std::isfinite(steps_[s].t0) || !(steps_[s].t0 < t1))
+            return bad_option("step " + std::to_string(s) + " has t0 " + num(steps_[s].t0) +
                               " and ends at " + num(t1) +
                               "; steps must start strictly increasing, below the duration");
     }
+    return ok_status();
+}
 
-    // Pass 1: validation, aabb, windows, optional columns, the largest caller id.
-    std::array<double, 6> aabb{};
+// Pass 1: each step validated, and what the grid and the Window Table need from all of them —
+// the aabb, the windows, the optional columns, the largest caller id.
+Status KeyframeDeltaWriter::scan_steps() {
     bool any = false;
-    std::vector<WindowTable::Window> windows;
-    bool need_full = false;
-    std::uint64_t max_id = 0;
-    bool any_id = false;
-    for (std::size_t s = 0; s < ns; ++s) {
-        const KeyframeStep& st = steps[s];
-        const double t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
-        FOURDGS_TRY(validate_step(st, s, t1, header.sh_degree, duration));
+    for (std::size_t s = 0; s < ns_; ++s) {
+        const KeyframeStep& st = steps_[s];
+        FOURDGS_TRY(validate_step(st, s, t1_of(s), header_.sh_degree, duration_));
         const GaussianBatch& b = st.gaussians;
         for (std::size_t i = 0; i < b.count; ++i) {
             for (int c = 0; c < 3; ++c) {
                 const double v = b.position[i * 3 + c];
-                if (!any) aabb[c] = aabb[3 + c] = v;
-                aabb[c] = std::min(aabb[c], v);
-                aabb[3 + c] = std::max(aabb[3 + c], v);
+                if (!any) aabb_[c] = aabb_[3 + c] = v;
+                aabb_[c] = std::min(aabb_[c], v);
+                aabb_[3 + c] = std::max(aabb_[3 + c], v);
             }
             any = true;
-            if (!b.win_lo.empty()) windows.push_back({b.win_lo[i], b.win_hi[i]});
-            max_id = std::max<std::uint64_t>(max_id, st.ids[i]);
-            any_id = true;
+            if (!b.win_lo.empty()) windows_.push_back({b.win_lo[i], b.win_hi[i]});
+            max_id_ = std::max<std::uint64_t>(max_id_, st.ids[i]);
+            any_id_ = true;
         }
-        if (b.win_lo.empty() && b.count > 0) need_full = true;
-        ctx.has_group |= !b.source_group.empty();
-        ctx.has_index |= !b.source_index.empty();
-        ctx.has_object |= !b.object_id.empty();
-        if (windows.size() > (std::size_t{1} << 22)) {
-            std::sort(windows.begin(), windows.end(), [](const auto& x, const auto& y) {
+        if (b.win_lo.empty() && b.count > 0) need_full_ = true;
+        ctx_.has_group |= !b.source_group.empty();
+        ctx_.has_index |= !b.source_index.empty();
+        ctx_.has_object |= !b.object_id.empty();
+        if (windows_.size() > (std::size_t{1} << 22)) {
+            std::sort(windows_.begin(), windows_.end(), [](const auto& x, const auto& y) {
                 return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
             });
-            windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
+            windows_.erase(std::unique(windows_.begin(), windows_.end()), windows_.end());
         }
     }
-    if (need_full) windows.push_back({0, duration});
-    std::sort(windows.begin(), windows.end(), [](const auto& x, const auto& y) {
+    return ok_status();
+}
+
+// The Window Table sorted and unique, and each gaussian's index into it (window_of_).
+void KeyframeDeltaWriter::index_windows() {
+    if (need_full_) windows_.push_back({0, duration_});
+    std::sort(windows_.begin(), windows_.end(), [](const auto& x, const auto& y) {
         return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
     });
-    windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
+    windows_.erase(std::unique(windows_.begin(), windows_.end()), windows_.end());
     auto window_index = [&](double lo, double hi) {
-        auto it = std::lower_bound(windows.begin(), windows.end(), WindowTable::Window{lo, hi},
+        auto it = std::lower_bound(windows_.begin(), windows_.end(), WindowTable::Window{lo, hi},
                                    [](const auto& x, const auto& y) {
                                        return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
                                    });
-        return static_cast<std::uint32_t>(it - windows.begin());
+        return static_cast<std::uint32_t>(it - windows_.begin());
     };
-    if (need_full) ctx.window_full = window_index(0, duration);
-    std::vector<std::vector<std::uint32_t>> window_of(ns);
-    for (std::size_t s = 0; s < ns; ++s) {
-        const GaussianBatch& b = steps[s].gaussians;
+    if (need_full_) ctx_.window_full = window_index(0, duration_);
+    window_of_.assign(ns_, {});
+    for (std::size_t s = 0; s < ns_; ++s) {
+        const GaussianBatch& b = steps_[s].gaussians;
         if (b.win_lo.empty()) continue;
-        window_of[s].resize(b.count);
+        window_of_[s].resize(b.count);
         for (std::size_t i = 0; i < b.count; ++i)
-            window_of[s][i] = window_index(b.win_lo[i], b.win_hi[i]);
+            window_of_[s][i] = window_index(b.win_lo[i], b.win_hi[i]);
     }
-    encoding::init_scene(ctx.enc, header, windows);
-    Quantization quant;
-    FOURDGS_TRY(make_grid(ctx, aabb, header, quant));
-    ctx.enc.scene.quantization = quant;
+}
 
-    // The schedule: kind, mode and depth per step.
-    std::vector<bool> is_key(ns), kf_ref(ns);
-    std::vector<std::uint16_t> depth(ns);
-    std::uint16_t max_depth = 0;
-    std::uint32_t keyframes = 0;
-    const std::vector<std::uint8_t>& schedule = options.keyframe_steps;
-    if (!schedule.empty() && (schedule.size() != ns || schedule[0] == 0))
+// The schedule: which steps are keyframes, which deltas' references the options fix, and which
+// are left to pass 2 to decide on cost (marked `choose`).
+Status KeyframeDeltaWriter::plan_schedule() {
+    is_key_.assign(ns_, false);
+    kf_ref_.assign(ns_, false);
+    choose_.assign(ns_, false);
+    depth_.assign(ns_, 0);
+    const std::vector<std::uint8_t>& schedule = options_.keyframe_steps;
+    if (!schedule.empty() && (schedule.size() != ns_ || schedule[0] == 0))
         return bad_option("keyframe_steps has " + std::to_string(schedule.size()) +
-                          " entries for " + std::to_string(ns) +
+                          " entries for " + std::to_string(ns_) +
                           " steps; it needs one per step, and step 0 a keyframe");
-    // A delta whose reference is decided on cost (cheaper_reference) is marked `choose` here and
-    // given its reference in pass 2; the others' references are fixed by the options.
-    std::vector<bool> choose(ns);
-    for (std::size_t s = 0; s < ns; ++s) {
-        is_key[s] = schedule.empty() ? s % options.keyframe_every == 0 : schedule[s] != 0;
-        if (is_key[s]) {
-            ++keyframes;
+    for (std::size_t s = 0; s < ns_; ++s) {
+        is_key_[s] = schedule.empty() ? s % options_.keyframe_every == 0 : schedule[s] != 0;
+        if (is_key_[s]) {
+            ++keyframes_;
             continue;
         }
-        const double t0 = steps[s].t0, t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
+        const double t0 = steps_[s].t0, t1 = t1_of(s);
         bool extra = false;
-        for (double x : options.keyframe_referenced_at) extra |= t0 <= x && x < t1;
-        kf_ref[s] = extra || (!options.cheaper_reference && !options.chained);
-        choose[s] = !extra && options.cheaper_reference;
+        for (double x : options_.keyframe_referenced_at) extra |= t0 <= x && x < t1;
+        kf_ref_[s] = extra || (!options_.cheaper_reference && !options_.chained);
+        choose_[s] = !extra && options_.cheaper_reference;
     }
-    auto chain_depths = [&]() -> Status {
-        max_depth = 0;
-        for (std::size_t s = 0; s < ns; ++s) {
-            if (is_key[s]) continue;
-            const std::uint32_t d = kf_ref[s] ? 1u : depth[s - 1] + 1u;
-            if (d > 0xFFFF)
-                return bad_option("a chain deeper than 65535 deltas: lower keyframe_every");
-            depth[s] = static_cast<std::uint16_t>(d);
-            max_depth = std::max(max_depth, depth[s]);
-        }
-        return ok_status();
-    };
-    if (!options.cheaper_reference) FOURDGS_TRY(chain_depths());
+    if (!options_.cheaper_reference) FOURDGS_TRY(chain_depths());
+    return ok_status();
+}
 
-    // Pass 2 (dry): identities, for the Header's gaussian_count; and, for a delta whose reference
-    // is decided on cost, both encodings: keyframe-referenced when its records (chunk and band
-    // records; the header fields are fixed-width, so the offsets not yet known do not matter)
-    // are strictly smaller, chained on a tie. The choice is exact per delta, since a chained
-    // delta references the previous state whatever reference that state's own delta took.
-    Identity ident;
-    ident.next_fresh = any_id ? max_id + 1 : 0;
-    ChunkBins raw, prev, cur, keyframe_state;
-    prev.sh_bands = ctx.enc.sh_degree;
-    encoding::ChunkBuffers buffers;
-    Encoded enc, other;
-    for (std::size_t s = 0; s < ns; ++s) {
+// Each delta's depth from the references chosen so far, once they are all known.
+Status KeyframeDeltaWriter::chain_depths() {
+    max_depth_ = 0;
+    for (std::size_t s = 0; s < ns_; ++s) {
+        if (is_key_[s]) continue;
+        const std::uint32_t d = kf_ref_[s] ? 1u : depth_[s - 1] + 1u;
+        if (d > 0xFFFF) return bad_option("a chain deeper than 65535 deltas: lower keyframe_every");
+        depth_[s] = static_cast<std::uint16_t>(d);
+        max_depth_ = std::max(max_depth_, depth_[s]);
+    }
+    return ok_status();
+}
+
+// Pass 2 (dry): identities, for the Header's gaussian_count; and, for a delta whose reference
+// is decided on cost, both encodings: keyframe-referenced when its records (chunk and band
+// records; the header fields are fixed-width, so the offsets not yet known do not matter)
+// are strictly smaller, chained on a tie. The choice is exact per delta, since a chained
+// delta references the previous state whatever reference that state's own delta took.
+Status KeyframeDeltaWriter::choose_references() {
+    Identity ident = fresh_identity();
+    prev_.sh_bands = ctx_.enc.sh_degree;
+    for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_TRY(
-            build_state(ctx, steps, s, is_key[s], window_of, prev, ident, raw, cur));
-        if (is_key[s] && options.cheaper_reference) keyframe_state = cur;
-        if (choose[s]) {
+            build_state(ctx_, steps_, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
+        if (is_key_[s] && options_.cheaper_reference) keyframe_state_ = cur_;
+        if (choose_[s]) {
             DeltaChunk head;
-            head.t0 = steps[s].t0;
-            head.t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
+            head.t0 = steps_[s].t0;
+            head.t1 = t1_of(s);
             // Either candidate alone is a valid file: one that is refused (a bin difference
             // outside i32) leaves the other; both refused, the chained one's refusal stands.
             head.delta_mode = kDeltaModeChained;
-            Status chained = encode_delta(ctx, prev, cur, head, s, buffers, enc);
+            Status chained = encode_delta(ctx_, prev_, cur_, head, s, buffers_, enc_);
             head.delta_mode = kDeltaModeKeyframe;
-            const Status keyed = encode_delta(ctx, keyframe_state, cur, head, s, buffers, other);
+            const Status keyed =
+                encode_delta(ctx_, keyframe_state_, cur_, head, s, buffers_, other_);
             if (!chained.ok() && !keyed.ok()) return chained;
-            kf_ref[s] = !chained.ok() ||
-                        (keyed.ok() && other.records.bytes.size() < enc.records.bytes.size());
+            kf_ref_[s] = !chained.ok() ||
+                         (keyed.ok() && other_.records.bytes.size() < enc_.records.bytes.size());
         }
-        std::swap(prev, cur);
+        std::swap(prev_, cur_);
     }
-    const std::uint64_t distinct = ident.distinct;
-    if (options.cheaper_reference) FOURDGS_TRY(chain_depths());
+    distinct_ = ident.distinct;
+    if (options_.cheaper_reference) FOURDGS_TRY(chain_depths());
+    return ok_status();
+}
 
-    // The front of the file.
-    Header h = encoding::make_header(header, kModelKeyframeDelta, distinct, aabb,
-                                     ctx.enc.chunk_compressed, extras);
-    const bool indexed = options.base.write_index && ns > 1 && options.base.write_statistics;
-    if (header.profile.empty() && indexed) h.profile = "keyframed";
-    ctx.enc.scene.header = h;
-    FileAssembler as(sink);
-    FOURDGS_TRY(as.begin(h, quant, WindowTable{windows}));
-    {
-        ByteWriter w;
-        const Metadata advisory{"keyframe-delta",
-                                {{"keyframe_interval_sec", bound_string(duration / keyframes)},
-                                 {"gop_max_depth", std::to_string(max_depth)}}};
-        encoding::write_content(w, header, options.base, std::span<const Metadata>(&advisory, 1),
-                                h.library);
-        content::write_extras(w, extras);
-        FOURDGS_TRY(as.put(w));
-    }
+// The front of the file: Header, Quantization, Window Table, then the content records with the
+// keyframe-delta advisory metadata and the scene extras.
+Status KeyframeDeltaWriter::write_front(FileAssembler& as, const content::Extras& extras) {
+    Header h = encoding::make_header(header_, kModelKeyframeDelta, distinct_, aabb_,
+                                     ctx_.enc.chunk_compressed, extras);
+    const bool indexed = options_.base.write_index && ns_ > 1 && options_.base.write_statistics;
+    if (header_.profile.empty() && indexed) h.profile = "keyframed";
+    ctx_.enc.scene.header = h;
+    FOURDGS_TRY(as.begin(h, quant_, WindowTable{windows_}));
+    ByteWriter w;
+    const Metadata advisory{"keyframe-delta",
+                            {{"keyframe_interval_sec", bound_string(duration_ / keyframes_)},
+                             {"gop_max_depth", std::to_string(max_depth_)}}};
+    encoding::write_content(w, header_, options_.base, std::span<const Metadata>(&advisory, 1),
+                            h.library);
+    content::write_extras(w, extras);
+    return as.put(w);
+}
 
-    // Pass 3: states, chunks, verification.
+// Pass 3: each state built again, encoded as its keyframe or delta, verified by composing it as
+// a reader would, and added as a chunk with its index fields.
+Status KeyframeDeltaWriter::write_states(FileAssembler& as, KeyframeWriteReport* report) {
     if (report) {
         report->chunk_bytes.clear();
         report->live_count.clear();
         report->states.clear();
     }
-    ident = Identity{};
-    ident.next_fresh = any_id ? max_id + 1 : 0;
-    prev = ChunkBins{};
-    prev.sh_bands = ctx.enc.sh_degree;
-    ChunkBins bins, composed;
-    ComposedPopulation pop_prev, pop_key;
-    pop_prev.reset(ctx.enc.sh_degree);
-    pop_key.reset(ctx.enc.sh_degree);
-    DecodeScratch scratch;
-    DeltaBins delta;
-    std::uint64_t key_offset = 0, prev_offset = 0;
-    for (std::size_t s = 0; s < ns; ++s) {
-        const double t0 = steps[s].t0, t1 = s + 1 < ns ? steps[s + 1].t0 : duration;
+    Identity ident = fresh_identity();
+    prev_ = ChunkBins{};
+    prev_.sh_bands = ctx_.enc.sh_degree;
+    Composing c;
+    c.pop_prev.reset(ctx_.enc.sh_degree);
+    c.pop_key.reset(ctx_.enc.sh_degree);
+    for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_TRY(
-            build_state(ctx, steps, s, is_key[s], window_of, prev, ident, raw, cur));
+            build_state(ctx_, steps_, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
         const std::uint64_t offset = as.position();
         KeyframeIndexFields k;
-        k.live_count = cur.count;
-        if (is_key[s]) {
-            FOURDGS_TRY(encode_keyframe(ctx, cur, t0, t1, buffers, enc));
-            FOURDGS_TRY(verify(ctx, enc, true, t0, t1, offset, pop_key, cur, scratch, bins, delta,
-                               composed));
-            pop_prev = pop_key;
-            keyframe_state = cur;
-            key_offset = offset;
-            k.chunk_kind = kChunkKindKeyframe;
-        } else {
-            DeltaChunk head;
-            head.t0 = t0;
-            head.t1 = t1;
-            head.delta_mode = kf_ref[s] ? kDeltaModeKeyframe : kDeltaModeChained;
-            head.reference_offset = kf_ref[s] ? key_offset : prev_offset;
-            head.keyframe_offset = key_offset;
-            head.depth = depth[s];
-            FOURDGS_TRY(encode_delta(ctx, kf_ref[s] ? keyframe_state : prev, cur, head, s,
-                                     buffers, enc));
-            if (kf_ref[s]) {
-                ComposedPopulation next = pop_key;
-                FOURDGS_TRY(verify(ctx, enc, false, t0, t1, offset, next, cur, scratch, bins,
-                                   delta, composed));
-                pop_prev = std::move(next);
-            } else {
-                FOURDGS_TRY(verify(ctx, enc, false, t0, t1, offset, pop_prev, cur, scratch, bins,
-                                   delta, composed));
-            }
-            k.chunk_kind = kChunkKindDelta;
-            k.delta_mode = head.delta_mode;
-            k.reference_offset = head.reference_offset;
-            k.keyframe_offset = head.keyframe_offset;
-            k.depth = head.depth;
-        }
-        ChunkRecords records = enc.records.records(t0, t1, enc.count);
+        k.live_count = cur_.count;
+        FOURDGS_TRY(encode_state(s, offset, c, k));
+        ChunkRecords records = enc_.records.records(steps_[s].t0, t1_of(s), enc_.count);
         records.keyframe = k;
         FOURDGS_TRY(as.add_chunk(records));
-        prev_offset = offset;
+        c.prev_offset = offset;
         if (report) {
-            report->chunk_bytes.push_back(enc.records.bytes.size());
-            report->live_count.push_back(cur.count);
-            if (report->keep_states) report->states.push_back(cur);
+            report->chunk_bytes.push_back(enc_.records.bytes.size());
+            report->live_count.push_back(cur_.count);
+            if (report->keep_states) report->states.push_back(cur_);
         }
-        std::swap(prev, cur);
-    }
-    const Statistics stats{distinct, static_cast<std::uint32_t>(ns), duration, aabb};
-    const WriterOptions& o = options.base;
-    FOURDGS_TRY(as.finish({o.write_index, o.write_crc, o.write_statistics, o.write_summary_offset},
-                          stats));
-    if (report) {
-        report->base.quantization = quant;
-        report->base.windows = windows;
-        report->base.gaussian_count = distinct;
-        report->base.aabb = aabb;
-        report->base.chunk_count = static_cast<std::uint32_t>(ns);
-        report->base.bytes_written = as.position();
-        report->keyframes = keyframes;
-        report->deltas = static_cast<std::uint32_t>(ns) - keyframes;
-        report->keyframe_referenced = 0;
-        for (std::size_t s = 0; s < ns; ++s) report->keyframe_referenced += !is_key[s] && kf_ref[s];
-        report->gop_max_depth = max_depth;
+        std::swap(prev_, cur_);
     }
     return ok_status();
+}
+
+// One state of pass 3 into enc_, as a keyframe or as a delta on its reference, verified; `k`
+// gets its chain fields.
+Status KeyframeDeltaWriter::encode_state(std::size_t s, std::uint64_t offset, Composing& c,
+                                         KeyframeIndexFields& k) {
+    const double t0 = steps_[s].t0, t1 = t1_of(s);
+    if (is_key_[s]) {
+        FOURDGS_TRY(encode_keyframe(ctx_, cur_, t0, t1, buffers_, enc_));
+        FOURDGS_TRY(verify(ctx_, enc_, true, t0, t1, offset, c.pop_key, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+        c.pop_prev = c.pop_key;
+        keyframe_state_ = cur_;
+        c.key_offset = offset;
+        k.chunk_kind = kChunkKindKeyframe;
+        return ok_status();
+    }
+    DeltaChunk head;
+    head.t0 = t0;
+    head.t1 = t1;
+    head.delta_mode = kf_ref_[s] ? kDeltaModeKeyframe : kDeltaModeChained;
+    head.reference_offset = kf_ref_[s] ? c.key_offset : c.prev_offset;
+    head.keyframe_offset = c.key_offset;
+    head.depth = depth_[s];
+    FOURDGS_TRY(encode_delta(ctx_, kf_ref_[s] ? keyframe_state_ : prev_, cur_, head, s, buffers_,
+                             enc_));
+    if (kf_ref_[s]) {
+        ComposedPopulation next = c.pop_key;
+        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, next, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+        c.pop_prev = std::move(next);
+    } else {
+        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, c.pop_prev, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+    }
+    k.chunk_kind = kChunkKindDelta;
+    k.delta_mode = head.delta_mode;
+    k.reference_offset = head.reference_offset;
+    k.keyframe_offset = head.keyframe_offset;
+    k.depth = head.depth;
+    return ok_status();
+}
+
+// What the caller asked to be told of the file written.
+void KeyframeDeltaWriter::fill_report(const FileAssembler& as,
+                                      KeyframeWriteReport& report) const {
+    report.base.quantization = quant_;
+    report.base.windows = windows_;
+    report.base.gaussian_count = distinct_;
+    report.base.aabb = aabb_;
+    report.base.chunk_count = static_cast<std::uint32_t>(ns_);
+    report.base.bytes_written = as.position();
+    report.keyframes = keyframes_;
+    report.deltas = static_cast<std::uint32_t>(ns_) - keyframes_;
+    report.keyframe_referenced = 0;
+    for (std::size_t s = 0; s < ns_; ++s) report.keyframe_referenced += !is_key_[s] && kf_ref_[s];
+    report.gop_max_depth = max_depth_;
+}
+
+}  // namespace
+
+Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
+                            const KeyframeWriterOptions& options, ByteSink& sink,
+                            KeyframeWriteReport* report) {
+    KeyframeDeltaWriter writer(steps, header, options);
+    return writer.write(sink, report);
 }
 
 Result<std::vector<std::uint8_t>> write_keyframe_delta(std::span<const KeyframeStep> steps,

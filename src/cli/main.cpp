@@ -154,119 +154,148 @@ const std::string* tolerance_of(const SceneInfo& s, std::string_view key) {
     return nullptr;
 }
 
-int cmd_info(const std::string& path, bool json) {
-    Opened f;
-    if (auto rc = open_file(path, f)) return *rc;
+// The JSON form of info, a section at a time, in the order its keys appear.
+
+// "header": the Header's fields as written.
+void info_json_header(Json& j, const Header& h) {
+    j.begin_object("header")
+        .str("profile", h.profile)
+        .str("library", h.library)
+        .str("temporal_model", h.temporal_model)
+        .num("duration_sec", h.duration_sec)
+        .num("gaussian_count", h.gaussian_count)
+        .num("cutoff", h.cutoff)
+        .num("sh_degree", unsigned{h.sh_degree})
+        .num("flags", unsigned{h.flags});
+    j.begin_array("aabb");
+    for (double v : h.aabb) j.num({}, v);
+    j.end_array();
+    j.begin_object("attributes");
+    for (const auto& [k, v] : h.attributes) j.str(k, v);
+    j.end_object().end_object();
+}
+
+// "quantization", with the tolerance a conversion recorded beside each bound, and "windows".
+void info_json_quantization(Json& j, const SceneInfo& s) {
+    j.begin_object("quantization").str("scheme", s.quantization.scheme);
+    j.begin_object("bounds");
+    for (const auto& [k, v] : s.quantization.bounds) j.str(k, v);
+    j.end_object();
+    j.begin_object("tolerance");
+    for (const auto& [k, v] : s.quantization.bounds)
+        if (const std::string* t = tolerance_of(s, k)) j.str(k, *t);
+    j.end_object();
+    j.begin_array("sh_depths");
+    for (auto d : s.quantization.sh_depths) j.num({}, unsigned{d});
+    j.end_array().end_object();
+    j.begin_array("windows");
+    for (const auto& w : s.windows) j.begin_array().num({}, w.lo).num({}, w.hi).end_array();
+    j.end_array();
+}
+
+// "chunks": each Chunk Index entry with its seek cost, and its keyframe-delta fields if any.
+void info_json_chunks(Json& j, const Opened& f) {
     const SceneInfo& s = f.scene();
-    const Header& h = s.header;
-    auto tl = live_counts(f, 64);
-    const std::uint64_t file_size = f.source->size().value_or(0);
-
-    if (json) {
-        Json j;
-        j.begin_object();
-        j.str("file", path).num("file_size", file_size);
-        j.begin_object("header")
-            .str("profile", h.profile)
-            .str("library", h.library)
-            .str("temporal_model", h.temporal_model)
-            .num("duration_sec", h.duration_sec)
-            .num("gaussian_count", h.gaussian_count)
-            .num("cutoff", h.cutoff)
-            .num("sh_degree", unsigned{h.sh_degree})
-            .num("flags", unsigned{h.flags});
-        j.begin_array("aabb");
-        for (double v : h.aabb) j.num({}, v);
-        j.end_array();
-        j.begin_object("attributes");
-        for (const auto& [k, v] : h.attributes) j.str(k, v);
-        j.end_object().end_object();
-        j.begin_object("quantization").str("scheme", s.quantization.scheme);
-        j.begin_object("bounds");
-        for (const auto& [k, v] : s.quantization.bounds) j.str(k, v);
+    j.begin_array("chunks");
+    for (std::size_t i = 0; i < s.index.size(); ++i) {
+        const ChunkIndex& e = s.index[i];
+        entry_fields(j.begin_object(), e, seek_cost(f, i), false);
+        if (e.keyframe)
+            j.str("kind", e.keyframe->chunk_kind == 0 ? "keyframe" : "delta")
+                .num("depth", unsigned{e.keyframe->depth})
+                .num("live_count", e.keyframe->live_count);
         j.end_object();
-        j.begin_object("tolerance");
-        for (const auto& [k, v] : s.quantization.bounds)
-            if (const std::string* t = tolerance_of(s, k)) j.str(k, *t);
-        j.end_object();
-        j.begin_array("sh_depths");
-        for (auto d : s.quantization.sh_depths) j.num({}, unsigned{d});
-        j.end_array().end_object();
-        j.begin_array("windows");
-        for (const auto& w : s.windows) j.begin_array().num({}, w.lo).num({}, w.hi).end_array();
-        j.end_array();
-        j.begin_array("chunks");
-        for (std::size_t i = 0; i < s.index.size(); ++i) {
-            const ChunkIndex& e = s.index[i];
-            entry_fields(j.begin_object(), e, seek_cost(f, i), false);
-            if (e.keyframe)
-                j.str("kind", e.keyframe->chunk_kind == 0 ? "keyframe" : "delta")
-                    .num("depth", unsigned{e.keyframe->depth})
-                    .num("live_count", e.keyframe->live_count);
-            j.end_object();
-        }
-        j.end_array();
-        j.begin_array("metadata");
-        for (const Metadata& m : s.metadata) {
-            j.begin_object().str("name", m.name).begin_object("entries");
-            for (const auto& [k, v] : m.entries) j.str(k, v);
-            j.end_object().end_object();
-        }
-        j.end_array();
-        j.begin_array("audio");
-        for (const AudioSourceEntry& a : s.audio)
-            j.begin_object()
-                .num("source_id", unsigned{a.descriptor.source_id})
-                .str("name", a.descriptor.name)
-                .str("codec", a.descriptor.codec)
-                .num("start_sec", a.descriptor.start_sec)
-                .num("duration_sec", a.descriptor.duration_sec)
-                .boolean("spatial", a.descriptor.spatial())
-                .boolean("legacy", a.legacy)
-                .num("bytes", a.payload.length)
-                .end_object();
-        j.end_array();
-        if (s.camera)
-            j.begin_object("camera")
-                .num("fov_y_deg", s.camera->fov_y_deg)
-                .num("keyframes", std::uint64_t{s.camera->keyframes.size()})
-                .str("interpolation", s.camera->interpolation)
-                .boolean("loop", s.camera->loop)
-                .end_object();
-        else
-            j.null("camera");
-        j.begin_object("provenance")
-            .num("coordinate_frames", std::uint64_t{s.coordinate_frames.size()})
-            .num("sensors", std::uint64_t{s.sensors.size()})
-            .num("rig_trajectories", std::uint64_t{s.rig_trajectories.size()})
-            .num("geodetic_anchors", std::uint64_t{s.geodetic_anchors.size()})
-            .end_object();
-        j.begin_object("objects")
-            .num("table_entries",
-                 std::uint64_t{s.object_table ? s.object_table->entries.size() : 0})
-            .num("tracks", std::uint64_t{s.object_tracks.size()})
-            .end_object();
-        j.begin_array("attachments");
-        for (const AttachmentEntry& a : s.attachments)
-            j.begin_object()
-                .str("name", a.name)
-                .str("media_type", a.media_type)
-                .num("bytes", a.payload.length)
-                .end_object();
-        j.end_array();
-        j.begin_array("skipped");
-        for (const SkippedRecord& r : s.skipped) range_object(j, "opcode", r.opcode, r.offset, r.length);
-        j.end_array();
-        if (tl.ok()) {
-            j.begin_array("live");
-            for (auto v : tl->live) j.num({}, v);
-            j.end_array();
-        }
-        j.end_object();
-        print_json(j);
-        return kOk;
     }
+    j.end_array();
+}
 
+// "metadata", "audio" and "camera": the records a viewer presents.
+void info_json_content(Json& j, const SceneInfo& s) {
+    j.begin_array("metadata");
+    for (const Metadata& m : s.metadata) {
+        j.begin_object().str("name", m.name).begin_object("entries");
+        for (const auto& [k, v] : m.entries) j.str(k, v);
+        j.end_object().end_object();
+    }
+    j.end_array();
+    j.begin_array("audio");
+    for (const AudioSourceEntry& a : s.audio)
+        j.begin_object()
+            .num("source_id", unsigned{a.descriptor.source_id})
+            .str("name", a.descriptor.name)
+            .str("codec", a.descriptor.codec)
+            .num("start_sec", a.descriptor.start_sec)
+            .num("duration_sec", a.descriptor.duration_sec)
+            .boolean("spatial", a.descriptor.spatial())
+            .boolean("legacy", a.legacy)
+            .num("bytes", a.payload.length)
+            .end_object();
+    j.end_array();
+    if (s.camera)
+        j.begin_object("camera")
+            .num("fov_y_deg", s.camera->fov_y_deg)
+            .num("keyframes", std::uint64_t{s.camera->keyframes.size()})
+            .str("interpolation", s.camera->interpolation)
+            .boolean("loop", s.camera->loop)
+            .end_object();
+    else
+        j.null("camera");
+}
+
+// "provenance", "objects", "attachments" and "skipped": the rest, mostly as counts.
+void info_json_extras(Json& j, const SceneInfo& s) {
+    j.begin_object("provenance")
+        .num("coordinate_frames", std::uint64_t{s.coordinate_frames.size()})
+        .num("sensors", std::uint64_t{s.sensors.size()})
+        .num("rig_trajectories", std::uint64_t{s.rig_trajectories.size()})
+        .num("geodetic_anchors", std::uint64_t{s.geodetic_anchors.size()})
+        .end_object();
+    j.begin_object("objects")
+        .num("table_entries",
+             std::uint64_t{s.object_table ? s.object_table->entries.size() : 0})
+        .num("tracks", std::uint64_t{s.object_tracks.size()})
+        .end_object();
+    j.begin_array("attachments");
+    for (const AttachmentEntry& a : s.attachments)
+        j.begin_object()
+            .str("name", a.name)
+            .str("media_type", a.media_type)
+            .num("bytes", a.payload.length)
+            .end_object();
+    j.end_array();
+    j.begin_array("skipped");
+    for (const SkippedRecord& r : s.skipped)
+        range_object(j, "opcode", r.opcode, r.offset, r.length);
+    j.end_array();
+}
+
+// `info --json`: the sections above as one object, then the live counts when computed.
+int info_json(const std::string& path, std::uint64_t file_size, const Opened& f,
+              const Result<LiveTimeline>& tl) {
+    const SceneInfo& s = f.scene();
+    Json j;
+    j.begin_object();
+    j.str("file", path).num("file_size", file_size);
+    info_json_header(j, s.header);
+    info_json_quantization(j, s);
+    info_json_chunks(j, f);
+    info_json_content(j, s);
+    info_json_extras(j, s);
+    if (tl.ok()) {
+        j.begin_array("live");
+        for (auto v : tl->live) j.num({}, v);
+        j.end_array();
+    }
+    j.end_object();
+    print_json(j);
+    return kOk;
+}
+
+// The text form of info, a section at a time, top to bottom as printed.
+
+// The file, the Header, the SH depths, the quantization with its bounds, the window count.
+void info_text_header(const std::string& path, std::uint64_t file_size, const SceneInfo& s) {
+    const Header& h = s.header;
     fmt::print("{}  ({})\n", path, bytes_human(file_size));
     fmt::print("  library         {}\n", h.library);
     fmt::print("  profile         {}\n", h.profile.empty() ? "(none)" : h.profile);
@@ -290,6 +319,11 @@ int cmd_info(const std::string& path, bool json) {
         fmt::print("    bound {:<10}{:<24}{}\n", k, v, t ? "tolerance " + *t : std::string());
     }
     fmt::print("  windows         {}\n", s.windows.size());
+}
+
+// Each Chunk Index entry with its seek cost, then the live-count sparkline.
+void info_text_chunks(const Opened& f, const Result<LiveTimeline>& tl) {
+    const SceneInfo& s = f.scene();
     fmt::print("  chunks          {}\n", s.index.size());
     for (std::size_t i = 0; i < s.index.size(); ++i) {
         const ChunkIndex& e = s.index[i];
@@ -307,6 +341,10 @@ int cmd_info(const std::string& path, bool json) {
         for (auto v : tl->live) peak = std::max(peak, v);
         fmt::print("  live            {}  (peak {})\n", sparkline(*tl, 48), peak);
     }
+}
+
+// Metadata, audio and the camera: the records a viewer presents.
+void info_text_content(const SceneInfo& s) {
     for (const Metadata& m : s.metadata) {
         fmt::print("  metadata        {}\n", m.name.empty() ? "(unnamed)" : m.name);
         for (const auto& [k, v] : m.entries) fmt::print("    {} = {}\n", k, v);
@@ -324,6 +362,10 @@ int cmd_info(const std::string& path, bool json) {
                    s.camera->loop ? ", loop" : "");
     else
         fmt::print("  camera          (none)\n");
+}
+
+// Provenance, objects, attachments and the records stepped over.
+void info_text_extras(const SceneInfo& s) {
     for (const CoordinateFrame& c : s.coordinate_frames)
         fmt::print("  frame           \"{}\" up {} forward {} unit {} ({} m/unit)\n", c.name,
                    to_string(c.up_axis), to_string(c.forward_axis), to_string(c.length_unit),
@@ -349,6 +391,19 @@ int cmd_info(const std::string& path, bool json) {
     fmt::print("  skipped records {}\n", s.skipped.size());
     for (const SkippedRecord& r : s.skipped)
         fmt::print("    {} at byte {}, {} bytes\n", opcode_name(r.opcode), r.offset, r.length);
+}
+
+int cmd_info(const std::string& path, bool json) {
+    Opened f;
+    if (auto rc = open_file(path, f)) return *rc;
+    auto tl = live_counts(f, 64);
+    const std::uint64_t file_size = f.source->size().value_or(0);
+    if (json) return info_json(path, file_size, f, tl);
+    const SceneInfo& s = f.scene();
+    info_text_header(path, file_size, s);
+    info_text_chunks(f, tl);
+    info_text_content(s);
+    info_text_extras(s);
     return kOk;
 }
 

@@ -928,33 +928,44 @@ Metadata keyframe_advisory(const Metadata& base, double duration, std::uint32_t 
     return m;
 }
 
-}  // namespace
+// ---- merge_scenes, a pass at a time --------------------------------------------------------
+// Each pass below is one step of merge_scenes, in the order it takes them; that order is the
+// order of the refusals.
 
-Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& options,
-                    ByteSink& sink, MergeReport* report_out) {
+// The options that make no sense whatever the parts hold.
+Status check_merge_options(std::span<ByteSource* const> sources, const MergeOptions& options) {
     if (sources.empty()) return bad_option("there are no parts to merge");
     if (options.block_bytes < 4096) return bad_option("block_bytes is below 4096");
     if (options.base && *options.base >= sources.size())
         return bad_option("the base part " + std::to_string(*options.base) + " is not one of the " +
                           std::to_string(sources.size()) + " parts");
-    MergeReport local;
-    MergeReport& report = report_out ? *report_out : local;
-    report = MergeReport{};
+    return ok_status();
+}
 
-    std::vector<Part> parts(sources.size());
+// Each part opened and summarized (open_part), in the order given.
+Status open_parts(std::span<ByteSource* const> sources, const MergeOptions& options,
+                  std::vector<Part>& parts) {
+    parts.resize(sources.size());
     for (std::size_t i = 0; i < sources.size(); ++i) {
         parts[i].source = sources[i];
         parts[i].name = i < options.names.size() ? options.names[i] : "part " + std::to_string(i);
         FOURDGS_TRY(open_part(parts[i], options));
     }
+    return ok_status();
+}
+
+// The parts in the order of their slices on the clock (by t0, then t1; ties keep their order).
+std::vector<std::size_t> time_order(const std::vector<Part>& parts) {
     std::vector<std::size_t> order(parts.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return parts[a].t0 != parts[b].t0 ? parts[a].t0 < parts[b].t0 : parts[a].t1 < parts[b].t1;
     });
-    const std::size_t base_index = options.base ? *options.base : order.front();
-    const Part& base = parts[base_index];
-    const bool keyframed = base.header.temporal_model == kModelKeyframeDelta;
+    return order;
+}
+
+// The slice the merged file declares, when the caller asks for a 4dgs-shard record.
+Result<std::optional<ShardSlice>> merged_shard(const MergeOptions& options) {
     std::optional<ShardSlice> merged_slice;
     if (options.shard) {
         std::string why;
@@ -962,9 +973,13 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         if (!merged_slice || options.shard->name != kShardMetadata)
             return bad_option("the shard record asked for is not a 4dgs-shard record: " + why);
     }
-    FOURDGS_TRY(same_plan(parts, order, options, merged_slice));
+    return merged_slice;
+}
 
-    // One scene, one grid, one timeline, one front matter.
+// One scene, one grid, one timeline, one front matter: every part against the base, and the
+// slices against each other.
+Status check_parts_agree(const std::vector<Part>& parts, std::span<const std::size_t> order,
+                         const Part& base, bool keyframed, const MergeOptions& options) {
     std::vector<std::uint8_t> block_a, block_b;
     for (const Part& p : parts) {
         FOURDGS_TRY(same_scene(base, p));
@@ -987,12 +1002,12 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
     }
     for (const Part& p : parts)
         if (&p != &base) FOURDGS_TRY(same_extras(base, p, block_a, block_b, options.block_bytes));
-    std::vector<std::uint8_t>().swap(block_a);
-    std::vector<std::uint8_t>().swap(block_b);
-    FOURDGS_ASSIGN(const std::vector<ObjectTrack> tracks, joined_tracks(parts, order));
+    return ok_status();
+}
 
-    // The Window Table's union, and where each part's windows land in it.
-    // A part without chunks adds none: its table is the placeholder an empty file must carry.
+// The Window Table's union, and where each part's windows land in it (Part::window_map).
+// A part without chunks adds none: its table is the placeholder an empty file must carry.
+std::vector<WindowTable::Window> union_windows(std::vector<Part>& parts, const Part& base) {
     std::vector<WindowTable::Window> windows;
     for (const Part& p : parts)
         if (!p.index.empty()) windows.insert(windows.end(), p.windows.begin(), p.windows.end());
@@ -1011,90 +1026,118 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
             p.windows_move |= p.window_map[w] != w;
         }
     }
+    return windows;
+}
 
-    // Which chunks each part contributes: all of them, but a keyframe-delta shard's empty
-    // keyframes outside its slice.
+// Whether a part's chunk goes into the merged file: every chunk does, but a keyframe-delta
+// shard's empty keyframes outside its slice; a chunk its declared slice does not hold is refused.
+Result<bool> keep_chunk(const Part& p, const ChunkIndex& e, bool keyframed,
+                        const std::optional<ShardSlice>& merged_slice) {
+    if (keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t1 <= p.t1)) {
+        const bool filler = e.keyframe && e.keyframe->chunk_kind == kChunkKindKeyframe &&
+                            e.gaussian_count == 0 && e.keyframe->live_count == 0 &&
+                            (e.t1 <= p.t0 || e.t0 >= p.t1);
+        if (!filler)
+            return part_problem(p, refusal::kInvalidPart,
+                                "its chunk [" + num(e.t0) + ", " + num(e.t1) +
+                                    ") lies outside its slice [" + num(p.t0) + ", " +
+                                    num(p.t1) + ") and is not an empty keyframe",
+                                e.chunk_offset);
+        // A merged shard keeps the fillers outside its own slice (§11.1's tiling).
+        const bool outside_merged =
+            merged_slice && (e.t1 <= merged_slice->t0 || e.t0 >= merged_slice->t1);
+        return outside_merged;
+    }
+    if (!keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t0 < p.t1)) {
+        // A record may outlast its shard's slice (a planned part's, convert.hpp), but it
+        // starts inside it.
+        return part_problem(p, refusal::kInvalidPart,
+                            "its chunk [" + num(e.t0) + ", " + num(e.t1) +
+                                ") starts outside its declared slice [" + num(p.t0) + ", " +
+                                num(p.t1) + ")",
+                            e.chunk_offset);
+    }
+    return true;
+}
+
+// What the merged file's Header, Statistics and keyframe advisory say, summed over the chunks
+// kept.
+struct MergedTotals {
     std::uint64_t gaussians = 0, chunk_total = 0;
     std::uint32_t keyframes = 0;
     std::uint16_t depth = 0;
-    std::array<double, 6> aabb = base.header.aabb;
+    std::array<double, 6> aabb{};
     bool any_aabb = false, compressed = false;
-    std::vector<std::pair<double, double>> tiles;
+    std::vector<std::pair<double, double>> tiles;  // the kept chunks' intervals
+};
+
+// Which chunks each part contributes (Part::keep), and the totals over them.
+Status choose_chunks(std::vector<Part>& parts, std::span<const std::size_t> order,
+                     bool keyframed, const std::optional<ShardSlice>& merged_slice,
+                     MergeReport& report, MergedTotals& t) {
     for (std::size_t i : order) {
         Part& p = parts[i];
         p.keep.assign(p.index.size(), true);
         bool kept_any = false;
         for (std::size_t k = 0; k < p.index.size(); ++k) {
             const ChunkIndex& e = p.index[k];
-            if (keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t1 <= p.t1)) {
-                const bool filler = e.keyframe && e.keyframe->chunk_kind == kChunkKindKeyframe &&
-                                    e.gaussian_count == 0 && e.keyframe->live_count == 0 &&
-                                    (e.t1 <= p.t0 || e.t0 >= p.t1);
-                if (!filler)
-                    return part_problem(p, refusal::kInvalidPart,
-                                        "its chunk [" + num(e.t0) + ", " + num(e.t1) +
-                                            ") lies outside its slice [" + num(p.t0) + ", " +
-                                            num(p.t1) + ") and is not an empty keyframe",
-                                        e.chunk_offset);
-                // A merged shard keeps the fillers outside its own slice (§11.1's tiling).
-                const bool outside_merged =
-                    merged_slice && (e.t1 <= merged_slice->t0 || e.t0 >= merged_slice->t1);
-                if (!outside_merged) {
-                    p.keep[k] = false;
-                    ++report.chunks_dropped;
-                    continue;
-                }
-            } else if (!keyframed && p.declared_slice && !(e.t0 >= p.t0 && e.t0 < p.t1)) {
-                // A record may outlast its shard's slice (a planned part's, convert.hpp), but it
-                // starts inside it.
-                return part_problem(p, refusal::kInvalidPart,
-                                    "its chunk [" + num(e.t0) + ", " + num(e.t1) +
-                                        ") starts outside its declared slice [" + num(p.t0) +
-                                        ", " + num(p.t1) + ")",
-                                    e.chunk_offset);
+            FOURDGS_ASSIGN(const bool keep, keep_chunk(p, e, keyframed, merged_slice));
+            if (!keep) {
+                p.keep[k] = false;
+                ++report.chunks_dropped;
+                continue;
             }
             kept_any = true;
-            ++chunk_total;
-            if (!keyframed) gaussians += e.gaussian_count;
+            ++t.chunk_total;
+            if (!keyframed) t.gaussians += e.gaussian_count;
             if (e.keyframe) {
-                keyframes += e.keyframe->chunk_kind == kChunkKindKeyframe;
-                depth = std::max(depth, e.keyframe->depth);
+                t.keyframes += e.keyframe->chunk_kind == kChunkKindKeyframe;
+                t.depth = std::max(t.depth, e.keyframe->depth);
             }
-            tiles.push_back({e.t0, e.t1});
+            t.tiles.push_back({e.t0, e.t1});
         }
-        if (keyframed) gaussians += p.header.gaussian_count;
-        if (kept_any) compressed |= p.header.chunks_compressed();
+        if (keyframed) t.gaussians += p.header.gaussian_count;
+        if (kept_any) t.compressed |= p.header.chunks_compressed();
         if (p.header.gaussian_count > 0) {
             for (int c = 0; c < 3; ++c) {
-                aabb[c] = any_aabb ? std::min(aabb[c], p.header.aabb[c]) : p.header.aabb[c];
-                aabb[3 + c] =
-                    any_aabb ? std::max(aabb[3 + c], p.header.aabb[3 + c]) : p.header.aabb[3 + c];
+                t.aabb[c] = t.any_aabb ? std::min(t.aabb[c], p.header.aabb[c]) : p.header.aabb[c];
+                t.aabb[3 + c] = t.any_aabb ? std::max(t.aabb[3 + c], p.header.aabb[3 + c])
+                                           : p.header.aabb[3 + c];
             }
-            any_aabb = true;
+            t.any_aabb = true;
         }
     }
-    if (chunk_total > 0xFFFFFFFFull)
-        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                          std::to_string(chunk_total) + " chunks exceed the Statistics' u32 count");
-    if (keyframed) {
-        std::sort(tiles.begin(), tiles.end());
-        double at = 0;
-        for (const auto& [t0, t1] : tiles) {
-            if (t0 != at)
-                return make_error(
-                    ErrorKind::malformed, refusal::kTimelineGap,
-                    "no part covers [" + num(at) + ", " + num(t0) +
-                        "): the merged state chunks would not tile the clock (§11.1)");
-            at = t1;
-        }
-        if (at != base.header.duration_sec)
-            return make_error(ErrorKind::malformed, refusal::kTimelineGap,
-                              "no part covers [" + num(at) + ", " + num(base.header.duration_sec) +
-                                  "): the merged state chunks would not tile the clock (§11.1)");
-    }
+    return ok_status();
+}
 
-    // What the copy needs of a part other than the base is its index and window map: the rest
-    // goes, so that what stays in proportion to the parts is about the size of the summary.
+// The totals fit the Statistics record, and a keyframe-delta file's kept state chunks tile its
+// clock (§11.1).
+Status check_merged_chunks(MergedTotals& t, bool keyframed, double duration) {
+    if (t.chunk_total > 0xFFFFFFFFull)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::to_string(t.chunk_total) +
+                              " chunks exceed the Statistics' u32 count");
+    if (!keyframed) return ok_status();
+    std::sort(t.tiles.begin(), t.tiles.end());
+    double at = 0;
+    for (const auto& [t0, t1] : t.tiles) {
+        if (t0 != at)
+            return make_error(
+                ErrorKind::malformed, refusal::kTimelineGap,
+                "no part covers [" + num(at) + ", " + num(t0) +
+                    "): the merged state chunks would not tile the clock (§11.1)");
+        at = t1;
+    }
+    if (at != duration)
+        return make_error(ErrorKind::malformed, refusal::kTimelineGap,
+                          "no part covers [" + num(at) + ", " + num(duration) +
+                              "): the merged state chunks would not tile the clock (§11.1)");
+    return ok_status();
+}
+
+// What the copy needs of a part other than the base is its index and window map: the rest
+// goes, so that what stays in proportion to the parts is about the size of the summary.
+void keep_only_indexes(std::vector<Part>& parts, const Part& base) {
     for (Part& p : parts)
         if (&p != &base) {
             p.quantization = {};
@@ -1104,15 +1147,14 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
             p.windows = {};
             p.tracks = {};
         }
+}
 
-    // The file: front, the base's records, the chunks part by part, the summary.
-    Header header = base.header;
-    header.gaussian_count = gaussians;
-    if (any_aabb) header.aabb = aabb;
-    header.flags = static_cast<std::uint8_t>((header.flags & ~kHeaderFlagCompressed) |
-                                             (compressed ? kHeaderFlagCompressed : 0));
-    FileAssembler as(sink);
-    FOURDGS_TRY(as.begin(header, base.quantization, WindowTable{windows}));
+// The base's records between the Window Table and the first chunk, in its order: copied
+// verbatim a block at a time, but the object tracks joined across the parts, the shard record
+// asked for, and the keyframe advisory with the merged figures.
+Status write_base_records(FileAssembler& as, const Part& base, const Header& header,
+                          const std::vector<ObjectTrack>& tracks, const MergedTotals& t,
+                          const MergeOptions& options, MergeReport& report) {
     std::vector<std::uint8_t> block;
     bool tracks_written = false, shard_written = false;
     auto put_record = [&](const auto& record) {
@@ -1127,7 +1169,7 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         }
         if (e.role == Extra::Role::track) {
             if (!tracks_written)
-                for (const ObjectTrack& t : tracks) FOURDGS_TRY(put_record(t));
+                for (const ObjectTrack& track : tracks) FOURDGS_TRY(put_record(track));
             tracks_written = true;
             continue;
         }
@@ -1138,8 +1180,8 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         }
         if (e.role == Extra::Role::keyframe_advisory && base.keyframe_advisory) {
             ByteWriter w;
-            write(w, keyframe_advisory(*base.keyframe_advisory, header.duration_sec, keyframes,
-                                       depth));
+            write(w, keyframe_advisory(*base.keyframe_advisory, header.duration_sec, t.keyframes,
+                                       t.depth));
             FOURDGS_TRY(as.put(w));
             continue;
         }
@@ -1153,8 +1195,15 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
     }
     if (options.shard && !shard_written) FOURDGS_TRY(put_record(*options.shard));
     if (!tracks_written)
-        for (const ObjectTrack& t : tracks) FOURDGS_TRY(put_record(t));
+        for (const ObjectTrack& track : tracks) FOURDGS_TRY(put_record(track));
+    return ok_status();
+}
 
+// The kept chunks, part by part in time order, each renumbered or patched as its part needs
+// (Copier) and indexed at its new offset.
+Status copy_chunks(FileAssembler& as, const std::vector<Part>& parts,
+                   std::span<const std::size_t> order, const MergeOptions& options,
+                   MergeReport& report) {
     Copier copier{options, report, {}, {}, {}};
     std::vector<std::uint8_t> buf;
     for (std::size_t i : order) {
@@ -1170,8 +1219,47 @@ Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& op
         }
         report.order.push_back(i);
     }
+    return ok_status();
+}
+
+}  // namespace
+
+Status merge_scenes(std::span<ByteSource* const> sources, const MergeOptions& options,
+                    ByteSink& sink, MergeReport* report_out) {
+    FOURDGS_TRY(check_merge_options(sources, options));
+    MergeReport local;
+    MergeReport& report = report_out ? *report_out : local;
+    report = MergeReport{};
+
+    std::vector<Part> parts;
+    FOURDGS_TRY(open_parts(sources, options, parts));
+    const std::vector<std::size_t> order = time_order(parts);
+    const std::size_t base_index = options.base ? *options.base : order.front();
+    const Part& base = parts[base_index];
+    const bool keyframed = base.header.temporal_model == kModelKeyframeDelta;
+    FOURDGS_ASSIGN(const std::optional<ShardSlice> merged_slice, merged_shard(options));
+    FOURDGS_TRY(same_plan(parts, order, options, merged_slice));
+    FOURDGS_TRY(check_parts_agree(parts, order, base, keyframed, options));
+    FOURDGS_ASSIGN(const std::vector<ObjectTrack> tracks, joined_tracks(parts, order));
+    const std::vector<WindowTable::Window> windows = union_windows(parts, base);
+    MergedTotals totals;
+    totals.aabb = base.header.aabb;
+    FOURDGS_TRY(choose_chunks(parts, order, keyframed, merged_slice, report, totals));
+    FOURDGS_TRY(check_merged_chunks(totals, keyframed, base.header.duration_sec));
+    keep_only_indexes(parts, base);
+
+    // The file: front, the base's records, the chunks part by part, the summary.
+    Header header = base.header;
+    header.gaussian_count = totals.gaussians;
+    if (totals.any_aabb) header.aabb = totals.aabb;
+    header.flags = static_cast<std::uint8_t>((header.flags & ~kHeaderFlagCompressed) |
+                                             (totals.compressed ? kHeaderFlagCompressed : 0));
+    FileAssembler as(sink);
+    FOURDGS_TRY(as.begin(header, base.quantization, WindowTable{windows}));
+    FOURDGS_TRY(write_base_records(as, base, header, tracks, totals, options, report));
+    FOURDGS_TRY(copy_chunks(as, parts, order, options, report));
     const std::uint64_t summary_start = as.position();
-    const Statistics stats{gaussians, static_cast<std::uint32_t>(as.chunk_count()),
+    const Statistics stats{totals.gaussians, static_cast<std::uint32_t>(as.chunk_count()),
                            header.duration_sec, header.aabb};
     FOURDGS_TRY(as.finish(SummaryOptions{}, stats));
     report.base = base_index;
