@@ -21,12 +21,6 @@ std::uint32_t sh_bound_for_depth(unsigned depth) {
     return q / 2;
 }
 
-// One §2 string a record holds and the field it fills ("Metadata.entries[2].key").
-struct NamedString {
-    std::string field;
-    std::string_view value;
-};
-
 // Every string of a record that parses, for the §2 UTF-8 check (a record its parser refuses is
 // already a finding). Chunk and Delta Chunk compression strings are checked where those records
 // are parsed; the other records hold no strings.
