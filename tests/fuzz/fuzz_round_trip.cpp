@@ -107,8 +107,8 @@ void check_block(const char* path, const GaussianBlock& d, const GaussianColumns
     }
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class A, class B>
+bool same_bits(const std::vector<T, A>& a, const std::vector<T, B>& b) {
     return a.size() == b.size() &&
            (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }

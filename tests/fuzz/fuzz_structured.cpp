@@ -85,10 +85,10 @@ bool to_editable(const LoadedScene& s, Editable& e) {
     for (std::size_t k = 0; k < b.sh.size() && k < g.sh.size(); ++k)
         g.sh[k] = sh_coefficient(b.sh[k]);
     if (std::any_of(b.object_id.begin(), b.object_id.end(), [](auto v) { return v != 0; }))
-        g.object_id = b.object_id;
+        g.object_id.assign(b.object_id.begin(), b.object_id.end());
     if (b.has_source_ids) {
-        g.source_group = b.source_group;
-        g.source_index = b.source_index;
+        g.source_group.assign(b.source_group.begin(), b.source_group.end());
+        g.source_index.assign(b.source_index.begin(), b.source_index.end());
     }
     return true;
 }
@@ -264,8 +264,8 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
 
 namespace {
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class A, class B>
+bool same_bits(const std::vector<T, A>& a, const std::vector<T, B>& b) {
     return a.size() == b.size() &&
            (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
