@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "fourdgs/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
 
 namespace fourdgs {
@@ -176,18 +177,13 @@ Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const Chun
     if (!record.ok()) return fail(ChunkTrip::fetch, std::move(record).error());
     IndexedChunk out;
     out.record = *record;
-    Status same = ok_status();
-    if (out.record.opcode == op::chunk) {
-        auto chunk = parse_chunk(out.record);
-        if (!chunk.ok()) return fail(ChunkTrip::parse, std::move(chunk).error());
-        out.chunk = std::move(*chunk);
-        same = check_index_entry(e, FramedChunk::of(out.record, *out.chunk), e.chunk_offset, check);
-    } else {
-        auto delta = parse_delta_chunk(out.record);
-        if (!delta.ok()) return fail(ChunkTrip::parse, std::move(delta).error());
-        out.delta = std::move(*delta);
-        same = check_index_entry(e, FramedChunk::of(out.record, *out.delta), e.chunk_offset, check);
-    }
+    auto parsed = parse_state_chunk(out.record);
+    if (!parsed.ok()) return fail(ChunkTrip::parse, std::move(parsed).error());
+    out.chunk = std::move(parsed->chunk);
+    out.delta = std::move(parsed->delta);
+    const FramedChunk framed = out.chunk ? FramedChunk::of(out.record, *out.chunk)
+                                         : FramedChunk::of(out.record, *out.delta);
+    const Status same = check_index_entry(e, framed, e.chunk_offset, check);
     if (!same.ok()) return fail(ChunkTrip::check, std::move(same).error());
     if (Status st = fetcher.fetch_sh_bands(e, bands, require_all_bands, buffers.bands,
                                            buffers.band_records);

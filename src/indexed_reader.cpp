@@ -176,16 +176,9 @@ Status IndexedReader::scan() {
         while (true) {
             FOURDGS_ASSIGN(bool have, walk.next_chunk(record));
             if (!have) return ok_status();
-            FramedChunk seen;
-            std::optional<ChunkRecord> chunk;
-            std::optional<DeltaChunk> delta;
-            if (record.opcode == op::chunk) {
-                FOURDGS_ASSIGN(chunk, parse_chunk(record));
-                seen = FramedChunk::of(record, *chunk);
-            } else {
-                FOURDGS_ASSIGN(delta, parse_delta_chunk(record));
-                seen = FramedChunk::of(record, *delta);
-            }
+            FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(record));
+            FramedChunk seen = parsed.chunk ? FramedChunk::of(record, *parsed.chunk)
+                                            : FramedChunk::of(record, *parsed.delta);
             FOURDGS_ASSIGN(ChunkBands bands, walk.read_bands());
             seen.bands = bands.ranges;
             // Decoded as the streaming path decodes it, so faults come in its order: a chunk
@@ -193,12 +186,8 @@ Status IndexedReader::scan() {
             // arrived (M100), and only then is the cut the answer.
             ChunkDecodeOptions decode = options_.decode;
             if (walk.truncation()) decode.max_sh_degree = std::min(decode.max_sh_degree, bands.whole);
-            if (chunk)
-                FOURDGS_TRY(fourdgs::decode_chunk_bins(walk.scene(), *chunk, bands.bands, decode,
-                                                       bins, scratch));
-            else
-                FOURDGS_TRY(decode_delta_bins(walk.scene(), *delta, bands.bands, decode,
-                                              delta_bins, scratch));
+            FOURDGS_TRY(decode_state_chunk_bins(walk.scene(), parsed, bands.bands, decode, bins,
+                                                delta_bins, scratch));
             if (walk.truncation()) return *walk.truncation();
             built.push_back(seen.entry(false));
             walk.remember(std::move(seen));

@@ -78,6 +78,27 @@ std::string ChunkRef::describe() const {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A Chunk or Delta Chunk record, parsed and decoded.
+
+Result<StateChunk> parse_state_chunk(const RecordView& record) {
+    StateChunk out;
+    if (record.opcode == op::chunk) {
+        FOURDGS_ASSIGN(out.chunk, parse_chunk(record));
+    } else {
+        FOURDGS_ASSIGN(out.delta, parse_delta_chunk(record));
+    }
+    return out;
+}
+
+Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
+                               std::span<const ShBandRecord> bands,
+                               const ChunkDecodeOptions& options, ChunkBins& bins,
+                               DeltaBins& delta_bins, DecodeScratch& scratch) {
+    if (parsed.chunk) return decode_chunk_bins(scene, *parsed.chunk, bands, options, bins, scratch);
+    return decode_delta_bins(scene, *parsed.delta, bands, options, delta_bins, scratch);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Delta decode.
 
 Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,

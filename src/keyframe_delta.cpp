@@ -281,21 +281,12 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
                                           const ChunkDecodeOptions& decode, FramedChunk& seen) {
     const SceneInfo& sc = walk_.scene();
     const std::vector<FramedChunk>& before = walk_.chunks();
-    double t0, t1;
-    ChunkRef ref{r.offset, 0, 0, r.opcode == op::delta_chunk};
-    std::optional<ChunkRecord> chunk;
-    std::optional<DeltaChunk> delta;
-    if (r.opcode == op::chunk) {
-        FOURDGS_ASSIGN(chunk, parse_chunk(r));
-        t0 = chunk->t0;
-        t1 = chunk->t1;
-    } else {
-        FOURDGS_ASSIGN(delta, parse_delta_chunk(r));
-        t0 = delta->t0;
-        t1 = delta->t1;
-    }
-    ref.t0 = t0;
-    ref.t1 = t1;
+    FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(r));
+    const std::optional<ChunkRecord>& chunk = parsed.chunk;
+    const std::optional<DeltaChunk>& delta = parsed.delta;
+    const double t0 = parsed.t0();
+    const double t1 = parsed.t1();
+    const ChunkRef ref{r.offset, t0, t1, r.opcode == op::delta_chunk};
     // §11.1 in file order: each state chunk starts where the previous one ended.
     if (!(std::isfinite(t0) && std::isfinite(t1) && t0 <= t1))
         return malformed(refusal::kNonTilingChunks,

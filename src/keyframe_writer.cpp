@@ -380,14 +380,15 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
                                                   static_cast<std::size_t>(e.records.bands));
     ChunkDecodeOptions dopt;
     const ChunkRef ref{offset, t0, t1, !keyframe};
-    if (keyframe) {
-        FOURDGS_ASSIGN(ChunkRecord parsed, parse_chunk(rv));
-        FOURDGS_TRY(decode_chunk_bins(ctx.enc.scene, parsed, band_span, dopt, bins, scratch));
+    // Read back as a reader reads it: the record's own opcode picks the parser (the encoder wrote
+    // a Chunk exactly when `keyframe`).
+    FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(rv));
+    FOURDGS_TRY(decode_state_chunk_bins(ctx.enc.scene, parsed, band_span, dopt, bins, delta,
+                                        scratch));
+    if (parsed.chunk) {
         target.reset(ctx.enc.sh_degree);
         FOURDGS_TRY(target.assign_keyframe(bins, ref));
     } else {
-        FOURDGS_ASSIGN(DeltaChunk parsed, parse_delta_chunk(rv));
-        FOURDGS_TRY(decode_delta_bins(ctx.enc.scene, parsed, band_span, dopt, delta, scratch));
         FOURDGS_TRY(target.apply(delta, ref));
     }
     target.materialize(composed);

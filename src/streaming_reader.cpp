@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "fourdgs/keyframe_composition.hpp"
+
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -149,7 +151,12 @@ Result<bool> StreamingReader::next_chunk_bins(ChunkBins& bins) {
     RecordView record;
     FOURDGS_ASSIGN(bool have, walk_.next_chunk(record));
     if (!have) return false;
-    FOURDGS_ASSIGN(chunk_, parse_chunk(record));
+    FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(record));
+    // A gaussian-birth walk has already refused a Delta Chunk (§5.18); this reader takes Chunks.
+    if (!parsed.chunk)
+        return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
+                          "a Delta Chunk record in a gaussian-birth file (§5.18)", record.offset);
+    chunk_ = std::move(*parsed.chunk);
     chunk_offset_ = record.offset;
     FOURDGS_ASSIGN(ChunkBands b, walk_.read_bands());
     FramedChunk seen = FramedChunk::of(record, chunk_);

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -68,6 +69,28 @@ struct DeltaBins {
 Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& delta,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch);
+
+// A framed Chunk or Delta Chunk record, parsed: exactly one of the two is set. Every front-end
+// that meets either kind parses it here, so the opcode decides the parser in one place.
+struct StateChunk {
+    std::optional<ChunkRecord> chunk;  // the record is a Chunk
+    std::optional<DeltaChunk> delta;   // the record is a Delta Chunk
+    [[nodiscard]] double t0() const { return chunk ? chunk->t0 : delta->t0; }
+    [[nodiscard]] double t1() const { return chunk ? chunk->t1 : delta->t1; }
+};
+
+// Parses a Chunk record (opcode op::chunk) or else a Delta Chunk record, with that record's own
+// parser's refusals.
+Result<StateChunk> parse_state_chunk(const RecordView& record);
+
+// Decodes a parsed state chunk and the SH band records that follow it: a Chunk into `bins`
+// (decode_chunk_bins), a Delta Chunk into `delta_bins` (decode_delta_bins). Split from the parse
+// because every front-end checks something of its own in between (bands read, framing noted,
+// references walked), and the order of those faults is part of the format's contract.
+Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
+                               std::span<const ShBandRecord> bands,
+                               const ChunkDecodeOptions& options, ChunkBins& bins,
+                               DeltaBins& delta_bins, DecodeScratch& scratch);
 
 // Copies row k of `rows` over row at[k] of `into` (which has the same columns and SH bands), for
 // every k: a state's changed rows written back in place. With `only`, just the attribute
