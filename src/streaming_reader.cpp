@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <string>
 
-#include "fourdgs/keyframe_composition.hpp"
-
 namespace fourdgs {
 
 // ---------------------------------------------------------------------------------------------
@@ -151,12 +149,7 @@ Result<bool> StreamingReader::next_chunk_bins(ChunkBins& bins) {
     RecordView record;
     FOURDGS_ASSIGN(bool have, walk_.next_chunk(record));
     if (!have) return false;
-    FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(record));
-    // A gaussian-birth walk has already refused a Delta Chunk (§5.18); this reader takes Chunks.
-    if (!parsed.chunk)
-        return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
-                          "a Delta Chunk record in a gaussian-birth file (§5.18)", record.offset);
-    chunk_ = std::move(*parsed.chunk);
+    FOURDGS_ASSIGN(chunk_, parse_chunk(record));
     chunk_offset_ = record.offset;
     FOURDGS_ASSIGN(ChunkBands b, walk_.read_bands());
     FramedChunk seen = FramedChunk::of(record, chunk_);
