@@ -280,39 +280,17 @@ KeyframeDeltaStream::KeyframeDeltaStream(ByteSource& source, ReaderOptions optio
 Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
                                           const ChunkDecodeOptions& decode, FramedChunk& seen) {
     const SceneInfo& sc = walk_.scene();
-    const std::vector<FramedChunk>& before = walk_.chunks();
     FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(r));
-    const std::optional<ChunkRecord>& chunk = parsed.chunk;
-    const std::optional<DeltaChunk>& delta = parsed.delta;
-    const double t0 = parsed.t0();
-    const double t1 = parsed.t1();
-    const ChunkRef ref{r.offset, t0, t1, r.opcode == op::delta_chunk};
-    // §11.1 in file order: each state chunk starts where the previous one ended.
-    if (!(std::isfinite(t0) && std::isfinite(t1) && t0 <= t1))
-        return malformed(refusal::kNonTilingChunks,
-                         ref.describe() + " has an interval that is not finite and ordered (§11.1)",
-                         r.offset);
-    const double prev_t1 = before.empty() ? 0.0 : before.back().t1;
-    if (t0 != prev_t1) {
-        const std::string_view which = t0 > prev_t1 ? refusal::kTimelineGap : refusal::kNonTilingChunks;
-        if (before.empty())
-            return malformed(which,
-                             "the timeline starts at 0 but its first state chunk (byte " +
-                                 std::to_string(r.offset) + ") covers " + interval_text(t0, t1) +
-                                 " (§11.1)",
-                             r.offset);
-        return malformed(which,
-                         "state chunks " + interval_text(before.back().t0, before.back().t1) +
-                             " and " + interval_text(t0, t1) + " (byte " +
-                             std::to_string(r.offset) + ") " +
-                             (t0 > prev_t1 ? "leave a gap" : "overlap") + " (§11.1)",
-                         r.offset);
-    }
+    seen = parsed.chunk ? FramedChunk::of(r, *parsed.chunk) : FramedChunk::of(r, *parsed.delta);
+    const ChunkRef ref{r.offset, seen.t0, seen.t1, seen.delta};
+    // §11.1 and §11.8 on the records as they arrive: in a stream, file order is time order.
+    const StateLink link = StateLink::of(seen);
+    FOURDGS_TRY(tiling_.next(link));
+    FOURDGS_TRY(chains_.next(link));
     const int want = wanted_bands_for(sc, options_);
     const std::uint64_t max_pop = options_.decode.limits.max_gaussians_per_chunk;
 
-    if (chunk) {
-        seen = FramedChunk::of(r, *chunk);
+    if (const std::optional<ChunkRecord>& chunk = parsed.chunk) {
         FOURDGS_TRY(decode_chunk_bins(sc, *chunk, bands, decode, bins_, scratch_));
         ComposedPopulation next;
         next.reset(want);
@@ -321,57 +299,22 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
         current_ = std::move(next);
         keyframe_ = current_;
         describe_keyframe(bins_, record_);
-        have_keyframe_ = true;
         keyframe_offset_ = r.offset;
         keyframe_level_ = previous_level_ = chunk->level;
-        previous_depth_ = 0;
     } else {
-        const DeltaChunk& d = *delta;
-        seen = FramedChunk::of(r, d);
-        auto bad_reference = [&](std::string_view refusal, std::string_view says,
-                                 std::string_view why) {
-            return reference_refusal(refusal, ref.describe(), says, d.reference_offset, why,
-                                     r.offset);
-        };
-        if (d.reference_offset >= r.offset)
-            return bad_reference(refusal::kForwardReference, " has reference_offset ",
-                                 ", not before its own offset; references point backwards only "
-                                 "(§5.18)");
-        const bool names_state = framed_at(before, d.reference_offset) != nullptr;
-        if (!have_keyframe_ ||
-            (!names_state && (before.empty() || d.reference_offset < before.front().offset)))
-            return bad_reference(refusal::kChainWithoutKeyframe, " references byte ",
-                                 " but no keyframe precedes it; there is no absolute state to "
-                                 "compose onto (§11.8)");
-        if (!names_state)
-            return bad_reference(refusal::kBrokenReference, " has reference_offset ",
-                                 ", which names no state chunk before it (§11.8)");
+        const DeltaChunk& d = *parsed.delta;
+        // The chain rules allow a keyframe-referenced delta onto an earlier GOP's keyframe; a
+        // stream holds the current GOP's keyframe only, so that one cannot be composed here.
         if (d.keyframe_offset != keyframe_offset_)
             return malformed(refusal::kChainWithoutKeyframe,
                              ref.describe() + " names keyframe_offset " +
                                  std::to_string(d.keyframe_offset) +
                                  " but the keyframe at the head of its GOP is at byte " +
-                                 std::to_string(keyframe_offset_) + " (§11.8)",
+                                 std::to_string(keyframe_offset_) + " (§11.4)",
                              r.offset);
         const bool chained = d.delta_mode == kDeltaModeChained;
-        const std::uint64_t expected_ref = chained ? before.back().offset : keyframe_offset_;
-        if (d.reference_offset != expected_ref)
-            return malformed(refusal::kDeltaModeMismatch,
-                             ref.describe() + " has delta_mode " + std::to_string(d.delta_mode) +
-                                 (chained ? " (chained)" : " (keyframe-referenced)") +
-                                 ", so its reference is byte " + std::to_string(expected_ref) +
-                                 ", but its reference_offset is " +
-                                 std::to_string(d.reference_offset) + " (§5.18)",
-                             r.offset);
         FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset,
                                       chained ? previous_level_ : keyframe_level_, r.offset));
-        const std::uint32_t walked = chained ? previous_depth_ + 1u : 1u;
-        if (d.depth != walked)
-            return malformed(refusal::kDepthMismatch,
-                             ref.describe() + " declares depth " + std::to_string(d.depth) +
-                                 " but its chain composes " + std::to_string(walked) +
-                                 " Delta Chunk record(s) (§11.8)",
-                             r.offset);
         FOURDGS_TRY(decode_delta_bins(sc, d, bands, decode, delta_, scratch_));
         if (chained) {
             FOURDGS_TRY(current_.apply(delta_, ref, max_pop));
@@ -382,7 +325,6 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
             current_ = std::move(next);
         }
         previous_level_ = d.level;
-        previous_depth_ = d.depth;
         describe_delta(d, delta_, record_);
     }
     seen.live = current_.size();
@@ -394,18 +336,7 @@ Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* inf
     FOURDGS_ASSIGN(bool have, walk_.next_chunk(record));
     if (!have) {
         // The clean end: the last state chunk must end at the Header's duration (§11.1).
-        const std::vector<FramedChunk>& seen = walk_.chunks();
-        const double duration = walk_.scene().header.duration_sec;
-        const double end = seen.empty() ? 0.0 : seen.back().t1;
-        if (end != duration)
-            return malformed(end < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
-                             (seen.empty() ? std::string("no state chunk")
-                                           : "the last state chunk " +
-                                                 interval_text(seen.back().t0, seen.back().t1)) +
-                                 " ends the timeline at " + time_text(end) +
-                                 " but the Header's duration is " + time_text(duration) +
-                                 " (§11.1)",
-                             seen.empty() ? kNoOffset : seen.back().offset);
+        FOURDGS_TRY(tiling_.end(walk_.scene().header.duration_sec));
         return false;
     }
     // The SH band records follow their chunk directly (§5.7, §5.18).

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "fourdgs/index_check.hpp"
+#include "fourdgs/keyframe_rules.hpp"
 
 namespace fourdgs {
 namespace {
@@ -31,12 +32,7 @@ Status check_entries(const std::vector<ChunkIndex>& ix) {
                                  std::to_string(e.chunk_offset) +
                                  ") lacks the six keyframe-delta fields (§5.8)",
                              e.chunk_offset);
-        if (!(std::isfinite(e.t0) && std::isfinite(e.t1) && e.t0 <= e.t1))
-            return malformed(refusal::kNonTilingChunks,
-                             "state chunk at byte " + std::to_string(e.chunk_offset) +
-                                 " has interval " + interval_text(e.t0, e.t1) +
-                                 ", which is not a finite, ordered interval (§11.1)",
-                             e.chunk_offset);
+        FOURDGS_TRY(check_state_interval(StateLink::of(e)));
     }
     return ok_status();
 }
@@ -54,71 +50,18 @@ std::vector<std::size_t> sorted_by_time(const std::vector<ChunkIndex>& ix) {
 // §11.1: sorted by t0, the intervals tile [0, duration), so every instant has one current state.
 Status check_tiling(const std::vector<ChunkIndex>& ix, const std::vector<std::size_t>& by_time,
                     double duration) {
-    const std::size_t n = ix.size();
-    if (n == 0) {
-        if (duration > 0)
-            return malformed(refusal::kTimelineGap,
-                             "no state chunk covers the timeline " + interval_text(0, duration) +
-                                 " (§11.1)",
-                             kNoOffset);
-        return ok_status();
-    }
-    const ChunkIndex& first = ix[by_time.front()];
-    if (first.t0 != 0)
-        return malformed(first.t0 > 0 ? refusal::kTimelineGap : refusal::kNonTilingChunks,
-                         "the timeline starts at 0 but its first state chunk covers " +
-                             interval_text(first.t0, first.t1) + " (§11.1)",
-                         first.chunk_offset);
-    for (std::size_t k = 1; k < n; ++k) {
-        const ChunkIndex& a = ix[by_time[k - 1]];
-        const ChunkIndex& b = ix[by_time[k]];
-        if (a.t1 != b.t0) {
-            const bool overlap = a.t1 > b.t0;
-            return malformed(overlap ? refusal::kNonTilingChunks : refusal::kTimelineGap,
-                             "state chunks " + interval_text(a.t0, a.t1) + " (byte " +
-                                 std::to_string(a.chunk_offset) + ") and " +
-                                 interval_text(b.t0, b.t1) + " (byte " +
-                                 std::to_string(b.chunk_offset) + ") " +
-                                 (overlap ? "overlap" : "leave a gap") + " (§11.1)",
-                             b.chunk_offset);
-        }
-    }
-    const ChunkIndex& last = ix[by_time.back()];
-    if (last.t1 != duration)
-        return malformed(last.t1 < duration ? refusal::kTimelineGap : refusal::kNonTilingChunks,
-                         "the last state chunk covers " + interval_text(last.t0, last.t1) +
-                             " but the Header's duration is " + time_text(duration) +
-                             ", so the timeline " + interval_text(0, duration) +
-                             (last.t1 < duration ? " is not covered to its end"
-                                                 : " is overrun") +
-                             " (§11.1)",
-                         last.chunk_offset);
-    return ok_status();
+    TimelineTiling tiling;
+    for (std::size_t i : by_time) FOURDGS_TRY(tiling.next(StateLink::of(ix[i])));
+    return tiling.end(duration);
 }
 
-// The entries in file order, which the references and delta_mode 1 are about: the entry framing
-// each record, and each entry's predecessor in file order (n for the first).
-struct FileOrder {
-    std::unordered_map<std::uint64_t, std::size_t> at;
-    std::vector<std::size_t> previous;
-    std::uint64_t first_offset = 0;
-};
-
-Result<FileOrder> file_order(const std::vector<ChunkIndex>& ix) {
-    const std::size_t n = ix.size();
+// The entries in file order, which the references and delta_mode 1 are about; an index naming a
+// chunk twice is refused here.
+Result<std::vector<std::size_t>> in_file_order(const std::vector<ChunkIndex>& ix) {
     // (No entry offsets here: a repeated entry is named at the chunk both name.)
-    std::vector<std::uint64_t> named_at(n);
-    for (std::size_t i = 0; i < n; ++i) named_at[i] = ix[i].chunk_offset;
-    FOURDGS_ASSIGN(const std::vector<std::size_t> by_offset, entries_by_chunk_offset(ix, named_at));
-    FileOrder order;
-    order.at.reserve(n);
-    order.previous.assign(n, n);
-    for (std::size_t k = 0; k < n; ++k) {
-        order.at.emplace(ix[by_offset[k]].chunk_offset, by_offset[k]);
-        if (k > 0) order.previous[by_offset[k]] = by_offset[k - 1];
-    }
-    order.first_offset = n ? ix[by_offset.front()].chunk_offset : 0;
-    return order;
+    std::vector<std::uint64_t> named_at(ix.size());
+    for (std::size_t i = 0; i < ix.size(); ++i) named_at[i] = ix[i].chunk_offset;
+    return entries_by_chunk_offset(ix, named_at);
 }
 
 // §5.8: a keyframe entry's duplicated fields are what a Chunk record implies.
@@ -152,85 +95,18 @@ Status check_keyframe_entries(const std::vector<ChunkIndex>& ix) {
     return ok_status();
 }
 
-// §11.8: entry i's chain, walked backwards through reference_offset to its keyframe, each
-// reference checked as it is followed; returned keyframe first.
-Result<std::vector<std::size_t>> walk_chain(const std::vector<ChunkIndex>& ix, std::size_t i,
-                                            const FileOrder& order) {
-    std::vector<std::size_t> chain;
-    chain.push_back(i);
-    std::size_t cur = i;
-    while (ix[cur].keyframe->chunk_kind == kChunkKindDelta) {
-        const ChunkIndex& e = ix[cur];
-        const KeyframeIndexFields& k = *e.keyframe;
-        auto bad_reference = [&](std::string_view refusal, std::string_view says,
-                                 std::string_view why) {
-            std::string who = "the delta entry for byte ";
-            who += std::to_string(e.chunk_offset);
-            return reference_refusal(refusal, std::move(who), says, k.reference_offset, why,
-                                     e.chunk_offset);
-        };
-        if (k.reference_offset >= e.chunk_offset)
-            return bad_reference(refusal::kForwardReference, " has reference_offset ",
-                                 ", not before its own offset; references point backwards "
-                                 "only (§11.8)");
-        auto it = order.at.find(k.reference_offset);
-        if (it == order.at.end()) {
-            if (k.reference_offset < order.first_offset)
-                return malformed(refusal::kChainWithoutKeyframe,
-                                 "the chain of the entry for byte " +
-                                     std::to_string(ix[i].chunk_offset) +
-                                     " reaches reference_offset " +
-                                     std::to_string(k.reference_offset) +
-                                     ", before the file's first state chunk at byte " +
-                                     std::to_string(order.first_offset) +
-                                     ", without a keyframe (§11.8)",
-                                 e.chunk_offset);
-            return bad_reference(refusal::kBrokenReference, " has reference_offset ",
-                                 ", which names no Chunk Index entry (§11.8)");
-        }
-        if (k.delta_mode == kDeltaModeKeyframe && k.reference_offset != k.keyframe_offset) {
-            std::string why = " is not its keyframe_offset ";
-            why += std::to_string(k.keyframe_offset);
-            why += " (§5.18)";
-            return bad_reference(refusal::kDeltaModeMismatch,
-                                 " is keyframe-referenced (delta_mode 0) but its "
-                                 "reference_offset ",
-                                 why);
-        }
-        if (k.delta_mode == kDeltaModeChained && it->second != order.previous[cur])
-            return bad_reference(refusal::kDeltaModeMismatch,
-                                 " is chained (delta_mode 1) but its reference_offset ",
-                                 " is not the state chunk immediately preceding it (§5.18)");
-        cur = it->second;
-        chain.push_back(cur);
+// §11.8: every entry's chain, keyframe first. Fed in file order, each delta is checked against
+// the entries before it and its chain is the chain of the entry it references, extended by it.
+Result<std::vector<std::vector<std::size_t>>> walk_chains(const std::vector<ChunkIndex>& ix,
+                                                          const std::vector<std::size_t>& by_offset) {
+    std::vector<std::vector<std::size_t>> chains(ix.size());
+    StateChains rules;
+    for (std::size_t i : by_offset) {
+        FOURDGS_ASSIGN(const std::optional<std::size_t> reference, rules.next(StateLink::of(ix[i])));
+        if (reference) chains[i] = chains[by_offset[*reference]];
+        chains[i].push_back(i);
     }
-    std::reverse(chain.begin(), chain.end());
-    return chain;
-}
-
-// §11.8: the chain walked agrees with what its entries declare: every member names the keyframe
-// the walk reached, and entry i's depth counts the chain's deltas.
-Status check_chain(const std::vector<ChunkIndex>& ix, std::size_t i,
-                   const std::vector<std::size_t>& chain) {
-    const ChunkIndex& head = ix[chain.front()];
-    for (std::size_t c : chain)
-        if (ix[c].keyframe->keyframe_offset != head.chunk_offset)
-            return malformed(refusal::kChainWithoutKeyframe,
-                             "the entry for byte " + std::to_string(ix[c].chunk_offset) +
-                                 " names keyframe_offset " +
-                                 std::to_string(ix[c].keyframe->keyframe_offset) +
-                                 " but its chain reaches the keyframe at byte " +
-                                 std::to_string(head.chunk_offset) + " (§11.8)",
-                             ix[c].chunk_offset);
-    if (chain.size() != std::size_t{ix[i].keyframe->depth} + 1)
-        return malformed(refusal::kDepthMismatch,
-                         "the entry for byte " + std::to_string(ix[i].chunk_offset) +
-                             " declares depth " + std::to_string(ix[i].keyframe->depth) +
-                             " (a chain of " + std::to_string(ix[i].keyframe->depth + 1) +
-                             " records) but its chain walks " + std::to_string(chain.size()) +
-                             " (§11.8)",
-                         ix[i].chunk_offset);
-    return ok_status();
+    return chains;
 }
 
 }  // namespace
@@ -245,13 +121,9 @@ Result<KeyframeTimeline> KeyframeTimeline::build(std::vector<ChunkIndex> index, 
     FOURDGS_TRY(check_entries(ix));
     tl.by_time_ = sorted_by_time(ix);
     FOURDGS_TRY(check_tiling(ix, tl.by_time_, duration));
-    FOURDGS_ASSIGN(const FileOrder order, file_order(ix));
+    FOURDGS_ASSIGN(const std::vector<std::size_t> by_offset, in_file_order(ix));
     FOURDGS_TRY(check_keyframe_entries(ix));
-    tl.chains_.resize(ix.size());
-    for (std::size_t i = 0; i < ix.size(); ++i) {
-        FOURDGS_ASSIGN(tl.chains_[i], walk_chain(ix, i, order));
-        FOURDGS_TRY(check_chain(ix, i, tl.chains_[i]));
-    }
+    FOURDGS_ASSIGN(tl.chains_, walk_chains(ix, by_offset));
     return tl;
 }
 

@@ -49,6 +49,7 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/keyframe_rules.hpp"
 #include "fourdgs/keyframe_timeline.hpp"
 #include "fourdgs/record_stream.hpp"
 #include "fourdgs/records.hpp"
@@ -257,10 +258,10 @@ private:
     DeltaBins delta_;
     DecodeScratch scratch_;
     ComposedPopulation current_, keyframe_;
-    bool have_keyframe_ = false;
+    TimelineTiling tiling_;  // §11.1 and §11.8, checked as the state chunks arrive
+    StateChains chains_;
     std::uint32_t keyframe_level_ = 0, previous_level_ = 0;
-    std::uint64_t keyframe_offset_ = 0;
-    std::uint16_t previous_depth_ = 0;
+    std::uint64_t keyframe_offset_ = 0;  // the current GOP's keyframe
     StateInfo record_;  // what the last composed record said of itself (its counts, streams)
 };
 
