@@ -61,10 +61,13 @@ std::string_view section_of_field(std::string_view field) {
 
 }  // namespace
 
-// One finding, until max_findings of them: then the report says it was capped.
+// One finding, until max_findings of them: then the report says it was capped. A fault that two
+// passes meet in the same words — a §11 rule the Chunk Index and the records both break, checked
+// by the same code for each (keyframe_rules.hpp) — is one finding.
 void Validator::add(Severity severity, std::string_view rule, std::string field,
                     std::string value, std::uint64_t offset, std::string message) {
     if (full()) return;
+    if (!stated_.emplace(std::string(rule), offset, message).second) return;
     if (report_.findings.size() >= options_.max_findings) {
         report_.findings_capped = true;
         return;

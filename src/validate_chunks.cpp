@@ -221,8 +221,8 @@ void Validator::check_decoded(const GaussianBlock& b, std::string_view record, s
 
 // §11.3-§11.7: the composition rules need the population a delta composes onto, which the
 // walk does not keep. A keyframe-delta file on a re-readable source is read once more by the
-// streaming keyframe-delta front-end; its first refusal is reported unless the walk already
-// reported the same rule at the same byte.
+// streaming keyframe-delta front-end, and its first refusal reported (a §11.1/§11.8 fault the
+// timeline met in the Chunk Index already is the same finding, word for word).
 void Validator::check_composition() {
     if (!keyframe_delta_ || !options_.decode_chunks || !source_.random_access() || full()) return;
     KeyframeDeltaStream stream(source_, reader_);
@@ -250,9 +250,6 @@ void Validator::check_composition() {
         }
     }
     if (!refused || refused->kind == ErrorKind::truncated || refused->kind == ErrorKind::io) return;
-    for (const Finding& f : report_.findings)
-        if (f.rule == refused->refusal && (f.offset == refused->offset || !refused->has_offset()))
-            return;
     report_refusal(*refused, "Delta Chunk", kNoOffset);
 }
 

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -164,6 +165,7 @@ private:
     const ValidateOptions& options_;
     ReaderOptions reader_;
     ValidationReport report_;
+    std::set<std::tuple<std::string, std::uint64_t, std::string>> stated_;  // rule, offset, message
     std::uint64_t next_progress_ = 0;
     std::optional<std::uint64_t> size_;
 
