@@ -7,7 +7,7 @@
 
 #include "fourdgs/extras.hpp"
 #include "fourdgs/front_matter.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 
 namespace fourdgs::content {
 namespace {

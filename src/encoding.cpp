@@ -5,7 +5,7 @@
 #include <cmath>
 #include <utility>
 
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/version.hpp"
 
 namespace fourdgs::encoding {

@@ -3,7 +3,7 @@
 // attribute streams, SH Band records and Chunk record (§5.5–5.7), and parsing them back for
 // verification. writer.cpp (gaussian-birth) and keyframe_writer.cpp (keyframe-delta) differ only
 // in how they plan chunks and how they verify; the file around the chunks is
-// fourdgs/file_assembler.hpp.
+// fourdgs/detail/file_assembler.hpp.
 #pragma once
 
 #include <array>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
-#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"

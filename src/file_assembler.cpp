@@ -1,6 +1,6 @@
-// FileAssembler (fourdgs/file_assembler.hpp): the magic, the chunks' index entries, the summary,
+// FileAssembler (fourdgs/detail/file_assembler.hpp): the magic, the chunks' index entries, the summary,
 // its CRC, the Footer and the trailing magic, for both writers.
-#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/detail/file_assembler.hpp"
 
 #include <string>
 

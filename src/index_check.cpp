@@ -1,12 +1,12 @@
-// The Chunk Index against the records it frames (fourdgs/index_check.hpp, §5.8).
-#include "fourdgs/index_check.hpp"
+// The Chunk Index against the records it frames (fourdgs/detail/index_check.hpp, §5.8).
+#include "fourdgs/detail/index_check.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
 
-#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
 
 namespace fourdgs {

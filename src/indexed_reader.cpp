@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "fourdgs/index_check.hpp"
-#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "worker_threads.hpp"

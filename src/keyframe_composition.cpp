@@ -1,13 +1,13 @@
-// The keyframe-delta composition (fourdgs/keyframe_composition.hpp): a Delta Chunk to bins, and
+// The keyframe-delta composition (fourdgs/detail/keyframe_composition.hpp): a Delta Chunk to bins, and
 // the population composed from a keyframe and the deltas after it.
-#include "fourdgs/keyframe_composition.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
 
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 
 namespace fourdgs {
 namespace {

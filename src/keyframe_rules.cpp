@@ -1,5 +1,5 @@
-// The keyframe-delta model's §11.1 and §11.8 rules (fourdgs/keyframe_rules.hpp).
-#include "fourdgs/keyframe_rules.hpp"
+// The keyframe-delta model's §11.1 and §11.8 rules (fourdgs/detail/keyframe_rules.hpp).
+#include "fourdgs/detail/keyframe_rules.hpp"
 
 #include <cmath>
 #include <string>

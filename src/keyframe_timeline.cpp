@@ -8,8 +8,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "fourdgs/index_check.hpp"
-#include "fourdgs/keyframe_rules.hpp"
+#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_rules.hpp"
 
 namespace fourdgs {
 namespace {

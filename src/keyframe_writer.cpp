@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "fourdgs/decode.hpp"
-#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/quantize.hpp"

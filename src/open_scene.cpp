@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "fourdgs/wire.hpp"
 

@@ -1,10 +1,10 @@
-// Records from any byte source, and whole records by indexed ranges (fourdgs/record_stream.hpp).
-#include "fourdgs/record_stream.hpp"
+// Records from any byte source, and whole records by indexed ranges (fourdgs/detail/record_stream.hpp).
+#include "fourdgs/detail/record_stream.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 
 namespace fourdgs {
 namespace {

@@ -1,12 +1,12 @@
 // validate() (fourdgs/validate.hpp): every problem in a file, not just the first.
 //
 // The validator is a front-end on the same layers as the readers. A RecordStream
-// (record_stream.hpp) frames the records front to back; a record whose content is over the limit
+// (detail/record_stream.hpp) frames the records front to back; a record whose content is over the limit
 // is one finding and is stepped over, and only a framing failure (a length past the end of the
 // data) ends the walk. A SceneBuilder in collect mode (front_matter.hpp) assembles the scene
 // with the readers' rules, reporting every rule a record breaks and going on. Chunks are decoded
 // with their SH band records as they arrive (decode.hpp; one chunk and its bands in memory at a
-// time). The rules that span the file — the index against the chunks (index_check.hpp), the
+// time). The rules that span the file — the index against the chunks (detail/index_check.hpp), the
 // summary and the tail, Statistics, the provenance/audio references and the SHOULD-level advice
 // — run after the walk over what was kept: small per-record summaries, never record contents.
 // What is the validator's own is the advice a reader has no reason to refuse for (§5.3 bound
@@ -63,7 +63,7 @@ std::string_view section_of_field(std::string_view field) {
 
 // One finding, until max_findings of them: then the report says it was capped. A fault that two
 // passes meet in the same words — a §11 rule the Chunk Index and the records both break, checked
-// by the same code for each (keyframe_rules.hpp) — is one finding.
+// by the same code for each (detail/keyframe_rules.hpp) — is one finding.
 void Validator::add(Severity severity, std::string_view rule, std::string field,
                     std::string value, std::uint64_t offset, std::string message) {
     if (full()) return;

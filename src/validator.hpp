@@ -22,9 +22,9 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/keyframe_delta.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/text.hpp"

@@ -1,4 +1,4 @@
-// FileAssembler (fourdgs/file_assembler.hpp): the file around already-encoded chunks — what both
+// FileAssembler (fourdgs/detail/file_assembler.hpp): the file around already-encoded chunks — what both
 // writers use, and what a tool that joins files without re-encoding them needs.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/records.hpp"

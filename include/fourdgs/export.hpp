@@ -11,3 +11,10 @@
 #define FOURDGS_PUBLIC_BEGIN
 #define FOURDGS_PUBLIC_END
 #endif
+
+// The plumbing under fourdgs/detail/ (the record stream, the index check, the keyframe-delta
+// composition and rules, the file assembler) is exported too — the public readers hold its types
+// as members, and the tools library's merge calls it — but it is not API: a release may change
+// it. Its headers say so by wrapping their declarations in these instead.
+#define FOURDGS_DETAIL_BEGIN FOURDGS_PUBLIC_BEGIN
+#define FOURDGS_DETAIL_END FOURDGS_PUBLIC_END

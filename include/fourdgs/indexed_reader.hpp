@@ -4,7 +4,7 @@
 // and checked against summary_crc when non-zero), and the front matter before the first chunk,
 // framing payload records (attachments, audio data) without reading their payloads. Records are
 // framed by a RecordStream confined to the range being walked, fetched by a RangeFetcher
-// (record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
+// (detail/record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
 //
 // The sequential scan. A file whose summary_start is 0 has no index and is read sequentially
 // (M016); so is a file whose tail, Footer, summary or front matter cannot be used as they stand
@@ -36,7 +36,7 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
 

@@ -1,11 +1,11 @@
 // fourdgs/keyframe_delta.hpp — the keyframe-delta temporal model (§11): two front-ends that read
 // keyframe-delta files — one indexed (fetches exactly one chain per instant), one streaming
 // (mutates the population as deltas arrive in file order) — composed of the model's layers:
-//   keyframe_composition.hpp  a Delta Chunk to bins; a population composed from them (§11.3-§11.7)
+//   detail/keyframe_composition.hpp  a Delta Chunk to bins; a population composed from them (§11.3-§11.7)
 //   keyframe_timeline.hpp     the seek walk over the Chunk Index (§11.1, §11.8)
 // on top of the layers every front-end shares: the record stream and range fetches
-// (record_stream.hpp), the scene assembly (front_matter.hpp), the chunk decode (decode.hpp) and
-// the index check (index_check.hpp). The front-ends hold no framing, block decoding, band fetching
+// (detail/record_stream.hpp), the scene assembly (front_matter.hpp), the chunk decode (decode.hpp) and
+// the index check (detail/index_check.hpp). The front-ends hold no framing, block decoding, band fetching
 // or scene assembly of their own: they compose and walk chains.
 //
 // Every refusal of §11.9 (and §5.1, §5.8, §5.18) uses the registry's identifier where it has one:
@@ -45,13 +45,13 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/keyframe_composition.hpp"
-#include "fourdgs/keyframe_rules.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
+#include "fourdgs/detail/keyframe_rules.hpp"
 #include "fourdgs/keyframe_timeline.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
@@ -120,7 +120,7 @@ class KeyframeDeltaReader {
 public:
     // Opens a random-access keyframe-delta file: the tail, summary and front matter through
     // IndexedReader (with accept_keyframe_delta set), then the timeline checks. Chunks and their
-    // SH bands are fetched through a RangeFetcher (record_stream.hpp), as the indexed reader's.
+    // SH bands are fetched through a RangeFetcher (detail/record_stream.hpp), as the indexed reader's.
     // A file without an index (summary_start 0, M016), or whose tail cannot be used, is read by
     // IndexedReader's sequential scan, which composes every state once front to back and, for a
     // file without one, builds the index with its six §5.8 fields from the composed states: such

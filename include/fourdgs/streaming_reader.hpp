@@ -9,10 +9,10 @@
 // interprets a partial record (M132).
 //
 // ChunkWalk is that walk, shared by both streaming front-ends (this gaussian-birth reader and the
-// keyframe-delta stream): records through a RecordStream (record_stream.hpp), every content and
+// keyframe-delta stream): records through a RecordStream (detail/record_stream.hpp), every content and
 // summary record into a SceneBuilder (front_matter.hpp), each state chunk handed out with the SH
 // band records that follow it, each Chunk Index entry checked against the chunk it frames as the
-// summary arrives (index_check.hpp), the Footer and the trailing magic at the end. A front-end
+// summary arrives (detail/index_check.hpp), the Footer and the trailing magic at the end. A front-end
 // on top only decodes (or composes) the chunks.
 //
 // Thread safety: a reader or walk is used by one thread at a time.
@@ -26,9 +26,9 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -62,7 +62,7 @@ public:
     // returns it in `record` (views the walk's buffer until the next call): true, or false at
     // the clean end of the file (after the Footer and trailing magic). Refusals: the builder's,
     // delta-chunk-in-gaussian-birth, orphan-sh-band, index-record-mismatch and
-    // missing-keyframe-index-fields as the summary arrives, the Footer's (record_stream.hpp); a
+    // missing-keyframe-index-fields as the summary arrives, the Footer's (detail/record_stream.hpp); a
     // truncation or a read failure ends the walk and is kept in truncation() (returned again by
     // every later call).
     Result<bool> next_chunk(RecordView& record);

@@ -5,7 +5,7 @@
 #include <fourdgs/tools/convert.hpp>
 #include <fourdgs/extras.hpp>
 #include <fourdgs/fourdgs.hpp>
-#include <fourdgs/record_stream.hpp>
+#include <fourdgs/detail/record_stream.hpp>
 #include <fourdgs/tools/grid_plan.hpp>
 #include <fourdgs/tools/merge.hpp>
 #include <fourdgs/tools/ply.hpp>

@@ -13,13 +13,13 @@
 #include <utility>
 
 #include "fourdgs/decode.hpp"
-#include "fourdgs/file_assembler.hpp"
+#include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/portable.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
@@ -143,7 +143,7 @@ Error part_problem(const Part& p, std::string_view refusal, std::string message,
 }
 
 // ---- reading ----------------------------------------------------------------------------------
-// Records are framed by the core's record layer (record_stream.hpp): the walk of a part by a
+// Records are framed by the core's record layer (detail/record_stream.hpp): the walk of a part by a
 // RecordStream confined to its records, each indexed record by its fetcher's fetch_framed.
 
 // [offset, offset + length) of the part into `out` (replaced): bytes of records already framed.

@@ -21,10 +21,25 @@ refuse libfourdgs "$core" 'fourdgs::encoding::'
 refuse libfourdgs "$core" 'fourdgs::content::'
 expect libfourdgs-tools "$tools" 'fourdgs::read_ply('
 refuse libfourdgs-tools "$tools" 'fourdgs::IndexedReader::open('
-# Every public header that declares something wraps it, or its symbols would be hidden too.
-for h in $(find "$3/fourdgs" -name '*.hpp' ! -name export.hpp); do
+# Every public header that declares something wraps it, or its symbols would be hidden too; the
+# plumbing under detail/ marks itself as not API with FOURDGS_DETAIL_BEGIN/END instead.
+for h in $(find "$3/fourdgs" -name '*.hpp' ! -name export.hpp ! -path '*/detail/*'); do
     if grep -q '^namespace ' "$h" && ! grep -q '^FOURDGS_PUBLIC_BEGIN' "$h"; then
         echo "$h declares a namespace outside FOURDGS_PUBLIC_BEGIN/END"; fail=1
     fi
 done
+for h in $(find "$3/fourdgs/detail" -name '*.hpp'); do
+    if grep -q '^FOURDGS_PUBLIC_BEGIN' "$h"; then
+        echo "$h is under detail/ but declares public API (FOURDGS_PUBLIC_BEGIN)"; fail=1
+    fi
+done
+# Plumbing nothing outside the library calls is not exported at all.
+refuse libfourdgs "$core" 'fourdgs::StateChains::'
+refuse libfourdgs "$core" 'fourdgs::TimelineTiling::'
+refuse libfourdgs "$core" 'fourdgs::check_state_interval('
+# The public umbrella header brings in the API, not the plumbing (which the public readers'
+# headers include for their members).
+if grep -q 'fourdgs/detail/' "$3/fourdgs/fourdgs.hpp"; then
+    echo "fourdgs.hpp includes a detail/ header"; fail=1
+fi
 exit $fail

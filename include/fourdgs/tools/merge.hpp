@@ -49,8 +49,8 @@
 // base is MergeOptions::base, or the part whose slice comes first.
 //
 // Reading: a part is walked by the core's RecordStream and each chunk and SH Band record fetched
-// whole by the range its index entry names (RangeFetcher's fetch_framed, record_stream.hpp), then
-// checked against that entry (check_index_entry, index_check.hpp).
+// whole by the range its index entry names (RangeFetcher's fetch_framed, detail/record_stream.hpp), then
+// checked against that entry (check_index_entry, detail/index_check.hpp).
 //
 // Memory: the merged index (the summary) and, per part, its index entries and Window Table, plus
 // one chunk's records at a time (its Chunk or Delta Chunk record and SH Band records, fetched into

@@ -1,4 +1,4 @@
-// fourdgs/file_assembler.hpp — the file around already-encoded chunks (§4): the magic and the
+// fourdgs/detail/file_assembler.hpp — the file around already-encoded chunks (§4): the magic and the
 // records ahead of the chunks, each chunk's records, then the summary (§4.5: a Chunk Index entry
 // per chunk, Statistics, a Summary Offset), its CRC, the Footer (§5.2) and the trailing magic.
 //
@@ -35,7 +35,7 @@
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
-FOURDGS_PUBLIC_BEGIN
+FOURDGS_DETAIL_BEGIN
 namespace fourdgs {
 
 // The optional parts of the summary (§4.5); WriterOptions carries the same four switches.
@@ -101,4 +101,4 @@ private:
 };
 
 }  // namespace fourdgs
-FOURDGS_PUBLIC_END
+FOURDGS_DETAIL_END

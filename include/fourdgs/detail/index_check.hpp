@@ -1,4 +1,4 @@
-// fourdgs/index_check.hpp — the Chunk Index against the records it frames (§5.8, M033, M123).
+// fourdgs/detail/index_check.hpp — the Chunk Index against the records it frames (§5.8, M033, M123).
 //
 // Every offset and length of an index entry frames a whole record, and four of its keyframe-delta
 // fields repeat what the Delta Chunk states; a reader MUST refuse a file where the two disagree,
@@ -18,10 +18,10 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
-#include "fourdgs/record_stream.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
 
-FOURDGS_PUBLIC_BEGIN
+FOURDGS_DETAIL_BEGIN
 namespace fourdgs {
 
 inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
@@ -152,4 +152,4 @@ std::string interval_text(double t0, double t1);
 std::string time_text(double t);
 
 }  // namespace fourdgs
-FOURDGS_PUBLIC_END
+FOURDGS_DETAIL_END

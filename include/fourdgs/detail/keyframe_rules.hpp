@@ -1,4 +1,4 @@
-// fourdgs/keyframe_rules.hpp — the keyframe-delta model's §11.1 tiling rule and §11.8 chain
+// fourdgs/detail/keyframe_rules.hpp — the keyframe-delta model's §11.1 tiling rule and §11.8 chain
 // rules, written once.
 //
 // Two front-ends meet the same rules on different material: the keyframe timeline checks the
@@ -15,6 +15,8 @@
 //
 // A file's state chunks are in time order and in file order at once only when it is well formed;
 // the timeline sorts the index both ways, the stream's file order must be its time order.
+//
+// Not exported from the shared library (no FOURDGS_DETAIL_BEGIN): only the library calls these.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +25,9 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
-#include "fourdgs/export.hpp"
-#include "fourdgs/index_check.hpp"
+#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/records.hpp"
 
-FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // One state chunk as the rules see it: what its Chunk Index entry and its record both state.
@@ -80,4 +80,3 @@ private:
 };
 
 }  // namespace fourdgs
-FOURDGS_PUBLIC_END

@@ -1,4 +1,4 @@
-// fourdgs/record_stream.hpp — records, one after another, from any byte source (§4.1, §4.2, §4.5,
+// fourdgs/detail/record_stream.hpp — records, one after another, from any byte source (§4.1, §4.2, §4.5,
 // §5.2), and whole records fetched by the ranges an index names (§5.8). Every front-end frames
 // records through this layer and no other.
 //
@@ -42,7 +42,7 @@
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
-FOURDGS_PUBLIC_BEGIN
+FOURDGS_DETAIL_BEGIN
 namespace fourdgs {
 
 // One record as walked: its opcode, whole-record offset and length (for dumps and validators).
@@ -338,4 +338,4 @@ Status fetch_summary(const RangeFetcher& fetcher, const FooterTail& tail, std::u
                      bool verify_crc, std::vector<std::uint8_t>& bytes, SummaryCrc& crc);
 
 }  // namespace fourdgs
-FOURDGS_PUBLIC_END
+FOURDGS_DETAIL_END

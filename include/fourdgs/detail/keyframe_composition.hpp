@@ -1,4 +1,4 @@
-// fourdgs/keyframe_composition.hpp — the keyframe-delta model's composition (§11.3-§11.7): a
+// fourdgs/detail/keyframe_composition.hpp — the keyframe-delta model's composition (§11.3-§11.7): a
 // Delta Chunk decoded to bins, and a population composed from a keyframe and the deltas after it.
 //
 // Composition happens in the bin domain, keyed by gaussian_id (§11.3): deaths, then updates (bin
@@ -30,7 +30,7 @@
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 
-FOURDGS_PUBLIC_BEGIN
+FOURDGS_DETAIL_BEGIN
 namespace fourdgs {
 
 // Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
@@ -197,4 +197,4 @@ private:
 };
 
 }  // namespace fourdgs
-FOURDGS_PUBLIC_END
+FOURDGS_DETAIL_END
