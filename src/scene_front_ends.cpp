@@ -21,10 +21,14 @@ Error read_all_needs_gaussian_birth() {
 
 // ---- random access -----------------------------------------------------------------------------
 
-// What both indexed front-ends share: the IndexedReader's open-time answers, and a stream's own
-// call refused.
+// What both indexed front-ends share: their reader, the IndexedReader's open-time answers, and a
+// stream's own call refused.
+template <class Reader>
 class IndexedFrontEnd : public SceneFrontEnd {
 public:
+    explicit IndexedFrontEnd(Reader reader) : reader_(std::move(reader)) {}
+
+    std::uint64_t bytes_fetched() const noexcept final { return reader_.bytes_fetched(); }
     bool random_access() const noexcept final { return true; }
     bool index_built_by_scan() const noexcept final { return base().index_built_by_scan(); }
     bool read_by_scan() const noexcept final { return base().read_by_scan(); }
@@ -50,15 +54,16 @@ protected:
     virtual const IndexedReader& base() const noexcept = 0;
     // entry_fetch_cost for an entry of the index.
     virtual Result<std::uint64_t> checked_entry_fetch_cost(std::size_t entry) const = 0;
+
+    Reader reader_;
 };
 
 // Gaussian-birth, random access: the IndexedReader's calls as they are.
-class IndexedBirth final : public IndexedFrontEnd {
+class IndexedBirth final : public IndexedFrontEnd<IndexedReader> {
 public:
-    explicit IndexedBirth(IndexedReader reader) : reader_(std::move(reader)) {}
+    using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return false; }
-    std::uint64_t bytes_fetched() const noexcept override { return reader_.bytes_fetched(); }
     const IndexedReader* birth_reader() const noexcept override { return &reader_; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads,
@@ -107,17 +112,14 @@ private:
     Result<std::uint64_t> checked_entry_fetch_cost(std::size_t entry) const override {
         return reader_.fetch_cost(entry);
     }
-
-    IndexedReader reader_;
 };
 
 // Keyframe-delta, random access: each state composed from its chain (KeyframeDeltaReader).
-class IndexedKeyframes final : public IndexedFrontEnd {
+class IndexedKeyframes final : public IndexedFrontEnd<KeyframeDeltaReader> {
 public:
-    explicit IndexedKeyframes(KeyframeDeltaReader reader) : reader_(std::move(reader)) {}
+    using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return true; }
-    std::uint64_t bytes_fetched() const noexcept override { return reader_.bytes_fetched(); }
     const KeyframeDeltaReader* keyframe_reader() const noexcept override { return &reader_; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned,
@@ -164,17 +166,20 @@ private:
     Result<std::uint64_t> checked_entry_fetch_cost(std::size_t entry) const override {
         return fetch_cost(scene().index[entry].t0);
     }
-
-    KeyframeDeltaReader reader_;
 };
 
 // ---- front to back -----------------------------------------------------------------------------
 
-// What both streams share: the source they own, the questions that need an index refused, and
-// the count of blocks read_all has numbered.
+// What both streams share: the source they own and their reader on it, the questions that need
+// an index refused, and the count of blocks read_all has numbered.
+template <class Reader>
 class StreamFrontEnd : public SceneFrontEnd {
 public:
-    explicit StreamFrontEnd(std::unique_ptr<ByteSource> source) : source_(std::move(source)) {}
+    StreamFrontEnd(std::unique_ptr<ByteSource> source, const ReaderOptions& options)
+        : source_(std::move(source)), reader_(*source_, options) {}
+    Status open() { return reader_.open(); }
+
+    const SceneInfo& scene() const noexcept final { return reader_.scene(); }
 
     bool random_access() const noexcept final { return false; }
     bool index_built_by_scan() const noexcept final { return false; }
@@ -208,24 +213,21 @@ public:
         return not_seekable("fetch_ranges needs the Chunk Index of a random-access source");
     }
 
-protected:
-    ByteSource& source() noexcept { return *source_; }
-    std::size_t passed_ = 0;  // blocks read so far (read_all's entry numbers)
-
 private:
-    std::unique_ptr<ByteSource> source_;
+    std::unique_ptr<ByteSource> source_;  // before reader_, which reads it
     std::optional<Error> no_scan_;
+
+protected:
+    Reader reader_;
+    std::size_t passed_ = 0;  // blocks read so far (read_all's entry numbers)
 };
 
 // Gaussian-birth, front to back: the file has no index before its end, so any chunk may cover
 // t; the first state_at or read_all reads the stream to its end.
-class BirthStream final : public StreamFrontEnd {
+class BirthStream final : public StreamFrontEnd<StreamingReader> {
 public:
-    BirthStream(std::unique_ptr<ByteSource> source, const ReaderOptions& options)
-        : StreamFrontEnd(std::move(source)), reader_(this->source(), options) {}
-    Status open() { return reader_.open(); }
+    using StreamFrontEnd::StreamFrontEnd;
 
-    const SceneInfo& scene() const noexcept override { return reader_.scene(); }
     bool keyframe_delta() const noexcept override { return false; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace&, unsigned,
@@ -274,19 +276,15 @@ public:
     }
 
 private:
-    StreamingReader reader_;
     bool consumed_ = false;  // the rest of the stream has been read
 };
 
 // Keyframe-delta, front to back: states arrive in time order and are composed as they pass; the
 // last one is kept, so state_at at a later t in the same state answers from memory.
-class KeyframeStream final : public StreamFrontEnd {
+class KeyframeStream final : public StreamFrontEnd<KeyframeDeltaStream> {
 public:
-    KeyframeStream(std::unique_ptr<ByteSource> source, const ReaderOptions& options)
-        : StreamFrontEnd(std::move(source)), reader_(this->source(), options) {}
-    Status open() { return reader_.open(); }
+    using StreamFrontEnd::StreamFrontEnd;
 
-    const SceneInfo& scene() const noexcept override { return reader_.scene(); }
     bool keyframe_delta() const noexcept override { return true; }
     KeyframeDeltaStream* keyframe_stream() noexcept override { return &reader_; }
 
@@ -338,7 +336,6 @@ public:
     }
 
 private:
-    KeyframeDeltaStream reader_;
     GaussianBlock state_;         // the last composed state...
     StateInfo info_;              // ...and its chunk
     bool have_state_ = false;

@@ -131,7 +131,8 @@ TEST_CASE("KeyframeDeltaReader::open(IndexedReader&&) takes over the opened stat
           refusal::kUnknownTemporalModel);
 }
 
-TEST_CASE("open_scene answers state_at as the front-end of the file's model does") {
+TEST_CASE("open_scene answers state_at as the front-end of the file's model does, and the calls "
+          "only one model has as that model's reader, refused on the other") {
     SECTION("gaussian-birth: the chunks covering t") {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource src(file);
@@ -152,6 +153,22 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
             CHECK(*scene->fetch_cost(t) == cost);
         }
         CHECK(*scene->entry_fetch_cost(0) == reader->fetch_cost(0));
+        // What only gaussian-birth has: every gaussian in one block, one chunk alone.
+        GaussianBlock all, expected;
+        REQUIRE(scene->read_every_gaussian(all, ws, 2).ok());
+        REQUIRE(reader->read_all(expected, pool).ok());
+        same_block(all, expected);
+        const std::size_t last = scene->scene().index.size() - 1;
+        DecodeWorkspace one, other;
+        REQUIRE(scene->decode_chunk(last, one).ok());
+        REQUIRE(reader->decode_chunk(last, other).ok());
+        same_block(one.block, other.block);
+        BlockInfo info;
+        info.kind = BlockInfo::Kind::state;
+        REQUIRE(scene->state_at(0, all, ws, 1, &info).ok());
+        CHECK(info.kind == BlockInfo::Kind::instant);
+        CHECK_FALSE(scene->read_by_scan());
+        CHECK_FALSE(scene->scan_cause().has_value());
     }
     SECTION("keyframe-delta: the composed state, its chain and the chain's cost") {
         const std::vector<std::uint8_t> file = keyframe_file(true);
@@ -175,6 +192,21 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
               reader->plan(last.t0)->total_bytes());
         GaussianBlock out;
         CHECK(scene->state_at(3.0, out, ws).error().refusal == refusal::kTimeOutOfRange);
+        // The state's StateInfo when asked; the gaussian-birth calls refused.
+        GaussianBlock expected;
+        BlockInfo info;
+        StateInfo state;
+        REQUIRE(scene->state_at(1.6, out, ws, 0, &info).ok());
+        REQUIRE(reader->state_at(1.6, expected, &state).ok());
+        same_block(out, expected);
+        CHECK(info.kind == BlockInfo::Kind::state);
+        CHECK(info.record.offset == state.offset);
+        CHECK(info.record.depth == state.depth);
+        CHECK(info.record.live_count == state.live_count);
+        CHECK(scene->read_every_gaussian(out, ws).error().refusal ==
+              refusal::kReadAllNeedsGaussianBirth);
+        DecodeWorkspace one;
+        CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kChunkDecodeNeedsChain);
     }
 }
 
@@ -415,73 +447,25 @@ TEST_CASE("a stream's stored blocks are pulled one at a time (the C ABI's fourdg
     }
 }
 
-TEST_CASE("the calls only one model has: every gaussian in one block and one chunk alone "
-          "(gaussian-birth), a state's StateInfo (keyframe-delta), refused on the other") {
-    SECTION("gaussian-birth, random access: the indexed reader's answers") {
-        const std::vector<std::uint8_t> file = birth_file();
-        MemorySource src(file);
-        auto scene = opened(src);
-        auto reader = IndexedReader::open(src);
-        REQUIRE(reader.ok());
-        SceneWorkspace ws;
-        std::vector<DecodeWorkspace> pool;
-        GaussianBlock all, expected;
-        REQUIRE(scene->read_every_gaussian(all, ws, 2).ok());
-        REQUIRE(reader->read_all(expected, pool).ok());
-        same_block(all, expected);
-        const std::size_t last = scene->scene().index.size() - 1;
-        DecodeWorkspace one, other;
-        REQUIRE(scene->decode_chunk(last, one).ok());
-        REQUIRE(reader->decode_chunk(last, other).ok());
-        same_block(one.block, other.block);
-        BlockInfo info;
-        info.kind = BlockInfo::Kind::state;
-        REQUIRE(scene->state_at(0, all, ws, 1, &info).ok());
-        CHECK(info.kind == BlockInfo::Kind::instant);
-        CHECK_FALSE(scene->read_by_scan());
-        CHECK_FALSE(scene->scan_cause().has_value());
-    }
-    SECTION("gaussian-birth stream: every gaussian is read_all's chunks joined") {
-        const std::vector<std::uint8_t> file = birth_file();
-        MemorySource mem(file);
-        OpenSceneOptions streaming;
-        streaming.access = OpenSceneOptions::Access::streaming;
-        auto scene = open_scene(mem, streaming);
-        REQUIRE(scene.ok());
-        auto reader = IndexedReader::open(mem);
-        REQUIRE(reader.ok());
-        SceneWorkspace ws;
-        std::vector<DecodeWorkspace> pool;
-        GaussianBlock all, expected;
-        REQUIRE(scene->read_every_gaussian(all, ws).ok());
-        REQUIRE(reader->read_all(expected, pool).ok());
-        same_block(all, expected);
-        DecodeWorkspace one;
-        CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kNotSeekable);
-        CHECK(scene->read_every_gaussian(all, ws).error().refusal == refusal::kNotSeekable);
-    }
-    SECTION("keyframe-delta: the state's StateInfo; the gaussian-birth calls refused") {
-        const std::vector<std::uint8_t> file = keyframe_file(true);
-        MemorySource src(file);
-        auto scene = opened(src);
-        auto reader = KeyframeDeltaReader::open(src);
-        REQUIRE(reader.ok());
-        SceneWorkspace ws;
-        GaussianBlock got, expected;
-        BlockInfo info;
-        StateInfo state;
-        REQUIRE(scene->state_at(1.6, got, ws, 0, &info).ok());
-        REQUIRE(reader->state_at(1.6, expected, &state).ok());
-        same_block(got, expected);
-        CHECK(info.kind == BlockInfo::Kind::state);
-        CHECK(info.record.offset == state.offset);
-        CHECK(info.record.depth == state.depth);
-        CHECK(info.record.live_count == state.live_count);
-        CHECK(scene->read_every_gaussian(got, ws).error().refusal ==
-              refusal::kReadAllNeedsGaussianBirth);
-        DecodeWorkspace one;
-        CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kChunkDecodeNeedsChain);
-    }
+TEST_CASE("a gaussian-birth stream's every gaussian is read_all's chunks joined, and one chunk "
+          "alone needs the index") {
+    const std::vector<std::uint8_t> file = birth_file();
+    MemorySource mem(file);
+    OpenSceneOptions streaming;
+    streaming.access = OpenSceneOptions::Access::streaming;
+    auto scene = open_scene(mem, streaming);
+    REQUIRE(scene.ok());
+    auto reader = IndexedReader::open(mem);
+    REQUIRE(reader.ok());
+    SceneWorkspace ws;
+    std::vector<DecodeWorkspace> pool;
+    GaussianBlock all, expected;
+    REQUIRE(scene->read_every_gaussian(all, ws).ok());
+    REQUIRE(reader->read_all(expected, pool).ok());
+    same_block(all, expected);
+    DecodeWorkspace one;
+    CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kNotSeekable);
+    CHECK(scene->read_every_gaussian(all, ws).error().refusal == refusal::kNotSeekable);
 }
 
 TEST_CASE("no-chunk-index: a keyframe-delta file without an index is scanned once and sought "
