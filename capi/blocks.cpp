@@ -69,10 +69,8 @@ fourdgs_status fourdgs_reader_read_all(const fourdgs_reader* reader, fourdgs_blo
                 return fail(FOURDGS_UNSUPPORTED, refusal::kReadAllNeedsGaussianBirth,
                             "a keyframe-delta file is a sequence of composed states: read one "
                             "with fourdgs_reader_state_at");
-            if (auto s = read_every_gaussian(*reader->opened, *block,
-                                             reader->options.decode_threads);
-                s != FOURDGS_OK)
-                return s;
+            FOURDGS_C_TRY(reader->opened->read_every_gaussian(block->block, block->workspace,
+                                                              reader->options.decode_threads));
             block->info.kind = FOURDGS_BLOCK_ALL;
             return FOURDGS_OK;
         });
@@ -87,9 +85,10 @@ fourdgs_status fourdgs_reader_state_at(const fourdgs_reader* reader, double t,
         return read_into(block, [&] {
             if (auto s = finite_time(t); s != FOURDGS_OK) return s;
             if (auto s = random_access(reader); s != FOURDGS_OK) return s;
-            if (auto s = read_state(*reader->opened, t, *block, reader->options.decode_threads);
-                s != FOURDGS_OK)
-                return s;
+            BlockInfo info;
+            FOURDGS_C_TRY(reader->opened->state_at(t, block->block, block->workspace,
+                                                   reader->options.decode_threads, &info));
+            block_info_out(info, block->info);
             block->info.time = t;
             return FOURDGS_OK;
         });

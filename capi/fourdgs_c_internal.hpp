@@ -14,7 +14,7 @@
 // (opening: options, sources, the reader), scene_info.cpp (the scene as a whole and the file's
 // structure), extras.cpp (the scene's extras, read and written), frames.cpp (evaluation),
 // blocks.cpp (decoded blocks), stream.cpp (streaming), validation.cpp, writer.cpp (both writers),
-// fourdgs_player.cpp (playback); front_ends.cpp holds the calls that reach past SceneReader.
+// fourdgs_player.cpp (playback). Every read goes through SceneReader's public calls.
 #pragma once
 
 #include <fourdgs/fourdgs.h>
@@ -456,8 +456,7 @@ struct fourdgs_block {
     fourdgs::capi::Allocator alloc;
     fourdgs::GaussianBlock block;
     fourdgs_block_info info{};
-    std::vector<fourdgs::DecodeWorkspace> pool;  // gaussian-birth decode buffers
-    fourdgs::KeyframeDeltaWorkspace delta;       // keyframe-delta composition buffers
+    fourdgs::SceneWorkspace workspace;  // state_at's and read_every_gaussian's buffers
 };
 
 namespace fourdgs::capi {
@@ -510,6 +509,30 @@ inline void empty_block(fourdgs_block& b) noexcept {
     b.info.struct_size = sizeof b.info;
 }
 
+// What SceneReader said it read (state_at's instant or state, a stream's chunk or state) as the
+// block's kind and description: the fields the kind does not describe stay 0.
+inline void block_info_out(const BlockInfo& b, fourdgs_block_info& i) noexcept {
+    static constexpr fourdgs_block_kind kKinds[] = {FOURDGS_BLOCK_INSTANT, FOURDGS_BLOCK_CHUNK,
+                                                    FOURDGS_BLOCK_STATE};
+    const StateInfo& s = b.record;
+    i.kind = kKinds[static_cast<std::size_t>(b.kind)];
+    i.offset = s.offset;
+    i.length = s.length;
+    i.t0 = s.t0;
+    i.t1 = s.t1;
+    i.level = s.level;
+    i.chunk_kind = s.chunk_kind;
+    i.delta_mode = s.delta_mode;
+    i.depth = s.depth;
+    i.reference_offset = s.reference_offset;
+    i.keyframe_offset = s.keyframe_offset;
+    i.live_count = s.live_count;
+    i.update_count = s.update_count;
+    i.birth_count = s.birth_count;
+    i.death_count = s.death_count;
+    i.object_id_stream = s.object_id_stream;
+}
+
 // Runs one read into `block`, checks included, and empties the block when the read fails or is
 // refused. The columns are kept until the reader sizes them: a column resized to the length it
 // had is written once, where emptying it first would zero-fill the whole output again before
@@ -553,20 +576,5 @@ fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluat
                                    EvaluateOptions& out);
 // The calls that fetch through the index refuse a stream's scene.
 fourdgs_status random_access(const fourdgs_reader* reader);
-
-// front_ends.cpp: the calls that reach past SceneReader into a front-end (issue 26). Each needs
-// the front-end its caller has established: decode_indexed_chunk and read_every_gaussian a
-// gaussian-birth scene with random access, read_state random access, pull_stored_block a stream.
-void scan_out(const SceneReader& scene, fourdgs_scene_info& info);
-fourdgs_status decode_indexed_chunk(const SceneReader& scene, std::size_t index,
-                                    DecodeWorkspace& ws);
-fourdgs_status read_every_gaussian(const SceneReader& scene, fourdgs_block& block,
-                                   unsigned threads);
-// The state at t into the block, and its kind (and a keyframe-delta state's StateInfo) into
-// block.info.
-fourdgs_status read_state(const SceneReader& scene, double t, fourdgs_block& block,
-                          unsigned threads);
-// The stream's next stored block and its description, or false (and an empty block) at the end.
-Result<bool> pull_stored_block(SceneReader& scene, fourdgs_block& block);
 
 }  // namespace fourdgs::capi

@@ -178,8 +178,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         if (index >= n) return not_found("chunk", index, n);
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
-        if (auto s = decode_indexed_chunk(*reader->opened, index, frame->chunk); s != FOURDGS_OK)
-            return s;
+        FOURDGS_C_TRY(reader->opened->decode_chunk(index, frame->chunk));
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });

@@ -95,7 +95,8 @@ fourdgs_scene_info scene_info_out(const fourdgs_reader& reader) {
     counts_out(opened.scene(), i);
     tail_out(opened.scene(), i);
     i.index_built_by_scan = opened.index_built_by_scan();
-    scan_out(opened, i);
+    i.read_by_scan = opened.read_by_scan();
+    if (opened.scan_cause()) i.scan_cause = str(opened.scan_cause()->refusal);
     return i;
 }
 

@@ -151,12 +151,17 @@ fourdgs_status fourdgs_stream_next_block(fourdgs_stream* stream, fourdgs_block* 
         bool more = false;
         const fourdgs_status s = read_into(block, [&] {
             if (stream->failure) return fail(*stream->failure);
-            Result<bool> r = pull_stored_block(*stream->scene.opened, *block);
+            BlockInfo info;
+            Result<bool> r = stream->scene.opened->next_block(block->block, info);
             if (!r.ok()) {
                 stream->failure = r.error();
                 return fail(r.error());
             }
             more = *r;
+            if (more)
+                block_info_out(info, block->info);
+            else
+                empty_block(*block);
             return FOURDGS_OK;
         });
         if (s != FOURDGS_OK) return s;

@@ -21,6 +21,8 @@
 #include <thread>
 #include <utility>
 
+#include "scene_front_end.hpp"
+
 namespace fourdgs {
 
 std::string_view to_string(LateReason reason) noexcept {
@@ -120,6 +122,8 @@ struct Player::Impl {
     std::unique_ptr<ByteSource> owned_source;
     std::optional<SceneReader> owned_reader;
     SceneReader* reader = nullptr;
+    // The reader's front-end: each model is played with its reader's own calls.
+    SceneFrontEnd* front_end = nullptr;
     ByteSource* source = nullptr;
     PlayerOptions options;
     EvaluateOptions evaluate_options;
@@ -221,6 +225,7 @@ struct Player::Impl {
 
 Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o) {
     reader = &r;
+    front_end = &SceneReaderAccess::front_end(r);
     source = &s;
     options = o;
     if (options.look_ahead == 0) return invalid_option("look_ahead is 0; at least 1 state ahead");
@@ -256,9 +261,9 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     play_state = options.playing ? PlaybackState::playing : PlaybackState::paused;
     if (model != Model::keyframe_stream && options.prefetch) {
         if (model == Model::birth)
-            prefetcher.emplace(*r.indexed(), s, options.prefetch_options);
+            prefetcher.emplace(*front_end->birth_reader(), s, options.prefetch_options);
         else
-            prefetcher.emplace(*r.keyframes(), s, options.prefetch_options);
+            prefetcher.emplace(*front_end->keyframe_reader(), s, options.prefetch_options);
     }
     worker = std::thread([this] { run(); });
     return ok_status();
@@ -267,7 +272,7 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
 void Player::Impl::build_segments() {
     const std::vector<ChunkIndex>& index = reader->scene().index;
     if (model == Model::keyframes) {
-        const KeyframeDeltaReader& kd = *reader->keyframes();
+        const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
         for (std::size_t entry : kd.timeline().by_time())
             segments.push_back(Segment{index[entry].t0, index[entry].t1, {}, entry});
     } else if (model == Model::birth) {
@@ -442,7 +447,7 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     phase = Phase::fetching;
     work_pos = segment;
     lock.unlock();
-    const IndexedReader& indexed = *reader->indexed();
+    const IndexedReader& indexed = *front_end->birth_reader();
     const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
     // A failed prefetch is one the decode meets too, and reports.
     (void)source->prefetch(ranges, &abandon);
@@ -504,7 +509,7 @@ void Player::Impl::recycle(Item&& item) {
 
 void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     std::vector<std::size_t> wanted = wanted_segments(head_t);
-    const KeyframeDeltaReader& kd = *reader->keyframes();
+    const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
     // The state the next item would follow; none after a refusal (nothing composes past it).
     const std::size_t tail = queue.empty()        ? shown_pos
                              : queue.back().error ? kNone
@@ -651,7 +656,7 @@ void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
     const double from = queue.empty() ? stream_floor : queue.back().t1;
     lock.unlock();
     StateInfo info;
-    auto more = reader->keyframe_stream()->next_state(item.step.values, &info);
+    auto more = front_end->keyframe_stream()->next_state(item.step.values, &info);
     lock.lock();
     phase = Phase::idle;
     if (!more.ok()) {
@@ -722,7 +727,7 @@ Found Player::Impl::find_keyframes(double t) {
     const std::size_t p = segment_of(t);
     if (p == kNone) {
         // Outside the timeline: the reader's own answer (time-out-of-range).
-        auto current = reader->keyframes()->current(t);
+        auto current = front_end->keyframe_reader()->current(t);
         if (!current.ok()) return {Found::Kind::failed, LateReason::none, current.error()};
         return {Found::Kind::failed, LateReason::none,
                 make_error(ErrorKind::invalid_argument, refusal::kTimeOutOfRange,

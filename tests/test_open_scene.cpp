@@ -131,7 +131,8 @@ TEST_CASE("KeyframeDeltaReader::open(IndexedReader&&) takes over the opened stat
           refusal::kUnknownTemporalModel);
 }
 
-TEST_CASE("open_scene answers state_at as the front-end of the file's model does") {
+TEST_CASE("open_scene answers state_at as the front-end of the file's model does, and the calls "
+          "only one model has as that model's reader, refused on the other") {
     SECTION("gaussian-birth: the chunks covering t") {
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource src(file);
@@ -152,12 +153,29 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
             CHECK(*scene->fetch_cost(t) == cost);
         }
         CHECK(*scene->entry_fetch_cost(0) == reader->fetch_cost(0));
+        // What only gaussian-birth has: every gaussian in one block, one chunk alone.
+        GaussianBlock all, expected;
+        REQUIRE(scene->read_every_gaussian(all, ws, 2).ok());
+        REQUIRE(reader->read_all(expected, pool).ok());
+        same_block(all, expected);
+        const std::size_t last = scene->scene().index.size() - 1;
+        DecodeWorkspace one, other;
+        REQUIRE(scene->decode_chunk(last, one).ok());
+        REQUIRE(reader->decode_chunk(last, other).ok());
+        same_block(one.block, other.block);
+        BlockInfo info;
+        info.kind = BlockInfo::Kind::state;
+        REQUIRE(scene->state_at(0, all, ws, 1, &info).ok());
+        CHECK(info.kind == BlockInfo::Kind::instant);
+        CHECK_FALSE(scene->read_by_scan());
+        CHECK_FALSE(scene->scan_cause().has_value());
     }
     SECTION("keyframe-delta: the composed state, its chain and the chain's cost") {
         const std::vector<std::uint8_t> file = keyframe_file(true);
         MemorySource src(file);
         auto scene = opened(src);
-        REQUIRE(scene->keyframes() != nullptr);
+        REQUIRE(scene->keyframe_delta());
+        REQUIRE(scene->random_access());
         auto reader = KeyframeDeltaReader::open(src);
         REQUIRE(reader.ok());
         SceneWorkspace ws;
@@ -174,6 +192,21 @@ TEST_CASE("open_scene answers state_at as the front-end of the file's model does
               reader->plan(last.t0)->total_bytes());
         GaussianBlock out;
         CHECK(scene->state_at(3.0, out, ws).error().refusal == refusal::kTimeOutOfRange);
+        // The state's StateInfo when asked; the gaussian-birth calls refused.
+        GaussianBlock expected;
+        BlockInfo info;
+        StateInfo state;
+        REQUIRE(scene->state_at(1.6, out, ws, 0, &info).ok());
+        REQUIRE(reader->state_at(1.6, expected, &state).ok());
+        same_block(out, expected);
+        CHECK(info.kind == BlockInfo::Kind::state);
+        CHECK(info.record.offset == state.offset);
+        CHECK(info.record.depth == state.depth);
+        CHECK(info.record.live_count == state.live_count);
+        CHECK(scene->read_every_gaussian(out, ws).error().refusal ==
+              refusal::kReadAllNeedsGaussianBirth);
+        DecodeWorkspace one;
+        CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kChunkDecodeNeedsChain);
     }
 }
 
@@ -343,8 +376,8 @@ TEST_CASE("on a pipe, open_scene reads the stream once, front to back, with the 
     }
 }
 
-TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C ABI's "
-          "fourdgs_stream), and a random-access scene has none") {
+TEST_CASE("a stream's stored blocks are pulled one at a time (the C ABI's fourdgs_stream), "
+          "and a random-access scene has none to pull") {
     OpenSceneOptions streaming;
     streaming.access = OpenSceneOptions::Access::streaming;
     SECTION("gaussian-birth: the chunks in file order, as read_all would visit them") {
@@ -356,18 +389,21 @@ TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C 
         auto scene = open_scene(src, streaming);  // a random-access source, read front to back
         REQUIRE(scene.ok());
         CHECK_FALSE(scene->random_access());
-        REQUIRE(scene->keyframe_stream() == nullptr);
-        StreamingReader* birth = scene->birth_stream();
-        REQUIRE(birth != nullptr);
+        REQUIRE_FALSE(scene->keyframe_delta());
         DecodeWorkspace ws;
         GaussianBlock got;
+        BlockInfo info;
         std::size_t chunks = 0;
         for (;;) {
-            auto more = birth->next_chunk(got);
+            auto more = scene->next_block(got, info);
             REQUIRE(more.ok());
             if (!*more) break;
             REQUIRE(chunks < indexed->scene().index.size());
-            CHECK(birth->last_chunk_offset() == indexed->scene().index[chunks].chunk_offset);
+            const ChunkIndex& entry = indexed->scene().index[chunks];
+            CHECK(info.kind == BlockInfo::Kind::chunk);
+            CHECK(info.record.offset == entry.chunk_offset);
+            CHECK(info.record.t0 == entry.t0);
+            CHECK(info.record.t1 == entry.t1);
             REQUIRE(indexed->decode_chunk(chunks, ws).ok());
             same_block(got, ws.block);
             ++chunks;
@@ -383,19 +419,21 @@ TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C 
         REQUIRE(reader.ok());
         auto scene = open_scene(mem, streaming);
         REQUIRE(scene.ok());
-        REQUIRE(scene->birth_stream() == nullptr);
-        KeyframeDeltaStream* keyframes = scene->keyframe_stream();
-        REQUIRE(keyframes != nullptr);
+        REQUIRE(scene->keyframe_delta());
         std::vector<double> starts;
         GaussianBlock got, expected;
-        StateInfo info;
+        BlockInfo info;
         for (;;) {
-            auto more = keyframes->next_state(got, &info);
+            auto more = scene->next_block(got, info);
             REQUIRE(more.ok());
             if (!*more) break;
-            starts.push_back(info.t0);
-            REQUIRE(reader->state_at(info.t0, expected).ok());
+            CHECK(info.kind == BlockInfo::Kind::state);
+            starts.push_back(info.record.t0);
+            StateInfo state;
+            REQUIRE(reader->state_at(info.record.t0, expected, &state).ok());
             same_block(got, expected);
+            CHECK(info.record.offset == state.offset);
+            CHECK(info.record.live_count == state.live_count);
         }
         CHECK(starts == std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5});
     }
@@ -403,9 +441,31 @@ TEST_CASE("a stream's front-end is lent for pulling blocks one at a time (the C 
         const std::vector<std::uint8_t> file = birth_file();
         MemorySource mem(file);
         std::optional<SceneReader> scene = opened(mem);
-        CHECK(scene->birth_stream() == nullptr);
-        CHECK(scene->keyframe_stream() == nullptr);
+        GaussianBlock got;
+        BlockInfo info;
+        CHECK(scene->next_block(got, info).error().refusal == refusal::kInvalidArgument);
     }
+}
+
+TEST_CASE("a gaussian-birth stream's every gaussian is read_all's chunks joined, and one chunk "
+          "alone needs the index") {
+    const std::vector<std::uint8_t> file = birth_file();
+    MemorySource mem(file);
+    OpenSceneOptions streaming;
+    streaming.access = OpenSceneOptions::Access::streaming;
+    auto scene = open_scene(mem, streaming);
+    REQUIRE(scene.ok());
+    auto reader = IndexedReader::open(mem);
+    REQUIRE(reader.ok());
+    SceneWorkspace ws;
+    std::vector<DecodeWorkspace> pool;
+    GaussianBlock all, expected;
+    REQUIRE(scene->read_every_gaussian(all, ws).ok());
+    REQUIRE(reader->read_all(expected, pool).ok());
+    same_block(all, expected);
+    DecodeWorkspace one;
+    CHECK(scene->decode_chunk(0, one).error().refusal == refusal::kNotSeekable);
+    CHECK(scene->read_every_gaussian(all, ws).error().refusal == refusal::kNotSeekable);
 }
 
 TEST_CASE("no-chunk-index: a keyframe-delta file without an index is scanned once and sought "
@@ -443,6 +503,7 @@ TEST_CASE("no-chunk-index: a keyframe-delta file without an index is scanned onc
     REQUIRE(scene.ok());
     CHECK(scene->random_access());
     CHECK(scene->index_built_by_scan());
+    CHECK(scene->read_by_scan());
     OpenSceneOptions o;
     o.access = OpenSceneOptions::Access::streaming;
     MemorySource again(file);

@@ -590,7 +590,7 @@ TEST_CASE("player: a damaged chunk is the reader's refusal at the frames that ne
     // around it play.
     MemorySource src(kd_chained());
     auto reader = std::move(open_scene(src)).value();
-    const std::size_t entry = reader.keyframes()->current(1.0).value();
+    const std::size_t entry = reader.chunks_for(1.0).value().back();  // the chain ends at 1.0's
     require_refusals_where_the_reader_refuses(damaged(kd_chained(), entry), &refused);
     CHECK(refused > 0);
 }

@@ -12,7 +12,8 @@
 // matter exactly once (IndexedReader::open); a keyframe-delta file then gets its timeline from
 // that same state, nothing is read twice. On a stream it reads the magic and the Header record,
 // decides, and hands the front-end a source that replays those bytes before the rest of the
-// stream, so the stream too is read once, front to back.
+// stream, so the stream too is read once, front to back. The front-end is chosen there, once:
+// every question below is the chosen front-end's answer.
 //
 // What each question means, per model:
 //   scene()            the SceneInfo: front matter and extras; the Chunk Index and Statistics
@@ -25,6 +26,9 @@
 //   read_all(visit)    every stored block, in order: gaussian-birth, each chunk (index order on
 //                      random access, file order on a stream); keyframe-delta, each state chunk's
 //                      composed state, in time order.
+//   read_every_gaussian() gaussian-birth: every gaussian in one block (read_all's chunks
+//                      joined); decode_chunk(i) index entry i's chunk alone (random access).
+//                      Refused on keyframe-delta, whose states are composed from chains.
 //   chunks_for(t)      the index entries state_at(t) reads: gaussian-birth, the chunks covering
 //                      t; keyframe-delta, the chain (keyframe first, §11.8).
 //   fetch_cost(t)      the bytes state_at(t) fetches (those entries' records plus the wanted SH
@@ -39,13 +43,15 @@
 //   * keyframe-delta: states arrive in time order and are composed as they pass. state_at(t)
 //     works for non-decreasing t (the same state again is answered from memory); a t before the
 //     current state is refused (not-seekable). read_all visits the states not yet passed.
-//   * chunks_for, fetch_cost, entry_fetch_cost and fetch_ranges are refused (not-seekable).
+//   * chunks_for, fetch_cost, entry_fetch_cost, fetch_ranges and decode_chunk are refused
+//     (not-seekable). read_every_gaussian is read_all's walk, its chunks joined.
+//   * next_block pulls the stored blocks one at a time instead (and only on a stream).
 //   * A truncated stream: state_at / read_all return the truncation error (kind truncated) after
 //     the complete chunks before the cut (read_all has visited them).
 //
-// Thread safety: on a random-access source, state_at and read_all may be called from several
-// threads at once with distinct workspaces (when the ByteSource's read_at is thread-safe). A
-// stream is read by one thread at a time.
+// Thread safety: on a random-access source, state_at, read_all, read_every_gaussian and
+// decode_chunk may be called from several threads at once with distinct workspaces (when the
+// ByteSource's read_at is thread-safe). A stream is read by one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +67,13 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/scene.hpp"
+
+// The front-end open_scene chose, and the library's own access to it: declared in
+// src/scene_front_end.hpp, inside the library and not exported.
+namespace fourdgs {
+class SceneFrontEnd;
+class SceneReaderAccess;
+}  // namespace fourdgs
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
@@ -89,6 +102,18 @@ struct StoredBlock {
     const GaussianBlock& gaussians;
 };
 
+// What a block read by state_at (when asked) or next_block holds.
+struct BlockInfo {
+    enum class Kind : std::uint8_t {
+        instant,  // gaussian-birth state_at: every gaussian of the chunks covering t
+        chunk,    // a gaussian-birth stream's next_block: one chunk, as stored
+        state,    // keyframe-delta: the composed state of one state chunk
+    } kind = Kind::instant;
+    // chunk: the Chunk record's offset, t0, t1, level and object_id_stream (the rest 0: the
+    // stream reports no length). state: the state chunk's StateInfo. instant: all 0.
+    StateInfo record;
+};
+
 class SceneReader {
 public:
     SceneReader(SceneReader&&) noexcept;
@@ -96,23 +121,37 @@ public:
     ~SceneReader();
 
     const SceneInfo& scene() const noexcept;
-    bool keyframe_delta() const noexcept { return keyframe_delta_; }
+    bool keyframe_delta() const noexcept;
     // True on the indexed front-ends (random access); false on a stream.
-    bool random_access() const noexcept { return !stream_; }
+    bool random_access() const noexcept;
     // True when the file had no index and open() built one by walking it (M016).
     bool index_built_by_scan() const noexcept;
-    // The indexed reader under either random-access front-end (its read_by_scan() and
-    // scan_cause()); nullptr on a stream.
-    const IndexedReader* indexed_base() const noexcept;
+    // True when open() read the file by a sequential scan (no index, or a tail it could not
+    // use), and why (IndexedReader::read_by_scan, scan_cause); false and none on a stream.
+    bool read_by_scan() const noexcept;
+    const std::optional<Error>& scan_cause() const noexcept;
 
     // The state at t into `out` (cleared first), as described above. `threads` (0 = hardware
     // concurrency) decodes a gaussian-birth instant's chunks in parallel on random access.
-    Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads = 0) const;
+    // `info`, when given, says what was read: an instant, or the state chunk's StateInfo.
+    Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads = 0,
+                    BlockInfo* info = nullptr) const;
 
     // Calls `visit` for every stored block, in order; a visit that returns an error stops the
     // walk with it.
     Status read_all(const std::function<Status(const StoredBlock&)>& visit,
                     SceneWorkspace& ws) const;
+
+    // Gaussian-birth: every gaussian into `out` (cleared first), chunks in index order (random
+    // access: sized once from the index counts, `threads` as state_at's) or file order (a stream:
+    // read to its end, as read_all). Keyframe-delta: refused (read-all-needs-gaussian-birth).
+    Status read_every_gaussian(GaussianBlock& out, SceneWorkspace& ws,
+                               unsigned threads = 0) const;
+
+    // Gaussian-birth, random access: index entry `index`'s chunk alone into ws.block
+    // (IndexedReader::decode_chunk). Refused on a stream (not-seekable) and on keyframe-delta,
+    // whose states are composed from a chain (chunk-decode-needs-chain).
+    Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const;
 
     Result<std::vector<std::size_t>> chunks_for(double t) const;
     Result<std::uint64_t> fetch_cost(double t) const;
@@ -124,31 +163,19 @@ public:
     // Bytes the indexed front-end has fetched so far (0 on a stream).
     std::uint64_t bytes_fetched() const noexcept;
 
-    // The front-end underneath, for what only one model has (the timeline, StateInfo): the
-    // gaussian-birth indexed reader, or the keyframe-delta one; nullptr otherwise.
-    const IndexedReader* indexed() const noexcept { return indexed_ ? &*indexed_ : nullptr; }
-    const KeyframeDeltaReader* keyframes() const noexcept {
-        return keyframes_ ? &*keyframes_ : nullptr;
-    }
-    // On a stream, the front-end underneath, for a caller that pulls the stored blocks one at a
-    // time (StreamingReader::next_chunk, KeyframeDeltaStream::next_state: the C ABI's
-    // fourdgs_stream) rather than by read_all's visits; nullptr otherwise. A stream is read by
-    // one of the two ways: pulling does not mix with state_at / read_all.
-    StreamingReader* birth_stream() noexcept;
-    KeyframeDeltaStream* keyframe_stream() noexcept;
+    // A stream's next stored block into `out`, pulled one at a time rather than by read_all's
+    // visits (the C ABI's fourdgs_stream), and what it is into `info`: a gaussian-birth chunk
+    // (StreamingReader::next_chunk) or a keyframe-delta state (KeyframeDeltaStream::next_state).
+    // False at the end. A stream is read by one of the two ways: pulling does not mix with
+    // state_at / read_all. Refused on random access (invalid-argument).
+    Result<bool> next_block(GaussianBlock& out, BlockInfo& info);
 
 private:
     friend Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options);
-    struct Stream;
-    SceneReader();
-    Status stream_state_at(double t, GaussianBlock& out) const;
-    Status stream_read_all(const std::function<Status(const StoredBlock&)>& visit,
-                           GaussianBlock& block) const;
+    friend class SceneReaderAccess;
+    explicit SceneReader(std::unique_ptr<SceneFrontEnd> front_end);
 
-    bool keyframe_delta_ = false;
-    std::optional<IndexedReader> indexed_;          // gaussian-birth, random access
-    std::optional<KeyframeDeltaReader> keyframes_;  // keyframe-delta, random access
-    std::unique_ptr<Stream> stream_;                // either model, front to back
+    std::unique_ptr<SceneFrontEnd> front_end_;
 };
 
 // Opens `source` (which must outlive the reader) with the front-end its temporal model needs.

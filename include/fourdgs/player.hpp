@@ -2,12 +2,13 @@
 // scene streams from a file, memory, a URL or a pipe.
 //
 // A Player owns one worker thread. The worker decodes, ahead of the playhead, the states the next
-// instants need, through the public reader API only (SceneReader::state_at / chunks_for, the
-// indexed readers' decode and fetch_ranges, KeyframeDeltaReader::step_forward, and a
-// PlaybackPrefetcher on the source). The render thread asks for the frame at a time and gets
-// evaluate() (reconstruct.hpp) of resident data: it never waits on the source or on inflate when
-// the data arrived in time. When it did not, the frame is late: it says so and why, and shows the
-// best state at hand instead of blocking (unless the call asked to wait).
+// instants need, through the public readers' calls (SceneReader::state_at / chunks_for; on the
+// reader under SceneReader's front-end, the indexed readers' decode and fetch_ranges and
+// KeyframeDeltaReader::step_forward; and a PlaybackPrefetcher on the source). The render thread
+// asks for the frame at a time and gets evaluate() (reconstruct.hpp) of resident data: it never
+// waits on the source or on inflate when the data arrived in time. When it did not, the frame is
+// late: it says so and why, and shows the best state at hand instead of blocking (unless the call
+// asked to wait).
 //
 // What a state is, and what stays resident:
 //   gaussian-birth   the chunks covering t (chunks_for), decoded chunk by chunk and kept per

@@ -84,14 +84,7 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
     SceneWorkspace ws;
     if (!f.reader->keyframe_delta()) {
         GaussianBlock all;
-        if (const IndexedReader* indexed = f.reader->indexed())
-            // Random access: sized once from the index counts, each chunk decoded into its rows.
-            FOURDGS_TRY(indexed->read_all(all, ws.pool));
-        else
-            FOURDGS_TRY(f.reader->read_all([&](const StoredBlock& b) {
-                all.append(b.gaussians);
-                return ok_status();
-            }, ws));
+        FOURDGS_TRY(f.reader->read_every_gaussian(all, ws));
         return live_timeline(all, s.header.duration_sec, s.header.cutoff, samples);
     }
     const bool evaluate_states = f.source->size().value_or(0) <= (std::uint64_t{64} << 20);
@@ -105,8 +98,8 @@ Result<LiveTimeline> live_counts(Opened& f, std::size_t samples) {
         if (evaluate_states) {
             FOURDGS_TRY(f.reader->state_at(t, state, ws));
             live = visible_count(state, t, s.header.cutoff);
-        } else if (auto cur = f.reader->keyframes()->current(t); cur.ok() && s.index[*cur].keyframe) {
-            live = s.index[*cur].keyframe->live_count;
+        } else if (auto chain = f.reader->chunks_for(t); chain.ok() && s.index[chain->back()].keyframe) {
+            live = s.index[chain->back()].keyframe->live_count;  // the chain ends at t's state
         }
         tl.times.push_back(t);
         tl.live.push_back(live);

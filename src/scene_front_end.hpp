@@ -1,0 +1,72 @@
+// scene_front_end.hpp (not installed) — the one interface SceneReader (open_scene.hpp) forwards
+// to, and the four front-ends behind it (scene_front_ends.cpp): indexed gaussian-birth, indexed
+// keyframe-delta, gaussian-birth stream, keyframe-delta stream. open_scene() chooses one, once;
+// after that no call asks which it is. Each is a thin adapter over its reader (IndexedReader,
+// KeyframeDeltaReader, StreamingReader, KeyframeDeltaStream): what a question means per model,
+// and the refusals of the questions a model or an access cannot answer, live in the adapter.
+//
+// The calls that advance a stream are not const here: SceneReader's const state_at / read_all
+// read a stream forward (open_scene.hpp says a stream is read by one thread at a time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "fourdgs/open_scene.hpp"
+#include "fourdgs/streaming_reader.hpp"
+
+namespace fourdgs {
+
+using StoredBlockVisit = std::function<Status(const StoredBlock&)>;
+
+class SceneFrontEnd {
+public:
+    virtual ~SceneFrontEnd() = default;
+
+    virtual const SceneInfo& scene() const noexcept = 0;
+    virtual bool keyframe_delta() const noexcept = 0;
+    virtual bool random_access() const noexcept = 0;
+    virtual bool index_built_by_scan() const noexcept = 0;
+    virtual bool read_by_scan() const noexcept = 0;
+    virtual const std::optional<Error>& scan_cause() const noexcept = 0;
+    virtual std::uint64_t bytes_fetched() const noexcept = 0;
+
+    virtual Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads,
+                            BlockInfo* info) = 0;
+    virtual Status read_all(const StoredBlockVisit& visit, SceneWorkspace& ws) = 0;
+    virtual Status read_every_gaussian(GaussianBlock& out, SceneWorkspace& ws,
+                                       unsigned threads) = 0;
+    virtual Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const = 0;
+    virtual Result<std::vector<std::size_t>> chunks_for(double t) const = 0;
+    virtual Result<std::uint64_t> fetch_cost(double t) const = 0;
+    virtual Result<std::uint64_t> entry_fetch_cost(std::size_t entry) const = 0;
+    virtual Result<std::vector<ByteRange>> fetch_ranges(double t) const = 0;
+    virtual Result<bool> next_block(GaussianBlock& out, BlockInfo& info) = 0;
+
+    // The reader underneath, for the player (player.cpp), which plays each model with its
+    // reader's own calls (decode_chunks, step_forward, the prefetcher): each front-end answers
+    // its own and nullptr for the others.
+    virtual const IndexedReader* birth_reader() const noexcept { return nullptr; }
+    virtual const KeyframeDeltaReader* keyframe_reader() const noexcept { return nullptr; }
+    virtual KeyframeDeltaStream* keyframe_stream() noexcept { return nullptr; }
+};
+
+// The four front-ends (scene_front_ends.cpp). A stream's front-end owns `source`, which replays
+// the bytes open_scene sniffed before the rest of the stream, and opens its reader on it.
+std::unique_ptr<SceneFrontEnd> indexed_birth_front_end(IndexedReader reader);
+std::unique_ptr<SceneFrontEnd> indexed_keyframe_front_end(KeyframeDeltaReader reader);
+Result<std::unique_ptr<SceneFrontEnd>> birth_stream_front_end(std::unique_ptr<ByteSource> source,
+                                                              const ReaderOptions& options);
+Result<std::unique_ptr<SceneFrontEnd>> keyframe_stream_front_end(
+    std::unique_ptr<ByteSource> source, const ReaderOptions& options);
+
+// The library's own way past SceneReader's public calls to its front-end (the player's).
+class SceneReaderAccess {
+public:
+    static SceneFrontEnd& front_end(SceneReader& reader) noexcept { return *reader.front_end_; }
+};
+
+}  // namespace fourdgs
