@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "fourdgs/records/registry.hpp"
+
 namespace fourdgs {
 namespace {
 
@@ -20,8 +22,10 @@ Error duplicate(std::string_view refusal, const char* record, std::uint64_t offs
                 offset);
 }
 
+// Attachment, legacy Audio, Audio Data (the registry's payload records).
 bool is_payload_opcode(std::uint8_t opcode) {
-    return opcode == op::attachment || opcode == op::audio_legacy || opcode == op::audio_data;
+    const RecordKind* k = find_record_kind(opcode);
+    return k && k->role == RecordRole::payload;
 }
 
 }  // namespace

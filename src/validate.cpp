@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "fourdgs/records/registry.hpp"
 #include "validator.hpp"
 
 namespace fourdgs {
@@ -43,20 +44,8 @@ namespace {
 
 // The section of the record a field ("Camera.position[1]") belongs to, "" for none.
 std::string_view section_of_field(std::string_view field) {
-    static constexpr std::pair<std::string_view, std::string_view> kRecords[] = {
-        {"Header", "§5.1"}, {"Footer", "§5.2"}, {"Quantization", "§5.3"}, {"Window Table", "§5.4"},
-        {"Chunk Index", "§5.8"}, {"Chunk", "§5.5"}, {"Attribute Stream", "§5.6"},
-        {"SH Band Stream", "§5.7"}, {"Audio Source", "§5.16"}, {"Audio Data", "§5.17"},
-        {"Audio", "§5.9"}, {"Camera", "§5.10"}, {"Metadata", "§5.11"}, {"Statistics", "§5.12"},
-        {"Attachment", "§5.13"}, {"Summary Offset", "§5.14"}, {"Delta Chunk", "§5.18"},
-        {"Coordinate Frame", "§5.15.2"}, {"Sensor Calibration", "§5.15.3"},
-        {"Rig Trajectory", "§5.15.4"}, {"Geodetic Anchor", "§5.15.5"},
-        {"Object Table", "§5.15.6"}, {"Object Track", "§5.15.7"}};
-    for (const auto& [name, section] : kRecords)
-        if (field.substr(0, name.size()) == name &&
-            (field.size() == name.size() || field[name.size()] == '.'))
-            return section;
-    return {};
+    const RecordKind* k = find_record_kind_of_field(field);
+    return k ? k->section : std::string_view();
 }
 
 }  // namespace

@@ -4,11 +4,11 @@
 // length units, M058/M062 rig trajectories, reserved and private opcodes.
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "fourdgs/records/registry.hpp"
 #include "validator.hpp"
 
 namespace fourdgs::validation {
@@ -22,75 +22,16 @@ std::uint32_t sh_bound_for_depth(unsigned depth) {
 }
 
 // Every string of a record that parses, for the §2 UTF-8 check (a record its parser refuses is
-// already a finding). Chunk and Delta Chunk compression strings are checked where those records
-// are parsed; the other records hold no strings.
-template <class Fn>
-void for_each_string(const RecordView& r, const Fn& fn) {
-    auto map = [&](const std::string& field, const StringMap& m) {
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            const std::string at = field + "[" + std::to_string(i) + "]";
-            fn(at + ".key", m[i].first);
-            fn(at + ".value", m[i].second);
-        }
-    };
-    // The string members named and the StringMap `pairs` names (if any), of a record that
-    // parsed: fn("<record>.<member>", its value).
-    auto strings = [&]<class T>(const Result<T>& parsed, std::string_view record,
-                                std::initializer_list<std::pair<const char*, std::string T::*>>
-                                    members,
-                                std::pair<const char*, StringMap T::*> pairs = {}) {
-        if (!parsed.ok()) return;
-        const std::string prefix = std::string(record) + '.';
-        for (const auto& [name, member] : members) fn(prefix + name, (*parsed).*member);
-        if (pairs.second) map(prefix + pairs.first, (*parsed).*pairs.second);
-    };
-    using AS = AudioSource;
-    using CF = CoordinateFrame;
-    using SC = SensorCalibration;
-    using RT = RigTrajectory;
-    switch (r.opcode) {
-        case op::header:
-            return strings(parse_header(r), "Header",
-                           {{"profile", &Header::profile}, {"library", &Header::library},
-                            {"temporal_model", &Header::temporal_model}},
-                           {"attributes", &Header::attributes});
-        case op::quantization:
-            return strings(parse_quantization(r), "Quantization",
-                           {{"scheme", &Quantization::scheme}}, {"bounds", &Quantization::bounds});
-        case op::camera:
-            return strings(parse_camera(r), "Camera", {{"interpolation", &Camera::interpolation}});
-        case op::metadata:
-            return strings(parse_metadata(r), "Metadata", {{"name", &Metadata::name}},
-                           {"entries", &Metadata::entries});
-        case op::attachment:
-            return strings(parse_attachment(r), "Attachment",
-                           {{"name", &Attachment::name}, {"media_type", &Attachment::media_type}});
-        case op::audio_legacy:
-            return strings(parse_audio_legacy(r), "Audio", {{"codec", &AudioLegacy::codec}});
-        case op::audio_source:
-            return strings(parse_audio_source(r), "Audio Source",
-                           {{"name", &AS::name}, {"codec", &AS::codec},
-                            {"channel_layout", &AS::channel_layout},
-                            {"interpolation", &AS::interpolation}});
-        case op::coordinate_frame:
-            return strings(parse_coordinate_frame(r), "Coordinate Frame", {{"name", &CF::name}});
-        case op::sensor_calibration:
-            return strings(parse_sensor_calibration(r), "Sensor Calibration",
-                           {{"name", &SC::name}, {"modality", &SC::modality},
-                            {"rig_name", &SC::rig_name}});
-        case op::rig_trajectory:
-            return strings(parse_rig_trajectory(r), "Rig Trajectory", {{"name", &RT::name}});
-        case op::geodetic_anchor:
-            return strings(parse_geodetic_anchor(r), "Geodetic Anchor",
-                           {{"frame_name", &GeodeticAnchor::frame_name}});
-        case op::object_table:
-            if (auto t = parse_object_table(r); t.ok())
-                for (std::size_t i = 0; i < t->entries.size(); ++i)
-                    fn("Object Table.entries[" + std::to_string(i) + "].label",
-                       t->entries[i].label);
-            break;
-        default: break;
-    }
+// already a finding): the registry's string fields, fn("<record>.<field>", its value). Chunk and
+// Delta Chunk records never come here; their compression strings are checked where the chunk is
+// noted (validate_chunks.cpp).
+void for_each_string(const RecordView& r, const StringVisitor& fn) {
+    const RecordKind* kind = find_record_kind(r.opcode);
+    if (!kind || kind->strings.empty()) return;
+    const std::string prefix = std::string(kind->name) + '.';
+    (void)kind->walk(r, [&](const std::string& field, std::string_view value) {
+        fn(prefix + field, value);
+    });
 }
 
 }  // namespace

@@ -27,6 +27,8 @@
 //   records/content.hpp     Camera, Metadata, Attachment (§5.10, §5.11, §5.13)
 //   records/provenance.hpp  Coordinate Frame, Sensor Calibration, Rig Trajectory, Geodetic Anchor
 //   records/objects.hpp     Object Table, Object Track (§5.15.6, §5.15.7)
+//   records/registry.hpp    the registry: one row per record kind (name, section, role, keying,
+//                           string fields), from which the opcode names and checks are read
 //
 // Parsers. Each: `r` must carry the record's opcode (else invalid_argument/wrong-opcode); returns
 // the typed record or the first rule it breaks; views in the result borrow r.content.
@@ -47,3 +49,4 @@
 #include "fourdgs/records/content.hpp"
 #include "fourdgs/records/provenance.hpp"
 #include "fourdgs/records/objects.hpp"
+#include "fourdgs/records/registry.hpp"

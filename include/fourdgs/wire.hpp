@@ -51,8 +51,15 @@ inline constexpr std::uint8_t header = 0x01, footer = 0x02, quantization = 0x03,
                               object_track = 0x25;
 }  // namespace op
 
+// What the record registry (records/registry.hpp, one row per record kind) says of an opcode;
+// implemented in src/record_registry.cpp from that table.
 // Human name of an opcode ("Header", "private 0x80", "unknown 0x2A").
-inline std::string opcode_name(std::uint8_t opcode);
+std::string opcode_name(std::uint8_t opcode);
+// Whether the specification defines a record with this opcode (0x0E is reserved with no body,
+// 0x26-0x2F are reserved, 0x80-0xFF private): the ones a reader interprets rather than skips.
+bool is_defined_opcode(std::uint8_t opcode);
+// The summary records (§4.5): Chunk Index, Statistics, Summary Offset.
+bool is_summary_opcode(std::uint8_t opcode);
 
 // §4.1: tells a wrong file (magic-mismatch) from a future major version
 // (unsupported-major-version: only the version byte differs). `bytes` are the (up to 8) bytes
@@ -339,52 +346,6 @@ inline void write_record(ByteWriter& out, std::uint8_t opcode, Bytes content) {
     out.u8(opcode);
     out.u64(content.size());
     out.raw(content);
-}
-
-inline std::string opcode_name(std::uint8_t opcode) {
-    switch (opcode) {
-        case op::header: return "Header";
-        case op::footer: return "Footer";
-        case op::quantization: return "Quantization";
-        case op::window_table: return "Window Table";
-        case op::chunk: return "Chunk";
-        case op::attribute_stream: return "Attribute Stream";
-        case op::sh_band: return "SH Band Stream";
-        case op::chunk_index: return "Chunk Index";
-        case op::audio_legacy: return "Audio";
-        case op::camera: return "Camera";
-        case op::metadata: return "Metadata";
-        case op::statistics: return "Statistics";
-        case op::attachment: return "Attachment";
-        case op::attachment_index: return "Attachment Index";
-        case op::summary_offset: return "Summary Offset";
-        case op::delta_chunk: return "Delta Chunk";
-        case op::audio_source: return "Audio Source";
-        case op::audio_data: return "Audio Data";
-        case op::coordinate_frame: return "Coordinate Frame";
-        case op::sensor_calibration: return "Sensor Calibration";
-        case op::rig_trajectory: return "Rig Trajectory";
-        case op::geodetic_anchor: return "Geodetic Anchor";
-        case op::object_table: return "Object Table";
-        case op::object_track: return "Object Track";
-        default: break;
-    }
-    static const char* hex = "0123456789ABCDEF";
-    std::string h = {'0', 'x', hex[opcode >> 4], hex[opcode & 15]};
-    return (opcode >= 0x80 ? "private " : "unknown ") + h;
-}
-
-// Whether the specification defines a record with this opcode (0x0E is reserved with no body,
-// 0x26-0x2F are reserved, 0x80-0xFF private): the ones a reader interprets rather than skips.
-inline bool is_defined_opcode(std::uint8_t opcode) {
-    return (opcode >= op::header && opcode <= op::attachment) ||
-           (opcode >= op::summary_offset && opcode <= op::audio_data) ||
-           (opcode >= op::coordinate_frame && opcode <= op::object_track);
-}
-
-// The summary records (§4.5): Chunk Index, Statistics, Summary Offset.
-inline bool is_summary_opcode(std::uint8_t opcode) {
-    return opcode == op::chunk_index || opcode == op::statistics || opcode == op::summary_offset;
 }
 
 // CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in src/codec.cpp.
