@@ -22,12 +22,6 @@ Error duplicate(std::string_view refusal, const char* record, std::uint64_t offs
                 offset);
 }
 
-// Attachment, legacy Audio, Audio Data (the registry's payload records).
-bool is_payload_opcode(std::uint8_t opcode) {
-    const RecordKind* k = find_record_kind(opcode);
-    return k && k->role == RecordRole::payload;
-}
-
 }  // namespace
 
 Status check_temporal_model(const Header& header, std::uint64_t offset,

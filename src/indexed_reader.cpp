@@ -17,11 +17,6 @@
 namespace fourdgs {
 namespace {
 
-// Payload records whose payload the indexed reader frames instead of reading.
-bool is_payload_record(std::uint8_t opcode) {
-    return opcode == op::attachment || opcode == op::audio_data || opcode == op::audio_legacy;
-}
-
 constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field before the payload
 
 // The region a walk between indexed ranges (or before the first chunk) may not cross.
@@ -242,7 +237,7 @@ Status IndexedReader::walk(SceneBuilder& builder, RecordStream& stream,
         if (frame->opcode == op::sh_band)
             return first_in_gap ? unindexed_sh_band(frame->offset) : orphan_sh_band(frame->offset);
         first_in_gap = false;
-        if (is_payload_record(frame->opcode) && !options_.keep_payloads &&
+        if (is_payload_opcode(frame->opcode) && !options_.keep_payloads &&
             frame->content_length > kPayloadPrefix) {
             FOURDGS_TRY(stream.read_prefix(*frame, kPayloadPrefix, held));
             FOURDGS_ASSIGN(bool framed, builder.add_unread_payload(held.view));

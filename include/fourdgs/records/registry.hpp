@@ -5,7 +5,8 @@
 //   opcode, name     "Geodetic Anchor"; opcode_name() (wire.hpp) is this column
 //   section          the spec section that defines it; the validator's field -> § map
 //   role             where it sits in a file and what a reader does with it: is_defined_opcode,
-//                    is_summary_opcode (wire.hpp) and the SceneBuilder's payload records
+//                    is_summary_opcode (wire.hpp) and is_payload_opcode (below: the records the
+//                    indexed reader frames unread and the SceneBuilder takes unread)
 //   keying           how two records of the kind are told apart, as the SceneBuilder and
 //                    check_scene_references enforce it, and the refusal for two with one key
 //   strings          every string field of the parsed struct, as a field path ("profile",
@@ -275,6 +276,13 @@ inline constexpr std::span<const RecordKind> kRecordKinds{detail::registry::kTab
 constexpr const RecordKind* find_record_kind(std::uint8_t opcode) noexcept {
     const std::uint8_t at = detail::registry::kRowOf[opcode];
     return at ? &kRecordKinds[at - 1] : nullptr;
+}
+
+// A record whose fields come before a payload that a reader may frame without reading it
+// (Attachment, Audio Data, the legacy Audio): the registry's payload role.
+constexpr bool is_payload_opcode(std::uint8_t opcode) noexcept {
+    const RecordKind* k = find_record_kind(opcode);
+    return k && k->role == RecordRole::payload;
 }
 
 // The row whose name is `field`'s record ("Camera.position[1]" -> Camera), or nullptr.
