@@ -13,19 +13,13 @@
 #include <vector>
 
 #include "fourdgs/records.hpp"
+#include "support/file_builder.hpp"
 
 using namespace fourdgs;
 
 namespace {
 
 using Buf = std::vector<std::uint8_t>;
-
-template <class T>
-Buf framed(const T& x) {
-    ByteWriter w;
-    write(w, x);
-    return w.buffer();
-}
 
 // One record of each kind with a parser, every string a distinct marker where the record lets it
 // be one (Camera and Audio Source interpolation are keywords), and what the walk must visit.
@@ -42,47 +36,47 @@ std::map<std::uint8_t, Sample> samples() {
     h.temporal_model = "m-model";
     h.duration_sec = 1;
     h.attributes = {{"m-ak0", "m-av0"}, {"m-ak1", "m-av1"}};
-    s[op::header] = {framed(h),
+    s[op::header] = {test::record_bytes(h),
                      {{"profile", "m-profile"}, {"library", "m-library"},
                       {"temporal_model", "m-model"}, {"attributes[0].key", "m-ak0"},
                       {"attributes[0].value", "m-av0"}, {"attributes[1].key", "m-ak1"},
                       {"attributes[1].value", "m-av1"}}};
-    s[op::footer] = {framed(Footer{}), {}};
+    s[op::footer] = {test::record_bytes(Footer{}), {}};
     Quantization q;
     q.scheme = "m-scheme";
     q.bounds = {{"pos", "1"}};
-    s[op::quantization] = {framed(q),
+    s[op::quantization] = {test::record_bytes(q),
                            {{"scheme", "m-scheme"}, {"bounds[0].key", "pos"},
                             {"bounds[0].value", "1"}}};
-    s[op::window_table] = {framed(WindowTable{{{0, 1}}}), {}};
+    s[op::window_table] = {test::record_bytes(WindowTable{{{0, 1}}}), {}};
     ChunkRecord c;
     c.t1 = 1;
     c.compression = "m-compression";
-    s[op::chunk] = {framed(c), {{"compression", "m-compression"}}};
+    s[op::chunk] = {test::record_bytes(c), {{"compression", "m-compression"}}};
     static const std::uint8_t kStreamHeader[17] = {};  // an empty stream's header (§5.6)
     ShBandRecord band;
     band.band = 1;
     band.stream = Bytes(kStreamHeader);
-    s[op::sh_band] = {framed(band), {}};
-    s[op::chunk_index] = {framed(ChunkIndex{}), {}};
+    s[op::sh_band] = {test::record_bytes(band), {}};
+    s[op::chunk_index] = {test::record_bytes(ChunkIndex{}), {}};
     AudioLegacy legacy;
     legacy.codec = "m-codec";
-    s[op::audio_legacy] = {framed(legacy), {{"codec", "m-codec"}}};
+    s[op::audio_legacy] = {test::record_bytes(legacy), {{"codec", "m-codec"}}};
     Camera cam;
     cam.fov_y_deg = 50;
     cam.interpolation = "spline";
-    s[op::camera] = {framed(cam), {{"interpolation", "spline"}}};
-    s[op::metadata] = {framed(Metadata{"m-name", {{"m-k", "m-v"}}}),
+    s[op::camera] = {test::record_bytes(cam), {{"interpolation", "spline"}}};
+    s[op::metadata] = {test::record_bytes(Metadata{"m-name", {{"m-k", "m-v"}}}),
                        {{"name", "m-name"}, {"entries[0].key", "m-k"},
                         {"entries[0].value", "m-v"}}};
-    s[op::statistics] = {framed(Statistics{}), {}};
-    s[op::attachment] = {framed(Attachment{"m-name", "m-type", {}, 0}),
+    s[op::statistics] = {test::record_bytes(Statistics{}), {}};
+    s[op::attachment] = {test::record_bytes(Attachment{"m-name", "m-type", {}, 0}),
                          {{"name", "m-name"}, {"media_type", "m-type"}}};
-    s[op::summary_offset] = {framed(SummaryOffset{op::chunk_index, 0, 0}), {}};
+    s[op::summary_offset] = {test::record_bytes(SummaryOffset{op::chunk_index, 0, 0}), {}};
     DeltaChunk d;
     d.t1 = 1;
     d.compression = "m-compression";
-    s[op::delta_chunk] = {framed(d), {{"compression", "m-compression"}}};
+    s[op::delta_chunk] = {test::record_bytes(d), {{"compression", "m-compression"}}};
     AudioSource a;
     a.source_id = 1;
     a.name = "m-name";
@@ -92,43 +86,43 @@ std::map<std::uint8_t, Sample> samples() {
     a.gain = 1;
     a.rotation = {0, 0, 0, 1};
     a.interpolation = "linear";
-    s[op::audio_source] = {framed(a),
+    s[op::audio_source] = {test::record_bytes(a),
                            {{"name", "m-name"}, {"codec", "m-codec"},
                             {"channel_layout", "m-layout"}, {"interpolation", "linear"}}};
-    s[op::audio_data] = {framed(AudioData{1, {}, 0}), {}};
+    s[op::audio_data] = {test::record_bytes(AudioData{1, {}, 0}), {}};
     CoordinateFrame f;
     f.name = "m-frame";
     f.up_axis = Axis::pos_y;
     f.forward_axis = Axis::neg_z;
     f.metres_per_unit = 1;
-    s[op::coordinate_frame] = {framed(f), {{"name", "m-frame"}}};
+    s[op::coordinate_frame] = {test::record_bytes(f), {{"name", "m-frame"}}};
     SensorCalibration sensor;
     sensor.name = "m-sensor";
     sensor.modality = "m-modality";
     sensor.rotation = {0, 0, 0, 1};
     sensor.pose_reference = PoseReference::rig;
     sensor.rig_name = "m-rig";
-    s[op::sensor_calibration] = {framed(sensor),
+    s[op::sensor_calibration] = {test::record_bytes(sensor),
                                  {{"name", "m-sensor"}, {"modality", "m-modality"},
                                   {"rig_name", "m-rig"}}};
     RigTrajectory rig;
     rig.name = "m-rig";
-    s[op::rig_trajectory] = {framed(rig), {{"name", "m-rig"}}};
+    s[op::rig_trajectory] = {test::record_bytes(rig), {{"name", "m-rig"}}};
     GeodeticAnchor g;
     g.frame_name = "m-frame";
-    s[op::geodetic_anchor] = {framed(g), {{"frame_name", "m-frame"}}};
+    s[op::geodetic_anchor] = {test::record_bytes(g), {{"frame_name", "m-frame"}}};
     ObjectTable t;
     t.entries.resize(2);
     t.entries[0].object_id = 1;
     t.entries[0].label = "m-label0";
     t.entries[1].object_id = 2;
     t.entries[1].label = "m-label1";
-    s[op::object_table] = {framed(t),
+    s[op::object_table] = {test::record_bytes(t),
                            {{"entries[0].label", "m-label0"}, {"entries[1].label", "m-label1"}}};
     ObjectTrack track;
     track.object_id = 1;
     track.samples = {{0.0, {0, 0, 0, 1}, {0, 0, 0}}};
-    s[op::object_track] = {framed(track), {}};
+    s[op::object_track] = {test::record_bytes(track), {}};
     return s;
 }
 
