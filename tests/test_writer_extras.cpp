@@ -1105,6 +1105,13 @@ TEST_CASE("writer extras: a violation is refused with the reader's refusal ident
         {"an embedding of the wrong size",
          [&](SceneHeader& h) { h.object_table->entries[0].embedding->push_back(0.5f); },
          "embedding-dimension-mismatch"},
+        {"an embedding, even an empty one, when embedding_dim is 0 (no has_embedding byte)",
+         [&](SceneHeader& h) {
+             h.object_table->embedding_dim = 0;
+             for (ObjectTable::Entry& e : h.object_table->entries) e.embedding.reset();
+             h.object_table->entries[2].embedding.emplace();
+         },
+         "embedding-dimension-mismatch"},
         {"a non-finite embedding value",
          [&](SceneHeader& h) { (*h.object_table->entries[1].embedding)[0] = std::numeric_limits<float>::quiet_NaN(); },
          "non-finite-value"},
