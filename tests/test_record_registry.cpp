@@ -26,6 +26,7 @@ using Buf = std::vector<std::uint8_t>;
 struct Sample {
     Buf bytes;
     std::multimap<std::string, std::string> strings;  // path with indices -> value
+    std::uint32_t id = 0;  // the id the record opens with, for a row named by an id
 };
 
 std::map<std::uint8_t, Sample> samples() {
@@ -78,7 +79,7 @@ std::map<std::uint8_t, Sample> samples() {
     d.compression = "m-compression";
     s[op::delta_chunk] = {test::record_bytes(d), {{"compression", "m-compression"}}};
     AudioSource a;
-    a.source_id = 1;
+    a.source_id = 0x5150;
     a.name = "m-name";
     a.codec = "m-codec";
     a.channel_layout = "m-layout";
@@ -88,8 +89,9 @@ std::map<std::uint8_t, Sample> samples() {
     a.interpolation = "linear";
     s[op::audio_source] = {test::record_bytes(a),
                            {{"name", "m-name"}, {"codec", "m-codec"},
-                            {"channel_layout", "m-layout"}, {"interpolation", "linear"}}};
-    s[op::audio_data] = {test::record_bytes(AudioData{1, {}, 0}), {}};
+                            {"channel_layout", "m-layout"}, {"interpolation", "linear"}},
+                           0x5150};
+    s[op::audio_data] = {test::record_bytes(AudioData{0xDA7A, {}, 0}), {}, 0xDA7A};
     CoordinateFrame f;
     f.name = "m-frame";
     f.up_axis = Axis::pos_y;
@@ -120,9 +122,9 @@ std::map<std::uint8_t, Sample> samples() {
     s[op::object_table] = {test::record_bytes(t),
                            {{"entries[0].label", "m-label0"}, {"entries[1].label", "m-label1"}}};
     ObjectTrack track;
-    track.object_id = 1;
+    track.object_id = 0x7AC;
     track.samples = {{0.0, {0, 0, 0, 1}, {0, 0, 0}}};
-    s[op::object_track] = {test::record_bytes(track), {}};
+    s[op::object_track] = {test::record_bytes(track), {}, 0x7AC};
     return s;
 }
 
@@ -161,6 +163,31 @@ TEST_CASE("registry.walk_visits_every_string_member_of_the_parsed_record", "[reg
         RecordView other = *r;
         other.opcode = static_cast<std::uint8_t>(k.opcode == op::header ? op::footer : op::header);
         CHECK_FALSE(k.walk(other, [](const std::string&, std::string_view) { FAIL(); }).ok());
+    }
+}
+
+// What a merge keys each record by: the name or id the content opens with.
+TEST_CASE("registry.named_by_is_the_field_the_record_opens_with", "[registry]") {
+    const auto all = samples();
+    for (const RecordKind& k : kRecordKinds) {
+        INFO(k.name);
+        if (k.keying == RecordKeying::by_key) CHECK(k.named_by == k.key);
+        if (k.named_by.empty()) continue;
+        REQUIRE(all.count(k.opcode) == 1);
+        const Sample& sample = all.at(k.opcode);
+        auto r = parse_record(sample.bytes, 100);
+        REQUIRE(r.ok());
+        REQUIRE(r->content.size() >= 4);
+        const std::uint32_t lead = read_le32(r->content.data());
+        if (k.named_by_string()) {
+            REQUIRE(sample.strings.count(std::string(k.named_by)) == 1);
+            const std::string& name = sample.strings.find(std::string(k.named_by))->second;
+            CHECK(lead == name.size());
+            CHECK(std::string(r->content.begin() + 4, r->content.begin() + 4 + lead) == name);
+        } else {
+            CHECK(sample.id != 0);
+            CHECK(lead == sample.id);
+        }
     }
 }
 

@@ -174,20 +174,15 @@ void reserve_exact(std::vector<std::uint8_t>& buf, std::uint64_t need) {
     buf.assign(keep.begin(), keep.end());
 }
 
-// Records whose kind has several per file, told apart by the name or id their content opens with.
-bool named_by_string(std::uint8_t opcode) {
-    switch (opcode) {
-        case op::metadata:
-        case op::attachment:
-        case op::coordinate_frame:
-        case op::sensor_calibration:
-        case op::rig_trajectory:
-        case op::geodetic_anchor: return true;
-        default: return false;
-    }
-}
-bool named_by_id(std::uint8_t opcode) {
-    return opcode == op::audio_source || opcode == op::audio_data || opcode == op::object_track;
+// Whether the merged file takes a part's record of this kind as it is. The merge writes its own
+// Header, Quantization and Window Table (the front records a file has exactly one of), its own
+// chunks and summary, and the Footer; every other record, named by the specification or not
+// (private, unknown), is carried over.
+bool carried_over(std::uint8_t opcode) {
+    const RecordKind* row = find_record_kind(opcode);
+    if (!row) return true;
+    const bool ahead_of_chunks = row->role == RecordRole::front || row->role == RecordRole::payload;
+    return ahead_of_chunks && row->keying != RecordKeying::once;
 }
 
 // The key of an extra record: its kind and, where records of the kind are told apart, its name or
@@ -196,8 +191,9 @@ bool named_by_id(std::uint8_t opcode) {
 Result<std::string> extra_key(const Part& p, RecordStream& records, const RecordFrame& frame,
                               HeldRecord& held) {
     const std::string kind = opcode_name(frame.opcode);
-    const bool by_name = named_by_string(frame.opcode);
-    if (!by_name && !named_by_id(frame.opcode)) return kind;
+    const RecordKind* row = find_record_kind(frame.opcode);
+    if (!row || row->named_by.empty()) return kind;
+    const bool by_name = row->named_by_string();
     if (frame.content_length < 4)
         return part_problem(p, refusal::kRecordTooShort,
                             kind + " record without its " + (by_name ? "name" : "id"),
@@ -229,20 +225,9 @@ Status walk_records(Part& p) {
         if (!next.ok()) return invalid_part(p, next.error());
         if (!*next || (*next)->opcode == op::footer) return ok_status();
         const RecordFrame frame = **next;
-        switch (frame.opcode) {
-            case op::header:
-            case op::quantization:
-            case op::window_table:
-            case op::chunk:
-            case op::delta_chunk:
-            case op::sh_band:
-            case op::chunk_index:
-            case op::statistics:
-            case op::summary_offset:
-            case op::attachment_index:  // reserved, no body: nothing to carry over
-                records.skip(frame);
-                continue;
-            default: break;
+        if (!carried_over(frame.opcode)) {
+            records.skip(frame);
+            continue;
         }
         Extra e;
         e.opcode = frame.opcode;

@@ -9,6 +9,8 @@
 //                    indexed reader frames unread and the SceneBuilder takes unread)
 //   keying           how two records of the kind are told apart, as the SceneBuilder and
 //                    check_scene_references enforce it, and the refusal for two with one key
+//   named_by         the field a record's content opens with that names it among its kind (a
+//                    string, or a u32 id): the key a merge gives each record it carries over
 //   strings          every string field of the parsed struct, as a field path ("profile",
 //                    "attributes[].key"; "[]" is where the element's index goes), and a walk that
 //                    parses the record and visits each of them — the validator's §2 UTF-8 check
@@ -72,10 +74,19 @@ struct RecordKind {
     RecordKeying keying = RecordKeying::unkeyed;
     std::string_view key;        // the keying field ("frame_name") for by_key / by_key_in_chunk
     std::string_view duplicate;  // the refusal for a second record of one key ("" for none)
+    // The content's first field when it names the record among its kind ("name", "source_id"),
+    // "" for a kind whose records carry no name. A string when `strings` lists it, else a u32.
+    std::string_view named_by;
     std::span<const std::string_view> strings;  // the string field paths, in visiting order
     StringWalk walk = nullptr;   // nullptr for a kind with no parser (0x06, 0x0E)
 
     constexpr bool defined() const noexcept { return role != RecordRole::reserved; }
+    // Whether `named_by` is a string field (else a u32 id; false when there is none).
+    constexpr bool named_by_string() const noexcept {
+        for (std::string_view path : strings)
+            if (path == named_by) return true;
+        return false;
+    }
 };
 
 namespace detail::registry {
@@ -167,9 +178,10 @@ inline constexpr std::string_view kObjectTable[] = {"entries[].label"};
 // One row: the kind's facts, then its string fields.
 constexpr RecordKind row(std::uint8_t opcode, std::string_view name, std::string_view section,
                          RecordRole role, RecordKeying keying, std::string_view key,
-                         std::string_view duplicate,
+                         std::string_view duplicate, std::string_view named_by,
                          std::pair<std::span<const std::string_view>, StringWalk> strings = {}) {
-    return {opcode, name, section, role, keying, key, duplicate, strings.first, strings.second};
+    return {opcode,    name,         section,        role, keying, key, duplicate,
+            named_by, strings.first, strings.second};
 }
 
 using enum RecordRole;
@@ -178,84 +190,67 @@ using AS = AudioSource;
 using SC = SensorCalibration;
 
 inline constexpr RecordKind kTable[] = {
-    row(op::header, "Header", "§5.1", front, once, "",
-        refusal::kDuplicateHeader,
-        string_fields<&parse_header, kHeader, &Header::profile,
-                      &Header::library, &Header::temporal_model, &Header::attributes>),
-    row(op::footer, "Footer", "§5.2", footer, once, "", "",
+    row(op::header, "Header", "§5.1", front, once, "", refusal::kDuplicateHeader, "",
+        string_fields<&parse_header, kHeader, &Header::profile, &Header::library,
+                      &Header::temporal_model, &Header::attributes>),
+    row(op::footer, "Footer", "§5.2", footer, once, "", "", "",
         string_fields<&parse_footer, kNone>),
-    row(op::quantization, "Quantization", "§5.3", front, once,
-        "", refusal::kDuplicateQuantization,
-        string_fields<&parse_quantization, kQuantization,
-                      &Quantization::scheme, &Quantization::bounds>),
-    row(op::window_table, "Window Table", "§5.4", front, once, "",
-        refusal::kDuplicateWindowTable,
-        string_fields<&parse_window_table, kNone>),
-    row(op::chunk, "Chunk", "§5.5", gaussians, unkeyed, "", "",
+    row(op::quantization, "Quantization", "§5.3", front, once, "",
+        refusal::kDuplicateQuantization, "",
+        string_fields<&parse_quantization, kQuantization, &Quantization::scheme,
+                      &Quantization::bounds>),
+    row(op::window_table, "Window Table", "§5.4", front, once, "", refusal::kDuplicateWindowTable,
+        "", string_fields<&parse_window_table, kNone>),
+    row(op::chunk, "Chunk", "§5.5", gaussians, unkeyed, "", "", "",
         string_fields<&parse_chunk, kChunk, &ChunkRecord::compression>),
     // A structure inside a chunk, never a record (§5.5/§5.6); its number is not reused.
-    row(op::attribute_stream, "Attribute Stream", "§5.6", gaussians,
-        by_key_in_chunk, "attribute_id",
-        refusal::kDuplicateAttributeStream),
-    row(op::sh_band, "SH Band Stream", "§5.7", gaussians,
-        by_key_in_chunk, "band", refusal::kDuplicateShBand,
-        string_fields<&parse_sh_band, kNone>),
-    row(op::chunk_index, "Chunk Index", "§5.8", summary,
-        unkeyed, "", "", string_fields<&parse_chunk_index, kNone>),
-    row(op::audio_legacy, "Audio", "§5.9", payload, unkeyed, "",
-        "", string_fields<&parse_audio_legacy, kAudio, &AudioLegacy::codec>),
-    row(op::camera, "Camera", "§5.10", front, unkeyed, "", "",
+    row(op::attribute_stream, "Attribute Stream", "§5.6", gaussians, by_key_in_chunk,
+        "attribute_id", refusal::kDuplicateAttributeStream, ""),
+    row(op::sh_band, "SH Band Stream", "§5.7", gaussians, by_key_in_chunk, "band",
+        refusal::kDuplicateShBand, "", string_fields<&parse_sh_band, kNone>),
+    row(op::chunk_index, "Chunk Index", "§5.8", summary, unkeyed, "", "", "",
+        string_fields<&parse_chunk_index, kNone>),
+    row(op::audio_legacy, "Audio", "§5.9", payload, unkeyed, "", "", "",
+        string_fields<&parse_audio_legacy, kAudio, &AudioLegacy::codec>),
+    row(op::camera, "Camera", "§5.10", front, unkeyed, "", "", "",
         string_fields<&parse_camera, kCamera, &Camera::interpolation>),
-    row(op::metadata, "Metadata", "§5.11", front, unkeyed, "", "",
-        string_fields<&parse_metadata, kMetadata, &Metadata::name,
-                      &Metadata::entries>),
-    row(op::statistics, "Statistics", "§5.12", summary, unkeyed,
-        "", "", string_fields<&parse_statistics, kNone>),
-    row(op::attachment, "Attachment", "§5.13", payload, unkeyed,
-        "", "",
+    row(op::metadata, "Metadata", "§5.11", front, unkeyed, "", "", "name",
+        string_fields<&parse_metadata, kMetadata, &Metadata::name, &Metadata::entries>),
+    row(op::statistics, "Statistics", "§5.12", summary, unkeyed, "", "", "",
+        string_fields<&parse_statistics, kNone>),
+    row(op::attachment, "Attachment", "§5.13", payload, unkeyed, "", "", "name",
         string_fields<&parse_attachment, kAttachment, &Attachment::name,
                       &Attachment::media_type>),
     // Reserved with no body (§5.13): never emitted, skipped like an unknown opcode.
-    row(op::attachment_index, "Attachment Index", "§5.13", reserved,
-        unkeyed, "", ""),
-    row(op::summary_offset, "Summary Offset", "§5.14", summary,
-        unkeyed, "", "",
+    row(op::attachment_index, "Attachment Index", "§5.13", reserved, unkeyed, "", "", ""),
+    row(op::summary_offset, "Summary Offset", "§5.14", summary, unkeyed, "", "", "",
         string_fields<&parse_summary_offset, kNone>),
-    row(op::delta_chunk, "Delta Chunk", "§5.18", gaussians,
-        unkeyed, "", "",
+    row(op::delta_chunk, "Delta Chunk", "§5.18", gaussians, unkeyed, "", "", "",
         string_fields<&parse_delta_chunk, kChunk, &DeltaChunk::compression>),
-    row(op::audio_source, "Audio Source", "§5.16", front, by_key,
-        "source_id", refusal::kDuplicateAudioSource,
-        string_fields<&parse_audio_source, kAudioSource, &AS::name,
-                      &AS::codec, &AS::channel_layout,
-                      &AS::interpolation>),
-    row(op::audio_data, "Audio Data", "§5.17", payload, by_key,
-        "source_id", refusal::kDuplicateAudioData,
-        string_fields<&parse_audio_data, kNone>),
-    row(op::coordinate_frame, "Coordinate Frame", "§5.15.2", front,
-        by_key, "name", refusal::kDuplicateCoordinateFrame,
-        string_fields<&parse_coordinate_frame, kName,
-                      &CoordinateFrame::name>),
-    row(op::sensor_calibration, "Sensor Calibration", "§5.15.3", front,
-        by_key, "name", refusal::kDuplicateSensorName,
-        string_fields<&parse_sensor_calibration, kSensorCalibration,
-                      &SC::name, &SC::modality,
+    row(op::audio_source, "Audio Source", "§5.16", front, by_key, "source_id",
+        refusal::kDuplicateAudioSource, "source_id",
+        string_fields<&parse_audio_source, kAudioSource, &AS::name, &AS::codec,
+                      &AS::channel_layout, &AS::interpolation>),
+    row(op::audio_data, "Audio Data", "§5.17", payload, by_key, "source_id",
+        refusal::kDuplicateAudioData, "source_id", string_fields<&parse_audio_data, kNone>),
+    row(op::coordinate_frame, "Coordinate Frame", "§5.15.2", front, by_key, "name",
+        refusal::kDuplicateCoordinateFrame, "name",
+        string_fields<&parse_coordinate_frame, kName, &CoordinateFrame::name>),
+    row(op::sensor_calibration, "Sensor Calibration", "§5.15.3", front, by_key, "name",
+        refusal::kDuplicateSensorName, "name",
+        string_fields<&parse_sensor_calibration, kSensorCalibration, &SC::name, &SC::modality,
                       &SC::rig_name>),
-    row(op::rig_trajectory, "Rig Trajectory", "§5.15.4", front,
-        unkeyed, "", "",
-        string_fields<&parse_rig_trajectory, kName,
-                      &RigTrajectory::name>),
-    row(op::geodetic_anchor, "Geodetic Anchor", "§5.15.5", front,
-        by_key, "frame_name", refusal::kDuplicateGeodeticAnchor,
-        string_fields<&parse_geodetic_anchor, kGeodeticAnchor,
-                      &GeodeticAnchor::frame_name>),
-    row(op::object_table, "Object Table", "§5.15.6", front,
-        at_most_once, "", refusal::kDuplicateObjectTable,
+    row(op::rig_trajectory, "Rig Trajectory", "§5.15.4", front, unkeyed, "", "", "name",
+        string_fields<&parse_rig_trajectory, kName, &RigTrajectory::name>),
+    row(op::geodetic_anchor, "Geodetic Anchor", "§5.15.5", front, by_key, "frame_name",
+        refusal::kDuplicateGeodeticAnchor, "frame_name",
+        string_fields<&parse_geodetic_anchor, kGeodeticAnchor, &GeodeticAnchor::frame_name>),
+    row(op::object_table, "Object Table", "§5.15.6", front, at_most_once, "",
+        refusal::kDuplicateObjectTable, "",
         string_fields<&parse_object_table, kObjectTable,
                       Each<&ObjectTable::entries, &ObjectTable::Entry::label>{}>),
-    row(op::object_track, "Object Track", "§5.15.7", front,
-        by_key, "object_id", refusal::kDuplicateObjectTrack,
-        string_fields<&parse_object_track, kNone>),
+    row(op::object_track, "Object Track", "§5.15.7", front, by_key, "object_id",
+        refusal::kDuplicateObjectTrack, "object_id", string_fields<&parse_object_track, kNone>),
 };
 
 // opcode -> row + 1 (0: none), built once at compile time.
