@@ -19,6 +19,5 @@ tool="$build/src/cli/4dgs"
 "$tool" extract "$file" --at "$at" -o "$build/quickstart.ply"
 "$tool" preview "$file" --at "$at" -o "$build/quickstart.png"
 echo
-echo "the tool:             $tool"
-echo "the PLY at t = $at s:  $build/quickstart.ply"
-echo "its preview:          $build/quickstart.png"
+printf '%-24s %s\n' "the tool:" "$tool" "the PLY at t = $at s:" "$build/quickstart.ply" \
+       "its preview (PNG):" "$build/quickstart.png"
