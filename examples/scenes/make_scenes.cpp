@@ -13,14 +13,15 @@
 //                   are born and die between states; one keyframe every 2 seconds.
 #include <fourdgs/fourdgs.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -58,7 +59,7 @@ struct Splat {
     double shine = 0;     // strength of the view-dependent highlight
 };
 
-// The gaussians of one object, in GaussianColumns' layout, before any time is given to them.
+// The surface samples of one object, before append() moves it and gives it a time.
 struct Shape {
     std::vector<Splat> splats;
 };
