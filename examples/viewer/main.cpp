@@ -2,6 +2,7 @@
 //
 //   fourdgs-viewer FILE_OR_URL                         a window: space plays/pauses, ←/→ seek,
 //                                                      the bar at the bottom scrubs, drag orbits
+//   fourdgs-viewer                                     the same on the bundled showcase scene
 //   fourdgs-viewer FILE --at T --screenshot out.png    one frame at T, written as a PNG
 //   fourdgs-viewer FILE --play-frames N --report s.json   N display frames at 60 Hz, timed
 //
@@ -495,7 +496,10 @@ int interactive(fourdgs::Player& player, viewer::SplatRenderer& renderer, Window
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"fourdgs-viewer — play a .4dgs scene with 3D gaussian splatting (OpenGL 3.3)"};
-    app.add_option("FILE", o.file, "the .4dgs file: a path or an http(s):// URL")->required();
+    // Without FILE: the bundled showcase scene of the source tree it was built from.
+    o.file = FOURDGS_VIEWER_DEFAULT_SCENE;
+    app.add_option("FILE", o.file, "the .4dgs file: a path or an http(s):// URL")
+        ->capture_default_str();
     app.add_option("--at", o.at, "scene time to start at (or to screenshot), seconds");
     app.add_option("--screenshot", o.screenshot, "render the frame at --at to this PNG and exit");
     app.add_option("--play-frames", o.play_frames,

@@ -1,4 +1,5 @@
-// The page: open a scene by URL (?url=... or the field), play it with the package's Player,
+// The page: open a scene by URL (?url=... or the field; without either, DEFAULT_SCENE, the
+// bundled showcase scene copied beside the page), play it with the package's Player,
 // sort each frame in a worker and draw it with WebGL2 (renderer.js). The camera is the scene's
 // own Camera path when it has one, or an orbit camera (drag to turn, wheel to zoom) framing the
 // Header's aabb as the CPU preview frames it.
@@ -10,6 +11,8 @@
 import { FourdgsError, open } from 'fourdgs';
 import { SplatRenderer } from './renderer.js';
 
+// Opened when the page's address names no scene: examples/data/showcase.4dgs, served beside it.
+const DEFAULT_SCENE = 'showcase.4dgs';
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
 const sorter = new Worker(new URL('./sort-worker.js', import.meta.url));
@@ -197,11 +200,9 @@ async function main() {
     if (!playing) seek(player.position).catch(showError);
   };
   requestAnimationFrame(tick);
-  const url = new URLSearchParams(location.search).get('url');
-  if (url) {
-    $('url').value = url;
-    await openScene(url);
-  }
+  const url = new URLSearchParams(location.search).get('url') || DEFAULT_SCENE;
+  $('url').value = url;
+  await openScene(url);
 }
 
 window.fourdgsPage = {

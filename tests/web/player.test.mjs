@@ -3,6 +3,8 @@
 //   - the page and the installed npm package are copied into nginx's document root; the example
 //     scene is opened by URL, seeked to t = 2.5, and the canvas matches `4dgs preview` of the same
 //     view (the scene's framing) within the tolerance below;
+//   - the page opened with no ?url shows its default, the showcase scene (copied from beside
+//     EXAMPLE_SCENE), matching `4dgs preview` at t = 2.5 within the same tolerance;
 //   - 60 frames play with no late frame; the console has no error;
 //   - a damaged file shows its refusal identifier in the page, not a blank canvas;
 //   - with MAKE_BENCH_SCENE (tests/bench/make_bench_scene) and harness.py --access-log: what the
@@ -69,11 +71,9 @@ if (network) {
 // Each request to the proxy is answered this late: a round trip is long enough to count.
 const DELAY_MS = 400;
 
-console.log('4dgs preview');
-const previewPng = join(root, 'preview-2.5.png');
-execFileSync(cli, ['preview', example, '--at', '2.5', '-o', previewPng, '--width', String(WIDTH),
-  '--height', String(HEIGHT)], { stdio: 'ignore' });
-const reference = decodePng(readFileSync(previewPng));
+// The page opens this when its address names no scene (examples/web/main.js: DEFAULT_SCENE).
+const showcase = join(dirname(example), 'showcase.4dgs');
+cpSync(showcase, join(site, 'showcase.4dgs'));
 
 // The page's module (and the package's top-level await) may still be loading at the load event;
 // then the page is ready when its first frame is drawn or its error shown.
@@ -83,6 +83,33 @@ async function pageReady(page) {
   if (!(await page.evaluate('!!window.fourdgsPage')))
     throw new Error(`the page did not start: ${page.errors.join('\n')}`);
   await page.evaluate('window.fourdgsPage.ready.then(() => true)');  // first frame or error shown
+}
+
+// Seeks the page to t = 2.5 and compares its canvas with `4dgs preview` of `scene` at 2.5 (the
+// same view: the scene's camera or framing); the pictures go to FOURDGS_WEB_ARTIFACTS as
+// NAME-canvas-2.5.png, NAME-preview-2.5.png, NAME-diff-2.5.png.
+async function canvasAgainstPreview(page, scene, name) {
+  const previewPng = join(root, `${name}-preview-2.5.png`);
+  execFileSync(cli, ['preview', scene, '--at', '2.5', '-o', previewPng, '--width', String(WIDTH),
+    '--height', String(HEIGHT)], { stdio: 'ignore' });
+  const reference = decodePng(readFileSync(previewPng));
+  await page.evaluate('window.fourdgsPage.seek(2.5)');
+  const rect = await page.evaluate(`(() => { const r = document.getElementById('canvas')
+    .getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()`);
+  const shot = await page.send('Page.captureScreenshot', { format: 'png',
+    clip: { x: rect[0], y: rect[1], width: rect[2], height: rect[3], scale: 1 } });
+  const canvas = decodePng(Buffer.from(shot.data, 'base64'));
+  const cmp = compareImages(canvas, reference, PIXEL_LIMIT);
+  if (artifacts) {
+    mkdirSync(artifacts, { recursive: true });
+    writeFileSync(join(artifacts, `${name}-canvas-2.5.png`), Buffer.from(shot.data, 'base64'));
+    writeFileSync(join(artifacts, `${name}-preview-2.5.png`), encodePng(reference));
+    writeFileSync(join(artifacts, `${name}-diff-2.5.png`), encodePng(cmp.diff));
+  }
+  console.log(`${name}: t=2.5 canvas vs 4dgs preview: mean ${cmp.mean.toFixed(2)}, p99 ` +
+    `${cmp.p99}, max ${cmp.max}, over ${PIXEL_LIMIT}: ${(100 * cmp.over).toFixed(2)} %, lit ` +
+    `pixels ${cmp.litA} (canvas) vs ${cmp.litB} (preview)`);
+  return cmp;
 }
 
 console.log('starting chromium');
@@ -96,22 +123,7 @@ try {
   console.log('the page is up');
   assert.equal(await page.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null',
     'the example scene opens');
-  await page.evaluate('window.fourdgsPage.seek(2.5)');
-  const rect = await page.evaluate(`(() => { const r = document.getElementById('canvas')
-    .getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()`);
-  const shot = await page.send('Page.captureScreenshot', { format: 'png',
-    clip: { x: rect[0], y: rect[1], width: rect[2], height: rect[3], scale: 1 } });
-  const canvas = decodePng(Buffer.from(shot.data, 'base64'));
-  const cmp = compareImages(canvas, reference, PIXEL_LIMIT);
-  if (artifacts) {
-    mkdirSync(artifacts, { recursive: true });
-    writeFileSync(join(artifacts, 'canvas-2.5.png'), Buffer.from(shot.data, 'base64'));
-    writeFileSync(join(artifacts, 'preview-2.5.png'), encodePng(reference));
-    writeFileSync(join(artifacts, 'diff-2.5.png'), encodePng(cmp.diff));
-  }
-  console.log(`t=2.5 canvas vs 4dgs preview: mean ${cmp.mean.toFixed(2)}, p99 ${cmp.p99}, ` +
-    `max ${cmp.max}, over ${PIXEL_LIMIT}: ${(100 * cmp.over).toFixed(2)} %, lit pixels ` +
-    `${cmp.litA} (canvas) vs ${cmp.litB} (preview)`);
+  const cmp = await canvasAgainstPreview(page, example, 'example');
   assert.ok(cmp.mean < MEAN_LIMIT && cmp.over < OVER_LIMIT, 'the canvas matches the preview');
   // The example scene is sparse: a blank canvas would pass the mean above, so the splats drawn
   // must light about as many pixels as the preview's.
@@ -137,6 +149,21 @@ try {
     writeFileSync(join(artifacts, 'refused.png'), Buffer.from(s.data, 'base64'));
   }
   assert.deepEqual(refusedPage.errors, [], 'a refusal is not a page error');
+
+  // An address that names no scene opens the default, the showcase scene beside the page.
+  const defaultPage = await browser.newPage();
+  await defaultPage.navigate(`${base}/site/index.html`);
+  await pageReady(defaultPage);
+  assert.equal(await defaultPage.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'),
+    'null', 'the default scene opens');
+  const opened = await defaultPage.evaluate(`document.getElementById('info-scene').textContent`);
+  console.log(`no ?url: ${JSON.stringify(opened)}`);
+  assert.ok(opened.startsWith('showcase.4dgs: '), 'the page opens the showcase scene by default');
+  const pictured = await canvasAgainstPreview(defaultPage, showcase, 'showcase');
+  assert.ok(pictured.mean < MEAN_LIMIT && pictured.over < OVER_LIMIT,
+    'the canvas matches the preview');
+  assert.ok(pictured.litA >= 0.5 * pictured.litB, 'the canvas shows what the preview shows');
+  assert.deepEqual(defaultPage.errors, [], 'the console has no error');
 
   if (network) {
     const size = statSync(join(site, 'multi.4dgs')).size;

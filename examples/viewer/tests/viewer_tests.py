@@ -141,16 +141,21 @@ def dense_scene(tool, tmp, degree):
 
 def test_screenshot_matches_preview(viewer, tool, src, tmp, x):
     """The viewer's screenshot of a view equals `4dgs preview` of it within the tolerance."""
+    data = os.path.join(src, "examples", "data")
     cases = [
         # The bundled example at t = 2.5 through its own camera path (issue 25's acceptance).
-        ("example", os.path.join(src, "examples", "data", "example.4dgs"), "2.5", []),
+        ("example", os.path.join(data, "example.4dgs"), "2.5", []),
         # Dense overlap, framed by the scene's box; SH off, as the preview draws DC colour only.
         ("dense", dense_scene(tool, tmp, 1), "0.5", ["--sh-degree", "0"]),
+        # No file named: the viewer plays the bundled showcase scene (SH off, as above).
+        ("showcase", None, "2.5", ["--sh-degree", "0"]),
     ]
     for name, scene, at, extra in cases:
         shot = os.path.join(tmp, name + ".viewer.png")
         ref = os.path.join(tmp, name + ".preview.png")
-        run([viewer, scene, "--at", at, "--screenshot", shot] + extra, env=x.env())
+        run([viewer] + ([scene] if scene else []) + ["--at", at, "--screenshot", shot] + extra,
+            env=x.env())
+        scene = scene or os.path.join(data, name + ".4dgs")
         run([tool, "-q", "preview", scene, "--at", at, "-o", ref])
         a, b = cli.read_png(shot), cli.read_png(ref)
         m = image_difference(a, b)
