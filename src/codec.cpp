@@ -27,15 +27,6 @@ std::string hex_byte(std::uint8_t b) {
     return std::string{'0', 'x', hex[b >> 4], hex[b & 15]};
 }
 
-Error unknown_codec(std::uint8_t c, std::uint64_t offset) {
-    return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
-                      "stream codec byte " + std::to_string(c) + " (" + codec_name(c) +
-                          ") is not implemented; this build implements 0 (deflate), 1 (zstd) and "
-                          "128 (0x80, lz4 block, private range)",
-                      offset)
-        .about("Attribute Stream.codec", std::to_string(c));
-}
-
 Error size_mismatch(std::string what, std::uint64_t offset) {
     return make_error(ErrorKind::malformed, refusal::kDecompressedSizeMismatch, std::move(what), offset);
 }
@@ -140,7 +131,7 @@ std::string codec_name(std::uint8_t c) {
 
 Status check_decompressed_size(std::uint8_t c, Bytes in, std::uint64_t declared,
                                std::uint64_t offset) {
-    if (!codec_implemented(c)) return unknown_codec(c, offset);
+    if (!codec_implemented(c)) return unknown_codec_error(c, offset);
     const std::uint64_t n = in.size();
     std::uint64_t bound = 0;
     const char* why = "";
@@ -267,15 +258,15 @@ Status decompress(std::uint8_t c, Bytes in, std::span<std::uint8_t> out, std::ui
         }
         default: break;
     }
-    return unknown_codec(c, offset);
+    return unknown_codec_error(c, offset);
 }
 
 std::span<const CodecInfo> codec_table() {
     // zstd's levels are the linked library's; the static is built once, thread-safely.
     static const CodecInfo table[] = {
-        {codec::deflate, "deflate", true, true, 0, 12, 1, 6},
-        {codec::zstd, "zstd", true, true, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1, 3},
-        {codec::lz4, "lz4", false, false, 0, LZ4HC_CLEVEL_MAX, 0, 0},
+        {codec::deflate, "deflate", true, true, 0, 12, 1, 6, 6},
+        {codec::zstd, "zstd", true, true, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1, 3, 9},
+        {codec::lz4, "lz4", false, false, 0, LZ4HC_CLEVEL_MAX, 0, 0, 0},
     };
     return table;
 }
@@ -300,6 +291,26 @@ std::string codec_names(bool chunks_only) {
         names += c.name;
     }
     return names;
+}
+
+Error unknown_codec_error(std::uint8_t c, std::uint64_t offset, std::string_view whose) {
+    std::string implemented;
+    const std::span<const CodecInfo> table = codec_table();
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const CodecInfo& row = table[i];
+        if (i > 0) implemented += i + 1 == table.size() ? " and " : ", ";
+        implemented += std::to_string(row.byte) + " (" +
+                       (row.registered ? std::string(row.name)
+                                       : hex_byte(row.byte) + ", " + std::string(row.name) +
+                                             ", private range") +
+                       ")";
+    }
+    return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
+                      std::string(whose) + " codec byte " + std::to_string(c) + " (" +
+                          codec_name(c) + ") is not implemented; this build implements " +
+                          implemented,
+                      offset)
+        .about("Attribute Stream.codec", std::to_string(c));
 }
 
 namespace detail {
@@ -330,7 +341,7 @@ Result<std::size_t> compress_into(std::uint8_t c, int level, Bytes in,
                               std::to_string(lo) + ".." + std::to_string(hi));
     };
     const CodecInfo* info = find_codec(c);
-    if (!info) return unknown_codec(c, kNoOffset);
+    if (!info) return unknown_codec_error(c, kNoOffset);
     if (level < info->min_level || level > info->max_level)
         return bad_level(info->min_level, info->max_level);
     switch (c) {
@@ -377,7 +388,7 @@ Result<std::size_t> compress_into(std::uint8_t c, int level, Bytes in,
 }  // namespace detail
 
 Status compress(std::uint8_t c, int level, Bytes in, std::vector<std::uint8_t>& out) {
-    if (!find_codec(c)) return unknown_codec(c, kNoOffset);
+    if (!find_codec(c)) return unknown_codec_error(c, kNoOffset);
     out.resize(detail::compress_bound(c, level, in.size()));
     FOURDGS_ASSIGN(const std::size_t n, detail::compress_into(c, level, in, out));
     out.resize(n);

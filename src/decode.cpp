@@ -161,12 +161,8 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
                 .about("Attribute Stream.attribute_id", std::to_string(id));
         seen[id] = true;
         if (!codec_implemented(s.header.codec))
-            return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
-                              std::string("stream '") + name + "' uses codec byte " +
-                                  std::to_string(s.header.codec) + " (" +
-                                  codec_name(s.header.codec) + "), which this reader does not implement",
-                              s.offset + 3)
-                .about("Attribute Stream.codec", std::to_string(s.header.codec));
+            return unknown_codec_error(s.header.codec, s.offset + 3,
+                                       std::string("stream '") + name + "'");
         if (s.header.channels != attr::kChannels[id])
             return malformed(refusal::kStreamChannelCountMismatch,
                              std::string("stream '") + name + "' has " +

@@ -398,7 +398,8 @@ Header make_header(const SceneHeader& sh, std::string_view temporal_model,
 bool write_content(ByteWriter& out, const SceneHeader& sh, const WriterOptions& opt,
                    std::span<const Metadata> writer_metadata, const std::string& library) {
     // At effort max only registered codecs are written, whatever `codec` says.
-    const bool owed = (opt.codec == codec::lz4 && opt.effort != Effort::max) ||
+    const CodecInfo* codec = find_codec(opt.codec);
+    const bool owed = (codec && !codec->registered && opt.effort != Effort::max) ||
                       !sh.private_records.empty();
     return content::write_content_records(out, sh, writer_metadata, owed,
                                           opt.application.empty() ? library : opt.application);
@@ -548,6 +549,16 @@ const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t 
     return nullptr;
 }
 
+namespace {
+// The candidates of effort max, read off codec_table() in its order.
+std::vector<CodecLevel> registered_codecs_at_max_level() {
+    std::vector<CodecLevel> levels;
+    for (const CodecInfo& c : codec_table())
+        if (c.registered) levels.push_back({c.byte, c.max_level});
+    return levels;
+}
+}  // namespace
+
 StreamEncodeOptions stream_options(const Encoding& e) {
     StreamEncodeOptions so;
     so.codec = e.opt.codec;
@@ -559,9 +570,7 @@ StreamEncodeOptions stream_options(const Encoding& e) {
         case Effort::max: {
             // Every registered codec at its highest level, in both modes; the options' own
             // (codec, level) first when registered, so a stream is never larger than at default.
-            static const CodecLevel highest[] = {
-                {codec::deflate, find_codec(codec::deflate)->max_level},
-                {codec::zstd, find_codec(codec::zstd)->max_level}};
+            static const std::vector<CodecLevel> highest = registered_codecs_at_max_level();
             if (!find_codec(so.codec)->registered) {
                 so.codec = highest[0].codec;
                 so.level = highest[0].level;

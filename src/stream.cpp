@@ -137,13 +137,7 @@ Status check_header(const StreamView& s, std::uint64_t max_decompressed_bytes,
                     std::uint64_t& decompressed) {
     const StreamHeader& h = s.header;
     if (!codec_implemented(h.codec))
-        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
-                          attr(h) + ": codec byte " + std::to_string(h.codec) + " (" +
-                              codec_name(h.codec) +
-                              ") is not implemented; this build implements 0 (deflate), 1 (zstd) "
-                              "and 128 (0x80, lz4 block, private range)",
-                          s.offset + kHeaderFieldCodec)
-            .about("Attribute Stream.codec", std::to_string(h.codec));
+        return unknown_codec_error(h.codec, s.offset + kHeaderFieldCodec, attr(h));
     if (h.symbol_width != 1 && h.symbol_width != 2 && h.symbol_width != 4)
         return make_error(ErrorKind::malformed, refusal::kInvalidSymbolWidth,
                           attr(h) + ": symbol_width " + std::to_string(h.symbol_width) +
@@ -487,14 +481,8 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(elements) + " elements do not fit element_count (u32)");
     for (const CodecLevel& c : opt.also)
-        if (!codec_implemented(c.codec))
-            return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
-                              "stream codec byte " + std::to_string(c.codec) + " (" +
-                                  codec_name(c.codec) + ") is not implemented");
-    if (!codec_implemented(opt.codec))
-        return make_error(ErrorKind::unsupported, refusal::kUnknownStreamCodec,
-                          "stream codec byte " + std::to_string(opt.codec) + " (" +
-                              codec_name(opt.codec) + ") is not implemented");
+        if (!codec_implemented(c.codec)) return unknown_codec_error(c.codec, kNoOffset);
+    if (!codec_implemented(opt.codec)) return unknown_codec_error(opt.codec, kNoOffset);
     if (opt.mode < -1 || opt.mode > 2)
         return bad_arg("mode " + std::to_string(opt.mode) + " is not -1, 0, 1 or 2");
     if (opt.symbol_width != 0 && opt.symbol_width != 1 && opt.symbol_width != 2 &&

@@ -57,9 +57,10 @@ std::string codec_name(std::uint8_t codec);
 // (and the CLI, the C ABI) spell it by, whether it is a registered codec (readable by every
 // implementation) or private, whether a Chunk's `compression` string may name it (§5.5), the
 // levels compress() accepts, and the level WriterOptions' effort `fast` uses and the codec's
-// customary default (a merge re-compresses at it). Rows: deflate (0, chunks, levels 0–12, fast 1,
-// default 6), zstd (1, chunks, ZSTD_minCLevel()–ZSTD_maxCLevel(), fast 1, default 3), lz4 (0x80,
-// private, streams only, 0–12, fast 0, default 0). Every name, byte and level the library, the C
+// customary default (a merge re-compresses at it), and the level for a file written once and read
+// many times. Rows: deflate (0, chunks, levels 0–12, fast 1, default 6, archive 6), zstd (1,
+// chunks, ZSTD_minCLevel()–ZSTD_maxCLevel(), fast 1, default 3, archive 9), lz4 (0x80, private,
+// streams only, 0–12, fast 0, default 0, archive 0). Every name, byte and level the library, the C
 // ABI and the CLI accept comes from here; adding a codec is a row here and its four cases in
 // codec.cpp (bound, compress, inflate bound, decompress).
 struct CodecInfo {
@@ -69,6 +70,8 @@ struct CodecInfo {
     bool chunk_compression = false;
     int min_level = 0, max_level = 0;
     int fast_level = 0, default_level = 0;
+    // The level for a file written once and read many times (`4dgs convert`'s default).
+    int archive_level = 0;
 };
 std::span<const CodecInfo> codec_table();
 // The row of a codec byte or name, or nullptr.
@@ -77,6 +80,12 @@ const CodecInfo* find_codec(std::string_view name) noexcept;
 // The table's names joined by ", " (for a message that lists what a build accepts): every codec,
 // or with `chunks_only` those a Chunk's compression string may name.
 std::string codec_names(bool chunks_only = false);
+// The refusal for a codec byte this build does not implement (unknown-stream-codec, M031), the
+// one every reader, decoder and encoder returns: "<whose> codec byte N (name) is not implemented;
+// this build implements ..." with the list read off codec_table(). `whose` names the stream
+// ("stream 'position'") or is "stream" where none is at hand; `offset` is the codec byte's.
+Error unknown_codec_error(std::uint8_t codec, std::uint64_t offset,
+                          std::string_view whose = "stream");
 
 // Inflates `in` with `codec` into exactly `out.size()` bytes (§5.6 "decompress with codec").
 // The whole of `in` must be the codec's data: one zlib stream, one zstd frame, or one lz4 block,

@@ -759,7 +759,8 @@ struct EncodeArgs {
 };
 
 struct ConvertArgs : EncodeArgs {
-    std::string codec = "deflate", title, coordinate_system, grid, frames;
+    std::string codec = fourdgs::codec_name(fourdgs::WriterOptions{}.codec);  // the writer's default
+    std::string title, coordinate_system, grid, frames;
     std::string delta_reference = "cheaper";
     bool no_rigid_parts = false;
     unsigned threads = 0;
@@ -864,8 +865,7 @@ int cmd_convert(const ConvertArgs& a) {
     const CodecInfo* chosen = find_codec(a.codec);
     if (!chosen) return cannot_run("unknown --codec '" + a.codec + "' (" + codec_names() + ")");
     o.writer.codec = chosen->byte;
-    // A file written once and read many times: zstd at 9 rather than its customary 3.
-    o.writer.level = chosen->byte == codec::zstd ? 9 : chosen->default_level;
+    o.writer.level = chosen->archive_level;  // a file written once and read many times
     if (!a.grid.empty()) {
         // The plan decides the clock, the shape, the tolerance and the keyframes.
         for (const std::string& opt : a.given)
@@ -1227,7 +1227,7 @@ int main(int argc, char** argv) {
     auto* conv = app.add_subcommand("convert", "PLY frames (files or directories) to a .4dgs scene");
     encode_options(conv, ca);
     conv->add_option("-o,--output", ca.output, "the .4dgs file to write")->required();
-    conv->add_option("--codec", ca.codec, "stream codec: deflate, zstd, lz4");
+    conv->add_option("--codec", ca.codec, "stream codec: " + fourdgs::codec_names());
     conv->add_option("--title", ca.title, "a title for the scene's metadata");
     conv->add_option("--coordinate-system", ca.coordinate_system,
                      "the scene's handedness and up axis, e.g. \"right-handed, y-up\" "
