@@ -43,12 +43,18 @@ async function load(url) {
   const info = splat.scene.info, size = Math.hypot(info.aabb[3] - info.aabb[0],
     info.aabb[4] - info.aabb[1], info.aabb[5] - info.aabb[2]) || 1;
   const extras = new pc.Entity('extras');
+  const material = (r, g, b) => {
+    const m = new pc.StandardMaterial();
+    m.diffuse = new pc.Color(r, g, b);
+    m.update();
+    return m;
+  };
   const box = new pc.Entity('box');
-  box.addComponent('render', { type: 'box' });
+  box.addComponent('render', { type: 'box', material: material(0.2, 0.4, 0.8) });
   box.setLocalScale(size / 6, size / 6, size / 6);
   box.setPosition(info.aabb[3] + size / 4, (info.aabb[1] + info.aabb[4]) / 2, (info.aabb[2] + info.aabb[5]) / 2);
   const floor = new pc.Entity('floor');
-  floor.addComponent('render', { type: 'plane' });
+  floor.addComponent('render', { type: 'plane', material: material(0.15, 0.15, 0.15) });
   floor.setLocalScale(size * 1.5, 1, size * 1.5);
   floor.setPosition((info.aabb[0] + info.aabb[3]) / 2, info.aabb[1] - size / 10, (info.aabb[2] + info.aabb[5]) / 2);
   extras.addChild(box);
