@@ -10,6 +10,7 @@
 // scene and player (the package's objects), stats, and timing (how the scene opened).
 import { FourdgsError, open } from 'fourdgs';
 import { SplatRenderer } from './renderer.js';
+import { framedView, orbitView, usableCamera } from './view.js';
 
 // Opened when the page's address names no scene: examples/data/showcase.4dgs, served beside it.
 const DEFAULT_SCENE = 'showcase.4dgs';
@@ -31,32 +32,6 @@ function showError(e) {
   $('error').hidden = false;
   stats.error = e instanceof FourdgsError ? { refusal: e.refusal, message: e.detail } : { message: text };
   console.warn(`fourdgs: ${text}`);  // a refused file is the page's answer, not a page error
-}
-
-// The preview's framing when the scene has no usable Camera: from +z, the aabb's bounding sphere
-// filling a 50° vertical field of view.
-function framedView(info) {
-  const b = info.aabb;
-  const usable = b.some((v) => v !== 0) && [0, 1, 2].every((k) => Number.isFinite(b[k]) &&
-    Number.isFinite(b[k + 3]) && b[k + 3] >= b[k]);
-  const lo = usable ? b.slice(0, 3) : [0, 0, 0], hi = usable ? b.slice(3) : [0, 0, 0];
-  const centre = [0, 1, 2].map((k) => (lo[k] + hi[k]) / 2);
-  let radius = Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 2;
-  if (!(radius > 0)) radius = 1;
-  const distance = radius / Math.sin(50 * Math.PI / 360);
-  return { target: centre, distance, yaw: 0, pitch: 0, fovYDeg: 50 };
-}
-
-function orbitView(o) {
-  const cp = Math.cos(o.pitch);
-  const dir = [Math.sin(o.yaw) * cp, Math.sin(o.pitch), Math.cos(o.yaw) * cp];
-  return { position: o.target.map((c, k) => c + o.distance * dir[k]), target: o.target, fovYDeg: o.fovYDeg };
-}
-
-function usableCamera(v) {
-  const finite = (p) => p.every(Number.isFinite);
-  return finite(v.position) && finite(v.target) && v.position.some((c, k) => c !== v.target[k]) &&
-    v.fovYDeg > 0 && v.fovYDeg < 180;
 }
 
 function viewAt(t) {

@@ -123,6 +123,8 @@ class Browser {
     const timer = setTimeout(() => { try { process.kill(this.proc.pid, 'SIGKILL'); } catch {} }, 5000);
     if (this.proc.exitCode === null) await this.exited;
     clearTimeout(timer);
-    rmSync(this.profile, { recursive: true, force: true });
+    // The browser's helper processes may still be writing the profile for a moment after the
+    // main one exits (ENOTEMPTY): retried.
+    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 }

@@ -76,8 +76,10 @@ export function encodePng({ width, height, rgba }) {
   return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
-/** Per-pixel RGB differences of two same-size images: { mean, p99, max, over } (over: the share
- * of pixels with a channel off by more than `limit`), and an image of them (×4, for looking). */
+/** Per-pixel RGB differences of two same-size images: { mean, p99, max, over, litA, litB,
+ * litOff } (over: the share of pixels with a channel off by more than `limit`; litOff: of the
+ * pixels lit in either image, the share off by more than LIT — what tells a sparse scene's
+ * splats in the right places from the same splats moved), and an image of them (×4). */
 // A pixel is lit when a channel is over LIT: a blank canvas has none, so a comparison of a sparse
 // scene (mostly background) can still tell a drawn canvas from an empty one.
 const LIT = 16;
@@ -87,11 +89,12 @@ export function compareImages(a, b, limit = 24) {
     throw new Error(`sizes differ: ${a.width}x${a.height} vs ${b.width}x${b.height}`);
   const n = a.width * a.height, worst = new Uint8Array(n);
   const diff = new Uint8Array(n * 4);
-  let sum = 0, over = 0, litA = 0, litB = 0;
+  let sum = 0, over = 0, litA = 0, litB = 0, litEither = 0, litOff = 0;
   const lit = (img, i) => Math.max(img.rgba[4 * i], img.rgba[4 * i + 1], img.rgba[4 * i + 2]) > LIT;
   for (let i = 0; i < n; ++i) {
-    litA += lit(a, i);
-    litB += lit(b, i);
+    const la = lit(a, i), lb = lit(b, i);
+    litA += la;
+    litB += lb;
     let m = 0;
     for (let k = 0; k < 3; ++k) {
       const d = Math.abs(a.rgba[4 * i + k] - b.rgba[4 * i + k]);
@@ -102,8 +105,9 @@ export function compareImages(a, b, limit = 24) {
     diff[4 * i + 3] = 255;
     worst[i] = m;
     if (m > limit) ++over;
+    if (la || lb) { ++litEither; if (m > LIT) ++litOff; }
   }
   const sorted = Array.from(worst).sort((x, y) => x - y);
   return { mean: sum / (3 * n), p99: sorted[Math.floor(0.99 * (n - 1))], max: sorted[n - 1],
-    over: over / n, litA, litB, diff: { width: a.width, height: a.height, rgba: diff } };
+    over: over / n, litA, litB, litOff: litEither ? litOff / litEither : 0, diff: { width: a.width, height: a.height, rgba: diff } };
 }

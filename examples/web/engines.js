@@ -1,0 +1,141 @@
+// What the two engine pages (playcanvas/, three/) share: the scene's URL, the controls, the
+// error panel and the test hooks. Each page makes its engine's app, camera and second object
+// and hands this module its adapter (fourdgs/playcanvas or fourdgs/three) and three callbacks.
+//
+// window.fourdgsPage, for tests and embedding: ready (the first frame drawn or the error
+// shown), stats ({ error, frames, lateFrames, ... }), seek(t) (resolves once the engine has drawn
+// instant t), playFrames(n) (plays n engine frames at 1×: { frames, late }), usePreviewView()
+// (the camera `4dgs preview` uses at each instant, the orbit controls off), showExtras(on) (the page's own
+// object), rows() (the engine object's rows, decoded by the engine, and the package's frame
+// of the same instant).
+import { FourdgsError } from 'fourdgs';
+import { framedView, usableCamera } from './view.js';
+
+/** The scene a page opens without ?url=: one constant, relative to the page. */
+export const DEFAULT_SCENE = '../../data/example.4dgs';
+
+const $ = (id) => document.getElementById(id);
+
+export function sceneUrl() {
+  return new URLSearchParams(location.search).get('url') || DEFAULT_SCENE;
+}
+
+const stats = { error: null, frames: 0, lateFrames: 0 };
+
+export function showError(e) {
+  const text = e instanceof FourdgsError ? `refused: ${e.refusal}\n${e.detail}` : String(e?.message ?? e);
+  $('error').textContent = text;
+  $('error').hidden = false;
+  stats.error = e instanceof FourdgsError ? { refusal: e.refusal, message: e.detail } : { message: text };
+  console.warn(`fourdgs: ${text}`);  // a refused file is the page's answer, not a page error
+}
+
+/** The view `4dgs preview` renders at t: the scene's Camera path when usable, else its framing
+ * of the aabb (view.js). */
+export function previewView(adapter, t) {
+  const v = adapter.camera(t);
+  if (v && usableCamera(v)) return v;
+  const f = framedView(adapter.scene.info);
+  return { position: [f.target[0], f.target[1], f.target[2] + f.distance], target: f.target,
+    fovYDeg: f.fovYDeg };
+}
+
+/**
+ * Wires the controls and the test hooks to `adapter`. `page`: { nextFrame() (resolves after the
+ * engine's next drawn frame), setView(view | null) (null: the engine's orbit controls drive the
+ * camera), showExtras(on) }.
+ */
+export function startPage(adapter, page) {
+  const timeline = $('timeline');
+  timeline.max = String(adapter.duration);
+  $('info-scene').textContent = `${sceneUrl().split('/').pop()}: ${adapter.scene.info.temporalModel}, ` +
+    `${adapter.duration} s, ${adapter.scene.info.gaussianCount} gaussians, SH degree ` +
+    `${adapter.scene.info.shDegree}`;
+  const sync = () => { $('play').textContent = adapter.state === 'playing' ? 'Pause' : 'Play'; };
+  adapter.addEventListener('frame', ({ detail }) => {
+    ++stats.frames;
+    if (detail.late) ++stats.lateFrames;
+    $('time').textContent = `${detail.time.toFixed(3)} s`;
+    if (document.activeElement !== timeline) timeline.value = String(detail.time);
+    $('info-frames').textContent = `${stats.frames} frames, ${stats.lateFrames} late, ` +
+      `${adapter.count} splats (room for ${adapter.capacity}), upload ` +
+      `${adapter.stats.lastUploadMs.toFixed(2)} ms`;
+    if (detail.state !== 'playing') sync();
+    if ($('camera').value === 'preview') page.setView(previewView(adapter, detail.shown));
+  });
+  $('play').onclick = () => { if (adapter.state === 'playing') adapter.pause(); else adapter.play(); sync(); };
+  $('loop').onchange = () => adapter.setLoop($('loop').checked);
+  $('rate').onchange = () => adapter.setRate(Number($('rate').value));
+  timeline.oninput = () => { adapter.pause(); sync(); adapter.seek(Number(timeline.value)); };
+  $('camera').onchange = () => page.setView($('camera').value === 'preview'
+    ? previewView(adapter, adapter.time) : null);
+  for (const id of ['play', 'timeline', 'rate', 'loop', 'camera']) $(id).disabled = false;
+  adapter.setLoop($('loop').checked);
+
+  const frames = async (n) => { for (let i = 0; i < n; ++i) await page.nextFrame(); };
+  return {
+    // Engine frames until instant t is drawn: the bytes first, then a few frames for the
+    // engine's sort (Spark's and PlayCanvas's run on workers) to land.
+    seek: async (t) => {
+      adapter.pause();
+      sync();
+      await adapter.ready(t);
+      adapter.seek(t);
+      await frames(8);
+      return adapter.time;
+    },
+    playFrames: (n) => new Promise((resolve) => {
+      const start = { frames: stats.frames, late: stats.lateFrames };
+      const onFrame = () => {
+        if (stats.frames - start.frames < n) return;
+        adapter.removeEventListener('frame', onFrame);
+        adapter.pause();
+        sync();
+        resolve({ frames: stats.frames - start.frames, late: stats.lateFrames - start.late });
+      };
+      adapter.addEventListener('frame', onFrame);
+      adapter.setRate(1);
+      adapter.play();
+      sync();
+    }),
+    usePreviewView: async () => {
+      $('camera').value = 'preview';
+      page.setView(previewView(adapter, adapter.time));
+      await frames(4);
+    },
+    showExtras: async (on) => { page.showExtras(on); await frames(2); },
+    rows: async () => {
+      const engine = adapter.engineRows();
+      const shown = adapter.frameInfo.shown;
+      const f = await adapter.scene.frameAt(shown, { maxShDegree: 0 });
+      const copy = (a) => Array.from(a);
+      return {
+        time: shown,
+        engine: { count: engine.count, center: copy(engine.center), scale: copy(engine.scale),
+          rotation: copy(engine.rotation), color: copy(engine.color) },
+        frame: { count: f.count, center: copy(f.center), scale: copy(f.scale),
+          rotation: copy(f.rotation), color: copy(f.color) },
+      };
+    },
+  };
+}
+
+/** Opens the scene with `load(url)` (the page's adapter factory) and publishes the hooks. */
+export function runPage(load) {
+  let hooks = null;
+  const ready = (async () => {
+    try {
+      hooks = await load(sceneUrl());
+    } catch (e) {
+      showError(e);
+    }
+  })();
+  window.fourdgsPage = {
+    stats, ready,
+    seek: (t) => hooks.seek(t),
+    playFrames: (n) => hooks.playFrames(n),
+    usePreviewView: () => hooks.usePreviewView(),
+    showExtras: (on) => hooks.showExtras(on),
+    rows: () => hooks.rows(),
+  };
+}

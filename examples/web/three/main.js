@@ -1,0 +1,69 @@
+// A .4dgs scene in a three.js scene with Spark: fourdgs/three keeps one SplatMesh's splats at
+// Spark's time; Spark sorts and draws them beside a grid and a mesh of three.js, under three's
+// OrbitControls. The controls and test hooks are ../engines.js's.
+import { SparkRenderer } from '@sparkjsdev/spark';
+import { FourdgsSplatMesh } from 'fourdgs/three';
+import * as THREE from 'three';
+import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { previewView, runPage, startPage } from '../engines.js';
+
+async function load(url) {
+  const canvas = document.getElementById('canvas');
+  const renderer = new THREE.WebGLRenderer({ canvas, antialias: false });
+  renderer.setPixelRatio(1);
+  renderer.setSize(canvas.width, canvas.height, false);
+  const scene = new THREE.Scene();
+  scene.add(new SparkRenderer({ renderer }));
+
+  const splat = await FourdgsSplatMesh.load(url, { step: 1 / 60 });
+  scene.add(splat.mesh);
+  const view = previewView(splat, 0);
+  const camera = new THREE.PerspectiveCamera(view.fovYDeg, canvas.width / canvas.height, 0.01, 1000);
+  const controls = new OrbitControls(camera, canvas);
+  const place = (v) => {
+    camera.position.set(...v.position);
+    camera.fov = v.fovYDeg;
+    camera.updateProjectionMatrix();
+    controls.target.set(...v.target);
+    camera.lookAt(...v.target);
+  };
+  place(view);
+  controls.update();
+
+  // three.js's own objects: a grid under the scene and a lit box beside it.
+  const info = splat.scene.info, size = Math.hypot(info.aabb[3] - info.aabb[0],
+    info.aabb[4] - info.aabb[1], info.aabb[5] - info.aabb[2]) || 1;
+  const extras = new THREE.Group();
+  const grid = new THREE.GridHelper(size * 1.5, 12, 0x888888, 0x444444);
+  grid.position.set((info.aabb[0] + info.aabb[3]) / 2, info.aabb[1] - size / 10, (info.aabb[2] + info.aabb[5]) / 2);
+  const box = new THREE.Mesh(new THREE.BoxGeometry(size / 6, size / 6, size / 6),
+    new THREE.MeshStandardMaterial({ color: 0x3366cc }));
+  box.position.set(info.aabb[3] + size / 4, (info.aabb[1] + info.aabb[4]) / 2, (info.aabb[2] + info.aabb[5]) / 2);
+  const light = new THREE.DirectionalLight(0xffffff, 2);
+  light.position.set(1, 2, 3);
+  extras.add(grid, box, light, new THREE.AmbientLight(0xffffff, 0.4));
+  scene.add(extras);
+
+  let frameWaiters = [];
+  renderer.setAnimationLoop(() => {
+    controls.update();
+    renderer.render(scene, camera);
+    const waiters = frameWaiters;
+    frameWaiters = [];
+    waiters.forEach((w) => w());
+  });
+  const nextFrame = () => new Promise((resolve) => frameWaiters.push(resolve));
+  const hooks = startPage(splat, {
+    nextFrame,
+    setView: (v) => { controls.enabled = !v; place(v ?? view); controls.update(); },
+    showExtras: (on) => { extras.visible = on; },
+  });
+  await splat.ready(0);
+  await nextFrame();
+  await nextFrame();
+  window.fourdgsPage.renderer = renderer;
+  window.fourdgsPage.adapter = splat;
+  return hooks;
+}
+
+runPage(load);

@@ -1,0 +1,57 @@
+// Types shared by the engine adapters (fourdgs/playcanvas, fourdgs/three). docs/engines.md.
+import type { AudioState, OpenOptions, Scene } from './fourdgs.js';
+
+export interface PlayerOptions {
+  start?: number; rate?: number; loop?: boolean; playing?: boolean; maxShDegree?: number;
+  applyObjectTracks?: boolean; step?: number; lookAhead?: number; byteBudget?: number;
+}
+
+/** What the Player says about a frame. `late`: its bytes had not arrived (the picture holds at
+ * `shown`); `reason`: 'none', 'starting' or 'fetching'. */
+export interface FrameInfo {
+  time: number; shown: number; late: boolean; reason: 'none' | 'starting' | 'fetching';
+  state: 'paused' | 'playing' | 'ended'; stateT0: number; stateT1: number; audio: AudioState[];
+}
+
+/** Rows as the engine holds them, decoded with the engine's own decoder. */
+export interface EngineRows {
+  count: number; center: Float32Array; scale: Float32Array;
+  /** x, y, z, w */
+  rotation: Float32Array;
+  /** r, g, b, opacity */
+  color: Float32Array;
+}
+
+/** A scene played into one engine object. Events: 'late' and 'frame' (CustomEvent, detail:
+ * FrameInfo). */
+export class EngineScene extends EventTarget {
+  readonly scene: Scene;
+  /** The package's Player (player.js): the clock, the look-ahead, the late-frame rule. */
+  readonly player: unknown;
+  /** Rows the engine object holds room for (the largest instant; grown only when needed). */
+  readonly capacity: number;
+  /** Rows written by the last update. */
+  readonly count: number;
+  readonly frameInfo: FrameInfo | null;
+  readonly stats: { frames: number; lateFrames: number; uploads: number; grows: number;
+    lastFrameMs: number; lastUploadMs: number };
+  readonly duration: number;
+  readonly time: number;
+  readonly state: 'paused' | 'playing' | 'ended';
+  readonly late: boolean;
+  readonly audio: AudioState[];
+  play(): void;
+  pause(): void;
+  seek(t: number): void;
+  setRate(rate: number): void;
+  setLoop(loop: boolean): void;
+  ready(t: number): Promise<void>;
+  camera(t?: number): { position: number[]; target: number[]; fovYDeg: number } | null;
+  /** One frame at the engine's clock (seconds); the adapters call it from the engine's loop. */
+  update(nowSec: number): FrameInfo;
+  engineRows(): EngineRows;
+  close(): void;
+}
+
+export type AdapterOptions = OpenOptions & PlayerOptions;
+export function largestInstant(scene: Scene): number;

@@ -1,0 +1,119 @@
+// What the engine adapters (playcanvas.js, three.js) share: a scene opened with the package's
+// Player, stepped by the host engine's frame loop with the engine's own clock, and the engine
+// object's capacity. Nothing here knows an engine; each adapter writes the frame into its
+// engine's splat data (its `write(frame)`) and says what it can show (SH or not).
+//
+// The Player keeps the clock, the look-ahead and the late-frame rule (player.js): an adapter
+// hands it the engine's time every frame and shows what it returns, nothing more.
+import { open } from './fourdgs.js';
+import { Player } from './player.js';
+
+/** The most gaussians any instant can show: for each chunk's start, the gaussians of every
+ * chunk read at that instant (a bound: the visible ones are a subset). The engine object is
+ * created this large, so that playing never reallocates it; `grow` covers a scene whose chunk
+ * table undercounts (a keyframe-delta state keeps gaussians born in earlier chunks). */
+export function largestInstant(scene) {
+  const chunks = scene.extras.chunks;
+  let most = 0;
+  for (const c of chunks) {
+    let n = 0;
+    for (const e of scene.chunksFor(c.t0)) n += chunks[e].gaussianCount;
+    most = Math.max(most, n);
+  }
+  return Math.max(1, most || scene.info.gaussianCount);
+}
+
+/** The capacity to reallocate to when `count` rows do not fit in `capacity`. */
+export const grown = (capacity, count) => Math.max(count, Math.ceil(capacity * 1.5));
+
+export class EngineScene extends EventTarget {
+  /** Opens `input` (a URL or any source open() reads) and makes its Player. Options are
+   * open()'s and the Player's (rate, loop, playing, start, lookAhead, ...). */
+  static async openPlayer(input, options = {}) {
+    const scene = await open(input, options);
+    return { scene, player: new Player(scene, options) };
+  }
+
+  constructor(scene, player) {
+    super();
+    this.scene = scene;
+    this.player = player;
+    this.capacity = largestInstant(scene);
+    /** The last frame's information (the Player's: time, shown, late, reason, state, audio). */
+    this.frameInfo = null;
+    /** Rows written into the engine object by the last update. */
+    this.count = 0;
+    this.stats = { frames: 0, lateFrames: 0, uploads: 0, grows: 0, lastFrameMs: 0,
+      lastUploadMs: 0 };
+    this.shown = null;  // the instant and state the engine object holds (skip repeated uploads)
+  }
+
+  get duration() { return this.player.duration; }
+  get time() { return this.player.position; }
+  get state() { return this.player.state; }
+  get late() { return !!this.frameInfo?.late; }
+  play() { this.player.play(); }
+  pause() { this.player.pause(); }
+  seek(t) { this.player.seek(t); }
+  setRate(rate) { this.player.setRate(rate); }
+  setLoop(loop) { this.player.setLoop(loop); }
+  /** Resolves once instant t's bytes are held (a seek without late frames). */
+  ready(t) { return this.player.ready(t); }
+
+  /** The scene's Camera path at t (default: now): { position, target, fovYDeg }, or null when
+   * the scene has none. */
+  camera(t = this.time) {
+    return this.scene.info.hasCamera ? this.scene.cameraAt(t) : null;
+  }
+
+  /** Each audio source's state at the last frame ({ active, localTime, gain, position,
+   * rotation }, in extras.audioSources' order), for the app's own audio. */
+  get audio() { return this.frameInfo?.audio ?? []; }
+
+  /** One engine frame at the engine's clock `nowSec`: the Player's frame, written into the
+   * engine object when it shows a new instant. Dispatches 'late' (detail: the frame's
+   * information) when the frame's bytes have not arrived, and 'frame' after every update. */
+  update(nowSec) {
+    const evaluated = performance.now();
+    const { frame, info } = this.player.frame(nowSec);
+    this.stats.lastFrameMs = performance.now() - evaluated;  // the Player's decode + evaluate
+    this.frameInfo = info;
+    ++this.stats.frames;
+    if (info.late) {
+      ++this.stats.lateFrames;
+      this.dispatchEvent(new CustomEvent('late', { detail: info }));
+    }
+    const key = frame ? `${this.player.resident?.key}@${frame.time}` : null;
+    if (frame && key !== this.shown) {
+      const start = performance.now();
+      if (frame.count > this.capacity) {
+        this.capacity = grown(this.capacity, frame.count);
+        ++this.stats.grows;
+        this.resize(this.capacity);
+      }
+      this.write(frame);
+      this.count = frame.count;
+      this.shown = key;
+      ++this.stats.uploads;
+      this.stats.lastUploadMs = performance.now() - start;
+    }
+    this.dispatchEvent(new CustomEvent('frame', { detail: info }));
+    return info;
+  }
+
+  /** Frees the player and closes the scene (the engine object is the adapter's to destroy). */
+  close() {
+    this.player.close();
+    this.scene.close();
+  }
+
+  // Per adapter: resize(capacity) reallocates the engine object, write(frame) fills it.
+  resize() { throw new Error('an adapter implements resize'); }
+  write() { throw new Error('an adapter implements write'); }
+}
+
+/** SH coefficient k of colour component c of row i of a frame (its byte map: -4 + b·8/255). */
+export function shCoefficient(frame, i, c, k) {
+  const per = frame.shPerGaussian / 3;
+  return -4 + frame.sh[i * frame.shPerGaussian + c * per + k] * (8 / 255);
+}

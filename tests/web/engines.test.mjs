@@ -1,0 +1,248 @@
+// An engine page (examples/web/playcanvas or examples/web/three) in headless Debian Chromium,
+// served by nginx on loopback (tests/http/harness.py runs this with FOURDGS_HTTP_BASE / _ROOT):
+//   - the engines come from the npm registry (the versions js/package.json's peerDependencies
+//     name), installed by this test into NPM_DIR (a build folder) when not there yet;
+//   - the example scene at t = 2.5, in the preview's view with the page's own object hidden,
+//     matches `4dgs preview` within the tolerance below; a flipped and a blank canvas fail it;
+//   - the engine object's rows, decoded by the engine's own decoder, equal the package's
+//     frameAt (evaluate) of the same instant row for row within the engine's encoding;
+//   - a seek to 0.5 shows that instant (preview and rows again); 120 frames at 1× with no late
+//     frame; a damaged file shows its refusal identifier; the console has no error;
+//   - with MAKE_BENCH_SCENE: a 200,000-gaussian multi-chunk scene opens, seeks and shows the
+//     package's rows, and the adapter's per-frame cost is printed beside the Player's.
+// Screenshots, previews and difference images go to FOURDGS_WEB_ARTIFACTS when set.
+//
+//   harness.py run -- node engines.test.mjs ENGINE PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE
+//       REFUSAL_ID NPM_DIR [MAKE_BENCH_SCENE]
+//
+// Exit 77 (ctest's SKIP) only where Chromium, emscripten or npm is not installed.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { CHROMIUM, launch } from './browser.mjs';
+import { compareImages, decodePng, encodePng } from './png.mjs';
+
+const [engine, packageDir, cli, example, damaged, expectedRefusal, npmDir, makeBenchScene] =
+  process.argv.slice(2);
+const skip = (why) => { console.log(`SKIP: ${why}`); process.exit(77); };
+if (!existsSync(CHROMIUM)) skip(`${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
+if (spawnSync('sh', ['-c', 'command -v npm']).status !== 0) skip('npm is not installed');
+const tarballs = existsSync(packageDir)
+  ? readdirSync(packageDir).filter((f) => /^fourdgs-.*\.tgz$/.test(f)) : [];
+if (tarballs.length === 0 && spawnSync('sh', ['-c', 'command -v emcc']).status !== 0)
+  skip('emscripten is not installed, so there is no package (apt-get install emscripten)');
+assert.equal(tarballs.length, 1, `one packed package in ${packageDir}`);
+const here = dirname(fileURLToPath(import.meta.url));
+const source = join(here, '..', '..');
+const base = process.env.FOURDGS_HTTP_BASE, root = process.env.FOURDGS_HTTP_ROOT;
+const artifacts = process.env.FOURDGS_WEB_ARTIFACTS;
+if (artifacts) mkdirSync(artifacts, { recursive: true });
+const WIDTH = 640, HEIGHT = 480;
+
+// The picture. The engines splat with their own shaders (Spark: 8-bit colour and its own
+// footprint; PlayCanvas: its own footprint and cut-off) where the preview accumulates in float:
+// per pixel, the largest channel difference; the mean channel difference must stay under
+// MEAN_LIMIT of 255, at most OVER_LIMIT of the pixels may differ by more than PIXEL_LIMIT (splat
+// edges), and the canvas must light between half and twice the preview's pixels (the example
+// scene is sparse: a blank canvas alone would pass the mean).
+const MEAN_LIMIT = 6, PIXEL_LIMIT = 48, OVER_LIMIT = 0.04, LIT_OFF_LIMIT = 0.5;
+const matches = (c) => c.mean < MEAN_LIMIT && c.over < OVER_LIMIT && c.litB > 0 &&
+  c.litA >= 0.5 * c.litB && c.litA <= 2 * c.litB && c.litOff < LIT_OFF_LIMIT;
+const describe = (c) => `mean ${c.mean.toFixed(2)}, p99 ${c.p99}, max ${c.max}, over ` +
+  `${PIXEL_LIMIT}: ${(100 * c.over).toFixed(2)} %, lit ${c.litA} (canvas) vs ${c.litB} (preview), ` +
+  `lit pixels off: ${(100 * c.litOff).toFixed(1)} %`;
+
+// The rows, after the engine's own encoding (absolute / relative error per value):
+//   PlayCanvas: centre f32 (exact), colour, opacity, scale, rotation as half floats (relative
+//     2^-11, and a half's absolute 2^-24 near zero);
+//   Spark: centre in half floats, colour and opacity in 8 bits of [0, 1] (the frame's values
+//     clamped there), log scale in 8 bits over [LN_SCALE_MIN, LN_SCALE_MAX] = [-12, 9] (a
+//     step of 21/254 in ln: relative e^(21/508) - 1 = 4.2 % at most), rotation octahedral 8+8 bits + 8-bit angle (compared as
+//     the angle between the two rotations, |dot| of unit quaternions).
+const ROW_TOLERANCE = {
+  playcanvas: { center: [0, 1e-6], scale: [2 ** -11, 2 ** -24], color: [2 ** -11, 2 ** -24],
+    rotationDot: 1 - 1e-5 },
+  three: { center: [2 ** -11, 2 ** -14], scale: [Math.expm1(21 / 508) + 1e-6, 0], color: [0, 0.5 / 255 + 1e-6],
+    rotationDot: Math.cos(3 * Math.PI / 180) },
+}[engine];
+assert.ok(ROW_TOLERANCE, `an engine page: playcanvas or three, not ${engine}`);
+
+function compareRows({ engine: e, frame: f, time }, clampColor) {
+  assert.equal(e.count, f.count, `t=${time}: the engine holds the frame's ${f.count} rows`);
+  const worst = { center: 0, scale: 0, color: 0, rotationDot: 1 };
+  const check = (name, a, b, [rel, abs]) => {
+    for (let i = 0; i < a.length; ++i) {
+      const want = name === 'color' && clampColor ? Math.min(1, Math.max(0, b[i])) : b[i];
+      const err = Math.abs(a[i] - want), allowed = rel * Math.abs(want) + abs;
+      worst[name] = Math.max(worst[name], err / Math.max(allowed, 1e-30));
+      assert.ok(err <= allowed, `t=${time} row ${Math.floor(i / (a.length / e.count))} ${name}: ` +
+        `${a[i]} (engine) vs ${b[i]} (frame)`);
+    }
+  };
+  check('center', e.center, f.center, ROW_TOLERANCE.center);
+  check('scale', e.scale, f.scale, ROW_TOLERANCE.scale);
+  check('color', e.color, f.color, ROW_TOLERANCE.color);
+  for (let i = 0; i < e.count; ++i) {
+    const q = e.rotation.slice(4 * i, 4 * i + 4), r = f.rotation.slice(4 * i, 4 * i + 4);
+    const dot = Math.abs(q.reduce((s, v, k) => s + v * r[k], 0)) / (Math.hypot(...q) * Math.hypot(...r));
+    worst.rotationDot = Math.min(worst.rotationDot, dot);
+    assert.ok(dot >= ROW_TOLERANCE.rotationDot, `t=${time} row ${i} rotation: ${q} (engine) vs ${r} (frame)`);
+  }
+  return worst;
+}
+
+// The engines, from the registry, at the versions the package declares.
+const peers = JSON.parse(readFileSync(join(source, 'js', 'package.json'), 'utf8')).peerDependencies;
+const wanted = engine === 'playcanvas' ? ['playcanvas'] : ['three', '@sparkjsdev/spark'];
+if (!wanted.every((p) => existsSync(join(npmDir, 'node_modules', p, 'package.json')))) {
+  mkdirSync(npmDir, { recursive: true });
+  if (!existsSync(join(npmDir, 'package.json'))) writeFileSync(join(npmDir, 'package.json'), '{"private": true}\n');
+  console.log(`npm install ${wanted.map((p) => `${p}@${peers[p]}`).join(' ')}`);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', '--prefix', npmDir,
+    ...wanted.map((p) => `${p}@${peers[p]}`)], { stdio: 'inherit' });
+}
+for (const p of wanted) {
+  const v = JSON.parse(readFileSync(join(npmDir, 'node_modules', p, 'package.json'), 'utf8')).version;
+  console.log(`${p} ${v}`);
+}
+
+// The site: examples/web, the installed package as ./fourdgs/, the engines as ./node_modules/.
+const site = join(root, 'site');
+cpSync(join(source, 'examples', 'web'), site, { recursive: true });
+mkdirSync(join(site, 'fourdgs'));
+execFileSync('tar', ['-xzf', join(packageDir, tarballs[0]), '-C', join(site, 'fourdgs'), '--strip-components=1']);
+// (copied: nginx's workers may not follow a link into the build tree; source maps left out)
+for (const p of wanted)
+  cpSync(join(npmDir, 'node_modules', p), join(site, 'node_modules', p), { recursive: true,
+    filter: (f) => !f.endsWith('.map') });
+cpSync(example, join(site, 'example.4dgs'));
+cpSync(damaged, join(site, 'damaged.4dgs'));
+
+function preview(scene, t) {
+  const png = join(root, `preview-${t}.png`);
+  execFileSync(cli, ['preview', scene, '--at', String(t), '-o', png, '--width', String(WIDTH),
+    '--height', String(HEIGHT)], { stdio: 'ignore' });
+  return decodePng(readFileSync(png));
+}
+
+async function pageReady(page) {
+  for (let i = 0; i < 300 && !(await page.evaluate('!!window.fourdgsPage')); ++i)
+    await new Promise((r) => setTimeout(r, 100));
+  if (!(await page.evaluate('!!window.fourdgsPage')))
+    throw new Error(`the page did not start: ${page.errors.join('\n')}`);
+  const started = await page.evaluate(`Promise.race([window.fourdgsPage.ready.then(() => true),
+    new Promise((r) => setTimeout(() => r(false), 60000))])`);
+  if (!started) throw new Error(`the page's first frame did not come in 60 s: ` +
+    `${page.errors.join('\n')}\n${page.console.map((c) => c.text).join('\n')}`);
+}
+
+async function canvasShot(page, name) {
+  const rect = await page.evaluate(`(() => { const r = document.getElementById('canvas')
+    .getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()`);
+  const shot = await page.send('Page.captureScreenshot', { format: 'png',
+    clip: { x: rect[0], y: rect[1], width: rect[2], height: rect[3], scale: 1 } });
+  const bytes = Buffer.from(shot.data, 'base64');
+  if (artifacts) writeFileSync(join(artifacts, `${engine}-${name}.png`), bytes);
+  return decodePng(bytes);
+}
+
+// The canvas at t against the preview at t; a flipped and a blank canvas must fail the same test.
+async function checkInstant(page, t) {
+  const at = await page.evaluate(`window.fourdgsPage.seek(${t})`);
+  assert.ok(Math.abs(at - t) < 1e-9, `the page is at ${t}, not ${at}`);
+  const canvas = await canvasShot(page, `canvas-${t}`);
+  const reference = preview(example, t);
+  const cmp = compareImages(canvas, reference, PIXEL_LIMIT);
+  if (artifacts) {
+    writeFileSync(join(artifacts, `${engine}-preview-${t}.png`), encodePng(reference));
+    writeFileSync(join(artifacts, `${engine}-diff-${t}.png`), encodePng(cmp.diff));
+  }
+  console.log(`t=${t} ${engine} canvas vs 4dgs preview: ${describe(cmp)}`);
+  assert.ok(matches(cmp), `t=${t}: the canvas matches the preview`);
+  const flipped = { ...canvas, rgba: new Uint8Array(canvas.rgba.length) };
+  const row = 4 * WIDTH;
+  for (let y = 0; y < HEIGHT; ++y)
+    flipped.rgba.set(canvas.rgba.subarray(y * row, (y + 1) * row), (HEIGHT - 1 - y) * row);
+  const blank = { ...canvas, rgba: new Uint8Array(canvas.rgba.length).fill(0) };
+  for (const [name, img] of [['flipped', flipped], ['blank', blank]]) {
+    const c = compareImages(img, reference, PIXEL_LIMIT);
+    console.log(`  a ${name} canvas: ${describe(c)}`);
+    assert.ok(!matches(c), `a ${name} canvas fails the comparison`);
+  }
+  const rows = await page.evaluate('window.fourdgsPage.rows()');
+  const worst = compareRows(rows, engine === 'three');
+  console.log(`  rows: ${rows.engine.count} equal the package's frame at ${rows.time} within the ` +
+    `encoding (worst error / allowed: center ${worst.center.toFixed(3)}, scale ` +
+    `${worst.scale.toFixed(3)}, color ${worst.color.toFixed(3)}; rotation |dot| >= ` +
+    `${worst.rotationDot.toFixed(6)})`);
+  return canvas;
+}
+
+const pageUrl = (scene) => `${base}/site/${engine}/index.html?url=../${scene}`;
+console.log('starting chromium');
+const browser = await launch();
+let failed = false;
+try {
+  const page = await browser.newPage();
+  await page.navigate(pageUrl('example.4dgs'));
+  await pageReady(page);
+  assert.equal(await page.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null',
+    'the example scene opens');
+  await page.evaluate('window.fourdgsPage.usePreviewView()');
+  await page.evaluate('window.fourdgsPage.showExtras(false)');
+  await checkInstant(page, 2.5);
+  await checkInstant(page, 0.5);   // a seek shows the new instant
+
+  const played = await page.evaluate('window.fourdgsPage.playFrames(120)');
+  console.log(`played ${played.frames} engine frames at 1x, ${played.late} late`);
+  assert.ok(played.frames >= 120);
+  assert.equal(played.late, 0, 'no late frame');
+  await page.evaluate('window.fourdgsPage.showExtras(true)');
+  await page.evaluate('window.fourdgsPage.seek(2.5)');
+  await canvasShot(page, 'with-extras-2.5');
+  assert.deepEqual(page.errors, [], 'the console has no error');
+
+  const refusedPage = await browser.newPage();
+  await refusedPage.navigate(pageUrl('damaged.4dgs'));
+  await pageReady(refusedPage);
+  const shown = await refusedPage.evaluate(`(() => { const e = document.getElementById('error');
+    return e.hidden ? '' : e.textContent; })()`);
+  console.log(`damaged file: ${JSON.stringify(shown)}`);
+  assert.ok(shown.includes(expectedRefusal), `the page shows ${expectedRefusal}`);
+  assert.deepEqual(refusedPage.errors, [], 'a refusal is not a page error');
+
+  if (makeBenchScene) {
+    execFileSync(makeBenchScene, [join(site, 'multi.4dgs'), '200000'], { stdio: 'ignore' });
+    const bench = await browser.newPage();
+    await bench.navigate(pageUrl('multi.4dgs'));
+    await pageReady(bench);
+    assert.equal(await bench.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null');
+    await bench.evaluate('window.fourdgsPage.seek(4.7)');
+    const rows = await bench.evaluate('window.fourdgsPage.rows()');
+    compareRows(rows, engine === 'three');
+    const cost = await bench.evaluate(`(async () => {
+      const a = window.fourdgsPage.adapter, frame = [], upload = [];
+      for (let i = 0; i < 12; ++i) {
+        a.seek(4.7 + (i % 2) * 0.01);   // a new instant of the same state: evaluate + write
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        frame.push(a.stats.lastFrameMs); upload.push(a.stats.lastUploadMs);
+      }
+      const med = (x) => x.sort((p, q) => p - q)[x.length >> 1];
+      return { rows: a.count, frameMs: med(frame), uploadMs: med(upload) };
+    })()`);
+    console.log(`multi.4dgs (200,000 gaussians) at 4.7: ${rows.engine.count} rows equal the ` +
+      `package's frame; per frame (median of 12): the Player's decode + evaluate ` +
+      `${cost.frameMs.toFixed(2)} ms, the adapter's write into the engine object ` +
+      `${cost.uploadMs.toFixed(2)} ms (${(cost.uploadMs / cost.frameMs).toFixed(2)}x)`);
+    assert.deepEqual(bench.errors, [], 'the console has no error');
+  }
+} catch (e) {
+  failed = true;
+  console.error(e);
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
