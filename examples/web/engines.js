@@ -12,7 +12,7 @@ import { FourdgsError } from 'fourdgs';
 import { framedView, usableCamera } from './view.js';
 
 /** The scene a page opens without ?url=: one constant, relative to the page. */
-export const DEFAULT_SCENE = '../../data/example.4dgs';
+export const DEFAULT_SCENE = '../../data/showcase.4dgs';
 
 const $ = (id) => document.getElementById(id);
 
