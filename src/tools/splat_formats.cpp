@@ -16,7 +16,8 @@
 namespace fourdgs {
 namespace {
 
-Error format_error(std::string_view refusal, std::string message, std::uint64_t offset = kNoOffset) {
+Error format_error(std::string_view refusal, std::string message,
+                   std::uint64_t offset = kNoOffset) {
     return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
 }
 
@@ -242,8 +243,8 @@ Result<SplatvScene> read_splatv(std::span<const std::uint8_t> bytes) {
         if (type->second.text == "splat" && !found) {
             FOURDGS_ASSIGN(const std::uint64_t w, whole_member(chunk, "texwidth", c));
             FOURDGS_ASSIGN(const std::uint64_t h, whole_member(chunk, "texheight", c));
-            if (w > (std::uint64_t{1} << 20) || h > (std::uint64_t{1} << 20) || w * h * 16 != size ||
-                size % kSplatvEntryBytes != 0)
+            constexpr std::uint64_t kMaxSide = std::uint64_t{1} << 20;
+            if (w > kMaxSide || h > kMaxSide || w * h * 16 != size || size % kSplatvEntryBytes != 0)
                 return header_error("the splat chunk's size " + std::to_string(size) +
                                     " is not texwidth " + std::to_string(w) + " x texheight " +
                                     std::to_string(h) + " x 16 in whole 64-byte gaussians");
@@ -328,8 +329,8 @@ Result<double> read_frames_json(std::string_view text, std::size_t frames, std::
         return make_error(ErrorKind::invalid_argument, refusal::kBadFramesJson,
                           std::string(name) + ": " + what);
     };
-    FOURDGS_ASSIGN(const Json doc,
-                   json_text::Parser(text, name, refusal::kBadFramesJson, "frames.json").document());
+    json_text::Parser parser(text, name, refusal::kBadFramesJson, "frames.json");
+    FOURDGS_ASSIGN(const Json doc, parser.document());
     if (doc.kind != Json::Kind::object) return bad("is not a JSON object");
     std::optional<double> fps, spacing;
     for (const auto& [key, v] : doc.members) {

@@ -443,7 +443,7 @@ TEST_CASE("write_splat: the PLY export's attributes within .splat's precision, s
     }
 }
 
-TEST_CASE("write_glb: tinygltf loads it; KHR_gaussian_splatting declared; attributes equal the PLY's") {
+TEST_CASE("write_glb: tinygltf loads it, the extension is declared, attributes are the PLY's") {
     PlyCloud c;
     c.count = 3;
     c.sh_degree = 1;
