@@ -8,7 +8,7 @@
 //             lists agree, and that every constant is distinct);
 //   file      a rule of the format this library names in the registry's style;
 //   api       a call the caller made wrongly or a resource that failed (no file causes these);
-//   ply       the PLY importer of the tools library;
+//   ply       the frame importers of the tools library (PLY, .splat, .splatv, frames.json);
 //   tools     the tools library's grid plans and merge: a plan file that does not parse, frames
 //             outside what their plan was made for, parts that are not slices of one scene.
 // `section` is the spec section the rule lives in ("" for api and ply, and for tools unless a
@@ -41,6 +41,7 @@ struct RefusalInfo {
     X(kAudioDataLengthMismatch, "audio-data-length-mismatch", "§5.17", "Audio Data.data", file) \
     X(kAudioFlagMismatch, "audio-flag-mismatch", "§7", "Header.flags", file) \
     X(kBadFooter, "bad-footer", "§5.2", "Footer", file) \
+    X(kBadFramesJson, "bad-frames-json", "", "", ply) \
     X(kBinOutOfRange, "bin-out-of-range", "§6", "", file) \
     X(kBoundDisagreesWithRecord, "bound-disagrees-with-record", "§5.3", "Quantization.bounds", file) \
     X(kBoundNotANumber, "bound-not-a-number", "§5.3", "Quantization.bounds", file) \
@@ -194,6 +195,11 @@ struct RefusalInfo {
     X(kShDepthsNotDecreasing, "sh-depths-not-decreasing", "§6.5", "Quantization.sh_depths", file) \
     X(kShardVersionMismatch, "shard-version-mismatch", "", "", tools) \
     X(kSpatialSourceNotMono, "spatial-source-not-mono", "§5.16", "Audio Source.channel_layout", file) \
+    X(kSplatBadValue, "splat-bad-value", "", "", ply) \
+    X(kSplatTruncated, "splat-truncated", "", "", ply) \
+    X(kSplatvBadHeader, "splatv-bad-header", "", "", ply) \
+    X(kSplatvBadValue, "splatv-bad-value", "", "", ply) \
+    X(kSplatvNotSplatv, "splatv-not-splatv", "", "", ply) \
     X(kStatisticsMismatch, "statistics-mismatch", "§5.12", "Statistics", file) \
     X(kStreamChannelCountMismatch, "stream-channel-count-mismatch", "§5.6", "Attribute Stream.channels", registry) \
     X(kStreamElementCountMismatch, "stream-element-count-mismatch", "§6.1", "Attribute Stream.element_count", registry) \

@@ -6,6 +6,7 @@
 //   tools/grid_plan.hpp  one grid for a frame sequence, sized to a tolerance, as a JSON file
 //   tools/merge.hpp    shards of one scene joined without re-encoding
 //   tools/compare.hpp  per-attribute error between two splat clouds
+//   tools/splat_formats.hpp  antimatter15 .splat frames in and out, splaTV .splatv in
 // Link fourdgs::tools (or fourdgs::tools_static; pkg-config fourdgs-tools), which brings the core
 // library with it.
 #pragma once
@@ -17,3 +18,4 @@
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/merge.hpp"
 #include "fourdgs/tools/compare.hpp"
+#include "fourdgs/tools/splat_formats.hpp"

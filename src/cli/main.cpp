@@ -10,12 +10,14 @@
 #include <fourdgs/tools/merge.hpp>
 #include <fourdgs/tools/ply.hpp>
 #include <fourdgs/tools/preview.hpp>
+#include <fourdgs/tools/splat_formats.hpp>
 #include <fourdgs/validate.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "gltf_export.hpp"
 #include "output.hpp"
 
 namespace {
@@ -688,20 +691,35 @@ int dump_gaussians(const std::string& path, std::optional<double> at, bool json)
 
 // ---- extract, preview, timeline --------------------------------------------------------------
 
-int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree) {
+int cmd_extract(const std::string& path, double t, const std::string& out, int sh_degree,
+                const std::string& format) {
+    if (format != "ply" && format != "splat" && format != "glb")
+        return cannot_run("unknown --format '" + format + "' (ply, splat, glb)");
     auto src = open_source(path, g_http);
     if (!src.ok()) return refused(src.error());
     ExtractOptions eo;
-    eo.max_sh_degree = sh_degree;
+    eo.max_sh_degree = format == "splat" ? 0 : sh_degree;  // .splat holds the DC colour only
     auto cloud = extract_state(**src, t, eo);
     if (!cloud.ok()) return refused(cloud.error());
-    auto bytes = write_ply(*cloud);
-    if (!bytes.ok()) return refused(bytes.error());
+    std::vector<std::uint8_t> bytes;
+    if (format == "splat") {
+        bytes = write_splat(*cloud);
+    } else if (format == "glb") {
+        try {
+            bytes = cli::write_glb(*cloud);
+        } catch (const std::exception& e) {
+            return cannot_run(std::string("glTF: ") + e.what());
+        }
+    } else {
+        auto ply = write_ply(*cloud);
+        if (!ply.ok()) return refused(ply.error());
+        bytes = std::move(*ply);
+    }
     const std::string temp = out + ".partial";
     {
         auto sink = FileSink::create(temp);
         if (!sink.ok()) return refused(sink.error());
-        if (auto st = sink->write(*bytes); !st.ok()) return refused(st.error());
+        if (auto st = sink->write(bytes); !st.ok()) return refused(st.error());
         if (auto st = sink->close(); !st.ok()) return refused(st.error());
     }
     if (std::rename(temp.c_str(), out.c_str()) != 0) {
@@ -765,6 +783,7 @@ struct ConvertArgs : EncodeArgs {
     bool no_rigid_parts = false;
     unsigned threads = 0;
     std::size_t error_frames = 4;
+    std::uint64_t splatv_frames = 30;  // a .splatv input: frames sampled over splaTV's [0, 1]
     // Which of the options the plan decides were given (a plan refuses them).
     std::vector<std::string> given;
 };
@@ -857,6 +876,30 @@ std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& 
     return parse_shape(a, o.shape);
 }
 
+bool has_extension(const std::string& path, std::string_view ext) {
+    std::string e = std::filesystem::path(path).extension().string();
+    std::transform(e.begin(), e.end(), e.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return e == ext;
+}
+
+// The frame rate of a frames.json in an input directory, or beside a .splatv input (0: none).
+Result<double> frames_json_fps(const std::vector<std::string>& inputs, std::size_t frames) {
+    namespace fs = std::filesystem;
+    for (const std::string& in : inputs) {
+        std::error_code ec;
+        const fs::path dir = fs::is_directory(in, ec) ? fs::path(in) : fs::path(in).parent_path();
+        const fs::path json = dir / "frames.json";
+        if (!fs::is_regular_file(json, ec)) continue;
+        auto bytes = read_file(json.string());
+        if (!bytes.ok()) return std::move(bytes).error();
+        return read_frames_json(
+            std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), frames,
+            json.string());
+    }
+    return 0.0;
+}
+
 int cmd_convert(const ConvertArgs& a) {
     ConvertOptions o;
     if (auto e = apply_encode_args(a, o, o.writer); !e.empty()) return cannot_run(e);
@@ -900,14 +943,30 @@ int cmd_convert(const ConvertArgs& a) {
             if (o.end_frame == 0 && colon + 1 < a.frames.size())
                 return cannot_run("--frames '" + a.frames + "': the slice is empty");
         }
-    } else {
-        if (!a.frames.empty())
-            return cannot_run("--frames needs --grid: a slice is a slice of a plan's frames");
-        if (!(a.fps > 0)) return cannot_run("--fps is required (or --grid, whose plan has it)");
+    } else if (!a.frames.empty()) {
+        return cannot_run("--frames needs --grid: a slice is a slice of a plan's frames");
     }
-    auto paths = list_ply_frames(a.inputs);
-    if (!paths.ok()) return cannot_run(paths.error().describe());
-    if (paths->empty()) return cannot_run("no .ply frames found");
+    // A .splatv holds a whole clip: its frames are sampled from it (splat_formats.hpp).
+    const bool splatv = a.inputs.size() == 1 && has_extension(a.inputs[0], ".splatv");
+    if (splatv && o.plan) return cannot_run("a .splatv converts without --grid");
+    std::vector<std::string> paths;
+    if (!splatv) {
+        auto listed = list_ply_frames(a.inputs);
+        if (!listed.ok()) return cannot_run(listed.error().describe());
+        if (listed->empty()) return cannot_run("no .ply or .splat frames found");
+        paths = std::move(*listed);
+    }
+    if (!o.plan) {
+        auto json_fps = frames_json_fps(a.inputs, splatv ? a.splatv_frames : paths.size());
+        if (!json_fps.ok()) return refused(json_fps.error());
+        if (*json_fps > 0 && a.fps > 0 && std::abs(*json_fps - a.fps) > 1e-9 * a.fps)
+            return cannot_run(fmt::format("--fps {} disagrees with frames.json's {}", a.fps,
+                                          *json_fps));
+        if (!(o.fps > 0)) o.fps = *json_fps;
+        if (!(o.fps > 0))
+            return cannot_run("--fps is required (or --grid, whose plan has it, or a frames.json "
+                              "beside the frames)");
+    }
 
     cli::Progress bar("converting", g_quiet);
     o.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
@@ -920,7 +979,17 @@ int cmd_convert(const ConvertArgs& a) {
     o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
     o.error_frames = a.error_frames;
     ConvertReport rep;
-    auto st = convert_ply_files(*paths, a.output, o, &rep);
+    Status st;
+    if (splatv) {
+        auto scene = read_splatv_file(a.inputs[0]);
+        if (!scene.ok()) return refused(scene.error());
+        std::error_code ec;
+        const std::uint64_t file_bytes = std::filesystem::file_size(a.inputs[0], ec);
+        st = convert_frame_source(splatv_frames(*scene, a.splatv_frames, file_bytes), a.output,
+                                  o, &rep);
+    } else {
+        st = convert_ply_files(paths, a.output, o, &rep);
+    }
     bar.finish();
     if (!st.ok()) return refused(st.error());
     const std::string shape(to_string(rep.shape));
@@ -1186,17 +1255,24 @@ int main(int argc, char** argv) {
     });
 
     int sh_degree = 3;
-    auto* ext = app.add_subcommand("extract", "the state at T as a standard 3DGS PLY");
+    std::string extract_format = "ply";
+    auto* ext = app.add_subcommand(
+        "extract", "the state at T as a standard 3DGS PLY, an antimatter15 .splat or a glTF (.glb)");
     ext->add_option("FILE", file, "the .4dgs file: a path or an http(s):// URL")->required();
     ext->add_option("--at", at, "scene time, seconds")->required();
     ext->add_option("-o,--output", out, "the PLY to write")->required();
     ext->add_option("--sh-degree", sh_degree, "SH degree of the output (capped by the file's)")
         ->check(CLI::Range(0, 3));
-    ext->callback([&] { code = cmd_extract(file, at, out, sh_degree); });
+    ext->add_option("--format", extract_format,
+                    "ply (default), splat (antimatter15 .splat) or glb (glTF 2.0 with "
+                    "KHR_gaussian_splatting)");
+    ext->callback([&] { code = cmd_extract(file, at, out, sh_degree, extract_format); });
 
     // The encoding options convert and plan share.
     auto encode_options = [](CLI::App* cmd, EncodeArgs& a) {
-        cmd->add_option("FRAMES", a.inputs, "PLY frame files or directories, sorted naturally")
+        cmd->add_option("FRAMES", a.inputs,
+                        "PLY or .splat frame files or directories, sorted naturally (convert: or "
+                        "one .splatv)")
             ->required();
         cmd->add_option("--fps", a.fps, "frames per second");
         cmd->add_option(
@@ -1224,7 +1300,8 @@ int main(int argc, char** argv) {
     };
 
     ConvertArgs ca;
-    auto* conv = app.add_subcommand("convert", "PLY frames (files or directories) to a .4dgs scene");
+    auto* conv = app.add_subcommand(
+        "convert", "PLY or .splat frames (files or directories), or a .splatv, to a .4dgs scene");
     encode_options(conv, ca);
     conv->add_option("-o,--output", ca.output, "the .4dgs file to write")->required();
     conv->add_option("--codec", ca.codec, "stream codec: " + fourdgs::codec_names());
@@ -1244,6 +1321,9 @@ int main(int argc, char** argv) {
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");
+    conv->add_option("--splatv-frames", ca.splatv_frames,
+                     "a .splatv input: the frames sampled over its clip (splaTV time 0 to 1)")
+        ->check(CLI::Range(1, 100000));
     conv->add_option("--threads", ca.threads,
                      "encoder threads (0: one per core; a scheduler's task: its CPUs)");
     conv->callback([&] {

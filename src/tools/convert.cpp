@@ -19,6 +19,7 @@
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/tools/merge.hpp"
 #include "fourdgs/tools/rigid.hpp"
+#include "fourdgs/tools/splat_formats.hpp"
 #include "plan_parts.hpp"
 
 namespace fourdgs {
@@ -1085,7 +1086,8 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
             std::string ext = it->path().extension().string();
             std::transform(ext.begin(), ext.end(), ext.begin(),
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            if (ext == ".ply" && it->is_regular_file(ec)) found.push_back(it->path().string());
+            if ((ext == ".ply" || ext == ".splat") && it->is_regular_file(ec))
+                found.push_back(it->path().string());
         }
         if (ec) return make_error(ErrorKind::io, refusal::kIoError, "cannot list " + in + ": " + ec.message());
         std::sort(found.begin(), found.end(), natural_less);
@@ -1240,16 +1242,29 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
 
 Status convert_ply_files(std::span<const std::string> paths, const std::string& output,
                          const ConvertOptions& options, ConvertReport* report) {
+    FrameSource source;
+    source.frames = paths.size();
+    source.read = [&](std::uint64_t f) { return read_frame_file(paths[static_cast<std::size_t>(f)]); };
+    source.input_bytes = [&](std::uint64_t f) -> std::uint64_t {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(paths[static_cast<std::size_t>(f)], ec);
+        return ec ? 0 : size;
+    };
+    return convert_frame_source(source, output, options, report);
+}
+
+Status convert_frame_source(const FrameSource& source, const std::string& output,
+                            const ConvertOptions& options, ConvertReport* report) {
     ConvertReport local;
     ConvertReport& rep = report ? *report : local;
-    if (options.plan && paths.size() != options.plan->frames)
-        return bad(refusal::kInvalidOption, std::to_string(paths.size()) +
+    const std::uint64_t frame_count = source.frames;
+    if (options.plan && frame_count != options.plan->frames)
+        return bad(refusal::kInvalidOption, std::to_string(frame_count) +
                                                 " frames given, but the plan was made for " +
                                                 std::to_string(options.plan->frames));
-    auto read = [&](std::size_t i) -> Result<PlyCloud> {
-        FOURDGS_ASSIGN(PlyCloud cloud, read_ply_file(paths[i]));
-        std::error_code ec;
-        rep.input_bytes += std::filesystem::file_size(paths[i], ec);
+    auto read = [&](std::uint64_t i) -> Result<PlyCloud> {
+        FOURDGS_ASSIGN(PlyCloud cloud, source.read(i));
+        if (source.input_bytes) rep.input_bytes += source.input_bytes(i);
         return cloud;
     };
     // Write beside the output and rename at the end, so a refusal never leaves a partial file.
@@ -1264,32 +1279,31 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
             FrameReader in;
             in.block = [&](std::uint64_t a, std::uint64_t b) -> Result<std::span<const PlyCloud>> {
                 block.clear();
-                for (std::uint64_t f = a; f < b && f < paths.size(); ++f) {
-                    FOURDGS_ASSIGN(PlyCloud cloud, read(static_cast<std::size_t>(f)));
+                for (std::uint64_t f = a; f < b && f < frame_count; ++f) {
+                    FOURDGS_ASSIGN(PlyCloud cloud, read(f));
                     block.push_back(std::move(cloud));
                 }
                 return std::span<const PlyCloud>(block);
             };
             in.frame = [&](std::uint64_t f) -> Result<PlyCloud> {
-                if (f >= paths.size())
+                if (f >= frame_count)
                     return bad(refusal::kInvalidOption, "frame " + std::to_string(f) +
                                                             " is past the sequence");
-                return read_ply_file(paths[static_cast<std::size_t>(f)]);
+                return source.read(f);
             };
             FileSpool spool(temp + ".block");
             st = convert_on_plan(options, in, spool, *sink, rep);
         } else {
             std::vector<PlyCloud> frames;
-            frames.reserve(paths.size());
             rep.input_bytes = 0;
-            for (std::size_t i = 0; i < paths.size() && st.ok(); ++i) {
+            for (std::uint64_t i = 0; i < frame_count && st.ok(); ++i) {
                 auto cloud = read(i);
                 if (!cloud.ok()) {
                     st = std::move(cloud).error();
                     break;
                 }
                 frames.push_back(std::move(*cloud));
-                if (options.progress) options.progress(i + 1, paths.size());
+                if (options.progress) options.progress(i + 1, frame_count);
             }
             if (st.ok()) st = convert_frames(frames, options, *sink, &rep);
         }

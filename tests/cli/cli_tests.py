@@ -869,6 +869,252 @@ def test_compare_effort(tool, src, tmp):
     run(tool, "-q", "convert", seq, "-o", on_plan, "--fps", str(FPS), "--effort", "best", expect=3)
 
 
+# ---- the web viewers' formats: antimatter15 .splat, splaTV .splatv, glTF out -------------------
+
+def splat_bytes(gaussians):
+    """antimatter15/splat convert.py's layout, in the order given (a tracked sequence keeps its
+    order): position, linear scale (f32), rgba and w x y z rotation bytes, truncated."""
+    out = bytearray()
+    byte = lambda v: int(min(max(v, 0), 255))
+    for g in gaussians:
+        out += struct.pack("<6f", *g["p"], *[math.exp(v) for v in g["log_s"]])
+        out += bytes(byte(c * 255) for c in g["rgb"] + [g["alpha"]])
+        n = math.sqrt(sum(v * v for v in g["q"]))
+        out += bytes(byte(v / n * 128 + 128) for v in g["q"])
+    return bytes(out)
+
+
+def splat_decoded(gaussians):
+    """What a reader takes from splat_bytes: the quantized colour, opacity and rotation."""
+    out = []
+    data = splat_bytes(gaussians)
+    for i, g in enumerate(gaussians):
+        b = data[32 * i + 24:32 * i + 32]
+        h = dict(g)
+        h["rgb"] = [b[c] / 255 for c in range(3)]
+        h["alpha"] = b[3] / 255
+        h["q"] = [(v - 128) / 128 for v in b[4:]]
+        h["sh"] = []
+        out.append(h)
+    return out
+
+
+def half(v):
+    return struct.unpack("<H", struct.pack("<e", v))[0]
+
+
+def splatv_bytes(gaussians):
+    """splaTV hybrid.js's file: magic 0x674b, the JSON's length, the JSON chunk list, then the
+    splat chunk's texture of 16 u32 per gaussian (4096 u32 a row, zero padded)."""
+    texwidth = 4096
+    texheight = (4 * len(gaussians) + texwidth - 1) // texwidth
+    tex = bytearray(texwidth * texheight * 16)
+    for j, g in enumerate(gaussians):
+        h2 = lambda a, b: half(a) | (half(b) << 16)
+        words = struct.pack("<3f", *g["p"]) + struct.pack(
+            "<4I", h2(g["rot"][0], g["rot"][1]), h2(g["rot"][2], g["rot"][3]),
+            h2(g["s"][0], g["s"][1]), h2(g["s"][2], 0))
+        words += bytes(int(min(max(c * 255, 0), 255)) for c in g["rgba"])
+        m = g["motion"]
+        words += struct.pack("<8I", h2(m[0], m[1]), h2(m[2], m[3]), h2(m[4], m[5]), h2(m[6], m[7]),
+                             h2(m[8], 0), h2(g["omega"][0], g["omega"][1]),
+                             h2(g["omega"][2], g["omega"][3]), h2(g["trbf"][0], g["trbf"][1]))
+        tex[64 * j:64 * j + 64] = words
+    chunks = json.dumps([{"type": "splat", "size": len(tex), "texwidth": texwidth,
+                          "texheight": texheight, "cameras": []}]).encode()
+    return struct.pack("<2I", 0x674B, len(chunks)) + chunks + bytes(tex)
+
+
+def splatv_state(g, tau):
+    """The player's state at time tau (its vertex shader), as cli_tests' gaussian dicts."""
+    dt = tau - g["trbf"][0]
+    m = g["motion"]
+    p = [g["p"][k] + m[k] * dt + m[3 + k] * dt ** 2 + m[6 + k] * dt ** 3 for k in range(3)]
+    rot = [g["rot"][k] + g["omega"][k] * dt for k in range(4)]
+    rgba = [int(min(max(c * 255, 0), 255)) / 255 for c in g["rgba"]]
+    return {"p": p, "q": rot, "log_s": [math.log(v) for v in g["s"]], "rgb": rgba[:3],
+            "alpha": rgba[3] * math.exp(-(dt / g["trbf"][1]) ** 2), "sh": []}
+
+
+def halfround(v):
+    return struct.unpack("<e", struct.pack("<e", v))[0]
+
+
+def splatv_gaussians(rng, n):
+    out = []
+    for p in lattice(rng, n):
+        g = {"p": p, "rot": [1.5] + [rng.uniform(-0.5, 0.5) for _ in range(3)],
+             "s": [rng.uniform(0.01, 0.03) for _ in range(3)],
+             "rgba": [rng.uniform(0.3, 0.9) for _ in range(4)],
+             "motion": [rng.uniform(-0.05, 0.05) for _ in range(3)] +
+                       [rng.uniform(-0.01, 0.01) for _ in range(6)],
+             "omega": [rng.uniform(-0.1, 0.1) for _ in range(4)],
+             "trbf": [rng.uniform(0.3, 0.7), rng.uniform(2, 3)]}
+        # The file holds halves: the expected state is computed from what it holds.
+        for key in ("rot", "s", "motion", "omega", "trbf"):
+            g[key] = [halfround(v) for v in g[key]]
+        out.append(g)
+    return out
+
+
+def test_convert_splat_sequence(tool, src, tmp):
+    rng = random.Random(43)
+    frames = tracked_frames(rng, 5, 120, 0)
+    seq = os.path.join(tmp, "splats")
+    os.makedirs(seq)
+    for k, frame in enumerate(frames):
+        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
+            f.write(splat_bytes(frame))
+    # frames.json gives the clock: no --fps needed.
+    with open(os.path.join(seq, "frames.json"), "w") as f:
+        json.dump({"timestamps": [k / FPS for k in range(5)]}, f)
+    scene = os.path.join(tmp, "s.4dgs")
+    rep = json.loads(run(tool, "convert", seq, "-o", scene, "--tracked", "--json").stdout)
+    check(rep["frames"] == 5 and rep["input_gaussians"] == 600, "report %s" % rep)
+    info = info_json(tool, scene)
+    check(abs(info["header"]["duration_sec"] - 5 / FPS) < 1e-6, "duration from frames.json")
+    compare_frames(tool, scene, [splat_decoded(f) for f in frames], 0, tmp,
+                   dict(tolerances(info), sh=0))
+    run(tool, "convert", seq, "-o", scene, "--fps", "30", expect=3)  # disagrees with frames.json
+
+
+def test_convert_splatv(tool, src, tmp):
+    rng = random.Random(44)
+    gaussians = splatv_gaussians(rng, 100)
+    path = os.path.join(tmp, "model.splatv")
+    with open(path, "wb") as f:
+        f.write(splatv_bytes(gaussians))
+    scene = os.path.join(tmp, "v.4dgs")
+    n = 5
+    rep = json.loads(run(tool, "convert", path, "-o", scene, "--fps", str(FPS), "--tracked",
+                         "--splatv-frames", str(n), "--json").stdout)
+    check(rep["frames"] == n and rep["input_gaussians"] == 100 * n, "report %s" % rep)
+    frames = [[splatv_state(g, k / (n - 1)) for g in gaussians] for k in range(n)]
+    compare_frames(tool, scene, frames, 0, tmp, dict(tolerances(info_json(tool, scene)), sh=0))
+
+
+def read_glb(path):
+    data = open(path, "rb").read()
+    magic, version, length = struct.unpack_from("<3I", data, 0)
+    check(magic == 0x46546C67 and version == 2 and length == len(data), "GLB header")
+    jlen, jtype = struct.unpack_from("<2I", data, 12)
+    check(jtype == 0x4E4F534A, "first chunk is JSON")
+    doc = json.loads(data[20:20 + jlen])
+    blen, btype = struct.unpack_from("<2I", data, 20 + jlen)
+    check(btype == 0x004E4942, "second chunk is BIN")
+    return doc, data[28 + jlen:28 + jlen + blen]
+
+
+def glb_column(doc, binary, name):
+    prim = doc["meshes"][0]["primitives"][0]
+    acc = doc["accessors"][prim["attributes"][name]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    width = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[acc["type"]]
+    check(acc["componentType"] == 5126, name + " is float")
+    vals = struct.unpack_from("<%df" % (acc["count"] * width), binary,
+                              view.get("byteOffset", 0) + acc.get("byteOffset", 0))
+    return [vals[i * width:(i + 1) * width] for i in range(acc["count"])]
+
+
+def test_extract_formats(tool, src, tmp):
+    rng = random.Random(45)
+    frames = tracked_frames(rng, 3, 80, 1)
+    seq = os.path.join(tmp, "seq")
+    write_sequence(seq, frames, 1)
+    scene = os.path.join(tmp, "e.4dgs")
+    run(tool, "-q", "convert", seq, "-o", scene, "--fps", str(FPS), "--tracked")
+    t = repr(1.5 / FPS)
+    ply, glb, splat = (os.path.join(tmp, "x." + e) for e in ("ply", "glb", "splat"))
+    run(tool, "-q", "extract", scene, "--at", t, "-o", ply)
+    run(tool, "-q", "extract", scene, "--at", t, "-o", glb, "--format", "glb")
+    run(tool, "-q", "extract", scene, "--at", t, "-o", splat, "--format", "splat")
+    run(tool, "extract", scene, "--at", t, "-o", splat, "--format", "obj", expect=3)
+    want, degree = read_ply(ply)
+    check(degree == 1, "PLY export degree")
+    # glTF: the extension as its text requires, and every attribute the PLY's, as float32.
+    doc, binary = read_glb(glb)
+    check(doc["asset"]["version"] == "2.0", "asset version")
+    check("KHR_gaussian_splatting" in doc.get("extensionsUsed", []), "extensionsUsed")
+    prim = doc["meshes"][0]["primitives"][0]
+    check(prim.get("mode") == 0, "mode POINTS")
+    ext = prim["extensions"]["KHR_gaussian_splatting"]
+    check(ext == {"kernel": "ellipse", "colorSpace": "srgb_rec709_display"}, "extension %s" % ext)
+    pos = glb_column(doc, binary, "POSITION")
+    scale = glb_column(doc, binary, "KHR_gaussian_splatting:SCALE")
+    rot = glb_column(doc, binary, "KHR_gaussian_splatting:ROTATION")
+    opacity = glb_column(doc, binary, "KHR_gaussian_splatting:OPACITY")
+    dc = glb_column(doc, binary, "KHR_gaussian_splatting:SH_DEGREE_0_COEF_0")
+    sh1 = [glb_column(doc, binary, "KHR_gaussian_splatting:SH_DEGREE_1_COEF_%d" % n)
+           for n in range(3)]
+    check(len(pos) == len(want), "glb count %d, PLY %d" % (len(pos), len(want)))
+    f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+    for i, g in enumerate(want):
+        check(list(pos[i]) == [f32(v) for v in g["p"]], "glb position %d" % i)
+        check(max(abs(a - math.exp(b)) / math.exp(b) for a, b in zip(scale[i], g["log_s"])) < 1e-6,
+              "glb linear scale %d" % i)
+        q = [g["q"][1], g["q"][2], g["q"][3], g["q"][0]]  # PLY w x y z; glTF x y z w
+        check(max(abs(a - b) for a, b in zip(rot[i], q)) < 1e-6, "glb rotation %d" % i)
+        check(abs(opacity[i][0] - g["alpha"]) < 1e-6, "glb opacity %d" % i)
+        check(max(abs(0.5 + C0 * a - b) for a, b in zip(dc[i], g["rgb"])) < 1e-6, "glb dc %d" % i)
+        for n in range(3):  # PLY f_rest channel-major: red's 3, green's 3, blue's 3
+            check(max(abs(sh1[n][i][c] - g["sh"][c * 3 + n]) for c in range(3)) < 1e-6,
+                  "glb SH degree 1 coefficient %d of %d" % (n, i))
+    # .splat: the PLY's attributes within .splat's own precision (1/255, 1/128), any order.
+    data = open(splat, "rb").read()
+    check(len(data) == 32 * len(want), ".splat size")
+    by_pos = {tuple(f32(v) for v in g["p"]): g for g in want}
+    for i in range(len(want)):
+        p = struct.unpack_from("<3f", data, 32 * i)
+        s = struct.unpack_from("<3f", data, 32 * i + 12)
+        c = data[32 * i + 24:32 * i + 28]
+        r = data[32 * i + 28:32 * i + 32]
+        g = by_pos.get(tuple(p))
+        check(g is not None, ".splat position %d is the PLY's" % i)
+        check(max(abs(a - math.exp(b)) / math.exp(b) for a, b in zip(s, g["log_s"])) < 1e-6,
+              ".splat scale")
+        check(max(abs(c[k] / 255 - v) for k, v in enumerate(g["rgb"] + [g["alpha"]])) <= 1 / 255 + 1e-6,
+              ".splat colour %d" % i)
+        check(max(abs((r[k] - 128) / 128 - g["q"][k]) for k in range(4)) <= 1 / 128 + 1e-6,
+              ".splat rotation %d" % i)
+
+
+def test_splat_refusals(tool, src, tmp):
+    rng = random.Random(46)
+    seq = os.path.join(tmp, "seq")
+    os.makedirs(seq)
+    frames = tracked_frames(rng, 2, 20, 0)
+    for k, frame in enumerate(frames):
+        with open(os.path.join(seq, "f%d.splat" % k), "wb") as f:
+            f.write(splat_bytes(frame))
+    out = os.path.join(tmp, "x.4dgs")
+
+    def refused(args, ident):
+        p = run(tool, *args, expect=1)
+        check(ident in p.stderr, "wanted %s, got %s" % (ident, p.stderr))
+        check(not os.path.exists(out), "nothing left behind")
+
+    with open(os.path.join(seq, "f1.splat"), "ab") as f:
+        f.write(b"\0" * 5)
+    refused(["convert", seq, "-o", out, "--fps", "8"], "splat-truncated")
+    with open(os.path.join(seq, "f1.splat"), "wb") as f:
+        f.write(splat_bytes(frames[1][:19]))
+    refused(["convert", seq, "-o", out, "--fps", "8", "--tracked"], "frames-not-tracked")
+    with open(os.path.join(seq, "frames.json"), "w") as f:
+        f.write('{"fps": -1}')
+    refused(["convert", seq, "-o", out], "bad-frames-json")
+    good = splatv_bytes(splatv_gaussians(rng, 10))
+    v = os.path.join(tmp, "m.splatv")
+    jlen = struct.unpack_from("<I", good, 4)[0]
+    for damaged, ident in ((b"XXXX" + good[4:], "splatv-not-splatv"),
+                           (good[:4] + struct.pack("<I", len(good)) + good[8:], "splatv-bad-header"),
+                           (good[:-64], "splatv-bad-header"),
+                           (good[:8 + jlen + 12] + struct.pack("<I", 0x7C00) + good[8 + jlen + 16:],
+                            "splatv-bad-value")):
+        with open(v, "wb") as f:
+            f.write(damaged)
+        refused(["convert", v, "-o", out, "--fps", "8"], ident)
+
+
 def main():
     tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
     test = globals().get("test_" + name)

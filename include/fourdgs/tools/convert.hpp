@@ -196,8 +196,8 @@ struct ConvertReport {
 // Natural order of file names ("frame2" < "frame10"): digit runs compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);
 
-// The frame files named by `inputs`: each a file, or a directory whose *.ply files are taken;
-// every group sorted naturally. Refusal io-error for a path that does not exist.
+// The frame files named by `inputs`: each a file, or a directory whose *.ply and *.splat files
+// are taken; every group sorted naturally. Refusal io-error for a path that does not exist.
 Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> inputs);
 
 // Converts frames already in memory, writing the file to `sink`. With a plan, `frames` are the
@@ -205,7 +205,20 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report = nullptr);
 
-// Reads the PLY files in the order given (with a plan: the whole sequence's paths, of which only
+// A frame sequence read one frame at a time: `frames` frames, frame i from read(i) (so a shard
+// reads only its slice); `input_bytes(i)` is what reading it took, for the report (may be empty).
+struct FrameSource {
+    std::uint64_t frames = 0;
+    std::function<Result<PlyCloud>(std::uint64_t frame)> read;
+    std::function<std::uint64_t(std::uint64_t frame)> input_bytes;
+};
+
+// Converts the frames of `source` as convert_ply_files converts its files (below), writing
+// `output` atomically.
+Status convert_frame_source(const FrameSource& source, const std::string& output,
+                            const ConvertOptions& options, ConvertReport* report = nullptr);
+
+// Reads the frame files (PLY, or .splat: read_frame_file, splat_formats.hpp) in the order given (with a plan: the whole sequence's paths, of which only
 // the slice is read; a count other than the plan's frames is invalid-option), converts them and
 // writes `output` atomically (a temporary file beside it, renamed over it at the end; removed on
 // any failure).

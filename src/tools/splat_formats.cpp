@@ -1,0 +1,370 @@
+// The web viewers' splat formats (splat_formats.hpp): .splat in and out, .splatv in, frames.json.
+#include "fourdgs/tools/splat_formats.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string_view>
+
+#include "fourdgs/io.hpp"
+#include "fourdgs/refusals.hpp"
+#include "json_text.hpp"
+
+namespace fourdgs {
+namespace {
+
+Error format_error(std::string_view refusal, std::string message,
+                   std::uint64_t offset = kNoOffset) {
+    return make_error(ErrorKind::malformed, refusal, std::move(message), offset);
+}
+
+float load_f32(const std::uint8_t* p) {
+    float v;
+    std::memcpy(&v, p, 4);  // little-endian hosts, as the rest of the library
+    return v;
+}
+
+std::uint32_t load_u32(const std::uint8_t* p) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// IEEE 754 binary16 to float (what the player's unpackHalf2x16 does), infinities and NaN kept.
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exp = (h >> 10) & 0x1fu, frac = h & 0x3ffu;
+    if (exp == 0) {  // zero or subnormal: frac × 2^-24
+        const float v = std::ldexp(static_cast<float>(frac), -24);
+        return sign ? -v : v;
+    }
+    const std::uint32_t bits = exp == 31 ? sign | 0x7f800000u | (frac << 13)
+                                         : sign | ((exp + 112) << 23) | (frac << 13);
+    return std::bit_cast<float>(bits);
+}
+
+// The two halves of packHalf2x16(a, b): a in the low 16 bits.
+void halves(const std::uint8_t* p, float* out) {
+    const std::uint32_t v = load_u32(p);
+    out[0] = half_to_float(static_cast<std::uint16_t>(v & 0xffffu));
+    out[1] = half_to_float(static_cast<std::uint16_t>(v >> 16));
+}
+
+// A reader's result with the file's path before its message.
+template <class T>
+Result<T> with_path(Result<T> r, const std::string& path) {
+    if (r.ok()) return r;
+    Error e = std::move(r).error();
+    e.message = path + ": " + e.message;
+    return e;
+}
+
+}  // namespace
+
+Result<PlyCloud> read_splat(std::span<const std::uint8_t> bytes) {
+    if (bytes.size() % kSplatBytes != 0)
+        return format_error(refusal::kSplatTruncated,
+                            std::to_string(bytes.size()) + " bytes is not a whole number of " +
+                                std::to_string(kSplatBytes) + "-byte splats",
+                            bytes.size() - bytes.size() % kSplatBytes);
+    PlyCloud c;
+    c.count = bytes.size() / kSplatBytes;
+    c.position.resize(3 * c.count);
+    c.normal.assign(3 * c.count, 0.0f);
+    c.scale.resize(3 * c.count);
+    c.rotation.resize(4 * c.count);
+    c.color.resize(4 * c.count);
+    for (std::size_t i = 0; i < c.count; ++i) {
+        const std::uint8_t* p = bytes.data() + i * kSplatBytes;
+        for (int k = 0; k < 3; ++k) {
+            const float pos = load_f32(p + 4 * k), s = load_f32(p + 12 + 4 * k);
+            if (!std::isfinite(pos) || !std::isfinite(s) || s < 0)
+                return format_error(refusal::kSplatBadValue,
+                                    "splat " + std::to_string(i) + ": " +
+                                        (std::isfinite(pos) ? "scale " + std::to_string(s)
+                                                            : "position " + std::to_string(pos)),
+                                    i * kSplatBytes);
+            c.position[3 * i + k] = pos;
+            c.scale[3 * i + k] = s;
+        }
+        for (int k = 0; k < 4; ++k) c.color[4 * i + k] = static_cast<float>(p[24 + k]) / 255.0f;
+        if (p[28] == 128 && p[29] == 128 && p[30] == 128 && p[31] == 128)
+            return format_error(refusal::kSplatBadValue,
+                                "splat " + std::to_string(i) + ": rotation bytes 128 128 128 128 "
+                                                               "(a zero quaternion)",
+                                i * kSplatBytes + 28);
+        // Bytes w x y z; the cloud holds x y z w.
+        for (int k = 0; k < 4; ++k)
+            c.rotation[4 * i + (k + 3) % 4] = (static_cast<float>(p[28 + k]) - 128.0f) / 128.0f;
+    }
+    return c;
+}
+
+Result<PlyCloud> read_splat_file(const std::string& path) {
+    FOURDGS_ASSIGN(std::vector<std::uint8_t> bytes, read_file(path));
+    return with_path(read_splat(bytes), path);
+}
+
+std::vector<std::uint8_t> write_splat(const PlyCloud& cloud) {
+    const std::size_t n = cloud.count;
+    // Upstream's key: exp(scale_0 + scale_1 + scale_2) / (1 + exp(-opacity)) = the product of
+    // the linear scales × the opacity.
+    std::vector<double> key(n);
+    for (std::size_t i = 0; i < n; ++i)
+        key[i] = double(cloud.scale[3 * i]) * cloud.scale[3 * i + 1] * cloud.scale[3 * i + 2] *
+                 cloud.color[4 * i + 3];
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key[a] > key[b]; });
+    // numpy's (v * 255).clip(0, 255).astype(uint8) and (q * 128 + 128).clip(0, 255): truncation.
+    auto byte = [](double v) {
+        if (!(v > 0)) return std::uint8_t{0};
+        return static_cast<std::uint8_t>(std::min(v, 255.0));
+    };
+    std::vector<std::uint8_t> out(n * kSplatBytes);
+    for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t i = order[j];
+        std::uint8_t* p = out.data() + j * kSplatBytes;
+        std::memcpy(p, &cloud.position[3 * i], 12);
+        std::memcpy(p + 12, &cloud.scale[3 * i], 12);
+        for (int k = 0; k < 4; ++k) p[24 + k] = byte(double(cloud.color[4 * i + k]) * 255.0);
+        const float* q = &cloud.rotation[4 * i];  // x y z w
+        const double norm = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] +
+                                      double(q[2]) * q[2] + double(q[3]) * q[3]);
+        const double wxyz[4] = {q[3], q[0], q[1], q[2]};
+        for (int k = 0; k < 4; ++k)
+            p[28 + k] = byte((norm > 0 ? wxyz[k] / norm : (k == 0 ? 1.0 : 0.0)) * 128.0 + 128.0);
+    }
+    return out;
+}
+
+Result<PlyCloud> read_frame_file(const std::string& path) {
+    std::string ext = path.size() >= 6 ? path.substr(path.size() - 6) : std::string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (ext == ".splat") return read_splat_file(path);
+    return read_ply_file(path);
+}
+
+namespace {
+
+constexpr std::size_t kSplatvEntryBytes = 64;  // 16 u32: four RGBA32UI texels
+
+Error header_error(std::string message) {
+    return format_error(refusal::kSplatvBadHeader, std::move(message));
+}
+
+// A chunk's whole-number member `key`, or a refusal naming it.
+Result<std::uint64_t> whole_member(const json_text::Json& chunk, std::string_view key,
+                                   std::size_t index) {
+    for (const auto& [name, v] : chunk.members)
+        if (name == key) {
+            if (v.kind != json_text::Json::Kind::number || !v.integral || v.number < 0 ||
+                v.number > 9.0e15)
+                return header_error("chunk " + std::to_string(index) + ": \"" + std::string(key) +
+                                    "\" is not a whole number");
+            return static_cast<std::uint64_t>(v.number);
+        }
+    return header_error("chunk " + std::to_string(index) + " has no \"" + std::string(key) + "\"");
+}
+
+// Decodes one 64-byte entry into the scene's columns; false for a non-finite value.
+bool decode_entry(const std::uint8_t* p, SplatvScene& s) {
+    float v[2];
+    for (int k = 0; k < 3; ++k) s.position.push_back(load_f32(p + 4 * k));
+    for (int w = 3; w <= 4; ++w) {
+        halves(p + 4 * w, v);
+        s.rotation.insert(s.rotation.end(), v, v + 2);
+    }
+    halves(p + 20, v);
+    s.scale.insert(s.scale.end(), v, v + 2);
+    halves(p + 24, v);
+    s.scale.push_back(v[0]);
+    for (int k = 0; k < 4; ++k) s.color.push_back(static_cast<float>(p[28 + k]) / 255.0f);
+    for (int w = 8; w <= 12; ++w) {
+        halves(p + 4 * w, v);
+        s.motion.insert(s.motion.end(), v, v + (w == 12 ? 1 : 2));
+    }
+    for (int w = 13; w <= 14; ++w) {
+        halves(p + 4 * w, v);
+        s.omega.insert(s.omega.end(), v, v + 2);
+    }
+    halves(p + 60, v);
+    s.trbf.insert(s.trbf.end(), v, v + 2);
+    const std::size_t i = s.count;
+    auto finite = [](const std::vector<float>& col, std::size_t from) {
+        return std::all_of(col.begin() + static_cast<std::ptrdiff_t>(from), col.end(),
+                           [](float x) { return std::isfinite(x); });
+    };
+    return finite(s.position, 3 * i) && finite(s.rotation, 4 * i) && finite(s.scale, 3 * i) &&
+           finite(s.motion, 9 * i) && finite(s.omega, 4 * i) && finite(s.trbf, 2 * i);
+}
+
+}  // namespace
+
+Result<SplatvScene> read_splatv(std::span<const std::uint8_t> bytes) {
+    if (bytes.size() < 8 || load_u32(bytes.data()) != kSplatvMagic)
+        return format_error(refusal::kSplatvNotSplatv,
+                            bytes.size() < 8 ? "fewer than 8 bytes"
+                                             : "magic " + std::to_string(load_u32(bytes.data())) +
+                                                   ", not 0x674b",
+                            0);
+    const std::uint64_t json_length = load_u32(bytes.data() + 4);
+    if (json_length > bytes.size() - 8)
+        return header_error("the JSON's length " + std::to_string(json_length) +
+                            " runs past the file's " + std::to_string(bytes.size()) + " bytes");
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), json_length);
+    FOURDGS_ASSIGN(const json_text::Json doc,
+                   json_text::Parser(text, ".splatv header", refusal::kSplatvBadHeader, "splatv")
+                       .document());
+    if (doc.kind != json_text::Json::Kind::array)
+        return header_error("the header is not a JSON array of chunks");
+    // Each chunk's bytes follow the JSON in order; they must add up to exactly what is there.
+    const std::uint64_t data_bytes = bytes.size() - 8 - json_length;
+    std::uint64_t at = 0, splat_at = 0, splat_size = 0;
+    bool found = false;
+    for (std::size_t c = 0; c < doc.items.size(); ++c) {
+        const json_text::Json& chunk = doc.items[c];
+        if (chunk.kind != json_text::Json::Kind::object)
+            return header_error("chunk " + std::to_string(c) + " is not an object");
+        FOURDGS_ASSIGN(const std::uint64_t size, whole_member(chunk, "size", c));
+        if (size > data_bytes - at)
+            return header_error("chunk " + std::to_string(c) + "'s size " + std::to_string(size) +
+                                " runs past the file (" + std::to_string(data_bytes - at) +
+                                " bytes left)");
+        const auto type = std::find_if(chunk.members.begin(), chunk.members.end(),
+                                       [](const auto& m) { return m.first == "type"; });
+        if (type == chunk.members.end() || type->second.kind != json_text::Json::Kind::string)
+            return header_error("chunk " + std::to_string(c) + " has no \"type\" string");
+        if (type->second.text == "splat" && !found) {
+            FOURDGS_ASSIGN(const std::uint64_t w, whole_member(chunk, "texwidth", c));
+            FOURDGS_ASSIGN(const std::uint64_t h, whole_member(chunk, "texheight", c));
+            constexpr std::uint64_t kMaxSide = std::uint64_t{1} << 20;
+            if (w > kMaxSide || h > kMaxSide || w * h * 16 != size || size % kSplatvEntryBytes != 0)
+                return header_error("the splat chunk's size " + std::to_string(size) +
+                                    " is not texwidth " + std::to_string(w) + " x texheight " +
+                                    std::to_string(h) + " x 16 in whole 64-byte gaussians");
+            found = true;
+            splat_at = at;
+            splat_size = size;
+        }
+        at += size;
+    }
+    if (at != data_bytes)
+        return header_error("the chunks hold " + std::to_string(at) + " bytes, but " +
+                            std::to_string(data_bytes) + " follow the JSON");
+    if (!found) return header_error("no chunk of type \"splat\"");
+
+    const std::uint8_t* data = bytes.data() + 8 + json_length + splat_at;
+    const std::size_t entries = static_cast<std::size_t>(splat_size / kSplatvEntryBytes);
+    static constexpr std::uint8_t kZero[kSplatvEntryBytes] = {};
+    SplatvScene s;
+    for (std::size_t i = 0; i < entries; ++i) {
+        const std::uint8_t* p = data + i * kSplatvEntryBytes;
+        if (std::memcmp(p, kZero, kSplatvEntryBytes) == 0) continue;  // texture padding
+        const std::uint64_t offset = 8 + json_length + splat_at + i * kSplatvEntryBytes;
+        if (!decode_entry(p, s))
+            return format_error(refusal::kSplatvBadValue,
+                                "gaussian " + std::to_string(i) + " holds a value not finite",
+                                offset);
+        if (!(s.trbf[2 * s.count + 1] > 0))
+            return format_error(refusal::kSplatvBadValue,
+                                "gaussian " + std::to_string(i) + ": trbf_scale " +
+                                    std::to_string(s.trbf[2 * s.count + 1]) + " is not > 0",
+                                offset + 62);
+        ++s.count;
+    }
+    return s;
+}
+
+Result<SplatvScene> read_splatv_file(const std::string& path) {
+    FOURDGS_ASSIGN(std::vector<std::uint8_t> bytes, read_file(path));
+    return with_path(read_splatv(bytes), path);
+}
+
+PlyCloud splatv_state_at(const SplatvScene& s, double tau) {
+    PlyCloud c;
+    c.count = s.count;
+    c.position.resize(3 * s.count);
+    c.normal.assign(3 * s.count, 0.0f);
+    c.scale = s.scale;
+    c.rotation.resize(4 * s.count);
+    c.color = s.color;
+    for (std::size_t i = 0; i < s.count; ++i) {
+        const double dt = tau - s.trbf[2 * i];
+        const float* m = &s.motion[9 * i];
+        for (int k = 0; k < 3; ++k)
+            c.position[3 * i + k] = static_cast<float>(
+                s.position[3 * i + k] + m[k] * dt + m[3 + k] * dt * dt + m[6 + k] * dt * dt * dt);
+        // rot_0 is w: the cloud holds x y z w.
+        for (int k = 0; k < 4; ++k)
+            c.rotation[4 * i + (k + 3) % 4] =
+                static_cast<float>(s.rotation[4 * i + k] + s.omega[4 * i + k] * dt);
+        const double falloff = dt / s.trbf[2 * i + 1];
+        c.color[4 * i + 3] = static_cast<float>(s.color[4 * i + 3] * std::exp(-falloff * falloff));
+    }
+    return c;
+}
+
+FrameSource splatv_frames(const SplatvScene& scene, std::uint64_t frames,
+                          std::uint64_t file_bytes) {
+    FrameSource source;
+    source.frames = frames;
+    source.read = [&scene, frames](std::uint64_t k) -> Result<PlyCloud> {
+        return splatv_state_at(scene, frames < 2 ? 0.0 : double(k) / double(frames - 1));
+    };
+    source.input_bytes = [file_bytes](std::uint64_t k) -> std::uint64_t {
+        return k == 0 ? file_bytes : 0;
+    };
+    return source;
+}
+
+Result<double> read_frames_json(std::string_view text, std::size_t frames, std::string_view name) {
+    using json_text::Json;
+    auto bad = [&](std::string what) {
+        return make_error(ErrorKind::invalid_argument, refusal::kBadFramesJson,
+                          std::string(name) + ": " + what);
+    };
+    json_text::Parser parser(text, name, refusal::kBadFramesJson, "frames.json");
+    FOURDGS_ASSIGN(const Json doc, parser.document());
+    if (doc.kind != Json::Kind::object) return bad("is not a JSON object");
+    std::optional<double> fps, spacing;
+    for (const auto& [key, v] : doc.members) {
+        if (key == "fps") {
+            if (v.kind != Json::Kind::number || !(v.number > 0))
+                return bad("\"fps\" is not a number > 0");
+            fps = v.number;
+        } else if (key == "timestamps") {
+            if (v.kind != Json::Kind::array || v.items.size() != frames || frames < 2)
+                return bad("\"timestamps\" is not an array of one number per frame (" +
+                           std::to_string(frames) + " frames, at least 2)");
+            for (const Json& t : v.items)
+                if (t.kind != Json::Kind::number) return bad("\"timestamps\" holds a non-number");
+            const double step = (v.items.back().number - v.items.front().number) /
+                                static_cast<double>(frames - 1);
+            if (!(step > 0)) return bad("\"timestamps\" do not increase");
+            for (std::size_t k = 0; k < frames; ++k) {
+                const double want = v.items.front().number + step * static_cast<double>(k);
+                if (std::abs(v.items[k].number - want) > 1e-6 * step)
+                    return bad("timestamp " + std::to_string(k) + " is " +
+                               std::to_string(v.items[k].number) + " s, not " +
+                               std::to_string(want) +
+                               " s: convert's frames are evenly spaced");
+            }
+            spacing = step;
+        } else {
+            return bad("unknown key \"" + key + "\" (fps, timestamps)");
+        }
+    }
+    if (!fps && !spacing) return bad("neither \"fps\" nor \"timestamps\"");
+    if (fps && spacing && std::abs(*fps * *spacing - 1.0) > 1e-6)
+        return bad("\"fps\" " + std::to_string(*fps) + " disagrees with the timestamps' " +
+                   std::to_string(1.0 / *spacing));
+    return fps ? *fps : 1.0 / *spacing;
+}
+
+}  // namespace fourdgs
