@@ -359,9 +359,11 @@ namespace Fourdgs.Native
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_last_error(ref ErrorInfo o);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_clear_error();
 
-        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_open_options_init(ref OpenOptions o);
-        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_evaluate_options_init(ref EvaluateOptions o);
-        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_player_options_init(ref PlayerOptions o);
+        // The sized inits write the library's defaults only within struct_size bytes (the C#
+        // struct's own size), so an older binding keeps working with a newer library.
+        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_open_options_init_sized(ref OpenOptions o, UIntPtr struct_size);
+        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_evaluate_options_init_sized(ref EvaluateOptions o, UIntPtr struct_size);
+        [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_player_options_init_sized(ref PlayerOptions o, UIntPtr struct_size);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_open_file(byte[] path, UIntPtr size, ref OpenOptions o, out IntPtr reader);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_open_memory(IntPtr data, UIntPtr size, ref OpenOptions o, out IntPtr reader);

@@ -1,4 +1,5 @@
-// Options: the library fills every default (fourdgs_*_init); a setting left null here keeps it.
+// Options: the library fills every default (fourdgs_*_init_sized, within the C# struct's size);
+// a setting left null here keeps it.
 // No default value of the library is repeated in C#.
 using System;
 using System.Runtime.InteropServices;
@@ -31,21 +32,21 @@ namespace Fourdgs
         internal static OpenOptions Open()
         {
             var o = new OpenOptions();
-            Api.fourdgs_open_options_init(ref o);
+            Api.fourdgs_open_options_init_sized(ref o, Lib.Size<OpenOptions>());
             return o;
         }
 
         internal static EvaluateOptions Evaluate()
         {
             var o = new EvaluateOptions();
-            Api.fourdgs_evaluate_options_init(ref o);
+            Api.fourdgs_evaluate_options_init_sized(ref o, Lib.Size<EvaluateOptions>());
             return o;
         }
 
         internal static PlayerOptions Player()
         {
             var o = new PlayerOptions();
-            Api.fourdgs_player_options_init(ref o);
+            Api.fourdgs_player_options_init_sized(ref o, Lib.Size<PlayerOptions>());
             return o;
         }
     }
