@@ -9,8 +9,9 @@ namespace Fourdgs
 {
     /// <summary>Caller-owned structure-of-arrays buffers a Frame is copied into: center and scale
     /// 3 floats per gaussian, rotation (xyzw) and color (rgb + opacity) 4, object_id 1, flags 1,
-    /// SH at ShDegree as bytes (3 * ((ShDegree+1)^2 - 1) per gaussian) or floats. A null array is
-    /// not copied. Capacity is in gaussians.</summary>
+    /// SH at ShDegree as bytes (3 * ((ShDegree+1)^2 - 1) per gaussian; byte 128 for a band the
+    /// frame lacks) and, when ShFloats is set, as floats (-4 + b * 8/255; 0 for a band the frame
+    /// lacks). A null array is not copied. Capacity is in gaussians.</summary>
     public sealed class FrameArrays
     {
         public float[] Center, Scale, Rotation, Color;
@@ -49,8 +50,8 @@ namespace Fourdgs
     public sealed class Frame : IDisposable
     {
         internal readonly FrameHandle Handle = new FrameHandle();
-        // Six pins at most per copy: GCHandles, not heap allocations.
-        readonly GCHandle[] pins = new GCHandle[6];
+        // One pin per column copied: GCHandles, not heap allocations.
+        readonly GCHandle[] pins = new GCHandle[7];
 
         public Frame()
         {
@@ -93,37 +94,17 @@ namespace Fourdgs
                 b.color = Pin(3, arrays.Color);
                 b.object_id = Pin(4, arrays.ObjectId);
                 b.sh_bytes = Pin(5, arrays.ShBytes);
-                b.sh_floats = IntPtr.Zero;
+                b.sh_floats = Pin(6, arrays.ShFloats);
                 UIntPtr count;
                 Lib.Check(Api.fourdgs_frame_copy(Handle.Ptr, ref b, out count));
                 int n = (int)(ulong)count;
                 if (arrays.Flags != null && n > 0) Marshal.Copy(columns.flags, arrays.Flags, 0, n);
-                if (arrays.ShFloats != null) CopyShFloats(arrays);
                 return n;
             }
             finally
             {
                 for (int i = 0; i < pins.Length; i++)
                     if (pins[i].IsAllocated) pins[i].Free();
-            }
-        }
-
-        void CopyShFloats(FrameArrays arrays)
-        {
-            var b = new FrameBuffers
-            {
-                struct_size = Lib.Size<FrameBuffers>(), capacity = (UIntPtr)(uint)arrays.Capacity,
-                sh_degree = arrays.ShDegree
-            };
-            try
-            {
-                b.sh_floats = Pin(0, arrays.ShFloats);
-                UIntPtr count;
-                Lib.Check(Api.fourdgs_frame_copy(Handle.Ptr, ref b, out count));
-            }
-            finally
-            {
-                if (pins[0].IsAllocated) pins[0].Free();
             }
         }
 

@@ -411,6 +411,7 @@ namespace Fourdgs.Native
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_state_at(IntPtr r, double t, IntPtr block);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_open_callbacks(ref StreamCallbacks cb, ref OpenOptions o, out IntPtr stream);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_open_url(byte[] url, UIntPtr size, ref OpenOptions o, out IntPtr stream);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_stream_free(IntPtr stream);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_scene(IntPtr stream, out IntPtr reader);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_next_block(IntPtr stream, IntPtr block, out uint produced);

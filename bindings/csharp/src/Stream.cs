@@ -65,6 +65,23 @@ namespace Fourdgs
             }
         }
 
+        SceneStream() { }
+
+        /// <summary>A URL read front to back by HTTP range requests of growing size, with the
+        /// HTTP settings of `settings` (the refusals of Reader.OpenUrl).</summary>
+        public static SceneStream OpenUrl(string url, OpenSettings settings = null)
+        {
+            byte[] u = Lib.Utf8(url);
+            var stream = new SceneStream();
+            using (var o = new NativeOpenOptions(settings))
+            {
+                IntPtr h;
+                Lib.Check(Api.fourdgs_stream_open_url(u, Lib.U(u.Length), ref o.Value, out h));
+                stream.handle.Set(h);
+            }
+            return stream;
+        }
+
         /// <summary>The scene read so far: a Reader lent by this stream (its scene calls and
         /// EvaluateBlock work; what it lends is valid until the next NextBlock).</summary>
         public Reader Scene

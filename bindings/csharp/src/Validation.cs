@@ -20,38 +20,40 @@ namespace Fourdgs
 
         Validation(IntPtr h) { handle.Set(h); }
 
-        /// <summary>Validates a file. Fails only when the file cannot be read; a file full of
-        /// errors is a Validation with Summary.valid == 0.</summary>
-        public static Validation File(string path, OpenSettings settings = null)
+        delegate Status ValidateCall(ref OpenOptions o, out IntPtr handle);
+
+        static Validation Validated(OpenSettings settings, ValidateCall call)
         {
-            byte[] p = Lib.Utf8(path);
             using (var o = new NativeOpenOptions(settings))
             {
                 IntPtr h;
-                Lib.Check(Api.fourdgs_validate_file(p, Lib.U(p.Length), ref o.Value, out h));
+                Lib.Check(call(ref o.Value, out h));
                 return new Validation(h);
             }
+        }
+
+        /// <summary>Validates a file. Fails only when the file cannot be read; a file full of
+        /// errors is a Validation with Valid false.</summary>
+        public static Validation File(string path, OpenSettings settings = null)
+        {
+            byte[] p = Lib.Utf8(path);
+            return Validated(settings, (ref OpenOptions o, out IntPtr h) =>
+                Api.fourdgs_validate_file(p, Lib.U(p.Length), ref o, out h));
         }
 
         public static Validation Memory(byte[] data, OpenSettings settings = null)
         {
-            using (var o = new NativeOpenOptions(settings))
-            {
-                IntPtr h;
-                Lib.Check(Api.fourdgs_validate_memory(data, Lib.U(data.Length), ref o.Value, out h));
-                return new Validation(h);
-            }
+            if (data == null) throw new ArgumentNullException("data");
+            return Validated(settings, (ref OpenOptions o, out IntPtr h) =>
+                Api.fourdgs_validate_memory(data, Lib.U(data.Length), ref o, out h));
         }
 
+        /// <summary>A URL, read by range requests with the HTTP settings of `settings`.</summary>
         public static Validation Url(string url, OpenSettings settings = null)
         {
             byte[] u = Lib.Utf8(url);
-            using (var o = new NativeOpenOptions(settings))
-            {
-                IntPtr h;
-                Lib.Check(Api.fourdgs_validate_url(u, Lib.U(u.Length), ref o.Value, out h));
-                return new Validation(h);
-            }
+            return Validated(settings, (ref OpenOptions o, out IntPtr h) =>
+                Api.fourdgs_validate_url(u, Lib.U(u.Length), ref o, out h));
         }
 
         public void Dispose() { handle.Dispose(); }

@@ -77,6 +77,8 @@ namespace Fourdgs.Tests
             foreach (var name in new[] { "shape-long-lived", "kd-chained" })
                 Test("player." + name, () => PlayerMatchesC(opt["--player"], Path.Combine(corpus, "valid", name + ".4dgs")));
             Test("player.controls_and_audio", () => PlayerControls(Path.Combine(corpus, "valid")));
+            Test("frame.copy_sh_bytes_and_floats", () => ShCopy(valid));
+            Test("frame.no_allocation_per_frame", () => NoAllocation(Path.Combine(corpus, "valid", "shape-long-lived.4dgs")));
             Test("errors.missing_file", MissingFile);
             Test("errors.not_a_file", NotAFile);
             Test("reader.memory_borrowed_and_copied", () => Memory(valid[0]));
@@ -280,6 +282,61 @@ namespace Fourdgs.Tests
             }
         }
 
+        // Frame.CopyTo with SH as bytes and as floats at degree 3: the frame's own SH bytes, then
+        // the neutral byte 128 for bands it lacks; each float is its byte read as §6.5 reads it,
+        // -4 + b * 8/255 (quantize.hpp sh_coefficient), and 0 for the bands the frame lacks.
+        static void ShCopy(List<string> valid)
+        {
+            string file = valid.First(f => { using (var r = Reader.Open(f)) return r.Info.Raw.sh_degree > 0; });
+            using (var r = Reader.Open(file))
+            using (var frame = new Frame())
+            {
+                r.Evaluate(0.5 * r.Info.DurationSec, frame);
+                int n = frame.Count, per = FrameArrays.ShPerGaussian(3);
+                var arrays = new FrameArrays(n, 3);
+                arrays.ShFloats = new float[per * n];
+                Assert(frame.CopyTo(arrays) == n && n > 0, "copied " + n);
+                var c = frame.Columns;
+                int own = (int)(ulong)c.sh_per_gaussian / 3;
+                byte[] sh = Column.Bytes(c.sh, n * 3 * own);
+                for (int i = 0; i < n; i++)
+                    for (int channel = 0; channel < 3; channel++)
+                        for (int k = 0; k < per / 3; k++)
+                        {
+                            byte b = arrays.ShBytes[i * per + channel * (per / 3) + k];
+                            byte want = k < own ? sh[i * 3 * own + channel * own + k] : (byte)128;
+                            Assert(b == want, "sh byte " + i + "/" + channel + "/" + k + ": " + b + ", want " + want);
+                            float f = arrays.ShFloats[i * per + channel * (per / 3) + k];
+                            float coefficient = k < own ? -4.0f + b * (8.0f / 255.0f) : 0.0f;
+                            Assert(f == coefficient, "sh float " + f + " of byte " + b + ", want " + coefficient);
+                        }
+            }
+        }
+
+        // The render loop's calls allocate nothing on the managed heap once warm: Player.Frame,
+        // Frame.CopyTo into reserved arrays, Player.AudioState-free files, Reader.Evaluate.
+        static void NoAllocation(string file)
+        {
+            using (var r = Reader.Open(file))
+            using (var player = new Player(r, new PlayerSettings { Playing = true, Loop = true }))
+            using (var frame = new Frame())
+            {
+                var arrays = new FrameArrays(1 << 12, 3);
+                player.Frame(0, frame, wait: true);
+                frame.CopyTo(arrays);
+                r.Evaluate(0.5, frame);
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                for (int k = 1; k <= 50; k++)
+                {
+                    var info = player.Frame(k * 0.05, frame, wait: true);
+                    frame.CopyTo(arrays);
+                    r.Evaluate(info.Shown, frame);
+                }
+                long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+                Assert(allocated == 0, allocated + " bytes allocated over 50 frames");
+            }
+        }
+
         static void MissingFile()
         {
             try
@@ -324,8 +381,9 @@ namespace Fourdgs.Tests
             }
         }
 
-        // A URL on a loopback port nobody listens on: the HTTP options reach the library (one
-        // attempt, a short timeout) and the failure is an IO refusal naming the URL.
+        // A URL on a loopback port nobody listens on, through the reader, the stream and the
+        // validator: the HTTP options reach the library (one attempt, a short timeout) and the
+        // failure is an IO refusal naming the URL.
         static void UrlRefused()
         {
             var listener = new TcpListener(IPAddress.Loopback, 0);
@@ -338,16 +396,24 @@ namespace Fourdgs.Tests
                 HttpHeaders = new[] { "Authorization: Bearer test" }, HttpMaxAttempts = 1,
                 HttpConnectTimeoutMs = 2000, HttpTransferTimeoutMs = 2000
             };
-            try
+            var opens = new Action[]
             {
-                Reader.OpenUrl(url, settings);
-                Assert(false, "opened " + url);
-            }
-            catch (FourdgsException e)
+                () => Reader.OpenUrl(url, settings), () => SceneStream.OpenUrl(url, settings),
+                () => Validation.Url(url, settings)
+            };
+            foreach (var open in opens)
             {
-                Assert((e.Status == Status.IO && e.Refusal == "http-connection" && e.Detail.Contains(url)) ||
-                       (e.Status == Status.Unsupported && e.Refusal == "http-not-built"),
-                       "url: " + e.Status + " " + e.Message);
+                try
+                {
+                    open();
+                    Assert(false, "opened " + url);
+                }
+                catch (FourdgsException e)
+                {
+                    Assert((e.Status == Status.IO && e.Refusal == "http-connection" && e.Detail.Contains(url)) ||
+                           (e.Status == Status.Unsupported && e.Refusal == "http-not-built"),
+                           "url: " + e.Status + " " + e.Message);
+                }
             }
         }
 
