@@ -64,20 +64,13 @@ namespace Fourdgs
 
     /// <summary>One owning SafeHandle class per kind of handle, each releasing through its own
     /// fourdgs_*_free. A SafeHandle is released exactly once, also by the finalizer, and is never
-    /// freed while a P/Invoke call is using it.</summary>
+    /// freed while a P/Invoke call is using it (the calls take the SafeHandle itself); a call on
+    /// a disposed one throws ObjectDisposedException.</summary>
     public abstract class FourdgsHandle : SafeHandle
     {
         protected FourdgsHandle() : base(IntPtr.Zero, true) { }
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
         internal void Set(IntPtr h) { SetHandle(h); }
-        internal IntPtr Ptr
-        {
-            get
-            {
-                if (IsClosed) throw new ObjectDisposedException(GetType().Name);
-                return handle;
-            }
-        }
     }
 
     public sealed class ReaderHandle : FourdgsHandle

@@ -69,7 +69,7 @@ namespace Fourdgs
             get
             {
                 var c = new FrameColumns { struct_size = Lib.Size<FrameColumns>() };
-                Lib.Check(Api.fourdgs_frame_columns_get(Handle.Ptr, ref c));
+                Lib.Check(Api.fourdgs_frame_columns_get(Handle, ref c));
                 return c;
             }
         }
@@ -96,7 +96,7 @@ namespace Fourdgs
                 b.sh_bytes = Pin(5, arrays.ShBytes);
                 b.sh_floats = Pin(6, arrays.ShFloats);
                 UIntPtr count;
-                Lib.Check(Api.fourdgs_frame_copy(Handle.Ptr, ref b, out count));
+                Lib.Check(Api.fourdgs_frame_copy(Handle, ref b, out count));
                 int n = (int)(ulong)count;
                 if (arrays.Flags != null && n > 0) Marshal.Copy(columns.flags, arrays.Flags, 0, n);
                 return n;
@@ -139,7 +139,7 @@ namespace Fourdgs
             get
             {
                 var c = new BlockColumns { struct_size = Lib.Size<BlockColumns>() };
-                Lib.Check(Api.fourdgs_block_columns_get(Handle.Ptr, ref c));
+                Lib.Check(Api.fourdgs_block_columns_get(Handle, ref c));
                 return c;
             }
         }
@@ -149,7 +149,7 @@ namespace Fourdgs
             get
             {
                 var i = new BlockInfo { struct_size = Lib.Size<BlockInfo>() };
-                Lib.Check(Api.fourdgs_block_info_get(Handle.Ptr, ref i));
+                Lib.Check(Api.fourdgs_block_info_get(Handle, ref i));
                 return i;
             }
         }

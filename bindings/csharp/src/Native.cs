@@ -347,8 +347,9 @@ namespace Fourdgs.Native
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     public delegate void ReleaseFn(IntPtr user);
 
-    /// <summary>The entry points. Handles travel as IntPtr here; the public classes wrap them in
-    /// SafeHandles.</summary>
+    /// <summary>The entry points. Handles go in as their SafeHandle (the marshaller holds a
+    /// reference for the call, so no finalizer frees a handle in use) and come out of the
+    /// creating calls as IntPtr, wrapped at once; the *_free functions are the handles' release.</summary>
     public static class Api
     {
         public const string Library = "fourdgs-c";
@@ -370,69 +371,69 @@ namespace Fourdgs.Native
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_open_url(byte[] url, UIntPtr size, ref OpenOptions o, out IntPtr reader);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_reader_free(IntPtr reader);
 
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_scene_info(IntPtr r, ref SceneInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_header_attribute(IntPtr r, UIntPtr i, out FourdgsString k, out FourdgsString v);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_quantization_bound(IntPtr r, UIntPtr i, out FourdgsString k, out FourdgsString v);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_window(IntPtr r, UIntPtr i, out double lo, out double hi);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_metadata(IntPtr r, UIntPtr i, out FourdgsString name, out UIntPtr entries);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_metadata_entry(IntPtr r, UIntPtr i, UIntPtr e, out FourdgsString k, out FourdgsString v);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_attachment(IntPtr r, UIntPtr i, ref AttachmentInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_read_payload(IntPtr r, Payload p, byte[] buffer, UIntPtr capacity, out UIntPtr size);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_camera(IntPtr r, ref CameraInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_camera_keyframe(IntPtr r, UIntPtr i, ref CameraKeyframe o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_source(IntPtr r, UIntPtr i, ref AudioSourceInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_keyframe(IntPtr r, UIntPtr s, UIntPtr i, ref AudioKeyframe o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_state_at(IntPtr r, UIntPtr s, double t, out AudioState o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_coordinate_frame(IntPtr r, UIntPtr i, ref CoordinateFrame o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_sensor(IntPtr r, UIntPtr i, ref Sensor o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_rig_trajectory(IntPtr r, UIntPtr i, out FourdgsString name, out uint interpolation, out UIntPtr samples);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_rig_trajectory_sample(IntPtr r, UIntPtr i, UIntPtr s, ref PoseSample o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_geodetic_anchor(IntPtr r, UIntPtr i, ref GeodeticAnchor o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object(IntPtr r, UIntPtr i, ref ObjectInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object_track(IntPtr r, UIntPtr i, out uint object_id, out uint interpolation, out UIntPtr samples);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object_track_sample(IntPtr r, UIntPtr i, UIntPtr s, ref PoseSample o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_chunk_info(IntPtr r, UIntPtr i, ref ChunkInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_chunk_band(IntPtr r, UIntPtr i, UIntPtr k, out uint band, out ulong offset, out ulong length);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_summary_offset(IntPtr r, UIntPtr k, out uint opcode, out ulong start, out ulong length);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_skipped_record(IntPtr r, UIntPtr k, out uint opcode, out ulong offset, out ulong length);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_scene_info(ReaderHandle r, ref SceneInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_header_attribute(ReaderHandle r, UIntPtr i, out FourdgsString k, out FourdgsString v);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_quantization_bound(ReaderHandle r, UIntPtr i, out FourdgsString k, out FourdgsString v);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_window(ReaderHandle r, UIntPtr i, out double lo, out double hi);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_metadata(ReaderHandle r, UIntPtr i, out FourdgsString name, out UIntPtr entries);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_metadata_entry(ReaderHandle r, UIntPtr i, UIntPtr e, out FourdgsString k, out FourdgsString v);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_attachment(ReaderHandle r, UIntPtr i, ref AttachmentInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_read_payload(ReaderHandle r, Payload p, byte[] buffer, UIntPtr capacity, out UIntPtr size);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_camera(ReaderHandle r, ref CameraInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_camera_keyframe(ReaderHandle r, UIntPtr i, ref CameraKeyframe o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_source(ReaderHandle r, UIntPtr i, ref AudioSourceInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_keyframe(ReaderHandle r, UIntPtr s, UIntPtr i, ref AudioKeyframe o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_audio_state_at(ReaderHandle r, UIntPtr s, double t, out AudioState o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_coordinate_frame(ReaderHandle r, UIntPtr i, ref CoordinateFrame o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_sensor(ReaderHandle r, UIntPtr i, ref Sensor o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_rig_trajectory(ReaderHandle r, UIntPtr i, out FourdgsString name, out uint interpolation, out UIntPtr samples);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_rig_trajectory_sample(ReaderHandle r, UIntPtr i, UIntPtr s, ref PoseSample o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_geodetic_anchor(ReaderHandle r, UIntPtr i, ref GeodeticAnchor o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object(ReaderHandle r, UIntPtr i, ref ObjectInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object_track(ReaderHandle r, UIntPtr i, out uint object_id, out uint interpolation, out UIntPtr samples);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_object_track_sample(ReaderHandle r, UIntPtr i, UIntPtr s, ref PoseSample o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_chunk_info(ReaderHandle r, UIntPtr i, ref ChunkInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_chunk_band(ReaderHandle r, UIntPtr i, UIntPtr k, out uint band, out ulong offset, out ulong length);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_summary_offset(ReaderHandle r, UIntPtr k, out uint opcode, out ulong start, out ulong length);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_skipped_record(ReaderHandle r, UIntPtr k, out uint opcode, out ulong offset, out ulong length);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_frame_create(IntPtr allocator, out IntPtr frame);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_frame_free(IntPtr frame);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_evaluate(IntPtr r, double t, ref EvaluateOptions o, IntPtr frame);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_evaluate_block(IntPtr r, IntPtr block, double t, ref EvaluateOptions o, IntPtr frame);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_frame_columns_get(IntPtr frame, ref FrameColumns o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_frame_copy(IntPtr frame, ref FrameBuffers b, out UIntPtr count);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_evaluate(ReaderHandle r, double t, ref EvaluateOptions o, FrameHandle frame);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_evaluate_block(ReaderHandle r, BlockHandle block, double t, ref EvaluateOptions o, FrameHandle frame);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_frame_columns_get(FrameHandle frame, ref FrameColumns o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_frame_copy(FrameHandle frame, ref FrameBuffers b, out UIntPtr count);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_block_create(IntPtr allocator, out IntPtr block);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_block_free(IntPtr block);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_block_columns_get(IntPtr block, ref BlockColumns o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_block_info_get(IntPtr block, ref BlockInfo o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_read_all(IntPtr r, IntPtr block);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_state_at(IntPtr r, double t, IntPtr block);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_block_columns_get(BlockHandle block, ref BlockColumns o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_block_info_get(BlockHandle block, ref BlockInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_read_all(ReaderHandle r, BlockHandle block);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_reader_state_at(ReaderHandle r, double t, BlockHandle block);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_open_callbacks(ref StreamCallbacks cb, ref OpenOptions o, out IntPtr stream);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_open_url(byte[] url, UIntPtr size, ref OpenOptions o, out IntPtr stream);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_stream_free(IntPtr stream);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_scene(IntPtr stream, out IntPtr reader);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_next_block(IntPtr stream, IntPtr block, out uint produced);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_scene(StreamHandle stream, out IntPtr reader);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_stream_next_block(StreamHandle stream, BlockHandle block, out uint produced);
 
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_create(IntPtr r, ref PlayerOptions o, out IntPtr player);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_create(ReaderHandle r, ref PlayerOptions o, out IntPtr player);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_player_free(IntPtr player);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_frame(IntPtr p, double now, uint wait, IntPtr frame, ref PlayerFrameInfo info);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_frame_at(IntPtr p, double t, uint wait, IntPtr frame, ref PlayerFrameInfo info);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_audio_state(IntPtr p, UIntPtr i, out AudioState o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_play(IntPtr p);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_pause(IntPtr p);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_seek(IntPtr p, double t);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_set_rate(IntPtr p, double rate);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_set_loop(IntPtr p, uint loop);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_info_get(IntPtr p, ref PlayerInfo o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_frame(PlayerHandle p, double now, uint wait, FrameHandle frame, ref PlayerFrameInfo info);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_frame_at(PlayerHandle p, double t, uint wait, FrameHandle frame, ref PlayerFrameInfo info);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_audio_state(PlayerHandle p, UIntPtr i, out AudioState o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_play(PlayerHandle p);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_pause(PlayerHandle p);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_seek(PlayerHandle p, double t);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_set_rate(PlayerHandle p, double rate);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_set_loop(PlayerHandle p, uint loop);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_player_info_get(PlayerHandle p, ref PlayerInfo o);
 
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validate_file(byte[] path, UIntPtr size, ref OpenOptions o, out IntPtr validation);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validate_memory(byte[] data, UIntPtr size, ref OpenOptions o, out IntPtr validation);
         [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validate_url(byte[] url, UIntPtr size, ref OpenOptions o, out IntPtr validation);
         [DllImport(Library, CallingConvention = C)] public static extern void fourdgs_validation_free(IntPtr v);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validation_summary_get(IntPtr v, ref ValidationSummary o);
-        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validation_finding(IntPtr v, UIntPtr i, ref Finding o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validation_summary_get(ValidationHandle v, ref ValidationSummary o);
+        [DllImport(Library, CallingConvention = C)] public static extern Status fourdgs_validation_finding(ValidationHandle v, UIntPtr i, ref Finding o);
     }
 }

@@ -36,7 +36,7 @@ namespace Fourdgs
             this.reader = reader;
             var o = (settings ?? new PlayerSettings()).ToNative();
             IntPtr h;
-            Lib.Check(Api.fourdgs_player_create(reader.Handle.Ptr, ref o, out h));
+            Lib.Check(Api.fourdgs_player_create(reader.Handle, ref o, out h));
             handle.Set(h);
         }
 
@@ -49,7 +49,7 @@ namespace Fourdgs
         {
             var r = new PlayerFrameResult();
             r.Raw.struct_size = Lib.Size<Native.PlayerFrameInfo>();
-            Lib.Check(Api.fourdgs_player_frame(handle.Ptr, now, wait ? 1u : 0u, frame.Handle.Ptr, ref r.Raw));
+            Lib.Check(Api.fourdgs_player_frame(handle, now, wait ? 1u : 0u, frame.Handle, ref r.Raw));
             return r;
         }
 
@@ -58,7 +58,7 @@ namespace Fourdgs
         {
             var r = new PlayerFrameResult();
             r.Raw.struct_size = Lib.Size<Native.PlayerFrameInfo>();
-            Lib.Check(Api.fourdgs_player_frame_at(handle.Ptr, t, wait ? 1u : 0u, frame.Handle.Ptr, ref r.Raw));
+            Lib.Check(Api.fourdgs_player_frame_at(handle, t, wait ? 1u : 0u, frame.Handle, ref r.Raw));
             return r;
         }
 
@@ -66,22 +66,22 @@ namespace Fourdgs
         public AudioState AudioState(int index)
         {
             AudioState s;
-            Lib.Check(Api.fourdgs_player_audio_state(handle.Ptr, (UIntPtr)(uint)index, out s));
+            Lib.Check(Api.fourdgs_player_audio_state(handle, (UIntPtr)(uint)index, out s));
             return s;
         }
 
-        public void Play() { Lib.Check(Api.fourdgs_player_play(handle.Ptr)); }
-        public void Pause() { Lib.Check(Api.fourdgs_player_pause(handle.Ptr)); }
-        public void Seek(double t) { Lib.Check(Api.fourdgs_player_seek(handle.Ptr, t)); }
-        public void SetRate(double rate) { Lib.Check(Api.fourdgs_player_set_rate(handle.Ptr, rate)); }
-        public void SetLoop(bool loop) { Lib.Check(Api.fourdgs_player_set_loop(handle.Ptr, loop ? 1u : 0u)); }
+        public void Play() { Lib.Check(Api.fourdgs_player_play(handle)); }
+        public void Pause() { Lib.Check(Api.fourdgs_player_pause(handle)); }
+        public void Seek(double t) { Lib.Check(Api.fourdgs_player_seek(handle, t)); }
+        public void SetRate(double rate) { Lib.Check(Api.fourdgs_player_set_rate(handle, rate)); }
+        public void SetLoop(bool loop) { Lib.Check(Api.fourdgs_player_set_loop(handle, loop ? 1u : 0u)); }
 
         public PlayerInfo Info
         {
             get
             {
                 var i = new PlayerInfo { struct_size = Lib.Size<PlayerInfo>() };
-                Lib.Check(Api.fourdgs_player_info_get(handle.Ptr, ref i));
+                Lib.Check(Api.fourdgs_player_info_get(handle, ref i));
                 return i;
             }
         }

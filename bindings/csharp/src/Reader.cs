@@ -87,7 +87,7 @@ namespace Fourdgs
             if (pinned.IsAllocated) pinned.Free();
         }
 
-        IntPtr H { get { return Handle.Ptr; } }
+        ReaderHandle H { get { return Handle; } }
         static UIntPtr I(int i) { return (UIntPtr)(uint)i; }
 
         // -- scene information ------------------------------------------------------------
@@ -108,7 +108,7 @@ namespace Fourdgs
             }
         }
 
-        delegate Status KeyValueCall(IntPtr r, UIntPtr i, out FourdgsString k, out FourdgsString v);
+        delegate Status KeyValueCall(ReaderHandle r, UIntPtr i, out FourdgsString k, out FourdgsString v);
 
         List<KeyValuePair<string, string>> Pairs(ulong count, KeyValueCall call)
         {
@@ -300,7 +300,7 @@ namespace Fourdgs
             }
         }
 
-        delegate Status SampleCall(IntPtr r, UIntPtr i, UIntPtr s, ref PoseSample o);
+        delegate Status SampleCall(ReaderHandle r, UIntPtr i, UIntPtr s, ref PoseSample o);
 
         List<Pose> Samples(int index, int count, SampleCall call)
         {
@@ -423,7 +423,7 @@ namespace Fourdgs
             }
         }
 
-        delegate Status RangeCall(IntPtr r, UIntPtr k, out uint opcode, out ulong offset, out ulong length);
+        delegate Status RangeCall(ReaderHandle r, UIntPtr k, out uint opcode, out ulong offset, out ulong length);
 
         List<RecordRange> Ranges(ulong count, RangeCall call)
         {
@@ -454,26 +454,26 @@ namespace Fourdgs
         public void Evaluate(double t, Frame frame, EvaluateSettings settings = null)
         {
             var o = settings == null ? evaluateDefaults : settings.ToNative();
-            Lib.Check(Api.fourdgs_reader_evaluate(H, t, ref o, frame.Handle.Ptr));
+            Lib.Check(Api.fourdgs_reader_evaluate(H, t, ref o, frame.Handle));
         }
 
         /// <summary>§3 on a block already decoded (by this reader or a stream of the file).</summary>
         public void EvaluateBlock(Block block, double t, Frame frame, EvaluateSettings settings = null)
         {
             var o = settings == null ? evaluateDefaults : settings.ToNative();
-            Lib.Check(Api.fourdgs_reader_evaluate_block(H, block.Handle.Ptr, t, ref o, frame.Handle.Ptr));
+            Lib.Check(Api.fourdgs_reader_evaluate_block(H, block.Handle, t, ref o, frame.Handle));
         }
 
         /// <summary>Every gaussian of a gaussian-birth file, decoded into `block`.</summary>
         public void ReadAll(Block block)
         {
-            Lib.Check(Api.fourdgs_reader_read_all(H, block.Handle.Ptr));
+            Lib.Check(Api.fourdgs_reader_read_all(H, block.Handle));
         }
 
         /// <summary>The decoded state instant t needs, before §3.</summary>
         public void StateAt(double t, Block block)
         {
-            Lib.Check(Api.fourdgs_reader_state_at(H, t, block.Handle.Ptr));
+            Lib.Check(Api.fourdgs_reader_state_at(H, t, block.Handle));
         }
 
         internal object Owner { get { return owner; } }

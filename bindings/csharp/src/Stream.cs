@@ -90,7 +90,7 @@ namespace Fourdgs
             {
                 if (scene != null) return scene;
                 IntPtr r;
-                Lib.Check(Api.fourdgs_stream_scene(handle.Ptr, out r));
+                Lib.Check(Api.fourdgs_stream_scene(handle, out r));
                 var h = new ReaderHandle { Owned = false };
                 h.Set(r);
                 scene = new Reader(h, this);
@@ -103,7 +103,7 @@ namespace Fourdgs
         public bool NextBlock(Block block)
         {
             uint produced;
-            Lib.Check(Api.fourdgs_stream_next_block(handle.Ptr, block.Handle.Ptr, out produced));
+            Lib.Check(Api.fourdgs_stream_next_block(handle, block.Handle, out produced));
             return produced != 0;
         }
 

@@ -63,7 +63,7 @@ namespace Fourdgs
             get
             {
                 var s = new ValidationSummary { struct_size = Lib.Size<ValidationSummary>() };
-                Lib.Check(Api.fourdgs_validation_summary_get(handle.Ptr, ref s));
+                Lib.Check(Api.fourdgs_validation_summary_get(handle, ref s));
                 return s;
             }
         }
@@ -78,7 +78,7 @@ namespace Fourdgs
                 for (int i = 0, count = (int)Summary.finding_count; i < count; i++)
                 {
                     var f = new Finding { struct_size = Lib.Size<Finding>() };
-                    Lib.Check(Api.fourdgs_validation_finding(handle.Ptr, (UIntPtr)(uint)i, ref f));
+                    Lib.Check(Api.fourdgs_validation_finding(handle, (UIntPtr)(uint)i, ref f));
                     list.Add(new ValidationFinding
                     {
                         Severity = (Severity)f.severity, Rule = Lib.Str(f.rule), Field = Lib.Str(f.field),

@@ -81,6 +81,7 @@ namespace Fourdgs.Tests
             Test("frame.no_allocation_per_frame", () => NoAllocation(Path.Combine(corpus, "valid", "shape-long-lived.4dgs")));
             Test("errors.missing_file", MissingFile);
             Test("errors.not_a_file", NotAFile);
+            Test("errors.disposed_handle", () => Disposed(valid[0]));
             Test("reader.memory_borrowed_and_copied", () => Memory(valid[0]));
             Test("reader.url_with_http_options", UrlRefused);
             Test("validation.valid_and_refused", () => Validate(valid[0], refusals[0]));
@@ -348,6 +349,21 @@ namespace Fourdgs.Tests
             {
                 Assert(e.Status == Status.IO && e.Refusal.Length > 0 && e.Detail.Contains("fourdgs-csharp-test"),
                        "missing file: " + e.Status + " " + e.Message);
+            }
+        }
+
+        static void Disposed(string file)
+        {
+            var r = Reader.Open(file);
+            r.Dispose();
+            r.Dispose();  // twice is harmless
+            try
+            {
+                var info = r.Info;
+                Assert(false, "a disposed reader answered " + info.Profile);
+            }
+            catch (ObjectDisposedException)
+            {
             }
         }
 
