@@ -604,12 +604,13 @@ fourdgs_status fourdgs_writer_add_audio_source(fourdgs_writer* writer,
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(info);
-        if (auto s = check_size(info, "fourdgs_audio_source_info"); s != FOURDGS_OK) return s;
+        fourdgs_audio_source_info in{};
+        if (auto s = read_in(info, in); s != FOURDGS_OK) return s;
         if (!array_ok(keyframes, keyframe_count))
             return invalid(refusal::kNullArgument, "keyframes is NULL");
         if (!array_ok(data, size)) return invalid(refusal::kNullArgument, "data is NULL");
         AudioCopy a;
-        if (auto s = audio_source_in(take(info, fourdgs_audio_source_info{}), keyframes,
+        if (auto s = audio_source_in(in, keyframes,
                                      keyframe_count, a.descriptor);
             s != FOURDGS_OK)
             return s;
@@ -625,8 +626,8 @@ fourdgs_status fourdgs_writer_add_coordinate_frame(fourdgs_writer* writer,
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(frame);
-        if (auto s = check_size(frame, "fourdgs_coordinate_frame"); s != FOURDGS_OK) return s;
-        const fourdgs_coordinate_frame in = take(frame, fourdgs_coordinate_frame{});
+        fourdgs_coordinate_frame in{};
+        if (auto s = read_in(frame, in); s != FOURDGS_OK) return s;
         CoordinateFrame f;
         if (auto s = text_in(in.name.data, in.name.size, "name", f.name); s != FOURDGS_OK) return s;
         if (auto s = enum_in(in.handedness, 2, "handedness", f.handedness); s != FOURDGS_OK) return s;
@@ -645,8 +646,8 @@ fourdgs_status fourdgs_writer_add_sensor(fourdgs_writer* writer, const fourdgs_s
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(sensor);
-        if (auto s = check_size(sensor, "fourdgs_sensor"); s != FOURDGS_OK) return s;
-        const fourdgs_sensor in = take(sensor, fourdgs_sensor{});
+        fourdgs_sensor in{};
+        if (auto s = read_in(sensor, in); s != FOURDGS_OK) return s;
         if (!array_ok(in.distortion, in.distortion_count))
             return invalid(refusal::kNullArgument, "sensor.distortion is NULL");
         SensorCalibration c;
@@ -697,8 +698,8 @@ fourdgs_status fourdgs_writer_add_geodetic_anchor(fourdgs_writer* writer,
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(anchor);
-        if (auto s = check_size(anchor, "fourdgs_geodetic_anchor"); s != FOURDGS_OK) return s;
-        const fourdgs_geodetic_anchor in = take(anchor, fourdgs_geodetic_anchor{});
+        fourdgs_geodetic_anchor in{};
+        if (auto s = read_in(anchor, in); s != FOURDGS_OK) return s;
         GeodeticAnchor g;
         if (auto s = text_in(in.frame_name.data, in.frame_name.size, "frame_name", g.frame_name);
             s != FOURDGS_OK)
@@ -717,8 +718,8 @@ fourdgs_status fourdgs_writer_add_object(fourdgs_writer* writer, const fourdgs_o
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(object);
-        if (auto s = check_size(object, "fourdgs_object_info"); s != FOURDGS_OK) return s;
-        const fourdgs_object_info in = take(object, fourdgs_object_info{});
+        fourdgs_object_info in{};
+        if (auto s = read_in(object, in); s != FOURDGS_OK) return s;
         if (embedding_dim > 0xFFFF)
             return invalid(refusal::kValueOutOfRange,
                            "embedding_dim " + std::to_string(embedding_dim) + " is above 65535");

@@ -157,8 +157,20 @@ typedef struct fourdgs_open_options {
     uint32_t http_verify_tls;         /* default 1 */
 } fourdgs_open_options;
 
-/* Fills the defaults and struct_size. */
-FOURDGS_CAPI void fourdgs_open_options_init(fourdgs_open_options* options);
+/* Fills the defaults and struct_size. Every options struct has the same three forms:
+ *   fourdgs_X_init_sized(s, struct_size)  writes the defaults into the first
+ *       min(struct_size, sizeof) bytes of *s (the library's sizeof) and sets s->struct_size to
+ *       that; nothing past struct_size bytes is written, and a struct_size below
+ *       sizeof(size_t) writes nothing. For bindings that allocate the struct themselves.
+ *   fourdgs_X_init(s)  the macro new callers use: fourdgs_X_init_sized(s, sizeof *(s)), s a
+ *       pointer to the struct (not a bare NULL).
+ *   (fourdgs_X_init)(s)  the exported function of ABI 1, kept for binaries built against it:
+ *       it writes the struct as ABI 1 had it, never the fields appended since. */
+FOURDGS_CAPI void fourdgs_open_options_init_sized(fourdgs_open_options* options,
+                                                  size_t struct_size);
+FOURDGS_CAPI void(fourdgs_open_options_init)(fourdgs_open_options* options);
+#define fourdgs_open_options_init(options) \
+    fourdgs_open_options_init_sized((options), sizeof *(options))
 
 /* Range reads through the caller (HTTP ranges, an asset pack, a VFS).
  *   size     total size in bytes of the data; required.
@@ -457,7 +469,12 @@ typedef struct fourdgs_evaluate_options {
     uint32_t append;              /* append to the frame instead of replacing it (default 0) */
 } fourdgs_evaluate_options;
 
-FOURDGS_CAPI void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options);
+/* Fills the defaults and struct_size (the three forms of fourdgs_open_options_init). */
+FOURDGS_CAPI void fourdgs_evaluate_options_init_sized(fourdgs_evaluate_options* options,
+                                                      size_t struct_size);
+FOURDGS_CAPI void(fourdgs_evaluate_options_init)(fourdgs_evaluate_options* options);
+#define fourdgs_evaluate_options_init(options) \
+    fourdgs_evaluate_options_init_sized((options), sizeof *(options))
 
 /* `allocator` may be NULL (malloc/free); copied. */
 FOURDGS_CAPI fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator,
@@ -837,7 +854,12 @@ typedef struct fourdgs_player_info {
     uint64_t resident_bytes;  /* decoded states held now */
 } fourdgs_player_info;
 
-FOURDGS_CAPI void fourdgs_player_options_init(fourdgs_player_options* options);
+/* Fills the defaults and struct_size (the three forms of fourdgs_open_options_init). */
+FOURDGS_CAPI void fourdgs_player_options_init_sized(fourdgs_player_options* options,
+                                                    size_t struct_size);
+FOURDGS_CAPI void(fourdgs_player_options_init)(fourdgs_player_options* options);
+#define fourdgs_player_options_init(options) \
+    fourdgs_player_options_init_sized((options), sizeof *(options))
 /* Plays `reader`, which must outlive the player: a reader (fourdgs_reader_open_*: file, memory,
  * callbacks, URL), or a stream's scene (fourdgs_stream_scene) of a keyframe-delta file, played
  * forward only (the player then pulls the stream: do not call fourdgs_stream_next_block while
@@ -948,7 +970,12 @@ typedef struct fourdgs_writer_options {
     const fourdgs_allocator* allocator; /* NULL = malloc/free */
 } fourdgs_writer_options;
 
-FOURDGS_CAPI void fourdgs_writer_options_init(fourdgs_writer_options* options);
+/* Fills the defaults and struct_size (the three forms of fourdgs_open_options_init). */
+FOURDGS_CAPI void fourdgs_writer_options_init_sized(fourdgs_writer_options* options,
+                                                    size_t struct_size);
+FOURDGS_CAPI void(fourdgs_writer_options_init)(fourdgs_writer_options* options);
+#define fourdgs_writer_options_init(options) \
+    fourdgs_writer_options_init_sized((options), sizeof *(options))
 /* The options are copied (strings included). */
 FOURDGS_CAPI fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options,
                                                   fourdgs_writer** out);

@@ -119,17 +119,67 @@ fourdgs_status guarded(F&& body) noexcept {
     } while (0)
 
 // ---------------------------------------------------------------------------------------------
-// Size-tagged structs: read or write only the bytes the caller's struct_size covers.
+// Size-tagged structs: every struct that starts with struct_size crosses the ABI through the
+// three calls below, and nothing else touches one of the caller's bytes. A caller compiled
+// against an older fourdgs.h passes a smaller struct: the library reads only its struct_size
+// bytes (the fields past them take their defaults) and writes only those bytes.
+
+// The names fourdgs.h gives the size-tagged structs, for the refusals that name them.
+template <class T>
+inline constexpr const char* kStructName = nullptr;
+#define FOURDGS_C_STRUCT_NAME(T) template <> inline constexpr const char* kStructName<T> = #T
+FOURDGS_C_STRUCT_NAME(fourdgs_error);
+FOURDGS_C_STRUCT_NAME(fourdgs_open_options);
+FOURDGS_C_STRUCT_NAME(fourdgs_scene_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_attachment_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_camera_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_audio_source_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_coordinate_frame);
+FOURDGS_C_STRUCT_NAME(fourdgs_sensor);
+FOURDGS_C_STRUCT_NAME(fourdgs_geodetic_anchor);
+FOURDGS_C_STRUCT_NAME(fourdgs_object_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_evaluate_options);
+FOURDGS_C_STRUCT_NAME(fourdgs_chunk_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_frame_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_frame_buffers);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_block_columns);
+FOURDGS_C_STRUCT_NAME(fourdgs_player_options);
+FOURDGS_C_STRUCT_NAME(fourdgs_player_frame_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_player_info);
+FOURDGS_C_STRUCT_NAME(fourdgs_validation_summary);
+FOURDGS_C_STRUCT_NAME(fourdgs_finding);
+FOURDGS_C_STRUCT_NAME(fourdgs_writer_options);
+FOURDGS_C_STRUCT_NAME(fourdgs_gaussian_batch);
+FOURDGS_C_STRUCT_NAME(fourdgs_write_report);
+FOURDGS_C_STRUCT_NAME(fourdgs_stream_declaration);
+#undef FOURDGS_C_STRUCT_NAME
 
 template <class T>
-fourdgs_status check_size(const T* s, const char* what) {
+concept SizeTagged = requires(T t) { t.struct_size; };
+
+template <SizeTagged T>
+fourdgs_status check_size(const T* s) {
+    static_assert(kStructName<T> != nullptr, "name the struct in kStructName");
     if (s->struct_size < sizeof(std::size_t))
-        return invalid(refusal::kInvalidStructSize, std::string(what) + ".struct_size is not set");
+        return invalid(refusal::kInvalidStructSize,
+                       std::string(kStructName<T>) + ".struct_size is not set");
     return FOURDGS_OK;
 }
 
-// Copies `value` into the caller's struct (which has already passed check_size).
-template <class T>
+// 1. In: the caller's struct (non-NULL) over `out`, which holds the defaults: its struct_size
+// checked, then its first struct_size bytes copied (the fields past them keep their defaults).
+template <SizeTagged T>
+fourdgs_status read_in(const T* in, T& out) {
+    if (auto s = check_size(in); s != FOURDGS_OK) return s;
+    std::memcpy(&out, in, std::min(in->struct_size, sizeof(T)));
+    out.struct_size = sizeof(T);
+    return FOURDGS_OK;
+}
+
+// 2. Out: `value` into the caller's struct (which has passed check_size), its first struct_size
+// bytes only; its struct_size stays the caller's.
+template <SizeTagged T>
 fourdgs_status put(T* out, T value) noexcept {
     const std::size_t n = out->struct_size;
     value.struct_size = n;
@@ -137,13 +187,26 @@ fourdgs_status put(T* out, T value) noexcept {
     return FOURDGS_OK;
 }
 
-// The caller's struct over `defaults` (fields past its struct_size keep their defaults).
-template <class T>
-T take(const T* in, T defaults) noexcept {
-    std::memcpy(&defaults, in, std::min(in->struct_size, sizeof(T)));
-    defaults.struct_size = sizeof(T);
-    return defaults;
+// 3. Init: the defaults into a struct of `struct_size` bytes (fourdgs_*_init_sized), struct_size
+// set to what was written (min(struct_size, sizeof(T))). A struct too small to hold struct_size
+// itself (or NULL) is left alone.
+template <SizeTagged T>
+void init_sized(T* s, std::size_t struct_size, T defaults) noexcept {
+    if (s == nullptr || struct_size < sizeof(std::size_t)) return;
+    const std::size_t n = std::min(struct_size, sizeof(T));
+    defaults.struct_size = n;
+    std::memcpy(s, &defaults, n);
 }
+
+// What the exported fourdgs_*_init(s) of ABI 1 writes, for binaries built then (new callers get
+// fourdgs.h's macro, which passes their own sizeof): sizeof the struct as ABI 1 had it, which
+// ended at `last_field` (its end rounded up to the struct's alignment). Appending a field to one
+// of these structs leaves this size as it is.
+constexpr std::size_t abi1_size(std::size_t end_of_last_field, std::size_t alignment) noexcept {
+    return (end_of_last_field + alignment - 1) / alignment * alignment;
+}
+#define FOURDGS_C_ABI1_SIZE(T, last_field) \
+    ::fourdgs::capi::abi1_size(offsetof(T, last_field) + sizeof(T::last_field), alignof(T))
 
 inline fourdgs_string str(const std::string& s) noexcept { return {s.c_str(), s.size()}; }
 
@@ -170,8 +233,7 @@ inline bool array_ok(const void* p, std::size_t count) noexcept {
 // count), one conversion, the write. get_from() is that shape, written once; a getter says only
 // what to find and how to convert it.
 
-// The names fourdgs.h gives the handles' parameters and the size-tagged structs that getters
-// fill, for the refusals that name them.
+// The names fourdgs.h gives the handles' parameters, for the refusals that name them.
 template <class Handle>
 inline constexpr const char* kParameterName = nullptr;
 template <> inline constexpr const char* kParameterName<fourdgs_reader> = "reader";
@@ -181,31 +243,6 @@ template <> inline constexpr const char* kParameterName<fourdgs_validation> = "v
 template <> inline constexpr const char* kParameterName<fourdgs_writer> = "writer";
 template <> inline constexpr const char* kParameterName<fourdgs_stream_writer> = "writer";
 template <> inline constexpr const char* kParameterName<fourdgs_player> = "player";
-
-template <class T>
-inline constexpr const char* kStructName = nullptr;
-#define FOURDGS_C_STRUCT_NAME(T) template <> inline constexpr const char* kStructName<T> = #T
-FOURDGS_C_STRUCT_NAME(fourdgs_error);
-FOURDGS_C_STRUCT_NAME(fourdgs_scene_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_attachment_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_camera_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_audio_source_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_coordinate_frame);
-FOURDGS_C_STRUCT_NAME(fourdgs_sensor);
-FOURDGS_C_STRUCT_NAME(fourdgs_geodetic_anchor);
-FOURDGS_C_STRUCT_NAME(fourdgs_object_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_chunk_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_frame_columns);
-FOURDGS_C_STRUCT_NAME(fourdgs_block_info);
-FOURDGS_C_STRUCT_NAME(fourdgs_block_columns);
-FOURDGS_C_STRUCT_NAME(fourdgs_validation_summary);
-FOURDGS_C_STRUCT_NAME(fourdgs_finding);
-FOURDGS_C_STRUCT_NAME(fourdgs_write_report);
-FOURDGS_C_STRUCT_NAME(fourdgs_player_info);
-#undef FOURDGS_C_STRUCT_NAME
-
-template <class T>
-concept SizeTagged = requires(T t) { t.struct_size; };
 
 // An out-parameter and its name in fourdgs.h. A getter's single struct out-parameter, which
 // fourdgs.h always calls `out`, is passed as the bare pointer.
@@ -231,10 +268,7 @@ Out<T> named(Out<T> out) noexcept {
 template <class T>
 fourdgs_status check_outs(Out<T> out) {
     if (out.pointer == nullptr) return null_argument(out.name);
-    if constexpr (SizeTagged<T>) {
-        static_assert(kStructName<T> != nullptr, "name the struct in kStructName");
-        return check_size(out.pointer, kStructName<T>);
-    }
+    if constexpr (SizeTagged<T>) return check_size(out.pointer);
     return FOURDGS_OK;
 }
 template <class... T>

@@ -103,7 +103,7 @@ fourdgs_status frame_with(fourdgs_player* player, fourdgs_frame* frame,
         FOURDGS_C_REQUIRE(player);
         FOURDGS_C_REQUIRE(frame);
         if (info != nullptr)
-            if (auto s = check_size(info, "fourdgs_player_frame_info"); s != FOURDGS_OK) return s;
+            if (auto s = check_size(info); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(show(*player->player, frame->frame, player->last));
         if (info != nullptr) return put(info, frame_info_out(player->last));
         return FOURDGS_OK;
@@ -112,8 +112,12 @@ fourdgs_status frame_with(fourdgs_player* player, fourdgs_frame* frame,
 
 }  // namespace
 
-void fourdgs_player_options_init(fourdgs_player_options* options) {
-    if (options) *options = default_player_options();
+void fourdgs_player_options_init_sized(fourdgs_player_options* options, size_t struct_size) {
+    init_sized(options, struct_size, default_player_options());
+}
+
+void(fourdgs_player_options_init)(fourdgs_player_options* options) {
+    fourdgs_player_options_init_sized(options, FOURDGS_C_ABI1_SIZE(fourdgs_player_options, stall_timeout_sec));
 }
 
 fourdgs_status fourdgs_player_create(const fourdgs_reader* reader,
@@ -123,10 +127,8 @@ fourdgs_status fourdgs_player_create(const fourdgs_reader* reader,
         FOURDGS_C_REQUIRE(reader);
         FOURDGS_C_REQUIRE(out);
         fourdgs_player_options o = default_player_options();
-        if (options != nullptr) {
-            if (auto s = check_size(options, "fourdgs_player_options"); s != FOURDGS_OK) return s;
-            o = take(options, o);
-        }
+        if (options != nullptr)
+            if (auto s = read_in(options, o); s != FOURDGS_OK) return s;
         fourdgs_player* p = make_handle<fourdgs_player>(reader->alloc);
         std::unique_ptr<fourdgs_player, void (*)(fourdgs_player*)> guard(p, destroy_handle);
         // A stream's scene is advanced by the player (it pulls the stream's states): the one

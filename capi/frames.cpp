@@ -92,10 +92,8 @@ namespace fourdgs::capi {
 fourdgs_status evaluate_options_in(const SceneInfo& scene, const fourdgs_evaluate_options* in,
                                    EvaluateOptions& out) {
     fourdgs_evaluate_options o = default_evaluate_options();
-    if (in != nullptr) {
-        if (auto s = check_size(in, "fourdgs_evaluate_options"); s != FOURDGS_OK) return s;
-        o = take(in, o);
-    }
+    if (in != nullptr)
+        if (auto s = read_in(in, o); s != FOURDGS_OK) return s;
     if (o.max_sh_degree > 3)
         return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(o.max_sh_degree) +
                                              " is above 3");
@@ -116,8 +114,12 @@ fourdgs_status random_access(const fourdgs_reader* reader) {
 
 }  // namespace fourdgs::capi
 
-void fourdgs_evaluate_options_init(fourdgs_evaluate_options* options) {
-    if (options) *options = default_evaluate_options();
+void fourdgs_evaluate_options_init_sized(fourdgs_evaluate_options* options, size_t struct_size) {
+    init_sized(options, struct_size, default_evaluate_options());
+}
+
+void(fourdgs_evaluate_options_init)(fourdgs_evaluate_options* options) {
+    fourdgs_evaluate_options_init_sized(options, FOURDGS_C_ABI1_SIZE(fourdgs_evaluate_options, append));
 }
 
 fourdgs_status fourdgs_frame_create(const fourdgs_allocator* allocator, fourdgs_frame** out) {
@@ -203,8 +205,8 @@ fourdgs_status fourdgs_frame_copy(const fourdgs_frame* frame, const fourdgs_fram
         FOURDGS_C_REQUIRE(frame);
         FOURDGS_C_REQUIRE(buffers);
         FOURDGS_C_REQUIRE(count);
-        if (auto s = check_size(buffers, "fourdgs_frame_buffers"); s != FOURDGS_OK) return s;
-        const fourdgs_frame_buffers b = take(buffers, fourdgs_frame_buffers{});
+        fourdgs_frame_buffers b{};
+        if (auto s = read_in(buffers, b); s != FOURDGS_OK) return s;
         const Frame& f = frame->frame;
         const std::size_t n = f.count;
         if (b.sh_degree > 3)

@@ -55,8 +55,7 @@ namespace fourdgs::capi {
 fourdgs_status open_options_in(const fourdgs_open_options* in, fourdgs_open_options& out) {
     out = default_open_options();
     if (in == nullptr) return FOURDGS_OK;
-    if (auto s = check_size(in, "fourdgs_open_options"); s != FOURDGS_OK) return s;
-    out = take(in, out);
+    if (auto s = read_in(in, out); s != FOURDGS_OK) return s;
     if (out.max_sh_degree > 3)
         return invalid(refusal::kInvalidOption, "max_sh_degree " + std::to_string(out.max_sh_degree) +
                                              " is above 3");
@@ -172,8 +171,12 @@ fourdgs_status open_with(const fourdgs_open_options* options, fourdgs_reader** o
 
 }  // namespace
 
-void fourdgs_open_options_init(fourdgs_open_options* options) {
-    if (options) *options = default_open_options();
+void fourdgs_open_options_init_sized(fourdgs_open_options* options, size_t struct_size) {
+    init_sized(options, struct_size, default_open_options());
+}
+
+void(fourdgs_open_options_init)(fourdgs_open_options* options) {
+    fourdgs_open_options_init_sized(options, FOURDGS_C_ABI1_SIZE(fourdgs_open_options, keep_payloads));
 }
 
 fourdgs_status fourdgs_reader_open_file(const char* path, size_t path_size,

@@ -215,16 +215,20 @@ fourdgs_write_report report_out(const WriteReport& w) noexcept {
 
 }  // namespace
 
-void fourdgs_writer_options_init(fourdgs_writer_options* options) {
-    if (options) *options = default_writer_options();
+void fourdgs_writer_options_init_sized(fourdgs_writer_options* options, size_t struct_size) {
+    init_sized(options, struct_size, default_writer_options());
+}
+
+void(fourdgs_writer_options_init)(fourdgs_writer_options* options) {
+    fourdgs_writer_options_init_sized(options, FOURDGS_C_ABI1_SIZE(fourdgs_writer_options, allocator));
 }
 
 fourdgs_status fourdgs_writer_create(const fourdgs_writer_options* options, fourdgs_writer** out) {
     return guarded([&] {
         FOURDGS_C_REQUIRE(options);
         FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(options, "fourdgs_writer_options"); s != FOURDGS_OK) return s;
-        const fourdgs_writer_options o = take(options, default_writer_options());
+        fourdgs_writer_options o = default_writer_options();
+        if (auto s = read_in(options, o); s != FOURDGS_OK) return s;
         Allocator alloc;
         if (auto s = allocator_in(o.allocator, alloc); s != FOURDGS_OK) return s;
         SceneHeader h;
@@ -246,8 +250,8 @@ fourdgs_status fourdgs_writer_add_gaussians(fourdgs_writer* writer,
     return guarded([&] {
         FOURDGS_C_REQUIRE(writer);
         FOURDGS_C_REQUIRE(batch);
-        if (auto s = check_size(batch, "fourdgs_gaussian_batch"); s != FOURDGS_OK) return s;
-        const fourdgs_gaussian_batch b = take(batch, fourdgs_gaussian_batch{});
+        fourdgs_gaussian_batch b{};
+        if (auto s = read_in(batch, b); s != FOURDGS_OK) return s;
         if (b.count == 0) return FOURDGS_OK;
         const auto per =
             static_cast<std::size_t>(3 * sh_coeffs_per_component(writer->header.sh_degree));
@@ -332,8 +336,8 @@ namespace {
 fourdgs_status stream_batch_in(const fourdgs_gaussian_batch* batch, int sh_degree, bool windows,
                                GaussianBatch& out) {
     FOURDGS_C_REQUIRE(batch);
-    if (auto s = check_size(batch, "fourdgs_gaussian_batch"); s != FOURDGS_OK) return s;
-    const fourdgs_gaussian_batch b = take(batch, fourdgs_gaussian_batch{});
+    fourdgs_gaussian_batch b{};
+    if (auto s = read_in(batch, b); s != FOURDGS_OK) return s;
     const std::size_t n = b.count;
     const std::size_t per = 3 * static_cast<std::size_t>(sh_coeffs_per_component(sh_degree));
     if (auto s = batch_columns_in(b, per); s != FOURDGS_OK) return s;
@@ -411,9 +415,8 @@ fourdgs_status fourdgs_stream_writer_create_file(const fourdgs_writer* writer,
         FOURDGS_C_REQUIRE(declaration);
         FOURDGS_C_REQUIRE(path);
         FOURDGS_C_REQUIRE(out);
-        if (auto s = check_size(declaration, "fourdgs_stream_declaration"); s != FOURDGS_OK)
-            return s;
-        const fourdgs_stream_declaration d = take(declaration, fourdgs_stream_declaration{});
+        fourdgs_stream_declaration d{};
+        if (auto s = read_in(declaration, d); s != FOURDGS_OK) return s;
         if (!array_ok(d.windows, d.window_count))
             return invalid(refusal::kNullArgument, "declaration.windows is NULL");
         if (writer->count != 0)

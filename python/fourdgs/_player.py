@@ -41,7 +41,7 @@ class PlayerInfo(C.Sized):
 # that lacks them ("library-too-old").
 _P, _H = C.P, C.H
 C._SIGNATURES.update({
-    "fourdgs_player_options_init": ([_P(PlayerOptions)], None),
+    "fourdgs_player_options_init_sized": ([_P(PlayerOptions), ctypes.c_size_t], None),
     "fourdgs_player_create": ([_H, _P(PlayerOptions), _P(_H)], C.status_t),
     "fourdgs_player_free": ([_H], None),
     "fourdgs_player_frame": ([_H, C.dbl, C.u32, _H, _P(PlayerFrameInfo)], C.status_t),
@@ -278,7 +278,7 @@ def play(source: Union[Source, io.IOBase], *, look_ahead: int = 2, start: float 
     """
     scene = stream(source) if isinstance(source, io.IOBase) else open(source)
     o = PlayerOptions()
-    C.lib().fourdgs_player_options_init(ctypes.byref(o))
+    C.lib().fourdgs_player_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     o.look_ahead, o.start, o.rate, o.loop, o.playing = look_ahead, start, rate, loop, playing
     o.max_sh_degree, o.apply_object_tracks = sh_degree, int(object_tracks)
     o.decode_threads, o.prefetch, o.stall_timeout_sec = decode_threads, int(prefetch), stall_timeout

@@ -222,7 +222,7 @@ class Frame(_Lent):
 def _open_options(max_sh_degree: int, verify_summary_crc: bool, decode_threads: int = 1,
                   keep_payloads: bool = False) -> C.OpenOptions:
     o = C.OpenOptions()
-    C.lib().fourdgs_open_options_init(ctypes.byref(o))
+    C.lib().fourdgs_open_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     o.max_sh_degree = max_sh_degree
     o.decode_threads = decode_threads
     o.verify_summary_crc = int(verify_summary_crc)

@@ -132,7 +132,7 @@ class _Config(_Owned):
                  max_chunk_gaussians: int = 65536, spatial_order: bool = True, threads: int = 0):
         lib = C.lib()
         o = C.WriterOptions()
-        lib.fourdgs_writer_options_init(ctypes.byref(o))
+        lib.fourdgs_writer_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
         o.duration_sec = float(duration)
         o.cutoff = float(cutoff)
         o.sh_degree = int(sh_degree)

@@ -864,9 +864,12 @@ static void test_arguments(const char* data_dir) {
     fourdgs_frame_free(NULL);
     fourdgs_validation_free(NULL);
     fourdgs_writer_free(NULL);
-    fourdgs_open_options_init(NULL);
-    fourdgs_evaluate_options_init(NULL);
-    fourdgs_writer_options_init(NULL);
+    (fourdgs_open_options_init)(NULL);
+    (fourdgs_evaluate_options_init)(NULL);
+    (fourdgs_writer_options_init)(NULL);
+    fourdgs_open_options_init_sized(NULL, sizeof(fourdgs_open_options));
+    fourdgs_evaluate_options_init_sized(NULL, sizeof(fourdgs_evaluate_options));
+    fourdgs_writer_options_init_sized(NULL, sizeof(fourdgs_writer_options));
 
     /* The last error survives successes and is per thread; clear resets it. */
     EXPECT_FAIL(fourdgs_reader_open_file(NULL, 0, NULL, &r), FOURDGS_INVALID_ARGUMENT, NULL);

@@ -37,7 +37,7 @@ static fourdgs_error last_error(void) {
     return e;
 }
 
-static int string_is(fourdgs_string s, const char* want) {
+static inline int string_is(fourdgs_string s, const char* want) {
     return s.data != NULL && s.size == strlen(want) && memcmp(s.data, want, s.size) == 0;
 }
 
@@ -60,7 +60,7 @@ typedef struct bytes {
     size_t size;
 } bytes;
 
-static bytes read_file(const char* path) {
+static inline bytes read_file(const char* path) {
     bytes b = {NULL, 0};
     FILE* f = fopen(path, "rb");
     if (!f) return b;
@@ -78,7 +78,7 @@ static bytes read_file(const char* path) {
 /* A function `name(handle)` that returns the size-tagged struct `type` filled by
  * `get(handle, &out)`, the call checked. */
 #define FILLED_BY(name, type, handle_type, get)                                               \
-    static type name(const handle_type* handle) {                                             \
+    static inline type name(const handle_type* handle) {                                           \
         type out;                                                                             \
         memset(&out, 0, sizeof out);                                                          \
         out.struct_size = sizeof out;                                                         \
@@ -107,7 +107,7 @@ static int64_t trickle_read(void* user, void* buffer, uint64_t length) {
     t->at += n;
     return (int64_t)n;
 }
-static void trickle_release(void* user) { ((trickle*)user)->releases++; }
+static inline void trickle_release(void* user) { ((trickle*)user)->releases++; }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Feeding a pipe from a second thread (static inline: programs that do not use it get no
