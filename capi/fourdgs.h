@@ -22,8 +22,13 @@
  *   Buffers   Every fill has a size query: pass a NULL buffer to learn the size; a non-NULL
  *             buffer smaller than that gives FOURDGS_BUFFER_TOO_SMALL and writes nothing.
  *   Structs   Option and info structs start with `struct_size`; set it to sizeof the struct you
- *             were compiled with (the *_init functions do). The library reads and writes only
- *             that many bytes, so a newer library works with an older caller.
+ *             were compiled with (the *_init macros do). The library reads and writes only
+ *             that many bytes (fields past them read as their defaults), so a newer library
+ *             works with an older caller.
+ *   ABI       Within one FOURDGS_C_ABI_VERSION a newer library only adds functions, appends
+ *             fields to size-tagged structs and adds enumerators at the end; anything else
+ *             bumps the ABI version and the soname (docs/c-api.md, "Compatibility"). The
+ *             library's ABI is checked against capi/abi/libfourdgs-c.abi on every build.
  *   Threads   Handles are not internally locked. A reader may be used from several threads at
  *             once for the calls marked "thread-safe" (each thread with its own fourdgs_frame);
  *             everything else needs one thread at a time per handle. The last error is
