@@ -5,7 +5,7 @@
 # Allowed within one ABI (fourdgs-c.abignore, docs/c-api.md "Compatibility"): functions added,
 # fields appended to a size-tagged struct. Anything else fails: a function removed or its
 # signature changed, a struct member inserted before the end, removed or retyped, an enumerator
-# of a signature's enum changed.
+# of any enum in fourdgs.h removed or renumbered (capi/abi/enumerators).
 #
 #   check.sh LIBRARY HEADERS_DIR            compare (ctest capi.abi; .ci/run through ctest)
 #   check.sh LIBRARY HEADERS_DIR --renew    write the baseline anew (capi/abi/renew.sh runs this)
@@ -28,6 +28,13 @@ abidw --headers-dir "$headers" --drop-private-types --exported-interfaces-only \
 # Where the library was built is not ABI: the baseline is the same from any build directory.
 sed "s/ comp-dir-path='[^']*'//" "$tmp/raw.abi" > "$tmp/current.abi"
 
+# The enumerators of fourdgs.h's enums, "NAME VALUE" a line: most enums reach the ABI only as the
+# uint32_t fields that carry them, where abidw cannot see them, so their values are compared here.
+enumerators() {
+    awk '/typedef enum/,/}/' "$1" | grep -oE 'FOURDGS_[A-Z0-9_]+ = [0-9]+' | sed 's/ = / /' | LC_ALL=C sort
+}
+enumerators "$headers/fourdgs.h" > "$tmp/enumerators"
+
 abi_version() { sed -n 's/^#define FOURDGS_C_ABI_VERSION \([0-9]*\).*/\1/p' "$1"; }
 soname() { sed -n "s/.*<abi-corpus [^>]*soname='\([^']*\)'.*/\1/p" "$1" | head -n 1; }
 
@@ -38,6 +45,20 @@ if [ -f "$baseline" ]; then
 else
     echo "no baseline at $baseline" > "$tmp/report"
     status=8
+fi
+
+# Every enumerator of the baseline keeps its name and value; new ones may be added.
+if [ -f "$here/enumerators" ]; then
+    if ! LC_ALL=C comm -23 "$here/enumerators" "$tmp/enumerators" > "$tmp/enumerators-changed"; then
+        status=1
+    elif [ -s "$tmp/enumerators-changed" ]; then
+        { echo "enumerators removed or renumbered (baseline NAME VALUE):"
+          cat "$tmp/enumerators-changed"; } >> "$tmp/report"
+        status=$((status | 8))
+    fi
+else
+    echo "no enumerator baseline at $here/enumerators" >> "$tmp/report"
+    status=$((status | 8))
 fi
 
 if [ "${3:-}" = --renew ]; then
@@ -51,6 +72,7 @@ if [ "${3:-}" = --renew ]; then
         fi
     fi
     cp "$tmp/current.abi" "$baseline"
+    cp "$tmp/enumerators" "$here/enumerators"
     abi_version "$headers/fourdgs.h" > "$here/abi-version"
     echo "renewed $baseline (ABI $(cat "$here/abi-version"), $(soname "$baseline"))"
     exit 0
