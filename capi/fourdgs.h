@@ -587,7 +587,8 @@ FOURDGS_CAPI fourdgs_status fourdgs_frame_count(const fourdgs_frame* frame, size
  * copied). `capacity` is in gaussians; it must be >= the frame's count. SH goes out at
  * `sh_degree` (0..3): sh_bytes takes capacity * 3 * ((sh_degree+1)^2 - 1) bytes, sh_floats as
  * many floats. A coefficient the frame lacks (a band above the frame's degree) is written as
- * the neutral value: byte 128 in sh_bytes, 0.0f in sh_floats (byte b reads (b - 128) / 32). */
+ * the neutral value: byte 128 in sh_bytes, 0.0f in sh_floats. A stored byte b goes out in
+ * sh_floats as -4 + b * 8 / 255 (§6.5, sh_coefficient in quantize.hpp). */
 typedef struct fourdgs_frame_buffers {
     size_t struct_size;
     size_t capacity;
