@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fourdgs/reconstruct.hpp"
+#include "record_keying.hpp"
 
 namespace fourdgs {
 namespace {
@@ -23,27 +24,13 @@ Error refused(std::string_view id, std::string value, std::string message,
         .about("", std::move(value));
 }
 
-// The index of the first earlier element with the same key, or `i` when there is none. The
-// lists are front matter (a handful of records), so quadratic is the readable choice.
+// Whether element i of `v` repeats the key of an earlier one of its kind (the record registry's
+// keying column: `opcode`'s key, read by `key`) and `report`, told so, says to stop.
 template <class T, class Key>
-std::size_t first_with_same(const std::vector<T>& v, std::size_t i, Key key) {
-    for (std::size_t j = 0; j < i; ++j)
-        if (key(v[j]) == key(v[i])) return j;
-    return i;
-}
-
-// Whether element i of `v` repeats the key of an earlier one and `report`, told so as `refusal`
-// ("<two><the key, quoted><why>"), says to stop.
-template <class T, class Key>
-bool stop_at_repeat(const ReportFn& report, const std::vector<T>& v, std::size_t i, Key key,
-                    std::string_view refusal, std::string_view two, std::string_view why,
-                    const std::vector<std::uint64_t>* offsets) {
-    if (first_with_same(v, i, key) == i) return false;
-    const std::string& name = key(v[i]);
-    std::string message(two);
-    message += detail::quoted(name);
-    message += why;
-    return !report(refused(refusal, name, std::move(message), offset_of(offsets, i)));
+bool stop_at_repeat(const ReportFn& report, std::uint8_t opcode, const std::vector<T>& v,
+                    std::size_t i, Key key, const std::vector<std::uint64_t>* offsets) {
+    if (first_with_same_key(v, i, key) == i) return false;
+    return !report(duplicate_record(opcode, offset_of(offsets, i), key(v[i])));
 }
 
 }  // namespace
@@ -61,20 +48,12 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
 
     // §5.15.2 (M039): a frame is referred to by its name alone.
     for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i)
-        if (stop_at_repeat(report, s.coordinate_frames, i, named,
-                           refusal::kDuplicateCoordinateFrame,
-                           "two Coordinate Frame records are named ",
-                           "; a frame is referred to by name, so one name must mean one frame "
-                           "(§5.15.2)",
-                           frames_at))
+        if (stop_at_repeat(report, op::coordinate_frame, s.coordinate_frames, i, named, frames_at))
             return;
     // §5.15.3 (M049, M051): unique sensor names; a rig-relative extrinsic needs its rig.
     for (std::size_t i = 0; i < s.sensors.size(); ++i) {
         const SensorCalibration& sensor = s.sensors[i];
-        if (stop_at_repeat(report, s.sensors, i, named, refusal::kDuplicateSensorName,
-                           "two Sensor Calibration records are named ", " (§5.15.3)",
-                           sensors_at))
-            return;
+        if (stop_at_repeat(report, op::sensor_calibration, s.sensors, i, named, sensors_at)) return;
         if (sensor.pose_reference == PoseReference::rig &&
             find_rig_trajectory(s, sensor.rig_name) == nullptr) {
             const bool empty_one = std::any_of(
@@ -107,9 +86,8 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
         auto frame_name = [](const GeodeticAnchor& g) -> const std::string& {
             return g.frame_name;
         };
-        if (stop_at_repeat(report, s.geodetic_anchors, i, frame_name,
-                           refusal::kDuplicateGeodeticAnchor,
-                           "two Geodetic Anchor records anchor frame ", " (§5.15.5)", anchors_at))
+        if (stop_at_repeat(report, op::geodetic_anchor, s.geodetic_anchors, i, frame_name,
+                           anchors_at))
             return;
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fourdgs/records/registry.hpp"
+#include "record_keying.hpp"
 
 namespace fourdgs {
 namespace {
@@ -13,13 +14,6 @@ Error rule(std::string_view refusal, std::string message, std::uint64_t offset,
            std::string value = {}) {
     return make_error(ErrorKind::malformed, refusal, std::move(message), offset)
         .about("", std::move(value));
-}
-
-Error duplicate(std::string_view refusal, const char* record, std::uint64_t offset) {
-    return rule(refusal,
-                std::string("a second ") + record + " record at byte " + std::to_string(offset) +
-                    "; the format allows exactly one (§4)",
-                offset);
 }
 
 }  // namespace
@@ -147,8 +141,19 @@ bool SceneBuilder::audio_before_chunks(const RecordView& r) {
     return false;
 }
 
+// The registry's once / at-most-once kinds: a second record is refused before it is read.
+bool SceneBuilder::first_of_its_kind(const RecordView& r) {
+    if (!is_single_record_kind(r.opcode)) return true;
+    if (!singles_seen_[r.opcode]) {
+        singles_seen_[r.opcode] = true;
+        return true;
+    }
+    broken(duplicate_record(r.opcode, r.offset));
+    return false;
+}
+
 void SceneBuilder::absorb(const RecordView& r) {
-    if (!header_first(r) || !audio_before_chunks(r)) return;
+    if (!header_first(r) || !audio_before_chunks(r) || !first_of_its_kind(r)) return;
     switch (r.opcode) {
         case op::header: absorb_header(r); break;
         case op::quantization: absorb_quantization(r); break;
@@ -194,16 +199,7 @@ void SceneBuilder::absorb(const RecordView& r) {
             keep(parse_geodetic_anchor(r), scene_.geodetic_anchors, offsets_.geodetic_anchors,
                  r.offset);
             break;
-        case op::object_table: {
-            if (scene_.object_table) {
-                broken(rule(refusal::kDuplicateObjectTable,
-                            "a second Object Table record; a file carries at most one (§5.15.6)",
-                            r.offset));
-                break;
-            }
-            keep(parse_object_table(r), scene_.object_table);
-            break;
-        }
+        case op::object_table: keep(parse_object_table(r), scene_.object_table); break;
         case op::object_track: {
             auto t = parse_object_track(r);
             if (!parsed(t)) break;
@@ -211,10 +207,7 @@ void SceneBuilder::absorb(const RecordView& r) {
                 scene_.object_tracks.begin(), scene_.object_tracks.end(),
                 [&](const ObjectTrack& o) { return o.object_id == t->object_id; });
             if (twice) {
-                broken(rule(refusal::kDuplicateObjectTrack,
-                            "two Object Track records for object_id " +
-                                std::to_string(t->object_id) + " (§5.15.7)",
-                            r.offset, std::to_string(t->object_id)));
+                broken(duplicate_record(r.opcode, r.offset, std::to_string(t->object_id)));
                 break;
             }
             scene_.object_tracks.push_back(std::move(*t));
@@ -236,10 +229,6 @@ void SceneBuilder::absorb(const RecordView& r) {
 }
 
 void SceneBuilder::absorb_header(const RecordView& r) {
-    if (header_seen_) {
-        broken(duplicate(refusal::kDuplicateHeader, "Header", r.offset));
-        return;
-    }
     if (records_seen_ != 0 && !header_first_reported_) {
         header_first_reported_ = true;
         if (!broken(rule(refusal::kHeaderNotFirst,
@@ -259,10 +248,6 @@ void SceneBuilder::absorb_header(const RecordView& r) {
 }
 
 void SceneBuilder::absorb_quantization(const RecordView& r) {
-    if (quantization_seen_) {
-        broken(duplicate(refusal::kDuplicateQuantization, "Quantization", r.offset));
-        return;
-    }
     quantization_seen_ = true;
     offsets_.quantization = r.offset;
     if (!keep(parse_quantization(r), scene_.quantization)) return;
@@ -277,10 +262,6 @@ void SceneBuilder::absorb_quantization(const RecordView& r) {
 }
 
 void SceneBuilder::absorb_window_table(const RecordView& r) {
-    if (window_table_seen_) {
-        broken(duplicate(refusal::kDuplicateWindowTable, "Window Table", r.offset));
-        return;
-    }
     window_table_seen_ = true;
     if (sealed_) {
         // §4: chunks before it were read against the default one-window table (§5.4), so a
@@ -310,9 +291,7 @@ void SceneBuilder::absorb_audio_source(const RecordView& r) {
             return;
         }
         if (e.descriptor.source_id == s->source_id) {
-            broken(rule(refusal::kDuplicateAudioSource,
-                        "two Audio Source records for source_id " + std::to_string(s->source_id),
-                        r.offset, std::to_string(s->source_id)));
+            broken(duplicate_record(r.opcode, r.offset, std::to_string(s->source_id)));
             return;
         }
     }
@@ -371,9 +350,7 @@ void SceneBuilder::absorb_payload(const RecordView& r, PayloadRecord p) {
         }
         if (e.descriptor.source_id != id) continue;
         if (e.payload.offset != 0) {
-            broken(rule(refusal::kDuplicateAudioData,
-                        "two Audio Data records for source_id " + std::to_string(id), r.offset,
-                        std::to_string(id)));
+            broken(duplicate_record(r.opcode, r.offset, std::to_string(id)));
             return;
         }
         if (p.data_length != e.descriptor.data_length &&

@@ -19,6 +19,7 @@
 // Thread safety: a SceneBuilder is used by one thread at a time.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -133,6 +134,7 @@ private:
     void absorb(const RecordView& r);
     bool header_first(const RecordView& r);
     bool audio_before_chunks(const RecordView& r);
+    bool first_of_its_kind(const RecordView& r);
     void absorb_header(const RecordView& r);
     void absorb_quantization(const RecordView& r);
     void absorb_window_table(const RecordView& r);
@@ -149,6 +151,7 @@ private:
     RecordOffsets offsets_;
     bool sealed_ = false;
     bool header_seen_ = false, quantization_seen_ = false, window_table_seen_ = false;
+    std::bitset<256> singles_seen_;  // the once / at-most-once kinds met so far, by opcode
     bool header_first_reported_ = false;
     std::size_t records_seen_ = 0;
     // Collect mode: what seal() reported of the rules that span records, so finish() reports
