@@ -212,7 +212,7 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                                  std::to_string(b),
                              kNoOffset)
                 .about("SH Band Stream.band", std::to_string(b));
-        Cursor cur(rec->stream, rec->stream_offset, "SH Band Stream");
+        Cursor cur(rec->stream, rec->stream_offset, record_name(op::sh_band));
         FOURDGS_ASSIGN(StreamView s, read_stream(cur));
         const int channels = 3 * sh_band_width(b);
         if (s.header.channels != channels)
@@ -337,17 +337,18 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          ChunkBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = chunk.records_offset;
-    FOURDGS_TRY(check_gaussian_limit(chunk.count, options.limits, "Chunk", at));
+    FOURDGS_TRY(check_gaussian_limit(chunk.count, options.limits, record_name(op::chunk), at));
     out.count = chunk.count;
     // Offsets inside a decompressed block do not exist in the file: streams name the chunk's
     // block offset then.
-    FOURDGS_ASSIGN(Bytes block,
-                   open_records_block("Chunk", chunk.compression, chunk.uncompressed_size,
-                                      chunk.records, at, options.limits, scratch.block));
+    FOURDGS_ASSIGN(Bytes block, open_records_block(record_name(op::chunk), chunk.compression,
+                                                   chunk.uncompressed_size, chunk.records, at,
+                                                   options.limits, scratch.block));
     std::array<bool, attr::kKnownCount> seen{};
-    FOURDGS_TRY(decode_stream_block(block, at, chunk.count, "Chunk", options.limits, out, seen,
-                                    scratch.stream));
-    FOURDGS_TRY(require_streams(out, seen, chunk.count, "Chunk", "Chunk.records", at));
+    FOURDGS_TRY(decode_stream_block(block, at, chunk.count, record_name(op::chunk), options.limits,
+                                    out, seen, scratch.stream));
+    FOURDGS_TRY(
+        require_streams(out, seen, chunk.count, record_name(op::chunk), "Chunk.records", at));
     FOURDGS_TRY(check_rows(scene, out, chunk.count, true, true, "gaussian", at));
     return decode_sh_bands(bands, chunk.count, scene.header.sh_degree, options.max_sh_degree,
                            options.limits, out, scratch.stream);

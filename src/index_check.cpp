@@ -113,7 +113,8 @@ Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at) {
 
 Error orphan_sh_band(std::uint64_t at) {
     return record_at(refusal::kOrphanShBand, "the SH Band Stream record",
-                     "does not follow a Chunk or Delta Chunk record (§5.7)", "SH Band Stream", at);
+                     "does not follow a Chunk or Delta Chunk record (§5.7)",
+                     opcode_name(op::sh_band), at);
 }
 
 Error unindexed_sh_band(std::uint64_t at) {
@@ -205,7 +206,7 @@ Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t a
 
 void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
                        const IndexCheckOptions& options, const ReportFn& report) {
-    const char* kind = c.delta ? "Delta Chunk" : "Chunk";
+    const std::string kind = opcode_name(c.delta ? op::delta_chunk : op::chunk);
     // One disagreement; false when `report` says stop.
     auto differs = [&](std::string_view field, std::string value, std::string message) {
         Error err = index_record_mismatch(field, std::move(message), at);

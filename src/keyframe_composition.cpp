@@ -73,8 +73,8 @@ Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
 }
 
 std::string ChunkRef::describe() const {
-    return std::string(delta ? "Delta Chunk" : "Chunk") + " at byte " + std::to_string(offset) +
-           " " + interval_text(t0, t1);
+    return std::string(record_name(delta ? op::delta_chunk : op::chunk)) + " at byte " +
+           std::to_string(offset) + " " + interval_text(t0, t1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,8 +110,8 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
     FOURDGS_TRY(check_gaussian_limit(d.birth_count, limits, "Delta Chunk birth group", at));
     FOURDGS_TRY(check_gaussian_limit(d.death_count, limits, "Delta Chunk death group", at));
     FOURDGS_ASSIGN(Bytes block,
-                   open_records_block("Delta Chunk", d.compression, d.uncompressed_size,
-                                      d.records, at, limits, scratch.block));
+                   open_records_block(record_name(op::delta_chunk), d.compression,
+                                      d.uncompressed_size, d.records, at, limits, scratch.block));
     // Offsets inside a decompressed block do not exist in the file; name the block instead.
     const bool stored = d.compression.empty();
     FOURDGS_ASSIGN(DeltaGroups g, split_delta_groups(block, at));

@@ -119,7 +119,7 @@ Result<std::optional<RecordFrame>> RecordStream::next_frame() {
                                       " follows no Footer record; the Footer must be the last "
                                       "record (§5.2)",
                                   at)
-                    .about("Footer");
+                    .about(opcode_name(op::footer));
             return truncated_at(at, "the file ends inside a record header (" +
                                         std::to_string(got) + " of 9 bytes)")
                 .about("", std::to_string(got));
@@ -200,7 +200,7 @@ Result<bool> RecordStream::next(HeldRecord& out) {
 Error RecordStream::ended_without_footer() const {
     return truncated_at(position_, "the file ends at byte " + std::to_string(position_) +
                                        " without a Footer")
-        .about("Footer");
+        .about(opcode_name(op::footer));
 }
 
 Status RecordStream::check_trailing_magic(Bytes found, std::uint64_t at) {

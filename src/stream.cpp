@@ -197,7 +197,7 @@ Result<StreamView> read_stream(Cursor& c) {
     s.offset = c.offset();
     if (c.remaining() < kStreamHeaderSize)
         return c.short_error("attribute stream header", kStreamHeaderSize)
-            .about("Attribute Stream", std::to_string(c.remaining()));
+            .about(opcode_name(op::attribute_stream), std::to_string(c.remaining()));
     Bytes b = c.rest();
     StreamHeader& h = s.header;
     h.attribute_id = b[0];

@@ -136,7 +136,8 @@ void Validator::walk(Status& io) {
         if (!*frame) {
             if (!footer_) {
                 report_.truncated = true;
-                report_refusal(stream_.ended_without_footer(), "Footer", stream_.position());
+                report_refusal(stream_.ended_without_footer(), record_name(op::footer),
+                               stream_.position());
             }
             return;
         }
@@ -189,18 +190,18 @@ void Validator::check_footer(const RecordView& r) {
         const std::uint64_t content = r.content_offset();
         if (f->summary_start != 0) {
             if (Status range = check_summary_start(*f, r.offset, content); !range.ok()) {
-                report_refusal(range.error(), "Footer", r.offset);
+                report_refusal(range.error(), record_name(op::footer), r.offset);
             } else {
                 const SummaryRun& run = stream_.summary_run();
                 if (Status st = run.check_start(*f, content); !st.ok()) {
-                    report_refusal(st.error(), "Footer", r.offset);
+                    report_refusal(st.error(), record_name(op::footer), r.offset);
                 } else {
                     // The readers read on past a summary that fails its CRC (§4.5); the
                     // validator reports it.
                     const SummaryCrc crc = compare_summary_crc(*f, run.crc());
                     if (crc == SummaryCrc::mismatch)
-                        report_refusal(summary_crc_mismatch(*f, run.crc(), content), "Footer",
-                                       r.offset);
+                        report_refusal(summary_crc_mismatch(*f, run.crc(), content),
+                                       record_name(op::footer), r.offset);
                     scene_.summary_crc_verified = crc == SummaryCrc::verified;
                 }
             }
@@ -230,7 +231,7 @@ bool Validator::check_tail(const RecordView& r, Status& io) {
     if (Status m = RecordStream::check_after_footer(Bytes(tail).first(*got), at); !m.ok()) {
         if (!magic && *got > kMagicSize) {
             // The Footer sits mid-file (or is repeated): say so, and walk on over what follows.
-            report_refusal(m.error(), "Footer", r.offset);
+            report_refusal(m.error(), record_name(op::footer), r.offset);
             return true;
         }
         if (m.error().kind == ErrorKind::truncated) report_.truncated = true;

@@ -30,7 +30,7 @@ void Validator::absorb_band(HeldRecord& held) {
     // A chunk has three bands at most: a fourth band record follows no chunk (the streaming
     // reader stops collecting bands at three and meets it alone).
     if (!chunk_pending_ || band_count_ == bands_.size()) {
-        report_refusal(orphan_sh_band(r.offset), "SH Band Stream", r.offset);
+        report_refusal(orphan_sh_band(r.offset), record_name(op::sh_band), r.offset);
         return;
     }
     auto b = parse_sh_band(r);
@@ -242,7 +242,8 @@ void Validator::check_composition() {
             if (!*next) break;
             block_.clear();
             dequantize(stream.scene(), bins, block_);
-            const char* kind = info.chunk_kind == kChunkKindDelta ? "Delta Chunk" : "Chunk";
+            const std::string_view kind =
+                record_name(info.chunk_kind == kChunkKindDelta ? op::delta_chunk : op::chunk);
             check_decoded(block_,
                           std::string(kind) + " at byte " + std::to_string(info.offset) +
                               " (its composed state)",
@@ -250,7 +251,7 @@ void Validator::check_composition() {
         }
     }
     if (!refused || refused->kind == ErrorKind::truncated || refused->kind == ErrorKind::io) return;
-    report_refusal(*refused, "Delta Chunk", kNoOffset);
+    report_refusal(*refused, record_name(op::delta_chunk), kNoOffset);
 }
 
 // §5.1 gaussian_count and §5.12 Statistics against what the chunks hold. Statistics is advisory

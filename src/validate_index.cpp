@@ -50,7 +50,7 @@ void Validator::check_index_by_tail() {
                                         &failed);
         // A record that does not parse: the walk, or the record's own parser, says why.
         if (!trip.ok() && failed != ChunkTrip::parse)
-            report_refusal(trip.error(), "Chunk Index", r.offset);
+            report_refusal(trip.error(), record_name(op::chunk_index), r.offset);
     }
 }
 
@@ -85,19 +85,19 @@ void Validator::check_index_entries() {
         const ChunkIndex& e = index[i];
         auto c = named.name(chunks_, e, index_at[i]);
         if (!c.ok()) {
-            report_refusal(c.error(), "Chunk Index", index_at[i]);
+            report_refusal(c.error(), record_name(op::chunk_index), index_at[i]);
             continue;
         }
         check_index_entry(e, **c, index_at[i], check, [this](Error err) {
-            report_refusal(err, "Chunk Index", kNoOffset);
+            report_refusal(err, record_name(op::chunk_index), kNoOffset);
             return !full();
         });
     }
     for (std::size_t k = 0; k < chunks_.size() && !full(); ++k)
         if (!named.named(k))
-            report_refusal(unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk,
-                                           chunks_[k].offset),
-                           "Chunk Index", chunks_[k].offset);
+            report_refusal(
+                unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk, chunks_[k].offset),
+                record_name(op::chunk_index), chunks_[k].offset);
 }
 
 // §11.1, §11.8: the keyframe-delta seek structure over the whole index, which no one entry shows.
@@ -109,7 +109,8 @@ void Validator::check_keyframe_timeline() {
     if (!all_fields) return;
     auto timeline = KeyframeTimeline::build(index, scene_.header.duration_sec);
     if (!timeline.ok())
-        report_refusal(timeline.error(), "Chunk Index", builder_.offsets().index.front());
+        report_refusal(timeline.error(), record_name(op::chunk_index),
+                       builder_.offsets().index.front());
 }
 
 // §5.14: each Summary Offset against the summary records the walk framed, a group at a time.

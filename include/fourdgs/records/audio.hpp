@@ -58,7 +58,7 @@ struct AudioData {
 // §5.9. The payload is viewed, never copied. Interpreted as source 0 by the audio layer.
 inline Result<AudioLegacy> parse_audio_legacy(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::audio_legacy));
-    Cursor c(r.content, r.content_offset(), "Audio");
+    Cursor c(r.content, r.content_offset(), record_name(op::audio_legacy));
     AudioLegacy a;
     FOURDGS_ASSIGN(a.codec, c.string("codec"));
     FOURDGS_ASSIGN(a.start_sec, c.f64("start_sec"));
@@ -75,7 +75,7 @@ inline Result<AudioLegacy> parse_audio_legacy(const RecordView& r) {
 // Keyframes inside [0, Header.duration_sec] need the Header: check_audio_keyframes_within.
 inline Result<AudioSource> parse_audio_source(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::audio_source));
-    constexpr std::string_view what = "Audio Source";
+    constexpr std::string_view what = record_name(op::audio_source);
     Cursor c(r.content, r.content_offset(), what);
     AudioSource s;
     FOURDGS_ASSIGN(s.source_id, c.u32("source_id"));
@@ -174,7 +174,7 @@ inline Status check_audio_keyframes_within(const AudioSource& s, double duration
 // §5.17. The payload is viewed; its length against data_length is the audio layer's (M091).
 inline Result<AudioData> parse_audio_data(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::audio_data));
-    Cursor c(r.content, r.content_offset(), "Audio Data");
+    Cursor c(r.content, r.content_offset(), record_name(op::audio_data));
     AudioData a;
     FOURDGS_ASSIGN(a.source_id, c.u32("source_id"));
     FOURDGS_TRY(detail::read_bytes_view(c, "data", a.data, a.data_offset));

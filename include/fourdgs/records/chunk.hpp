@@ -73,7 +73,7 @@ static_assert(kBareStreamHeaderSize == 5 + 4 + 8);
 // the decode layer.
 inline Result<ChunkRecord> parse_chunk(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::chunk));
-    Cursor c(r.content, r.content_offset(), "Chunk");
+    Cursor c(r.content, r.content_offset(), record_name(op::chunk));
     ChunkRecord ch;
     FOURDGS_ASSIGN(ch.t0, c.f64("t0"));
     FOURDGS_ASSIGN(ch.t1, c.f64("t1"));
@@ -90,12 +90,12 @@ inline Result<ChunkRecord> parse_chunk(const RecordView& r) {
 // record-too-short.
 inline Result<ShBandRecord> parse_sh_band(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::sh_band));
-    Cursor c(r.content, r.content_offset(), "SH Band Stream");
+    Cursor c(r.content, r.content_offset(), record_name(op::sh_band));
     ShBandRecord s;
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(s.band, c.u8("band"));
     if (s.band < 1 || s.band > 3)
-        return detail::malformed(refusal::kInvalidShBand, "SH Band Stream", "band",
+        return detail::malformed(refusal::kInvalidShBand, record_name(op::sh_band), "band",
                                  std::to_string(s.band),
                                  "band is " + std::to_string(s.band) + ", must be 1..3", at);
     s.stream_offset = c.offset();
@@ -112,7 +112,7 @@ inline Result<ShBandRecord> parse_sh_band(const RecordView& r) {
 // same level, M096/M097) and the codec are checked by the keyframe-delta layer.
 inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::delta_chunk));
-    Cursor c(r.content, r.content_offset(), "Delta Chunk");
+    Cursor c(r.content, r.content_offset(), record_name(op::delta_chunk));
     DeltaChunk d;
     FOURDGS_ASSIGN(d.t0, c.f64("t0"));
     FOURDGS_ASSIGN(d.t1, c.f64("t1"));
@@ -120,8 +120,8 @@ inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(d.delta_mode, c.u8("delta_mode"));
     if (d.delta_mode > 1)
-        return detail::malformed(refusal::kInvalidDeltaMode, "Delta Chunk", "delta_mode",
-                                 std::to_string(d.delta_mode),
+        return detail::malformed(refusal::kInvalidDeltaMode, record_name(op::delta_chunk),
+                                 "delta_mode", std::to_string(d.delta_mode),
                                  "delta_mode is " + std::to_string(d.delta_mode) +
                                      ", must be 0 (keyframe-referenced) or 1 (chained)",
                                  at);
@@ -144,7 +144,7 @@ inline Result<DeltaChunk> parse_delta_chunk(const RecordView& r) {
 // malformed/delta-block-trailing-bytes (the block is exactly three sub-blocks; a stream there
 // would belong to no group, M095). Views point into `decompressed`.
 inline Result<DeltaGroups> split_delta_groups(Bytes decompressed, std::uint64_t base_offset) {
-    Cursor c(decompressed, base_offset, "Delta Chunk records", "Delta Chunk");
+    Cursor c(decompressed, base_offset, "Delta Chunk records", record_name(op::delta_chunk));
     DeltaGroups g;
     FOURDGS_TRY(detail::read_bytes_view(c, "updates", g.updates, g.updates_offset));
     FOURDGS_TRY(detail::read_bytes_view(c, "births", g.births, g.births_offset));

@@ -22,6 +22,7 @@
 
 #include "fourdgs/export.hpp"
 #include "fourdgs/portable.hpp"
+#include "fourdgs/records/names.hpp"
 #include "fourdgs/wire.hpp"
 
 FOURDGS_PUBLIC_BEGIN

@@ -46,7 +46,7 @@ struct Attachment {
 // unsupported/unknown-interpolation; loop other than 0/1 is invalid-flag-value.
 inline Result<Camera> parse_camera(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::camera));
-    Cursor c(r.content, r.content_offset(), "Camera");
+    Cursor c(r.content, r.content_offset(), record_name(op::camera));
     Camera cam;
     FOURDGS_ASSIGN(cam.fov_y_deg, c.f64("fov_y_deg"));
     FOURDGS_TRY(detail::read_array(c, {"position"}, cam.position.data(), 3, false));
@@ -62,8 +62,8 @@ inline Result<Camera> parse_camera(const RecordView& r) {
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(cam.interpolation, c.string("interpolation"));
     if (cam.interpolation != "linear" && cam.interpolation != "spline")
-        return detail::unsupported(refusal::kUnknownInterpolation, "Camera", "interpolation",
-                                   cam.interpolation,
+        return detail::unsupported(refusal::kUnknownInterpolation, record_name(op::camera),
+                                   "interpolation", cam.interpolation,
                                    "interpolation is " + detail::quoted(cam.interpolation) +
                                        ", the registry defines \"linear\" and \"spline\"",
                                    at);
@@ -74,7 +74,7 @@ inline Result<Camera> parse_camera(const RecordView& r) {
 // §5.11.
 inline Result<Metadata> parse_metadata(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::metadata));
-    Cursor c(r.content, r.content_offset(), "Metadata");
+    Cursor c(r.content, r.content_offset(), record_name(op::metadata));
     Metadata m;
     FOURDGS_ASSIGN(m.name, c.string("name"));
     FOURDGS_ASSIGN(m.entries, c.map("entries"));
@@ -84,7 +84,7 @@ inline Result<Metadata> parse_metadata(const RecordView& r) {
 // §5.13. The payload is viewed, never copied.
 inline Result<Attachment> parse_attachment(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::attachment));
-    Cursor c(r.content, r.content_offset(), "Attachment");
+    Cursor c(r.content, r.content_offset(), record_name(op::attachment));
     Attachment a;
     FOURDGS_ASSIGN(a.name, c.string("name"));
     FOURDGS_ASSIGN(a.media_type, c.string("media_type"));

@@ -76,33 +76,31 @@ struct WindowTable {
 // negative (invalid-duration). temporal_model and profile are checked by the reader.
 inline Result<Header> parse_header(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::header));
-    Cursor c(r.content, r.content_offset(), "Header");
+    Cursor c(r.content, r.content_offset(), record_name(op::header));
     Header h;
     FOURDGS_ASSIGN(h.profile, c.string("profile"));
     FOURDGS_ASSIGN(h.library, c.string("library"));
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(h.duration_sec, c.f64("duration_sec"));
     if (!std::isfinite(h.duration_sec) || h.duration_sec < 0)
-        return detail::malformed(refusal::kInvalidDuration, "Header", "duration_sec",
-                                 detail::fmt(h.duration_sec),
-                                 "duration_sec is " + detail::fmt(h.duration_sec) +
-                                     ", must be finite and not negative",
-                                 at);
+        return detail::malformed(
+            refusal::kInvalidDuration, record_name(op::header), "duration_sec",
+            detail::fmt(h.duration_sec),
+            "duration_sec is " + detail::fmt(h.duration_sec) + ", must be finite and not negative",
+            at);
     FOURDGS_ASSIGN(h.gaussian_count, c.u64("gaussian_count"));
     at = c.offset();
     FOURDGS_ASSIGN(h.cutoff, c.f64("cutoff"));
     if (!(h.cutoff > 0 && h.cutoff < 1))  // NaN fails too
-        return detail::malformed(refusal::kInvalidCutoff, "Header", "cutoff",
-                                 detail::fmt(h.cutoff),
-                                 "cutoff is " + detail::fmt(h.cutoff) +
-                                     ", must be a finite value in (0, 1)",
-                                 at);
+        return detail::malformed(
+            refusal::kInvalidCutoff, record_name(op::header), "cutoff", detail::fmt(h.cutoff),
+            "cutoff is " + detail::fmt(h.cutoff) + ", must be a finite value in (0, 1)", at);
     FOURDGS_ASSIGN(h.temporal_model, c.string("temporal_model"));
     FOURDGS_TRY(detail::read_array(c, {"aabb"}, h.aabb.data(), 6, false));
     at = c.offset();
     FOURDGS_ASSIGN(h.sh_degree, c.u8("sh_degree"));
     if (h.sh_degree > 3)
-        return detail::malformed(refusal::kInvalidShDegree, "Header", "sh_degree",
+        return detail::malformed(refusal::kInvalidShDegree, record_name(op::header), "sh_degree",
                                  std::to_string(h.sh_degree),
                                  "sh_degree is " + std::to_string(h.sh_degree) + ", must be 0..3",
                                  at);
@@ -111,7 +109,7 @@ inline Result<Header> parse_header(const RecordView& r) {
     if (h.flags & kReservedFlagBits) {
         static const char* hex = "0123456789ABCDEF";
         const std::string v = {'0', 'x', hex[h.flags >> 4], hex[h.flags & 15]};
-        return detail::malformed(refusal::kReservedFlagsSet, "Header", "flags", v,
+        return detail::malformed(refusal::kReservedFlagsSet, record_name(op::header), "flags", v,
                                  "flags is " + v + ": bits 2-7 are reserved and must be 0", at);
     }
     FOURDGS_ASSIGN(h.attributes, c.map("attributes"));
@@ -121,7 +119,7 @@ inline Result<Header> parse_header(const RecordView& r) {
 // §5.2. Fixed 20 bytes; checks nothing about the offsets (the seeking reader does).
 inline Result<Footer> parse_footer(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::footer));
-    Cursor c(r.content, r.content_offset(), "Footer");
+    Cursor c(r.content, r.content_offset(), record_name(op::footer));
     Footer f;
     FOURDGS_ASSIGN(f.summary_start, c.u64("summary_start"));
     FOURDGS_ASSIGN(f.summary_offset_start, c.u64("summary_offset_start"));
@@ -135,7 +133,7 @@ inline Result<Footer> parse_footer(const RecordView& r) {
 // (the reader refuses it) nor non-finite steps (validators report them, §5.3) are refused here.
 inline Result<Quantization> parse_quantization(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::quantization));
-    Cursor c(r.content, r.content_offset(), "Quantization");
+    Cursor c(r.content, r.content_offset(), record_name(op::quantization));
     Quantization q;
     FOURDGS_ASSIGN(q.scheme, c.string("scheme"));
     FOURDGS_TRY(detail::read_array(c, {"pos_origin"}, q.pos_origin.data(), 3, false));
@@ -151,7 +149,8 @@ inline Result<Quantization> parse_quantization(const RecordView& r) {
     FOURDGS_ASSIGN(q.bounds, c.map("bounds"));
     for (const auto& [k, v] : q.bounds)
         if (k == "object_id")
-            return detail::malformed(refusal::kInvalidObjectIdBound, "Quantization", "bounds", v,
+            return detail::malformed(refusal::kInvalidObjectIdBound, record_name(op::quantization),
+                                     "bounds", v,
                                      "bounds declares object_id = " + detail::quoted(v) +
                                          "; object_id is an exact label and has no error bound",
                                      at);
@@ -176,7 +175,7 @@ inline Result<Quantization> parse_quantization(const RecordView& r) {
 // §5.4. count × {lo, hi}, the count checked before allocating. Values are not judged here.
 inline Result<WindowTable> parse_window_table(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::window_table));
-    Cursor c(r.content, r.content_offset(), "Window Table");
+    Cursor c(r.content, r.content_offset(), record_name(op::window_table));
     WindowTable t;
     FOURDGS_ASSIGN(std::uint32_t count, c.u32("count"));
     FOURDGS_TRY(c.check_count("count", count, kWindowSize));

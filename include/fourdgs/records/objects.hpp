@@ -46,7 +46,7 @@ struct ObjectTrack {
 // id are duplicate-object-id naming it (M067/M068). A second table is the reader's (M073).
 inline Result<ObjectTable> parse_object_table(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::object_table));
-    constexpr std::string_view what = "Object Table";
+    constexpr std::string_view what = record_name(op::object_table);
     Cursor c(r.content, r.content_offset(), what);
     ObjectTable t;
     FOURDGS_ASSIGN(std::uint32_t count, c.u32("object_count"));
@@ -98,14 +98,14 @@ inline Result<ObjectTable> parse_object_table(const RecordView& r) {
 // pose rules refuse (M074-M077). One track per id is the reader's (M079).
 inline Result<ObjectTrack> parse_object_track(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::object_track));
-    Cursor c(r.content, r.content_offset(), "Object Track");
+    Cursor c(r.content, r.content_offset(), record_name(op::object_track));
     ObjectTrack t;
     std::uint64_t at = c.offset();
     FOURDGS_ASSIGN(t.object_id, c.u32("object_id"));
     if (t.object_id == 0)
-        return detail::malformed(refusal::kTrackNamesBackground, "Object Track", "object_id", "0",
-                                 "object_id is 0, which means no object; a track must name one",
-                                 at);
+        return detail::malformed(
+            refusal::kTrackNamesBackground, record_name(op::object_track), "object_id", "0",
+            "object_id is 0, which means no object; a track must name one", at);
     FOURDGS_ASSIGN(t.interpolation, detail::read_trajectory_interpolation(c));
     FOURDGS_ASSIGN(std::uint32_t count, c.u32("sample_count"));
     FOURDGS_ASSIGN(t.samples, detail::read_samples(c, count));

@@ -194,7 +194,7 @@ inline void put_samples(ByteWriter& out, const std::vector<TrajectorySample>& sa
 // see length_unit_agrees.
 inline Result<CoordinateFrame> parse_coordinate_frame(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::coordinate_frame));
-    constexpr std::string_view what = "Coordinate Frame";
+    constexpr std::string_view what = record_name(op::coordinate_frame);
     Cursor c(r.content, r.content_offset(), what);
     CoordinateFrame f;
     FOURDGS_ASSIGN(f.name, c.string("name"));
@@ -259,7 +259,7 @@ inline bool length_unit_agrees(const CoordinateFrame& f) {
 // (missing-rig-trajectory). Resolving rig_name and unique names are the reader's (M049, M051).
 inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::sensor_calibration));
-    constexpr std::string_view what = "Sensor Calibration";
+    constexpr std::string_view what = record_name(op::sensor_calibration);
     Cursor c(r.content, r.content_offset(), what);
     SensorCalibration s;
     FOURDGS_ASSIGN(s.name, c.string("name"));
@@ -339,7 +339,7 @@ inline Result<SensorCalibration> parse_sensor_calibration(const RecordView& r) {
 // (zero-quaternion). sample_count is checked before allocating.
 inline Result<RigTrajectory> parse_rig_trajectory(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::rig_trajectory));
-    Cursor c(r.content, r.content_offset(), "Rig Trajectory");
+    Cursor c(r.content, r.content_offset(), record_name(op::rig_trajectory));
     RigTrajectory t;
     FOURDGS_ASSIGN(t.name, c.string("name"));
     FOURDGS_ASSIGN(t.interpolation, detail::read_trajectory_interpolation(c));
@@ -353,7 +353,7 @@ inline Result<RigTrajectory> parse_rig_trajectory(const RecordView& r) {
 // frame_name is the reader's (M063).
 inline Result<GeodeticAnchor> parse_geodetic_anchor(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::geodetic_anchor));
-    constexpr std::string_view what = "Geodetic Anchor";
+    constexpr std::string_view what = record_name(op::geodetic_anchor);
     Cursor c(r.content, r.content_offset(), what);
     GeodeticAnchor g;
     FOURDGS_ASSIGN(g.frame_name, c.string("frame_name"));

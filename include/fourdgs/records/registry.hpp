@@ -2,7 +2,8 @@
 // names (registry "Record opcodes", §4.3), in opcode order, saying what the rest of the library
 // would otherwise spell in a place of its own:
 //
-//   opcode, name     "Geodetic Anchor"; opcode_name() (wire.hpp) is this column
+//   opcode, name     "Geodetic Anchor", from record_name (records/names.hpp); opcode_name()
+//                    (wire.hpp) is this column
 //   section          the spec section that defines it; the validator's field -> § map
 //   role             where it sits in a file and what a reader does with it: is_defined_opcode,
 //                    is_summary_opcode (wire.hpp) and is_payload_opcode (below: the records the
@@ -33,6 +34,7 @@
 #include "fourdgs/records/chunk.hpp"
 #include "fourdgs/records/content.hpp"
 #include "fourdgs/records/core.hpp"
+#include "fourdgs/records/names.hpp"
 #include "fourdgs/records/objects.hpp"
 #include "fourdgs/records/provenance.hpp"
 #include "fourdgs/records/summary.hpp"
@@ -68,7 +70,7 @@ using StringWalk = Status (*)(const RecordView& r, const StringVisitor& visit);
 
 struct RecordKind {
     std::uint8_t opcode = 0;
-    std::string_view name;     // "Geodetic Anchor": opcode_name, and a field's "<name>." prefix
+    std::string_view name;     // as the spec spells it: opcode_name, and a field's "<name>." prefix
     std::string_view section;  // "§5.15.5"
     RecordRole role = RecordRole::front;
     RecordKeying keying = RecordKeying::unkeyed;
@@ -175,13 +177,13 @@ inline constexpr std::string_view kSensorCalibration[] = {"name", "modality", "r
 inline constexpr std::string_view kGeodeticAnchor[] = {"frame_name"};
 inline constexpr std::string_view kObjectTable[] = {"entries[].label"};
 
-// One row: the kind's facts, then its string fields.
-constexpr RecordKind row(std::uint8_t opcode, std::string_view name, std::string_view section,
-                         RecordRole role, RecordKeying keying, std::string_view key,
-                         std::string_view duplicate, std::string_view named_by,
+// One row: the kind's facts (its name from records/names.hpp), then its string fields.
+constexpr RecordKind row(std::uint8_t opcode, std::string_view section, RecordRole role,
+                         RecordKeying keying, std::string_view key, std::string_view duplicate,
+                         std::string_view named_by,
                          std::pair<std::span<const std::string_view>, StringWalk> strings = {}) {
-    return {opcode,    name,         section,        role, keying, key, duplicate,
-            named_by, strings.first, strings.second};
+    return {opcode, record_name(opcode), section,  role,          keying,
+            key,    duplicate,           named_by, strings.first, strings.second};
 }
 
 using enum RecordRole;
@@ -190,67 +192,62 @@ using AS = AudioSource;
 using SC = SensorCalibration;
 
 inline constexpr RecordKind kTable[] = {
-    row(op::header, "Header", "§5.1", front, once, "", refusal::kDuplicateHeader, "",
+    row(op::header, "§5.1", front, once, "", refusal::kDuplicateHeader, "",
         string_fields<&parse_header, kHeader, &Header::profile, &Header::library,
                       &Header::temporal_model, &Header::attributes>),
-    row(op::footer, "Footer", "§5.2", footer, once, "", "", "",
-        string_fields<&parse_footer, kNone>),
-    row(op::quantization, "Quantization", "§5.3", front, once, "",
-        refusal::kDuplicateQuantization, "",
+    row(op::footer, "§5.2", footer, once, "", "", "", string_fields<&parse_footer, kNone>),
+    row(op::quantization, "§5.3", front, once, "", refusal::kDuplicateQuantization, "",
         string_fields<&parse_quantization, kQuantization, &Quantization::scheme,
                       &Quantization::bounds>),
-    row(op::window_table, "Window Table", "§5.4", front, once, "", refusal::kDuplicateWindowTable,
-        "", string_fields<&parse_window_table, kNone>),
-    row(op::chunk, "Chunk", "§5.5", gaussians, unkeyed, "", "", "",
+    row(op::window_table, "§5.4", front, once, "", refusal::kDuplicateWindowTable, "",
+        string_fields<&parse_window_table, kNone>),
+    row(op::chunk, "§5.5", gaussians, unkeyed, "", "", "",
         string_fields<&parse_chunk, kChunk, &ChunkRecord::compression>),
     // A structure inside a chunk, never a record (§5.5/§5.6); its number is not reused.
-    row(op::attribute_stream, "Attribute Stream", "§5.6", gaussians, by_key_in_chunk,
-        "attribute_id", refusal::kDuplicateAttributeStream, ""),
-    row(op::sh_band, "SH Band Stream", "§5.7", gaussians, by_key_in_chunk, "band",
-        refusal::kDuplicateShBand, "", string_fields<&parse_sh_band, kNone>),
-    row(op::chunk_index, "Chunk Index", "§5.8", summary, unkeyed, "", "", "",
+    row(op::attribute_stream, "§5.6", gaussians, by_key_in_chunk, "attribute_id",
+        refusal::kDuplicateAttributeStream, ""),
+    row(op::sh_band, "§5.7", gaussians, by_key_in_chunk, "band", refusal::kDuplicateShBand, "",
+        string_fields<&parse_sh_band, kNone>),
+    row(op::chunk_index, "§5.8", summary, unkeyed, "", "", "",
         string_fields<&parse_chunk_index, kNone>),
-    row(op::audio_legacy, "Audio", "§5.9", payload, unkeyed, "", "", "",
+    row(op::audio_legacy, "§5.9", payload, unkeyed, "", "", "",
         string_fields<&parse_audio_legacy, kAudio, &AudioLegacy::codec>),
-    row(op::camera, "Camera", "§5.10", front, unkeyed, "", "", "",
+    row(op::camera, "§5.10", front, unkeyed, "", "", "",
         string_fields<&parse_camera, kCamera, &Camera::interpolation>),
-    row(op::metadata, "Metadata", "§5.11", front, unkeyed, "", "", "name",
+    row(op::metadata, "§5.11", front, unkeyed, "", "", "name",
         string_fields<&parse_metadata, kMetadata, &Metadata::name, &Metadata::entries>),
-    row(op::statistics, "Statistics", "§5.12", summary, unkeyed, "", "", "",
+    row(op::statistics, "§5.12", summary, unkeyed, "", "", "",
         string_fields<&parse_statistics, kNone>),
-    row(op::attachment, "Attachment", "§5.13", payload, unkeyed, "", "", "name",
-        string_fields<&parse_attachment, kAttachment, &Attachment::name,
-                      &Attachment::media_type>),
+    row(op::attachment, "§5.13", payload, unkeyed, "", "", "name",
+        string_fields<&parse_attachment, kAttachment, &Attachment::name, &Attachment::media_type>),
     // Reserved with no body (§5.13): never emitted, skipped like an unknown opcode.
-    row(op::attachment_index, "Attachment Index", "§5.13", reserved, unkeyed, "", "", ""),
-    row(op::summary_offset, "Summary Offset", "§5.14", summary, unkeyed, "", "", "",
+    row(op::attachment_index, "§5.13", reserved, unkeyed, "", "", ""),
+    row(op::summary_offset, "§5.14", summary, unkeyed, "", "", "",
         string_fields<&parse_summary_offset, kNone>),
-    row(op::delta_chunk, "Delta Chunk", "§5.18", gaussians, unkeyed, "", "", "",
+    row(op::delta_chunk, "§5.18", gaussians, unkeyed, "", "", "",
         string_fields<&parse_delta_chunk, kChunk, &DeltaChunk::compression>),
-    row(op::audio_source, "Audio Source", "§5.16", front, by_key, "source_id",
-        refusal::kDuplicateAudioSource, "source_id",
-        string_fields<&parse_audio_source, kAudioSource, &AS::name, &AS::codec,
-                      &AS::channel_layout, &AS::interpolation>),
-    row(op::audio_data, "Audio Data", "§5.17", payload, by_key, "source_id",
-        refusal::kDuplicateAudioData, "source_id", string_fields<&parse_audio_data, kNone>),
-    row(op::coordinate_frame, "Coordinate Frame", "§5.15.2", front, by_key, "name",
-        refusal::kDuplicateCoordinateFrame, "name",
-        string_fields<&parse_coordinate_frame, kName, &CoordinateFrame::name>),
-    row(op::sensor_calibration, "Sensor Calibration", "§5.15.3", front, by_key, "name",
-        refusal::kDuplicateSensorName, "name",
+    row(op::audio_source, "§5.16", front, by_key, "source_id", refusal::kDuplicateAudioSource,
+        "source_id",
+        string_fields<&parse_audio_source, kAudioSource, &AS::name, &AS::codec, &AS::channel_layout,
+                      &AS::interpolation>),
+    row(op::audio_data, "§5.17", payload, by_key, "source_id", refusal::kDuplicateAudioData,
+        "source_id", string_fields<&parse_audio_data, kNone>),
+    row(op::coordinate_frame, "§5.15.2", front, by_key, "name", refusal::kDuplicateCoordinateFrame,
+        "name", string_fields<&parse_coordinate_frame, kName, &CoordinateFrame::name>),
+    row(op::sensor_calibration, "§5.15.3", front, by_key, "name", refusal::kDuplicateSensorName,
+        "name",
         string_fields<&parse_sensor_calibration, kSensorCalibration, &SC::name, &SC::modality,
                       &SC::rig_name>),
-    row(op::rig_trajectory, "Rig Trajectory", "§5.15.4", front, unkeyed, "", "", "name",
+    row(op::rig_trajectory, "§5.15.4", front, unkeyed, "", "", "name",
         string_fields<&parse_rig_trajectory, kName, &RigTrajectory::name>),
-    row(op::geodetic_anchor, "Geodetic Anchor", "§5.15.5", front, by_key, "frame_name",
+    row(op::geodetic_anchor, "§5.15.5", front, by_key, "frame_name",
         refusal::kDuplicateGeodeticAnchor, "frame_name",
         string_fields<&parse_geodetic_anchor, kGeodeticAnchor, &GeodeticAnchor::frame_name>),
-    row(op::object_table, "Object Table", "§5.15.6", front, at_most_once, "",
-        refusal::kDuplicateObjectTable, "",
+    row(op::object_table, "§5.15.6", front, at_most_once, "", refusal::kDuplicateObjectTable, "",
         string_fields<&parse_object_table, kObjectTable,
                       Each<&ObjectTable::entries, &ObjectTable::Entry::label>{}>),
-    row(op::object_track, "Object Track", "§5.15.7", front, by_key, "object_id",
-        refusal::kDuplicateObjectTrack, "object_id", string_fields<&parse_object_track, kNone>),
+    row(op::object_track, "§5.15.7", front, by_key, "object_id", refusal::kDuplicateObjectTrack,
+        "object_id", string_fields<&parse_object_track, kNone>),
 };
 
 // opcode -> row + 1 (0: none), built once at compile time.

@@ -60,7 +60,7 @@ struct SummaryOffset {
 // invalid-delta-mode). Agreement with the record it frames is the reader's check (M033).
 inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::chunk_index));
-    Cursor c(r.content, r.content_offset(), "Chunk Index");
+    Cursor c(r.content, r.content_offset(), record_name(op::chunk_index));
     ChunkIndex e;
     FOURDGS_ASSIGN(e.t0, c.f64("t0"));
     FOURDGS_ASSIGN(e.t1, c.f64("t1"));
@@ -75,7 +75,7 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         std::uint64_t at = c.offset();
         b.band = *c.u8("band");
         if (b.band < 1 || b.band > 3)
-            return detail::malformed(refusal::kInvalidShBand, "Chunk Index",
+            return detail::malformed(refusal::kInvalidShBand, record_name(op::chunk_index),
                                      "bands[" + std::to_string(i) + "].band",
                                      std::to_string(b.band),
                                      "bands[" + std::to_string(i) + "].band is " +
@@ -91,16 +91,16 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
         std::uint64_t at = c.offset();
         k.chunk_kind = *c.u8("chunk_kind");
         if (k.chunk_kind > 1)
-            return detail::malformed(refusal::kInvalidChunkKind, "Chunk Index", "chunk_kind",
-                                     std::to_string(k.chunk_kind),
+            return detail::malformed(refusal::kInvalidChunkKind, record_name(op::chunk_index),
+                                     "chunk_kind", std::to_string(k.chunk_kind),
                                      "chunk_kind is " + std::to_string(k.chunk_kind) +
                                          ", must be 0 (keyframe) or 1 (delta)",
                                      at);
         at = c.offset();
         k.delta_mode = *c.u8("delta_mode");
         if (k.delta_mode > 1)
-            return detail::malformed(refusal::kInvalidDeltaMode, "Chunk Index", "delta_mode",
-                                     std::to_string(k.delta_mode),
+            return detail::malformed(refusal::kInvalidDeltaMode, record_name(op::chunk_index),
+                                     "delta_mode", std::to_string(k.delta_mode),
                                      "delta_mode is " + std::to_string(k.delta_mode) +
                                          ", must be 0 (keyframe-referenced) or 1 (chained)",
                                      at);
@@ -116,7 +116,7 @@ inline Result<ChunkIndex> parse_chunk_index(const RecordView& r) {
 // §5.12. Advisory; nothing is checked against the chunks here.
 inline Result<Statistics> parse_statistics(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::statistics));
-    Cursor c(r.content, r.content_offset(), "Statistics");
+    Cursor c(r.content, r.content_offset(), record_name(op::statistics));
     Statistics s;
     FOURDGS_ASSIGN(s.gaussian_count, c.u64("gaussian_count"));
     FOURDGS_ASSIGN(s.chunk_count, c.u32("chunk_count"));
@@ -128,7 +128,7 @@ inline Result<Statistics> parse_statistics(const RecordView& r) {
 // §5.14.
 inline Result<SummaryOffset> parse_summary_offset(const RecordView& r) {
     FOURDGS_TRY(detail::expect_opcode(r, op::summary_offset));
-    Cursor c(r.content, r.content_offset(), "Summary Offset");
+    Cursor c(r.content, r.content_offset(), record_name(op::summary_offset));
     SummaryOffset s;
     FOURDGS_ASSIGN(s.group_opcode, c.u8("group_opcode"));
     FOURDGS_ASSIGN(s.group_start, c.u64("group_start"));
