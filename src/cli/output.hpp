@@ -14,8 +14,9 @@ struct Error;
 
 namespace cli {
 
-// The tool's exit statuses (main.cpp's list): success, the file was refused, it cannot run.
-inline constexpr int kExitOk = 0, kExitRefused = 1, kExitCannotRun = 3;
+// The tool's exit statuses (main.cpp's list): success, the file was refused, valid with warnings
+// (validate), it cannot run.
+inline constexpr int kExitOk = 0, kExitRefused = 1, kExitWarnings = 2, kExitCannotRun = 3;
 
 // Prints a refusal from the library on stderr ("4dgs: refused: <refusal>: <message>") and
 // returns its exit status: kExitCannotRun for an io error, else kExitRefused.
