@@ -27,3 +27,4 @@
 #include "fourdgs/writer.hpp"
 #include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/validate.hpp"
+#include "fourdgs/record_walk.hpp"

@@ -1,7 +1,7 @@
 // `4dgs info`, `4dgs validate`, `4dgs dump`: what a file holds, whether it is valid, and its
 // records, index or gaussians, as text for people or --json for machines.
 #include <fourdgs/fourdgs.hpp>
-#include <fourdgs/detail/record_stream.hpp>
+#include <fourdgs/record_walk.hpp>
 #include <fourdgs/extras.hpp>
 #include <fourdgs/validate.hpp>
 
@@ -376,55 +376,42 @@ int dump_records(const std::string& path, bool json) {
     auto src = open_source(path, g_http);
     if (!src.ok()) return exit_refused(src.error());
     const std::uint64_t size = (*src)->size().value_or(0);
-    // Frames only, through the readers' record stream: contents are never read, so a file of any
-    // size dumps in constant memory.
-    RecordStream stream(**src, std::numeric_limits<std::uint64_t>::max());
-    if (auto st = stream.read_magic(); !st.ok()) return exit_refused(st.error());
     Json j;
     j.begin_object().str("file", path).num("file_size", size).begin_array("records");
-    if (!json) fmt::print("{:>12}  {:>12}  {}\n", "offset", "length", "record");
+    // The text header, once the leading magic has been read (a refusal of it prints nothing).
+    bool headed = json;
+    auto head = [&] {
+        if (!headed) fmt::print("{:>12}  {:>12}  {}\n", "offset", "length", "record");
+        headed = true;
+    };
     Progress bar("walking", g_quiet);
-    std::uint64_t count = 0;
-    std::optional<Error> stop;
-    // Records until exactly the trailing magic's 8 bytes remain (§4.1), or the data ends.
-    while (stream.position() + kMagicSize != size) {
-        auto frame = stream.next_frame();
-        if (!frame.ok()) {
-            stop = frame.error();
-            break;
-        }
-        if (!*frame) break;  // the data ended exactly at a record boundary: no trailing magic
-        const RecordFrame& f = **frame;
+    // Frames only: contents are never read, so a file of any size dumps in constant memory.
+    auto walk = walk_record_frames(**src, [&](const FramedRecord& f) {
+        head();
         if (json)
             j.begin_object()
                 .num("offset", f.offset)
                 .num("opcode", unsigned{f.opcode})
                 .str("name", opcode_name(f.opcode))
                 .num("content_length", f.content_length)
-                .num("length", f.total_length())
+                .num("length", f.length)
                 .end_object();
         else
-            fmt::print("{:>12}  {:>12}  {} (0x{:02X})\n", f.offset, f.total_length(),
+            fmt::print("{:>12}  {:>12}  {} (0x{:02X})\n", f.offset, f.length,
                        opcode_name(f.opcode), unsigned{f.opcode});
-        stream.skip(f);
-        ++count;
-        bar.update(stream.position(), size);
-    }
+        bar.update(f.offset + f.length, size);
+    });
+    if (!walk.ok()) return exit_refused(walk.error());
+    head();
     bar.finish();
-    const std::uint64_t at = stream.position();
-    if (!stop && at + kMagicSize == size) {
-        std::array<std::uint8_t, kMagicSize> tail{};
-        if (auto st = (*src)->read_exact(at, tail); !st.ok())
-            stop = st.error();
-        else if (auto magic = RecordStream::check_trailing_magic(tail, at); !magic.ok())
-            stop = magic.error();
-    }
-    j.end_array().num("records_walked", count);
+    const std::optional<Error>& stop = walk->stopped;
+    j.end_array().num("records_walked", walk->records);
     if (stop) j.str("stopped", stop->describe());
     j.end_object();
     if (json) print_json(j);
     else {
-        fmt::print("{} records{}\n", count, at + kMagicSize == size ? ", then the trailing magic" : "");
+        fmt::print("{} records{}\n", walk->records,
+                   walk->at_trailing_magic ? ", then the trailing magic" : "");
         if (stop) fmt::print("stopped: {}\n", stop->describe());
     }
     return stop ? kExitRefused : kExitOk;
