@@ -345,8 +345,8 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                                                    chunk.uncompressed_size, chunk.records, at,
                                                    options.limits, scratch.block));
     std::array<bool, attr::kKnownCount> seen{};
-    FOURDGS_TRY(decode_stream_block(block, at, chunk.count, record_name(op::chunk), options.limits,
-                                    out, seen, scratch.stream));
+    FOURDGS_TRY(decode_stream_block(block, at, chunk.count, opcode_name(op::chunk).c_str(),
+                                    options.limits, out, seen, scratch.stream));
     FOURDGS_TRY(
         require_streams(out, seen, chunk.count, record_name(op::chunk), "Chunk.records", at));
     FOURDGS_TRY(check_rows(scene, out, chunk.count, true, true, "gaussian", at));
