@@ -148,8 +148,12 @@ bool has_extension(const std::string& path, std::string_view ext) {
 }
 
 // The frame rate of a frames.json in an input directory, or beside a .splatv input (0: none).
-Result<double> frames_json_fps(const std::vector<std::string>& inputs, std::size_t frames) {
+// `paths`: the frames convert takes, in order (empty for a .splatv: `frames` are sampled).
+Result<double> frames_json_fps(const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& paths, std::size_t frames) {
     namespace fs = std::filesystem;
+    std::vector<std::string> names;
+    for (const std::string& p : paths) names.push_back(fs::path(p).filename().string());
     for (const std::string& in : inputs) {
         std::error_code ec;
         const fs::path dir = fs::is_directory(in, ec) ? fs::path(in) : fs::path(in).parent_path();
@@ -159,7 +163,7 @@ Result<double> frames_json_fps(const std::vector<std::string>& inputs, std::size
         if (!bytes.ok()) return std::move(bytes).error();
         return read_frames_json(
             std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), frames,
-            json.string());
+            json.string(), names);
     }
     return 0.0;
 }
@@ -300,7 +304,7 @@ int cmd_convert(const ConvertArgs& a) {
         paths = std::move(*listed);
     }
     if (!o.plan) {
-        auto json_fps = frames_json_fps(a.inputs, splatv ? a.splatv_frames : paths.size());
+        auto json_fps = frames_json_fps(a.inputs, paths, splatv ? a.splatv_frames : paths.size());
         if (!json_fps.ok()) return exit_refused(json_fps.error());
         if (*json_fps > 0 && a.fps > 0 && std::abs(*json_fps - a.fps) > 1e-9 * a.fps)
             return cannot_run(fmt::format("--fps {} disagrees with frames.json's {}", a.fps,

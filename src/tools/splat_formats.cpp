@@ -323,7 +323,8 @@ FrameSource splatv_frames(const SplatvScene& scene, std::uint64_t frames,
     return source;
 }
 
-Result<double> read_frames_json(std::string_view text, std::size_t frames, std::string_view name) {
+Result<double> read_frames_json(std::string_view text, std::size_t frames, std::string_view name,
+                                std::span<const std::string> frame_files) {
     using json_text::Json;
     auto bad = [&](std::string what) {
         return make_error(ErrorKind::invalid_argument, refusal::kBadFramesJson,
@@ -332,6 +333,24 @@ Result<double> read_frames_json(std::string_view text, std::size_t frames, std::
     json_text::Parser parser(text, name, refusal::kBadFramesJson, "frames.json");
     FOURDGS_ASSIGN(const Json doc, parser.document());
     if (doc.kind != Json::Kind::object) return bad("is not a JSON object");
+    // The frames' times, from "timestamps" or from the splat4d manifest's "frames" list: one
+    // number per frame, evenly spaced since the scene's clock is uniform. Returns the spacing.
+    auto spacing_of = [&](const std::vector<double>& times, std::string_view key) -> Result<double> {
+        const std::string k(key);
+        if (times.size() != frames || frames < 2)
+            return bad("\"" + k + "\" does not hold one time per frame (" + std::to_string(frames) +
+                       " frames, at least 2)");
+        const double step = (times.back() - times.front()) / static_cast<double>(frames - 1);
+        if (!(step > 0)) return bad("\"" + k + "\" times do not increase");
+        for (std::size_t i = 0; i < frames; ++i) {
+            const double want = times.front() + step * static_cast<double>(i);
+            if (std::abs(times[i] - want) > 1e-6 * step)
+                return bad("timestamp " + std::to_string(i) + " is " + std::to_string(times[i]) +
+                           " s, not " + std::to_string(want) +
+                           " s: convert's frames are evenly spaced");
+        }
+        return step;
+    };
     std::optional<double> fps, spacing;
     for (const auto& [key, v] : doc.members) {
         if (key == "fps") {
@@ -339,28 +358,52 @@ Result<double> read_frames_json(std::string_view text, std::size_t frames, std::
                 return bad("\"fps\" is not a number > 0");
             fps = v.number;
         } else if (key == "timestamps") {
-            if (v.kind != Json::Kind::array || v.items.size() != frames || frames < 2)
-                return bad("\"timestamps\" is not an array of one number per frame (" +
-                           std::to_string(frames) + " frames, at least 2)");
-            for (const Json& t : v.items)
+            if (v.kind != Json::Kind::array) return bad("\"timestamps\" is not an array");
+            std::vector<double> times;
+            for (const Json& t : v.items) {
                 if (t.kind != Json::Kind::number) return bad("\"timestamps\" holds a non-number");
-            const double step = (v.items.back().number - v.items.front().number) /
-                                static_cast<double>(frames - 1);
-            if (!(step > 0)) return bad("\"timestamps\" do not increase");
-            for (std::size_t k = 0; k < frames; ++k) {
-                const double want = v.items.front().number + step * static_cast<double>(k);
-                if (std::abs(v.items[k].number - want) > 1e-6 * step)
-                    return bad("timestamp " + std::to_string(k) + " is " +
-                               std::to_string(v.items[k].number) + " s, not " +
-                               std::to_string(want) +
-                               " s: convert's frames are evenly spaced");
+                times.push_back(t.number);
             }
-            spacing = step;
+            FOURDGS_ASSIGN(spacing, spacing_of(times, key));
+        } else if (key == "count") {  // splat4d's manifest: the number of frames
+            if (v.kind != Json::Kind::number || v.number != static_cast<double>(frames))
+                return bad("\"count\" is not " + std::to_string(frames) + ", the frames given");
+        } else if (key == "num_splats") {  // splat4d's manifest: each frame's size says it again
+            if (v.kind != Json::Kind::number || !v.integral || v.number < 0)
+                return bad("\"num_splats\" is not a whole number");
+        } else if (key == "frames") {
+            // splat4d's manifest: [{"file": NAME, "timestamp": T}, ...] in the frames' order,
+            // which must be the order convert takes them in.
+            if (v.kind != Json::Kind::array || v.items.size() != frames)
+                return bad("\"frames\" is not an array of one entry per frame (" +
+                           std::to_string(frames) + " frames)");
+            std::vector<double> times;
+            for (std::size_t i = 0; i < frames; ++i) {
+                const std::string at = "\"frames\"[" + std::to_string(i) + "]";
+                if (v.items[i].kind != Json::Kind::object) return bad(at + " is not an object");
+                for (const auto& [field, f] : v.items[i].members) {
+                    if (field == "timestamp") {
+                        if (f.kind != Json::Kind::number) return bad(at + ".timestamp is not a number");
+                        times.push_back(f.number);
+                    } else if (field == "file") {
+                        if (f.kind != Json::Kind::string) return bad(at + ".file is not a string");
+                        if (i < frame_files.size() && f.text != frame_files[i])
+                            return bad(at + ".file is \"" + f.text + "\" but frame " +
+                                       std::to_string(i) + " is \"" + frame_files[i] +
+                                       "\" (frames are taken in natural order)");
+                    } else {
+                        return bad(at + " has an unknown key \"" + field + "\" (file, timestamp)");
+                    }
+                }
+            }
+            if (!times.empty()) {
+                FOURDGS_ASSIGN(spacing, spacing_of(times, key));
+            }
         } else {
-            return bad("unknown key \"" + key + "\" (fps, timestamps)");
+            return bad("unknown key \"" + key + "\" (fps, timestamps, count, num_splats, frames)");
         }
     }
-    if (!fps && !spacing) return bad("neither \"fps\" nor \"timestamps\"");
+    if (!fps && !spacing) return bad("neither \"fps\" nor timestamps");
     if (fps && spacing && std::abs(*fps * *spacing - 1.0) > 1e-6)
         return bad("\"fps\" " + std::to_string(*fps) + " disagrees with the timestamps' " +
                    std::to_string(1.0 / *spacing));

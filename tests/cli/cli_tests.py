@@ -976,6 +976,14 @@ def test_convert_splat_sequence(tool, src, tmp):
     compare_frames(tool, scene, [splat_decoded(f) for f in frames], 0, tmp,
                    dict(tolerances(info), sh=0))
     run(tool, "convert", seq, "-o", scene, "--fps", "30", expect=3)  # disagrees with frames.json
+    # splat4d's manifest, as its frame generator writes it, gives the same clock.
+    with open(os.path.join(seq, "frames.json"), "w") as f:
+        json.dump({"fps": FPS, "count": 5, "num_splats": 120,
+                   "frames": [{"file": "frame_%d.splat" % k, "timestamp": round(k / FPS, 6)}
+                              for k in range(5)]}, f)
+    run(tool, "convert", seq, "-o", scene, "--tracked")
+    check(abs(info_json(tool, scene)["header"]["duration_sec"] - 5 / FPS) < 1e-6,
+          "duration from splat4d's manifest")
 
 
 def test_convert_splatv(tool, src, tmp):

@@ -414,6 +414,33 @@ TEST_CASE("frames.json gives the frame rate, or is refused by name") {
     }
 }
 
+TEST_CASE("frames.json: splat4d's manifest gives the clock, its files checked against the frames") {
+    const std::vector<std::string> files{"frame_0000.splat", "frame_0001.splat", "frame_0002.splat"};
+    const std::string manifest = R"({"fps": 20, "count": 3, "num_splats": 300000, "frames": [
+        {"file": "frame_0000.splat", "timestamp": 0.0},
+        {"file": "frame_0001.splat", "timestamp": 0.05},
+        {"file": "frame_0002.splat", "timestamp": 0.1}]})";
+    auto fps = read_frames_json(manifest, 3, "frames.json", files);
+    REQUIRE(fps.ok());
+    CHECK(*fps == Approx(20));
+    const std::vector<std::string> reordered{"frame_0000.splat", "frame_0002.splat",
+                                             "frame_0001.splat"};
+    for (const auto& [text, names] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {manifest, reordered},                                    // a file out of place
+             {R"({"fps": 20, "count": 4})", files},                     // count is not 3
+             {R"({"fps": 20, "num_splats": 1.5})", files},              // not a whole number
+             {R"({"frames": [{"file": "frame_0000.splat", "timestamp": 0.0}]})", files},
+             {R"({"frames": [{"timestamp": 0}, {"timestamp": 0.05}, {"timestamp": 0.2}]})", files},
+             {R"({"frames": [{"file": "a", "size": 1}, {}, {}]})", {}},  // an unknown field
+             {R"({"fps": 10, "frames": [{"timestamp": 0}, {"timestamp": 0.05}, {"timestamp": 0.1}]})",
+              files}}) {
+        INFO(text);
+        auto r = read_frames_json(text, 3, "frames.json", names);
+        REQUIRE(!r.ok());
+        CHECK(r.error().refusal == refusal::kBadFramesJson);
+    }
+}
+
 TEST_CASE("write_splat: the PLY export's attributes within .splat's precision, sorted as upstream") {
     auto cloud = read_splat(splat_file(splat_frame(64, 0, 9)));
     REQUIRE(cloud.ok());

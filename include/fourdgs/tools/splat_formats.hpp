@@ -89,12 +89,16 @@ FrameSource splatv_frames(const SplatvScene& scene, std::uint64_t frames,
                           std::uint64_t file_bytes = 0);
 
 // frames.json beside a frame sequence (docs/cli.md): {"fps": F} or {"timestamps": [t0, ...]}
-// (seconds, one per frame, evenly spaced), or both. Returns the sequence's frame rate;
-// bad-frames-json for text that does not parse, an fps not finite and > 0, timestamps not one per
-// frame, not increasing or not evenly spaced (within 1e-6 of a frame), or an fps they disagree
-// with.
+// (seconds, one per frame, evenly spaced), or both; splat4d's manifest is read too:
+// {"fps", "count", "num_splats", "frames": [{"file", "timestamp"}, ...]}, its files checked against
+// `frame_files` (the frames' file names in convert's order; empty: not checked). Returns the
+// sequence's frame rate; bad-frames-json for text that does not parse, an fps not finite and > 0,
+// timestamps not one per frame, not increasing or not evenly spaced (within 1e-6 of a frame), an
+// fps they disagree with, a count that is not the number of frames, a listed file that is not
+// the frame at its place, or an unknown key.
 Result<double> read_frames_json(std::string_view text, std::size_t frames,
-                                std::string_view name = "frames.json");
+                                std::string_view name = "frames.json",
+                                std::span<const std::string> frame_files = {});
 
 }  // namespace fourdgs
 FOURDGS_PUBLIC_END
