@@ -208,7 +208,7 @@ def main():
             out, wall, cpu, rss, err = encode_splat4d(args, frames, preset, args.work, check)
             record(args.work, dict(common, encoder="splat4d", bytes=os.path.getsize(out),
                                    wall_s=wall, cpu_s=cpu, rss_kib=rss, error=err))
-            for model in args.models.split(","):
+            for model in [m for m in args.models.split(",") if m]:
                 out, wall, cpu, rss, err = encode_ours(args, frames, preset, model, args.work,
                                                        check)
                 record(args.work, dict(common, encoder="4dgs " + model,
