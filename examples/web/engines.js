@@ -4,7 +4,8 @@
 //
 // window.fourdgsPage, for tests and embedding: ready (the first frame drawn or the error
 // shown), stats ({ error, frames, lateFrames, ... }), seek(t) (resolves once the engine has drawn
-// instant t), playFrames(n) (plays n engine frames at 1×: { frames, late }), usePreviewView()
+// instant t), playFrames(n) (plays n engine frames at 1×: { frames, late, moved (frames that
+// showed a new instant) }), usePreviewView()
 // (the camera `4dgs preview` uses at each instant, the orbit controls off), showExtras(on) (the page's own
 // object), rows() (the engine object's rows, decoded by the engine, and the package's frame
 // of the same instant, SH bands included where the engine holds them), timing, settled() (the
@@ -106,12 +107,15 @@ export function startPage(adapter, page) {
     },
     playFrames: (n) => new Promise((resolve) => {
       const start = { frames: stats.frames, late: stats.lateFrames };
-      const onFrame = () => {
+      let moved = 0, last = adapter.time;   // frames whose instant differs from the one before
+      const onFrame = ({ detail }) => {
+        if (detail.time !== last) ++moved;
+        last = detail.time;
         if (stats.frames - start.frames < n) return;
         adapter.removeEventListener('frame', onFrame);
         adapter.pause();
         sync();
-        resolve({ frames: stats.frames - start.frames, late: stats.lateFrames - start.late });
+        resolve({ frames: stats.frames - start.frames, late: stats.lateFrames - start.late, moved });
       };
       adapter.addEventListener('frame', onFrame);
       adapter.setRate(1);

@@ -11,9 +11,11 @@
 // fraction of their cost, because the per-row steps that cost most there are tables here (the
 // log scale, the SH bytes) or one bulk conversion (the centres' half floats).
 //
-// The clock is Spark's: the mesh's onFrame callback runs in SparkRenderer's frame update with
-// Spark's elapsed time, before Spark gathers the meshes' splats for the frame, so the rows
-// written there are the ones drawn in that frame.
+// The frame loop is Spark's: the mesh's onFrame callback runs in SparkRenderer's frame update,
+// before Spark gathers the meshes' splats for the frame, so the rows written there are the ones
+// drawn in that frame. The clock is the page's (performance.now(), what three's Timer reads):
+// the time Spark hands onFrame stays 0 unless the app gives SparkRenderer a timer it updates
+// itself (Spark 2.2 updates only a timer it was given: `ownsTimer = !!options.timer`).
 import { PackedSplats, SplatMesh, utils } from '@sparkjsdev/spark';
 import { EngineScene } from './adapter.js';
 
@@ -209,7 +211,7 @@ export class FourdgsSplatMesh extends EngineScene {
     this.resize(this.capacity);
     this.mesh = new SplatMesh({
       packedSplats: this.splats,
-      onFrame: ({ time }) => this.update(time),
+      onFrame: () => this.update(performance.now() / 1000),
     });
   }
 

@@ -253,8 +253,10 @@ async function checks() {
   await checkInstant(page, 0.5);   // a seek shows the new instant
 
   const played = await page.evaluate('window.fourdgsPage.playFrames(120)');
-  console.log(`played ${played.frames} engine frames at 1x, ${played.late} late`);
+  console.log(`played ${played.frames} engine frames at 1x, ${played.late} late, ` +
+    `${played.moved} showing a new instant`);
   assert.ok(played.frames >= 120);
+  assert.ok(played.moved >= played.frames / 2, 'playing moves the scene\'s time');
   assert.equal(played.late, 0, 'no late frame');
   await page.evaluate('window.fourdgsPage.showExtras(true)');
   await page.evaluate('window.fourdgsPage.seek(2.5)');
@@ -367,7 +369,8 @@ async function bench(frames) {
       info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER) };
   })()`);
   const pct = (x, q) => [...x].sort((u, v) => u - v)[Math.min(x.length - 1, Math.floor(q * x.length))];
-  const fmt = (x) => `p50 ${pct(x, 0.5).toFixed(2)} ms, p99 ${pct(x, 0.99).toFixed(2)} ms`;
+  const fmt = (x) => (x.length ? `p50 ${pct(x, 0.5).toFixed(2)} ms, p99 ${pct(x, 0.99).toFixed(2)} ms`
+    : 'no sample');
   const version = execFileSync(CHROMIUM, ['--version']).toString().trim();
   console.log(`${engine}: bench.4dgs (1,000,000 gaussians), ${r.played.frames} engine frames at 1x, ` +
     `${r.played.late} late; ${r.write.length} wrote a new instant (${r.rows} rows at the end)\n` +
