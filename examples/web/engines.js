@@ -4,10 +4,12 @@
 //
 // window.fourdgsPage, for tests and embedding: ready (the first frame drawn or the error
 // shown), stats ({ error, frames, lateFrames, ... }), seek(t) (resolves once the engine has drawn
-// instant t), playFrames(n) (plays n engine frames at 1×: { frames, late }), usePreviewView()
+// instant t), playFrames(n) (plays n engine frames at 1×: { frames, late, moved (frames that
+// showed a new instant) }), usePreviewView()
 // (the camera `4dgs preview` uses at each instant, the orbit controls off), showExtras(on) (the page's own
 // object), rows() (the engine object's rows, decoded by the engine, and the package's frame
-// of the same instant).
+// of the same instant, SH bands included where the engine holds them), timing, settled() (the
+// look-ahead's fetch done), scene and player (the package's objects the adapter plays).
 import { FourdgsError } from 'fourdgs';
 import { framedView, usableCamera } from './view.js';
 
@@ -21,6 +23,24 @@ export function sceneUrl() {
 }
 
 const stats = { error: null, frames: 0, lateFrames: 0 };
+// How the scene opened, in ms from the adapter's load: opened (the scene's header read), bytes
+// (instant 0's bytes held), frame (its first frame drawn), firstFetch (the scene's source stats
+// when instant 0's bytes were held): what tests/web/network.mjs checks against nginx's log.
+const timing = { opened: null, bytes: null, frame: null, firstFetch: null };
+
+let loadStart = null;
+
+/** Runs `load()` (the page's adapter factory: FourdgsGSplat.load, FourdgsSplatMesh.load) and
+ * waits for instant 0's bytes, timing both (the first frame: when the page's load resolves). */
+export async function openAdapter(load) {
+  loadStart = performance.now();
+  const adapter = await load();
+  timing.opened = performance.now() - loadStart;
+  await adapter.ready(0);
+  timing.bytes = performance.now() - loadStart;
+  timing.firstFetch = adapter.scene.stats;
+  return adapter;
+}
 
 export function showError(e) {
   const text = e instanceof FourdgsError ? `refused: ${e.refusal}\n${e.detail}` : String(e?.message ?? e);
@@ -74,6 +94,7 @@ export function startPage(adapter, page) {
 
   const frames = async (n) => { for (let i = 0; i < n; ++i) await page.nextFrame(); };
   return {
+    adapter,
     // Engine frames until instant t is drawn: the bytes first, then a few frames for the
     // engine's sort (Spark's and PlayCanvas's run on workers) to land.
     seek: async (t) => {
@@ -81,17 +102,20 @@ export function startPage(adapter, page) {
       sync();
       await adapter.ready(t);
       adapter.seek(t);
-      await frames(8);
+      await frames(16);
       return adapter.time;
     },
     playFrames: (n) => new Promise((resolve) => {
       const start = { frames: stats.frames, late: stats.lateFrames };
-      const onFrame = () => {
+      let moved = 0, last = adapter.time;   // frames whose instant differs from the one before
+      const onFrame = ({ detail }) => {
+        if (detail.time !== last) ++moved;
+        last = detail.time;
         if (stats.frames - start.frames < n) return;
         adapter.removeEventListener('frame', onFrame);
         adapter.pause();
         sync();
-        resolve({ frames: stats.frames - start.frames, late: stats.lateFrames - start.late });
+        resolve({ frames: stats.frames - start.frames, late: stats.lateFrames - start.late, moved });
       };
       adapter.addEventListener('frame', onFrame);
       adapter.setRate(1);
@@ -106,18 +130,34 @@ export function startPage(adapter, page) {
     showExtras: async (on) => { page.showExtras(on); await frames(2); },
     rows: async () => {
       const engine = adapter.engineRows();
-      const shown = adapter.frameInfo.shown;
-      const f = await adapter.scene.frameAt(shown, { maxShDegree: 0 });
+      const shown = adapter.frameInfo.shown, shDegree = engine.shDegree ?? 0;
+      const f = await adapter.scene.frameAt(shown, { maxShDegree: shDegree });
       const copy = (a) => Array.from(a);
       return {
         time: shown,
         engine: { count: engine.count, center: copy(engine.center), scale: copy(engine.scale),
-          rotation: copy(engine.rotation), color: copy(engine.color) },
+          rotation: copy(engine.rotation), color: copy(engine.color), shDegree,
+          sh: copy(engine.sh ?? []) },
         frame: { count: f.count, center: copy(f.center), scale: copy(f.scale),
-          rotation: copy(f.rotation), color: copy(f.color) },
+          rotation: copy(f.rotation), color: copy(f.color), sh: shBands(f, shDegree) },
       };
     },
   };
+}
+
+// A frame's SH bands 1..degree as coefficients, per row band by band, coefficient-major with
+// r g b interleaved (the order the engines' SH arrays hold; SH byte b is -4 + b·8/255).
+function shBands(f, degree) {
+  const out = [], perComponent = f.shPerGaussian / 3;
+  for (let i = 0; i < f.count; ++i) {
+    for (let b = 1, first = 0; b <= degree; first += 2 * b + 1, ++b) {
+      for (let k = 0; k < 2 * b + 1; ++k) {
+        for (let c = 0; c < 3; ++c)
+          out.push(-4 + f.sh[i * f.shPerGaussian + c * perComponent + first + k] * (8 / 255));
+      }
+    }
+  }
+  return out;
 }
 
 /** Opens the scene with `load(url)` (the page's adapter factory) and publishes the hooks. */
@@ -126,12 +166,16 @@ export function runPage(load) {
   const ready = (async () => {
     try {
       hooks = await load(sceneUrl());
+      timing.frame = performance.now() - loadStart;
     } catch (e) {
       showError(e);
     }
   })();
   window.fourdgsPage = {
-    stats, ready,
+    stats, ready, timing,
+    settled: async () => { while (hooks?.adapter.player.fetching) await hooks.adapter.player.fetching; },
+    get scene() { return hooks?.adapter.scene; },
+    get player() { return hooks?.adapter.player; },
     seek: (t) => hooks.seek(t),
     playFrames: (n) => hooks.playFrames(n),
     usePreviewView: () => hooks.usePreviewView(),

@@ -20,6 +20,9 @@ export interface EngineRows {
   rotation: Float32Array;
   /** r, g, b, opacity */
   color: Float32Array;
+  /** SH bands 1..shDegree the engine holds, per row band by band, coefficient-major with r g b
+   * interleaved (fourdgs/three; absent where the engine holds none). */
+  shDegree?: number; sh?: Float32Array;
 }
 
 /** A scene played into one engine object. Events: 'late' and 'frame' (CustomEvent, detail:

@@ -27,11 +27,21 @@ export function largestInstant(scene) {
 export const grown = (capacity, count) => Math.max(count, Math.ceil(capacity * 1.5));
 
 export class EngineScene extends EventTarget {
-  /** Opens `input` (a URL or any source open() reads) and makes its Player. Options are
-   * open()'s and the Player's (rate, loop, playing, start, lookAhead, ...). */
+  /** Opens `input` (a URL or any source open() reads) and makes its Player; resolves once the
+   * bytes of the first instant shown (`start`) are held, so that the engine's first frame shows
+   * it rather than a late one. Options are open()'s and the Player's (rate, loop, playing,
+   * start, lookAhead, ...). */
   static async openPlayer(input, options = {}) {
     const scene = await open(input, options);
-    return { scene, player: new Player(scene, options) };
+    const player = new Player(scene, options);
+    try {
+      await player.ready(options.start ?? 0);
+    } catch (e) {
+      player.close();
+      scene.close();
+      throw e;
+    }
+    return { scene, player };
   }
 
   constructor(scene, player) {
@@ -110,10 +120,4 @@ export class EngineScene extends EventTarget {
   // Per adapter: resize(capacity) reallocates the engine object, write(frame) fills it.
   resize() { throw new Error('an adapter implements resize'); }
   write() { throw new Error('an adapter implements write'); }
-}
-
-/** SH coefficient k of colour component c of row i of a frame (its byte map: -4 + b·8/255). */
-export function shCoefficient(frame, i, c, k) {
-  const per = frame.shPerGaussian / 3;
-  return -4 + frame.sh[i * frame.shPerGaussian + c * per + k] * (8 / 255);
 }

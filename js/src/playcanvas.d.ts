@@ -6,6 +6,7 @@ import { AdapterOptions, EngineScene } from './adapter.js';
 export { EngineRows, FrameInfo } from './adapter.js';
 
 export class FourdgsGSplat extends EngineScene {
+  /** Resolves once the first instant's bytes are held (the first engine frame shows it). */
   static load(app: AppBase, input: Input,
     options?: AdapterOptions & { entity?: Entity; parent?: GraphNode }): Promise<FourdgsGSplat>;
   readonly app: AppBase;

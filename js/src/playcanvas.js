@@ -5,8 +5,9 @@
 // colour, scale and rotation RGBA16F: the engine's own encoding, half floats), drawn by the
 // unified gsplat renderer, which sorts it. The container is created once for the largest
 // instant (adapter.js) and recreated larger only if a frame outgrows it (a container cannot be
-// resized); each frame the adapter writes the rows, the centres the sorter reads, the bounds,
-// and tells the component that its data changed (WORKBUFFER_UPDATE_ONCE).
+// resized); each frame the adapter writes the rows straight into the textures' words (half
+// floats converted in bulk, see write), the centres the sorter reads, the bounds, and tells the
+// component that its data changed (WORKBUFFER_UPDATE_ONCE).
 //
 // The clock is the app's: the adapter listens to the app's 'update' event and hands the Player
 // the sum of its dt (app.timeScale applies). SH: the default format has none (the engine shades
@@ -36,6 +37,7 @@ export class FourdgsGSplat extends EngineScene {
     this.container = null;
     this.lo = new Vec3();
     this.hi = new Vec3();
+    this.halves = new HalfFloats();
     this.resize(this.capacity);
     this.clock = 0;   // the app's time, seconds (sum of its dt)
     this.onAppUpdate = (dt) => this.update(this.clock += dt);
@@ -52,30 +54,34 @@ export class FourdgsGSplat extends EngineScene {
     old?.destroy();
   }
 
+  // Each stream in one pass over the frame's arrays: the centres (f32) copied four-wide, with
+  // the bounds; colour (four halves a row, as the frame's) one bulk conversion; scale and
+  // rotation converted in bulk to halves and their 16-bit words copied four-wide.
   write(frame) {
-    const half = FloatPacking.float2Half;
     const c = this.container, n = frame.count;
     const [center, color, scale, rotation] = STREAMS.map((s) => c.getTexture(s).lock());
-    const centers = c.centers;
-    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    const centers = c.centers, p = frame.center;
+    centers.set(p.subarray(0, 3 * n));
+    let x0 = Infinity, y0 = Infinity, z0 = Infinity, x1 = -Infinity, y1 = -Infinity, z1 = -Infinity;
     for (let i = 0; i < n; ++i) {
-      const i3 = 3 * i, i4 = 4 * i;
-      for (let k = 0; k < 3; ++k) {
-        const v = frame.center[i3 + k];
-        center[i4 + k] = centers[i3 + k] = v;
-        if (v < lo[k]) lo[k] = v;
-        if (v > hi[k]) hi[k] = v;
-        scale[i4 + k] = half(frame.scale[i3 + k]);
-      }
-      for (let k = 0; k < 4; ++k) color[i4 + k] = half(frame.color[i4 + k]);
-      rotation[i4] = half(frame.rotation[i4 + 3]);  // the engine's order is w, x, y, z
-      rotation[i4 + 1] = half(frame.rotation[i4]);
-      rotation[i4 + 2] = half(frame.rotation[i4 + 1]);
-      rotation[i4 + 3] = half(frame.rotation[i4 + 2]);
+      const x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
+      center[4 * i] = x; center[4 * i + 1] = y; center[4 * i + 2] = z;
+      if (x < x0) x0 = x; if (x > x1) x1 = x;
+      if (y < y0) y0 = y; if (y > y1) y1 = y;
+      if (z < z0) z0 = z; if (z > z1) z1 = z;
     }
-    for (const s of STREAMS) c.getTexture(s).unlock();
-    if (n === 0) { lo.fill(0); hi.fill(0); }
-    c.aabb.setMinMax(this.lo.set(...lo), this.hi.set(...hi));
+    this.halves.into(color, frame.color, 4 * n);
+    const s = this.halves.of(frame.scale, 3 * n);
+    for (let i = 0; i < n; ++i) {
+      scale[4 * i] = s[3 * i]; scale[4 * i + 1] = s[3 * i + 1]; scale[4 * i + 2] = s[3 * i + 2];
+    }
+    const q = this.halves.of(frame.rotation, 4 * n);
+    for (let i = 0; i < 4 * n; i += 4) {   // the engine's order is w, x, y, z
+      rotation[i] = q[i + 3]; rotation[i + 1] = q[i]; rotation[i + 2] = q[i + 1]; rotation[i + 3] = q[i + 2];
+    }
+    for (const name of STREAMS) c.getTexture(name).unlock();
+    if (n === 0) x0 = y0 = z0 = x1 = y1 = z1 = 0;
+    c.aabb.setMinMax(this.lo.set(x0, y0, z0), this.hi.set(x1, y1, z1));
     c.update(n, true);
     this.entity.gsplat.workBufferUpdate = WORKBUFFER_UPDATE_ONCE;
   }
@@ -118,4 +124,34 @@ function halfToFloat(h) {
   if (e === 0) return s * m * 2 ** -24;
   if (e === 31) return m ? NaN : s * Infinity;
   return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+// f32 values as IEEE half-float bits (the engine's RGBA16F texels): one bulk conversion through
+// a Float16Array where the browser has one (round to nearest even), else the engine's
+// FloatPacking.float2Half per value.
+class HalfFloats {
+  constructor() { this.scratch = null; }
+
+  /** `values[0, count)` as half bits, in a scratch array valid until the next call. */
+  of(values, count) {
+    if (!this.scratch || this.scratch.length < count) {
+      this.scratch = typeof Float16Array === 'undefined' ? new Uint16Array(count) : new Float16Array(count);
+    }
+    this.convert(this.scratch, values, count);
+    return new Uint16Array(this.scratch.buffer, 0, count);
+  }
+
+  /** `values[0, count)` as half bits into `bits` (a Uint16Array). */
+  into(bits, values, count) {
+    if (typeof Float16Array === 'undefined') this.convert(bits, values, count);
+    else this.convert(new Float16Array(bits.buffer, bits.byteOffset, bits.length), values, count);
+  }
+
+  convert(target, values, count) {
+    if (target instanceof Uint16Array) {
+      for (let k = 0; k < count; ++k) target[k] = FloatPacking.float2Half(values[k]);
+    } else {
+      target.set(values.subarray(0, count));
+    }
+  }
 }

@@ -1,11 +1,12 @@
 // fourdgs/three (src/three.js): a .4dgs scene as a Spark SplatMesh for three.js.
 import type { PackedSplats, SplatMesh } from '@sparkjsdev/spark';
-import type { Input } from './fourdgs.js';
+import type { FrameView, Input } from './fourdgs.js';
 import { AdapterOptions, EngineScene } from './adapter.js';
 
 export { EngineRows, FrameInfo } from './adapter.js';
 
 export class FourdgsSplatMesh extends EngineScene {
+  /** Resolves once the first instant's bytes are held (the first engine frame shows it). */
   static load(input: Input, options?: AdapterOptions): Promise<FourdgsSplatMesh>;
   /** Add it to the three.js scene; Spark sorts and draws it. */
   readonly mesh: SplatMesh;
@@ -14,4 +15,14 @@ export class FourdgsSplatMesh extends EngineScene {
   /** SH bands written (min of maxShDegree and the scene's). */
   readonly shDegree: number;
   destroy(): void;
+}
+
+/** A frame's rows as Spark's packed words: the words Spark's setPackedSplat and encodeSh*Rgb
+ * write, under one splatEncoding (undefined: Spark's default). */
+export class SparkPacker {
+  constructor(encoding?: PackedSplats['splatEncoding']);
+  /** Rows [0, frame.count) into `packed` (PackedSplats.packedArray, 4 words a row). */
+  pack(frame: FrameView, packed: Uint32Array): void;
+  /** SH band b (1-3) of rows [0, frame.count) into Spark's array for that band (extra.sh{b}). */
+  packShBand(frame: FrameView, b: 1 | 2 | 3, words: Uint32Array): void;
 }

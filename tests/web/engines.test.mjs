@@ -8,21 +8,26 @@
 //     frameAt (evaluate) of the same instant row for row within the engine's encoding;
 //   - a seek to 0.5 shows that instant (preview and rows again); 120 frames at 1× with no late
 //     frame; a damaged file shows its refusal identifier; the console has no error;
+//   - for Spark, the words the adapter packs equal the words Spark's own encoders write;
+//   - with MAKE_BENCH_SCENE: a 2,000-gaussian scene with SH degree 3, its rows (Spark: SH too);
 //   - with MAKE_BENCH_SCENE: a 200,000-gaussian multi-chunk scene opens, seeks and shows the
-//     package's rows, and the adapter's per-frame cost is printed beside the Player's.
+//     package's rows, the adapter's per-frame cost is printed beside the Player's, and
+//     (harness.py --access-log) its first frame's and a seek's requests through the fault proxy
+//     are those the web player's test asserts (network.mjs).
 // Screenshots, previews and difference images go to FOURDGS_WEB_ARTIFACTS when set.
 //
-//   harness.py run -- node engines.test.mjs ENGINE PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE
+//   harness.py --access-log run -- node engines.test.mjs ENGINE PACKAGE_DIR CLI EXAMPLE_SCENE DAMAGED_SCENE
 //       REFUSAL_ID NPM_DIR [MAKE_BENCH_SCENE]
 //
 // Exit 77 (ctest's SKIP) only where Chromium, emscripten or npm is not installed.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from './browser.mjs';
+import { checkNetwork } from './network.mjs';
 import { compareImages, decodePng, encodePng } from './png.mjs';
 
 const [engine, packageDir, cli, example, damaged, expectedRefusal, npmDir, makeBenchScene] =
@@ -38,6 +43,9 @@ assert.equal(tarballs.length, 1, `one packed package in ${packageDir}`);
 const here = dirname(fileURLToPath(import.meta.url));
 const source = join(here, '..', '..');
 const base = process.env.FOURDGS_HTTP_BASE, root = process.env.FOURDGS_HTTP_ROOT;
+const proxy = process.env.FOURDGS_HTTP_PROXY, accessLog = process.env.FOURDGS_HTTP_ACCESS_LOG;
+// Each request to the proxy is answered this late (as in player.test.mjs): a round trip counts.
+const DELAY_MS = 400;
 const artifacts = process.env.FOURDGS_WEB_ARTIFACTS;
 if (artifacts) mkdirSync(artifacts, { recursive: true });
 const WIDTH = 640, HEIGHT = 480;
@@ -66,7 +74,10 @@ const ROW_TOLERANCE = {
   playcanvas: { center: [0, 1e-6], scale: [2 ** -11, 2 ** -24], color: [2 ** -11, 2 ** -24],
     rotationDot: 1 - 1e-5 },
   three: { center: [2 ** -11, 2 ** -14], scale: [Math.expm1(21 / 508) + 1e-6, 0], color: [0, 0.5 / 255 + 1e-6],
-    rotationDot: Math.cos(3 * Math.PI / 180) },
+    rotationDot: Math.cos(3 * Math.PI / 180),
+    // SH band b in signed fields of 7, 8, 6 bits over [-1, 1] (Spark's default sh1Max..sh3Max:
+    // the frame's coefficient clamped there), so within half a step, 0.5 / (2^(bits-1) - 1).
+    shHalfStep: [0, 0.5 / 63, 0.5 / 127, 0.5 / 31], shMax: 1 },
 }[engine];
 assert.ok(ROW_TOLERANCE, `an engine page: playcanvas or three, not ${engine}`);
 
@@ -91,7 +102,30 @@ function compareRows({ engine: e, frame: f, time }, clampColor) {
     worst.rotationDot = Math.min(worst.rotationDot, dot);
     assert.ok(dot >= ROW_TOLERANCE.rotationDot, `t=${time} row ${i} rotation: ${q} (engine) vs ${r} (frame)`);
   }
+  worst.sh = 0;
+  const perRow = 3 * (((e.shDegree ?? 0) + 1) ** 2 - 1);
+  assert.equal(e.sh.length, perRow * e.count, `t=${time}: the engine holds SH degree ${e.shDegree}`);
+  assert.equal(f.sh.length, e.sh.length, `t=${time}: the frame's SH bands`);
+  for (let j = 0; j < e.sh.length; ++j) {
+    const at = j % perRow, band = at < 9 ? 1 : at < 24 ? 2 : 3, { shMax } = ROW_TOLERANCE;
+    const want = Math.min(shMax, Math.max(-shMax, f.sh[j]));
+    const allowed = ROW_TOLERANCE.shHalfStep[band] * shMax + 1e-6, err = Math.abs(e.sh[j] - want);
+    worst.sh = Math.max(worst.sh, err / allowed);
+    assert.ok(err <= allowed, `t=${time} row ${Math.floor(j / perRow)} SH ${at}: ${e.sh[j]} ` +
+      `(engine) vs ${f.sh[j]} (frame)`);
+  }
   return worst;
+}
+
+// Spark only: the adapter writes Spark's words itself; they must be the words Spark's own
+// encoders write for the same rows, every one.
+async function checkSparkWords(page, what) {
+  if (engine !== 'three') return;
+  const w = await page.evaluate('window.fourdgsPage.sparkWords()');
+  console.log(`  ${what}: ${w.words} words of ${w.rows} rows packed by the adapter, ${w.differing} ` +
+    `differ from Spark's own setPackedSplat / encodeSh*Rgb`);
+  assert.ok(w.rows > 0);
+  assert.equal(w.differing, 0, 'the adapter writes the words Spark\'s encoders write');
 }
 
 // The engines, from the registry, at the versions the package declares.
@@ -149,10 +183,24 @@ async function canvasShot(page, name) {
   return decodePng(bytes);
 }
 
-// The canvas at t against the preview at t; a flipped and a blank canvas must fail the same test.
-async function checkInstant(page, t) {
+// The page at instant t: the engine's rows against the package's frame (and for Spark, its
+// words against Spark's own encoders').
+async function checkRows(page, t, name) {
   const at = await page.evaluate(`window.fourdgsPage.seek(${t})`);
   assert.ok(Math.abs(at - t) < 1e-9, `the page is at ${t}, not ${at}`);
+  const rows = await page.evaluate('window.fourdgsPage.rows()');
+  const worst = compareRows(rows, engine === 'three');
+  console.log(`${name} t=${t}: ${rows.engine.count} rows equal the package's frame at ${rows.time} ` +
+    `within the encoding (worst error / allowed: center ${worst.center.toFixed(3)}, scale ` +
+    `${worst.scale.toFixed(3)}, color ${worst.color.toFixed(3)}, SH degree ${rows.engine.shDegree} ` +
+    `${worst.sh.toFixed(3)}; rotation |dot| >= ${worst.rotationDot.toFixed(6)})`);
+  await checkSparkWords(page, `${name} at ${t}`);
+}
+
+// The example at t: its rows, then the canvas against the preview at t; a flipped and a blank
+// canvas must fail the same test.
+async function checkInstant(page, t) {
+  await checkRows(page, t, 'example');
   const canvas = await canvasShot(page, `canvas-${t}`);
   const reference = preview(example, t);
   const cmp = compareImages(canvas, reference, PIXEL_LIMIT);
@@ -160,7 +208,7 @@ async function checkInstant(page, t) {
     writeFileSync(join(artifacts, `${engine}-preview-${t}.png`), encodePng(reference));
     writeFileSync(join(artifacts, `${engine}-diff-${t}.png`), encodePng(cmp.diff));
   }
-  console.log(`t=${t} ${engine} canvas vs 4dgs preview: ${describe(cmp)}`);
+  console.log(`  the canvas vs 4dgs preview: ${describe(cmp)}`);
   assert.ok(matches(cmp), `t=${t}: the canvas matches the preview`);
   const flipped = { ...canvas, rgba: new Uint8Array(canvas.rgba.length) };
   const row = 4 * WIDTH;
@@ -172,12 +220,6 @@ async function checkInstant(page, t) {
     console.log(`  a ${name} canvas: ${describe(c)}`);
     assert.ok(!matches(c), `a ${name} canvas fails the comparison`);
   }
-  const rows = await page.evaluate('window.fourdgsPage.rows()');
-  const worst = compareRows(rows, engine === 'three');
-  console.log(`  rows: ${rows.engine.count} equal the package's frame at ${rows.time} within the ` +
-    `encoding (worst error / allowed: center ${worst.center.toFixed(3)}, scale ` +
-    `${worst.scale.toFixed(3)}, color ${worst.color.toFixed(3)}; rotation |dot| >= ` +
-    `${worst.rotationDot.toFixed(6)})`);
   return canvas;
 }
 
@@ -186,6 +228,20 @@ console.log('starting chromium');
 const browser = await launch();
 let failed = false;
 try {
+  if (process.env.FOURDGS_ENGINE_BENCH) {
+    await bench(Number(process.env.FOURDGS_ENGINE_BENCH));
+  } else {
+    await checks();
+  }
+} catch (e) {
+  failed = true;
+  console.error(e);
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
+
+async function checks() {
   const page = await browser.newPage();
   await page.navigate(pageUrl('example.4dgs'));
   await pageReady(page);
@@ -197,13 +253,34 @@ try {
   await checkInstant(page, 0.5);   // a seek shows the new instant
 
   const played = await page.evaluate('window.fourdgsPage.playFrames(120)');
-  console.log(`played ${played.frames} engine frames at 1x, ${played.late} late`);
+  console.log(`played ${played.frames} engine frames at 1x, ${played.late} late, ` +
+    `${played.moved} showing a new instant`);
   assert.ok(played.frames >= 120);
+  assert.ok(played.moved >= played.frames / 2, 'playing moves the scene\'s time');
   assert.equal(played.late, 0, 'no late frame');
   await page.evaluate('window.fourdgsPage.showExtras(true)');
   await page.evaluate('window.fourdgsPage.seek(2.5)');
   await canvasShot(page, 'with-extras-2.5');
   assert.deepEqual(page.errors, [], 'the console has no error');
+  await page.navigate('about:blank');   // each page done stops drawing (SwiftShader is the CPU)
+
+  if (makeBenchScene) {
+    // SH: a small scene of the benchmarks' generator with every band (degree 3). Spark holds
+    // them; PlayCanvas's container holds none (its rows are compared at degree 0).
+    execFileSync(makeBenchScene, [join(site, 'sh.4dgs'), '2000', 'deflate', '0', 'default', '3'],
+      { stdio: 'ignore' });
+    const shPage = await browser.newPage();
+    await shPage.navigate(pageUrl('sh.4dgs'));
+    await pageReady(shPage);
+    assert.equal(await shPage.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null',
+      'the SH scene opens');
+    await checkRows(shPage, 2.5, 'sh (degree 3)');
+    if (engine === 'three')
+      assert.equal(await shPage.evaluate('window.fourdgsPage.adapter.shDegree'), 3, 'Spark holds 3 bands');
+    await canvasShot(shPage, 'sh-2.5');
+    assert.deepEqual(shPage.errors, [], 'the console has no error');
+    await shPage.navigate('about:blank');
+  }
 
   const refusedPage = await browser.newPage();
   await refusedPage.navigate(pageUrl('damaged.4dgs'));
@@ -223,6 +300,7 @@ try {
     await bench.evaluate('window.fourdgsPage.seek(4.7)');
     const rows = await bench.evaluate('window.fourdgsPage.rows()');
     compareRows(rows, engine === 'three');
+    await checkSparkWords(bench, 'multi at 4.7');
     const cost = await bench.evaluate(`(async () => {
       const a = window.fourdgsPage.adapter, frame = [], upload = [];
       for (let i = 0; i < 12; ++i) {
@@ -238,11 +316,69 @@ try {
       `${cost.frameMs.toFixed(2)} ms, the adapter's write into the engine object ` +
       `${cost.uploadMs.toFixed(2)} ms (${(cost.uploadMs / cost.frameMs).toFixed(2)}x)`);
     assert.deepEqual(bench.errors, [], 'the console has no error');
+    await bench.navigate('about:blank');
+
+    // The requests, as the web player's test counts them (network.mjs), through the engine page.
+    const n = await checkNetwork({ browser, pageReady, proxy, sceneName: 'multi.4dgs',
+      size: statSync(join(site, 'multi.4dgs')).size, accessLog, delayMs: DELAY_MS, seekT: 4.7,
+      pagePath: `${engine}/index.html`, timed: false });
+    console.log(`multi.4dgs through the ${engine} page, every request ${DELAY_MS} ms late: open + ` +
+      `first frame ${n.firstRequests} requests, ${n.firstBytes} bytes (fetchCost(0) ${n.cost0}), ` +
+      `held after ${n.firstBytesMs.toFixed(0)} ms; seek to 4.7: ${n.seekRequests} requests, ` +
+      `${n.seekBytes} bytes (its own ${n.seekOwnRequests}, fetchCost ${n.seekCost}; look-ahead ` +
+      `${n.aheadFetched} of ${n.aheadBound} declared), held after ${n.seekBytesMs.toFixed(0)} ms`);
   }
-} catch (e) {
-  failed = true;
-  console.error(e);
-} finally {
-  await browser.close();
 }
-process.exit(failed ? 1 : 0);
+
+// The benchmark (not in ctest; docs/engines.md, "Per-frame cost"): with FOURDGS_ENGINE_BENCH=N
+// the bench scene (1,000,000 gaussians, about 100,000 visible at an instant) played N engine
+// frames at 1× (looping), and per frame: the adapter's write into the engine object (the frames
+// that show a new instant), the package's evaluate of the same instant (the Player's resident
+// state evaluated again, right after), late frames, and the engine frame's interval (its
+// render and everything else). Percentiles over the frames that wrote rows.
+async function bench(frames) {
+  assert.ok(makeBenchScene, 'the benchmark needs MAKE_BENCH_SCENE');
+  execFileSync(makeBenchScene, [join(site, 'bench.4dgs'), '1000000'], { stdio: 'ignore' });
+  const load = readFileSync('/proc/loadavg', 'utf8').trim();
+  const page = await browser.newPage();
+  await page.navigate(pageUrl('bench.4dgs'));
+  await pageReady(page);
+  assert.equal(await page.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null');
+  const r = await page.evaluate(`(async () => {
+    const a = window.fourdgsPage.adapter, p = a.player, scene = a.scene;
+    const write = [], evaluate = [], interval = [];
+    let uploads = a.stats.uploads, last = null;
+    const onFrame = ({ detail }) => {
+      const now = performance.now();
+      if (last !== null) interval.push(now - last);
+      last = now;
+      if (a.stats.uploads === uploads || !p.resident) return;
+      uploads = a.stats.uploads;
+      write.push(a.stats.lastUploadMs);
+      const t0 = performance.now();
+      scene.evaluateBlock(p.block, detail.shown, p.evaluate, p.out);
+      evaluate.push(performance.now() - t0);
+    };
+    a.setLoop(true);
+    a.addEventListener('frame', onFrame);
+    const played = await window.fourdgsPage.playFrames(${frames});
+    a.removeEventListener('frame', onFrame);
+    const gl = (window.fourdgsPage.renderer?.getContext() ?? window.fourdgsPage.app.graphicsDevice.gl);
+    const info = gl.getExtension('WEBGL_debug_renderer_info');
+    return { played, write, evaluate, interval, rows: a.count, renderer:
+      info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER) };
+  })()`);
+  const pct = (x, q) => [...x].sort((u, v) => u - v)[Math.min(x.length - 1, Math.floor(q * x.length))];
+  const fmt = (x) => (x.length ? `p50 ${pct(x, 0.5).toFixed(2)} ms, p99 ${pct(x, 0.99).toFixed(2)} ms`
+    : 'no sample');
+  const version = execFileSync(CHROMIUM, ['--version']).toString().trim();
+  console.log(`${engine}: bench.4dgs (1,000,000 gaussians), ${r.played.frames} engine frames at 1x, ` +
+    `${r.played.late} late; ${r.write.length} wrote a new instant (${r.rows} rows at the end)\n` +
+    `  adapter write:         ${fmt(r.write)}\n` +
+    `  package evaluate:      ${fmt(r.evaluate)}\n` +
+    `  write / evaluate, p99: ${(pct(r.write, 0.99) / pct(r.evaluate, 0.99)).toFixed(2)}x\n` +
+    `  engine frame interval: ${fmt(r.interval)} (render and all)\n` +
+    `  ${version}; WebGL: ${r.renderer}; load average before: ${load}, after: ` +
+    `${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  assert.deepEqual(page.errors, [], 'the console has no error');
+}

@@ -4,7 +4,7 @@
 import { FourdgsGSplat } from 'fourdgs/playcanvas';
 import * as pc from 'playcanvas';
 import { CameraControls } from 'playcanvas/scripts/esm/camera-controls.mjs';
-import { previewView, runPage, startPage } from '../engines.js';
+import { openAdapter, previewView, runPage, startPage } from '../engines.js';
 
 async function load(url) {
   const canvas = document.getElementById('canvas');
@@ -20,7 +20,7 @@ async function load(url) {
   app.setCanvasResolution(pc.RESOLUTION_FIXED, canvas.width, canvas.height);
   app.start();
 
-  const splat = await FourdgsGSplat.load(app, url, { step: 1 / 60 });
+  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60 }));
   const view = previewView(splat, 0);
   const camera = new pc.Entity('camera');
   camera.addComponent('camera', { clearColor: new pc.Color(0, 0, 0), fov: view.fovYDeg,
@@ -68,7 +68,6 @@ async function load(url) {
     setView: (v) => { if (v) { controls.enabled = false; place(v); } else orbit(); },
     showExtras: (on) => { extras.enabled = on; },
   });
-  await splat.ready(0);
   await nextFrame();
   await nextFrame();
   window.fourdgsPage.app = app;

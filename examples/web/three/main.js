@@ -1,11 +1,11 @@
 // A .4dgs scene in a three.js scene with Spark: fourdgs/three keeps one SplatMesh's splats at
 // Spark's time; Spark sorts and draws them beside a grid and a mesh of three.js, under three's
 // OrbitControls. The controls and test hooks are ../engines.js's.
-import { SparkRenderer } from '@sparkjsdev/spark';
+import { SparkRenderer, utils } from '@sparkjsdev/spark';
 import { FourdgsSplatMesh } from 'fourdgs/three';
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
-import { previewView, runPage, startPage } from '../engines.js';
+import { openAdapter, previewView, runPage, startPage } from '../engines.js';
 
 async function load(url) {
   const canvas = document.getElementById('canvas');
@@ -15,7 +15,7 @@ async function load(url) {
   const scene = new THREE.Scene();
   scene.add(new SparkRenderer({ renderer }));
 
-  const splat = await FourdgsSplatMesh.load(url, { step: 1 / 60 });
+  const splat = await openAdapter(() => FourdgsSplatMesh.load(url, { step: 1 / 60 }));
   scene.add(splat.mesh);
   const view = previewView(splat, 0);
   const camera = new THREE.PerspectiveCamera(view.fovYDeg, canvas.width / canvas.height, 0.01, 1000);
@@ -58,12 +58,45 @@ async function load(url) {
     setView: (v) => { controls.enabled = !v; place(v ?? view); controls.update(); },
     showExtras: (on) => { extras.visible = on; },
   });
-  await splat.ready(0);
   await nextFrame();
   await nextFrame();
   window.fourdgsPage.renderer = renderer;
   window.fourdgsPage.adapter = splat;
+  window.fourdgsPage.sparkWords = () => sparkWords(splat);
   return hooks;
+}
+
+// The adapter packs Spark's words itself; these are the words Spark's own encoders
+// (setPackedSplat, encodeSh*Rgb) write for the shown instant's rows: { rows, words, differing }.
+async function sparkWords(splat) {
+  const f = await splat.scene.frameAt(splat.frameInfo.shown, { maxShDegree: splat.shDegree });
+  const { center: p, scale: s, rotation: q, color: c } = f, encoding = splat.splats.splatEncoding;
+  const encoders = [null, utils.encodeSh1Rgb, utils.encodeSh2Rgb, utils.encodeSh3Rgb];
+  const arrays = [splat.splats.packedArray, ...[1, 2, 3].slice(0, splat.shDegree)
+    .map((b) => splat.splats.extra[`sh${b}`])];
+  const perComponent = f.shPerGaussian / 3;
+  let words = 0, differing = 0;
+  const compare = (own, array, i) => {
+    for (let k = 0; k < own.length; ++k, ++words)
+      if (own[k] !== array[i * own.length + k]) ++differing;
+  };
+  for (let i = 0; i < f.count; ++i) {
+    const own = new Uint32Array(4);
+    utils.setPackedSplat(own, 0, p[3 * i], p[3 * i + 1], p[3 * i + 2], s[3 * i], s[3 * i + 1],
+      s[3 * i + 2], q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3], c[4 * i + 3], c[4 * i],
+      c[4 * i + 1], c[4 * i + 2], encoding);
+    compare(own, arrays[0], i);
+    for (let b = 1, first = 0; b <= splat.shDegree; first += 2 * b + 1, ++b) {
+      const rgb = new Float32Array(3 * (2 * b + 1)), ownSh = new Uint32Array(b === 1 ? 2 : 4);
+      for (let k = 0; k < 2 * b + 1; ++k) {
+        for (let ch = 0; ch < 3; ++ch)
+          rgb[3 * k + ch] = -4 + f.sh[i * f.shPerGaussian + ch * perComponent + first + k] * (8 / 255);
+      }
+      encoders[b](ownSh, 0, rgb, encoding);
+      compare(ownSh, arrays[b], i);
+    }
+  }
+  return { rows: f.count, words, differing };
 }
 
 runPage(load);
