@@ -114,17 +114,19 @@ bool same_invariants(const ChunkBins& a, std::size_t i, const ChunkBins& b, std:
     return true;
 }
 
-// Equal on every column that may change inside a GOP, mu_t excluded.
+// Equal on every column that may change inside a GOP, mu_t excluded. Called for every gaussian
+// of every step (twice), so it compares the columns by name rather than through for_each_column.
 bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::size_t j) {
-    bool same = true;
-    encoding::for_each_column(a, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
-        if (id == attr::mu_t || id == attr::gaussian_id || id == attr::sigma_t ||
-            id == attr::flags || id == attr::window_index)
-            return;
-        const std::vector<std::int32_t>& other = *const_cast<ChunkBins&>(b).column(id);
-        for (int c = 0; c < w; ++c) same &= col[i * w + c] == other[j * w + c];
-    });
-    return same;
+    auto same = [&](const std::vector<std::int32_t>& x, const std::vector<std::int32_t>& y,
+                    std::size_t w) {
+        if (x.empty() || y.empty()) return x.empty() == y.empty();
+        return std::equal(x.begin() + i * w, x.begin() + (i + 1) * w, y.begin() + j * w);
+    };
+    return same(a.position, b.position, 3) && same(a.rotation, b.rotation, 3) &&
+           same(a.rotation_index, b.rotation_index, 1) && same(a.color, b.color, 3) &&
+           same(a.opacity, b.opacity, 1) && same(a.scale, b.scale, 3) &&
+           same(a.motion, b.motion, 3) && same(a.source_group, b.source_group, 1) &&
+           same(a.source_index, b.source_index, 1) && same(a.object_id, b.object_id, 1);
 }
 
 // The rows `order` of `src`, in that order, with gaussian ids.

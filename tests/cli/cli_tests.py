@@ -315,6 +315,14 @@ def test_convert_keyframe_delta(tool, src, tmp):
     check(rep["output_bytes"] <= crep["output_bytes"], "cheaper <= chained")
     run(tool, "-q", "convert", seq, "-o", chained, "--fps", str(FPS), "--tracked", "--model",
         "keyframe-delta", "--delta-reference", "nearest", expect=3)
+    # Without --keyframe-every a GOP is one second of frames (at 8 fps: keyframes at 0 and 8),
+    # and every frame still decodes within the tolerance.
+    second = os.path.join(tmp, "kd-second.4dgs")
+    run(tool, "-q", "convert", seq, "-o", second, "--fps", str(FPS), "--tracked", "--model",
+        "keyframe-delta")
+    skinds = [c.get("kind") for c in info_json(tool, second)["chunks"]]
+    check(skinds.count("keyframe") == 2 and skinds.count("delta") == 14, "cadence: %s" % skinds)
+    compare_frames(tool, second, frames, degree, tmp, limits)
     # Without --tracked a keyframe-delta conversion is refused (no correspondence to keep).
     run(tool, "-q", "convert", seq, "-o", os.path.join(tmp, "x.4dgs"), "--fps", "8",
         "--model", "keyframe-delta", expect=3)

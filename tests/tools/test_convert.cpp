@@ -291,3 +291,46 @@ TEST_CASE("convert measures its file against the input at the frames asked, with
         CHECK(again.bytes() == sink.bytes());  // measuring does not change the file
     }
 }
+
+TEST_CASE("keyframe-delta conversion: every choice the encoder may make keeps each attribute "
+          "within its tolerance at every frame, and writes the same bytes twice") {
+    // Generated sequences (still, moving and accelerating gaussians, one SH change: a death and
+    // a birth) under every schedule and reference choice and each effort; the error is measured
+    // by decoding every frame back (ConvertReport::error).
+    for (unsigned seed : {31u, 32u}) {
+        const auto frames = test::tracked_sequence(9, 60, 1, 8, seed, 5 + seed % 3);
+        for (std::uint32_t every : {1u, 3u, 8u, 16u})
+            for (bool cheaper : {false, true})
+                for (Effort effort : {Effort::fast, Effort::default_}) {
+                    INFO("seed " << seed << " keyframe_every " << every << " cheaper " << cheaper
+                                 << " effort " << int(effort));
+                    ConvertOptions o;
+                    o.fps = 8;
+                    o.shape = ConvertShape::keyframe_delta;
+                    o.keyframe_every = every;
+                    o.cheaper_reference = cheaper;
+                    o.never_larger_than_per_frame = false;
+                    o.writer.effort = effort;
+                    o.error_frames = frames.size();
+                    MemorySink sink, again;
+                    ConvertReport rep, rep2;
+                    REQUIRE(convert_frames(frames, o, sink, &rep).ok());
+                    REQUIRE(rep.shape == ConvertShape::keyframe_delta);
+                    const std::pair<const char*, double> keys[] = {
+                        {"pos", rep.tolerance.pos},  {"scale_rel", rep.tolerance.scale_rel},
+                        {"rot", rep.tolerance.rot},  {"rgb", rep.tolerance.rgb},
+                        {"alpha", rep.tolerance.alpha}};
+                    for (const auto& [key, tolerance] : keys) {
+                        const AttributeError* e = nullptr;
+                        for (const AttributeError& a : rep.error)
+                            if (a.name == key) e = &a;
+                        REQUIRE(e != nullptr);
+                        INFO(key << " max " << e->max << " tolerance " << tolerance);
+                        CHECK(e->samples > 0);
+                        CHECK(e->max <= tolerance * (1 + 1e-6));
+                    }
+                    REQUIRE(convert_frames(frames, o, again, &rep2).ok());
+                    CHECK(again.bytes() == sink.bytes());
+                }
+    }
+}
