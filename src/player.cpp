@@ -280,6 +280,7 @@ struct Player::Impl {
     void evaluate_shown(double t, Frame& out);
     std::vector<Shown> shown_blocks() const;
     void track_changes(double t, Frame& out, PlayerFrame& info);
+    void remember(const std::vector<Shown>& blocks, const Frame& out, const TrackPoses& tracked);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -877,6 +878,44 @@ std::vector<Shown> Player::Impl::shown_blocks() const {
     return blocks;
 }
 
+// What the next frame compares with, after `out` was evaluated whole: each state row's Frame
+// row, the window bounds, and the rows whose value depends on t.
+void Player::Impl::remember(const std::vector<Shown>& blocks, const Frame& out,
+                            const TrackPoses& tracked) {
+    Changes& c = changes;
+    std::size_t rows = 0;
+    for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
+    c.frame_row.assign(rows, kNoRow);
+    for (std::size_t k = 0; k < out.count; ++k)
+        c.frame_row[out.source[k]] = static_cast<std::uint32_t>(k);
+    c.bounds.clear();
+    c.many_bounds = false;
+    for (const Shown& sh : blocks) {
+        const GaussianBlock& b = *sh.block;
+        float last_lo = std::numeric_limits<float>::quiet_NaN(), last_hi = last_lo;
+        for (std::size_t i = 0; i < b.count && !c.many_bounds; ++i) {
+            if (b.win_lo[i] == last_lo && b.win_hi[i] == last_hi) continue;  // the usual
+            last_lo = b.win_lo[i];
+            last_hi = b.win_hi[i];
+            for (float v : {last_lo, last_hi})
+                if (std::isfinite(v) &&
+                    std::find(c.bounds.begin(), c.bounds.end(), v) == c.bounds.end())
+                    c.bounds.push_back(v);
+            c.many_bounds = c.bounds.size() > kMaxBounds;
+        }
+    }
+    std::sort(c.bounds.begin(), c.bounds.end());
+    c.is_timed.assign(rows, 0);
+    c.timed.clear();
+    for (const Shown& sh : blocks)
+        for (std::size_t i = 0; i < sh.block->count; ++i)
+            if (timed_row(*sh.block, i, tracked, c.many_bounds)) {
+                c.is_timed[sh.first + i] = 1;
+                c.timed.push_back(static_cast<std::uint32_t>(sh.first + i));
+            }
+    c.valid = out.unrepresentable == 0;
+}
+
 // Evaluates the state shown at t into `out` and says which rows changed (PlayerFrame): while
 // the state is the previous frame's but for stepped rows, only those and, when t moved, the
 // timed rows are evaluated again; anything else evaluates the whole state and starts over.
@@ -955,38 +994,7 @@ void Player::Impl::track_changes(double t, Frame& out, PlayerFrame& info) {
     } else {
         evaluate_shown(t, out);
         info.all_changed = true;
-        // What the next frame compares with: each state row's Frame row, the window bounds, and
-        // the rows whose value depends on t.
-        std::size_t rows = 0;
-        for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
-        c.frame_row.assign(rows, kNoRow);
-        for (std::size_t k = 0; k < out.count; ++k) c.frame_row[out.source[k]] = static_cast<std::uint32_t>(k);
-        c.bounds.clear();
-        c.many_bounds = false;
-        for (const Shown& sh : blocks) {
-            const GaussianBlock& b = *sh.block;
-            float last_lo = std::numeric_limits<float>::quiet_NaN(), last_hi = last_lo;
-            for (std::size_t i = 0; i < b.count && !c.many_bounds; ++i) {
-                if (b.win_lo[i] == last_lo && b.win_hi[i] == last_hi) continue;  // the usual
-                last_lo = b.win_lo[i];
-                last_hi = b.win_hi[i];
-                for (float v : {last_lo, last_hi})
-                    if (std::isfinite(v) &&
-                        std::find(c.bounds.begin(), c.bounds.end(), v) == c.bounds.end())
-                        c.bounds.push_back(v);
-                c.many_bounds = c.bounds.size() > kMaxBounds;
-            }
-        }
-        std::sort(c.bounds.begin(), c.bounds.end());
-        c.is_timed.assign(rows, 0);
-        c.timed.clear();
-        for (const Shown& sh : blocks)
-            for (std::size_t i = 0; i < sh.block->count; ++i)
-                if (timed_row(*sh.block, i, tracked, c.many_bounds)) {
-                    c.is_timed[sh.first + i] = 1;
-                    c.timed.push_back(static_cast<std::uint32_t>(sh.first + i));
-                }
-        c.valid = out.unrepresentable == 0;
+        remember(blocks, out, tracked);
     }
     c.stepped.clear();
     c.t = t;
