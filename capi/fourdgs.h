@@ -843,6 +843,17 @@ typedef struct fourdgs_player_frame_info {
     uint32_t state;            /* fourdgs_playback_state */
     double state_t0, state_t1; /* where the state shown is state_at's (0, 0: none) */
     size_t audio_count;        /* audio sources: fourdgs_player_audio_state 0..audio_count-1 */
+    /* Appended after ABI 1 (callers built before see none of it). Which rows of the frame may
+     * differ from the frame this player filled before (its previous successful frame call), so
+     * an engine re-uploads only those. all_changed 1: rows may have come, gone or moved (the
+     * first frame, a keyframe, a seek, reverse play, a birth or death, a gaussian that became
+     * visible or not): take the whole frame. 0: the frame has the previous one's rows (same
+     * count, same sources, same order), and every row not in changed_rows (ascending,
+     * changed_count of them; valid until the player's next frame call) is bit for bit the
+     * previous frame's. */
+    const uint32_t* changed_rows;
+    size_t changed_count;
+    uint32_t all_changed;
 } fourdgs_player_frame_info;
 
 typedef struct fourdgs_player_info {

@@ -74,6 +74,9 @@ fourdgs_player_frame_info frame_info_out(const PlayerFrame& f) noexcept {
     i.state_t0 = f.state_t0;
     i.state_t1 = f.state_t1;
     i.audio_count = f.audio.size();
+    i.changed_rows = f.changed.data();
+    i.changed_count = f.changed.size();
+    i.all_changed = f.all_changed;
     return i;
 }
 

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,63 @@ struct Found {
     std::optional<Error> error;
 };
 
+// One block of the state shown and the row its first gaussian has in the state (gaussian-birth:
+// the chunks one after another, as state_at concatenates them).
+struct Shown {
+    const GaussianBlock* block = nullptr;
+    std::uint32_t first = 0;
+};
+
+// The render thread's memory of the previous frame, from which PlayerFrame::changed is told.
+// `valid` while the state shown is the one that frame was evaluated from (but for the rows of
+// `stepped`): then only the rows of `stepped`, and when the instant moves those of `timed`, can
+// differ; a row that becomes visible or not, or a window bound the instant crosses, makes the
+// frame whole again.
+struct Changes {
+    bool valid = false;
+    double t = 0;
+    const Frame* out = nullptr;         // the Frame it filled, as it left it
+    const float* out_center = nullptr;
+    std::size_t count = 0;
+    std::vector<std::uint32_t> frame_row;  // state row -> its Frame row, kNone when none
+    std::vector<std::uint8_t> is_timed;    // state row: its §3 value depends on t
+    std::vector<std::uint32_t> timed;      // ...those rows, ascending
+    std::vector<float> bounds;             // the distinct finite window bounds, ascending...
+    bool many_bounds = false;              // ...unless too many: then windowed rows are timed
+    std::vector<std::uint32_t> stepped;    // state rows steps changed since the previous frame
+    std::vector<std::uint32_t> rows;       // scratch: the rows re-evaluated
+    Frame partial;                         // ...and their evaluation
+};
+
+constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
+constexpr std::size_t kMaxBounds = 64;
+
+// Whether gaussian i's §3 value can change with t but for its window (kept apart: few distinct
+// bounds are checked for crossings instead): it moves, fades, or has an Object Track.
+bool timed_row(const GaussianBlock& b, std::size_t i, const TrackPoses& tracks, bool windowed) {
+    const float* m = &b.motion[i * 3];
+    if (m[0] != 0.0f || m[1] != 0.0f || m[2] != 0.0f || !std::isinf(b.sigma_t[i])) return true;
+    if (windowed && (std::isfinite(b.win_lo[i]) || std::isfinite(b.win_hi[i]))) return true;
+    return !b.object_id.empty() && tracks.find(b.object_id[i]) != nullptr;
+}
+
+// Row k of `from` over row at of `to` (same SH width), every column.
+void copy_frame_row(const Frame& from, std::size_t k, Frame& to, std::size_t at) {
+    auto copy = [&](const auto& src, auto& dst, std::size_t per) {
+        std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(k * per), per,
+                    dst.begin() + static_cast<std::ptrdiff_t>(at * per));
+    };
+    copy(from.center, to.center, 3);
+    copy(from.scale, to.scale, 3);
+    copy(from.rotation, to.rotation, 4);
+    copy(from.color, to.color, 4);
+    copy(from.object_id, to.object_id, 1);
+    copy(from.source, to.source, 1);
+    copy(from.flags, to.flags, 1);
+    const std::size_t sh = 3 * static_cast<std::size_t>(sh_coeffs_per_component(from.sh_degree));
+    if (sh > 0) copy(from.sh, to.sh, sh);
+}
+
 }  // namespace
 
 struct Player::Impl {
@@ -153,6 +211,7 @@ struct Player::Impl {
     // still wanted (a seek elsewhere sets `abandon`, which the source's prefetch polls).
     std::vector<std::size_t> working;
     std::atomic<bool> abandon{false};
+    bool waiting = false;        // a frame call waits for its state (wait = true)
     double compose_seconds = 0;  // keyframe-delta: how long composing a state takes (a mean)
     std::uint64_t composes = 0;
     Phase phase = Phase::idle;
@@ -176,6 +235,7 @@ struct Player::Impl {
     double shown_t0 = 0, shown_t1 = 0;  // ...and its interval
     bool shown_any = false;
     std::vector<Item> taken;          // items taken from the queue, applied outside the lock
+    Changes changes;                  // what the previous frame was, for the changed rows
 
     // ---- the worker's own
     std::vector<DecodeWorkspace> pool;
@@ -218,6 +278,9 @@ struct Player::Impl {
     Found find_stream(double t);
     LateReason why_late(std::size_t pos) const;
     void evaluate_shown(double t, Frame& out);
+    std::vector<Shown> shown_blocks() const;
+    void track_changes(double t, Frame& out, PlayerFrame& info);
+    void remember(const std::vector<Shown>& blocks, const Frame& out, const TrackPoses& tracked);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -524,7 +587,8 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
                                                         [p0](const Item& it) {
                                                             return it.pos == p0;
                                                         });
-    if (forward && !have_p0 && compose_seconds > 0) {
+    // A frame that waits holds the playhead where it is: compose its state, not a later one.
+    if (forward && !have_p0 && compose_seconds > 0 && !waiting) {
         const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
                            queue.front().step.whole;
         const std::vector<std::size_t>& chain = kd.timeline().chain_of(segments[p0].entry);
@@ -712,6 +776,7 @@ Found Player::Impl::find_birth(double t) {
     for (ChunkSlot* sl : shown) --sl->pins;
     shown = std::move(found);
     shown_seg = s;
+    changes.valid = false;  // other chunks: other rows
     shown_any = true;
     if (s != kNone) {
         shown_t0 = segments[s].t0;
@@ -799,6 +864,145 @@ void Player::Impl::evaluate_shown(double t, Frame& out) {
     }
 }
 
+std::vector<Shown> Player::Impl::shown_blocks() const {
+    std::vector<Shown> blocks;
+    if (model != Model::birth) {
+        blocks.push_back({&shown_state, 0});
+        return blocks;
+    }
+    std::uint32_t first = 0;
+    for (const ChunkSlot* slot : shown) {
+        blocks.push_back({&slot->block, first});
+        first += static_cast<std::uint32_t>(slot->block.count);
+    }
+    return blocks;
+}
+
+// What the next frame compares with, after `out` was evaluated whole: each state row's Frame
+// row, the window bounds, and the rows whose value depends on t.
+void Player::Impl::remember(const std::vector<Shown>& blocks, const Frame& out,
+                            const TrackPoses& tracked) {
+    Changes& c = changes;
+    std::size_t rows = 0;
+    for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
+    c.frame_row.assign(rows, kNoRow);
+    for (std::size_t k = 0; k < out.count; ++k)
+        c.frame_row[out.source[k]] = static_cast<std::uint32_t>(k);
+    c.bounds.clear();
+    c.many_bounds = false;
+    for (const Shown& sh : blocks) {
+        const GaussianBlock& b = *sh.block;
+        float last_lo = std::numeric_limits<float>::quiet_NaN(), last_hi = last_lo;
+        for (std::size_t i = 0; i < b.count && !c.many_bounds; ++i) {
+            if (b.win_lo[i] == last_lo && b.win_hi[i] == last_hi) continue;  // the usual
+            last_lo = b.win_lo[i];
+            last_hi = b.win_hi[i];
+            for (float v : {last_lo, last_hi})
+                if (std::isfinite(v) &&
+                    std::find(c.bounds.begin(), c.bounds.end(), v) == c.bounds.end())
+                    c.bounds.push_back(v);
+            c.many_bounds = c.bounds.size() > kMaxBounds;
+        }
+    }
+    std::sort(c.bounds.begin(), c.bounds.end());
+    c.is_timed.assign(rows, 0);
+    c.timed.clear();
+    for (const Shown& sh : blocks)
+        for (std::size_t i = 0; i < sh.block->count; ++i)
+            if (timed_row(*sh.block, i, tracked, c.many_bounds)) {
+                c.is_timed[sh.first + i] = 1;
+                c.timed.push_back(static_cast<std::uint32_t>(sh.first + i));
+            }
+    c.valid = out.unrepresentable == 0;
+}
+
+// Evaluates the state shown at t into `out` and says which rows changed (PlayerFrame): while
+// the state is the previous frame's but for stepped rows, only those and, when t moved, the
+// timed rows are evaluated again; anything else evaluates the whole state and starts over.
+void Player::Impl::track_changes(double t, Frame& out, PlayerFrame& info) {
+    Changes& c = changes;
+    const std::vector<Shown> blocks = shown_blocks();
+    const double cutoff = reader->scene().header.cutoff;
+    const TrackPoses tracked(evaluate_options.tracks, 0);  // for which ids have a track
+    info.changed.clear();
+    bool partial = c.valid;
+    if (partial) {
+        std::sort(c.stepped.begin(), c.stepped.end());
+        c.stepped.erase(std::unique(c.stepped.begin(), c.stepped.end()), c.stepped.end());
+        // A step may start or stop a gaussian's motion (or its track).
+        bool regroup = false;
+        for (std::uint32_t r : c.stepped) {
+            const std::uint8_t now = timed_row(shown_state, r, tracked, c.many_bounds);
+            regroup |= now != c.is_timed[r];
+            c.is_timed[r] = now;
+        }
+        if (regroup) {
+            c.timed.clear();
+            for (std::size_t r = 0; r < c.is_timed.size(); ++r)
+                if (c.is_timed[r]) c.timed.push_back(static_cast<std::uint32_t>(r));
+        }
+        const bool moved = t != c.t;
+        if (moved && !c.many_bounds) {
+            // A window bound between the two instants changes some gaussian's window test.
+            const float a = float_at_or_below(c.t), b = float_at_or_below(t);
+            const float lo = std::min(a, b), hi = std::max(a, b);
+            const auto it = std::upper_bound(c.bounds.begin(), c.bounds.end(), lo);
+            partial = it == c.bounds.end() || !(*it <= hi);
+        }
+        c.rows.clear();
+        if (moved)
+            std::set_union(c.stepped.begin(), c.stepped.end(), c.timed.begin(), c.timed.end(),
+                           std::back_inserter(c.rows));
+        else
+            c.rows = c.stepped;
+    }
+    if (partial) {
+        Frame& p = c.partial;
+        p.count = p.unrepresentable = 0;
+        EvaluateOptions opt = evaluate_options;
+        opt.append = true;
+        std::vector<std::uint32_t> local;
+        for (const Shown& sh : blocks) {
+            const auto lo = std::lower_bound(c.rows.begin(), c.rows.end(), sh.first);
+            const auto hi = std::lower_bound(lo, c.rows.end(), sh.first + sh.block->count);
+            if (lo == hi) continue;
+            local.assign(lo, hi);
+            for (std::uint32_t& r : local) r -= sh.first;
+            const std::size_t at = p.count;
+            evaluate_rows(*sh.block, local, t, cutoff, p, opt);
+            for (std::size_t k = at; k < p.count; ++k) p.source[k] += sh.first;
+        }
+        // The same rows visible as before, or the frame's rows are not the previous ones.
+        partial = p.unrepresentable == 0;
+        for (std::size_t i = 0, k = 0; partial && i < c.rows.size(); ++i) {
+            const bool now = k < p.count && p.source[k] == c.rows[i];
+            partial = now == (c.frame_row[c.rows[i]] != kNoRow);
+            if (now) ++k;
+        }
+    }
+    if (partial) {
+        const bool same_out = &out == c.out && out.center.data() == c.out_center &&
+                              out.count == c.count;
+        for (std::size_t k = 0; k < c.partial.count; ++k) {
+            const std::uint32_t row = c.frame_row[c.partial.source[k]];
+            info.changed.push_back(row);
+            if (same_out) copy_frame_row(c.partial, k, out, row);
+        }
+        if (same_out) out.time = t;
+        else evaluate_shown(t, out);
+        info.all_changed = false;
+    } else {
+        evaluate_shown(t, out);
+        info.all_changed = true;
+        remember(blocks, out, tracked);
+    }
+    c.stepped.clear();
+    c.t = t;
+    c.out = &out;
+    c.out_center = out.center.data();
+    c.count = out.count;
+}
+
 Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& info, bool wait) {
     std::unique_lock lock(mu);
     if (from_clock) {
@@ -839,12 +1043,17 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
             case Model::keyframe_stream: found = find_stream(t); break;
         }
         if (found.kind != Found::Kind::late || !wait || stop) break;
+        if (!waiting) {
+            waiting = true;
+            wake.notify_one();  // the worker may be aiming past this instant
+        }
         if (timed) {
             if (ready.wait_until(lock, deadline) == std::cv_status::timeout) break;
         } else {
             ready.wait(lock);
         }
     }
+    waiting = false;
     if (found.kind == Found::Kind::failed) {
         late_since.reset();
         return *found.error;
@@ -880,7 +1089,12 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
         // From the last whole state on: each step builds on the state before it.
         std::size_t from = apply.size() - 1;
         while (from > 0 && !apply[from].step.whole) --from;
-        for (std::size_t k = from; k < apply.size(); ++k) apply[k].step.apply_to(shown_state);
+        for (std::size_t k = from; k < apply.size(); ++k) {
+            const StateStep& step = apply[k].step;
+            if (step.whole) changes.valid = false;  // rows may have moved
+            else changes.stepped.insert(changes.stepped.end(), step.rows.begin(), step.rows.end());
+            apply[k].step.apply_to(shown_state);
+        }
         shown_t0 = apply.back().t0;
         shown_t1 = apply.back().t1;
         shown_any = true;
@@ -890,8 +1104,11 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
     if (late && !shown_any) {
         out.clear();
         out.time = at;
+        changes.valid = false;
+        info.all_changed = true;
+        info.changed.clear();
     } else {
-        evaluate_shown(at, out);
+        track_changes(at, out, info);
     }
     info.shown = at;
     info.state_t0 = shown_any ? shown_t0 : 0;

@@ -270,35 +270,119 @@ std::optional<VisibleState> visible_state(const GaussianBlock& block, std::size_
     return s;
 }
 
+namespace {
+
+// What every run of one evaluation shares: the block, the instant, the cutoff's bounds, the
+// frame's SH width and the tracks' poses at t.
+struct Evaluation {
+    const GaussianBlock& block;
+    Frame& frame;
+    double t, cutoff;
+    int per_dst;
+    TrackPoses poses;
+    float tf;
+    double limit, above, below;
+
+    Evaluation(const GaussianBlock& b, double t_, double cutoff_, Frame& f,
+               const EvaluateOptions& options)
+        : block(b), frame(f), t(t_), cutoff(cutoff_), per_dst(0),
+          poses(b.object_id.empty() ? std::span<const ObjectTrack>{} : options.tracks, t_),
+          tf(float_at_or_below(t_)), limit(z2_limit(cutoff_)),
+          above(cutoff_ + std::fabs(cutoff_) * 0x1p-40),
+          below(cutoff_ - std::fabs(cutoff_) * 0x1p-40) {
+        if (!options.append) frame.count = frame.unrepresentable = 0;
+        const int deg = options.with_sh ? std::min(block.sh_degree, options.max_sh_degree) : 0;
+        if (!options.append || frame.count == 0) frame.sh_degree = deg;
+        per_dst = sh_coeffs_per_component(frame.sh_degree);
+    }
+
+    // Room for `rows` more rows (the worst case: every one visible); count says how many are
+    // valid.
+    void reserve(std::size_t rows) {
+        const std::size_t cap = frame.count + rows;
+        for_each_frame_column(frame, 3 * static_cast<std::size_t>(per_dst),
+                              [cap](auto& v, std::size_t k) {
+                                  if (v.size() < cap * k) v.resize(cap * k);
+                              });
+    }
+
+    // The gaussians pick[0..n) of the block, each inside its window (mu, sigma: their mu_t and
+    // sigma_t, in pick order): the visible ones' rows written from slot o. Returns how many
+    // rows it kept (pick is overwritten).
+    std::size_t run(std::uint32_t* pick, std::size_t n, const float* mu, const float* sigma,
+                    std::size_t o) {
+        std::uint32_t reaches[kRun], state[kRun];
+        float alpha[kRun], opacity[kRun];
+        double arg[kRun];
+        for (std::size_t k = 0; k < n; ++k) alpha[k] = block.color[std::size_t{pick[k]} * 4 + 3];
+        exponents(mu, sigma, n, t, limit, arg, reaches);
+        settle(arg, alpha, n, above, below, opacity, state);
+        std::size_t v = 0;  // visible
+        for (std::size_t k = 0; k < n; ++k) {
+            std::uint32_t visible = state[k];
+            float op = opacity[k];
+            if (visible == 2 && reaches[k]) [[unlikely]] {  // §3 as written
+                const double marginal = arg[k] == 0 ? 1.0 : std::exp(arg[k]);
+                op = static_cast<float>(alpha[k] * marginal);
+                visible = marginal >= cutoff;
+            }
+            visible &= reaches[k];
+            pick[v] = pick[k];
+            opacity[v] = op;
+            v += visible;
+        }
+        write_columns(block, t, pick, opacity, v, o, per_dst, frame);
+        const std::size_t kept = keep_finite_rows(frame, o, v, per_dst, poses);
+        frame.unrepresentable += v - kept;
+        return kept;
+    }
+
+    // Object tracks after the base state (§3) for rows [o_first, o): R * base_center + T,
+    // R ⊗ rotation. The Frame's rotation is still the gaussian's own here. A base center past
+    // f32's range is taken again in f64 (visible_state()'s order); a row the pose leaves
+    // non-finite is dropped after all. Sets the frame's count and time.
+    void finish(std::size_t o_first, std::size_t o) {
+        if (!poses.empty()) {
+            bool overflow = false;
+            for (std::size_t k = o_first; k < o; ++k) {
+                const Pose* p = poses.find(frame.object_id[k]);
+                if (!p) continue;
+                float* c = &frame.center[k * 3];
+                float* q = &frame.rotation[k * 4];
+                const Vec3 base = any_non_finite(c, 3) ? base_center(block, frame.source[k], t)
+                                                       : Vec3{c[0], c[1], c[2]};
+                const Vec3 moved = fourdgs::apply(*p, base);
+                const Quat turned = multiply(p->rotation, {q[0], q[1], q[2], q[3]});
+                for (std::size_t j = 0; j < 3; ++j) c[j] = static_cast<float>(moved[j]);
+                for (std::size_t j = 0; j < 4; ++j) q[j] = static_cast<float>(turned[j]);
+                overflow |= !row_finite(frame, k);
+            }
+            if (overflow) {
+                const std::size_t kept = drop_non_finite(frame, o_first, o - o_first, per_dst,
+                                                         [](std::size_t) { return false; });
+                frame.unrepresentable += o - o_first - kept;
+                o = o_first + kept;
+            }
+        }
+        frame.count = o;
+        frame.time = t;
+    }
+};
+
+}  // namespace
+
 void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
               const EvaluateOptions& options) {
-    if (!options.append) frame.count = frame.unrepresentable = 0;
-    const int deg = options.with_sh ? std::min(block.sh_degree, options.max_sh_degree) : 0;
-    if (!options.append || frame.count == 0) frame.sh_degree = deg;
-    const int per_dst = sh_coeffs_per_component(frame.sh_degree);
-
-    // Size for the worst case once (every gaussian visible); count says how many are valid.
-    const std::size_t cap = frame.count + block.count;
-    for_each_frame_column(frame, 3 * static_cast<std::size_t>(per_dst),
-                          [cap](auto& v, std::size_t k) {
-                              if (v.size() < cap * k) v.resize(cap * k);
-                          });
-
+    Evaluation e(block, t, cutoff, frame, options);
+    e.reserve(block.count);
     const std::size_t o_first = frame.count;
     std::size_t o = o_first;
-    const TrackPoses poses(block.object_id.empty() ? std::span<const ObjectTrack>{} : options.tracks,
-                           t);
-    const float tf = float_at_or_below(t);
-    const double limit = z2_limit(cutoff);
-    const double above = cutoff + std::fabs(cutoff) * 0x1p-40;
-    const double below = cutoff - std::fabs(cutoff) * 0x1p-40;
-    std::uint32_t in[kRun], pick[kRun], reaches[kRun], state[kRun];
-    float mu_in[kRun], sigma_in[kRun], alpha[kRun], opacity[kRun];
-    double arg[kRun];
+    std::uint32_t in[kRun], pick[kRun];
+    float mu_in[kRun], sigma_in[kRun];
     for (std::size_t first = 0; first < block.count; first += kRun) {
         const std::size_t run = std::min(kRun, block.count - first);
         const std::size_t n =
-            window_run(block.win_lo.data() + first, block.win_hi.data() + first, run, tf, in);
+            window_run(block.win_lo.data() + first, block.win_hi.data() + first, run, e.tf, in);
         if (n == 0) continue;
         // The next run's rows, while this one is worked on: where one run has gaussians inside
         // their window the next usually has too (a writer groups gaussians by window).
@@ -329,55 +413,34 @@ void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
             mu = mu_in;
             sigma = sigma_in;
         }
-        for (std::size_t k = 0; k < n; ++k) alpha[k] = block.color[std::size_t{pick[k]} * 4 + 3];
-        exponents(mu, sigma, n, t, limit, arg, reaches);
-        settle(arg, alpha, n, above, below, opacity, state);
-        std::size_t v = 0;  // visible
+        o += e.run(pick, n, mu, sigma, o);
+    }
+    e.finish(o_first, o);
+}
+
+void evaluate_rows(const GaussianBlock& block, std::span<const std::uint32_t> rows, double t,
+                   double cutoff, Frame& frame, const EvaluateOptions& options) {
+    Evaluation e(block, t, cutoff, frame, options);
+    e.reserve(rows.size());
+    const std::size_t o_first = frame.count;
+    std::size_t o = o_first;
+    std::uint32_t pick[kRun];
+    float mu_in[kRun], sigma_in[kRun];
+    for (std::size_t first = 0; first < rows.size(); first += kRun) {
+        const std::size_t run = std::min(kRun, rows.size() - first);
+        std::size_t n = 0;
+        for (std::size_t j = 0; j < run; ++j) {
+            const std::uint32_t i = rows[first + j];
+            pick[n] = i;
+            n += (block.win_lo[i] <= e.tf) & (e.tf < block.win_hi[i]);  // in_window()'s test
+        }
         for (std::size_t k = 0; k < n; ++k) {
-            std::uint32_t visible = state[k];
-            float op = opacity[k];
-            if (visible == 2 && reaches[k]) [[unlikely]] {  // §3 as written
-                const double marginal = arg[k] == 0 ? 1.0 : std::exp(arg[k]);
-                op = static_cast<float>(alpha[k] * marginal);
-                visible = marginal >= cutoff;
-            }
-            visible &= reaches[k];
-            pick[v] = pick[k];
-            opacity[v] = op;
-            v += visible;
+            mu_in[k] = block.mu_t[pick[k]];
+            sigma_in[k] = block.sigma_t[pick[k]];
         }
-        write_columns(block, t, pick, opacity, v, o, per_dst, frame);
-        const std::size_t kept = keep_finite_rows(frame, o, v, per_dst, poses);
-        frame.unrepresentable += v - kept;
-        o += kept;
+        o += e.run(pick, n, mu_in, sigma_in, o);
     }
-    // Object tracks after the base state (§3): R * base_center + T, R ⊗ rotation. The Frame's
-    // rotation is still the gaussian's own here. A base center past f32's range is taken again
-    // in f64 (visible_state()'s order); a row the pose leaves non-finite is dropped after all.
-    if (!poses.empty()) {
-        bool overflow = false;
-        for (std::size_t k = o_first; k < o; ++k) {
-            const Pose* p = poses.find(frame.object_id[k]);
-            if (!p) continue;
-            float* c = &frame.center[k * 3];
-            float* q = &frame.rotation[k * 4];
-            const Vec3 base = any_non_finite(c, 3) ? base_center(block, frame.source[k], t)
-                                                   : Vec3{c[0], c[1], c[2]};
-            const Vec3 moved = fourdgs::apply(*p, base);
-            const Quat turned = multiply(p->rotation, {q[0], q[1], q[2], q[3]});
-            for (std::size_t j = 0; j < 3; ++j) c[j] = static_cast<float>(moved[j]);
-            for (std::size_t j = 0; j < 4; ++j) q[j] = static_cast<float>(turned[j]);
-            overflow |= !row_finite(frame, k);
-        }
-        if (overflow) {
-            const std::size_t kept =
-                drop_non_finite(frame, o_first, o - o_first, per_dst, [](std::size_t) { return false; });
-            frame.unrepresentable += o - o_first - kept;
-            o = o_first + kept;
-        }
-    }
-    frame.count = o;
-    frame.time = t;
+    e.finish(o_first, o);
 }
 
 }  // namespace fourdgs

@@ -4,6 +4,7 @@
 // error; bad input surfaces as the readers' own refusals at the frame that needs the data.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -443,6 +444,125 @@ TEST_CASE("player: the clock — play, pause, seek, rate, reverse, loop and the 
     // Not a number is refused.
     CHECK(p.frame_at(std::nan(""), f, info).error().refusal == refusal::kInvalidArgument);
     CHECK(p.set_rate(INFINITY).error().refusal == refusal::kInvalidOption);
+}
+
+namespace {
+
+// Row i of a and row j of b, bit for bit, every column.
+bool same_row(const Frame& a, std::size_t i, const Frame& b, std::size_t j) {
+    auto eq = [](const auto& x, std::size_t xi, const auto& y, std::size_t yi, std::size_t per) {
+        return per == 0 || std::memcmp(&x[xi * per], &y[yi * per], per * sizeof x[0]) == 0;
+    };
+    const std::size_t sh = 3 * static_cast<std::size_t>(sh_coeffs_per_component(a.sh_degree));
+    return a.sh_degree == b.sh_degree && eq(a.center, i, b.center, j, 3) &&
+           eq(a.scale, i, b.scale, j, 3) && eq(a.rotation, i, b.rotation, j, 4) &&
+           eq(a.color, i, b.color, j, 4) && eq(a.object_id, i, b.object_id, j, 1) &&
+           eq(a.source, i, b.source, j, 1) && eq(a.flags, i, b.flags, j, 1) &&
+           eq(a.sh, i, b.sh, j, sh);
+}
+
+// Checks each frame's changed rows against the frame before it, and the frame against a fresh
+// state_at + evaluate at the instant it shows.
+struct ChangeChecker {
+    explicit ChangeChecker(const Bytes8& bytes) : ref(bytes) {}
+    // `f` is the frame just filled, `info` what the player said of it.
+    void check(const Frame& f, const PlayerFrame& info) {
+        Frame want;
+        REQUIRE(ref.frame(info.shown, want).ok());
+        require_same_frame(f, want);
+        REQUIRE(std::is_sorted(info.changed.begin(), info.changed.end()));
+        REQUIRE(std::adjacent_find(info.changed.begin(), info.changed.end()) == info.changed.end());
+        if (info.all_changed) {
+            REQUIRE(info.changed.empty());
+            ++whole;
+        } else {
+            REQUIRE(have_previous);
+            REQUIRE(f.count == previous.count);
+            REQUIRE(same_rows(f.source, previous.source, f.count));
+            std::size_t next = 0;
+            for (std::size_t k = 0; k < f.count; ++k) {
+                if (next < info.changed.size() && info.changed[next] == k) {
+                    ++next;
+                    continue;
+                }
+                INFO("row " << k << " not listed as changed");
+                REQUIRE(same_row(f, k, previous, k));
+            }
+            REQUIRE(next == info.changed.size());  // every listed row is a row of the frame
+            ++partial;
+            if (info.changed.size() < f.count) ++fewer;
+        }
+        previous = f;
+        have_previous = true;
+    }
+    Reference ref;
+    Frame previous;
+    bool have_previous = false;
+    int whole = 0, partial = 0, fewer = 0;
+};
+
+}  // namespace
+
+TEST_CASE("player: a frame's changed rows are exact — every row not listed is the previous "
+          "frame's, bit for bit — over play, pause, seek, rate, reverse and loop, both models",
+          "[player][threads]") {
+    const std::pair<const char*, const Bytes8*> scenes[] = {
+        {"gaussian-birth", &birth_scene()},
+        {"keyframe-delta chained", &kd_chained()},
+        {"keyframe-delta with deaths and births", &kd_churn()},
+        {"keyframe-delta keyframe-referenced", &kd_referenced()}};
+    for (auto [name, bytes] : scenes) {
+        for (bool alternate : {false, true}) {
+            INFO(name << (alternate ? ", two Frames in turn" : ", one Frame"));
+            Opened o(*bytes);
+            ChangeChecker check(*bytes);
+            Player& p = o.player;
+            Frame frames[2];
+            int turn = 0;
+            PlayerFrame info;
+            double now = 50;
+            auto frame = [&](double dt) {
+                now += dt;
+                Frame& f = frames[alternate ? (turn++ % 2) : 0];
+                const Status st = p.frame(now, f, info, true);
+                INFO((st.ok() ? std::string() : st.error().describe()));
+                REQUIRE(st.ok());
+                check.check(f, info);
+            };
+            auto frame_at = [&](double t) {
+                Frame& f = frames[alternate ? (turn++ % 2) : 0];
+                REQUIRE(p.frame_at(t, f, info, true).ok());
+                check.check(f, info);
+            };
+            const double d = p.duration();
+            frame(0);
+            p.play();
+            for (int k = 0; k < 40; ++k) frame(1.0 / 60);  // play through steps and keyframes
+            p.pause();
+            for (int k = 0; k < 3; ++k) frame(1.0 / 60);  // paused: nothing changes
+            CHECK(info.changed.empty());
+            CHECK_FALSE(info.all_changed);
+            p.play();
+            REQUIRE(p.set_rate(2).ok());
+            for (int k = 0; k < 30; ++k) frame(1.0 / 60);
+            p.seek(d * 0.3);
+            for (int k = 0; k < 10; ++k) frame(1.0 / 60);
+            REQUIRE(p.set_rate(-1).ok());  // reverse
+            for (int k = 0; k < 30; ++k) frame(1.0 / 60);
+            REQUIRE(p.set_rate(0.5).ok());
+            for (int k = 0; k < 20; ++k) frame(1.0 / 60);
+            p.set_loop(true);
+            REQUIRE(p.set_rate(3).ok());
+            p.seek(d - 0.2);
+            for (int k = 0; k < 40; ++k) frame(1.0 / 60);  // over the end, back to the start
+            for (double t : {0.05, 0.06, 0.06, d * 0.5, d * 0.5 + 0.01}) frame_at(t);
+            CHECK(check.whole > 0);
+            CHECK(check.partial >= 3);  // at least the paused frames
+            // Keyframe-delta: frames of one state over moving instants, and of steps, list fewer
+            // rows than the frame holds (every gaussian of the birth scene moves).
+            if (bytes != &birth_scene()) CHECK(check.fewer > 20);
+        }
+    }
 }
 
 TEST_CASE("player: each frame carries the audio sources' state at its instant (§7)", "[player][threads]") {

@@ -130,6 +130,21 @@ struct PlayerFrame {
     double state_t0 = 0, state_t1 = 0;
     // §7: the state of each audio source (scene().audio, in order) at `time`.
     std::vector<AudioState> audio;
+    // Which rows of the Frame may differ from the frame this player filled before (its previous
+    // successful frame or frame_at call, into whatever Frame), so an engine re-uploads only
+    // those. `all_changed`: rows may have come, gone or moved — the first frame, a state
+    // composed whole (a keyframe, a seek, reverse play, a step with births or deaths, a new
+    // gaussian-birth chunk set), a gaussian that became visible or invisible, a frame with
+    // unrepresentable rows, an empty late frame: take the whole frame (`changed` is empty).
+    // Otherwise the Frame has the previous frame's rows (same count, same `source` in the same
+    // order) and `changed` lists, ascending, the Frame rows that may differ: every row not
+    // listed is bit-identical to the previous frame's. A row is listed when a forward step
+    // changed its gaussian, or when the instant changed and its §3 value depends on time (it
+    // moves, fades, or has an Object Track); a paused frame lists none. A listed row may still
+    // hold the same bits. When `out` is the Frame the previous call filled, untouched since, only
+    // the listed rows are written into it; another Frame is filled whole.
+    bool all_changed = true;
+    std::vector<std::uint32_t> changed;
 };
 
 struct PlayerStats {

@@ -142,6 +142,11 @@ inline float displaced(float position, float motion, double t, float mu_t) {
 // the count already there). The work is vectorized over runs of gaussians (src/reconstruct.cpp).
 void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
               const EvaluateOptions& options = {});
+// The same for the gaussians `rows` of `block` alone (ascending, each < block.count): their
+// visible ones' rows, in that order, each bit for bit the row evaluate() gives it (its `source`
+// the block row). What a player re-evaluates when only some rows changed.
+void evaluate_rows(const GaussianBlock& block, std::span<const std::uint32_t> rows, double t,
+                   double cutoff, Frame& frame, const EvaluateOptions& options = {});
 
 // One visible gaussian's §3 state where it may lie beyond f32: the center and orientation in
 // f64, the opacity as evaluate() rounds it.

@@ -7,6 +7,8 @@ import io
 import threading
 from typing import List, Optional, Tuple, Union
 
+import numpy as np
+
 from . import _capi as C
 from ._errors import Error
 from ._scene import Frame, Scene, Source, _new_frame, _take_for_reuse, _tuple, open, stream
@@ -27,7 +29,8 @@ class PlayerOptions(C.Sized):
 class PlayerFrameInfo(C.Sized):
     _fields_ = [("struct_size", C.size_t), ("time", C.dbl), ("shown", C.dbl), ("late", C.u32),
                 ("reason", C.u32), ("state", C.u32), ("state_t0", C.dbl), ("state_t1", C.dbl),
-                ("audio_count", C.size_t)]
+                ("audio_count", C.size_t), ("changed_rows", ctypes.POINTER(C.u32)),
+                ("changed_count", C.size_t), ("all_changed", C.u32)]
 
 
 class PlayerInfo(C.Sized):
@@ -69,6 +72,12 @@ class PlayerFrame(Frame):
         state    "paused", "playing" or "ended"
         state_interval  (t0, t1) over which the state shown is state_at's
         audio    [AudioState] of each audio source at `time`
+        all_changed  True when any row may differ from the player's previous frame (rows came,
+                 went or moved: the first frame, a keyframe, a seek, reverse play, a birth or
+                 death, a gaussian that became visible or not): upload the whole frame
+        changed  numpy uint32 array, ascending: when not all_changed, the rows that may differ
+                 from the player's previous frame; every other row is bit for bit the same
+                 (same count, same sources). Empty when all_changed.
     """
 
     def __init__(self, lender, info: PlayerFrameInfo, audio: List[AudioState]):
@@ -80,6 +89,11 @@ class PlayerFrame(Frame):
         self.state: str = PLAYBACK_STATES[info.state] if info.state < len(PLAYBACK_STATES) else "?"
         self.state_interval: Tuple[float, float] = (float(info.state_t0), float(info.state_t1))
         self.audio = audio
+        self.all_changed = bool(info.all_changed)
+        n = int(info.changed_count)
+        # A copy: the library's list lasts until the player's next frame.
+        self.changed = (np.ctypeslib.as_array(info.changed_rows, shape=(n,)).copy() if n
+                        else np.empty(0, dtype=np.uint32))
 
     def __repr__(self) -> str:
         late = f", late ({self.reason}), shown at {self.shown:g}" if self.late else ""

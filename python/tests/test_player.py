@@ -2,6 +2,7 @@
 Scene.evaluate at the same instant (the C++ state_at + evaluate the C++ player is tested against),
 array for array, bit for bit: scrubbing, on the clock, from a pipe; refusals are the reader's."""
 import io
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -80,6 +81,49 @@ def test_the_clock_forward_backward_and_looping(corpus, name):
             if phase == 1:
                 assert player.state == "ended" and times[-1] == 0.0
         assert player.state == "playing" and player.loop
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_changed_rows_name_every_row_that_differs_from_the_previous_frame(corpus, name):
+    """Over play, pause, seek, reverse and loop: a row not in frame.changed is the previous
+    frame's, bit for bit, and the frame is Scene.evaluate's at its instant."""
+    path = str(corpus / "valid" / f"{name}.4dgs")
+    with fourdgs.open(path) as scene, fourdgs.play(path, playing=True) as player:
+        now, frame, previous = 700.0, None, None
+        partial = 0
+        for step in range(120):
+            if step == 20:
+                player.pause()
+            if step == 30:
+                player.play()
+                player.rate = 2
+            if step == 50:
+                player.seek(player.duration * 0.4)
+            if step == 70:
+                player.rate = -1
+            if step == 90:
+                player.loop, player.rate = True, 3
+            frame = player.frame(now, wait=True)
+            same_frame(frame, scene.evaluate(frame.time))
+            changed = frame.changed
+            assert changed.dtype == np.uint32
+            assert (np.diff(changed.astype(np.int64)) > 0).all()
+            if frame.all_changed:
+                assert changed.size == 0
+            else:
+                assert previous is not None and frame.count == previous.count
+                assert frame.source.tobytes() == previous.source.tobytes()
+                keep = np.ones(frame.count, dtype=bool)
+                keep[changed] = False
+                for col in COLUMNS:
+                    a, b = getattr(frame, col), getattr(previous, col)
+                    if a.size:
+                        assert a[keep].tobytes() == b[keep].tobytes(), col
+                partial += 1
+            previous = SimpleNamespace(count=frame.count,
+                                       **{c: getattr(frame, c).copy() for c in COLUMNS})
+            now += 1 / 60
+        assert partial >= 9  # at least the paused frames
 
 
 def test_a_keyframe_delta_pipe_plays_forward_and_refuses_to_go_back(corpus):

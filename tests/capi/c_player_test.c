@@ -44,6 +44,31 @@ static int same_frame(const fourdgs_frame* got, const fourdgs_frame* want) {
            same(g.sh, w.sh, n * g.sh_per_gaussian);
 }
 
+/* The changed rows of `info`: ascending rows of `got`, and every row of `got` not listed is the
+ * row of `previous` (the frame before), bit for bit; with all_changed, none listed. */
+static int changed_rows_hold(const fourdgs_player_frame_info* info, const fourdgs_frame* got,
+                             const fourdgs_frame* previous) {
+    const fourdgs_frame_columns g = columns_of(got), p = columns_of(previous);
+    if (info->all_changed) return info->changed_count == 0;
+    if (g.count != p.count || !same(g.source, p.source, g.count * sizeof(uint32_t))) return 0;
+    size_t next = 0;
+    for (size_t k = 0; k < g.count; ++k) {
+        if (next < info->changed_count && info->changed_rows[next] == k) {
+            if (next > 0 && info->changed_rows[next - 1] >= k) return 0;
+            ++next;
+            continue;
+        }
+        if (!same(g.center + 3 * k, p.center + 3 * k, 3 * sizeof(float)) ||
+            !same(g.scale + 3 * k, p.scale + 3 * k, 3 * sizeof(float)) ||
+            !same(g.rotation + 4 * k, p.rotation + 4 * k, 4 * sizeof(float)) ||
+            !same(g.color + 4 * k, p.color + 4 * k, 4 * sizeof(float)) ||
+            !same(g.object_id + k, p.object_id + k, sizeof(uint32_t)) ||
+            !same(g.sh + k * g.sh_per_gaussian, p.sh + k * p.sh_per_gaussian, g.sh_per_gaussian))
+            return 0;
+    }
+    return next == info->changed_count;
+}
+
 static fourdgs_player_frame_info new_info(void) {
     fourdgs_player_frame_info i;
     memset(&i, 0, sizeof i);
@@ -131,12 +156,13 @@ static void on_the_clock(const char* path) {
     fourdgs_player* player = NULL;
     EXPECT_OK(fourdgs_player_create(reader, &o, &player));
     if (!player) return;
-    fourdgs_frame *got = NULL, *want = NULL;
+    fourdgs_frame *got = NULL, *want = NULL, *previous = NULL;
     fourdgs_frame_create(NULL, &got);
     fourdgs_frame_create(NULL, &want);
+    fourdgs_frame_create(NULL, &previous);
     const double d = info_of(player).duration;
     double now = 1000, last = -1;
-    int frames = 0, moved = 1;
+    int frames = 0, moved = 1, listed = 0;
     for (int phase = 0; phase < 3; ++phase) {
         if (phase == 1) EXPECT_OK(fourdgs_player_set_rate(player, -3));
         if (phase == 2) {
@@ -150,6 +176,15 @@ static void on_the_clock(const char* path) {
             EXPECT_OK(fourdgs_reader_evaluate(reference, info.time, NULL, want));
             CHECK(!info.late, "%s: a waited frame is late", path);
             CHECK(same_frame(got, want), "%s now=%g t=%g: frames differ", path, now, info.time);
+            /* The previous frame is the reference's at the instant it showed (checked above). */
+            CHECK(frames == 0 ? info.all_changed == 1 : 1, "%s: the first frame is whole", path);
+            if (frames > 0 && !info.all_changed) {
+                EXPECT_OK(fourdgs_reader_evaluate(reference, last, NULL, previous));
+                CHECK(changed_rows_hold(&info, got, previous),
+                      "%s t=%g: a row not listed as changed differs from t=%g's", path, info.time,
+                      last);
+                ++listed;
+            }
             if (phase == 0 && k > 0 && info.time < d * 0.99) moved &= info.time > last;
             last = info.time;
             ++frames;
@@ -170,9 +205,11 @@ static void on_the_clock(const char* path) {
                   "%s: reverse play ends at 0 (at %g)", path, last);
     }
     CHECK(moved, "%s: the clock did not move forward", path);
+    CHECK(listed > 0, "%s: no frame listed its changed rows", path);
     CHECK(info_of(player).state == FOURDGS_PLAYBACK_PLAYING, "%s: looping stopped", path);
     fourdgs_frame_free(got);
     fourdgs_frame_free(want);
+    fourdgs_frame_free(previous);
     fourdgs_player_free(player);
     fourdgs_reader_free(reader);
     fourdgs_reader_free(reference);

@@ -31,6 +31,7 @@
 #define ABI1_CHUNK_INFO offsetof(fourdgs_chunk_info, has_keyframe_fields)
 #define ABI1_FRAME_COLUMNS offsetof(fourdgs_frame_columns, flags)
 #define ABI1_BLOCK_INFO offsetof(fourdgs_block_info, update_count)
+#define ABI1_PLAYER_FRAME_INFO offsetof(fourdgs_player_frame_info, changed_rows)
 
 #define END_OF(T, field) (offsetof(T, field) + sizeof(((T*)0)->field))
 #define ROUND_UP(n, a) (((n) + (a) - 1) / (a) * (a))
@@ -640,9 +641,15 @@ static void test_player(const fourdgs_reader* r) {
     fourdgs_frame* frame = NULL;
     EXPECT_OK(fourdgs_frame_create(NULL, &frame));
     if (p && frame) {
-        CHECK_FILLED(fourdgs_player_frame_info, audio_count, sizeof(fourdgs_player_frame_info), 1,
+        /* A first frame at 1.0, then the same frame again: unchanged, every call alike. */
+        fourdgs_player_frame_info first;
+        memset(&first, 0, sizeof first);
+        first.struct_size = sizeof first;
+        EXPECT_OK(fourdgs_player_frame_at(p, 1.0, 1, frame, &first));
+        CHECK_FILLED(fourdgs_player_frame_info, all_changed,
+                     ABI1_PLAYER_FRAME_INFO, 1,
                      fourdgs_player_frame_at(p, 1.0, 1, frame, out));
-        CHECK_FILLED(fourdgs_player_frame_info, audio_count, sizeof(fourdgs_player_frame_info), 0,
+        CHECK_FILLED(fourdgs_player_frame_info, all_changed, ABI1_PLAYER_FRAME_INFO, 0,
                      fourdgs_player_frame(p, 0.0, 1, frame, out));
         /* The worker runs beside: the counters may move between two calls. */
         CHECK_FILLED(fourdgs_player_info, resident_bytes, sizeof(fourdgs_player_info), 0,

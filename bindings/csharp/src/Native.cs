@@ -303,6 +303,9 @@ namespace Fourdgs.Native
         public uint late, reason, state;
         public double state_t0, state_t1;
         public UIntPtr audio_count;
+        public IntPtr changed_rows;
+        public UIntPtr changed_count;
+        public uint all_changed;
     }
 
     [StructLayout(LayoutKind.Sequential)]
