@@ -71,6 +71,23 @@ async function load(url) {
   await nextFrame();
   await nextFrame();
   window.fourdgsPage.app = app;
+  // The benchmark's hooks (engines.test.mjs): the app's frame loop on or off (the app's own
+  // requestAnimationFrame: off, nothing of the engine runs between the benchmark's frames), and
+  // one frame drawn with the time it took to finish (gl.finish).
+  window.fourdgsPage.engineLoop = (on) => {
+    if (on) {
+      if (!app.frameRequestId) app.requestAnimationFrame();
+    } else {
+      cancelAnimationFrame(app.frameRequestId);
+      app.frameRequestId = null;
+    }
+  };
+  window.fourdgsPage.drawOnce = () => {
+    const start = performance.now();
+    app.render();
+    app.graphicsDevice.gl.finish();
+    return performance.now() - start;
+  };
   window.fourdgsPage.adapter = splat;
   return hooks;
 }
