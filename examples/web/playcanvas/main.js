@@ -20,7 +20,8 @@ async function load(url) {
   app.setCanvasResolution(pc.RESOLUTION_FIXED, canvas.width, canvas.height);
   app.start();
 
-  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60 }));
+  // The look-ahead: one second of instants at the display's rate (the Player's step and horizon).
+  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60, lookAhead: 60 }));
   const view = previewView(splat, 0);
   const camera = new pc.Entity('camera');
   camera.addComponent('camera', { clearColor: new pc.Color(0, 0, 0), fov: view.fovYDeg,

@@ -15,7 +15,8 @@ async function load(url) {
   const scene = new THREE.Scene();
   scene.add(new SparkRenderer({ renderer }));
 
-  const splat = await openAdapter(() => FourdgsSplatMesh.load(url, { step: 1 / 60 }));
+  // The look-ahead: one second of instants at the display's rate (the Player's step and horizon).
+  const splat = await openAdapter(() => FourdgsSplatMesh.load(url, { step: 1 / 60, lookAhead: 60 }));
   scene.add(splat.mesh);
   const view = previewView(splat, 0);
   const camera = new THREE.PerspectiveCamera(view.fovYDeg, canvas.width / canvas.height, 0.01, 1000);
