@@ -36,8 +36,11 @@ export class EngineScene extends EventTarget {
   /** Rows written by the last update. */
   readonly count: number;
   readonly frameInfo: FrameInfo | null;
+  /** Counters; lastFrameMs: the Player's frame; lastUploadMs: the adapter's write (from the
+   * Player's frame to the engine's data ready for upload); lastSubmitMs: the engine's own call
+   * that takes it (PlayCanvas uploads its textures there at once). */
   readonly stats: { frames: number; lateFrames: number; uploads: number; grows: number;
-    lastFrameMs: number; lastUploadMs: number };
+    lastFrameMs: number; lastUploadMs: number; lastSubmitMs: number };
   readonly duration: number;
   readonly time: number;
   readonly state: 'paused' | 'playing' | 'ended';

@@ -1,7 +1,8 @@
 // What the engine adapters (playcanvas.js, three.js) share: a scene opened with the package's
 // Player, stepped by the host engine's frame loop with the engine's own clock, and the engine
 // object's capacity. Nothing here knows an engine; each adapter writes the frame into its
-// engine's splat data (its `write(frame)`) and says what it can show (SH or not).
+// engine's splat data (its `write(frame, rows)`: every row, or only the rows the Player's frame
+// lists as changed) and says what it can show (SH or not).
 //
 // The Player keeps the clock, the look-ahead and the late-frame rule (player.js): an adapter
 // hands it the engine's time every frame and shows what it returns, nothing more.
@@ -53,9 +54,15 @@ export class EngineScene extends EventTarget {
     this.frameInfo = null;
     /** Rows written into the engine object by the last update. */
     this.count = 0;
+    // lastUploadMs: the adapter's write (from the Player's frame to the engine's data ready for
+    // upload); lastSubmitMs: the engine's own call that takes it (PlayCanvas uploads its
+    // textures there at once; Spark uploads in its next frame).
     this.stats = { frames: 0, lateFrames: 0, uploads: 0, grows: 0, lastFrameMs: 0,
-      lastUploadMs: 0 };
+      lastUploadMs: 0, lastSubmitMs: 0 };
     this.shown = null;  // the instant and state the engine object holds (skip repeated uploads)
+    // Whether the engine object holds the Player's previous frame, so that only the rows the
+    // Player lists as changed need writing (false until the first write and after a resize).
+    this.holdsPrevious = false;
   }
 
   get duration() { return this.player.duration; }
@@ -100,12 +107,17 @@ export class EngineScene extends EventTarget {
         this.capacity = grown(this.capacity, frame.count);
         ++this.stats.grows;
         this.resize(this.capacity);
+        this.holdsPrevious = false;
       }
-      this.write(frame);
+      this.write(frame, this.holdsPrevious && !info.allChanged ? info.changed : null);
+      this.stats.lastUploadMs = performance.now() - start;
+      const submitted = performance.now();
+      this.submit(frame);
+      this.stats.lastSubmitMs = performance.now() - submitted;
+      this.holdsPrevious = true;
       this.count = frame.count;
       this.shown = key;
       ++this.stats.uploads;
-      this.stats.lastUploadMs = performance.now() - start;
     }
     this.dispatchEvent(new CustomEvent('frame', { detail: info }));
     return info;
@@ -117,7 +129,10 @@ export class EngineScene extends EventTarget {
     this.scene.close();
   }
 
-  // Per adapter: resize(capacity) reallocates the engine object, write(frame) fills it.
+  // Per adapter: resize(capacity) reallocates the engine object; write(frame, rows) fills its
+  // data: every row when rows is null, else the rows listed (the others hold the frame's
+  // values); submit(frame) hands it to the engine for upload.
   resize() { throw new Error('an adapter implements resize'); }
   write() { throw new Error('an adapter implements write'); }
+  submit() { throw new Error('an adapter implements submit'); }
 }

@@ -5,9 +5,10 @@
 // colour, scale and rotation RGBA16F: the engine's own encoding, half floats), drawn by the
 // unified gsplat renderer, which sorts it. The container is created once for the largest
 // instant (adapter.js) and recreated larger only if a frame outgrows it (a container cannot be
-// resized); each frame the adapter writes the rows straight into the textures' words (half
-// floats converted in bulk, see write), the centres the sorter reads, the bounds, and tells the
-// component that its data changed (WORKBUFFER_UPDATE_ONCE).
+// resized); each frame the adapter writes the rows (all, or those the Player's frame lists as
+// changed) straight into the textures' words (half floats converted in bulk, see write), the
+// centres the sorter reads, the bounds, and tells the component that its data changed
+// (WORKBUFFER_UPDATE_ONCE).
 //
 // The clock is the app's: the adapter listens to the app's 'update' event and hands the Player
 // the sum of its dt (app.timeScale applies). SH: the default format has none (the engine shades
@@ -54,12 +55,27 @@ export class FourdgsGSplat extends EngineScene {
     old?.destroy();
   }
 
-  // Each stream in one pass over the frame's arrays: the centres (f32) copied four-wide, with
-  // the bounds; colour (four halves a row, as the frame's) one bulk conversion; scale and
-  // rotation converted in bulk to halves and their 16-bit words copied four-wide.
-  write(frame) {
+  // Every row (rows null) or the rows listed. Many rows: each stream in one pass over the
+  // frame's arrays: the centres (f32) copied four-wide, with the bounds; colour (four halves a
+  // row, as the frame's) one bulk conversion; scale and rotation converted in bulk to halves and
+  // their 16-bit words copied four-wide. A few rows: row by row, the bounds grown to hold them.
+  write(frame, rows) {
     const c = this.container, n = frame.count;
-    const [center, color, scale, rotation] = STREAMS.map((s) => c.getTexture(s).lock());
+    const textures = STREAMS.map((s) => c.getTexture(s).lock());
+    if (rows === null || rows.length > n >> 3) this.writeAll(frame, textures);
+    else this.writeRows(frame, rows, textures);
+  }
+
+  // The textures unlocked (the engine uploads them there, at once), the container told.
+  submit(frame) {
+    const c = this.container;
+    for (const name of STREAMS) c.getTexture(name).unlock();
+    c.update(frame.count, true);
+    this.entity.gsplat.workBufferUpdate = WORKBUFFER_UPDATE_ONCE;
+  }
+
+  writeAll(frame, [center, color, scale, rotation]) {
+    const c = this.container, n = frame.count;
     const centers = c.centers, p = frame.center;
     centers.set(p.subarray(0, 3 * n));
     let x0 = Infinity, y0 = Infinity, z0 = Infinity, x1 = -Infinity, y1 = -Infinity, z1 = -Infinity;
@@ -79,11 +95,25 @@ export class FourdgsGSplat extends EngineScene {
     for (let i = 0; i < 4 * n; i += 4) {   // the engine's order is w, x, y, z
       rotation[i] = q[i + 3]; rotation[i + 1] = q[i]; rotation[i + 2] = q[i + 1]; rotation[i + 3] = q[i + 2];
     }
-    for (const name of STREAMS) c.getTexture(name).unlock();
     if (n === 0) x0 = y0 = z0 = x1 = y1 = z1 = 0;
     c.aabb.setMinMax(this.lo.set(x0, y0, z0), this.hi.set(x1, y1, z1));
-    c.update(n, true);
-    this.entity.gsplat.workBufferUpdate = WORKBUFFER_UPDATE_ONCE;
+  }
+
+  writeRows(frame, rows, [center, color, scale, rotation]) {
+    const c = this.container, centers = c.centers, p = frame.center;
+    const half = (values, at, count) => this.halves.of(values.subarray(at, at + count), count);
+    const lo = this.lo.copy(c.aabb.getMin()), hi = this.hi.copy(c.aabb.getMax());
+    for (let k = 0; k < rows.length; ++k) {
+      const i = rows[k], i3 = 3 * i, i4 = 4 * i;
+      for (let j = 0; j < 3; ++j) centers[i3 + j] = center[i4 + j] = p[i3 + j];
+      lo.set(Math.min(lo.x, p[i3]), Math.min(lo.y, p[i3 + 1]), Math.min(lo.z, p[i3 + 2]));
+      hi.set(Math.max(hi.x, p[i3]), Math.max(hi.y, p[i3 + 1]), Math.max(hi.z, p[i3 + 2]));
+      color.set(half(frame.color, i4, 4), i4);
+      scale.set(half(frame.scale, i3, 3), i4);
+      const q = half(frame.rotation, i4, 4);
+      rotation[i4] = q[3]; rotation[i4 + 1] = q[0]; rotation[i4 + 2] = q[1]; rotation[i4 + 3] = q[2];
+    }
+    c.aabb.setMinMax(lo, hi);
   }
 
   /** Rows [0, count) as the engine holds them, decoded from its textures: { count, center,

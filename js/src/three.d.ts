@@ -5,9 +5,23 @@ import { AdapterOptions, EngineScene } from './adapter.js';
 
 export { EngineRows, FrameInfo } from './adapter.js';
 
+export interface SplatMeshOptions extends AdapterOptions {
+  /** SH bands shown (default 3). */
+  maxShDegree?: number;
+  /** The packing module (dist/fourdgs-spark-pack.wasm): its bytes or URL, default beside the
+   * package's sources. */
+  sparkPackWasm?: BufferSource | URL | string;
+}
+
+/** The packing module's exports (loadSparkPack). */
+export type SparkPackWasm = WebAssembly.Exports;
+
+/** Instantiates the packing module (default: dist/fourdgs-spark-pack.wasm of the package). */
+export function loadSparkPack(source?: BufferSource | URL | string | Response): Promise<SparkPackWasm>;
+
 export class FourdgsSplatMesh extends EngineScene {
   /** Resolves once the first instant's bytes are held (the first engine frame shows it). */
-  static load(input: Input, options?: AdapterOptions): Promise<FourdgsSplatMesh>;
+  static load(input: Input, options?: SplatMeshOptions): Promise<FourdgsSplatMesh>;
   /** Add it to the three.js scene; Spark sorts and draws it. */
   readonly mesh: SplatMesh;
   /** The engine object: Spark's packed splat data. */
@@ -20,9 +34,11 @@ export class FourdgsSplatMesh extends EngineScene {
 /** A frame's rows as Spark's packed words: the words Spark's setPackedSplat and encodeSh*Rgb
  * write, under one splatEncoding (undefined: Spark's default). */
 export class SparkPacker {
-  constructor(encoding?: PackedSplats['splatEncoding']);
-  /** Rows [0, frame.count) into `packed` (PackedSplats.packedArray, 4 words a row). */
-  pack(frame: FrameView, packed: Uint32Array): void;
-  /** SH band b (1-3) of rows [0, frame.count) into Spark's array for that band (extra.sh{b}). */
-  packShBand(frame: FrameView, b: 1 | 2 | 3, words: Uint32Array): void;
+  constructor(encoding: PackedSplats['splatEncoding'] | undefined, wasm: SparkPackWasm);
+  /** Rows [0, frame.count) (rows null) or the rows listed (the frame's `changed`: the others
+   * already hold the frame's words) into `packed` (PackedSplats.packedArray, 4 words a row). */
+  pack(frame: FrameView, packed: Uint32Array, rows?: Uint32Array | null): void;
+  /** SH band b (1-3) of the rows (all, or those listed) into Spark's array for that band
+   * (extra.sh{b}). */
+  packShBand(frame: FrameView, b: 1 | 2 | 3, words: Uint32Array, rows?: Uint32Array | null): void;
 }

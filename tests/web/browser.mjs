@@ -26,6 +26,21 @@ export async function launch({ width = 800, height = 900 } = {}) {
   return browser;
 }
 
+/** The web tests' end: runs `body`, closes `browser`, and exits 0, or 1 after printing what
+ * `body` threw. */
+export async function runThenExit(browser, body) {
+  let failed = false;
+  try {
+    await body();
+  } catch (e) {
+    failed = true;
+    console.error(e);
+  } finally {
+    await browser.close();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
 class Browser {
   constructor(proc, profile, stderr) {
     this.proc = proc;

@@ -26,7 +26,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { CHROMIUM, launch } from './browser.mjs';
+import { CHROMIUM, launch, runThenExit } from './browser.mjs';
 import { checkNetwork } from './network.mjs';
 import { compareImages, decodePng, encodePng } from './png.mjs';
 
@@ -226,20 +226,8 @@ async function checkInstant(page, t) {
 const pageUrl = (scene) => `${base}/site/${engine}/index.html?url=../${scene}`;
 console.log('starting chromium');
 const browser = await launch();
-let failed = false;
-try {
-  if (process.env.FOURDGS_ENGINE_BENCH) {
-    await bench(Number(process.env.FOURDGS_ENGINE_BENCH));
-  } else {
-    await checks();
-  }
-} catch (e) {
-  failed = true;
-  console.error(e);
-} finally {
-  await browser.close();
-}
-process.exit(failed ? 1 : 0);
+await runThenExit(browser, () => (process.env.FOURDGS_ENGINE_BENCH
+  ? bench(Number(process.env.FOURDGS_ENGINE_BENCH)) : checks()));
 
 async function checks() {
   const page = await browser.newPage();
@@ -331,12 +319,23 @@ async function checks() {
 }
 
 // The benchmark (not in ctest; docs/engines.md, "Per-frame cost"): with FOURDGS_ENGINE_BENCH=N
-// the bench scene (1,000,000 gaussians, about 100,000 visible at an instant) played N engine
-// frames at 1× (looping), and per frame: the adapter's write into the engine object (the frames
-// that show a new instant), the package's evaluate of the same instant (the Player's resident
-// state evaluated again, right after), late frames, and the engine frame's interval (its
-// render and everything else). Percentiles over the frames that wrote rows.
+// the bench scene (1,000,000 gaussians, about 100,000 visible at an instant), in two parts:
+//   1. the adapter's frames: the engine's own frame loop off (SwiftShader draws a frame in
+//      seconds, which would move the clock by seconds a frame), the adapter's update(now) called
+//      from requestAnimationFrame with the page clock (performance.now()), N frames at 1×
+//      (looping). Per frame: the Player's frame (decode when it enters a state, evaluate, the
+//      changed rows), the adapter's write into the engine object (from the Player's frame to the
+//      engine's data ready for upload), the engine's own upload call after it (PlayCanvas
+//      uploads its textures there), the package's evaluate of the same instant (the
+//      Player's resident state evaluated again right after), whether it entered a new state,
+//      late frames;
+//   2. the engine's render: paused, at each of DRAWN instants the adapter's frame, then DRAWS
+//      engine frames 100 ms apart, each drawn with gl.finish and timed (the first draws the new
+//      rows; the engines sort on workers, so the later ones draw the sorted order): the engine's
+//      upload, sort and draw, theirs, not ours; then LOOPED frames played with the engine's own
+//      loop on, their mean interval (its render and all else, as a user sees it).
 async function bench(frames) {
+  const DRAWN = [0.5, 2.5, 4.5, 6.5, 8.5], DRAWS = 4, LOOPED = 5;
   assert.ok(makeBenchScene, 'the benchmark needs MAKE_BENCH_SCENE');
   execFileSync(makeBenchScene, [join(site, 'bench.4dgs'), '1000000'], { stdio: 'ignore' });
   const load = readFileSync('/proc/loadavg', 'utf8').trim();
@@ -345,40 +344,80 @@ async function bench(frames) {
   await pageReady(page);
   assert.equal(await page.evaluate('JSON.stringify(window.fourdgsPage.stats.error)'), 'null');
   const r = await page.evaluate(`(async () => {
-    const a = window.fourdgsPage.adapter, p = a.player, scene = a.scene;
-    const write = [], evaluate = [], interval = [];
-    let uploads = a.stats.uploads, last = null;
-    const onFrame = ({ detail }) => {
-      const now = performance.now();
-      if (last !== null) interval.push(now - last);
-      last = now;
-      if (a.stats.uploads === uploads || !p.resident) return;
-      uploads = a.stats.uploads;
-      write.push(a.stats.lastUploadMs);
-      const t0 = performance.now();
-      scene.evaluateBlock(p.block, detail.shown, p.evaluate, p.out);
-      evaluate.push(performance.now() - t0);
-    };
+    const fp = window.fourdgsPage, a = fp.adapter, p = a.player, scene = a.scene;
+    const rows = [];   // per frame: [write ms, evaluate ms, Player frame ms, entered a state]
+    let late = 0, states = p.stats.statesDecoded;
+    fp.engineLoop(false);
+    a.pause();
+    await a.ready(0);
+    a.seek(0);
     a.setLoop(true);
-    a.addEventListener('frame', onFrame);
-    const played = await window.fourdgsPage.playFrames(${frames});
-    a.removeEventListener('frame', onFrame);
-    const gl = (window.fourdgsPage.renderer?.getContext() ?? window.fourdgsPage.app.graphicsDevice.gl);
+    a.setRate(1);
+    a.play();
+    await new Promise((done) => {
+      const step = () => {
+        const uploads = a.stats.uploads, info = a.update(performance.now() / 1000);
+        if (info.late) ++late;
+        if (a.stats.uploads !== uploads) {
+          const t0 = performance.now();
+          scene.evaluateBlock(p.block, info.shown, p.evaluate, p.out);
+          rows.push([a.stats.lastUploadMs, performance.now() - t0, a.stats.lastFrameMs,
+            p.stats.statesDecoded !== states ? 1 : 0, a.count,
+            info.allChanged ? a.count : info.changed.length, a.stats.lastSubmitMs]);
+          states = p.stats.statesDecoded;
+        }
+        if (rows.length + late < ${frames}) requestAnimationFrame(step); else done();
+      };
+      requestAnimationFrame(step);
+    });
+    a.pause();
+    const drawn = [];   // per instant: DRAWS frames, 100 ms apart (the engines sort on workers)
+    for (const t of ${JSON.stringify(DRAWN)}) {
+      await a.ready(t);
+      a.seek(t);
+      a.update(performance.now() / 1000);
+      const times = [];
+      for (let k = 0; k < ${DRAWS}; ++k) {
+        times.push(fp.drawOnce());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      drawn.push(times);
+    }
+    fp.engineLoop(true);
+    const loopStart = performance.now(), looped = await fp.playFrames(${LOOPED});
+    const loopMs = (performance.now() - loopStart) / looped.frames;
+    a.pause();
+    const gl = fp.renderer?.getContext() ?? fp.app.graphicsDevice.gl;
     const info = gl.getExtension('WEBGL_debug_renderer_info');
-    return { played, write, evaluate, interval, rows: a.count, renderer:
+    return { rows, late, count: a.count, drawn, loopMs, renderer:
       info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER) };
   })()`);
   const pct = (x, q) => [...x].sort((u, v) => u - v)[Math.min(x.length - 1, Math.floor(q * x.length))];
   const fmt = (x) => (x.length ? `p50 ${pct(x, 0.5).toFixed(2)} ms, p99 ${pct(x, 0.99).toFixed(2)} ms`
     : 'no sample');
+  const col = (k, which = () => true) => r.rows.filter(which).map((row) => row[k]);
+  const entering = (row) => row[3] === 1, within = (row) => row[3] === 0;
+  const ratio = r.rows.map(([w, e]) => w / e);
   const version = execFileSync(CHROMIUM, ['--version']).toString().trim();
-  console.log(`${engine}: bench.4dgs (1,000,000 gaussians), ${r.played.frames} engine frames at 1x, ` +
-    `${r.played.late} late; ${r.write.length} wrote a new instant (${r.rows} rows at the end)\n` +
-    `  adapter write:         ${fmt(r.write)}\n` +
-    `  package evaluate:      ${fmt(r.evaluate)}\n` +
-    `  write / evaluate, p99: ${(pct(r.write, 0.99) / pct(r.evaluate, 0.99)).toFixed(2)}x\n` +
-    `  engine frame interval: ${fmt(r.interval)} (render and all)\n` +
+  console.log(`${engine}: bench.4dgs (1,000,000 gaussians), ${r.rows.length + r.late} adapter ` +
+    `frames at 1x on the page clock, ${r.late} late; ${r.rows.length} wrote a new instant ` +
+    `(${col(3).filter(Boolean).length} entered a new state; ${pct(col(4), 0.5)} rows p50, ` +
+    `${pct(col(5), 0.5)} changed p50)\n` +
+    `  adapter write:         ${fmt(col(0))}\n` +
+    `  package evaluate:      ${fmt(col(1))}\n` +
+    `  write / evaluate:      ${(pct(col(0), 0.99) / pct(col(1), 0.99)).toFixed(2)}x at p99, ` +
+    `${(pct(col(0), 0.5) / pct(col(1), 0.5)).toFixed(2)}x at p50; per frame p50 ` +
+    `${pct(ratio, 0.5).toFixed(2)}x, p99 ${pct(ratio, 0.99).toFixed(2)}x\n` +
+    `  frames within a state: write ${fmt(col(0, within))}; evaluate ${fmt(col(1, within))}\n` +
+    `  frames entering one:   write ${fmt(col(0, entering))}; evaluate ${fmt(col(1, entering))}\n` +
+    `  the Player's frame:    ${fmt(col(2))} (decode on entering a state, evaluate, changed rows)\n` +
+    `  the engine's upload call: ${fmt(col(6))} (${engine === 'playcanvas' ? 'Texture.unlock ' +
+      'uploads the four textures at once' : 'versions bumped; Spark uploads in its frame'})\n` +
+    `  engine render (gl.finish), ${DRAWS} frames at each of ${DRAWN.join(', ')} s: ` +
+    `${fmt(r.drawn.flat())}; ${r.drawn.map((d) => d.map((x) => x.toFixed(0)).join('/')).join(', ')} ms\n` +
+    `  engine frame interval, its own loop on (${LOOPED} frames played): ${r.loopMs.toFixed(0)} ms\n` +
     `  ${version}; WebGL: ${r.renderer}; load average before: ${load}, after: ` +
     `${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  if (artifacts) writeFileSync(join(artifacts, `${engine}-bench.json`), JSON.stringify(r));
   assert.deepEqual(page.errors, [], 'the console has no error');
 }

@@ -24,7 +24,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { CHROMIUM, launch } from './browser.mjs';
+import { CHROMIUM, launch, runThenExit } from './browser.mjs';
 import { checkNetwork } from './network.mjs';
 import { compareImages, decodePng, encodePng } from './png.mjs';
 
@@ -115,8 +115,7 @@ async function canvasAgainstPreview(page, scene, name) {
 console.log('starting chromium');
 const browser = await launch();
 console.log('chromium is up');
-let failed = false;
-try {
+await runThenExit(browser, async () => {
   const page = await browser.newPage();
   await page.navigate(`${base}/site/index.html?url=example.4dgs`);
   await pageReady(page);
@@ -180,10 +179,4 @@ try {
       `${n.seekBytesMs.toFixed(0)} ms, frame after ${n.seekFrameMs.toFixed(0)} ms, and ` +
       `${n.aheadFetched} bytes of look-ahead (declared: ${n.aheadBound})`);
   }
-} catch (e) {
-  failed = true;
-  console.error(e);
-} finally {
-  await browser.close();
-}
-process.exit(failed ? 1 : 0);
+});

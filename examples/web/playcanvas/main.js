@@ -20,7 +20,8 @@ async function load(url) {
   app.setCanvasResolution(pc.RESOLUTION_FIXED, canvas.width, canvas.height);
   app.start();
 
-  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60 }));
+  // The look-ahead: one second of instants at the display's rate (the Player's step and horizon).
+  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60, lookAhead: 60 }));
   const view = previewView(splat, 0);
   const camera = new pc.Entity('camera');
   camera.addComponent('camera', { clearColor: new pc.Color(0, 0, 0), fov: view.fovYDeg,
@@ -71,6 +72,23 @@ async function load(url) {
   await nextFrame();
   await nextFrame();
   window.fourdgsPage.app = app;
+  // The benchmark's hooks (engines.test.mjs): the app's frame loop on or off (the app's own
+  // requestAnimationFrame: off, nothing of the engine runs between the benchmark's frames), and
+  // one frame drawn with the time it took to finish (gl.finish).
+  window.fourdgsPage.engineLoop = (on) => {
+    if (on) {
+      if (!app.frameRequestId) app.requestAnimationFrame();
+    } else {
+      cancelAnimationFrame(app.frameRequestId);
+      app.frameRequestId = null;
+    }
+  };
+  window.fourdgsPage.drawOnce = () => {
+    const start = performance.now();
+    app.render();
+    app.graphicsDevice.gl.finish();
+    return performance.now() - start;
+  };
   window.fourdgsPage.adapter = splat;
   return hooks;
 }

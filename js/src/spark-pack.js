@@ -1,0 +1,173 @@
+// fourdgs/three's packing helper: Spark's splat words for a frame's rows computed by a small
+// WebAssembly module of its own (dist/fourdgs-spark-pack.wasm, from wasm/spark_pack.c), which
+// only the three.js adapter loads (the core module does not grow). Per row it does what
+// Spark's setPackedSplat does, bit for bit, at a fraction of JavaScript's cost for the
+// rotation's octahedral code (square roots and divisions in double precision, as
+// JavaScript's); what Spark computes through a function of one number is a table built here
+// once from Spark's own encoder, which the caller hands in (three.js).
+//
+// The module has its own memory: each frame's columns are copied in (50 bytes a row), the rows
+// packed there and the words copied out (16 bytes a row). The module keeps every row's words
+// with the bits they were made from, so that a row's rotation, scale and colour codes are made
+// again only when their bits change (within a state, only a gaussian's centre and opacity move).
+
+/** The module's bytes or URL: beside the package's core module. */
+export const SPARK_PACK_WASM = new URL('../dist/fourdgs-spark-pack.wasm', import.meta.url);
+
+/** Instantiates the module from `source` (its bytes, a Response, or a URL to fetch). */
+export async function loadSparkPack(source = SPARK_PACK_WASM) {
+  const imports = { env: { emscripten_notify_memory_growth: () => {} } };
+  let bytes = source;
+  if (source instanceof URL || typeof source === 'string') bytes = await fetch(source);
+  if (typeof Response !== 'undefined' && bytes instanceof Response) {
+    if (!bytes.ok) throw new Error(`fourdgs/three: ${bytes.url}: HTTP ${bytes.status}`);
+    bytes = await bytes.arrayBuffer();
+  }
+  const { instance } = await WebAssembly.instantiate(bytes, imports);
+  instance.exports._initialize();
+  return instance.exports;
+}
+
+// An 8-bit code that is a monotonic function of one f32 (a scale's, a colour channel's, an
+// opacity's) as a table over the f32's bits, one 32-bit entry a bin (bits >>> shift): the code of
+// the bin's lowest bits (bits 0-7), the step within the bin plus one (bits 8-9: 0 down, 1 none,
+// 2 up)
+// and from which offset in the bin it applies (bits 10-29: the step's first bits less the bin's
+// first). Spark's codes step evenly (colour: 1/255 of the range; scale: a factor
+// e^((lnMax - lnMin)/254)), so a bin narrower than one step holds at most one step; the table
+// is made finer until that holds. Frames are finite, so the bins of infinities and NaNs are not
+// split. Each code comes from Spark's own encoder, `code(f32)`.
+const INFINITY_BITS = 0x7f800000, SIGN_BIT = 0x80000000, NEGATIVE_INFINITY_BITS = 0xff800000;
+export function codeTable(code, what) {
+  const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
+  const of = (bits) => { u32[0] = bits; return code(f32[0]); };
+  for (let shift = 19; shift >= 13; shift -= 3) {
+    const bins = 2 ** (32 - shift), entries = new Uint32Array(bins);
+    let fine = true;
+    for (let bin = 0; bin < bins && fine; ++bin) {
+      const lo = bin * 2 ** shift, hi = lo + 2 ** shift - 1, first = of(lo), last = of(hi);
+      entries[bin] = first | 1 << 8;
+      if (first === last || (lo >= INFINITY_BITS && lo < SIGN_BIT) || lo >= NEGATIVE_INFINITY_BITS) continue;
+      if (Math.abs(last - first) !== 1) { fine = false; break; }
+      let below = lo, above = hi;   // of(below) = first, of(above) = last
+      while (above - below > 1) {
+        const mid = below + Math.floor((above - below) / 2);
+        if (of(mid) === first) below = mid; else above = mid;
+      }
+      entries[bin] = (first | (last - first + 1) << 8 | (above - lo) << 10) >>> 0;
+    }
+    if (fine) return { entries, shift };
+  }
+  throw new Error(`fourdgs/three: this splatEncoding's ${what} steps are finer than 2^-10 of an octave`);
+}
+
+// Spark's angle code, Math.round(2 acos(w) 255/π), as a table over the normalized w in [0, 1]
+// (acos is the costliest step of a row): bin floor(w·2^16) holds the code at its low end and the
+// first w (if any) from which the code is one less, found by bisection on Spark's formula.
+// Between two codes w moves by 1.9e-5 at least (near w = 1), more than a bin's 1.5e-5, so a bin
+// holds one step at most (checked while building). A w an ulp over 1 lands in the last bin
+// (code 0, as Spark's NaN from acos shifts to 0).
+const ANGLE_BINS = 1 << 16;
+function angleCodeTable() {
+  const angle = (w) => Math.round(2 * Math.acos(w) * (255 / Math.PI));
+  const low = new Uint8Array(ANGLE_BINS + 1), drop = new Float64Array(ANGLE_BINS + 1).fill(Infinity);
+  const below = (v) => v - v * 2 ** -53;   // the largest double under v (v in (0, 1])
+  for (let bin = 0; bin <= ANGLE_BINS; ++bin) {
+    const lo = bin / ANGLE_BINS, hi = bin === ANGLE_BINS ? lo : below((bin + 1) / ANGLE_BINS);
+    low[bin] = angle(lo);
+    const last = angle(hi);
+    if (last === low[bin]) continue;
+    if (last !== low[bin] - 1) throw new Error('fourdgs/three: an angle bin holds two steps');
+    let same = lo, next = hi;   // angle(same) = low[bin], angle(next) = low[bin] - 1
+    for (let mid = (same + next) / 2; mid !== same && mid !== next; mid = (same + next) / 2) {
+      if (angle(mid) === low[bin]) same = mid; else next = mid;
+    }
+    drop[bin] = next;
+  }
+  return { low, drop };
+}
+
+// The per-row regions in the module's memory: [name, element type, elements a row, what a new
+// row holds]. The kept regions carry over when the regions grow; a new row's kept rotation
+// bits are zero (with their code), its kept scale and colour bits a NaN no frame holds (so they
+// are looked up on the row's first frame).
+const NO_BITS = 0xffffffff;
+const ROW_REGIONS = [['halves', Uint16Array, 3], ['scale', Uint32Array, 3],
+  ['colour', Uint32Array, 4], ['rotation', Uint32Array, 4], ['rows', Uint32Array, 1],
+  ['keptBits', Uint32Array, 4, 0], ['keptCode', Uint32Array, 1, 'zeroRotation'],
+  ['keptScale', Uint32Array, 3, NO_BITS], ['keptRgb', Uint32Array, 3, NO_BITS],
+  ['out', Uint32Array, 4, 0]];
+
+/** Spark's splat words through the module: `tables` ({ scale, colour, opacity }: codeTable's)
+ * placed in its memory once; pack() per frame. */
+export class SparkPackModule {
+  constructor(exports, tables) {
+    this.wasm = exports;
+    const angle = angleCodeTable();
+    this.angleLow = this.place(angle.low);
+    this.angleDrop = this.place(angle.drop);
+    this.tables = ['scale', 'colour', 'opacity'].map((name) => {
+      const t = tables[name], fields = [this.place(t.entries), t.shift], at = this.alloc(8);
+      new Uint32Array(this.wasm.memory.buffer, at, 2).set(fields);
+      return at;
+    });
+    this.zeroRotation = this.wasm.spark_zero_rotation(this.angleLow, this.angleDrop);
+    this.capacity = 0;
+    this.at = {};   // each row region's address
+  }
+
+  alloc(bytes) {
+    const at = this.wasm.malloc(Math.max(bytes, 4));
+    if (!at) throw new Error(`fourdgs/three: the packing module cannot hold ${bytes} more bytes`);
+    return at;
+  }
+
+  place(array) {
+    const at = this.alloc(array.byteLength);
+    new Uint8Array(this.wasm.memory.buffer, at, array.byteLength)
+      .set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+    return at;
+  }
+
+  view(name, count) {
+    const [, Type] = ROW_REGIONS.find(([n]) => n === name);
+    return new Type(this.wasm.memory.buffer, this.at[name], count);
+  }
+
+  // Room for `count` rows, the kept regions carried over.
+  hold(count) {
+    if (count <= this.capacity) return;
+    const capacity = Math.max(count, Math.ceil(this.capacity * 1.5)), old = this.at, at = {};
+    for (const [name, Type, per] of ROW_REGIONS) at[name] = this.alloc(Type.BYTES_PER_ELEMENT * per * capacity);
+    const memory = this.wasm.memory.buffer;
+    for (const [name, Type, per, fresh] of ROW_REGIONS) {
+      const region = new Type(memory, at[name], per * capacity);
+      if (fresh !== undefined) {
+        region.fill(fresh === 'zeroRotation' ? this.zeroRotation : fresh);
+        if (this.capacity) region.set(new Type(memory, old[name], per * this.capacity));
+      }
+      if (this.capacity) this.wasm.free(old[name]);
+    }
+    this.at = at;
+    this.capacity = capacity;
+  }
+
+  /** Rows of `frame` (all when `rows` is null, else those listed) into `packed`; `halves(into,
+   * values, count)` converts the centres to half-float bits. */
+  pack(frame, packed, rows, halves) {
+    const n = frame.count;
+    if (rows && rows.length > n >> 1) rows = null;   // the same words, without the indirection
+    this.hold(n);
+    const bits = (a, count) => new Uint32Array(a.buffer, a.byteOffset, count);
+    halves(this.view('halves', 3 * n), frame.center, 3 * n);
+    this.view('scale', 3 * n).set(bits(frame.scale, 3 * n));
+    this.view('colour', 4 * n).set(bits(frame.color, 4 * n));
+    this.view('rotation', 4 * n).set(bits(frame.rotation, 4 * n));
+    if (rows) this.view('rows', rows.length).set(rows);
+    const at = this.at, [scale, colour, opacity] = this.tables;
+    this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves, at.scale,
+      at.colour, at.rotation, at.keptBits, at.keptCode, at.keptScale, at.keptRgb, at.out, scale,
+      colour, opacity, this.angleLow, this.angleDrop);
+    packed.set(this.view('out', 4 * n));
+  }
+}
