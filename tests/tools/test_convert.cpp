@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -333,4 +334,31 @@ TEST_CASE("keyframe-delta conversion: every choice the encoder may make keeps ea
                     CHECK(again.bytes() == sink.bytes());
                 }
     }
+}
+
+TEST_CASE("keyframe-delta's default keyframe spacing is one second of frames, as the CLI's") {
+    CHECK(gop_frames(0, 8) == 8);
+    CHECK(gop_frames(0, 29.97) == 30);
+    CHECK(gop_frames(0, 0.25) == 1);
+    CHECK(gop_frames(0, std::numeric_limits<double>::quiet_NaN()) == 10);
+    CHECK(gop_frames(5, 8) == 5);
+    CHECK(ConvertOptions{}.keyframe_every == 0);
+    CHECK(PlanOptions{}.keyframe_every == 0);
+
+    const auto frames = test::tracked_sequence(20, 40, 1, 8, 33u, 6);
+    auto write = [&](std::uint32_t every, ConvertReport& rep) {
+        ConvertOptions o;
+        o.fps = 8;
+        o.shape = ConvertShape::keyframe_delta;
+        if (every) o.keyframe_every = every;
+        o.never_larger_than_per_frame = false;
+        MemorySink sink;
+        REQUIRE(convert_frames(frames, o, sink, &rep).ok());
+        return sink.take();
+    };
+    ConvertReport by_default, explicit_second;
+    const auto a = write(0, by_default), b = write(8, explicit_second);
+    CHECK(by_default.chunks == 20);
+    CHECK(by_default.deltas == 17);  // keyframes at frames 0, 8 and 16
+    CHECK(a == b);
 }
