@@ -3,7 +3,7 @@
 // summed per (chunk kind, group, attribute), with the SH band records and the rest of the file.
 // A chunk-level compressed block is counted as its records as stored, not split.
 //
-// Usage: bench_tracked_streams FILE.4dgs   (prints a markdown table and a JSON line)
+// Usage: bench_tracked_streams FILE.4dgs   (prints a markdown table)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -112,15 +112,16 @@ int main(int argc, char** argv) {
     std::uint64_t counted = t.bands + t.other;
     for (const auto& [k, v] : t.bytes) counted += v;
     std::printf("%s: %llu B, %llu keyframes, %llu deltas (%llu updates, %llu births, %llu "
-                "deaths)\n\n| where | bytes | share | elements | B/element | mode/width/codec |\n|---|---:|---:|---:|---:|---|\n",
+                "deaths)\n\n| where | bytes | share | elements | B/element | mode/width/codec |\n"
+                "|---|---:|---:|---:|---:|---|\n",
                 argv[1], (unsigned long long)t.total, (unsigned long long)t.keyframes,
                 (unsigned long long)t.deltas, (unsigned long long)t.updates,
                 (unsigned long long)t.births, (unsigned long long)t.deaths);
     for (const auto& [k, v] : t.bytes) {
         const auto e = t.elements.find(k);
         const std::uint64_t n = e == t.elements.end() ? 0 : e->second;
-        std::printf("| %s | %llu | %.1f %% | %llu | %s | %s |\n", k.c_str(), (unsigned long long)v,
-                    100.0 * v / t.total, (unsigned long long)n,
+        std::printf("| %s | %llu | %.1f %% | %llu | %s | %s |\n", k.c_str(),
+                    (unsigned long long)v, 100.0 * v / t.total, (unsigned long long)n,
                     n ? std::to_string(double(v) / n).substr(0, 5).c_str() : "-",
                     t.coding[k].c_str());
     }
