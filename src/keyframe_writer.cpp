@@ -141,6 +141,12 @@ struct Identity {
     std::unordered_set<std::uint32_t> used;                 // caller ids that had an incarnation
     std::uint64_t next_fresh = 0;
     std::uint64_t distinct = 0;
+    // A tracked sequence hands every step the same ids (one span): then row i of a step is row
+    // prev_row[i] of the previous state, found without a lookup, and the rows sort as before
+    // (`order`) unless an incarnation changed. The ids of the previous step, its sort order and
+    // its inverse.
+    std::span<const std::uint32_t> last_ids;
+    std::vector<std::uint32_t> order, prev_row;
 };
 
 Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::size_t s,
@@ -154,14 +160,24 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
     raw.has_object_id = ctx.has_object;
     const bool derive_mu = st.gaussians.mu_t.empty();
     const Grid& g = ctx.enc.scene.grid;
+    const bool same_ids = !ident.last_ids.empty() && st.ids.data() == ident.last_ids.data() &&
+                          st.ids.size() == ident.last_ids.size() && prev.count == n;
+    bool reincarnated = false;
     std::unordered_map<std::uint32_t, std::uint32_t> live;
-    live.reserve(n);
+    if (!same_ids) live.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         FOURDGS_TRY(quantize_row(ctx, st, s, i, window_of[s], raw));
         const std::uint32_t caller = st.ids[i];
         std::optional<std::uint32_t> file;
         std::optional<std::uint32_t> prow;
-        if (auto it = ident.live.find(caller); it != ident.live.end()) {
+        if (same_ids) {
+            // Every caller id is live, at the row the previous step put it.
+            const std::uint32_t r = ident.prev_row[i];
+            if (same_invariants(raw, i, prev, r)) {
+                file = uid(prev.gaussian_id[r]);
+                prow = r;
+            }
+        } else if (auto it = ident.live.find(caller); it != ident.live.end()) {
             prow = find_row(prev, it->second);
             if (prow && same_invariants(raw, i, prev, *prow)) file = it->second;
             else prow.reset();
@@ -179,7 +195,12 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
             ++ident.distinct;
         }
         raw.gaussian_id[i] = static_cast<std::int32_t>(*file);
-        live.emplace(caller, *file);
+        if (!same_ids) {
+            live.emplace(caller, *file);
+        } else if (!prow) {
+            ident.live[caller] = *file;
+            reincarnated = true;
+        }
         if (derive_mu) {
             const bool never = raw.flags[i] != 0;
             if (!keyframe && prow && same_variable(raw, i, prev, *prow)) {
@@ -191,13 +212,20 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
             }
         }
     }
-    ident.live = std::move(live);
-    std::vector<std::uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return uid(raw.gaussian_id[a]) < uid(raw.gaussian_id[b]);
-    });
-    gather_rows(raw, order, out);
+    if (!same_ids || reincarnated) {
+        if (!same_ids) ident.live = std::move(live);
+        std::vector<std::uint32_t>& order = ident.order;
+        order.resize(n);
+        std::iota(order.begin(), order.end(), 0u);
+        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return uid(raw.gaussian_id[a]) < uid(raw.gaussian_id[b]);
+        });
+        ident.prev_row.resize(n);
+        for (std::size_t k = 0; k < n; ++k)
+            ident.prev_row[order[k]] = static_cast<std::uint32_t>(k);
+    }
+    ident.last_ids = st.ids;
+    gather_rows(raw, ident.order, out);
     return ok_status();
 }
 

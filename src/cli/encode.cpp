@@ -125,21 +125,13 @@ void print_parts(const ConvertReport& rep, ConvertShape asked) {
                                       : std::string());
 }
 
-// The keyframe spacing when --keyframe-every is not given: one second of frames, splat4d's GOP.
-// A keyframe restates every gaussian, static ones included, and a chained delta costs the same
-// at any depth (§11.7), so a longer GOP is smaller; a second bounds the chain a seek walks.
-std::uint32_t gop_frames(const EncodeArgs& a, double fps) {
-    if (a.keyframe_every != 0) return a.keyframe_every;
-    return fps > 0 && fps < 1e6 ? static_cast<std::uint32_t>(std::max(1.0, std::round(fps))) : 10;
-}
-
 // The EncodeArgs into `o` (ConvertOptions or PlanOptions: clock, keyframe spacing, tolerance,
 // shape) and `sh` (where that options struct keeps its preset and SH depths). Returns an error
 // message, or "".
 template <class Options, class PresetAndDepths>
 std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& sh) {
     o.fps = a.fps;
-    o.keyframe_every = gop_frames(a, a.fps);
+    o.keyframe_every = a.keyframe_every;
     if (auto e = parse_tolerance_args(a, sh.preset, o.tolerance); !e.empty()) return e;
     if (auto e = parse_sh_bits(a.sh_bits, sh.sh_ladder, sh.sh_depths); !e.empty()) return e;
     const auto effort = parse_effort(a.effort);
@@ -321,7 +313,6 @@ int cmd_convert(const ConvertArgs& a) {
         if (!(o.fps > 0))
             return cannot_run("--fps is required (or --grid, whose plan has it, or a frames.json "
                               "beside the frames)");
-        o.keyframe_every = gop_frames(a, o.fps);
     }
 
     Progress bar("converting", g_quiet);

@@ -198,7 +198,7 @@ Result<std::vector<std::uint8_t>> resolve_depths(int sh_degree, ShLadder ladder,
 // The alignment a plan made under `o` will have (GridPlan::alignment()), which the part search
 // cuts the sequence on.
 std::uint64_t search_alignment(std::uint64_t frames, const PlanOptions& o) {
-    if (o.shape == ConvertShape::keyframe_delta) return std::max<std::uint64_t>(1, o.keyframe_every);
+    if (o.shape == ConvertShape::keyframe_delta) return gop_frames(o.keyframe_every, o.fps);
     if (o.shape == ConvertShape::adaptive && o.segment_frames) return o.segment_frames;
     return std::max<std::uint64_t>(1, frames);
 }
@@ -210,6 +210,13 @@ double reach_of(const std::array<double, 6>& aabb) {
 }
 
 }  // namespace
+
+std::uint32_t gop_frames(std::uint32_t keyframe_every, double fps) {
+    if (keyframe_every != 0) return keyframe_every;
+    return std::isfinite(fps) && fps > 0 && fps < 1e6
+               ? static_cast<std::uint32_t>(std::max(1.0, std::round(fps)))
+               : 10;
+}
 
 std::string_view to_string(ConvertShape shape) {
     switch (shape) {
@@ -365,8 +372,6 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
     if (sample.size() != sample_index.size())
         return bad_option(std::to_string(sample.size()) + " sample frames for " +
                           std::to_string(sample_index.size()) + " indices");
-    if (o.shape == ConvertShape::keyframe_delta && o.keyframe_every == 0)
-        return bad_option("keyframe_every is 0, must be >= 1");
     if (!std::is_sorted(sample_index.begin(), sample_index.end()) ||
         std::adjacent_find(sample_index.begin(), sample_index.end()) != sample_index.end())
         return bad_option("the sample's frame indices are not ascending");
@@ -379,7 +384,7 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
     p.fps = o.fps;
     p.duration_sec = static_cast<double>(frames) / o.fps;
     p.shape = o.shape;
-    p.keyframe_every = o.keyframe_every;
+    p.keyframe_every = gop_frames(o.keyframe_every, o.fps);
     p.effort = o.effort;
     p.segment_frames = o.shape == ConvertShape::adaptive ? o.segment_frames : 0;
     p.sh_degree = sample.front().sh_degree;

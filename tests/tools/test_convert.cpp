@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
@@ -333,4 +335,84 @@ TEST_CASE("keyframe-delta conversion: every choice the encoder may make keeps ea
                     CHECK(again.bytes() == sink.bytes());
                 }
     }
+}
+
+TEST_CASE("keyframe-delta's default keyframe spacing is one second of frames, as the CLI's") {
+    CHECK(gop_frames(0, 8) == 8);
+    CHECK(gop_frames(0, 29.97) == 30);
+    CHECK(gop_frames(0, 0.25) == 1);
+    CHECK(gop_frames(0, std::numeric_limits<double>::quiet_NaN()) == 10);
+    CHECK(gop_frames(5, 8) == 5);
+    CHECK(ConvertOptions{}.keyframe_every == 0);
+    CHECK(PlanOptions{}.keyframe_every == 0);
+
+    const auto frames = test::tracked_sequence(20, 40, 1, 8, 33u, 6);
+    auto write = [&](std::uint32_t every, ConvertReport& rep) {
+        ConvertOptions o;
+        o.fps = 8;
+        o.shape = ConvertShape::keyframe_delta;
+        if (every) o.keyframe_every = every;
+        o.never_larger_than_per_frame = false;
+        MemorySink sink;
+        REQUIRE(convert_frames(frames, o, sink, &rep).ok());
+        return sink.take();
+    };
+    ConvertReport by_default, explicit_second;
+    const auto a = write(0, by_default), b = write(8, explicit_second);
+    CHECK(by_default.chunks == 20);
+    CHECK(by_default.deltas == 17);  // keyframes at frames 0, 8 and 16
+    CHECK(a == b);
+}
+
+TEST_CASE("keyframe-delta writer: steps sharing one id list write what steps with their own "
+          "copies write") {
+    // A tracked sequence hands every step the same ids, and the writer then finds each row at
+    // the previous state's row without a lookup (keyframe_writer.cpp, Identity); the result must
+    // be the lookup's, incarnations included (gaussian 3's SH changes at frame 5: a new id).
+    const auto frames = test::tracked_sequence(12, 50, 1, 8, 35u, 5);
+    std::vector<std::uint32_t> shared(frames.front().count);
+    for (std::size_t i = 0; i < shared.size(); ++i)
+        shared[i] = static_cast<std::uint32_t>((i * 37 + 11) % shared.size());  // shuffled ids
+    std::vector<std::vector<std::uint32_t>> copies(frames.size(), shared);
+    std::vector<std::vector<float>> colors(frames.size());
+    const std::vector<float> sigma(frames.front().count, std::numeric_limits<float>::infinity());
+    auto steps_with = [&](bool share) {
+        std::vector<KeyframeStep> steps;
+        for (std::size_t s = 0; s < frames.size(); ++s) {
+            const PlyCloud& f = frames[s];
+            colors[s].assign(f.color.begin(), f.color.end());
+            for (float& c : colors[s]) c = std::clamp(c, 0.0f, 1.0f);
+            KeyframeStep st;
+            st.t0 = double(s) / 8;
+            st.ids = share ? std::span<const std::uint32_t>(shared) : copies[s];
+            st.gaussians.count = f.count;
+            st.gaussians.position = f.position;
+            st.gaussians.scale = f.scale;
+            st.gaussians.rotation = f.rotation;
+            st.gaussians.color = colors[s];
+            st.gaussians.sigma_t = sigma;
+            st.gaussians.sh_degree = f.sh_degree;
+            st.gaussians.sh = f.sh;
+            steps.push_back(st);
+        }
+        return steps;
+    };
+    SceneHeader header;
+    header.duration_sec = double(frames.size()) / 8;
+    header.sh_degree = frames.front().sh_degree;
+    for (bool cheaper : {false, true})
+        for (std::uint32_t every : {1u, 4u, 12u}) {
+            INFO("keyframe_every " << every << " cheaper " << cheaper);
+            KeyframeWriterOptions o;
+            o.keyframe_every = every;
+            o.cheaper_reference = cheaper;
+            KeyframeWriteReport shared_rep, copied_rep;
+            auto a = write_keyframe_delta(steps_with(true), header, o, &shared_rep);
+            auto b = write_keyframe_delta(steps_with(false), header, o, &copied_rep);
+            if (!a.ok()) FAIL(a.error().describe());
+            if (!b.ok()) FAIL(b.error().describe());
+            CHECK(*a == *b);
+            CHECK(shared_rep.base.gaussian_count == frames.front().count + 1);
+            CHECK(copied_rep.base.gaussian_count == shared_rep.base.gaussian_count);
+        }
 }

@@ -77,7 +77,7 @@
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
 //
 // Refusals (invalid_argument unless noted): no-frames, invalid-option (fps not finite and > 0,
-// keyframe_every 0, a frame too many for the timeline, a slice without a plan, outside the plan,
+// a frame too many for the timeline, a slice without a plan, outside the plan,
 // of another length than the frames given or off the plan's alignment), frames-not-tracked
 // (naming the first frame whose count or SH degree differs from frame 0's, for keyframe_delta and
 // adaptive), sh-degree-mismatch (per_frame frames of different SH degrees), outside-plan (a frame
@@ -123,7 +123,8 @@ struct ConvertOptions {
     // and `grid` are replaced by the grid sized to the tolerance.
     WriterOptions writer;
     std::optional<QuantBounds> tolerance;  // the end-to-end tolerance; replaces the preset's
-    std::uint32_t keyframe_every = 10; // keyframe_delta: a keyframe every K frames
+    // keyframe_delta: a keyframe every K frames; 0 = one second of frames at fps (gop_frames)
+    std::uint32_t keyframe_every = 0;
     // keyframe_delta: each delta references whichever of the GOP keyframe and the previous frame
     // makes it smaller (KeyframeWriterOptions::cheaper_reference); false: every delta chained.
     bool cheaper_reference = true;

@@ -159,6 +159,12 @@ struct GridPlan {
     std::uint64_t alignment() const;
 };
 
+// keyframe-delta's keyframe spacing when none is given (keyframe_every 0): one second of frames
+// at `fps` (at least 1; 10 for an fps that is not finite and positive), splat4d's GOP. A
+// keyframe restates every gaussian, static ones included, and a chained delta costs the same at
+// any depth (§11.7), so a longer GOP is smaller; a second bounds the chain a seek walks.
+std::uint32_t gop_frames(std::uint32_t keyframe_every, double fps);
+
 struct PlanOptions {
     double fps = 30;
     ConvertShape shape = ConvertShape::per_frame;
@@ -172,7 +178,7 @@ struct PlanOptions {
     // A scanned box is widened by this fraction of its largest side on every face, because the
     // frames not scanned may reach a little further (0 when every frame was scanned).
     double margin = 0.05;
-    std::uint32_t keyframe_every = 10;
+    std::uint32_t keyframe_every = 0;  // keyframe-delta: 0 = one second of frames (gop_frames)
     std::uint32_t segment_frames = 30;
     // Adaptive: the fastest record the grid must hold, units per second; 0 = twice the fastest
     // motion between consecutive frames of the sample.
@@ -204,8 +210,8 @@ using PlanFrameReader = std::function<Result<PlyCloud>(std::uint64_t frame)>;
 // one at a time (one frame besides the sample in memory) and each part is checked as a shard
 // checks it, dropping the members that stray and the parts left too small; without it, a part is
 // only as sure as the sample. The grid is size_grid's, for rigid parts when any was kept.
-// Refusals: no-frames, invalid-option (fps not finite and > 0, keyframe_every or segment_frames 0
-// where the shape uses it, sample and indices of different lengths), size_grid's, read_frame's,
+// Refusals: no-frames, invalid-option (fps not finite and > 0, sample and indices of different
+// lengths), size_grid's, read_frame's,
 // and frames-not-tracked for a frame it reads of another count.
 Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> sample,
                                 std::span<const std::uint64_t> sample_index,

@@ -1,0 +1,178 @@
+// `convert --tracked --model keyframe-delta` (convert.hpp, §11): the tracked frames as states
+// with stable gaussian ids, handed to the keyframe-delta writer (keyframe_writer.hpp).
+#include "convert_parts.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/quantize.hpp"
+
+namespace fourdgs::convert_parts {
+namespace {
+
+// The SH bytes the writer stores for gaussian g of `f` (§6.5 at the written depths), which decide
+// whether a tracked gaussian stays one incarnation (keyframe_writer.hpp).
+void sh_bytes(const PlyCloud& f, std::size_t g, const std::array<std::uint8_t, 3>& depths,
+              std::vector<std::uint8_t>& out) {
+    const int per = sh_coeffs_per_component(f.sh_degree);
+    out.clear();
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < per; ++k) {
+            int band = 1;
+            while (sh_band_first(band + 1) <= k) ++band;
+            const std::uint8_t b8 =
+                sh_byte(f.sh[g * 3 * per + static_cast<std::size_t>(c) * per + k]);
+            out.push_back(depths[band - 1] < 8 ? sh_requantize(b8, depths[band - 1]) : b8);
+        }
+}
+
+std::vector<std::uint32_t> morton_ranks(const PlyCloud& f);
+
+// Ids for a plan's shards: every GOP g gives gaussian i the id g × n + its rank in the Morton order
+// of the GOP's first frame (neighbours get near ids, as without a plan), and a gaussian whose SH
+// bytes change inside a GOP (a new incarnation for the writer, §11.7) takes the next id of that
+// GOP's own range past every GOP's base ids. Depends on nothing outside the GOP, so each shard
+// gives the ids a whole-sequence encode gives.
+Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
+                std::vector<std::vector<std::uint32_t>>& ids, std::uint64_t& distinct) {
+    const std::uint64_t n = frames.front().count, k = r.keyframe_every;
+    const std::uint64_t gops = (r.total + k - 1) / k;
+    if (gops * n > std::uint64_t{1} << 32)
+        return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                          std::to_string(gops) + " GOPs of " + std::to_string(n) +
+                              " gaussians need more than 2^32 gaussian ids; raise keyframe_every");
+    std::array<std::uint8_t, 3> depths{8, 8, 8};
+    for (std::size_t b = 0; b < r.writer.sh_depths.size() && b < 3; ++b)
+        depths[b] = r.writer.sh_depths[b];
+    std::vector<std::uint8_t> prev_sh, cur_sh;
+    std::vector<std::uint64_t> id(n);
+    std::uint64_t fresh = 0;
+    distinct = 0;
+    ids.assign(frames.size(), {});
+    for (std::size_t s = 0; s < frames.size(); ++s) {
+        const std::uint64_t f = r.first + s, g = f / k;
+        ids[s].resize(n);
+        if (f % k == 0) {
+            const std::vector<std::uint32_t> rank = morton_ranks(frames[s]);
+            for (std::uint64_t i = 0; i < n; ++i) id[i] = g * n + rank[i];
+            fresh = gops * n + g * n * (k - 1);
+            distinct += n;
+        } else if (frames.front().sh_degree > 0) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                sh_bytes(frames[s - 1], i, depths, prev_sh);
+                sh_bytes(frames[s], i, depths, cur_sh);
+                if (prev_sh == cur_sh) continue;
+                if (fresh > 0xFFFFFFFFull)
+                    return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                                      "frame " + std::to_string(f) +
+                                          ": no gaussian id is left for a new incarnation");
+                id[i] = fresh++;
+                ++distinct;
+            }
+        }
+        for (std::uint64_t i = 0; i < n; ++i) ids[s][i] = static_cast<std::uint32_t>(id[i]);
+    }
+    return ok_status();
+}
+
+// Gaussian g's rank in the Morton order of frame `f`'s positions (ties by index): ids that run
+// through space, so neighbours that move together are adjacent in an update group.
+std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
+    const auto box = frames_aabb(std::span<const PlyCloud>(&f, 1));
+    const double side = std::max(largest_side(box), 1e-30);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(f.count);
+    for (std::size_t g = 0; g < f.count; ++g) {
+        std::uint64_t code = 0;
+        for (int c = 0; c < 3; ++c) {
+            const double u = std::clamp((f.position[g * 3 + c] - box[c]) / side, 0.0, 1.0);
+            code |= morton_spread3(static_cast<std::uint64_t>(u * 0x1FFFFF)) << c;
+        }
+        keyed[g] = {code, static_cast<std::uint32_t>(g)};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<std::uint32_t> rank(f.count);
+    for (std::size_t i = 0; i < keyed.size(); ++i)
+        rank[keyed[i].second] = static_cast<std::uint32_t>(i);
+    return rank;
+}
+
+}  // namespace
+
+Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
+                              Resolved& r, ByteSink& sink, ConvertReport& rep) {
+    FOURDGS_TRY(check_tracked(frames));
+    if (r.keyframe_every == 0)
+        return bad(refusal::kInvalidOption, "keyframe_every is 0, must be >= 1");
+    FOURDGS_TRY(size_fixed_grid(frames, r));
+
+    const std::size_t n = frames.front().count;
+    std::vector<std::vector<std::uint32_t>> ids;
+    std::uint64_t distinct = n;
+    if (r.plan) {
+        FOURDGS_TRY(plan_ids(frames, r, ids, distinct));
+    } else {
+        ids.assign(1, morton_ranks(frames.front()));
+    }
+    const std::vector<float> sigma(n, kInf);
+    std::vector<std::vector<float>> colors(frames.size());
+    std::vector<KeyframeStep> steps;
+    KeyframeWriterOptions ko;
+    ko.base = r.writer;
+    ko.keyframe_every = r.keyframe_every;
+    ko.cheaper_reference = o.cheaper_reference;
+    // A shard tiles the rest of the clock with empty keyframes (§11.1); merge drops them.
+    if (r.first > 0) {
+        steps.push_back(KeyframeStep{0, {}, {}});
+        ko.keyframe_steps.push_back(1);
+    }
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const PlyCloud& f = frames[i];
+        colors[i] = clamped_colors(f, rep.clamped_colors);
+        KeyframeStep s;
+        s.t0 = r.time_of(r.first + i);
+        s.ids = ids[r.plan ? i : 0];
+        s.gaussians.count = n;
+        s.gaussians.position = f.position;
+        s.gaussians.scale = f.scale;
+        s.gaussians.rotation = f.rotation;
+        s.gaussians.color = colors[i];
+        s.gaussians.sigma_t = sigma;
+        s.gaussians.sh_degree = f.sh_degree;
+        s.gaussians.sh = f.sh;
+        if (r.objects) s.gaussians.object_id = r.objects->object_of;
+        steps.push_back(s);
+        ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
+    }
+    if (r.end < r.total) {
+        steps.push_back(KeyframeStep{r.time_of(r.end), {}, {}});
+        ko.keyframe_steps.push_back(1);
+    }
+    for (KeyframeStep& s : steps) s.gaussians.sh_degree = frames.front().sh_degree;
+    if (!r.plan) ko.keyframe_steps.clear();  // keyframe_every places them
+    KeyframeWriteReport kr;
+    FOURDGS_TRY(write_keyframe_delta(steps, base_header(frames, o, r), ko, sink, &kr));
+    // The ids were chosen so that the writer never needs a fresh one; if it did, the shards of
+    // this plan would not agree on them.
+    if (r.plan && kr.base.gaussian_count != distinct)
+        return make_error(ErrorKind::limit, refusal::kBoundViolated,
+                          "the writer found " + std::to_string(kr.base.gaussian_count) +
+                              " incarnations where the plan's ids make " +
+                              std::to_string(distinct));
+    tick(o, frames.size(), frames.size());
+    rep.records = 0;
+    for (std::uint64_t c : kr.live_count) rep.records += c;
+    rep.chunks = kr.base.chunk_count;
+    rep.deltas = kr.deltas;
+    rep.keyframe_referenced = kr.keyframe_referenced;
+    rep.output_bytes = kr.base.bytes_written;
+    rep.quantization = kr.base.quantization;
+    rep.tolerance = r.tolerance;
+    return ok_status();
+}
+
+}  // namespace fourdgs::convert_parts
