@@ -402,12 +402,20 @@ void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& ou
 
 void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out,
                      std::size_t base) {
+    std::array<bool, attr::kKnownCount> every;
+    every.fill(true);
+    dequantize_columns(scene, bins, every, true, out, base);
+}
+
+void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
+                        const std::array<bool, attr::kKnownCount>& which, bool with_sh,
+                        GaussianBlock& out, std::size_t base) {
     const Grid& g = scene.grid;
     const std::size_t n = bins.count;
     thread_local DequantizeTables tab;
 
     // One pass per column: the simple ones vectorize, and each reads and writes in order.
-    {
+    if (which[attr::position]) {
         const std::int32_t* __restrict src = bins.position.data();
         float* __restrict dst = out.position.data() + base * 3;
         const double o0 = g.pos_origin[0], o1 = g.pos_origin[1], o2 = g.pos_origin[2];
@@ -418,7 +426,7 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
             dst[i * 3 + 2] = static_cast<float>(o2 + src[i * 3 + 2] * step);
         }
     }
-    {
+    if (which[attr::scale]) {
         const std::int32_t* __restrict src = bins.scale.data();
         float* __restrict dst = out.scale.data() + base * 3;
         const BinSpan s = span_of(bins.scale, n * 3);
@@ -435,9 +443,10 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
                 dst[k] = static_cast<float>(std::exp(src[k] * g.step_scale_log));
         }
     }
-    rotations_from_bins(g, bins.rotation_index.data(), bins.rotation.data(), n,
-                        out.rotation.data() + base * 4);
-    {
+    if (which[attr::rotation] || which[attr::rotation_index])
+        rotations_from_bins(g, bins.rotation_index.data(), bins.rotation.data(), n,
+                            out.rotation.data() + base * 4);
+    if (which[attr::color] || which[attr::opacity]) {
         // §6.2: stored (g, r-g, b-g); invert in the integer domain, then the step.
         const std::int32_t* __restrict src = bins.color.data();
         const std::int32_t* __restrict alpha = bins.opacity.data();
@@ -456,8 +465,12 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
     }
 
     // §6.3: sigma_t and the two per-gaussian steps, from tables per sigma bin and per window.
-    const BinSpan ss = span_of(bins.sigma_t, n);
-    const bool sigma_table = ss.size() <= n;
+    // Only the rows' motion, mu_t or timing columns read them.
+    const bool motion = which[attr::motion], mu_t = which[attr::mu_t],
+               timing = which[attr::sigma_t] || which[attr::flags] || which[attr::window_index];
+    const std::size_t timed = motion || mu_t || timing ? n : 0;
+    const BinSpan ss = span_of(bins.sigma_t, timed);
+    const bool sigma_table = ss.size() <= timed;
     if (sigma_table) {
         tab.sigma.resize(ss.size());
         for (std::size_t j = 0; j < ss.size(); ++j)
@@ -474,7 +487,7 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
                 g.step_motion, -velocity_class_for_sigma(g, 0, true, scene.windows[w].lo,
                                                          scene.windows[w].hi));
     }
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < timed; ++i) {
         const std::size_t o = base + i;
         const bool never = (bins.flags[i] & kFlagNeverFades) != 0;
         const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
@@ -495,9 +508,11 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
             tstep = s.tstep;
             sigma = s.sigma;
         }
-        for (int c = 0; c < 3; ++c)
-            out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * vstep);
-        out.mu_t[o] = static_cast<float>(bins.mu_t[i] * tstep);
+        if (motion)
+            for (int c = 0; c < 3; ++c)
+                out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * vstep);
+        if (mu_t) out.mu_t[o] = static_cast<float>(bins.mu_t[i] * tstep);
+        if (!timing) continue;
         out.sigma_t[o] = sigma;
         out.win_lo[o] = static_cast<float>(w.lo);
         out.win_hi[o] = static_cast<float>(w.hi);
@@ -505,22 +520,24 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
         out.window_index[o] = static_cast<std::uint32_t>(wi);
     }
     // §6.6: the same-bits view of the i32 code.
-    for (std::size_t i = 0; i < n; ++i)
-        out.object_id[base + i] =
-            bins.has_object_id ? static_cast<std::uint32_t>(bins.object_id[i]) : 0;
-    if (bins.has_source_group || bins.has_source_index)  // rows of chunks without them stay 0
+    if (which[attr::object_id])
+        for (std::size_t i = 0; i < n; ++i)
+            out.object_id[base + i] =
+                bins.has_object_id ? static_cast<std::uint32_t>(bins.object_id[i]) : 0;
+    if ((which[attr::source_group] || which[attr::source_index]) &&
+        (bins.has_source_group || bins.has_source_index))  // rows of chunks without them stay 0
         for (std::size_t i = 0; i < n; ++i) {
             out.source_group[base + i] = bins.has_source_group ? bins.source_group[i] : 0;
             out.source_index[base + i] = bins.has_source_index ? bins.source_index[i] : 0;
         }
-    if (bins.has_gaussian_id)
+    if (which[attr::gaussian_id] && bins.has_gaussian_id)
         for (std::size_t i = 0; i < n; ++i)
             out.gaussian_id[base + i] = static_cast<std::uint32_t>(bins.gaussian_id[i]);
 
     // SH: per gaussian, component-major across bands 1..D (red's, then green's, then blue's).
     const int sh_degree = out.sh_degree;
     const int per = sh_coeffs_per_component(sh_degree);
-    for (int b = 1; b <= std::min(sh_degree, bins.sh_bands); ++b) {
+    for (int b = 1; with_sh && b <= std::min(sh_degree, bins.sh_bands); ++b) {
         const int wdt = sh_band_width(b), first = sh_band_first(b);
         const std::vector<std::uint8_t>& band = bins.sh[b - 1];
         for (std::size_t i = 0; i < n; ++i)

@@ -32,6 +32,15 @@ inline void copy_row(const std::int32_t* from, std::int32_t* to, int w) {
     }
 }
 
+// The rows a step touches are scattered over columns of a million rows: asking for the row a
+// few iterations ahead keeps several cache misses in flight instead of one.
+inline void prefetch_row(const std::int32_t* column, std::span<const std::uint32_t> rows,
+                         std::size_t i, int w) {
+    constexpr std::size_t kAhead = 16;
+    if (i + kAhead < rows.size())
+        __builtin_prefetch(column + std::size_t{rows[i + kAhead]} * static_cast<std::size_t>(w));
+}
+
 // The attribute columns of a ChunkBins, as members with their widths; SH bands are handled
 // separately.
 template <class F>
@@ -279,6 +288,31 @@ void ComposedPopulation::remove_slot(std::uint32_t slot) {
     bins_.count = last;
 }
 
+void ComposedPopulation::remove_slots_in_order(std::span<const std::uint32_t> dead) {
+    // One pass over each column from the first dead row: the rows after it move down over the
+    // dead ones, keeping their order; then each moved id learns its new slot.
+    const std::uint32_t n = bins_.count, first = dead.front();
+    auto compact = [&](auto& col, std::size_t w) {
+        std::size_t to = first, k = 0;
+        for (std::uint32_t r = first; r < n; ++r) {
+            if (k < dead.size() && dead[k] == r) {
+                ++k;
+                continue;
+            }
+            std::copy_n(&col[r * w], w, &col[to * w]);
+            ++to;
+        }
+        col.resize(to * w);
+    };
+    for_each_column(bins_, [&](std::vector<std::int32_t>& col, int w) {
+        compact(col, static_cast<std::size_t>(w));
+    });
+    for (int b = 1; b <= bins_.sh_bands; ++b)
+        compact(bins_.sh[b - 1], 3 * static_cast<std::size_t>(sh_band_width(b)));
+    bins_.count = n - static_cast<std::uint32_t>(dead.size());
+    for (std::uint32_t r = first; r < bins_.count; ++r) slot_.set(id_of(bins_.gaussian_id[r]), r);
+}
+
 void ComposedPopulation::append_row(const ChunkBins& src, std::uint32_t row) {
     auto put = [&](std::vector<std::int32_t>& dst, const std::vector<std::int32_t>& from, int w,
                    bool present) {
@@ -466,9 +500,119 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
     return ok_status();
 }
 
+namespace {
+
+// The update group's streams that carry bin differences (§11.7), with their columns' widths;
+// rotation_index and rotation are restated absolutely instead (§11.5).
+struct Difference {
+    std::uint8_t id;
+    std::vector<std::int32_t> ChunkBins::*col;
+    int width;
+};
+constexpr Difference kDifferences[] = {
+    {attr::position, &ChunkBins::position, 3},   {attr::scale, &ChunkBins::scale, 3},
+    {attr::color, &ChunkBins::color, 3},         {attr::opacity, &ChunkBins::opacity, 1},
+    {attr::motion, &ChunkBins::motion, 3},       {attr::mu_t, &ChunkBins::mu_t, 1},
+    {attr::source_group, &ChunkBins::source_group, 1},
+    {attr::source_index, &ChunkBins::source_index, 1},
+    {attr::object_id, &ChunkBins::object_id, 1},
+};
+
+// Adds row i of `delta` (width W) to row slots[i] of `dst`, for every i, and copies the sum to
+// row i of `sums` when given; returns the first i whose sum leaves i32 (its earlier rows added,
+// it and the later ones not), or slots.size().
+template <int W>
+std::size_t add_column(const std::int32_t* delta, std::int32_t* dst,
+                       std::span<const std::uint32_t> slots, std::int32_t* sums) {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        prefetch_row(dst, slots, i, W);
+        std::int32_t* to = dst + std::size_t{slots[i]} * W;
+        std::int64_t v[W];
+        bool out = false;
+        for (int c = 0; c < W; ++c) {
+            v[c] = std::int64_t{to[c]} + std::int64_t{delta[i * W + c]};
+            out |= v[c] < std::numeric_limits<std::int32_t>::min() ||
+                   v[c] > std::numeric_limits<std::int32_t>::max();
+        }
+        if (out) return i;
+        for (int c = 0; c < W; ++c) to[c] = static_cast<std::int32_t>(v[c]);
+        if (sums)
+            for (int c = 0; c < W; ++c) sums[i * W + c] = to[c];
+    }
+    return slots.size();
+}
+
+// Row `slot` of `bins` plus row i of the update `u`, component c of column `df`, in 64 bits.
+std::int64_t composed_bin(const ChunkBins& bins, const ChunkBins& u, const Difference& df,
+                          std::size_t i, std::uint32_t slot, int c) {
+    return std::int64_t{(bins.*df.col)[std::size_t{slot} * df.width + c]} +
+           std::int64_t{(u.*df.col)[i * df.width + c]};
+}
+
+bool fits_i32(std::int64_t v) {
+    return v >= std::numeric_limits<std::int32_t>::min() &&
+           v <= std::numeric_limits<std::int32_t>::max();
+}
+
+// Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
+// (row i of u to row slots[i]), column by column, copying each composed row i to row i of
+// `rows` when given. A composed bin outside i32 is refused (§11.7) naming the one a row-by-row
+// composition would meet first.
+Status add_differences(ChunkBins& bins, const ChunkBins& u,
+                       const std::array<bool, attr::kKnownCount>& present,
+                       std::span<const std::uint32_t> slots, const ChunkRef& chunk,
+                       ChunkBins* rows) {
+    for (std::size_t k = 0; k < std::size(kDifferences); ++k) {
+        const Difference& df = kDifferences[k];
+        if (!present[df.id]) continue;
+        const std::int32_t* delta = (u.*df.col).data();
+        std::int32_t* dst = (bins.*df.col).data();
+        std::int32_t* sums = nullptr;
+        if (rows) {
+            (rows->*df.col).resize(slots.size() * static_cast<std::size_t>(df.width));
+            sums = (rows->*df.col).data();
+        }
+        const std::size_t bad = df.width == 3 ? add_column<3>(delta, dst, slots, sums)
+                                              : add_column<1>(delta, dst, slots, sums);
+        if (bad == slots.size()) continue;
+        // Out of range at row `bad` of this column. Row by row, a later column's overflow in
+        // an earlier row comes first: those columns are not added yet, so their rows before
+        // `bad` are checked here.
+        std::size_t row = bad, at = k;
+        for (std::size_t i = 0; i < bad && at == k; ++i)
+            for (std::size_t j = k + 1; j < std::size(kDifferences) && at == k; ++j)
+                for (int c = 0; present[kDifferences[j].id] && c < kDifferences[j].width; ++c)
+                    if (!fits_i32(composed_bin(bins, u, kDifferences[j], i, slots[i], c))) {
+                        row = i;
+                        at = j;
+                        break;
+                    }
+        const Difference& hit = kDifferences[at];
+        for (int c = 0; c < hit.width; ++c) {
+            const std::int64_t v = composed_bin(bins, u, hit, row, slots[row], c);
+            if (fits_i32(v)) continue;
+            std::string name = attr::kNames[hit.id];
+            if (hit.width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+                name += '[';
+                name += std::to_string(c);
+                name += ']';
+            }
+            return malformed(refusal::kComposedBinOutOfRange,
+                             "composing '" + name + "' of gaussian_id " +
+                                 std::to_string(id_of(u.gaussian_id[row])) + " in " +
+                                 chunk.describe() + " gives bin " + std::to_string(v) +
+                                 ", outside the signed 32-bit range (§11.7)",
+                             chunk.offset);
+        }
+    }
+    return ok_status();
+}
+
+}  // namespace
+
 Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                                  std::uint64_t max_population,
-                                 std::vector<std::uint32_t>* updated) {
+                                 std::vector<std::uint32_t>* updated, ChunkBins* composed_rows) {
     FOURDGS_TRY(check_group_ids(d, chunk));
     bins_.has_gaussian_id = true;
     // A group naming a gaussian_id it may not: "the <group> group of <chunk> names gaussian_id
@@ -489,70 +633,68 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
         return bad_id(refusal::kUnknownGaussianId, group, id,
                       ", which is not live in the reference state (§11.3)");
     };
-    // Deaths.
+    // Deaths. In id order the dead rows are removed together, so the slots stay the sorted
+    // state (a step then needs no sort, §11.3's result being the same); otherwise the last slot
+    // fills each freed one.
+    std::vector<std::uint32_t> dead_slots;
     for (std::int32_t code : d.deaths) {
         const std::uint32_t id = id_of(code);
         const std::uint32_t slot = slot_.find(id);
         if (slot == IdSlots::kNone) return not_live("death", id);
         slot_.erase(id);
-        remove_slot(slot);
         dead_.insert(id);
+        if (in_order_) dead_slots.push_back(slot);
+        else remove_slot(slot);
     }
-    // Updates: differences in 64 bits, refused outside i32 (§11.7); rotation absolute (§11.5).
+    if (!dead_slots.empty()) {
+        std::sort(dead_slots.begin(), dead_slots.end());
+        remove_slots_in_order(dead_slots);
+    }
+    // Updates, column by changed column in place: the slot of each id the group names, then
+    // each present stream's differences added in 64 bits, refused outside i32 (§11.7), and
+    // rotation restated absolutely (§11.5). An absent stream leaves its column as it is.
     const ChunkBins& u = d.updates;
     const auto& present = d.update_present;
-    struct Diff {
-        std::uint8_t id;
-        std::vector<std::int32_t> ChunkBins::*col;
-        int width;
-    };
-    static constexpr Diff kDiffs[] = {
-        {attr::position, &ChunkBins::position, 3},   {attr::scale, &ChunkBins::scale, 3},
-        {attr::color, &ChunkBins::color, 3},         {attr::opacity, &ChunkBins::opacity, 1},
-        {attr::motion, &ChunkBins::motion, 3},       {attr::mu_t, &ChunkBins::mu_t, 1},
-        {attr::source_group, &ChunkBins::source_group, 1},
-        {attr::source_index, &ChunkBins::source_index, 1},
-        {attr::object_id, &ChunkBins::object_id, 1},
-    };
+    std::vector<std::uint32_t> own;
+    std::vector<std::uint32_t>& slots = updated ? *updated : own;
+    slots.resize(u.count);
+    std::uint32_t live = u.count;  // the rows before the first id that is not live
+    for (std::uint32_t i = 0; i < u.count; ++i) {
+        slots[i] = slot_.find(id_of(u.gaussian_id[i]));
+        if (slots[i] == IdSlots::kNone) {
+            live = i;
+            break;
+        }
+    }
     if (present[attr::source_group]) bins_.has_source_group = true;
     if (present[attr::source_index]) bins_.has_source_index = true;
     if (present[attr::object_id]) bins_.has_object_id = true;
-    if (updated) updated->clear();
-    for (std::uint32_t i = 0; i < u.count; ++i) {
-        const std::uint32_t id = id_of(u.gaussian_id[i]);
-        const std::uint32_t found = slot_.find(id);
-        if (found == IdSlots::kNone) return not_live("update", id);
-        const std::size_t s = found;
-        if (updated) updated->push_back(found);
-        for (const Diff& df : kDiffs) {
-            if (!present[df.id]) continue;
-            const std::vector<std::int32_t>& delta = u.*df.col;
-            std::vector<std::int32_t>& dst = bins_.*df.col;
-            for (int c = 0; c < df.width; ++c) {
-                const std::int64_t v = std::int64_t{dst[s * df.width + c]} +
-                                       std::int64_t{delta[std::size_t{i} * df.width + c]};
-                if (v < std::numeric_limits<std::int32_t>::min() ||
-                    v > std::numeric_limits<std::int32_t>::max()) {
-                    std::string name = attr::kNames[df.id];
-                    if (df.width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
-                        name += '[';
-                        name += std::to_string(c);
-                        name += ']';
-                    }
-                    return malformed(
-                        refusal::kComposedBinOutOfRange,
-                        "composing '" + name + "' of gaussian_id " + std::to_string(id) + " in " +
-                            chunk.describe() +
-                            " gives bin " + std::to_string(v) +
-                            ", outside the signed 32-bit range (§11.7)",
-                        chunk.offset);
-                }
-                dst[s * df.width + c] = static_cast<std::int32_t>(v);
-            }
-        }
-        if (present[attr::rotation_index]) bins_.rotation_index[s] = u.rotation_index[i];
-        if (present[attr::rotation])
-            std::copy_n(&u.rotation[std::size_t{i} * 3], 3, &bins_.rotation[s * 3]);
+    // Refusals name what a row-by-row composition meets first: the rows before an id that is
+    // not live compose (or refuse) before that id is refused.
+    if (composed_rows) {
+        composed_rows->count = u.count;
+        composed_rows->has_gaussian_id = true;
+        composed_rows->gaussian_id.assign(u.gaussian_id.begin(), u.gaussian_id.end());
+    }
+    FOURDGS_TRY(add_differences(bins_, u, present, {slots.data(), live}, chunk, composed_rows));
+    if (live < u.count) {
+        slots.resize(live);
+        return not_live("update", id_of(u.gaussian_id[live]));
+    }
+    if (present[attr::rotation_index]) {
+        for (std::uint32_t i = 0; i < u.count; ++i)
+            bins_.rotation_index[slots[i]] = u.rotation_index[i];
+        if (composed_rows) composed_rows->rotation_index = u.rotation_index;
+    }
+    if (present[attr::rotation]) {
+        for (std::uint32_t i = 0; i < u.count; ++i)
+            std::copy_n(&u.rotation[std::size_t{i} * 3], 3, &bins_.rotation[std::size_t{slots[i]} * 3]);
+        if (composed_rows) composed_rows->rotation = u.rotation;
+    }
+    if (composed_rows) {
+        composed_rows->has_source_group = bins_.has_source_group;
+        composed_rows->has_source_index = bins_.has_source_index;
+        composed_rows->has_object_id = bins_.has_object_id;
     }
     // Births.
     const ChunkBins& b = d.births;
@@ -604,17 +746,21 @@ void ComposedPopulation::materialize(ChunkBins& out) const {
     gather(order, out);
 }
 
-void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins& out) const {
+void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins& out,
+                                const std::array<bool, attr::kKnownCount>* only) const {
     const std::size_t n = order.size();
     out.count = static_cast<std::uint32_t>(n);
     // Every column of the population holds every row (append_row writes 0 where a source lacks
     // an optional one); the optional columns it does not carry are then left empty.
-    for_each_column_member([&](auto member, int w, std::uint8_t) {
+    for_each_column_member([&](auto member, int w, std::uint8_t id) {
+        if (only && !(*only)[id]) return;
         const std::vector<std::int32_t>& src = bins_.*member;
         std::vector<std::int32_t>& dst = out.*member;
         dst.resize(n * w);
-        for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t i = 0; i < n; ++i) {
+            prefetch_row(src.data(), order, i, w);
             copy_row(&src[std::size_t{order[i]} * w], &dst[i * w], w);
+        }
     });
     out.has_gaussian_id = true;
     out.has_source_group = bins_.has_source_group;
@@ -626,7 +772,7 @@ void ComposedPopulation::gather(std::span<const std::uint32_t> order, ChunkBins&
     out.sh_bands = bins_.sh_bands;
     for (int b = 1; b <= 3; ++b) {
         std::vector<std::uint8_t>& dst = out.sh[b - 1];
-        if (b > bins_.sh_bands) {
+        if (b > bins_.sh_bands || only) {
             dst.clear();
             continue;
         }

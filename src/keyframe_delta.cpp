@@ -104,7 +104,8 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
                                       e.chunk_offset));
         FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
         FOURDGS_TRY(ws.population.apply(ws.delta, ref,
-                                        options_.decode.limits.max_gaussians_per_chunk, updated));
+                                        options_.decode.limits.max_gaussians_per_chunk, updated,
+                                        updated ? &ws.changed : nullptr));
         ws.composed_level = d.level;
         describe_delta(d, ws.delta, record);
     }
@@ -117,14 +118,15 @@ void KeyframeDeltaReader::describe_state(std::size_t c, const KeyframeDeltaWorks
     const KeyframeIndexFields& k = *e.keyframe;
     info = StateInfo{e.chunk_offset, e.chunk_length, e.t0, e.t1, ws.composed_level,
                      k.chunk_kind, k.delta_mode, k.depth, k.reference_offset,
-                     k.keyframe_offset, ws.population.size(), ws.composed.sh_bands,
+                     k.keyframe_offset, ws.population.size(), ws.population.sh_bands(),
                      record.update_count, record.birth_count, record.death_count,
                      record.object_id_stream};
 }
 
-Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
+Status KeyframeDeltaReader::compose_chain(double t, KeyframeDeltaWorkspace& ws,
                                           StateInfo* info) const {
     ws.composed_entry = KeyframeDeltaWorkspace::kNone;  // until the whole chain has composed
+    ws.composed_current = false;
     FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
     FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
     FOURDGS_TRY(fetcher_.prefetch(ranges));  // the whole chain in one round trip when remote
@@ -132,10 +134,27 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
     ws.composed_level = 0;
     StateInfo record;  // the chain's last record is the state chunk's own
     for (std::size_t c : plan.chain) FOURDGS_TRY(compose_entry(c, ws, record, nullptr));
-    ws.population.materialize(ws.composed);
+    // A population out of id order is sorted once here; in order it is the sorted state.
+    if (!ws.population.in_id_order()) materialize_composed(ws);
     ws.composed_entry = plan.current;
     if (info) describe_state(plan.current, ws, record, *info);
     return ok_status();
+}
+
+Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
+                                          StateInfo* info) const {
+    FOURDGS_TRY(compose_chain(t, ws, info));
+    if (!ws.composed_current) materialize_composed(ws);
+    return ok_status();
+}
+
+void KeyframeDeltaReader::materialize_composed(KeyframeDeltaWorkspace& ws) {
+    ws.population.materialize(ws.composed);
+    ws.composed_current = true;
+}
+
+const ChunkBins& KeyframeDeltaReader::sorted_state(const KeyframeDeltaWorkspace& ws) {
+    return ws.composed_current ? ws.composed : ws.population.slot_bins();
 }
 
 Result<std::optional<std::size_t>> KeyframeDeltaReader::next_step(
@@ -153,6 +172,45 @@ Result<std::optional<std::size_t>> KeyframeDeltaReader::next_step(
     return std::optional<std::size_t>(next);
 }
 
+namespace {
+
+// The bins dequantize_columns reads for the attributes `changed` flags: each one's own, and
+// those its §6 step needs (the motion and mu_t steps come from sigma_t, flags and window; the
+// colour is decoded with the opacity; the quaternion from rotation_index and rotation).
+std::array<bool, attr::kKnownCount> bins_read_for(std::array<bool, attr::kKnownCount> changed) {
+    std::array<bool, attr::kKnownCount> read = changed;
+    if (changed[attr::motion] || changed[attr::mu_t])
+        read[attr::sigma_t] = read[attr::flags] = read[attr::window_index] = true;
+    if (changed[attr::color] || changed[attr::opacity]) read[attr::color] = read[attr::opacity] = true;
+    if (changed[attr::rotation] || changed[attr::rotation_index])
+        read[attr::rotation] = read[attr::rotation_index] = true;
+    return read;
+}
+
+// Sizes the §3 columns made from the attributes `changed` flags to n rows, and empties the
+// others: a step's values hold its changed columns only.
+void size_changed_columns(GaussianBlock& b, std::size_t n,
+                          const std::array<bool, attr::kKnownCount>& changed) {
+    auto size = [n](auto& column, std::size_t per, bool kept) {
+        if (kept) column.resize(n * per);
+        else column.clear();
+    };
+    b.clear();
+    b.count = n;
+    size(b.position, 3, changed[attr::position]);
+    size(b.scale, 3, changed[attr::scale]);
+    size(b.rotation, 4, changed[attr::rotation] || changed[attr::rotation_index]);
+    size(b.color, 4, changed[attr::color] || changed[attr::opacity]);
+    size(b.motion, 3, changed[attr::motion]);
+    size(b.mu_t, 1, changed[attr::mu_t]);
+    size(b.object_id, 1, changed[attr::object_id]);
+    b.has_source_ids = changed[attr::source_group] || changed[attr::source_index];
+    size(b.source_group, 1, b.has_source_ids);
+    size(b.source_index, 1, b.has_source_ids);
+}
+
+}  // namespace
+
 Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, StateStep& step,
                                                StateInfo* info) const {
     FOURDGS_ASSIGN(std::optional<std::size_t> next, next_step(ws));
@@ -161,81 +219,89 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     std::vector<ByteRange> ranges;
     RangeFetcher::append_ranges(timeline_.entries()[c], wanted_bands(), ranges);
     FOURDGS_TRY(fetcher_.prefetch(ranges));
-    const ChunkBins& before = ws.composed;
-    const bool source_group = before.has_source_group, source_index = before.has_source_index,
-               object_id = before.has_object_id;
-    const int bands = before.sh_bands;
+    // The state's shape before the step.
+    const ComposedPopulation& pop = ws.population;
+    const ChunkBins& held = pop.slot_bins();
+    const bool source_group = held.has_source_group, source_index = held.has_source_index,
+               object_id = held.has_object_id;
+    const int bands = pop.sh_bands();
+    const std::size_t count = pop.size();
     ws.composed_entry = KeyframeDeltaWorkspace::kNone;  // until the step has composed
     StateInfo record;
+    // The update applied in place; ws.changed receives the composed rows of its columns.
     FOURDGS_TRY(compose_entry(c, ws, record, &ws.updated));
     const DeltaBins& d = ws.delta;
-    const ComposedPopulation& pop = ws.population;
     // Rows move only when gaussians die or are born; a column the state gains moves none but
     // changes the state's shape. Either way the step's result is the whole state.
-    bool whole = !d.deaths.empty() || d.births.count != 0 ||
-                 pop.size() != ws.composed.count || pop.sh_bands() != bands;
-    if (!whole) {
-        pop.gather(ws.updated, ws.changed);
-        whole = ws.changed.has_source_group != source_group ||
-                ws.changed.has_source_index != source_index ||
-                ws.changed.has_object_id != object_id;
-    }
+    bool whole = !d.deaths.empty() || d.births.count != 0 || pop.size() != count ||
+                 pop.sh_bands() != bands || held.has_source_group != source_group ||
+                 held.has_source_index != source_index || held.has_object_id != object_id;
     step.rows.clear();
     if (!whole && pop.in_id_order()) {
         step.rows.assign(ws.updated.begin(), ws.updated.end());  // a slot is its row
     } else if (!whole) {
-        // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
-        // its ids ascending (the id stream's delta coding wants it), so each search starts from
-        // the row found before; ids out of order search from the start again.
-        const std::vector<std::int32_t>& ids = ws.composed.gaussian_id;
-        auto less = [](std::int32_t a, std::int32_t b) {
-            return static_cast<std::uint32_t>(a) < static_cast<std::uint32_t>(b);
-        };
-        std::size_t from = 0;
-        for (std::uint32_t k = 0; k < ws.changed.count && !whole; ++k) {
-            const std::int32_t id = ws.changed.gaussian_id[k];
-            if (from > 0 && less(id, ids[from - 1])) from = 0;
-            // Gallop to bracket the id, then search the bracket.
-            std::size_t hi = from, reach = 1;
-            while (hi < ids.size() && less(ids[hi], id)) {
-                from = hi + 1;
-                hi += reach;
-                reach *= 2;
-            }
-            hi = std::min(hi + 1, ids.size());
-            const auto it = std::lower_bound(ids.begin() + static_cast<std::ptrdiff_t>(from),
-                                             ids.begin() + static_cast<std::ptrdiff_t>(hi), id,
-                                             less);
-            if (it == ids.end() || *it != id) {
-                whole = true;  // cannot happen while `composed` is the population sorted
-                break;
-            }
-            step.rows.push_back(static_cast<std::uint32_t>(it - ids.begin()));
-            from = step.rows.back() + 1;
-        }
+        whole = !ws.composed_current || !rows_of(ws.composed.gaussian_id, d.updates, step.rows);
     }
-    step.values.clear();
+    step.whole = whole;
     if (whole) {
-        step.whole = true;
         step.rows.clear();
-        ws.population.materialize(ws.composed);
-        dequantize(scene(), ws.composed, step.values);
+        step.values.clear();
+        if (!pop.in_id_order()) materialize_composed(ws);
+        else ws.composed_current = false;
+        dequantize(scene(), sorted_state(ws), step.values);
     } else {
-        step.whole = false;
+        // The changed columns of the changed rows only: gathered from the population, written
+        // over the held sorted copy when there is one, and dequantized.
         step.attributes = d.update_present;
-        scatter_rows(ws.changed, step.rows, ws.composed, &step.attributes);
-        dequantize(scene(), ws.changed, step.values);
+        step.attributes[attr::gaussian_id] = false;  // the ids name the rows; they do not change
+        // The update's own columns were written to ws.changed as they composed; the others
+        // the §6 steps read are gathered.
+        std::array<bool, attr::kKnownCount> read = bins_read_for(step.attributes);
+        for (std::uint8_t a = 0; a < attr::kKnownCount; ++a) read[a] = read[a] && !d.update_present[a];
+        pop.gather(ws.updated, ws.changed, &read);
+        if (ws.composed_current) scatter_rows(ws.changed, step.rows, ws.composed, &step.attributes);
+        size_changed_columns(step.values, step.rows.size(), step.attributes);
+        dequantize_columns(scene(), ws.changed, step.attributes, false, step.values, 0);
     }
     ws.composed_entry = c;
     if (info) describe_state(c, ws, record, *info);
     return true;
 }
 
+bool KeyframeDeltaReader::rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
+                                  std::vector<std::uint32_t>& rows) {
+    // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
+    // its ids ascending (the id stream's delta coding wants it), so each search starts from the
+    // row found before; ids out of order search from the start again.
+    auto less = [](std::int32_t a, std::int32_t b) {
+        return static_cast<std::uint32_t>(a) < static_cast<std::uint32_t>(b);
+    };
+    std::size_t from = 0;
+    for (std::uint32_t k = 0; k < updates.count; ++k) {
+        const std::int32_t id = updates.gaussian_id[k];
+        if (from > 0 && less(id, ids[from - 1])) from = 0;
+        // Gallop to bracket the id, then search the bracket.
+        std::size_t hi = from, reach = 1;
+        while (hi < ids.size() && less(ids[hi], id)) {
+            from = hi + 1;
+            hi += reach;
+            reach *= 2;
+        }
+        hi = std::min(hi + 1, ids.size());
+        const auto it = std::lower_bound(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                         ids.begin() + static_cast<std::ptrdiff_t>(hi), id, less);
+        if (it == ids.end() || *it != id) return false;  // not while `ids` is the state's
+        rows.push_back(static_cast<std::uint32_t>(it - ids.begin()));
+        from = rows.back() + 1;
+    }
+    return true;
+}
+
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDeltaWorkspace& ws,
                                      StateInfo* info) const {
-    FOURDGS_TRY(state_bins_at(t, ws, info));
+    FOURDGS_TRY(compose_chain(t, ws, info));
     out.clear();
-    dequantize(scene(), ws.composed, out);
+    dequantize(scene(), sorted_state(ws), out);  // once, at the end, from the composed bins
     return ok_status();
 }
 

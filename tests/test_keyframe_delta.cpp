@@ -1306,3 +1306,95 @@ TEST_CASE("§5.7: a duplicate SH band entry is refused by the keyframe-delta rea
     // Without the duplicate, all three read the file.
     require_clean(run_indexed(fixture_with_band_one()));
 }
+
+namespace {
+
+// A keyframe's bins: gaussians with the given ids, every required column, position (v, v, v)
+// and scale (v, v, v) for a value v per gaussian.
+ChunkBins keyframe_bins(const std::vector<std::uint32_t>& id, const std::vector<std::int32_t>& v) {
+    ChunkBins b;
+    b.count = static_cast<std::uint32_t>(id.size());
+    for (std::uint8_t a = 0; a < attr::kRequiredCount; ++a)
+        b.column(a)->assign(std::size_t{b.count} * attr::kChannels[a], 0);
+    for (std::size_t i = 0; i < id.size(); ++i)
+        for (int c = 0; c < 3; ++c) b.position[i * 3 + c] = b.scale[i * 3 + c] = v[i];
+    b.has_gaussian_id = true;
+    for (std::uint32_t i : id) b.gaussian_id.push_back(static_cast<std::int32_t>(i));
+    return b;
+}
+
+// A delta updating the given ids by the given position and scale differences (all 3 components).
+DeltaBins update_bins(const std::vector<std::uint32_t>& id, const std::vector<std::int32_t>& dpos,
+                      const std::vector<std::int32_t>& dscale) {
+    DeltaBins d;
+    d.updates.count = static_cast<std::uint32_t>(id.size());
+    for (std::size_t i = 0; i < id.size(); ++i) {
+        d.updates.gaussian_id.push_back(static_cast<std::int32_t>(id[i]));
+        for (int c = 0; c < 3; ++c) {
+            d.updates.position.push_back(dpos[i]);
+            d.updates.scale.push_back(dscale[i]);
+        }
+    }
+    d.updates.has_gaussian_id = true;
+    d.update_present[attr::gaussian_id] = d.update_present[attr::position] =
+        d.update_present[attr::scale] = true;
+    return d;
+}
+
+Error apply_error(const ChunkBins& keyframe, const DeltaBins& delta) {
+    ComposedPopulation pop;
+    pop.reset(0);
+    REQUIRE(pop.assign_keyframe(keyframe, {100, 0, 1, false}).ok());
+    const Status st = pop.apply(delta, {200, 1, 2, true});
+    REQUIRE(!st.ok());
+    return st.error();
+}
+
+}  // namespace
+
+TEST_CASE("M116/M124: updates applied column by column refuse what a row-by-row composition "
+          "meets first",
+          "[keyframe-delta]") {
+    constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+    const ChunkBins kf = keyframe_bins({0, 1, 2}, {1, kMax, kMax});
+    // Row 0 (id 0) overflows in scale, row 1 (id 2) in position: row by row, id 0's scale is
+    // met first, though the position column is added first.
+    Error e = apply_error(kf, update_bins({0, 2}, {0, 1}, {kMax, 0}));
+    CHECK(e.refusal == refusal::kComposedBinOutOfRange);
+    CHECK_THAT(e.message, Catch::Contains("'scale[0]' of gaussian_id 0"));
+    // An overflow in a row before an id that is not live is met first...
+    e = apply_error(kf, update_bins({2, 7}, {1, 0}, {0, 0}));
+    CHECK(e.refusal == refusal::kComposedBinOutOfRange);
+    CHECK_THAT(e.message, Catch::Contains("'position[0]' of gaussian_id 2"));
+    // ...and one after it is not.
+    e = apply_error(kf, update_bins({0, 7, 2}, {0, 0, 1}, {0, 0, 0}));
+    CHECK(e.refusal == refusal::kUnknownGaussianId);
+    CHECK_THAT(e.message, Catch::Contains("gaussian_id 7"));
+}
+
+TEST_CASE("§11.3: deaths keep a population in id order, so its slots stay the sorted state",
+          "[keyframe-delta]") {
+    ComposedPopulation pop;
+    pop.reset(0);
+    REQUIRE(pop.assign_keyframe(keyframe_bins({0, 1, 2, 3, 4, 5}, {10, 11, 12, 13, 14, 15}),
+                                {100, 0, 1, false})
+                .ok());
+    DeltaBins d = update_bins({2, 5}, {100, 100}, {0, 0});
+    d.deaths = {1, 3};
+    std::vector<std::uint32_t> updated;
+    REQUIRE(pop.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, &updated).ok());
+    CHECK(pop.in_id_order());
+    CHECK(updated == std::vector<std::uint32_t>{1, 3});  // ids 2 and 5, at their sorted rows
+    ChunkBins out;
+    pop.materialize(out);
+    CHECK(out.gaussian_id == std::vector<std::int32_t>{0, 2, 4, 5});
+    CHECK(out.position == std::vector<std::int32_t>{10, 10, 10, 112, 112, 112, 14, 14, 14,
+                                                    115, 115, 115});
+    // The dead ids stay dead, and the live ones are found at their new slots.
+    CHECK(pop.dead_ids().count(1) == 1);
+    CHECK(pop.dead_ids().count(3) == 1);
+    CHECK(pop.contains(5));
+    d = update_bins({5}, {1}, {0});
+    REQUIRE(pop.apply(d, {300, 2, 3, true}, std::uint64_t{1} << 26, &updated).ok());
+    CHECK(updated == std::vector<std::uint32_t>{3});
+}

@@ -259,13 +259,9 @@ void require_same_frame(const Frame& got, const Frame& want) {
     const std::size_t n = got.count;
     if (n == 0) return;
     REQUIRE(got.sh_degree == want.sh_degree);
-    REQUIRE(same_rows(got.center, want.center, n * 3));
-    REQUIRE(same_rows(got.scale, want.scale, n * 3));
-    REQUIRE(same_rows(got.rotation, want.rotation, n * 4));
-    REQUIRE(same_rows(got.color, want.color, n * 4));
-    REQUIRE(same_rows(got.object_id, want.object_id, n));
-    REQUIRE(same_rows(got.source, want.source, n));
-    REQUIRE(same_rows(got.sh, want.sh, n * 3 * sh_coeffs_per_component(got.sh_degree)));
+    for_each_frame_column(got.sh_degree, [&](auto column, std::size_t per) {
+        REQUIRE(same_rows(got.*column, want.*column, n * per));
+    });
 }
 
 // state_at + evaluate on a reader of its own: what every frame must equal.
@@ -450,15 +446,13 @@ namespace {
 
 // Row i of a and row j of b, bit for bit, every column.
 bool same_row(const Frame& a, std::size_t i, const Frame& b, std::size_t j) {
-    auto eq = [](const auto& x, std::size_t xi, const auto& y, std::size_t yi, std::size_t per) {
-        return per == 0 || std::memcmp(&x[xi * per], &y[yi * per], per * sizeof x[0]) == 0;
-    };
-    const std::size_t sh = 3 * static_cast<std::size_t>(sh_coeffs_per_component(a.sh_degree));
-    return a.sh_degree == b.sh_degree && eq(a.center, i, b.center, j, 3) &&
-           eq(a.scale, i, b.scale, j, 3) && eq(a.rotation, i, b.rotation, j, 4) &&
-           eq(a.color, i, b.color, j, 4) && eq(a.object_id, i, b.object_id, j, 1) &&
-           eq(a.source, i, b.source, j, 1) && eq(a.flags, i, b.flags, j, 1) &&
-           eq(a.sh, i, b.sh, j, sh);
+    bool same = a.sh_degree == b.sh_degree;
+    for_each_frame_column(a.sh_degree, [&](auto column, std::size_t per) {
+        const auto& x = a.*column;
+        const auto& y = b.*column;
+        same = same && (per == 0 || std::memcmp(&x[i * per], &y[j * per], per * sizeof x[0]) == 0);
+    });
+    return same;
 }
 
 // Checks each frame's changed rows against the frame before it, and the frame against a fresh

@@ -113,6 +113,16 @@ void size_rows(GaussianBlock& out, std::size_t count, int sh_degree);
 void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out,
                      std::size_t first);
 
+// dequantize_into for some attributes only: the §3 columns made from the attributes `which`
+// flags (by attr id) at rows [first, first + bins.count) of `out`, whose columns the caller
+// sized. Only the bins those columns need are read (motion and mu_t also read sigma_t, flags
+// and window_index; color and opacity each other; rotation rotation_index); other columns are
+// not touched; SH bands (which no attribute id names) only `with_sh`. A keyframe-delta step
+// dequantizes the columns its update changed, for the rows it changed, with it.
+void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
+                        const std::array<bool, attr::kKnownCount>& which, bool with_sh,
+                        GaussianBlock& out, std::size_t first);
+
 // Convenience: decode_chunk_bins then dequantize into a cleared `out`.
 Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
                     std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,

@@ -70,13 +70,18 @@ struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
     DeltaBins delta;
     DecodeScratch scratch;
     ComposedPopulation population;
-    ChunkBins composed;  // the state composed last (state_bins_at, step_forward), sorted by id
-    // Which state `population` and `composed` hold: the index entry of its state chunk and that
-    // chunk's level, or kNone (nothing yet, or the last call failed part-way).
+    // The state composed last, sorted by id, when `composed_current`: state_bins_at always
+    // leaves it here. state_at and step_forward copy it out of `population` only when the
+    // population's slots are not in id order (otherwise the population is the sorted state,
+    // and a step updates it in place), and keep it current while it is.
+    ChunkBins composed;
+    bool composed_current = false;
+    // Which state `population` (and `composed`) hold: the index entry of its state chunk and
+    // that chunk's level, or kNone (nothing yet, or the last call failed part-way).
     std::size_t composed_entry = kNone;
     std::uint32_t composed_level = 0;
     std::vector<std::uint32_t> updated;  // step_forward: the slots its delta updated...
-    ChunkBins changed;                   // ...and their bins
+    ChunkBins changed;                   // ...and the bins their changed columns are made from
 };
 
 // What one forward step (KeyframeDeltaReader::step_forward) changed in the state sorted by
@@ -86,7 +91,9 @@ struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
 struct StateStep {
     bool whole = false;                // `values` is the whole state after the step
     std::vector<std::uint32_t> rows;   // !whole: the changed rows of the state, in any order
-    GaussianBlock values;              // !whole: row k is the new value of rows[k]
+    // !whole: row k is the new value of rows[k], in the columns made from `attributes` only
+    // (the others are empty).
+    GaussianBlock values;
     // !whole: the attributes the step changed (by attr id: the update group's streams); only
     // the §3 columns made from them differ (position, scale, rotation, color, motion, mu_t,
     // object_id, source ids: the GOP invariants sigma_t, flags and window never change).
@@ -161,8 +168,10 @@ public:
     // Playing forward through a GOP without recomposing it (§11.4): when the state chunk after
     // the one `ws` holds (composed by state_bins_at / state_at or an earlier step) is a Delta
     // Chunk chained onto it, fetches, checks and decodes that one record and applies it to the
-    // composed state (ws.population and ws.composed, in bins, §11.3), so the step costs one
-    // delta, not the chain from its keyframe; `step` receives what changed in the §3 state
+    // composed state in place (ws.population, in bins, §11.3: each update stream's differences
+    // added to the rows its ids name, column by column), so the step costs one delta, not the
+    // chain from its keyframe, and an update dequantizes only the columns it changed, of the
+    // rows it changed; `step` receives what changed in the §3 state
     // (StateStep) and `info` the new state chunk's description. Returns false with nothing
     // done when the next state chunk is a keyframe or a keyframe-referenced delta, when `ws`
     // holds no state, or at the end of the timeline: compose that state with state_at (a seek).
@@ -192,6 +201,18 @@ private:
                          std::vector<std::uint32_t>* updated) const;
     void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
                         StateInfo& info) const;
+    // Fetches and composes plan(t)'s chain into ws.population (ws.composed only when the
+    // population is out of id order).
+    Status compose_chain(double t, KeyframeDeltaWorkspace& ws, StateInfo* info) const;
+    // ws.composed made from ws.population (sorted by id) and marked current.
+    static void materialize_composed(KeyframeDeltaWorkspace& ws);
+    // The composed state's bins sorted by gaussian_id: ws.composed when current, else the
+    // population itself (then in id order).
+    static const ChunkBins& sorted_state(const KeyframeDeltaWorkspace& ws);
+    // The row of each id of `updates` in the state whose ascending ids are `ids`, appended to
+    // `rows`; false when one is not there.
+    static bool rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
+                        std::vector<std::uint32_t>& rows);
 
     IndexedReader base_;
     ReaderOptions options_;

@@ -56,6 +56,21 @@ struct Frame {
     void clear() noexcept { count = unrepresentable = 0; }
 };
 
+// Calls f(&Frame::column, values per row) for each per-gaussian column of a Frame whose SH
+// degree is `sh_degree`, in declaration order: the one walk for code that copies, moves or
+// compares a frame's rows column by column.
+template <class F>
+void for_each_frame_column(int sh_degree, F&& f) {
+    f(&Frame::center, std::size_t{3});
+    f(&Frame::scale, std::size_t{3});
+    f(&Frame::rotation, std::size_t{4});
+    f(&Frame::color, std::size_t{4});
+    f(&Frame::object_id, std::size_t{1});
+    f(&Frame::source, std::size_t{1});
+    f(&Frame::flags, std::size_t{1});
+    f(&Frame::sh, 3 * static_cast<std::size_t>(sh_coeffs_per_component(sh_degree)));
+}
+
 struct EvaluateOptions {
     bool with_sh = true;    // copy SH bytes of visible gaussians (up to max_sh_degree)
     int max_sh_degree = 3;

@@ -11,7 +11,8 @@
 //   bench_playback step SCENE              keyframe-delta: each forward step
 //                                          (KeyframeDeltaReader::step_forward) against the
 //                                          decode of that delta chunk alone (fetch, parse,
-//                                          decode_delta_bins)
+//                                          decode_delta_bins); a seek (state_at) against the
+//                                          decode of its keyframe and deltas alone
 //   bench_playback memory SCENE            peak RSS of a process playing the whole scene (every
 //                                          1/60 s, waiting for each frame) above its RSS once
 //                                          the scene is open, against the largest instant's
@@ -19,7 +20,7 @@
 //   bench_playback http BASE ROOT SCENE... run by tests/http/harness.py (nginx on BASE serving
 //                                          ROOT); starts tests/bench/link_proxy.py in front of
 //                                          it (50 ms round trip, 200 Mbit/s): time to first
-//                                          frame, a seek's first frame, late frames at 1x
+//                                          frame, a seek's first frame, late frames at 1x and 2x
 //
 // Load: the machines are shared; each section prints the load average beside its figures.
 #include <fourdgs/fourdgs.hpp>
@@ -182,17 +183,12 @@ struct FrameSample {
 // Rows [0, from.count) of `from` over rows [0, from.count) of `to`: what an engine's copy of the
 // changed rows costs.
 void copy_rows(const Frame& from, Frame& to) {
-    auto copy = [n = from.count](const auto& a, auto& b, std::size_t per) {
-        if (n * per > 0 && b.size() >= n * per) std::memcpy(b.data(), a.data(), n * per * sizeof a[0]);
-    };
-    copy(from.center, to.center, 3);
-    copy(from.scale, to.scale, 3);
-    copy(from.rotation, to.rotation, 4);
-    copy(from.color, to.color, 4);
-    copy(from.object_id, to.object_id, 1);
-    copy(from.source, to.source, 1);
-    copy(from.flags, to.flags, 1);
-    copy(from.sh, to.sh, 3 * static_cast<std::size_t>(sh_coeffs_per_component(from.sh_degree)));
+    for_each_frame_column(from.sh_degree, [&](auto column, std::size_t per) {
+        const auto& a = from.*column;
+        auto& b = to.*column;
+        const std::size_t n = from.count * per;
+        if (n > 0 && b.size() >= n) std::memcpy(b.data(), a.data(), n * sizeof a[0]);
+    });
 }
 
 void render_thread(const std::string& path, double rate, double wall_seconds,
@@ -315,6 +311,52 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
 // ---------------------------------------------------------------------------------------------
 // Keyframe-delta: a forward step against the decode of its delta chunk alone.
 
+// The decode of one state chunk alone, as a reader fetches it: its record and SH bands
+// fetched, parsed and decoded to bins (decode_chunk_bins or decode_delta_bins), no composing.
+struct ChunkDecoder {
+    explicit ChunkDecoder(Opened& o)
+        : scene(o.keyframes()->scene()), fetcher(o.source, ReaderOptions{}.max_record_bytes) {}
+    void decode(const ChunkIndex& e) {
+        const bool delta = e.keyframe->chunk_kind == kChunkKindDelta;
+        RecordView rec = take(fetcher.fetch_framed(e.chunk_offset, e.chunk_length,
+                                                   delta ? op::delta_chunk : op::chunk,
+                                                   buffers.record, {}),
+                              "fetch");
+        check(fetcher.fetch_sh_bands(e, scene.header.sh_degree, false, buffers.bands,
+                                     buffers.band_records),
+              "bands");
+        if (delta)
+            check(decode_delta_bins(scene, take(parse_delta_chunk(rec), "parse"),
+                                    buffers.band_records, options, delta_bins, scratch),
+                  "decode");
+        else
+            check(decode_chunk_bins(scene, take(parse_chunk(rec), "parse"), buffers.band_records,
+                                    options, bins, scratch),
+                  "decode");
+    }
+    const SceneInfo& scene;
+    RangeFetcher fetcher;
+    FetchedChunkBuffers buffers;
+    ChunkBins bins;
+    DeltaBins delta_bins;
+    DecodeScratch scratch;
+    ChunkDecodeOptions options;
+};
+
+// The best of `runs` timings of f, in wall and thread-CPU seconds.
+template <class F>
+std::pair<double, double> best_of(int runs, F&& f) {
+    double wall = 1e30, cpu = 1e30;
+    for (int r = 0; r < runs; ++r) {
+        const double c0 = thread_cpu();
+        const auto w0 = Clock::now();
+        f();
+        wall = std::min(wall, since(w0));
+        cpu = std::min(cpu, thread_cpu() - c0);
+    }
+    return {wall, cpu};
+}
+
 void step_cost(const std::string& path) {
     Opened o(path);
     const KeyframeDeltaReader* kd = o.keyframes();
@@ -322,16 +364,11 @@ void step_cost(const std::string& path) {
         std::fprintf(stderr, "%s is not keyframe-delta\n", path.c_str());
         std::exit(1);
     }
-    const SceneInfo& scene = kd->scene();
     const std::vector<ChunkIndex>& ix = kd->timeline().entries();
     KeyframeDeltaWorkspace ws;
     StateStep step;
     GaussianBlock state;
-    RangeFetcher fetcher(o.source, ReaderOptions{}.max_record_bytes);
-    FetchedChunkBuffers buffers;
-    DeltaBins delta;
-    DecodeScratch scratch;
-    ChunkDecodeOptions decode;
+    ChunkDecoder decoder(o);
     std::vector<double> ratio_wall, ratio_cpu, step_ms, decode_ms, keyframe_ms;
     std::uint64_t rows = 0;
     for (std::size_t entry : kd->timeline().by_time()) {
@@ -353,40 +390,33 @@ void step_cost(const std::string& path) {
         }
         step.apply_to(state);
         rows += step.rows.size();
-        double best_wall = 1e30, best_cpu = 1e30;
-        for (int r = 0; r < 3; ++r) {
-            const double d0 = thread_cpu();
-            const auto w0 = Clock::now();
-            RecordView rec = take(fetcher.fetch_framed(e.chunk_offset, e.chunk_length,
-                                                       op::delta_chunk, buffers.record, {}),
-                                  "fetch");
-            DeltaChunk d = take(parse_delta_chunk(rec), "parse");
-            check(fetcher.fetch_sh_bands(e, 0, false, buffers.bands, buffers.band_records),
-                  "bands");
-            check(decode_delta_bins(scene, d, buffers.band_records, decode, delta, scratch),
-                  "decode");
-            best_wall = std::min(best_wall, since(w0));
-            best_cpu = std::min(best_cpu, thread_cpu() - d0);
-        }
+        const auto [best_wall, best_cpu] = best_of(3, [&] { decoder.decode(e); });
         step_ms.push_back(step_wall * 1e3);
         decode_ms.push_back(best_wall * 1e3);
         ratio_wall.push_back(step_wall / best_wall);
         ratio_cpu.push_back(step_cpu / best_cpu);
     }
-    // Today's alternative, a seek to the same state: the keyframe and the chain up to it.
+    // A seek: state_at composing the keyframe and the chain up to the state, against the decode
+    // of those chunks alone (each best of 3).
     std::string seeks;
     {
         KeyframeDeltaWorkspace sws;
         GaussianBlock out;
         check(kd->state_at(0, out, sws), "state_at");  // the buffers' first pages, not measured
-        for (std::size_t depth : {1u, 10u, 20u, 29u}) {
-            std::size_t entry = kd->timeline().by_time().at(std::min<std::size_t>(
-                depth, kd->timeline().by_time().size() - 1));
-            const auto t0 = Clock::now();
-            check(kd->state_at(ix[entry].t0, out, sws), "state_at");
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%s%zu: %.0f ms", seeks.empty() ? "" : ", ",
-                          kd->timeline().chain_of(entry).size() - 1, since(t0) * 1e3);
+        for (std::size_t depth : {0u, 1u, 10u, 20u, 29u}) {
+            const std::size_t entry = kd->timeline().by_time().at(
+                std::min<std::size_t>(depth, kd->timeline().by_time().size() - 1));
+            const auto [seek_wall, seek_cpu] =
+                best_of(3, [&] { check(kd->state_at(ix[entry].t0, out, sws), "state_at"); });
+            const auto [dec_wall, dec_cpu] = best_of(3, [&] {
+                for (std::size_t c : kd->timeline().chain_of(entry)) decoder.decode(ix[c]);
+            });
+            char buf[160];
+            std::snprintf(buf, sizeof buf,
+                          "\n    depth %zu: seek %.1f ms, decode alone %.1f ms: %.2fx wall, "
+                          "%.2fx thread CPU",
+                          kd->timeline().chain_of(entry).size() - 1, seek_wall * 1e3,
+                          dec_wall * 1e3, seek_wall / dec_wall, seek_cpu / dec_cpu);
             seeks += buf;
         }
     }
@@ -402,9 +432,9 @@ void step_cost(const std::string& path) {
                 percentile(ratio_wall, 0.5), percentile(ratio_wall, 0.9),
                 percentile(ratio_wall, 1.0), percentile(ratio_cpu, 0.5),
                 percentile(ratio_cpu, 0.9), percentile(ratio_cpu, 1.0));
-    std::printf("  a seek to a state of the first GOP instead (state_at, by deltas composed): "
-                "%s\n",
-                seeks.c_str());
+    std::printf("  a seek (state_at) against the decode of its keyframe and deltas alone, by "
+                "deltas composed:%s\n  %s\n",
+                seeks.c_str(), load().c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,26 +604,33 @@ void over_http(const std::string& base, const std::string& root,
                     seek_to, seek * 1e3, seek / seek_goal, double(seek_bytes) / 1e6,
                     seek_decode * 1e3, seek_goal * 1e3);
 
-        // Playback at 1x from the start, 60 Hz, never waiting.
-        player.seek(0);
-        check(player.frame_at(0, frame, info, true), "restart");
-        player.play();
-        int frames = 0, late = 0;
-        const auto start = Clock::now();
-        for (int k = 1;; ++k) {
-            const auto due = start + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(k / 60.0));
-            std::this_thread::sleep_until(due);
-            const double now = std::chrono::duration<double>(due - start).count();
-            check(player.frame(now, frame, info), "frame");
-            ++frames;
-            late += info.late;
-            if (info.state == PlaybackState::ended) break;
+        // Playback at 1x and 2x from the start, 60 Hz, never waiting.
+        for (double rate : {1.0, 2.0}) {
+            player.pause();
+            player.seek(0);
+            check(player.frame_at(0, frame, info, true), "restart");
+            check(player.set_rate(rate), "rate");
+            player.play();
+            const HttpStats before = source->stats();
+            int frames = 0, late = 0;
+            const auto start = Clock::now();
+            for (int k = 1;; ++k) {
+                const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(k / 60.0));
+                std::this_thread::sleep_until(due);
+                const double now = std::chrono::duration<double>(due - start).count();
+                check(player.frame(now, frame, info), "frame");
+                ++frames;
+                late += info.late;
+                if (info.state == PlaybackState::ended) break;
+            }
+            const HttpStats st = source->stats();
+            std::printf("  playback at %gx: %d frames, %d late; %llu requests, %.1f MB fetched; "
+                        "%s\n",
+                        rate, frames, late,
+                        static_cast<unsigned long long>(st.requests - before.requests),
+                        double(st.bytes_fetched - before.bytes_fetched) / 1e6, load().c_str());
         }
-        const HttpStats st = source->stats();
-        std::printf("  playback at 1x: %d frames, %d late; %llu requests, %.1f MB fetched; %s\n",
-                    frames, late, static_cast<unsigned long long>(st.requests),
-                    double(st.bytes_fetched) / 1e6, load().c_str());
     }
     stop_link(link);
 }

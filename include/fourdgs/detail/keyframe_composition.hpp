@@ -129,10 +129,11 @@ private:
 };
 
 // A composed state in integer bins, keyed by gaussian_id. Storage is structure-of-arrays (a
-// ChunkBins in slot order) plus an id → slot map (IdSlots); a death swaps the last slot into the
-// freed one. While the slots are in gaussian_id order (a keyframe whose ids ascend, as writers
-// write them, then updates, births of new highest ids, or deaths of the last slot), the
-// population is its own sorted state: materialize is a copy and a slot is its state row.
+// ChunkBins in slot order) plus an id → slot map (IdSlots). While the slots are in gaussian_id
+// order (a keyframe whose ids ascend, as writers write them, then updates, deaths — the rows
+// after a dead one move down — and births of new highest ids), the population is its own
+// sorted state: materialize is a copy and a slot is its state row. Out of that order a death
+// swaps the last slot into the freed one.
 // Memory: one ChunkBins row per live gaussian (about 100 bytes plus SH) and 4 bytes an id (a
 // hash entry when ids are sparse). Copyable (the streaming front-end keeps the GOP keyframe's
 // state beside the current one).
@@ -163,11 +164,16 @@ public:
     // unknown-gaussian-id for an update or death of an id not live (M124), gaussian-id-reused for
     // a birth of an id that died (M112), composed-bin-out-of-range (M116/M130), and limit-exceeded
     // when the population would exceed `max_population`. On failure the population is unchanged
-    // only up to the failing group (callers discard it). `updated` (optional) receives the slot
-    // of each gaussian the update group changed, in the group's order (for gather()).
+    // only up to the failing group (callers discard it). Updates are applied in place, column
+    // by present stream: a step costs the rows and streams its delta carries. `updated`
+    // (optional) receives the slot of each gaussian the update group changed, in the group's
+    // order (for gather()), and `composed_rows` (optional) those gaussians' composed bins in
+    // the same order, in the columns the update group carries (and gaussian_id; its other
+    // columns are left as they were): written as they are composed, rather than gathered again.
     Status apply(const DeltaBins& delta, const ChunkRef& chunk,
                  std::uint64_t max_population = std::uint64_t{1} << 26,
-                 std::vector<std::uint32_t>* updated = nullptr);
+                 std::vector<std::uint32_t>* updated = nullptr,
+                 ChunkBins* composed_rows = nullptr);
 
     std::size_t size() const noexcept { return bins_.count; }
     bool contains(std::uint32_t id) const { return slot_.contains(id); }
@@ -181,13 +187,20 @@ public:
     // dequantize(). Deterministic: the same composed state gives the same bytes.
     void materialize(ChunkBins& out) const;
     // The rows of the given slots (as apply's `updated` names them), in that order, as a
-    // ChunkBins (replaced) with the population's columns and SH bands. Slots are valid until the
-    // next change of the population.
-    void gather(std::span<const std::uint32_t> slots, ChunkBins& out) const;
+    // ChunkBins (replaced) with the population's columns and SH bands; with `only`, just the
+    // attribute columns it flags (by attr id; the others and SH are left as they were). Slots
+    // are valid until the next change of the population.
+    void gather(std::span<const std::uint32_t> slots, ChunkBins& out,
+                const std::array<bool, attr::kKnownCount>* only = nullptr) const;
+    // The population itself, in slot order: while in_id_order(), the state sorted by
+    // gaussian_id (what materialize() copies), with every column holding every row.
+    const ChunkBins& slot_bins() const noexcept { return bins_; }
 
 private:
     Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);
     void remove_slot(std::uint32_t slot);
+    // Removes the ascending slots `dead` (ids already erased), keeping the others' order.
+    void remove_slots_in_order(std::span<const std::uint32_t> dead);
     void append_row(const ChunkBins& src, std::uint32_t row);
 
     ChunkBins bins_;  // slot order

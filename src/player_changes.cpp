@@ -1,0 +1,165 @@
+// The player's changed rows (player_changes.hpp).
+#include "player_changes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+namespace fourdgs {
+namespace {
+
+constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
+constexpr std::size_t kMaxBounds = 64;
+
+// Whether gaussian i's §3 value can change with t but for its window (kept apart: few distinct
+// bounds are checked for crossings instead): it moves, fades, or has an Object Track.
+bool timed_row(const GaussianBlock& b, std::size_t i, const TrackPoses& tracks, bool windowed) {
+    const float* m = &b.motion[i * 3];
+    if (m[0] != 0.0f || m[1] != 0.0f || m[2] != 0.0f || !std::isinf(b.sigma_t[i])) return true;
+    if (windowed && (std::isfinite(b.win_lo[i]) || std::isfinite(b.win_hi[i]))) return true;
+    return !b.object_id.empty() && tracks.find(b.object_id[i]) != nullptr;
+}
+
+// Row k of `from` over row `at` of `to` (same SH width), every column.
+void copy_frame_row(const Frame& from, std::size_t k, Frame& to, std::size_t at) {
+    for_each_frame_column(from.sh_degree, [&](auto column, std::size_t per) {
+        std::copy_n((from.*column).begin() + static_cast<std::ptrdiff_t>(k * per), per,
+                    (to.*column).begin() + static_cast<std::ptrdiff_t>(at * per));
+    });
+}
+
+// The block of `blocks` holding state row r, and r's row in it.
+std::pair<const GaussianBlock*, std::size_t> row_in(std::span<const Shown> blocks,
+                                                    std::uint32_t r) {
+    std::size_t b = 0;
+    while (b + 1 < blocks.size() && blocks[b + 1].first <= r) ++b;
+    return {blocks[b].block, r - blocks[b].first};
+}
+
+}  // namespace
+
+// What the next frame compares with, after `out` was evaluated whole: each state row's Frame
+// row, the window bounds, and the rows whose value depends on t.
+void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
+                            const TrackPoses& tracked) {
+    std::size_t rows = 0;
+    for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
+    frame_row_.assign(rows, kNoRow);
+    for (std::size_t k = 0; k < out.count; ++k)
+        frame_row_[out.source[k]] = static_cast<std::uint32_t>(k);
+    bounds_.clear();
+    many_bounds_ = false;
+    for (const Shown& sh : blocks) {
+        const GaussianBlock& b = *sh.block;
+        float last_lo = std::numeric_limits<float>::quiet_NaN(), last_hi = last_lo;
+        for (std::size_t i = 0; i < b.count && !many_bounds_; ++i) {
+            if (b.win_lo[i] == last_lo && b.win_hi[i] == last_hi) continue;  // the usual
+            last_lo = b.win_lo[i];
+            last_hi = b.win_hi[i];
+            for (float v : {last_lo, last_hi})
+                if (std::isfinite(v) && std::find(bounds_.begin(), bounds_.end(), v) == bounds_.end())
+                    bounds_.push_back(v);
+            many_bounds_ = bounds_.size() > kMaxBounds;
+        }
+    }
+    std::sort(bounds_.begin(), bounds_.end());
+    is_timed_.assign(rows, 0);
+    timed_.clear();
+    for (const Shown& sh : blocks)
+        for (std::size_t i = 0; i < sh.block->count; ++i)
+            if (timed_row(*sh.block, i, tracked, many_bounds_)) {
+                is_timed_[sh.first + i] = 1;
+                timed_.push_back(static_cast<std::uint32_t>(sh.first + i));
+            }
+    valid_ = out.unrepresentable == 0;
+}
+
+bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, double cutoff,
+                                    const EvaluateOptions& options) {
+    Frame& p = partial_;
+    p.count = p.unrepresentable = 0;
+    EvaluateOptions opt = options;
+    opt.append = true;
+    std::vector<std::uint32_t> local;
+    for (const Shown& sh : blocks) {
+        const auto lo = std::lower_bound(rows_.begin(), rows_.end(), sh.first);
+        const auto hi = std::lower_bound(lo, rows_.end(), sh.first + sh.block->count);
+        if (lo == hi) continue;
+        local.assign(lo, hi);
+        for (std::uint32_t& r : local) r -= sh.first;
+        const std::size_t at = p.count;
+        evaluate_rows(*sh.block, local, t, cutoff, p, opt);
+        for (std::size_t k = at; k < p.count; ++k) p.source[k] += sh.first;
+    }
+    // The same rows visible as before, or the frame's rows are not the previous ones.
+    bool same = p.unrepresentable == 0;
+    for (std::size_t i = 0, k = 0; same && i < rows_.size(); ++i) {
+        const bool now = k < p.count && p.source[k] == rows_[i];
+        same = now == (frame_row_[rows_[i]] != kNoRow);
+        if (now) ++k;
+    }
+    return same;
+}
+
+void FrameChanges::track(std::span<const Shown> blocks, double t, double cutoff,
+                         const EvaluateOptions& options, Frame& out, PlayerFrame& info,
+                         const std::function<void(double, Frame&)>& evaluate_whole) {
+    const TrackPoses tracked(options.tracks, 0);  // for which ids have a track
+    info.changed.clear();
+    bool partial = valid_;
+    if (partial) {
+        std::sort(stepped_.begin(), stepped_.end());
+        stepped_.erase(std::unique(stepped_.begin(), stepped_.end()), stepped_.end());
+        // A step may start or stop a gaussian's motion (or its track).
+        bool regroup = false;
+        for (std::uint32_t r : stepped_) {
+            const auto [block, i] = row_in(blocks, r);
+            const std::uint8_t now = timed_row(*block, i, tracked, many_bounds_);
+            regroup |= now != is_timed_[r];
+            is_timed_[r] = now;
+        }
+        if (regroup) {
+            timed_.clear();
+            for (std::size_t r = 0; r < is_timed_.size(); ++r)
+                if (is_timed_[r]) timed_.push_back(static_cast<std::uint32_t>(r));
+        }
+        const bool moved = t != t_;
+        if (moved && !many_bounds_) {
+            // A window bound between the two instants changes some gaussian's window test.
+            const float a = float_at_or_below(t_), b = float_at_or_below(t);
+            const float lo = std::min(a, b), hi = std::max(a, b);
+            const auto it = std::upper_bound(bounds_.begin(), bounds_.end(), lo);
+            partial = it == bounds_.end() || !(*it <= hi);
+        }
+        rows_.clear();
+        if (moved)
+            std::set_union(stepped_.begin(), stepped_.end(), timed_.begin(), timed_.end(),
+                           std::back_inserter(rows_));
+        else
+            rows_ = stepped_;
+    }
+    if (partial) partial = evaluate_partial(blocks, t, cutoff, options);
+    if (partial) {
+        const bool same_out = &out == out_ && out.center.data() == out_center_ && out.count == count_;
+        for (std::size_t k = 0; k < partial_.count; ++k) {
+            const std::uint32_t row = frame_row_[partial_.source[k]];
+            info.changed.push_back(row);
+            if (same_out) copy_frame_row(partial_, k, out, row);
+        }
+        if (same_out) out.time = t;
+        else evaluate_whole(t, out);
+        info.all_changed = false;
+    } else {
+        evaluate_whole(t, out);
+        info.all_changed = true;
+        remember(blocks, out, tracked);
+    }
+    stepped_.clear();
+    t_ = t;
+    out_ = &out;
+    out_center_ = out.center.data();
+    count_ = out.count;
+}
+
+}  // namespace fourdgs

@@ -1,0 +1,68 @@
+// The player's changed rows (PlayerFrame::changed, fourdgs/player.hpp): the render thread's
+// memory of the previous frame, and the evaluation of a frame that costs what changed since it.
+//
+// While the state shown is the one the previous frame was evaluated from, but for the rows steps
+// changed, only those rows and (when the instant moved) the rows whose §3 value depends on t are
+// evaluated again, and only the Frame rows they fill are listed; a row that becomes visible or
+// not, a window bound the instant crosses, or anything else evaluates the whole state and lists
+// every row.
+//
+// Thread safety: the render thread's own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "fourdgs/player.hpp"
+#include "fourdgs/reconstruct.hpp"
+#include "fourdgs/scene.hpp"
+
+namespace fourdgs {
+
+// One block of the state shown and the row its first gaussian has in the state (gaussian-birth:
+// the chunks one after another, as state_at concatenates them).
+struct Shown {
+    const GaussianBlock* block = nullptr;
+    std::uint32_t first = 0;
+};
+
+class FrameChanges {
+public:
+    // The state shown is no longer the one the previous frame was evaluated from (rows moved).
+    void forget() noexcept { valid_ = false; }
+    // Rows a step changed in the state shown since the previous frame.
+    void stepped(std::span<const std::uint32_t> rows) {
+        stepped_.insert(stepped_.end(), rows.begin(), rows.end());
+    }
+    // Evaluates the state `blocks` at t into `out` and says in `info` which rows changed since
+    // the previous call (info.changed, info.all_changed): only the stepped and timed rows are
+    // evaluated when that suffices, else `evaluate_whole(t, out)` evaluates every block.
+    void track(std::span<const Shown> blocks, double t, double cutoff,
+               const EvaluateOptions& options, Frame& out, PlayerFrame& info,
+               const std::function<void(double, Frame&)>& evaluate_whole);
+
+private:
+    void remember(std::span<const Shown> blocks, const Frame& out, const TrackPoses& tracked);
+    // The rows of `blocks` evaluated again at t into partial_; false when the frame must be
+    // whole instead (a row became visible or not, or is unrepresentable).
+    bool evaluate_partial(std::span<const Shown> blocks, double t, double cutoff,
+                          const EvaluateOptions& options);
+
+    bool valid_ = false;
+    double t_ = 0;
+    const Frame* out_ = nullptr;         // the Frame it filled, as it left it
+    const float* out_center_ = nullptr;
+    std::size_t count_ = 0;
+    std::vector<std::uint32_t> frame_row_;  // state row -> its Frame row, kNoRow when none
+    std::vector<std::uint8_t> is_timed_;    // state row: its §3 value depends on t
+    std::vector<std::uint32_t> timed_;      // ...those rows, ascending
+    std::vector<float> bounds_;             // the distinct finite window bounds, ascending...
+    bool many_bounds_ = false;              // ...unless too many: then windowed rows are timed
+    std::vector<std::uint32_t> stepped_;    // state rows steps changed since the previous frame
+    std::vector<std::uint32_t> rows_;       // scratch: the rows re-evaluated
+    Frame partial_;                         // ...and their evaluation
+};
+
+}  // namespace fourdgs

@@ -1,0 +1,209 @@
+// The player's inside (player.cpp, player_worker.cpp): Player::Impl, what its worker thread
+// prepares and what its render thread shows.
+//
+// One mutex guards what the two threads share: the playhead the worker works towards, the
+// prepared states (gaussian-birth chunk slots, keyframe-delta items) and their refusals. Neither
+// thread holds it while it reads, decodes or evaluates: the worker decodes into a slot or an item
+// no one else touches, then publishes it; the render thread takes what it needs under the lock
+// (pins the slots, takes the items), lets go, and evaluates.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fourdgs/player.hpp"
+#include "player_changes.hpp"
+#include "scene_front_end.hpp"
+
+namespace fourdgs {
+// The player's own parts, named apart from the rest of the library.
+namespace player_parts {
+
+inline constexpr std::size_t kNone = ~std::size_t{0};
+using Clock = std::chrono::steady_clock;
+
+inline Error invalid_option(std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
+}
+
+inline Error not_seekable(std::string message) {
+    return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable, std::move(message));
+}
+
+// The largest instant before `t1`: where a state whose interval ends at t1 is last shown.
+inline double before(double t1) { return std::nextafter(t1, -std::numeric_limits<double>::infinity()); }
+
+template <class T, class A>
+inline std::uint64_t bytes_of(const std::vector<T, A>& v) {
+    return v.capacity() * sizeof(T);
+}
+
+inline std::uint64_t bytes_of(const GaussianBlock& b) {
+    return bytes_of(b.position) + bytes_of(b.scale) + bytes_of(b.rotation) + bytes_of(b.color) +
+           bytes_of(b.motion) + bytes_of(b.mu_t) + bytes_of(b.sigma_t) + bytes_of(b.win_lo) +
+           bytes_of(b.win_hi) + bytes_of(b.flags) + bytes_of(b.window_index) + bytes_of(b.sh) +
+           bytes_of(b.object_id) + bytes_of(b.source_group) + bytes_of(b.source_index) +
+           bytes_of(b.gaussian_id);
+}
+
+// An interval of instants over which the state is one: gaussian-birth, the chunks covering each
+// of its instants (in index order, as chunks_for gives them); keyframe-delta, one state chunk.
+struct Segment {
+    double t0 = 0, t1 = 0;
+    std::vector<std::size_t> chunks;
+    std::size_t entry = kNone;
+};
+
+enum class Phase : std::uint8_t { idle, fetching, decoding };
+
+// A gaussian-birth chunk decoded by the worker. The worker writes a slot only while it is
+// `decoding` (the render thread reads only `ready` ones) and reuses only unpinned ones.
+struct ChunkSlot {
+    enum class State : std::uint8_t { empty, decoding, ready, failed };
+    std::size_t chunk = kNone;
+    State state = State::empty;
+    int pins = 0;  // render-thread users: the slots of the state shown
+    GaussianBlock block;
+    std::uint64_t bytes = 0;  // the block's memory, as of its last decode (for stats())
+    std::optional<Error> error;
+};
+
+// A keyframe-delta state prepared by the worker: the state at sequence position `pos` (its
+// state chunk's place in time order) as a step from the state before it, or whole; or the
+// refusal met preparing it.
+struct Item {
+    std::size_t pos = kNone;
+    double t0 = 0, t1 = 0;
+    StateStep step;
+    std::optional<Error> error;
+};
+
+// What the render side found for the instant asked.
+struct Found {
+    enum class Kind : std::uint8_t { on_time, late, failed } kind = Kind::on_time;
+    LateReason reason = LateReason::none;
+    std::optional<Error> error;
+};
+
+}  // namespace player_parts
+using namespace player_parts;
+
+struct Player::Impl {
+    enum class Model : std::uint8_t { birth, keyframes, keyframe_stream };
+
+    // ---- fixed at open
+    std::unique_ptr<ByteSource> owned_source;
+    std::optional<SceneReader> owned_reader;
+    SceneReader* reader = nullptr;
+    // The reader's front-end: each model is played with its reader's own calls.
+    SceneFrontEnd* front_end = nullptr;
+    ByteSource* source = nullptr;
+    PlayerOptions options;
+    EvaluateOptions evaluate_options;
+    Model model = Model::birth;
+    double duration = 0;
+    std::vector<Segment> segments;  // random access: tiling the instants the file covers
+    std::vector<double> starts;     // segments[i].t0, for the lookups
+
+    // ---- shared: guarded by mu
+    mutable std::mutex mu;
+    std::condition_variable wake;   // the worker: something to do
+    std::condition_variable ready;  // a waiting frame: a state was published
+    bool stop = false;
+    // The clock.
+    PlaybackState play_state = PlaybackState::paused;
+    double rate = 1;
+    bool loop = false;
+    double anchor_t = 0;              // the playhead when the clock was last anchored...
+    std::optional<double> anchor_now; // ...at this `now` (none: at the next frame's)
+    double last_now = 0;
+    bool have_last_now = false;
+    double last_t = 0;                // the instant the last frame showed
+    // What the worker works towards.
+    double head_t = 0;
+    int head_dir = 1;
+    // Where the worker is: the segments it works towards, and whether what it is fetching is
+    // still wanted (a seek elsewhere sets `abandon`, which the source's prefetch polls).
+    std::vector<std::size_t> working;
+    std::atomic<bool> abandon{false};
+    bool waiting = false;        // a frame call waits for its state (wait = true)
+    double compose_seconds = 0;  // keyframe-delta: how long composing a state takes (a mean)
+    std::uint64_t composes = 0;
+    Phase phase = Phase::idle;
+    std::size_t work_pos = kNone;     // the segment (birth: the segment of the chunk) or item
+    PlayerStats stats;
+    std::optional<Clock::time_point> late_since;
+    // gaussian-birth
+    std::vector<std::unique_ptr<ChunkSlot>> slots;
+    // keyframe-delta
+    std::deque<Item> queue;           // prepared, in the order they were made
+    std::vector<Item> spare;          // consumed items, kept for their capacity
+    std::size_t shown_pos = kNone;    // the position of the state the render thread holds
+    std::uint64_t shown_bytes = 0;    // its size, for stats()
+    double stream_floor = 0;          // a stream: the earliest instant it can still show
+    bool stream_done = false;         // a stream: its end (or a refusal) was reached
+
+    // ---- the render thread's own
+    std::vector<ChunkSlot*> shown;    // birth: the pinned slots of the state shown...
+    std::size_t shown_seg = kNone;    // ...and its segment
+    GaussianBlock shown_state;        // keyframe-delta: the state shown...
+    double shown_t0 = 0, shown_t1 = 0;  // ...and its interval
+    bool shown_any = false;
+    std::vector<Item> taken;          // items taken from the queue, applied outside the lock
+    FrameChanges changes;             // what the previous frame was, for the changed rows
+
+    // ---- the worker's own
+    std::vector<DecodeWorkspace> pool;
+    KeyframeDeltaWorkspace cursor;
+    std::optional<PlaybackPrefetcher> prefetcher;
+    double aimed_at = std::numeric_limits<double>::quiet_NaN();
+
+    std::thread worker;
+
+    ~Impl();
+
+    // ---- setup
+    Status start(SceneReader& r, ByteSource& s, const PlayerOptions& o);
+    void build_segments();
+
+    // ---- the clock (under mu)
+    double place(double t, bool& ended) const;
+    double clock_at(double now) const;
+    void anchor_here();
+
+    // ---- lookups
+    std::size_t segment_of(double t) const;
+    // The segments the worker keeps ready, from the one holding `from` (under mu).
+    std::vector<std::size_t> wanted_segments(double from) const;
+    void retarget();                                    // under mu: the head moved
+
+    // ---- the worker
+    void run();
+    void work_birth(std::unique_lock<std::mutex>& lock);
+    void work_keyframes(std::unique_lock<std::mutex>& lock);
+    void work_stream(std::unique_lock<std::mutex>& lock);
+    void aim_prefetcher(std::unique_lock<std::mutex>& lock);
+    Item take_spare(bool whole);
+    void recycle(Item&& item);
+
+    // ---- the render thread
+    Status show(double t, bool from_clock, Frame& out, PlayerFrame& info, bool wait);
+    Found find_birth(double t);
+    Found find_keyframes(double t);
+    Found find_stream(double t);
+    LateReason why_late(std::size_t pos) const;
+    void evaluate_shown(double t, Frame& out);
+    std::vector<Shown> shown_blocks() const;
+};
+
+}  // namespace fourdgs

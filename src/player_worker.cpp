@@ -1,0 +1,351 @@
+// The player's worker thread (player_impl.hpp): prepares the states the next instants need —
+// gaussian-birth chunks decoded into slots, keyframe-delta states composed or stepped into items
+// — ahead of the playhead, and publishes them under the player's mutex.
+#include <algorithm>
+#include <utility>
+
+#include "player_impl.hpp"
+
+namespace fourdgs {
+
+// ---------------------------------------------------------------------------------------------
+// The worker.
+
+// The segments the worker keeps ready: the playhead's, then look_ahead more in the direction of
+// play (wrapping when looping). Random access only.
+std::vector<std::size_t> Player::Impl::wanted_segments(double from) const {
+    std::vector<std::size_t> out;
+    if (segments.empty()) return out;
+    double t = std::clamp(from, segments.front().t0, before(segments.back().t1));
+    std::size_t s = segment_of(t);
+    if (s == kNone) s = t < segments.front().t1 ? 0 : segments.size() - 1;
+    for (std::uint32_t k = 0; k <= options.look_ahead; ++k) {
+        out.push_back(s);
+        if (head_dir >= 0) {
+            if (s + 1 < segments.size()) ++s;
+            else if (loop && segments.size() > 1) s = 0;
+            else break;
+        } else {
+            if (s > 0) --s;
+            else if (loop && segments.size() > 1) s = segments.size() - 1;
+            else break;
+        }
+        if (std::find(out.begin(), out.end(), s) != out.end()) break;  // a short loop
+    }
+    return out;
+}
+
+void Player::Impl::retarget() {
+    wake.notify_one();
+    if (segments.empty()) return;
+    const double t = std::clamp(head_t, segments.front().t0, before(segments.back().t1));
+    if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
+        abandon.store(true);
+}
+
+void Player::Impl::run() {
+    std::unique_lock lock(mu);
+    while (!stop) {
+        switch (model) {
+            case Model::birth: work_birth(lock); break;
+            case Model::keyframes: work_keyframes(lock); break;
+            case Model::keyframe_stream: work_stream(lock); break;
+        }
+    }
+}
+
+// Over a remote source, the prefetcher fetches the instants after the playhead while the worker
+// decodes; aimed when the playhead's own state is resident (so the first state's bytes do not
+// share the link), and only playing forward (it plans forward).
+void Player::Impl::aim_prefetcher(std::unique_lock<std::mutex>& lock) {
+    (void)lock;  // held: aim() only takes the prefetcher's own lock, briefly
+    if (!prefetcher || head_dir < 0 || head_t == aimed_at) return;
+    aimed_at = head_t;
+    prefetcher->aim(head_t);
+}
+
+void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
+    const std::vector<std::size_t> wanted = wanted_segments(head_t);
+    working = wanted;
+    abandon.store(false);
+    std::vector<std::size_t> needed;
+    for (std::size_t s : wanted)
+        for (std::size_t c : segments[s].chunks)
+            if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
+    auto slot_of = [this](std::size_t c) -> ChunkSlot* {
+        for (auto& s : slots)
+            if (s->chunk == c && s->state != ChunkSlot::State::empty) return s.get();
+        return nullptr;
+    };
+    // The first chunk the wanted segments lack, and the segment it is for.
+    std::size_t chunk = kNone, segment = kNone;
+    for (std::size_t s : wanted) {
+        for (std::size_t c : segments[s].chunks)
+            if (!slot_of(c)) {
+                chunk = c;
+                segment = s;
+                break;
+            }
+        if (chunk != kNone) break;
+    }
+    if (chunk == kNone || segment != wanted.front()) aim_prefetcher(lock);
+    if (chunk == kNone) {
+        phase = Phase::idle;
+        work_pos = kNone;
+        wake.wait(lock);
+        return;
+    }
+    // A slot no state wanted or shown uses (its memory is reused), else a new one.
+    ChunkSlot* slot = nullptr;
+    for (auto& s : slots)
+        if (s->pins == 0 && s->state != ChunkSlot::State::decoding &&
+            (s->chunk == kNone ||
+             std::find(needed.begin(), needed.end(), s->chunk) == needed.end())) {
+            slot = s.get();
+            break;
+        }
+    if (!slot) slot = slots.emplace_back(std::make_unique<ChunkSlot>()).get();
+    slot->chunk = chunk;
+    slot->state = ChunkSlot::State::decoding;
+    slot->error.reset();
+    // The segment's other missing chunks are fetched with this one: one round trip remotely.
+    std::vector<std::size_t> fetch;
+    for (std::size_t c : segments[segment].chunks)
+        if (c == chunk || !slot_of(c)) fetch.push_back(c);
+    phase = Phase::fetching;
+    work_pos = segment;
+    lock.unlock();
+    const IndexedReader& indexed = *front_end->birth_reader();
+    const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
+    // A failed prefetch is one the decode meets too, and reports.
+    (void)source->prefetch(ranges, &abandon);
+    lock.lock();
+    if (abandon.load()) {  // the playhead went elsewhere: the slot is free again
+        slot->state = ChunkSlot::State::empty;
+        slot->chunk = kNone;
+        phase = Phase::idle;
+        return;
+    }
+    phase = Phase::decoding;
+    lock.unlock();
+    const std::size_t one[] = {chunk};
+    Status st = indexed.decode_chunks(one, slot->block, pool, options.decode_threads);
+    const std::uint64_t held = bytes_of(slot->block);
+    lock.lock();
+    slot->bytes = held;
+    if (st.ok()) {
+        slot->state = ChunkSlot::State::ready;
+    } else {
+        slot->state = ChunkSlot::State::failed;
+        slot->error = st.error();
+    }
+    ++stats.chunks_decoded;
+    phase = Phase::idle;
+    ready.notify_all();
+}
+
+// Items are kept for their capacity: a whole state's columns (fresh memory costs more than
+// decoding into it) and a step's rows. A whole state takes the largest, a step the smallest.
+Item Player::Impl::take_spare(bool whole) {
+    if (spare.empty()) return Item{};
+    auto size = [](const Item& it) { return it.step.values.position.capacity(); };
+    auto pick = whole ? std::max_element(spare.begin(), spare.end(),
+                                         [&](const Item& a, const Item& b) {
+                                             return size(a) < size(b);
+                                         })
+                      : std::min_element(spare.begin(), spare.end(),
+                                         [&](const Item& a, const Item& b) {
+                                             return size(a) < size(b);
+                                         });
+    Item it = std::move(*pick);
+    spare.erase(pick);
+    it.error.reset();
+    return it;
+}
+
+void Player::Impl::recycle(Item&& item) {
+    // As many as a full look-ahead uses; past that the smallest goes.
+    spare.push_back(std::move(item));
+    if (spare.size() > options.look_ahead + 1) {
+        auto smallest = std::min_element(spare.begin(), spare.end(), [](const Item& a,
+                                                                        const Item& b) {
+            return a.step.values.position.capacity() < b.step.values.position.capacity();
+        });
+        spare.erase(smallest);
+    }
+}
+
+void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
+    std::vector<std::size_t> wanted = wanted_segments(head_t);
+    const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
+    // The state the next item would follow; none after a refusal (nothing composes past it).
+    const std::size_t tail = queue.empty()        ? shown_pos
+                             : queue.back().error ? kNone
+                                                  : queue.back().pos;
+    // Playing forward behind the playhead: the state it needs is neither prepared nor a step
+    // away, and composing it would end after the playhead has left it. Aim where the playhead
+    // will be when a compose ends (the last one's time ahead, at the rate), or keep what is
+    // already prepared there, rather than chase it.
+    const std::size_t p0 = wanted.front();
+    const bool forward = play_state == PlaybackState::playing && rate > 0;
+    const bool have_p0 = shown_pos == p0 || std::any_of(queue.begin(), queue.end(),
+                                                        [p0](const Item& it) {
+                                                            return it.pos == p0;
+                                                        });
+    // A frame that waits holds the playhead where it is: compose its state, not a later one.
+    if (forward && !have_p0 && compose_seconds > 0 && !waiting) {
+        const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
+                           queue.front().step.whole;
+        const std::vector<std::size_t>& chain = kd.timeline().chain_of(segments[p0].entry);
+        const bool steps_reach = tail != kNone && tail < p0 &&
+                                 std::find(chain.begin(), chain.end(), segments[tail].entry) !=
+                                     chain.end();
+        if (ahead)
+            wanted = wanted_segments(segments[queue.front().pos].t0);
+        else if (!steps_reach)
+            wanted = wanted_segments(head_t + compose_seconds * rate);
+    }
+    working = wanted;
+    abandon.store(false);
+    // Playing forward, when the playhead has run ahead of what is prepared but stays on the
+    // chain from it, the states in between are stepped through (one delta each, and the render
+    // thread applies each one's rows) rather than the playhead's composed from its keyframe.
+    if (head_dir >= 0 && tail != kNone && tail < wanted.front()) {
+        const std::vector<std::size_t>& chain =
+            kd.timeline().chain_of(segments[wanted.front()].entry);
+        if (std::find(chain.begin(), chain.end(), segments[tail].entry) != chain.end())
+            for (std::size_t p = wanted.front(); p-- > tail + 1;) wanted.insert(wanted.begin(), p);
+    }
+    // Keep what still leads to the wanted states: the items up to the first one wanted (the
+    // render thread walks through them to it), then those that follow in the wanted order;
+    // drop the rest. A refusal is always last: nothing composes past it.
+    std::size_t keep = 0;  // queue items kept
+    std::size_t next = 0;  // wanted[next] is the first not prepared
+    if (shown_pos == wanted.front()) {
+        next = 1;
+    } else {
+        while (keep < queue.size() && queue[keep].pos != wanted.front()) ++keep;
+        if (keep < queue.size()) next = 1, ++keep;
+        else if (head_dir >= 0 && tail != kNone && wanted.front() == tail + 1)
+            keep = queue.size();  // it follows what is prepared
+        else keep = 0;  // the first state wanted is not on the way (a seek, a turn)
+    }
+    if (next == 1)
+        while (keep < queue.size() && next < wanted.size() && queue[keep].pos == wanted[next])
+            ++keep, ++next;
+    while (queue.size() > keep) {
+        ++stats.discarded;
+        recycle(std::move(queue.back()));
+        queue.pop_back();
+    }
+    const bool blocked = !queue.empty() && queue.back().error;
+    if (next >= wanted.size() || blocked) {
+        aim_prefetcher(lock);
+        phase = Phase::idle;
+        work_pos = kNone;
+        wake.wait(lock);
+        return;
+    }
+    if (next > 0) aim_prefetcher(lock);
+    const std::size_t pos = wanted[next];
+    const std::size_t last = queue.empty() ? shown_pos : queue.back().pos;
+    const Segment& seg = segments[pos];
+    // A step when the state before it is the one the worker's workspace holds, going forward.
+    bool step = head_dir >= 0 && last != kNone && pos == last + 1 &&
+                cursor.composed_entry == segments[last].entry;
+    if (step) {
+        auto following = kd.next_step(cursor);
+        step = following.ok() && *following && **following == seg.entry;
+    }
+    Item item = take_spare(!step);
+    item.pos = pos;
+    item.t0 = seg.t0;
+    item.t1 = seg.t1;
+    work_pos = pos;
+    phase = step ? Phase::decoding : Phase::fetching;
+    lock.unlock();
+    Status st = ok_status();
+    if (step) {
+        auto stepped = kd.step_forward(cursor, item.step);
+        if (!stepped.ok()) st = stepped.error();
+        else if (!*stepped) step = false;  // (cannot happen: next_step said it would)
+    }
+    if (!step && st.ok()) {
+        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok())
+            (void)source->prefetch(*ranges, &abandon);
+        lock.lock();
+        if (abandon.load()) {  // the playhead went elsewhere: compose what it wants instead
+            recycle(std::move(item));
+            phase = Phase::idle;
+            work_pos = kNone;
+            return;
+        }
+        phase = Phase::decoding;
+        lock.unlock();
+        item.step.whole = true;
+        item.step.rows.clear();
+        const auto c0 = Clock::now();
+        st = kd.state_at(seg.t0, item.step.values, cursor);
+        const double took = std::chrono::duration<double>(Clock::now() - c0).count();
+        lock.lock();
+        // The first compose also pays for the state's fresh memory: it is not a measure.
+        if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
+                                                                  : took;
+        lock.unlock();
+    }
+    lock.lock();
+    if (!st.ok()) item.error = st.error();
+    else if (step) ++stats.steps;
+    else ++stats.states_composed;
+    queue.push_back(std::move(item));
+    phase = Phase::idle;
+    work_pos = kNone;
+    ready.notify_all();
+}
+
+void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
+    // States the playhead has passed are not kept; the stream cannot give them again.
+    while (!queue.empty() && !queue.front().error && queue.front().t1 <= head_t) {
+        stream_floor = queue.front().t1;
+        ++stats.discarded;
+        recycle(std::move(queue.front()));
+        queue.pop_front();
+    }
+    std::size_t ahead = 0;
+    for (const Item& it : queue)
+        if (it.t1 > head_t) ++ahead;
+    if (stream_done || ahead > options.look_ahead) {
+        phase = Phase::idle;
+        wake.wait(lock);
+        return;
+    }
+    Item item = take_spare(true);
+    item.pos = stats.states_composed;
+    phase = Phase::decoding;
+    const double from = queue.empty() ? stream_floor : queue.back().t1;
+    lock.unlock();
+    StateInfo info;
+    auto more = front_end->keyframe_stream()->next_state(item.step.values, &info);
+    lock.lock();
+    phase = Phase::idle;
+    if (!more.ok()) {
+        item.error = more.error();
+        item.t0 = from;
+        item.t1 = std::numeric_limits<double>::infinity();
+        queue.push_back(std::move(item));
+        stream_done = true;
+    } else if (!*more) {
+        stream_done = true;
+        recycle(std::move(item));
+    } else {
+        ++stats.states_composed;
+        item.step.whole = true;
+        item.step.rows.clear();
+        item.t0 = info.t0;
+        item.t1 = info.t1;
+        queue.push_back(std::move(item));
+    }
+    ready.notify_all();
+}
+
+}  // namespace fourdgs
