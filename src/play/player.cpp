@@ -22,7 +22,7 @@
 #include <thread>
 #include <utility>
 
-#include "scene_front_end.hpp"
+#include "read/scene_front_end.hpp"
 
 namespace fourdgs {
 
