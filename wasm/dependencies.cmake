@@ -40,8 +40,8 @@ find_package(Threads REQUIRED)
 #    links these sources' objects ahead of the libraries (wasm/CMakeLists.txt), so their copies
 #    are the ones kept.
 # Native builds are not affected.
-set(FOURDGS_WASM_SPEED_SOURCES codec.cpp stream.cpp decode.cpp reconstruct.cpp
-    keyframe_composition.cpp)
+set(FOURDGS_WASM_SPEED_SOURCES streams/codec.cpp streams/stream.cpp decode/decode.cpp
+    scene/reconstruct.cpp decode/keyframe_composition.cpp)
 set(fourdgs_wasm_optimized $<NOT:$<CONFIG:Debug>>)
 add_compile_options("$<${fourdgs_wasm_optimized}:-Oz;-finline-functions>")
 set(FOURDGS_WASM_SPEED_OPTIONS "$<${fourdgs_wasm_optimized}:-O3;-finline-functions>")

@@ -16,24 +16,13 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
+#include "fourdgs/reader_options.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
-
-// Resource limits for one chunk. A chunk's `count` cannot be checked against the bytes that
-// remain (a constant stream holds any count in a few bytes), so it is checked against these.
-struct DecodeLimits {
-    std::uint32_t max_gaussians_per_chunk = 1u << 24;          // 16.7 M
-    std::uint64_t max_decompressed_bytes = std::uint64_t{1} << 32;  // per block or stream
-};
-
-struct ChunkDecodeOptions {
-    int max_sh_degree = 3;  // decode SH bands 1..min(this, Header.sh_degree); whole bands only
-    DecodeLimits limits;
-};
 
 // Buffers reused across chunk decodes so a steady-state decode allocates nothing.
 struct DecodeScratch {

@@ -12,6 +12,7 @@
 #include "fourdgs/stream.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/reader_options.hpp"
 #include "fourdgs/decode.hpp"
 #include "fourdgs/pose.hpp"
 #include "fourdgs/reconstruct.hpp"

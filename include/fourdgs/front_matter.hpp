@@ -24,10 +24,10 @@
 #include <optional>
 #include <utility>
 
-#include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/extras.hpp"
+#include "fourdgs/reader_options.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"
@@ -37,18 +37,6 @@ namespace fourdgs {
 
 inline constexpr std::string_view kModelGaussianBirth = "gaussian-birth";
 inline constexpr std::string_view kModelKeyframeDelta = "keyframe-delta";
-
-struct ReaderOptions {
-    ChunkDecodeOptions decode;               // SH degree cap and per-chunk limits
-    bool keep_payloads = false;              // keep attachment and audio payload bytes in memory
-    std::uint64_t max_record_bytes = std::uint64_t{1} << 32;  // one record's content
-    std::uint64_t max_summary_bytes = std::uint64_t{1} << 30;
-    bool verify_summary_crc = true;
-    // §5.1 gate: a keyframe-delta file passes the Header check only when this is set. Only the
-    // keyframe-delta front-end (keyframe_delta.hpp) sets it; the gaussian-birth readers leave it
-    // false and refuse such a file (a gaussian-birth decode of it would be a subset, M015).
-    bool accept_keyframe_delta = false;
-};
 
 class SceneBuilder {
 public:

@@ -69,7 +69,7 @@
 #include "fourdgs/scene.hpp"
 
 // The front-end open_scene chose, and the library's own access to it: declared in
-// src/scene_front_end.hpp, inside the library and not exported.
+// src/read/scene_front_end.hpp, inside the library and not exported.
 namespace fourdgs {
 class SceneFrontEnd;
 class SceneReaderAccess;

@@ -154,7 +154,7 @@ inline float displaced(float position, float motion, double t, float mu_t) {
 // for bit what is_visible(), displaced() and the formulas above give for its gaussian (what
 // visible_state() gives, rounded to f32); a visible gaussian with a value that is not a finite
 // f32 gets no row and is counted in frame.unrepresentable instead (with options.append, added to
-// the count already there). The work is vectorized over runs of gaussians (src/reconstruct.cpp).
+// the count already there). The work is vectorized over runs of gaussians (src/scene/reconstruct.cpp).
 void evaluate(const GaussianBlock& block, double t, double cutoff, Frame& frame,
               const EvaluateOptions& options = {});
 // The same for the gaussians `rows` of `block` alone (ascending, each < block.count): their

@@ -52,7 +52,7 @@ inline constexpr std::uint8_t header = 0x01, footer = 0x02, quantization = 0x03,
 }  // namespace op
 
 // What the record registry (records/registry.hpp, one row per record kind) says of an opcode;
-// implemented in src/record_registry.cpp from that table.
+// implemented in src/format/record_registry.cpp from that table.
 // Human name of an opcode ("Header", "private 0x80", "unknown 0x2A").
 std::string opcode_name(std::uint8_t opcode);
 // Whether the specification defines a record with this opcode (0x0E is reserved with no body,
@@ -348,7 +348,8 @@ inline void write_record(ByteWriter& out, std::uint8_t opcode, Bytes content) {
     out.raw(content);
 }
 
-// CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in src/codec.cpp.
+// CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in
+// src/streams/codec.cpp.
 std::uint32_t crc32(Bytes data, std::uint32_t crc = 0);
 
 }  // namespace fourdgs

@@ -68,7 +68,7 @@ long peak_rss_kb() {
 }
 
 // The process's anonymous memory in 2 MB pages and its resident memory, in kB, summed over
-// /proc/self/smaps: whether the fresh-memory advice (src/fresh_memory.hpp) took.
+// /proc/self/smaps: whether the fresh-memory advice (src/platform/fresh_memory.hpp) took.
 std::pair<long, long> huge_and_rss_kb() {
     long huge = 0, rss = 0;
     if (std::FILE* f = std::fopen("/proc/self/smaps", "r")) {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The shared libraries export their public API and nothing else (issue 13, export.hpp): a
-# function declared in a public header is a dynamic symbol; one declared only in src/*.hpp (the
+# function declared in a public header is a dynamic symbol; one declared only in src/*/*.hpp (the
 # writers' encode steps, the content-record encoders) is not.
 # Usage: check.sh LIBFOURDGS_SO LIBFOURDGS_TOOLS_SO INCLUDE_DIR
 set -eu

@@ -19,6 +19,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/detail/record_stream.hpp"
+#include "fourdgs/detail/time_text.hpp"
 #include "fourdgs/records.hpp"
 
 FOURDGS_DETAIL_BEGIN
@@ -26,9 +27,6 @@ namespace fourdgs {
 
 inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
 inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
-
-// index-record-mismatch about Chunk Index field `field` (e.g. "chunk_length"), at `at`.
-Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at);
 
 // A refusal of a Delta Chunk's reference_offset `reference`, whether its record or its index
 // entry states it (§11.8, §5.18): malformed, at `at`, "<who><says><reference><why>".
@@ -146,10 +144,6 @@ Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const Chun
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
-
-// "[t0, t1)" with each time spelled as its shortest round-trip decimal, for messages.
-std::string interval_text(double t0, double t1);
-std::string time_text(double t);
 
 }  // namespace fourdgs
 FOURDGS_DETAIL_END

@@ -21,7 +21,8 @@
 // RangeFetcher is the indexed front-ends' read: a byte range of a random-access source of known
 // size, counted; a whole record by the range an index entry names, checked to frame exactly one
 // record of the expected opcode (fetch_framed); and the SH band records of a chunk up to a degree
-// (fetch_sh_bands).
+// (fetch_sh_bands, which reads a Chunk Index entry and so is defined by the index layer,
+// src/index/index_check.cpp, as append_ranges is).
 //
 // Thread safety: a RecordStream is used by one thread at a time. A RangeFetcher may be used from
 // several threads at once when its source's read_at is thread-safe.
@@ -210,6 +211,9 @@ private:
     std::array<std::uint8_t, kRecordHeaderSize> cut_frame_{};
     std::size_t cut_frame_size_ = 0;
 };
+
+// index-record-mismatch about Chunk Index field `field` (e.g. "chunk_length"), at `at`.
+Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at);
 
 // The Chunk Index fields an indexed range came from, named when the range does not frame the
 // record it should (§5.8): its length, and what decided the opcode expected there.

@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "fresh_memory.hpp"
+#include "platform/fresh_memory.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

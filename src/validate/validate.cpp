@@ -13,7 +13,7 @@
 // spellings and finite steps, M044 length units, M062 empty trajectories, M035 legacy audio,
 // reserved and private opcodes, Statistics, the tail) and the bookkeeping of findings.
 //
-// The Validator's passes live in the files src/validator.hpp lists; this one holds the findings,
+// The Validator's passes live in the files src/validate/validator.hpp lists; this one holds the findings,
 // run() (the passes in the order they are taken) and the walk that drives the first of them.
 #include "fourdgs/validate.hpp"
 

@@ -1,12 +1,12 @@
-// src/validator.hpp (internal) — the Validator behind validate() (fourdgs/validate.hpp), one
-// class whose passes are spread over the files that hold them, in the order run() takes them:
-//   validate.cpp          the findings, run() (the passes in order), the walk, the Footer and tail
-//   validate_records.cpp  the walk's records other than chunks: the SceneBuilder's rules and the
-//                         validator's own advice on each record as it arrives
-//   validate_chunks.cpp   the walk's chunks and their bands; after it, the composition of
-//                         keyframe-delta states and the totals (Header, Statistics)
-//   validate_index.cpp    the Chunk Index against the chunks, its seek structure, the summaries
-//   validate_advice.cpp   the coordinate_system key, and the SHOULD-level advice last
+// src/validate/validator.hpp (internal) — the Validator behind validate() (fourdgs/validate.hpp),
+// one class whose passes are spread over the files that hold them, in the order run() takes them:
+// validate.cpp          the findings, run() (the passes in order), the walk, the Footer and tail
+// validate_records.cpp  the walk's records other than chunks: the SceneBuilder's rules and the
+// validator's own advice on each record as it arrives   validate_chunks.cpp   the walk's chunks and
+// their bands; after it, the composition of                         keyframe-delta states and the
+// totals (Header, Statistics)   validate_index.cpp    the Chunk Index against the chunks, its seek
+// structure, the summaries   validate_advice.cpp   the coordinate_system key, and the SHOULD-level
+// advice last
 #pragma once
 
 #include <array>

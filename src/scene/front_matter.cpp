@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fourdgs/records/registry.hpp"
-#include "record_keying.hpp"
+#include "format/record_keying.hpp"
 
 namespace fourdgs {
 namespace {

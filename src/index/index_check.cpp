@@ -2,40 +2,12 @@
 #include "fourdgs/detail/index_check.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
 
 namespace fourdgs {
-
-std::string time_text(double t) {
-    char buf[40];
-    for (int p = 1; p <= 17; ++p) {
-        std::snprintf(buf, sizeof buf, "%.*g", p, t);
-        if (std::strtod(buf, nullptr) == t) break;
-    }
-    return buf;
-}
-
-std::string interval_text(double t0, double t1) {
-    std::string s = "[";  // appended piece by piece: GCC 12 misreads "[" + std::string (-Wrestrict)
-    s += time_text(t0);
-    s += ", ";
-    s += time_text(t1);
-    s += ')';
-    return s;
-}
-
-Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at) {
-    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
-                      "Chunk Index field '" + std::string(field) +
-                          "' disagrees with the record: " + std::move(message),
-                      at)
-        .about("Chunk Index." + std::string(field));
-}
 
 Error reference_refusal(std::string_view refusal, std::string who, std::string_view says,
                         std::uint64_t reference, std::string_view why, std::uint64_t at) {
@@ -297,6 +269,60 @@ Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_
         return false;
     });
     if (first) return *first;
+    return ok_status();
+}
+
+// The SH band fetch and the ranges an entry reads, RangeFetcher's calls that read an index
+// entry (fourdgs/detail/record_stream.hpp declares them on the fetcher).
+
+void RangeFetcher::append_ranges(const ChunkIndex& e, int want, std::vector<ByteRange>& out) {
+    out.push_back({e.chunk_offset, e.chunk_length});
+    for (const ChunkIndex::Band& b : e.bands)
+        if (b.band >= 1 && b.band <= std::min(want, 3)) out.push_back({b.offset, b.length});
+}
+
+Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_all,
+                                    std::array<std::vector<std::uint8_t>, 3>& buffers,
+                                    std::vector<ShBandRecord>& out) const {
+    out.clear();
+    for (int b = 1; b <= std::min(want, 3); ++b) {
+        const ChunkIndex::Band* entry = nullptr;
+        for (const ChunkIndex::Band& x : e.bands) {
+            if (x.band != b) continue;
+            if (entry)
+                return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
+                                  "the index names two band " + std::to_string(b) +
+                                      " records for the chunk at byte " +
+                                      std::to_string(e.chunk_offset),
+                                  x.offset)
+                    .about("", std::to_string(b));
+            entry = &x;
+        }
+        if (!entry) {
+            if (!require_all) break;  // the decoder names a band it needs and does not have
+            return make_error(ErrorKind::malformed, refusal::kMissingShBand,
+                              "the index names no band " + std::to_string(b) +
+                                  " record for the chunk at byte " +
+                                  std::to_string(e.chunk_offset) + ", below the degree read (" +
+                                  std::to_string(want) + ")",
+                              e.chunk_offset)
+                .about("", std::to_string(b));
+        }
+        FOURDGS_ASSIGN(RecordView r, fetch_framed(entry->offset, entry->length, op::sh_band,
+                                                  buffers[b - 1], {"bands", "bands"}));
+        FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(r));
+        if (band.band != b) {
+            Error mismatch = index_record_mismatch(
+                "bands",
+                "the index names band " + std::to_string(b) + " at byte " +
+                    std::to_string(entry->offset) + ", the record holds band " +
+                    std::to_string(band.band),
+                entry->offset);
+            mismatch.value = std::to_string(b);
+            return mismatch;
+        }
+        out.push_back(band);
+    }
     return ok_status();
 }
 

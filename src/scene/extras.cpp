@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fourdgs/reconstruct.hpp"
-#include "record_keying.hpp"
+#include "format/record_keying.hpp"
 
 namespace fourdgs {
 namespace {

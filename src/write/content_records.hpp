@@ -1,8 +1,8 @@
-// src/content_records.hpp (internal) — the content records both writers put between the Window
-// Table and the first chunk: the caller's Metadata, the registry's `application` entry when it is
-// owed, Attachments and the private records, then the scene extras (writer.hpp's SceneHeader
-// comment is the contract), last so that whatever else a writer adds before its first chunk
-// still precedes them.
+// src/write/content_records.hpp (internal) — the content records both writers put between the
+// Window Table and the first chunk: the caller's Metadata, the registry's `application` entry when
+// it is owed, Attachments and the private records, then the scene extras (writer.hpp's SceneHeader
+// comment is the contract), last so that whatever else a writer adds before its first chunk still
+// precedes them.
 //
 // The extras are serialized once, up front, and those very bytes are run back through the
 // readers' own SceneBuilder (and so every parse_* the readers use), check_audio_keyframes_within

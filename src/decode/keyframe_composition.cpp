@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/time_text.hpp"
 
 namespace fourdgs {
 namespace {

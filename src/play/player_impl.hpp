@@ -23,7 +23,7 @@
 
 #include "fourdgs/player.hpp"
 #include "player_changes.hpp"
-#include "scene_front_end.hpp"
+#include "read/scene_front_end.hpp"
 
 namespace fourdgs {
 // The player's own parts, named apart from the rest of the library.

@@ -9,7 +9,7 @@
 
 #include "codec.hpp"
 #include "fourdgs/stream.hpp"
-#include "fresh_memory.hpp"
+#include "platform/fresh_memory.hpp"
 
 namespace fourdgs {
 

@@ -1,8 +1,8 @@
-// src/encoding.hpp (internal) — the steps both writers share, each written once: input checks,
-// option resolution, the grid and its bounds (§5.3, §6), one gaussian's bins (§6), a chunk's
-// attribute streams, SH Band records and Chunk record (§5.5–5.7), and parsing them back for
-// verification. writer.cpp (gaussian-birth) and keyframe_writer.cpp (keyframe-delta) differ only
-// in how they plan chunks and how they verify; the file around the chunks is
+// src/write/encoding.hpp (internal) — the steps both writers share, each written once: input
+// checks, option resolution, the grid and its bounds (§5.3, §6), one gaussian's bins (§6), a
+// chunk's attribute streams, SH Band records and Chunk record (§5.5–5.7), and parsing them back for
+// verification. writer.cpp (gaussian-birth) and keyframe_writer.cpp (keyframe-delta) differ only in
+// how they plan chunks and how they verify; the file around the chunks is
 // fourdgs/detail/file_assembler.hpp.
 #pragma once
 

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <string>
 
-#include "fourdgs/detail/index_check.hpp"
-
 namespace fourdgs {
 namespace {
 
@@ -14,6 +12,14 @@ Error truncated_at(std::uint64_t offset, std::string message) {
 }
 
 }  // namespace
+
+Error index_record_mismatch(std::string_view field, std::string message, std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kIndexRecordMismatch,
+                      "Chunk Index field '" + std::string(field) +
+                          "' disagrees with the record: " + std::move(message),
+                      at)
+        .about("Chunk Index." + std::string(field));
+}
 
 // ---------------------------------------------------------------------------------------------
 // The summary run (§4.5) and the Footer's offsets (§5.2).
@@ -327,57 +333,6 @@ Result<RecordView> RangeFetcher::fetch_framed_append(std::uint64_t offset, std::
         return e;
     }
     return r;
-}
-
-void RangeFetcher::append_ranges(const ChunkIndex& e, int want, std::vector<ByteRange>& out) {
-    out.push_back({e.chunk_offset, e.chunk_length});
-    for (const ChunkIndex::Band& b : e.bands)
-        if (b.band >= 1 && b.band <= std::min(want, 3)) out.push_back({b.offset, b.length});
-}
-
-Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_all,
-                                    std::array<std::vector<std::uint8_t>, 3>& buffers,
-                                    std::vector<ShBandRecord>& out) const {
-    out.clear();
-    for (int b = 1; b <= std::min(want, 3); ++b) {
-        const ChunkIndex::Band* entry = nullptr;
-        for (const ChunkIndex::Band& x : e.bands) {
-            if (x.band != b) continue;
-            if (entry)
-                return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
-                                  "the index names two band " + std::to_string(b) +
-                                      " records for the chunk at byte " +
-                                      std::to_string(e.chunk_offset),
-                                  x.offset)
-                    .about("", std::to_string(b));
-            entry = &x;
-        }
-        if (!entry) {
-            if (!require_all) break;  // the decoder names a band it needs and does not have
-            return make_error(ErrorKind::malformed, refusal::kMissingShBand,
-                              "the index names no band " + std::to_string(b) +
-                                  " record for the chunk at byte " +
-                                  std::to_string(e.chunk_offset) + ", below the degree read (" +
-                                  std::to_string(want) + ")",
-                              e.chunk_offset)
-                .about("", std::to_string(b));
-        }
-        FOURDGS_ASSIGN(RecordView r, fetch_framed(entry->offset, entry->length, op::sh_band,
-                                                  buffers[b - 1], {"bands", "bands"}));
-        FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(r));
-        if (band.band != b) {
-            Error mismatch = index_record_mismatch(
-                "bands",
-                "the index names band " + std::to_string(b) + " at byte " +
-                    std::to_string(entry->offset) + ", the record holds band " +
-                    std::to_string(band.band),
-                entry->offset);
-            mismatch.value = std::to_string(b);
-            return mismatch;
-        }
-        out.push_back(band);
-    }
-    return ok_status();
 }
 
 // ---------------------------------------------------------------------------------------------

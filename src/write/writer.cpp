@@ -18,8 +18,8 @@
 #include "fourdgs/scene.hpp"
 #include "content_records.hpp"
 #include "encoding.hpp"
-#include "fresh_memory.hpp"
-#include "worker_threads.hpp"
+#include "platform/fresh_memory.hpp"
+#include "platform/worker_threads.hpp"
 
 namespace fourdgs {
 namespace {

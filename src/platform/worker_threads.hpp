@@ -1,4 +1,5 @@
-// src/worker_threads.hpp — how many threads a parallel step (chunk decode, chunk encode) runs on.
+// src/platform/worker_threads.hpp — how many threads a parallel step (chunk decode, chunk
+// encode) runs on.
 #pragma once
 
 #include <algorithm>

@@ -12,7 +12,7 @@
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/streaming_reader.hpp"
-#include "worker_threads.hpp"
+#include "platform/worker_threads.hpp"
 
 namespace fourdgs {
 namespace {

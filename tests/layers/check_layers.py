@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Checks that the core library includes down its stack of layers only.
+
+The core's sources live in one folder per layer under src/, and CMakeLists.txt lists the folders
+from the bottom up (FOURDGS_LAYERS, passed here in that order). A file may include the headers of
+its own folder and of folders before it, never of one after it, so no two folders include each
+other. A public header under include/fourdgs/ belongs to the layer whose folder holds the source
+that implements it (decode.hpp: src/decode/decode.cpp); the few with no source of their own are
+placed in OWN below. src/headers.cpp, which includes every public header, sits above them all.
+Files placed in no layer (a new folder, a source directly in src/, a public header in no layer)
+fail too, so the table stays whole.
+
+    tests/layers/check_layers.py SOURCE_DIR LAYER... (bottom first)
+
+Prints each include that runs up the stack and exits 1 if there is one.
+"""
+import pathlib
+import re
+import sys
+
+# Public headers with no source file of their own, by layer (names without .hpp; records/ is a
+# folder of the format layer).
+OWN = {
+    "platform": {"export", "error", "refusals", "version", "text", "quantize", "config"},
+    "format": {"wire", "records"},
+    "scene": {"scene", "pose", "reader_options"},
+}
+TOP = "the whole API"  # src/headers.cpp and include/fourdgs/fourdgs.hpp
+# Folders of src/ that are not layers of the core: the tools library, the tool, CMake templates.
+OUTSIDE = {"tools", "cli", "cmake"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1])
+    order = sys.argv[2:] + [TOP]
+    src, inc = root / "src", root / "include" / "fourdgs"
+    problems = []
+
+    def public_layer(rel):
+        """The layer of include/fourdgs/<rel>, or None for the tools library's headers."""
+        if rel.startswith("tools/") or rel == "tools.hpp":
+            return None
+        if rel == "fourdgs.hpp":
+            return TOP
+        stem = pathlib.PurePosixPath(rel).stem
+        if rel.startswith("records/"):
+            stem = "records"
+        for layer in order[:-1]:
+            if (src / layer / (stem + ".cpp")).exists():
+                return layer
+        for layer, names in OWN.items():
+            if stem in names:
+                return layer
+        problems.append(f"include/fourdgs/{rel}: in no layer (add its source to a layer "
+                        "folder, or its name to OWN in tests/layers/check_layers.py)")
+        return TOP
+
+    files = []  # (path, its layer)
+    for path in sorted(src.iterdir()):
+        if path.is_dir():
+            if path.name in OUTSIDE:
+                continue
+            if path.name not in order:
+                problems.append(f"src/{path.name}/: a folder that is not in FOURDGS_LAYERS")
+                continue
+            files += [(f, path.name) for f in sorted(path.glob("*.[ch]pp"))]
+        elif path.name == "headers.cpp":
+            files.append((path, TOP))
+        elif path.suffix in (".cpp", ".hpp"):
+            problems.append(f"src/{path.name}: directly in src/, in no layer folder")
+    for path in sorted(inc.rglob("*.hpp")):
+        rel = path.relative_to(inc).as_posix()
+        layer = public_layer(rel)
+        if layer is not None:
+            files.append((path, layer))
+
+    up = []
+    for path, layer in files:
+        name = path.relative_to(root).as_posix()
+        for target in INCLUDE.findall(path.read_text(encoding="utf-8")):
+            if target.startswith("fourdgs/"):
+                to = public_layer(target[len("fourdgs/"):])
+                if to is None:
+                    up.append(f"{name}: includes the tools library's {target}")
+                    continue
+            elif "/" in target:
+                to = target.split("/", 1)[0]
+                if to not in order or not (src / target).exists():
+                    problems.append(f"{name}: includes {target}, in no layer folder")
+                    continue
+            elif (path.parent / target).exists():
+                to = layer
+            else:
+                problems.append(f"{name}: includes {target}, which is not in its own folder "
+                                "(name another layer's header by its folder: \"io/x.hpp\")")
+                continue
+            if order.index(to) > order.index(layer):
+                up.append(f"{name} ({layer}): includes {target} ({to}), up the stack")
+
+    for line in problems + up:
+        print(line)
+    print(f"{len(files)} files in {len(order) - 1} layers ({' < '.join(order[:-1])}): "
+          f"{len(up)} includes up the stack, {len(problems)} files out of place")
+    return 1 if problems or up else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
