@@ -161,6 +161,7 @@ export class FourdgsSplatMesh extends EngineScene {
     this.resize(this.capacity);
     this.mesh = new SplatMesh({
       packedSplats: this.splats,
+      splatEncoding: this.packer.encoding,   // (SplatMesh sets the PackedSplats' encoding)
       onFrame: () => this.update(performance.now() / 1000),
     });
   }
