@@ -106,7 +106,46 @@ fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* reader,
         if (auto s = finite_time(t); s != FOURDGS_OK) return s;
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
+        ++frame->fills;  // FrameTracking (counted first: a fill may fail midway)
         evaluate(block->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
+    });
+}
+
+fourdgs_status fourdgs_reader_evaluate_block_changes(const fourdgs_reader* reader,
+                                                     const fourdgs_block* block, double t,
+                                                     const fourdgs_evaluate_options* options,
+                                                     fourdgs_frame* frame,
+                                                     fourdgs_frame_changes* changes) {
+    return guarded([&] {
+        FOURDGS_C_REQUIRE(reader);
+        FOURDGS_C_REQUIRE(block);
+        FOURDGS_C_REQUIRE(frame);
+        FOURDGS_C_REQUIRE(changes);
+        if (auto s = check_size(changes); s != FOURDGS_OK) return s;
+        if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+        EvaluateOptions eo;
+        if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
+        if (eo.append)
+            return invalid(refusal::kInvalidOption,
+                           "append is 1: a frame whose changes are reported holds one block");
+        if (!frame->tracking) frame->tracking = std::make_unique<FrameTracking>();
+        FrameTracking& k = *frame->tracking;
+        FrameTracking::From from{reader, block, block->reads, frame->fills, eo.with_sh,
+                                 eo.max_sh_degree, eo.tracks.data()};
+        if (from != k.from) k.changes.forget();
+        k.from = {};  // until this call succeeds
+        const double cutoff = reader->scene().header.cutoff;
+        const Shown shown{&block->block, 0};
+        ++frame->fills;
+        k.changes.track({&shown, 1}, t, cutoff, eo, frame->frame, k.info,
+                        [&](double at, Frame& out) { evaluate(block->block, at, cutoff, out, eo); });
+        from.frame_fills = frame->fills;
+        k.from = from;
+        fourdgs_frame_changes out{};
+        out.changed_rows = k.info.changed.empty() ? nullptr : k.info.changed.data();
+        out.changed_count = k.info.changed.size();
+        out.all_changed = k.info.all_changed ? 1u : 0u;
+        return put(changes, out);
     });
 }

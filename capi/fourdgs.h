@@ -711,6 +711,32 @@ FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block(const fourdgs_reader* 
                                                           const fourdgs_evaluate_options* options,
                                                           fourdgs_frame* frame);
 
+/* Appended after ABI 1 (callers built before see none of it). Which rows of a frame differ from
+ * what the same call filled it with before, as fourdgs_player_frame_info says for a player's
+ * frames: all_changed 1 when rows may have come, gone or moved (take the whole frame); else the
+ * frame has the previous rows (same count, sources and order) and every row not in changed_rows
+ * (ascending, changed_count of them; valid until the next call into that frame) is bit for bit
+ * the previous frame's. */
+typedef struct fourdgs_frame_changes {
+    size_t struct_size;
+    const uint32_t* changed_rows;
+    size_t changed_count;
+    uint32_t all_changed;
+} fourdgs_frame_changes;
+
+/* fourdgs_reader_evaluate_block (options->append must be 0) that also says in `changes` which
+ * rows changed since this call last filled `frame`, for an engine that re-uploads only those
+ * (the player's own answer, fourdgs_player_frame_info). Only the rows that can differ are
+ * evaluated again: those whose §3 value depends on t when t moved (motion, fading, an Object
+ * Track), none at the same t; a gaussian that becomes visible or not, a window bound crossed,
+ * another block, a read into the block, other options, another reader or another call filling
+ * `frame` since, evaluate the whole block and report all_changed 1. The frame is exactly
+ * fourdgs_reader_evaluate_block's. On failure the frame and `changes` are untouched but for
+ * all_changed, which the next call reports. */
+FOURDGS_CAPI fourdgs_status fourdgs_reader_evaluate_block_changes(
+    const fourdgs_reader* reader, const fourdgs_block* block, double t,
+    const fourdgs_evaluate_options* options, fourdgs_frame* frame, fourdgs_frame_changes* changes);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming: a file front to back as its bytes arrive — a pipe, a socket, a download, stdin, a
  * file without an index, a truncated file — holding one chunk at a time

@@ -21,6 +21,8 @@
 
 #include <fourdgs/fourdgs.hpp>
 
+#include "player_changes.hpp"  // src/play: the player's changed rows (FrameTracking)
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -153,6 +155,7 @@ FOURDGS_C_STRUCT_NAME(fourdgs_writer_options);
 FOURDGS_C_STRUCT_NAME(fourdgs_gaussian_batch);
 FOURDGS_C_STRUCT_NAME(fourdgs_write_report);
 FOURDGS_C_STRUCT_NAME(fourdgs_stream_declaration);
+FOURDGS_C_STRUCT_NAME(fourdgs_frame_changes);
 #undef FOURDGS_C_STRUCT_NAME
 
 template <class T>
@@ -474,10 +477,32 @@ struct fourdgs_reader {
     const fourdgs::SceneInfo& scene() const { return opened->scene(); }
 };
 
+namespace fourdgs::capi {
+// What fourdgs_reader_evaluate_block_changes keeps in a frame: the player's changed rows
+// (src/play/player_changes.hpp), and what the frame was last evaluated from by that call. Any
+// of these differing from the next call's evaluates the whole block.
+struct FrameTracking {
+    struct From {
+        const fourdgs_reader* reader = nullptr;
+        const fourdgs_block* block = nullptr;
+        std::uint64_t block_reads = 0, frame_fills = 0;
+        bool with_sh = false;
+        int max_sh_degree = 0;
+        const ObjectTrack* tracks = nullptr;
+        bool operator==(const From&) const = default;
+    };
+    From from;  // block null: nothing yet, or the last call failed
+    FrameChanges changes;
+    PlayerFrame info;
+};
+}  // namespace fourdgs::capi
+
 struct fourdgs_frame {
     explicit fourdgs_frame(const fourdgs::capi::Allocator& a) : alloc(a) {}
     fourdgs::capi::Allocator alloc;
     fourdgs::Frame frame;
+    std::uint64_t fills = 0;  // calls that filled `frame`, for FrameTracking
+    std::unique_ptr<fourdgs::capi::FrameTracking> tracking;
     fourdgs::GaussianBlock block;       // the decoded instant, before §3
     fourdgs::SceneWorkspace workspace;  // state_at's buffers, either temporal model
     fourdgs::DecodeWorkspace chunk;     // evaluate_chunk's buffers
@@ -491,6 +516,7 @@ struct fourdgs_block {
     fourdgs::GaussianBlock block;
     fourdgs_block_info info{};
     fourdgs::SceneWorkspace workspace;  // state_at's and read_every_gaussian's buffers
+    std::uint64_t reads = 0;            // reads into it (read_into), for FrameTracking
 };
 
 namespace fourdgs::capi {
@@ -575,6 +601,7 @@ template <class Read>
 fourdgs_status read_into(fourdgs_block* block, Read&& read) {
     block->info = fourdgs_block_info{};
     block->info.struct_size = sizeof block->info;
+    ++block->reads;
     const fourdgs_status s = read();
     if (s != FOURDGS_OK) empty_block(*block);
     return s;

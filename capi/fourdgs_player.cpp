@@ -107,6 +107,7 @@ fourdgs_status frame_with(fourdgs_player* player, fourdgs_frame* frame,
         FOURDGS_C_REQUIRE(frame);
         if (info != nullptr)
             if (auto s = check_size(info); s != FOURDGS_OK) return s;
+        ++frame->fills;  // FrameTracking (counted first: a fill may fail midway)
         FOURDGS_C_TRY(show(*player->player, frame->frame, player->last));
         if (info != nullptr) return put(info, frame_info_out(player->last));
         return FOURDGS_OK;

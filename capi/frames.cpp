@@ -140,6 +140,7 @@ fourdgs_status fourdgs_reader_evaluate(const fourdgs_reader* reader, double t,
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(reader->opened->state_at(t, frame->block, frame->workspace,
                                                reader->options.decode_threads));
+        ++frame->fills;  // FrameTracking (counted first: a fill may fail midway)
         evaluate(frame->block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });
@@ -181,6 +182,7 @@ fourdgs_status fourdgs_reader_evaluate_chunk(const fourdgs_reader* reader, size_
         EvaluateOptions eo;
         if (auto s = evaluate_options_in(reader->scene(), options, eo); s != FOURDGS_OK) return s;
         FOURDGS_C_TRY(reader->opened->decode_chunk(index, frame->chunk));
+        ++frame->fills;  // FrameTracking (counted first: a fill may fail midway)
         evaluate(frame->chunk.block, t, reader->scene().header.cutoff, frame->frame, eo);
         return FOURDGS_OK;
     });

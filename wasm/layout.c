@@ -85,6 +85,8 @@ int main(void) {
     BEGIN(fourdgs_frame_columns) FIELD(struct_size) FIELD(time) FIELD(count) FIELD(center)
         FIELD(scale) FIELD(rotation) FIELD(color) FIELD(object_id) FIELD(source) FIELD(sh_degree)
         FIELD(sh_per_gaussian) FIELD(sh) FIELD(flags) FIELD(unrepresentable) END()
+    BEGIN(fourdgs_frame_changes) FIELD(struct_size) FIELD(changed_rows) FIELD(changed_count)
+        FIELD(all_changed) END()
     BEGIN(fourdgs_block_info) FIELD(struct_size) FIELD(kind) FIELD(time) FIELD(offset)
         FIELD(length) FIELD(t0) FIELD(t1) FIELD(level) FIELD(chunk_kind) FIELD(delta_mode)
         FIELD(depth) FIELD(reference_offset) FIELD(keyframe_offset) FIELD(live_count) END()

@@ -137,7 +137,7 @@ export function startPage(adapter, page) {
         time: shown,
         engine: { count: engine.count, center: copy(engine.center), scale: copy(engine.scale),
           rotation: copy(engine.rotation), color: copy(engine.color), shDegree,
-          sh: copy(engine.sh ?? []) },
+          sh: copy(engine.sh ?? []), shMax: engine.shMax },
         frame: { count: f.count, center: copy(f.center), scale: copy(f.scale),
           rotation: copy(f.rotation), color: copy(f.color), sh: shBands(f, shDegree) },
       };

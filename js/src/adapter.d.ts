@@ -38,9 +38,10 @@ export class EngineScene extends EventTarget {
   readonly frameInfo: FrameInfo | null;
   /** Counters; lastFrameMs: the Player's frame; lastUploadMs: the adapter's write (from the
    * Player's frame to the engine's data ready for upload); lastSubmitMs: the engine's own call
-   * that takes it (PlayCanvas uploads its textures there at once). */
+   * that takes it (PlayCanvas uploads its textures there at once); lastRows: the rows that
+   * write was given (the frame's, or those it listed as changed). */
   readonly stats: { frames: number; lateFrames: number; uploads: number; grows: number;
-    lastFrameMs: number; lastUploadMs: number; lastSubmitMs: number };
+    lastFrameMs: number; lastUploadMs: number; lastSubmitMs: number; lastRows: number };
   readonly duration: number;
   readonly time: number;
   readonly state: 'paused' | 'playing' | 'ended';

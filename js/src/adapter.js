@@ -57,8 +57,9 @@ export class EngineScene extends EventTarget {
     // lastUploadMs: the adapter's write (from the Player's frame to the engine's data ready for
     // upload); lastSubmitMs: the engine's own call that takes it (PlayCanvas uploads its
     // textures there at once; Spark uploads in its next frame).
+    // lastRows: the rows the last write was given (all of the frame's, or those it listed).
     this.stats = { frames: 0, lateFrames: 0, uploads: 0, grows: 0, lastFrameMs: 0,
-      lastUploadMs: 0, lastSubmitMs: 0 };
+      lastUploadMs: 0, lastSubmitMs: 0, lastRows: 0 };
     this.shown = null;  // the instant and state the engine object holds (skip repeated uploads)
     // Whether the engine object holds the Player's previous frame, so that only the rows the
     // Player lists as changed need writing (false until the first write and after a resize).
@@ -109,8 +110,10 @@ export class EngineScene extends EventTarget {
         this.resize(this.capacity);
         this.holdsPrevious = false;
       }
-      this.write(frame, this.holdsPrevious && !info.allChanged ? info.changed : null);
+      const rows = this.holdsPrevious && !info.allChanged ? info.changed : null;
+      this.write(frame, rows);
       this.stats.lastUploadMs = performance.now() - start;
+      this.stats.lastRows = rows ? rows.length : frame.count;
       const submitted = performance.now();
       this.submit(frame);
       this.stats.lastSubmitMs = performance.now() - submitted;

@@ -395,6 +395,24 @@ export class Scene {
     return this.frameView(frame);
   }
 
+  /** evaluateBlock that also says which rows differ from what the previous such call left in
+   * `frame` (fourdgs_reader_evaluate_block_changes: only the rows that can have changed are
+   * evaluated again): { frame, allChanged, changed }, `changed` a Uint32Array (ascending; empty
+   * when allChanged) valid until the next call with the same `rows` holder. `rows` ({}: this
+   * call keeps its array there, grown as needed) spares a frame its allocation. */
+  evaluateBlockChanges(block, t, { maxShDegree, applyObjectTracks } = {}, frame = this.frame, rows = {}) {
+    const c = this.core, m = c.m;
+    const opts = evaluateOptions(c, { maxShDegree, applyObjectTracks });
+    const out = c.newStruct('fourdgs_frame_changes');
+    try {
+      c.check(m._fourdgs_reader_evaluate_block_changes(this.reader, block, t, opts, frame, out));
+      const k = c.read('fourdgs_frame_changes', out), n = k.changedCount;
+      if (!rows.array || rows.array.length < n) rows.array = new Uint32Array(Math.max(n, 2 * (rows.array?.length ?? 0)));
+      if (n) rows.array.set(c.view(Uint32Array, k.changedRows, n));
+      return { frame: this.frameView(frame), allChanged: k.allChanged !== 0, changed: rows.array.subarray(0, n) };
+    } finally { c.free(out); c.free(opts); }
+  }
+
   /** A player over this scene (player.js); close it before the scene. */
   player(options) { return new Player(this, options); }
 

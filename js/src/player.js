@@ -19,13 +19,14 @@
 //
 // Changed rows. Each frame's info says which rows differ from the player's previous frame, so
 // an engine re-uploads only those (fourdgs::PlayerFrame's contract): `allChanged` true when rows
-// came, went or moved (the first frame, another count or order of sources: take the whole
-// frame; `changed` is then empty), else `changed` (a Uint32Array, ascending) lists the rows that
-// differ and every other row is bit for bit the previous frame's. This player evaluates the
-// whole state every frame, so it finds them by comparing with a copy of the frame before
-// (linear in the frame, as the evaluation is); a frame of the same state at the same instant
-// compares nothing.
+// came, went or moved (the first frame, another state, a row that became visible or not: take
+// the whole frame; `changed` is then empty), else `changed` (a Uint32Array, ascending, valid
+// until the next frame) lists the rows that differ and every other row is bit for bit the
+// previous frame's. The library says which (fourdgs_reader_evaluate_block_changes, the C++
+// player's own answer): within a state it evaluates again only the rows whose value depends on
+// t, so a frame of the same state at the same instant evaluates nothing.
 const STATES = ['paused', 'playing', 'ended'];
+const NO_ROWS = new Uint32Array(0);
 
 export class Player {
   /**
@@ -50,7 +51,7 @@ export class Player {
     this.resident = null;     // { key, t0, t1 } of the state in this.block
     this.fetching = null;     // the look-ahead or catch-up fetch in flight
     this.stats = { frames: 0, lateFrames: 0, statesDecoded: 0 };
-    this.previous = null;     // the previous frame's rows (copies) and what it showed
+    this.changedRows = {};    // the array the frames' `changed` views
   }
 
   play() {
@@ -154,54 +155,19 @@ export class Player {
           this.resident.t1 - 1e-9 * Math.max(1, Math.abs(this.resident.t1)));
       }
     }
-    const frame = this.resident ? this.scene.evaluateBlock(this.block, shown, this.evaluate, this.out) : null;
+    const { frame, allChanged, changed } = this.resident
+      ? this.scene.evaluateBlockChanges(this.block, shown, this.evaluate, this.out, this.changedRows)
+      : { frame: null, allChanged: true, changed: NO_ROWS };
     this.position = t;
     ++this.stats.frames;
     if (late) ++this.stats.lateFrames;
     this.lookAhead(t);
     const audio = this.scene.extras.audioSources.map((_, i) => this.scene.audioStateAt(i, t));
-    const { allChanged, changed } = this.changes(frame, shown);
     return {
       frame,
       info: { time: t, shown, late, reason, state: this.state, stateT0: this.resident?.t0 ?? 0,
         stateT1: this.resident?.t1 ?? 0, audio, allChanged, changed },
     };
-  }
-
-  // The rows of `frame` (null: nothing shown) that differ from the previous frame's, bit for
-  // bit; then keeps a copy of this one.
-  changes(frame, shown) {
-    const prev = this.previous, key = this.resident?.key ?? null;
-    const none = new Uint32Array(0);
-    if (prev && frame && prev.key === key && Object.is(prev.shown, shown) &&
-        prev.count === frame.count) return { allChanged: false, changed: none };
-    const n = frame ? frame.count : 0;
-    const words = (a) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >> 2);
-    const columns = frame ? [
-      [words(frame.center), 3], [words(frame.scale), 3], [words(frame.rotation), 4],
-      [words(frame.color), 4], [frame.objectId, 1], [frame.flags, 1],
-      [frame.sh, frame.shPerGaussian]] : [];
-    let allChanged = !prev || !frame || prev.count !== n || prev.shPerGaussian !== frame.shPerGaussian;
-    if (!allChanged) {
-      const a = frame.source, b = prev.source;
-      for (let k = 0; k < n && !allChanged; ++k) allChanged = a[k] !== b[k];
-    }
-    const rows = [];
-    if (!allChanged) {
-      for (let k = 0; k < n; ++k) {
-        let differs = false;
-        for (let c = 0; c < columns.length && !differs; ++c) {
-          const [now, per] = columns[c], then = prev.columns[c];
-          for (let j = k * per, e = j + per; j < e; ++j) if (now[j] !== then[j]) { differs = true; break; }
-        }
-        if (differs) rows.push(k);
-      }
-    }
-    this.previous = frame ? {
-      key, shown, count: n, shPerGaussian: frame.shPerGaussian, source: frame.source.slice(),
-      columns: columns.map(([v]) => v.slice()),
-    } : null;
-    return { allChanged, changed: allChanged ? none : Uint32Array.from(rows) };
   }
 }
 

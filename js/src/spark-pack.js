@@ -6,10 +6,14 @@
 // JavaScript's); what Spark computes through a function of one number is a table built here
 // once from Spark's own encoder, which the caller hands in (three.js).
 //
-// The module has its own memory: each frame's columns are copied in (50 bytes a row), the rows
-// packed there and the words copied out (16 bytes a row). The module keeps every row's words
-// with the bits they were made from, so that a row's rotation, scale and colour codes are made
-// again only when their bits change (within a state, only a gaussian's centre and opacity move).
+// The module has its own memory: each frame's columns are copied in (50 bytes a row, one
+// TypedArray.set a column into views made once) and the rows packed there, into the words Spark
+// draws from: PackedSplats.packedArray is a view on that region (words()), so nothing is copied
+// out. The regions are allocated for the largest instant up front (the memory then never grows
+// while playing, and the views stay valid); a frame that outgrows them reallocates them and the
+// adapter hands Spark the new view. The module keeps every row's words with the bits they were
+// made from, so that a row's rotation, scale and colour codes are made again only when their
+// bits change (within a state, only a gaussian's centre and opacity move).
 
 /** The module's bytes or URL: beside the package's core module. */
 export const SPARK_PACK_WASM = new URL('../dist/fourdgs-spark-pack.wasm', import.meta.url);
@@ -90,16 +94,17 @@ function angleCodeTable() {
 // The per-row regions in the module's memory: [name, element type, elements a row, what a new
 // row holds]. The kept regions carry over when the regions grow; a new row's kept rotation
 // bits are zero (with their code), its kept scale and colour bits a NaN no frame holds (so they
-// are looked up on the row's first frame).
+// are looked up on the row's first frame). The column regions are typed as the frame's columns
+// (one set() each, no conversion); the module reads their bits.
 const NO_BITS = 0xffffffff;
-const ROW_REGIONS = [['halves', Uint16Array, 3], ['scale', Uint32Array, 3],
-  ['colour', Uint32Array, 4], ['rotation', Uint32Array, 4], ['rows', Uint32Array, 1],
+const ROW_REGIONS = [['halves', Uint16Array, 3], ['scale', Float32Array, 3],
+  ['colour', Float32Array, 4], ['rotation', Float32Array, 4], ['rows', Uint32Array, 1],
   ['keptBits', Uint32Array, 4, 0], ['keptCode', Uint32Array, 1, 'zeroRotation'],
   ['keptScale', Uint32Array, 3, NO_BITS], ['keptRgb', Uint32Array, 3, NO_BITS],
   ['out', Uint32Array, 4, 0]];
 
 /** Spark's splat words through the module: `tables` ({ scale, colour, opacity }: codeTable's)
- * placed in its memory once; pack() per frame. */
+ * placed in its memory once; hold() for the rows, words() Spark's array, pack() per frame. */
 export class SparkPackModule {
   constructor(exports, tables) {
     this.wasm = exports;
@@ -113,7 +118,8 @@ export class SparkPackModule {
     });
     this.zeroRotation = this.wasm.spark_zero_rotation(this.angleLow, this.angleDrop);
     this.capacity = 0;
-    this.at = {};   // each row region's address
+    this.at = {};      // each row region's address
+    this.views = {};   // ...and a view on the whole of it
   }
 
   alloc(bytes) {
@@ -129,45 +135,47 @@ export class SparkPackModule {
     return at;
   }
 
-  view(name, count) {
-    const [, Type] = ROW_REGIONS.find(([n]) => n === name);
-    return new Type(this.wasm.memory.buffer, this.at[name], count);
-  }
-
-  // Room for `count` rows, the kept regions carried over.
+  /** Room for `count` rows (exactly, when it must grow), the kept regions carried over. The
+   * views, words() included, are new when it grew. */
   hold(count) {
     if (count <= this.capacity) return;
-    const capacity = Math.max(count, Math.ceil(this.capacity * 1.5)), old = this.at, at = {};
+    const capacity = count, old = this.at, at = {};
     for (const [name, Type, per] of ROW_REGIONS) at[name] = this.alloc(Type.BYTES_PER_ELEMENT * per * capacity);
-    const memory = this.wasm.memory.buffer;
+    const memory = this.wasm.memory.buffer, views = {};
     for (const [name, Type, per, fresh] of ROW_REGIONS) {
-      const region = new Type(memory, at[name], per * capacity);
+      views[name] = new Type(memory, at[name], per * capacity);
       if (fresh !== undefined) {
-        region.fill(fresh === 'zeroRotation' ? this.zeroRotation : fresh);
-        if (this.capacity) region.set(new Type(memory, old[name], per * this.capacity));
+        views[name].fill(fresh === 'zeroRotation' ? this.zeroRotation : fresh);
+        if (this.capacity) views[name].set(new Type(memory, old[name], per * this.capacity));
       }
       if (this.capacity) this.wasm.free(old[name]);
     }
+    if (typeof Float16Array !== 'undefined')
+      views.halfFloats = new Float16Array(memory, at.halves, 3 * capacity);
     this.at = at;
+    this.views = views;
     this.capacity = capacity;
   }
 
-  /** Rows of `frame` (all when `rows` is null, else those listed) into `packed`; `halves(into,
-   * values, count)` converts the centres to half-float bits. */
-  pack(frame, packed, rows, halves) {
-    const n = frame.count;
+  /** The rows' words (4 a row, hold()'s capacity): what pack() writes, for Spark to draw from. */
+  words() { return this.views.out; }
+
+  /** Rows of `frame` (all when `rows` is null, else those listed) into words(); `halves(into,
+   * values, count)` converts the centres to half-float bits where the browser has no
+   * Float16Array. */
+  pack(frame, rows, halves) {
+    const n = frame.count, v = this.views;
     if (rows && rows.length > n >> 1) rows = null;   // the same words, without the indirection
-    this.hold(n);
-    const bits = (a, count) => new Uint32Array(a.buffer, a.byteOffset, count);
-    halves(this.view('halves', 3 * n), frame.center, 3 * n);
-    this.view('scale', 3 * n).set(bits(frame.scale, 3 * n));
-    this.view('colour', 4 * n).set(bits(frame.color, 4 * n));
-    this.view('rotation', 4 * n).set(bits(frame.rotation, 4 * n));
-    if (rows) this.view('rows', rows.length).set(rows);
+    if (n > this.capacity) throw new Error(`fourdgs/three: ${n} rows, room for ${this.capacity}`);
+    if (v.halfFloats) v.halfFloats.set(frame.center);
+    else halves(v.halves, frame.center, 3 * n);
+    v.scale.set(frame.scale);
+    v.colour.set(frame.color);
+    v.rotation.set(frame.rotation);
+    if (rows) v.rows.set(rows);
     const at = this.at, [scale, colour, opacity] = this.tables;
     this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves, at.scale,
       at.colour, at.rotation, at.keptBits, at.keptCode, at.keptScale, at.keptRgb, at.out, scale,
       colour, opacity, this.angleLow, this.angleDrop);
-    packed.set(this.view('out', 4 * n));
   }
 }

@@ -32,13 +32,19 @@ export class FourdgsSplatMesh extends EngineScene {
 }
 
 /** A frame's rows as Spark's packed words: the words Spark's setPackedSplat and encodeSh*Rgb
- * write, under one splatEncoding (undefined: Spark's default). */
+ * write, under one splatEncoding (its SH ranges widen to the coefficients packed). */
 export class SparkPacker {
-  constructor(encoding: PackedSplats['splatEncoding'] | undefined, wasm: SparkPackWasm);
+  constructor(encoding: NonNullable<PackedSplats['splatEncoding']>, wasm: SparkPackWasm);
+  readonly encoding: NonNullable<PackedSplats['splatEncoding']>;
+  /** Room for `capacity` rows: the words pack() writes (4 a row, as many rows as Spark's
+   * texture for `capacity` holds), a view on the packing module's memory to hand Spark as
+   * PackedSplats.packedArray; a new view only when it grew. */
+  words(capacity: number): Uint32Array;
   /** Rows [0, frame.count) (rows null) or the rows listed (the frame's `changed`: the others
-   * already hold the frame's words) into `packed` (PackedSplats.packedArray, 4 words a row). */
-  pack(frame: FrameView, packed: Uint32Array, rows?: Uint32Array | null): void;
+   * already hold the frame's words) into words(). */
+  pack(frame: FrameView, rows?: Uint32Array | null): void;
   /** SH band b (1-3) of the rows (all, or those listed) into Spark's array for that band
-   * (extra.sh{b}). */
+   * (extra.sh{b}); a coefficient beyond the band's range widens it (encoding.sh{b}Max, at most
+   * 4) and packs every row again. */
   packShBand(frame: FrameView, b: 1 | 2 | 3, words: Uint32Array, rows?: Uint32Array | null): void;
 }

@@ -11,16 +11,25 @@
 // fraction of their cost: the 16-byte words by a small WebAssembly module of the adapter's own
 // (spark-pack.js; the core module does not grow), whose per-row steps that cost most in Spark's
 // encoder are tables (the log scale, colour and opacity bytes, the rotation's angle) or one bulk
-// conversion (the centres' half floats); the SH bands from tables of Spark's SH encoders. Only
-// the rows the Player's frame lists as changed are packed, and a row's rotation is encoded again
-// only when its bits change.
+// conversion (the centres' half floats), written where Spark reads them (the PackedSplats' array
+// is a view on the module's memory); the SH bands from tables of Spark's SH encoders. Only the
+// rows the Player's frame lists as changed are packed, and a row's rotation is encoded again only
+// when its bits change.
+//
+// SH range. Spark stores band b's coefficients in [-sh<b>Max, sh<b>Max] (its splatEncoding; 1
+// by default) and clips beyond; a .4dgs coefficient can be anywhere in [-4, 4] (§6.5), and no
+// file declares a narrower range. The mesh's encoding (its own object) starts at Spark's ±1,
+// the finest step, and a band widens to the largest coefficient a frame shows (rounded up to a
+// quarter, at most 4) when one exceeds it: that frame's band is then packed again, every row,
+// and Spark's shaders read the new range from the encoding. It never narrows, so rows written
+// before stay right.
 //
 // The frame loop is Spark's: the mesh's onFrame callback runs in SparkRenderer's frame update,
 // before Spark gathers the meshes' splats for the frame, so the rows written there are the ones
 // drawn in that frame. The clock is the page's (performance.now(), what three's Timer reads):
 // the time Spark hands onFrame stays 0 unless the app gives SparkRenderer a timer it updates
 // itself (Spark 2.2 updates only a timer it was given: `ownsTimer = !!options.timer`).
-import { PackedSplats, SplatMesh, utils } from '@sparkjsdev/spark';
+import { PackedSplats, SplatMesh, defines, utils } from '@sparkjsdev/spark';
 import { EngineScene } from './adapter.js';
 import { SparkPackModule, codeTable, loadSparkPack } from './spark-pack.js';
 
@@ -54,44 +63,68 @@ export class SparkPacker {
     this.shCodes = [null, 1, 2, 3].map((b) => b && shCodeTable(b, encoding));
   }
 
-  /** Rows of `frame` into `packed` (PackedSplats.packedArray): all of [0, frame.count) when
-   * `rows` is null, else the rows it lists (the Player's `changed`: every other row already
-   * holds the frame's words). */
-  pack(frame, packed, rows = null) {
-    this.module.pack(frame, packed, rows, centreHalves);
+  /** Spark's words for `capacity` rows (PackedSplats.packedArray, as large as Spark's texture
+   * for that many): a view on the packing module's memory, which pack() writes. A new view
+   * only when it grew. */
+  words(capacity) {
+    this.module.hold(utils.getTextureSize(capacity).maxSplats);
+    return this.module.words();
+  }
+
+  /** Rows of `frame` into words(): all of [0, frame.count) when `rows` is null, else the rows
+   * it lists (the Player's `changed`: every other row already holds the frame's words). */
+  pack(frame, rows = null) {
+    this.module.pack(frame, rows, centreHalves);
   }
 
   /** SH band b of `frame`'s rows (all, or those `rows` lists) into Spark's packed array for
-   * that band. */
+   * that band; when a coefficient exceeds the band's range, the range widens (see the header)
+   * and every row is packed again under it. */
   packShBand(frame, b, words, rows = null) {
+    if (this.packShRows(frame, b, words, rows)) this.packShRows(frame, b, words, null);
+  }
+
+  // The rows' SH band b under the band's range; true when a coefficient exceeded it (the range
+  // is then wider and the rows must be packed again).
+  packShRows(frame, b, words, rows) {
     const n = frame.count, per = frame.shPerGaussian, perComponent = per / 3, sh = frame.sh;
     const codes = this.shCodes[b], bits = SH_BITS[b], w = SH_WORDS[b], coeffs = 2 * b + 1;
+    let lo = 255, hi = 0;
     const packRow = (i) => {
       const row = i * per + BAND_FIRST[b], base = i * w;
       words.fill(0, base, base + w);
       for (let k = 0; k < coeffs; ++k) {
         for (let ch = 0; ch < 3; ++ch) {
-          const v = codes[sh[row + ch * perComponent + k]], at = (3 * k + ch) * bits;
+          const byte = sh[row + ch * perComponent + k], v = codes[byte], at = (3 * k + ch) * bits;
           const word = base + (at >>> 5), offset = at & 31;
           words[word] |= v << offset;
           if (offset + bits > 32) words[word + 1] |= v >>> (32 - offset);
+          lo = byte < lo ? byte : lo;
+          hi = byte > hi ? byte : hi;
         }
       }
     };
     if (rows === null) for (let i = 0; i < n; ++i) packRow(i);
     else for (let k = 0; k < rows.length; ++k) packRow(rows[k]);
+    return this.widenSh(b, lo, hi);
+  }
+
+  // Band b's range made wide enough for the bytes lo..hi (coefficients -4 + byte·8/255), its
+  // codes made again; true when it changed.
+  widenSh(b, lo, hi) {
+    const key = `sh${b}Max`, need = Math.max(4 - lo * (8 / 255), hi * (8 / 255) - 4);
+    if (need <= (this.encoding[key] ?? 1)) return false;
+    this.encoding[key] = Math.min(4, Math.ceil(need * 4) / 4);
+    this.shCodes[b] = shCodeTable(b, this.encoding);
+    return true;
   }
 }
 
-// The centres' half-float bits into `bits` (a Uint16Array): one bulk conversion where the
-// browser has Float16Array (Spark's toHalf is that same conversion there), else Spark's own
-// toHalf per value.
+// The centres' half-float bits into `bits` (a Uint16Array) where the browser has no
+// Float16Array: Spark's own toHalf per value (where it has one, the module converts with one
+// Float16Array.set, which is Spark's toHalf there).
 function centreHalves(bits, values, count) {
-  if (typeof Float16Array === 'undefined') {
-    for (let k = 0; k < count; ++k) bits[k] = utils.toHalf(values[k]);
-  } else {
-    new Float16Array(bits.buffer, bits.byteOffset, count).set(values.subarray(0, count));
-  }
+  for (let k = 0; k < count; ++k) bits[k] = utils.toHalf(values[k]);
 }
 
 // Band b's code of each SH byte (coefficient -4 + byte·8/255), from Spark's encoder of the band.
@@ -121,17 +154,24 @@ export class FourdgsSplatMesh extends EngineScene {
   constructor(scene, player, wasm, { maxShDegree = 3 } = {}) {
     super(scene, player);
     this.shDegree = Math.min(maxShDegree, scene.info.shDegree);
-    this.splats = new PackedSplats({ maxSplats: this.capacity });
-    this.packer = new SparkPacker(this.splats.splatEncoding, wasm);
+    // The mesh's own encoding (the SH ranges widen per scene: see the header).
+    this.packer = new SparkPacker({ ...defines.DEFAULT_SPLAT_ENCODING }, wasm);
+    this.splats = new PackedSplats({ packedArray: this.packer.words(this.capacity), numSplats: 0,
+      splatEncoding: this.packer.encoding });
     this.resize(this.capacity);
     this.mesh = new SplatMesh({
       packedSplats: this.splats,
+      splatEncoding: this.packer.encoding,   // (SplatMesh sets the PackedSplats' encoding)
       onFrame: () => this.update(performance.now() / 1000),
     });
   }
 
   resize(capacity) {
-    this.splats.ensureSplats(capacity);
+    const words = this.packer.words(capacity), s = this.splats;
+    if (words !== s.packedArray) {   // grown: Spark makes its texture again at the new size
+      s.packedArray = words;
+      s.maxSplats = words.length / 4;
+    }
     for (let b = 1; b <= this.shDegree; ++b) {
       const texture = this.splats.extra[`sh${b}Texture`];
       texture?.value.dispose();
@@ -143,7 +183,7 @@ export class FourdgsSplatMesh extends EngineScene {
 
   write(frame, rows) {
     const s = this.splats;
-    this.packer.pack(frame, s.packedArray, rows);
+    this.packer.pack(frame, rows);
     for (let b = 1; b <= Math.min(this.shDegree, frame.shDegree); ++b)
       this.packer.packShBand(frame, b, s.extra[`sh${b}`], rows);
   }
@@ -163,14 +203,15 @@ export class FourdgsSplatMesh extends EngineScene {
 
   /** Rows [0, count) as Spark holds them, decoded by Spark's own unpackSplat: { count, center,
    * scale, rotation (x, y, z, w), color (r, g, b, opacity), shDegree, sh (per row, band by band,
-   * coefficient-major r g b as Spark's shaders read them) } (what the tests compare with the
-   * package's frame). */
+   * coefficient-major r g b as Spark's shaders read them), shMax (bands 1..3: the ranges
+   * they are read in) } (what the tests compare with the package's frame). */
   engineRows() {
     const n = this.count;
     const shPerRow = 3 * ((this.shDegree + 1) ** 2 - 1);
     const out = { count: n, center: new Float32Array(3 * n), scale: new Float32Array(3 * n),
       rotation: new Float32Array(4 * n), color: new Float32Array(4 * n), shDegree: this.shDegree,
-      sh: new Float32Array(shPerRow * n) };
+      sh: new Float32Array(shPerRow * n),
+      shMax: [1, 2, 3].map((b) => this.splats.splatEncoding?.[`sh${b}Max`] ?? 1) };
     for (let i = 0; i < n; ++i) {
       const u = utils.unpackSplat(this.splats.packedArray, i, this.splats.splatEncoding);
       out.center.set([u.center.x, u.center.y, u.center.z], 3 * i);

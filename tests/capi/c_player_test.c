@@ -300,6 +300,81 @@ static void arguments(const char* path) {
     fourdgs_reader_free(reader);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* fourdgs_reader_evaluate_block_changes: the frame is evaluate_block's, bit for bit, and the
+ * rows it lists hold against the frame before — over instants moving within a block, the same
+ * instant twice, a block read again and a frame another call filled in between (both whole). */
+
+static void block_changes(const char* path) {
+    fourdgs_reader* reader = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &reader));
+    if (!reader) return;
+    fourdgs_block* block = NULL;
+    fourdgs_frame *got = NULL, *want = NULL, *previous = NULL;
+    fourdgs_block_create(NULL, &block);
+    fourdgs_frame_create(NULL, &got);
+    fourdgs_frame_create(NULL, &want);
+    fourdgs_frame_create(NULL, &previous);
+    const double d = scene_info_of(reader).duration_sec;
+    int listed = 0, fewer = 0;
+    for (int k = 0; k < 48; ++k) {
+        const double t = d * (0.05 + 0.9 * (k - k % 3 / 2) / 48.0);  /* every third repeats */
+        const int reread = k % 12 == 0, foreign = k % 12 == 7;
+        if (reread) EXPECT_OK(fourdgs_reader_state_at(reader, t, block));
+        if (foreign) EXPECT_OK(fourdgs_reader_evaluate(reader, t, NULL, got));
+        fourdgs_frame_changes changes;
+        memset(&changes, 0, sizeof changes);
+        changes.struct_size = sizeof changes;
+        EXPECT_OK(fourdgs_reader_evaluate_block_changes(reader, block, t, NULL, got, &changes));
+        EXPECT_OK(fourdgs_reader_evaluate_block(reader, block, t, NULL, want));
+        CHECK(same_frame(got, want), "%s t=%g: the frame is not evaluate_block's", path, t);
+        if (reread || foreign)
+            CHECK(changes.all_changed == 1, "%s t=%g: a %s block is not whole", path, t,
+                  reread ? "read again" : "filled by another call");
+        if (!changes.all_changed) {
+            fourdgs_player_frame_info info = new_info();
+            info.changed_rows = changes.changed_rows;
+            info.changed_count = changes.changed_count;
+            CHECK(changed_rows_hold(&info, got, previous),
+                  "%s t=%g: a row not listed as changed differs from the frame before", path, t);
+            ++listed;
+            fewer += changes.changed_count < columns_of(got).count;
+            if (k % 3 == 2)
+                CHECK(changes.changed_count == 0, "%s t=%g: the same instant again lists %zu rows",
+                      path, t, changes.changed_count);
+        }
+        EXPECT_OK(fourdgs_reader_evaluate_block(reader, block, t, NULL, previous));
+    }
+    CHECK(listed >= 24 && fewer >= 4, "%s: %d frames listed their rows, %d fewer than all", path,
+          listed, fewer);
+    /* The same instant again lists nothing; append is refused; NULL changes too. */
+    fourdgs_frame_changes changes;
+    memset(&changes, 0, sizeof changes);
+    changes.struct_size = sizeof changes;
+    EXPECT_OK(fourdgs_reader_evaluate_block_changes(reader, block, d / 2, NULL, got, &changes));
+    EXPECT_OK(fourdgs_reader_evaluate_block_changes(reader, block, d / 2, NULL, got, &changes));
+    CHECK(!changes.all_changed && changes.changed_count == 0,
+          "%s: the same instant again lists %zu rows", path, changes.changed_count);
+    fourdgs_evaluate_options eo;
+    fourdgs_evaluate_options_init(&eo);
+    eo.append = 1;
+    CHECK(fourdgs_reader_evaluate_block_changes(reader, block, d / 2, &eo, got, &changes) ==
+                  FOURDGS_INVALID_ARGUMENT && refusal_is("invalid-option"),
+          "%s: append is not refused", path);
+    CHECK(fourdgs_reader_evaluate_block_changes(reader, block, d / 2, NULL, got, NULL) ==
+                  FOURDGS_INVALID_ARGUMENT && refusal_is("null-argument"),
+          "%s: NULL changes is not refused", path);
+    changes.struct_size = 0;
+    CHECK(fourdgs_reader_evaluate_block_changes(reader, block, d / 2, NULL, got, &changes) ==
+                  FOURDGS_INVALID_ARGUMENT && refusal_is("invalid-struct-size"),
+          "%s: an unsized fourdgs_frame_changes is not refused", path);
+    fourdgs_frame_free(got);
+    fourdgs_frame_free(want);
+    fourdgs_frame_free(previous);
+    fourdgs_block_free(block);
+    fourdgs_reader_free(reader);
+}
+
 int main(int argc, char** argv) {
     /* check.h's helpers this program does not use */
     (void)trickle_read, (void)trickle_release, (void)block_info, (void)block_columns;
@@ -318,6 +393,7 @@ int main(int argc, char** argv) {
         scrub(path);
         on_the_clock(path);
         if (files[k][0] == 'k') from_pipe(path);
+        block_changes(path);
     }
     snprintf(path, sizeof path, "%s/many-chunks.4dgs", corpus);
     arguments(path);
