@@ -52,12 +52,19 @@
 // Chunk Index entries with the six appended fields (§5.8; live_count = the composed population),
 // Statistics, Summary Offset. Deterministic: the same input gives the same bytes.
 //
-// Ignored WriterOptions: max_chunk_gaussians (one chunk per step; at most 2^26 gaussians a step),
-// spatial_order (chunks are in gaussian_id order, which the id stream's delta coding wants), and
-// threads (single-threaded).
+// Passes: the steps are scanned once (validation, the aabb the grid needs, the windows), then
+// each state is built once, encoded (with cheaper_reference: both ways), verified and held as
+// encoded records until the front of the file, which depends on every state (gaussian_count,
+// gop_max_depth), is written; the delta records' offsets are then set. Memory: a few states and
+// the encoded file, whatever the number of steps (the span overload's steps are the caller's).
+//
+// Ignored WriterOptions: max_chunk_gaussians (one chunk per step; at most 2^26 gaussians a step)
+// and spatial_order (chunks are in gaussian_id order, which the id stream's delta coding wants).
+// threads: more than one encodes a delta's two candidate references side by side.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -114,6 +121,22 @@ struct KeyframeWriteReport {
 // does not fit i32, limit-exceeded, bound-violated (kind limit: the composed state differs from
 // the quantized one), the codec layer's refusals and the sink's io errors.
 Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
+                            const KeyframeWriterOptions& options, ByteSink& sink,
+                            KeyframeWriteReport* report = nullptr);
+
+// The steps of a sequence too long to hold, handed over one at a time: `t0` gives every step's
+// start up front, and step(s) returns step s, valid until the next call. The writer asks for the
+// steps in order twice — once to scan them (the grid needs every position) and once to quantize,
+// encode and verify each — and holds one state, its reference states and the encoded records,
+// never the steps. A step returned for the same s in both passes must hold the same values, and
+// a step that keeps its predecessor's ids should hand over the same span (same data pointer) for
+// the writer's fast path. The output is byte for byte what the span overload writes.
+struct KeyframeStepSource {
+    std::vector<double> t0;
+    std::function<Result<const KeyframeStep*>(std::size_t step)> step;
+};
+
+Status write_keyframe_delta(const KeyframeStepSource& steps, const SceneHeader& header,
                             const KeyframeWriterOptions& options, ByteSink& sink,
                             KeyframeWriteReport* report = nullptr);
 

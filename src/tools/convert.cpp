@@ -108,9 +108,13 @@ Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolve
 
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
                         const Resolved& r) {
+    return base_header(frames.front().sh_degree, o, r);
+}
+
+SceneHeader base_header(int sh_degree, const ConvertOptions& o, const Resolved& r) {
     SceneHeader h;
     h.duration_sec = r.duration;
-    h.sh_degree = frames.front().sh_degree;
+    h.sh_degree = sh_degree;
     h.attributes = {{"source", "ply-sequence"}, {"visibility_profile", "box"}};
     if (!o.title.empty()) h.attributes.emplace_back("title", o.title);
     if (!o.coordinate_system.empty())
@@ -168,22 +172,26 @@ Status check_slice(const GridPlan& p, std::uint64_t first, std::uint64_t end) {
 
 // Resolves the options; with a plan, checks the slice and that its frames are ones the plan was
 // made for (SH degree, count when tracked, every position inside its aabb).
-Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions& o) {
+Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double, 6>& aabb,
+                                   const ConvertOptions& o) {
     Resolved r;
     r.writer = o.writer;
-    if (!o.plan) {
-        if (o.first_frame != 0 || o.end_frame != 0)
-            return bad(refusal::kInvalidOption, "a slice of frames needs a grid plan");
-        r.fps = o.fps;
-        r.total = r.end = frames.size();
-        r.duration = r.time_of(r.total);
-        r.shape = o.shape;
-        r.keyframe_every = gop_frames(o.keyframe_every, o.fps);
-        r.tolerance = o.tolerance
-                          ? *o.tolerance
-                          : preset_tolerance(o.writer.preset, largest_side(frames_aabb(frames)));
-        return r;
-    }
+    if (o.first_frame != 0 || o.end_frame != 0)
+        return bad(refusal::kInvalidOption, "a slice of frames needs a grid plan");
+    r.fps = o.fps;
+    r.total = r.end = frames;
+    r.duration = r.time_of(r.total);
+    r.shape = o.shape;
+    r.keyframe_every = gop_frames(o.keyframe_every, o.fps);
+    r.tolerance =
+        o.tolerance ? *o.tolerance : preset_tolerance(o.writer.preset, largest_side(aabb));
+    return r;
+}
+
+Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions& o) {
+    if (!o.plan) return resolve_unplanned(frames.size(), frames_aabb(frames), o);
+    Resolved r;
+    r.writer = o.writer;
     const GridPlan& p = *o.plan;
     r.plan = &p;
     r.fps = p.fps;
@@ -303,11 +311,18 @@ Status encode(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolve
 
 RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
                       const Resolved& r) {
-    const auto box = frames_aabb(frames);
+    return find_rigid_parts(frames, part_search_options(frames_aabb(frames), o, r));
+}
+
+}  // namespace
+
+namespace convert_parts {
+
+RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
+                                 const Resolved& r) {
     double reach = 0;
-    for (double v : box) reach = std::max(reach, std::fabs(v));
-    return find_rigid_parts(frames,
-                            rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members));
+    for (double v : aabb) reach = std::max(reach, std::fabs(v));
+    return rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members);
 }
 
 void report_parts(const RigidParts& parts, ConvertReport& rep) {
@@ -319,6 +334,10 @@ void report_parts(const RigidParts& parts, ConvertReport& rep) {
         rep.objects.push_back(
             {static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
 }
+
+}  // namespace convert_parts
+
+namespace {
 
 // The frames with each gaussian `reference_of` names (not null) at the position and rotation it
 // has there: held in its part's object frame.
@@ -710,12 +729,16 @@ PlyCloud as_written(const PlyCloud& f) {
     return c;
 }
 
-// ConvertReport::error: `file` decoded at options.error_frames frames of `frames` and compared.
-Status measure_error(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
-                     Bytes file, ConvertReport& rep) {
+}  // namespace
+
+namespace convert_parts {
+
+// ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
+Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
+                     const Resolved& r, Bytes file, ConvertReport& rep) {
     rep.error_frames.clear();
     rep.error.clear();
-    const std::size_t n = frames.size(), want = std::min(o.error_frames, n);
+    const std::size_t want = std::min(o.error_frames, n);
     if (want == 0) return ok_status();
     struct Sum {
         double max = 0, sum_sq = 0, p99 = 0;
@@ -731,8 +754,9 @@ Status measure_error(std::span<const PlyCloud> frames, const ConvertOptions& o, 
         const double t = r.time_of(r.first + k);
         FOURDGS_ASSIGN(const PlyCloud got,
                        extract_state(source, std::max(t, double(static_cast<float>(t)))));
+        FOURDGS_ASSIGN(const PlyCloud input, frame_at(k));
         FOURDGS_ASSIGN(const CompareReport c,
-                       compare_clouds(as_written(frames[k]), got, {CompareMatch::position}));
+                       compare_clouds(as_written(input), got, {CompareMatch::position}));
         for (const AttributeError& e : c.attributes) {
             auto it = std::find_if(sums.begin(), sums.end(),
                                    [&](const auto& x) { return x.first == e.name; });
@@ -756,10 +780,15 @@ Status measure_error(std::span<const PlyCloud> frames, const ConvertOptions& o, 
     return ok_status();
 }
 
+}  // namespace convert_parts
+
+namespace {
+
 // Writes `file` to the sink, measuring it first when asked.
 Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
                    MemorySink& file, ByteSink& sink, ConvertReport& rep) {
-    FOURDGS_TRY(measure_error(frames, o, r, Bytes(file.bytes()), rep));
+    const FrameAt frame_at = [frames](std::size_t k) -> Result<PlyCloud> { return frames[k]; };
+    FOURDGS_TRY(measure_error(frames.size(), frame_at, o, r, Bytes(file.bytes()), rep));
     return sink.write(Bytes(file.bytes()));
 }
 
@@ -897,6 +926,10 @@ Status convert_frame_source(const FrameSource& source, const std::string& output
             };
             FileSpool spool(temp + ".block");
             st = convert_on_plan(options, in, spool, *sink, rep);
+        } else if (options.shape == ConvertShape::keyframe_delta) {
+            // Read again for each pass rather than held (convert_stream.cpp).
+            rep = ConvertReport{};
+            st = convert_tracked_streamed(source, options, *sink, rep);
         } else {
             std::vector<PlyCloud> frames;
             rep.input_bytes = 0;

@@ -101,7 +101,97 @@ std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
     return rank;
 }
 
+// Step k's state: frame `f` (its colour clamped into `color`) with `ids`, never fading.
+KeyframeStep step_of(const PlyCloud& f, std::span<const float> color,
+                     std::span<const std::uint32_t> ids, std::span<const float> sigma,
+                     const Resolved& r, std::uint64_t frame) {
+    KeyframeStep s;
+    s.t0 = r.time_of(frame);
+    s.ids = ids;
+    s.gaussians.count = f.count;
+    s.gaussians.position = f.position;
+    s.gaussians.scale = f.scale;
+    s.gaussians.rotation = f.rotation;
+    s.gaussians.color = color;
+    s.gaussians.sigma_t = sigma;
+    s.gaussians.sh_degree = f.sh_degree;
+    s.gaussians.sh = f.sh;
+    if (r.objects) s.gaussians.object_id = r.objects->object_of;
+    return s;
+}
+
+KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r) {
+    KeyframeWriterOptions ko;
+    ko.base = r.writer;
+    ko.keyframe_every = r.keyframe_every;
+    ko.cheaper_reference = o.cheaper_reference;
+    return ko;
+}
+
+void report_written(const KeyframeWriteReport& kr, const Resolved& r, ConvertReport& rep) {
+    rep.records = 0;
+    for (std::uint64_t c : kr.live_count) rep.records += c;
+    rep.chunks = kr.base.chunk_count;
+    rep.deltas = kr.deltas;
+    rep.keyframe_referenced = kr.keyframe_referenced;
+    rep.output_bytes = kr.base.bytes_written;
+    rep.quantization = kr.base.quantization;
+    rep.tolerance = r.tolerance;
+}
+
 }  // namespace
+
+Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,
+                                       const ConvertOptions& o, Resolved& r, ByteSink& sink,
+                                       ConvertReport& rep) {
+    if (r.keyframe_every == 0)
+        return bad(refusal::kInvalidOption, "keyframe_every is 0, must be >= 1");
+    const PlyCloud first = view_of(in.first, in.first, view);
+    // The grid on the view's aabb (size_fixed_grid), the whole frames' when the view is them.
+    std::array<double, 6> box = in.aabb;
+    const bool whole = view.keep.empty() &&
+                       std::all_of(view.held.begin(), view.held.end(),
+                                   [](std::uint32_t h) { return h == 0; });
+    if (!whole) {
+        std::vector<PlyCloud> pair(1);
+        bool any = false;
+        FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
+            pair[0] = view_of(f, in.first, view);
+            const auto b = frames_aabb(pair);
+            if (pair[0].count == 0) return ok_status();
+            for (int c = 0; c < 3; ++c) {
+                box[c] = any ? std::min(box[c], b[c]) : b[c];
+                box[3 + c] = any ? std::max(box[3 + c], b[3 + c]) : b[3 + c];
+            }
+            any = true;
+            return ok_status();
+        }));
+        if (!any) box = {};
+    }
+    FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, box, r.duration, 0, 0,
+                                            r.objects != nullptr));
+    const std::vector<std::uint32_t> ids = morton_ranks(first);
+    const std::vector<float> sigma(first.count, kInf);
+    KeyframeStepSource steps;
+    for (std::uint64_t k = 0; k < in.frames; ++k) steps.t0.push_back(r.time_of(k));
+    PlyCloud frame;
+    std::vector<float> color;
+    KeyframeStep step;
+    steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
+        FOURDGS_ASSIGN(const PlyCloud raw, in.frame(k));
+        frame = view_of(raw, in.first, view);
+        std::uint64_t clamped = 0;  // counted once, by the caller's first pass
+        color = clamped_colors(frame, clamped);
+        step = step_of(frame, color, ids, sigma, r, k);
+        return &step;
+    };
+    KeyframeWriteReport kr;
+    FOURDGS_TRY(write_keyframe_delta(steps, base_header(first.sh_degree, o, r),
+                                     writer_options(o, r), sink, &kr));
+    tick(o, in.frames, in.frames);
+    report_written(kr, r, rep);
+    return ok_status();
+}
 
 Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
                               Resolved& r, ByteSink& sink, ConvertReport& rep) {
@@ -121,10 +211,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     const std::vector<float> sigma(n, kInf);
     std::vector<std::vector<float>> colors(frames.size());
     std::vector<KeyframeStep> steps;
-    KeyframeWriterOptions ko;
-    ko.base = r.writer;
-    ko.keyframe_every = r.keyframe_every;
-    ko.cheaper_reference = o.cheaper_reference;
+    KeyframeWriterOptions ko = writer_options(o, r);
     // A shard tiles the rest of the clock with empty keyframes (§11.1); merge drops them.
     if (r.first > 0) {
         steps.push_back(KeyframeStep{0, {}, {}});
@@ -133,19 +220,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
         colors[i] = clamped_colors(f, rep.clamped_colors);
-        KeyframeStep s;
-        s.t0 = r.time_of(r.first + i);
-        s.ids = ids[r.plan ? i : 0];
-        s.gaussians.count = n;
-        s.gaussians.position = f.position;
-        s.gaussians.scale = f.scale;
-        s.gaussians.rotation = f.rotation;
-        s.gaussians.color = colors[i];
-        s.gaussians.sigma_t = sigma;
-        s.gaussians.sh_degree = f.sh_degree;
-        s.gaussians.sh = f.sh;
-        if (r.objects) s.gaussians.object_id = r.objects->object_of;
-        steps.push_back(s);
+        steps.push_back(step_of(f, colors[i], ids[r.plan ? i : 0], sigma, r, r.first + i));
         ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
     if (r.end < r.total) {
@@ -164,14 +239,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
                               " incarnations where the plan's ids make " +
                               std::to_string(distinct));
     tick(o, frames.size(), frames.size());
-    rep.records = 0;
-    for (std::uint64_t c : kr.live_count) rep.records += c;
-    rep.chunks = kr.base.chunk_count;
-    rep.deltas = kr.deltas;
-    rep.keyframe_referenced = kr.keyframe_referenced;
-    rep.output_bytes = kr.base.bytes_written;
-    rep.quantization = kr.base.quantization;
-    rep.tolerance = r.tolerance;
+    report_written(kr, r, rep);
     return ok_status();
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/tools/convert.hpp"
+#include "fourdgs/tools/rigid.hpp"
 #include "fourdgs/writer.hpp"
 #include "plan_parts.hpp"
 
@@ -56,6 +58,22 @@ std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped);
 // The file's header: duration, SH degree, attributes, metadata, the objects, a shard's record.
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
                         const Resolved& r);
+SceneHeader base_header(int sh_degree, const ConvertOptions& o, const Resolved& r);
+// The options resolved without a plan, for `frames` frames whose positions span `aabb`.
+Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double, 6>& aabb,
+                                   const ConvertOptions& o);
+// Object j + 1 for rigid part j of `parts`, found on frames whose frame 0 is `first`.
+Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolved& r);
+// The rigid-part search's residuals for frames whose positions span `aabb`.
+RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
+                                 const Resolved& r);
+// What the sequence holds, into the report (ConvertReport::parts_sought, static_part, ...).
+void report_parts(const RigidParts& parts, ConvertReport& rep);
+// Frame k of the frames converted.
+using FrameAt = std::function<Result<PlyCloud>(std::size_t k)>;
+// ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
+Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
+                     const Resolved& r, Bytes file, ConvertReport& rep);
 // Every frame holds as many gaussians as frame 0, at its SH degree (frames-not-tracked).
 Status check_tracked(std::span<const PlyCloud> frames);
 // Reports progress: `done` of `total` frames.
@@ -74,5 +92,39 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
                               Resolved& r, ByteSink& sink, ConvertReport& rep);
 Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,
                         ByteSink& sink, ConvertReport& rep);
+
+// ---- streamed (convert_stream.cpp) ------------------------------------------------------------
+
+// A tracked sequence read a frame at a time (frame 0 kept): every pass over it reads the frames
+// again, so what is held is frame 0 and one more frame, whatever the sequence's length.
+struct StreamedFrames {
+    std::uint64_t frames = 0;
+    std::function<Result<PlyCloud>(std::uint64_t)> read;
+    PlyCloud first;
+    std::array<double, 6> aabb{};  // every frame's positions (frames_aabb), from the first pass
+    // Calls fn(k, frame k) for every frame in order.
+    Status each(const std::function<Status(std::uint64_t, const PlyCloud&)>& fn) const;
+    Result<PlyCloud> frame(std::uint64_t k) const;
+};
+
+// The frames as one encode sees them: gaussians `keep` (ascending; empty: all) of each frame, those
+// whose `held` entry (one per kept gaussian, or empty) is not 0 at frame 0's position and rotation
+// (held in their rigid part's object frame).
+struct TrackedView {
+    std::span<const std::uint32_t> keep;
+    std::span<const std::uint32_t> held;
+};
+PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view);
+
+// Keyframe-delta (no plan) of the view of `in`, its grid sized to the view's aabb.
+Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,
+                                       const ConvertOptions& o, Resolved& r, ByteSink& sink,
+                                       ConvertReport& rep);
+
+// convert_frames of a tracked keyframe-delta conversion without a plan, the frames read from
+// `source` as each pass needs them: the same bytes and report, in memory bounded by two frames,
+// the writer's states and the encoded file.
+Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
+                                ByteSink& sink, ConvertReport& rep);
 
 }  // namespace fourdgs::convert_parts

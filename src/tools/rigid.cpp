@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <random>
 
 namespace fourdgs {
@@ -180,6 +181,25 @@ bool follows_pose(const PlyCloud& reference, const PlyCloud& frame, std::size_t 
                  const Pose& pose, const RigidOptions& o) {
     return position_follows(reference, frame, g, pose, o.pos_residual) &&
            rotation_follows(reference, frame, g, pose, o.rot_residual);
+}
+
+StillDeviation still_deviation(const PlyCloud& reference, const PlyCloud& frame, std::size_t g) {
+    const Pose still;
+    StillDeviation d;
+    const Vec3 p = fourdgs::apply(still, position_of(reference, g));
+    for (int c = 0; c < 3; ++c) {  // as position_follows measures it
+        const double e = std::fabs(p[c] - frame.position[g * 3 + c]);
+        d.pos = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(d.pos, e);
+    }
+    const Quat want = rotation_of(frame, g);
+    const Quat got = multiply(still.rotation, rotation_of(reference, g));
+    double same = 0, flipped = 0;  // as rotation_follows measures it
+    for (int c = 0; c < 4; ++c) {
+        same = std::max(same, std::fabs(got[c] - want[c]));
+        flipped = std::max(flipped, std::fabs(got[c] + want[c]));
+    }
+    d.rot = std::min(same, flipped);
+    return d;
 }
 
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -19,6 +21,7 @@
 #include "fourdgs/version.hpp"
 #include "content_records.hpp"
 #include "encoding.hpp"
+#include "platform/worker_threads.hpp"
 
 namespace fourdgs {
 namespace {
@@ -85,7 +88,7 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
 
 // Quantizes row i of `st` into row i of `out` (mu_t left for the caller when derived).
 Status quantize_row(const Ctx& ctx, const KeyframeStep& st, std::size_t s, std::size_t i,
-                    const std::vector<std::uint32_t>& window_of, ChunkBins& out) {
+                    std::span<const std::uint32_t> window_of, ChunkBins& out) {
     const GaussianBatch& b = st.gaussians;
     const std::uint32_t window = b.win_lo.empty() ? ctx.window_full : window_of[i];
     if (const char* field = encoding::quantize_row(ctx.enc, b, i, window, i, out, nullptr))
@@ -149,10 +152,10 @@ struct Identity {
     std::vector<std::uint32_t> order, prev_row;
 };
 
-Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::size_t s,
-                   bool keyframe, const std::vector<std::vector<std::uint32_t>>& window_of,
-                   const ChunkBins& prev, Identity& ident, ChunkBins& raw, ChunkBins& out) {
-    const KeyframeStep& st = steps[s];
+// `window_of`: each gaussian's window when the step has windows.
+Status build_state(const Ctx& ctx, const KeyframeStep& st, std::size_t s, bool keyframe,
+                   std::span<const std::uint32_t> window_of, const ChunkBins& prev,
+                   Identity& ident, ChunkBins& raw, ChunkBins& out) {
     const std::size_t n = st.gaussians.count;
     encoding::resize_bins(raw, n, ctx.enc.sh_degree);
     raw.has_source_group = ctx.has_group;
@@ -166,7 +169,7 @@ Status build_state(const Ctx& ctx, std::span<const KeyframeStep> steps, std::siz
     std::unordered_map<std::uint32_t, std::uint32_t> live;
     if (!same_ids) live.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        FOURDGS_TRY(quantize_row(ctx, st, s, i, window_of[s], raw));
+        FOURDGS_TRY(quantize_row(ctx, st, s, i, window_of, raw));
         const std::uint32_t caller = st.ids[i];
         std::optional<std::uint32_t> file;
         std::optional<std::uint32_t> prow;
@@ -432,39 +435,45 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
 
 // ---- the writer, a pass at a time ----------------------------------------------------------
 
+// A state chunk encoded and verified, waiting for the front of the file to be written: a delta's
+// reference and keyframe offsets (in its record and its index fields) count from the first chunk
+// until the front's length is known. They are fixed-width, so no length depends on them.
+struct HeldChunk {
+    encoding::EncodedRecords records;
+    double t0 = 0, t1 = 0;
+    std::uint32_t count = 0;
+    KeyframeIndexFields index;
+};
+
 // What write_keyframe_delta carries from one pass to the next. Each member function is one pass
 // or one step of it; write() takes them in order, and that order is the order of the refusals.
 class KeyframeDeltaWriter {
 public:
-    KeyframeDeltaWriter(std::span<const KeyframeStep> steps, const SceneHeader& header,
+    KeyframeDeltaWriter(const KeyframeStepSource& source, const SceneHeader& header,
                         const KeyframeWriterOptions& options)
-        : steps_(steps), header_(header), options_(options), duration_(header.duration_sec),
-          ns_(steps.size()) {}
+        : source_(source), header_(header), options_(options), duration_(header.duration_sec),
+          ns_(source.t0.size()) {}
 
     Status write(ByteSink& sink, KeyframeWriteReport* report);
 
 private:
     // Where step s ends: the next step's t0, or the duration for the last.
-    double t1_of(std::size_t s) const { return s + 1 < ns_ ? steps_[s + 1].t0 : duration_; }
-    // Caller ids map to file ids afresh in each pass that builds the states.
-    Identity fresh_identity() const {
-        Identity ident;
-        ident.next_fresh = any_id_ ? max_id_ + 1 : 0;
-        return ident;
-    }
+    double t1_of(std::size_t s) const { return s + 1 < ns_ ? source_.t0[s + 1] : duration_; }
+    Result<const KeyframeStep*> fetch(std::size_t s) const;
+    std::uint32_t window_index(double lo, double hi) const;
 
     Status check_steps() const;
     Status scan_steps();
-    void index_windows();
+    void sort_windows();
     Status plan_schedule();
     Status chain_depths();
-    Status choose_references();
+    Status encode_states(KeyframeWriteReport* report);
     Status write_front(FileAssembler& as, const content::Extras& extras);
-    Status write_states(FileAssembler& as, KeyframeWriteReport* report);
+    Status write_chunks(FileAssembler& as);
     void fill_report(const FileAssembler& as, KeyframeWriteReport& report) const;
 
-    // Pass 3's composition state: the populations a delta composes onto, and the offsets its
-    // chain fields name.
+    // Pass 2's composition state: the populations a delta composes onto, and the offsets (from
+    // the first chunk) its chain fields name.
     struct Composing {
         ChunkBins bins, composed;
         ComposedPopulation pop_prev, pop_key;
@@ -474,8 +483,9 @@ private:
     };
     Status encode_state(std::size_t s, std::uint64_t offset, Composing& c,
                         KeyframeIndexFields& k);
+    Status encode_delta_state(std::size_t s, Composing& c, DeltaChunk& head);
 
-    std::span<const KeyframeStep> steps_;
+    const KeyframeStepSource& source_;
     const SceneHeader& header_;
     const KeyframeWriterOptions& options_;
     const double duration_;
@@ -488,7 +498,6 @@ private:
     bool need_full_ = false;  // some step has no windows: [0, duration) stands in
     std::uint64_t max_id_ = 0;
     bool any_id_ = false;
-    std::vector<std::vector<std::uint32_t>> window_of_;  // per step, each gaussian's window
     Quantization quant_;
 
     // The schedule: kind, mode and depth per step.
@@ -498,10 +507,12 @@ private:
     std::uint32_t keyframes_ = 0;
     std::uint64_t distinct_ = 0;  // the Header's gaussian_count, from pass 2
 
-    // Buffers passes 2 and 3 share.
+    // Pass 2's working states and buffers, and the chunks it encoded.
     ChunkBins raw_, prev_, cur_, keyframe_state_;
-    encoding::ChunkBuffers buffers_;
+    std::vector<std::uint32_t> window_of_;  // the current step's gaussians' windows
+    encoding::ChunkBuffers buffers_, other_buffers_;
     Encoded enc_, other_;
+    std::vector<HeldChunk> held_;
 };
 
 Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
@@ -509,15 +520,15 @@ Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
     FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(header_));
     FOURDGS_TRY(check_steps());
     FOURDGS_TRY(scan_steps());
-    index_windows();
+    sort_windows();
     encoding::init_scene(ctx_.enc, header_, windows_);
     FOURDGS_TRY(make_grid(ctx_, aabb_, header_, quant_));
     ctx_.enc.scene.quantization = quant_;
     FOURDGS_TRY(plan_schedule());
-    FOURDGS_TRY(choose_references());
+    FOURDGS_TRY(encode_states(report));
     FileAssembler as(sink);
     FOURDGS_TRY(write_front(as, extras));
-    FOURDGS_TRY(write_states(as, report));
+    FOURDGS_TRY(write_chunks(as));
     const Statistics stats{distinct_, static_cast<std::uint32_t>(ns_), duration_, aabb_};
     const WriterOptions& o = options_.base;
     FOURDGS_TRY(as.finish({o.write_index, o.write_crc, o.write_statistics, o.write_summary_offset},
@@ -526,16 +537,26 @@ Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
     return ok_status();
 }
 
+Result<const KeyframeStep*> KeyframeDeltaWriter::fetch(std::size_t s) const {
+    if (!source_.step) return bad_option("the step source has no step function");
+    FOURDGS_ASSIGN(const KeyframeStep* st, source_.step(s));
+    if (!st) return bad_option("the step source gave no step " + std::to_string(s));
+    if (st->t0 != source_.t0[s])
+        return bad_option("step " + std::to_string(s) + " has t0 " + num(st->t0) +
+                          " but the source declared " + num(source_.t0[s]));
+    return st;
+}
+
 // The steps tile [0, duration): a first step at 0, then strictly increasing starts.
 Status KeyframeDeltaWriter::check_steps() const {
     if (ns_ == 0)
         return bad_option("no steps: a keyframe-delta file tiles [0, duration) with states");
-    if (steps_[0].t0 != 0)
-        return bad_option("the first step's t0 is " + num(steps_[0].t0) + ", not 0");
+    if (source_.t0[0] != 0)
+        return bad_option("the first step's t0 is " + num(source_.t0[0]) + ", not 0");
     for (std::size_t s = 0; s < ns_; ++s) {
-        const double t1 = t1_of(s);
-        if (!std::isfinite(steps_[s].t0) || !(steps_[s].t0 < t1))
-            return bad_option("step " + std::to_string(s) + " has t0 " + num(steps_[s].t0) +
+        const double t0 = source_.t0[s], t1 = t1_of(s);
+        if (!std::isfinite(t0) || !(t0 < t1))
+            return bad_option("step " + std::to_string(s) + " has t0 " + num(t0) +
                               " and ends at " + num(t1) +
                               "; steps must start strictly increasing, below the duration");
     }
@@ -547,7 +568,8 @@ Status KeyframeDeltaWriter::check_steps() const {
 Status KeyframeDeltaWriter::scan_steps() {
     bool any = false;
     for (std::size_t s = 0; s < ns_; ++s) {
-        const KeyframeStep& st = steps_[s];
+        FOURDGS_ASSIGN(const KeyframeStep* step, fetch(s));
+        const KeyframeStep& st = *step;
         FOURDGS_TRY(validate_step(st, s, t1_of(s), header_.sh_degree, duration_));
         const GaussianBatch& b = st.gaussians;
         for (std::size_t i = 0; i < b.count; ++i) {
@@ -576,29 +598,23 @@ Status KeyframeDeltaWriter::scan_steps() {
     return ok_status();
 }
 
-// The Window Table sorted and unique, and each gaussian's index into it (window_of_).
-void KeyframeDeltaWriter::index_windows() {
+// The Window Table sorted and unique.
+void KeyframeDeltaWriter::sort_windows() {
     if (need_full_) windows_.push_back({0, duration_});
     std::sort(windows_.begin(), windows_.end(), [](const auto& x, const auto& y) {
         return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
     });
     windows_.erase(std::unique(windows_.begin(), windows_.end()), windows_.end());
-    auto window_index = [&](double lo, double hi) {
-        auto it = std::lower_bound(windows_.begin(), windows_.end(), WindowTable::Window{lo, hi},
-                                   [](const auto& x, const auto& y) {
-                                       return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
-                                   });
-        return static_cast<std::uint32_t>(it - windows_.begin());
-    };
     if (need_full_) ctx_.window_full = window_index(0, duration_);
-    window_of_.assign(ns_, {});
-    for (std::size_t s = 0; s < ns_; ++s) {
-        const GaussianBatch& b = steps_[s].gaussians;
-        if (b.win_lo.empty()) continue;
-        window_of_[s].resize(b.count);
-        for (std::size_t i = 0; i < b.count; ++i)
-            window_of_[s][i] = window_index(b.win_lo[i], b.win_hi[i]);
-    }
+}
+
+// The index of [lo, hi) in the Window Table (pass 1 put every window of every step there).
+std::uint32_t KeyframeDeltaWriter::window_index(double lo, double hi) const {
+    auto it = std::lower_bound(windows_.begin(), windows_.end(), WindowTable::Window{lo, hi},
+                               [](const auto& x, const auto& y) {
+                                   return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
+                               });
+    return static_cast<std::uint32_t>(it - windows_.begin());
 }
 
 // The schedule: which steps are keyframes, which deltas' references the options fix, and which
@@ -619,7 +635,7 @@ Status KeyframeDeltaWriter::plan_schedule() {
             ++keyframes_;
             continue;
         }
-        const double t0 = steps_[s].t0, t1 = t1_of(s);
+        const double t0 = source_.t0[s], t1 = t1_of(s);
         bool extra = false;
         for (double x : options_.keyframe_referenced_at) extra |= t0 <= x && x < t1;
         kf_ref_[s] = extra || (!options_.cheaper_reference && !options_.chained);
@@ -642,37 +658,133 @@ Status KeyframeDeltaWriter::chain_depths() {
     return ok_status();
 }
 
-// Pass 2 (dry): identities, for the Header's gaussian_count; and, for a delta whose reference
-// is decided on cost, both encodings: keyframe-referenced when its records (chunk and band
-// records; the header fields are fixed-width, so the offsets not yet known do not matter)
-// are strictly smaller, chained on a tie. The choice is exact per delta, since a chained
-// delta references the previous state whatever reference that state's own delta took.
-Status KeyframeDeltaWriter::choose_references() {
-    Identity ident = fresh_identity();
+// Pass 2: each step fetched once, its state built, encoded as its keyframe or delta, verified
+// by composing it as a reader would, and held with its index fields until the front is written.
+Status KeyframeDeltaWriter::encode_states(KeyframeWriteReport* report) {
+    if (report) {
+        report->chunk_bytes.clear();
+        report->live_count.clear();
+        report->states.clear();
+    }
+    Identity ident;
+    ident.next_fresh = any_id_ ? max_id_ + 1 : 0;
+    prev_ = ChunkBins{};
     prev_.sh_bands = ctx_.enc.sh_degree;
+    Composing c;
+    c.pop_prev.reset(ctx_.enc.sh_degree);
+    c.pop_key.reset(ctx_.enc.sh_degree);
+    std::uint64_t offset = 0;
+    held_.clear();
+    held_.reserve(ns_);
     for (std::size_t s = 0; s < ns_; ++s) {
-        FOURDGS_TRY(
-            build_state(ctx_, steps_, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
-        if (is_key_[s] && options_.cheaper_reference) keyframe_state_ = cur_;
-        if (choose_[s]) {
-            DeltaChunk head;
-            head.t0 = steps_[s].t0;
-            head.t1 = t1_of(s);
-            // Either candidate alone is a valid file: one that is refused (a bin difference
-            // outside i32) leaves the other; both refused, the chained one's refusal stands.
-            head.delta_mode = kDeltaModeChained;
-            Status chained = encode_delta(ctx_, prev_, cur_, head, s, buffers_, enc_);
-            head.delta_mode = kDeltaModeKeyframe;
-            const Status keyed =
-                encode_delta(ctx_, keyframe_state_, cur_, head, s, buffers_, other_);
-            if (!chained.ok() && !keyed.ok()) return chained;
-            kf_ref_[s] = !chained.ok() ||
-                         (keyed.ok() && other_.records.bytes.size() < enc_.records.bytes.size());
+        FOURDGS_ASSIGN(const KeyframeStep* st, fetch(s));
+        const GaussianBatch& b = st->gaussians;
+        window_of_.resize(b.win_lo.empty() ? 0 : b.count);
+        for (std::size_t i = 0; i < window_of_.size(); ++i)
+            window_of_[i] = window_index(b.win_lo[i], b.win_hi[i]);
+        FOURDGS_TRY(build_state(ctx_, *st, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
+        HeldChunk& h = held_.emplace_back();
+        h.index.live_count = cur_.count;
+        FOURDGS_TRY(encode_state(s, offset, c, h.index));
+        h.t0 = source_.t0[s];
+        h.t1 = t1_of(s);
+        h.count = enc_.count;
+        h.records = std::move(enc_.records);
+        c.prev_offset = offset;
+        offset += h.records.bytes.size();
+        if (report) {
+            report->chunk_bytes.push_back(h.records.bytes.size());
+            report->live_count.push_back(cur_.count);
+            if (report->keep_states) report->states.push_back(cur_);
         }
         std::swap(prev_, cur_);
     }
     distinct_ = ident.distinct;
-    if (options_.cheaper_reference) FOURDGS_TRY(chain_depths());
+    return ok_status();
+}
+
+// One state of pass 2 into enc_, as a keyframe or as a delta on its reference, verified; `k`
+// gets its chain fields (offsets from the first chunk).
+Status KeyframeDeltaWriter::encode_state(std::size_t s, std::uint64_t offset, Composing& c,
+                                         KeyframeIndexFields& k) {
+    const double t0 = source_.t0[s], t1 = t1_of(s);
+    if (is_key_[s]) {
+        FOURDGS_TRY(encode_keyframe(ctx_, cur_, t0, t1, buffers_, enc_));
+        FOURDGS_TRY(verify(ctx_, enc_, true, t0, t1, offset, c.pop_key, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+        c.pop_prev = c.pop_key;
+        keyframe_state_ = cur_;
+        c.key_offset = offset;
+        k.chunk_kind = kChunkKindKeyframe;
+        return ok_status();
+    }
+    DeltaChunk head;
+    head.t0 = t0;
+    head.t1 = t1;
+    FOURDGS_TRY(encode_delta_state(s, c, head));
+    if (kf_ref_[s]) {
+        ComposedPopulation next = c.pop_key;
+        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, next, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+        c.pop_prev = std::move(next);
+    } else {
+        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, c.pop_prev, cur_, c.scratch, c.bins,
+                           c.delta, c.composed));
+    }
+    k.chunk_kind = kChunkKindDelta;
+    k.delta_mode = head.delta_mode;
+    k.reference_offset = head.reference_offset;
+    k.keyframe_offset = head.keyframe_offset;
+    k.depth = head.depth;
+    return ok_status();
+}
+
+// Delta s into enc_ on the reference the schedule fixed, or, where it is decided on cost, on
+// both: keyframe-referenced when its records (chunk and band records) are strictly smaller,
+// chained on a tie. The choice is exact per delta, since a chained delta references the previous
+// state whatever reference that state's own delta took. Either candidate alone is a valid file:
+// one that is refused (a bin difference outside i32) leaves the other; both refused, the chained
+// one's refusal stands.
+Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, DeltaChunk& head) {
+    auto set_reference = [&](bool keyed) -> Status {
+        head.delta_mode = keyed ? kDeltaModeKeyframe : kDeltaModeChained;
+        head.reference_offset = keyed ? c.key_offset : c.prev_offset;
+        head.keyframe_offset = c.key_offset;
+        const std::uint32_t depth = keyed ? 1u : depth_[s - 1] + 1u;
+        if (depth > 0xFFFF)
+            return bad_option("a chain deeper than 65535 deltas: lower keyframe_every");
+        head.depth = static_cast<std::uint16_t>(depth);
+        return ok_status();
+    };
+    if (choose_[s]) {
+        FOURDGS_TRY(set_reference(true));
+        const DeltaChunk keyed_head = head;
+        Status chained = set_reference(false), keyed;
+        // The two candidates share nothing but the states they read: on two threads when the
+        // options allow, the same bytes either way.
+        auto encode_keyed = [&] {
+            keyed = encode_delta(ctx_, keyframe_state_, cur_, keyed_head, s, other_buffers_,
+                                 other_);
+        };
+        std::optional<std::thread> beside;
+        if (worker_threads(options_.base.threads) > 1) beside.emplace(encode_keyed);
+        else encode_keyed();
+        if (chained.ok()) chained = encode_delta(ctx_, prev_, cur_, head, s, buffers_, enc_);
+        if (beside) beside->join();
+        if (!chained.ok() && !keyed.ok()) return chained;
+        kf_ref_[s] = !chained.ok() ||
+                     (keyed.ok() && other_.records.bytes.size() < enc_.records.bytes.size());
+        if (kf_ref_[s]) {
+            std::swap(enc_, other_);
+            head = keyed_head;
+        }
+    } else {
+        FOURDGS_TRY(set_reference(kf_ref_[s]));
+        FOURDGS_TRY(encode_delta(ctx_, kf_ref_[s] ? keyframe_state_ : prev_, cur_, head, s,
+                                 buffers_, enc_));
+    }
+    depth_[s] = head.depth;
+    max_depth_ = std::max(max_depth_, depth_[s]);
     return ok_status();
 }
 
@@ -695,79 +807,25 @@ Status KeyframeDeltaWriter::write_front(FileAssembler& as, const content::Extras
     return as.put(w);
 }
 
-// Pass 3: each state built again, encoded as its keyframe or delta, verified by composing it as
-// a reader would, and added as a chunk with its index fields.
-Status KeyframeDeltaWriter::write_states(FileAssembler& as, KeyframeWriteReport* report) {
-    if (report) {
-        report->chunk_bytes.clear();
-        report->live_count.clear();
-        report->states.clear();
-    }
-    Identity ident = fresh_identity();
-    prev_ = ChunkBins{};
-    prev_.sh_bands = ctx_.enc.sh_degree;
-    Composing c;
-    c.pop_prev.reset(ctx_.enc.sh_degree);
-    c.pop_key.reset(ctx_.enc.sh_degree);
-    for (std::size_t s = 0; s < ns_; ++s) {
-        FOURDGS_TRY(
-            build_state(ctx_, steps_, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
-        const std::uint64_t offset = as.position();
-        KeyframeIndexFields k;
-        k.live_count = cur_.count;
-        FOURDGS_TRY(encode_state(s, offset, c, k));
-        ChunkRecords records = enc_.records.records(steps_[s].t0, t1_of(s), enc_.count);
+// The held chunks after the front, their offsets moved by the front's length; each is released
+// once written.
+Status KeyframeDeltaWriter::write_chunks(FileAssembler& as) {
+    const std::uint64_t front = as.position();
+    for (HeldChunk& h : held_) {
+        std::optional<KeyframeIndexFields> k = h.index;
+        if (k->chunk_kind == kChunkKindDelta) {
+            k->reference_offset += front;
+            k->keyframe_offset += front;
+            patch_delta_references(
+                std::span<std::uint8_t>(h.records.bytes.data(), h.records.chunk_length),
+                k->reference_offset, k->keyframe_offset);
+        }
+        ChunkRecords records = h.records.records(h.t0, h.t1, h.count);
         records.keyframe = k;
         FOURDGS_TRY(as.add_chunk(records));
-        c.prev_offset = offset;
-        if (report) {
-            report->chunk_bytes.push_back(enc_.records.bytes.size());
-            report->live_count.push_back(cur_.count);
-            if (report->keep_states) report->states.push_back(cur_);
-        }
-        std::swap(prev_, cur_);
+        h.records = {};
     }
-    return ok_status();
-}
-
-// One state of pass 3 into enc_, as a keyframe or as a delta on its reference, verified; `k`
-// gets its chain fields.
-Status KeyframeDeltaWriter::encode_state(std::size_t s, std::uint64_t offset, Composing& c,
-                                         KeyframeIndexFields& k) {
-    const double t0 = steps_[s].t0, t1 = t1_of(s);
-    if (is_key_[s]) {
-        FOURDGS_TRY(encode_keyframe(ctx_, cur_, t0, t1, buffers_, enc_));
-        FOURDGS_TRY(verify(ctx_, enc_, true, t0, t1, offset, c.pop_key, cur_, c.scratch, c.bins,
-                           c.delta, c.composed));
-        c.pop_prev = c.pop_key;
-        keyframe_state_ = cur_;
-        c.key_offset = offset;
-        k.chunk_kind = kChunkKindKeyframe;
-        return ok_status();
-    }
-    DeltaChunk head;
-    head.t0 = t0;
-    head.t1 = t1;
-    head.delta_mode = kf_ref_[s] ? kDeltaModeKeyframe : kDeltaModeChained;
-    head.reference_offset = kf_ref_[s] ? c.key_offset : c.prev_offset;
-    head.keyframe_offset = c.key_offset;
-    head.depth = depth_[s];
-    FOURDGS_TRY(encode_delta(ctx_, kf_ref_[s] ? keyframe_state_ : prev_, cur_, head, s, buffers_,
-                             enc_));
-    if (kf_ref_[s]) {
-        ComposedPopulation next = c.pop_key;
-        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, next, cur_, c.scratch, c.bins,
-                           c.delta, c.composed));
-        c.pop_prev = std::move(next);
-    } else {
-        FOURDGS_TRY(verify(ctx_, enc_, false, t0, t1, offset, c.pop_prev, cur_, c.scratch, c.bins,
-                           c.delta, c.composed));
-    }
-    k.chunk_kind = kChunkKindDelta;
-    k.delta_mode = head.delta_mode;
-    k.reference_offset = head.reference_offset;
-    k.keyframe_offset = head.keyframe_offset;
-    k.depth = head.depth;
+    held_.clear();
     return ok_status();
 }
 
@@ -789,11 +847,21 @@ void KeyframeDeltaWriter::fill_report(const FileAssembler& as,
 
 }  // namespace
 
-Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
+Status write_keyframe_delta(const KeyframeStepSource& steps, const SceneHeader& header,
                             const KeyframeWriterOptions& options, ByteSink& sink,
                             KeyframeWriteReport* report) {
     KeyframeDeltaWriter writer(steps, header, options);
     return writer.write(sink, report);
+}
+
+Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHeader& header,
+                            const KeyframeWriterOptions& options, ByteSink& sink,
+                            KeyframeWriteReport* report) {
+    KeyframeStepSource source;
+    source.t0.reserve(steps.size());
+    for (const KeyframeStep& st : steps) source.t0.push_back(st.t0);
+    source.step = [steps](std::size_t s) -> Result<const KeyframeStep*> { return &steps[s]; };
+    return write_keyframe_delta(source, header, options, sink, report);
 }
 
 Result<std::vector<std::uint8_t>> write_keyframe_delta(std::span<const KeyframeStep> steps,

@@ -19,7 +19,9 @@
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
 #include "support/counting_source.hpp"
+#include "support/live_bytes.hpp"
 #include "support/ply_frames.hpp"
+#include "support/rigid_frames.hpp"
 
 using namespace fourdgs;
 
@@ -103,6 +105,59 @@ void check_round_trip(const Converted& c, const std::vector<PlyCloud>& frames) {
     }
     CHECK(worst_pos <= tol.pos + 1e-6);
     CHECK(worst_rgb <= tol.rgb + 1e-6);
+}
+
+// The frames converted by convert_frame_source, which reads them one at a time (frame k from
+// frame_at(k)) into a file: the streamed path for tracked keyframe-delta.
+std::vector<std::uint8_t> convert_streamed(std::uint64_t frames,
+                                           const std::function<PlyCloud(std::uint64_t)>& frame_at,
+                                           const ConvertOptions& o, ConvertReport& rep) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("streamed-" + std::to_string(::getpid()) + ".4dgs"))
+                                 .string();
+    FrameSource source;
+    source.frames = frames;
+    source.read = [&](std::uint64_t k) -> Result<PlyCloud> { return frame_at(k); };
+    const Status st = convert_frame_source(source, path, o, &rep);
+    if (!st.ok()) FAIL(st.error().describe());
+    auto file = FileSource::open(path);
+    REQUIRE(file.ok());
+    std::vector<std::uint8_t> bytes(file->size().value_or(0));
+    REQUIRE(file->read_exact(0, bytes).ok());
+    std::filesystem::remove(path);
+    return bytes;
+}
+
+std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& frames,
+                                           const ConvertOptions& o, ConvertReport& rep) {
+    return convert_streamed(
+        frames.size(), [&](std::uint64_t k) { return frames[k]; }, o, rep);
+}
+
+// The reports of the two paths agree on everything the file and its parts decide.
+void check_same_report(const ConvertReport& a, const ConvertReport& b) {
+    CHECK(a.shape == b.shape);
+    CHECK(a.frames == b.frames);
+    CHECK(a.input_gaussians == b.input_gaussians);
+    CHECK(a.records == b.records);
+    CHECK(a.chunks == b.chunks);
+    CHECK(a.deltas == b.deltas);
+    CHECK(a.keyframe_referenced == b.keyframe_referenced);
+    CHECK(a.output_bytes == b.output_bytes);
+    CHECK(a.per_frame_bytes == b.per_frame_bytes);
+    CHECK(a.clamped_colors == b.clamped_colors);
+    CHECK(a.static_part.gaussians == b.static_part.gaussians);
+    CHECK(a.static_part.bytes == b.static_part.bytes);
+    CHECK(a.other_part.gaussians == b.other_part.gaussians);
+    CHECK(a.other_part.bytes == b.other_part.bytes);
+    REQUIRE(a.objects.size() == b.objects.size());
+    for (std::size_t j = 0; j < a.objects.size(); ++j) {
+        CHECK(a.objects[j].gaussians == b.objects[j].gaussians);
+        CHECK(a.objects[j].bytes == b.objects[j].bytes);
+    }
+    CHECK(a.error_frames == b.error_frames);
+    REQUIRE(a.error.size() == b.error.size());
+    for (std::size_t i = 0; i < a.error.size(); ++i) CHECK(a.error[i].max == b.error[i].max);
 }
 
 }  // namespace
@@ -333,6 +388,10 @@ TEST_CASE("keyframe-delta conversion: every choice the encoder may make keeps ea
                     }
                     REQUIRE(convert_frames(frames, o, again, &rep2).ok());
                     CHECK(again.bytes() == sink.bytes());
+                    // Read a frame at a time (convert_frame_source): the same file.
+                    ConvertReport streamed;
+                    CHECK(convert_streamed(frames, o, streamed) == sink.bytes());
+                    check_same_report(streamed, rep);
                 }
     }
 }
@@ -415,4 +474,85 @@ TEST_CASE("keyframe-delta writer: steps sharing one id list write what steps wit
             CHECK(shared_rep.base.gaussian_count == frames.front().count + 1);
             CHECK(copied_rep.base.gaussian_count == shared_rep.base.gaussian_count);
         }
+}
+
+TEST_CASE("tracked keyframe-delta read a frame at a time writes what the frames in memory write") {
+    // Rigid parts found (objects, each part's bytes), a deforming part, clamped colours, the
+    // per-frame comparison, and a sequence whose per-frame encoding is the smaller.
+    ConvertOptions o;
+    o.fps = 10;
+    o.shape = ConvertShape::keyframe_delta;
+    o.part_bytes = true;
+    o.error_frames = 3;
+    test::RigidSceneShape shape;
+    shape.static_share = 0.3, shape.part_a_share = 0.3, shape.part_b_share = 0.2;
+    shape.sh_degree = 1;
+    const test::RigidScene scene(1200, o.fps, 5, shape);
+    std::vector<PlyCloud> frames;
+    for (std::size_t f = 0; f < 12; ++f) frames.push_back(scene.frame(f));
+    for (std::size_t i = 0; i < 40; ++i) frames[3].color[i * 4] = 1.25f;  // clamped
+    for (bool cheaper : {true, false}) {
+        INFO("cheaper " << cheaper);
+        o.cheaper_reference = cheaper;
+        MemorySink sink;
+        ConvertReport held, streamed;
+        REQUIRE(convert_frames(frames, o, sink, &held).ok());
+        REQUIRE(held.objects.size() == 2);
+        REQUIRE(held.clamped_colors > 0);
+        CHECK(convert_streamed(frames, o, streamed) == sink.bytes());
+        check_same_report(streamed, held);
+    }
+
+    // Every gaussian somewhere else in every frame, and every frame a keyframe (which carries
+    // gaussian ids a per-frame chunk does not): per frame is the smaller.
+    o.keyframe_every = 1;
+    std::vector<PlyCloud> jumping = test::tracked_sequence(3, 30, 0, o.fps, 9);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (PlyCloud& f : jumping)
+        for (float& v : f.position) v = u(rng);
+    for (PlyCloud& f : jumping)
+        for (float& v : f.rotation) v = u(rng);
+    MemorySink sink;
+    ConvertReport held, streamed;
+    REQUIRE(convert_frames(jumping, o, sink, &held).ok());
+    INFO("tracked " << held.output_bytes << " per frame " << held.per_frame_bytes);
+    CHECK(held.shape == ConvertShape::per_frame);
+    CHECK(convert_streamed(jumping, o, streamed) == sink.bytes());
+    check_same_report(streamed, held);
+}
+
+TEST_CASE("tracked keyframe-delta read a frame at a time holds as much for 120 frames as for 40") {
+    if (!test::live_bytes_counting()) {
+        WARN("operator new is the sanitizer's here: peak memory is not measured");
+        return;
+    }
+    // 4000 gaussians, 272 KB a frame: 120 frames held would be 33 MB. The frames are made on
+    // demand, so what is live is what the conversion holds (and the encoded file).
+    ConvertOptions o;
+    o.fps = 10;
+    o.shape = ConvertShape::keyframe_delta;
+    o.part_bytes = true;
+    o.error_frames = 4;
+    const test::RigidScene scene(4000, o.fps, 6);
+    const std::size_t frame_bytes = 4000 * 17 * sizeof(float);
+    std::size_t peak[2] = {};
+    std::uint64_t output[2] = {};
+    for (int i = 0; i < 2; ++i) {
+        const std::uint64_t frames = i == 0 ? 40 : 120;
+        ConvertReport rep;
+        const std::size_t before = test::live_bytes();
+        test::reset_peak_live_bytes();
+        const auto bytes = convert_streamed(
+            frames, [&](std::uint64_t k) { return scene.frame(k); }, o, rep);
+        peak[i] = test::peak_live_bytes() - before;
+        output[i] = bytes.size();
+        CHECK(rep.objects.size() == 2);
+    }
+    INFO("peak " << peak[0] << " B at 40 frames, " << peak[1] << " B at 120; files " << output[0]
+                 << " and " << output[1] << " B; a frame " << frame_bytes << " B");
+    // What grows is the encoded file (held twice: the writer's chunks and the file), the rigid
+    // search's positions and rotations of the parts, and per-frame bookkeeping; not the frames.
+    CHECK(peak[1] < peak[0] + 3 * (output[1] - output[0]) + 80 * 28 * 2800 + 20 * frame_bytes);
+    CHECK(peak[1] < 40 * frame_bytes);
 }

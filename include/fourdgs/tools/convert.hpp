@@ -73,6 +73,17 @@
 // blocks are joined by merge_scenes (merge.hpp), so convert_ply_files holds one block's frames
 // (and the references of the parts it is inside), never the slice's.
 //
+// Memory without a plan. convert_frame_source (and convert_ply_files) of a tracked keyframe-delta
+// conversion reads the frames again for each pass instead of holding them: a first pass checks
+// them and finds the aabb and the static gaussians, one more reads the moving gaussians'
+// positions and rotations for the rigid-part search (when there are enough to make a part), the
+// keyframe-delta writer reads them twice (KeyframeStepSource: scan, then build each state once),
+// the per-frame encoding it must not be larger than is counted through a StreamingWriter, each
+// part alone (part_bytes) is one more encode, and the error frames are read once more. What is
+// held is frame 0, one frame, the writer's states, the rigid search's moving positions and
+// rotations, and the encoded file — not the sequence; the file and the report are those
+// convert_frames writes for the same frames. The other shapes hold every frame.
+//
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).
 //

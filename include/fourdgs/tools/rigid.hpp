@@ -70,6 +70,16 @@ bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<co
 bool follows_pose(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
                   const Pose& pose, const RigidOptions& options);
 
+// How far gaussian g of `frame` is from its placement in `reference` when nothing moved: the
+// largest position component difference (+inf when one is not a number) and the sign-free
+// quaternion component distance. follows_pose(reference, frame, g, Pose{}, o) holds exactly when
+// they are within o.pos_residual and o.rot_residual, so a caller holding one frame at a time
+// finds the static gaussians from the largest of them over the frames.
+struct StillDeviation {
+    double pos = 0, rot = 0;
+};
+StillDeviation still_deviation(const PlyCloud& reference, const PlyCloud& frame, std::size_t g);
+
 // Horn's absolute orientation: the least-squares pose carrying the positions of `members` (not
 // empty) in `from` onto theirs in `to`, its rotation spelled with w >= 0. Deterministic: the same
 // clouds and members give the same pose bit for bit.

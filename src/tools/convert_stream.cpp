@@ -1,0 +1,317 @@
+// `convert --tracked --model keyframe-delta` of frames read from a FrameSource (convert.hpp,
+// "Memory"). The frames are read again for each pass instead of being held, so memory holds frame
+// 0, one more frame, the writer's states and the encoded file, never the sequence. Each pass
+// computes what convert_frames computes from the frames it holds, so the bytes and the report are
+// the same: the checks, the aabb and each gaussian's largest deviation from frame 0 (pass 1), the
+// rigid parts (searched among the moving gaussians, whose positions and rotations alone are kept
+// for it), each part alone for the report, the keyframe-delta writer's two passes
+// (KeyframeStepSource), the per-frame file it must not be larger than (StreamingWriter, counted),
+// and the measured error.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "convert_parts.hpp"
+
+namespace fourdgs::convert_parts {
+
+Status StreamedFrames::each(const std::function<Status(std::uint64_t, const PlyCloud&)>& fn) const {
+    for (std::uint64_t k = 0; k < frames; ++k) {
+        if (k == 0) {
+            FOURDGS_TRY(fn(0, first));
+            continue;
+        }
+        FOURDGS_ASSIGN(const PlyCloud f, read(k));
+        FOURDGS_TRY(fn(k, f));
+    }
+    return ok_status();
+}
+
+Result<PlyCloud> StreamedFrames::frame(std::uint64_t k) const {
+    if (k == 0) return first;
+    return read(k);
+}
+
+PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v) {
+    PlyCloud out;
+    if (v.keep.empty()) {
+        out = f;
+    } else {
+        out.count = v.keep.size();
+        out.sh_degree = f.sh_degree;
+        const std::size_t per = static_cast<std::size_t>(f.sh_per_gaussian());
+        auto take = [&](std::vector<float>& dst, const std::vector<float>& src, std::size_t k) {
+            for (std::uint32_t g : v.keep)
+                dst.insert(dst.end(), src.begin() + g * k, src.begin() + (g + 1) * k);
+        };
+        take(out.position, f.position, 3);
+        take(out.normal, f.normal, 3);
+        take(out.scale, f.scale, 3);
+        take(out.rotation, f.rotation, 4);
+        take(out.color, f.color, 4);
+        take(out.sh, f.sh, per);
+    }
+    for (std::size_t i = 0; i < v.held.size(); ++i) {
+        if (v.held[i] == 0) continue;
+        const std::size_t g = v.keep.empty() ? i : v.keep[i];
+        std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
+        std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
+    }
+    return out;
+}
+
+namespace {
+
+// Counts what is written; keeps nothing.
+class CountingSink final : public ByteSink {
+public:
+    Status write(Bytes bytes) override {
+        position_ += bytes.size();
+        return ok_status();
+    }
+    std::uint64_t position() const override { return position_; }
+
+private:
+    std::uint64_t position_ = 0;
+};
+
+// Pass 1: every frame holds frame 0's count and SH degree (check_tracked), the aabb of every
+// position (frames_aabb), the colours clamped, and each gaussian's largest deviation from frame 0.
+Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+            ConvertReport& rep, std::vector<StillDeviation>& still) {
+    const PlyCloud& first = in.first;
+    std::array<double, 6> range{};
+    for (int c = 0; c < 3; ++c)
+        range[c] = std::numeric_limits<double>::infinity(), range[3 + c] = -range[c];
+    still.assign(first.count, {});
+    rep.input_gaussians = 0;
+    FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
+        if (f.count != first.count)
+            return bad(refusal::kFramesNotTracked,
+                       "frame " + std::to_string(k) + " holds " + std::to_string(f.count) +
+                           " gaussians but frame 0 holds " + std::to_string(first.count) +
+                           "; tracked conversion needs the same gaussians in every frame");
+        if (f.sh_degree != first.sh_degree)
+            return bad(refusal::kFramesNotTracked,
+                       "frame " + std::to_string(k) + " has SH degree " +
+                           std::to_string(f.sh_degree) + " but frame 0 has " +
+                           std::to_string(first.sh_degree));
+        for (std::size_t i = 0; i < f.count; ++i)
+            for (int c = 0; c < 3; ++c) {
+                range[c] = std::min<double>(range[c], f.position[i * 3 + c]);
+                range[3 + c] = std::max<double>(range[3 + c], f.position[i * 3 + c]);
+            }
+        if (k > 0)
+            for (std::size_t g = 0; g < f.count; ++g) {
+                const StillDeviation d = still_deviation(first, f, g);
+                still[g].pos = std::max(still[g].pos, d.pos);
+                still[g].rot = std::max(still[g].rot, d.rot);
+            }
+        clamped_colors(f, rep.clamped_colors);
+        rep.input_gaussians += f.count;
+        if (progress) progress(k + 1, in.frames);
+        return ok_status();
+    }));
+    for (int c = 0; c < 3; ++c)
+        if (range[c] <= range[3 + c]) in.aabb[c] = range[c], in.aabb[3 + c] = range[3 + c];
+    return ok_status();
+}
+
+// find_rigid_parts of the frames, searched among the moving gaussians only: the static ones are
+// known from pass 1, and the search on the moving ones' positions and rotations (read in one more
+// pass, when there are enough of them to make a part) finds what it finds on every gaussian —
+// the same order, the same random draws — with the indices mapped back.
+Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
+                                       std::span<const StillDeviation> still,
+                                       const RigidOptions& ro) {
+    RigidParts out;
+    const std::size_t n = in.first.count;
+    out.is_static.assign(n, 0);
+    out.part_of.assign(n, 0);
+    std::vector<std::uint32_t> moving;
+    for (std::size_t g = 0; g < n; ++g) {
+        if (still[g].pos <= ro.pos_residual && still[g].rot <= ro.rot_residual) {
+            out.is_static[g] = 1;
+            ++out.static_count;
+        } else {
+            moving.push_back(static_cast<std::uint32_t>(g));
+        }
+    }
+    out.other_count = moving.size();
+    if (in.frames < 2 || !(ro.pos_residual > 0) || !(ro.rot_residual > 0) ||
+        moving.size() < std::max<std::size_t>(ro.min_members, 3))
+        return out;
+    std::vector<PlyCloud> motion;
+    motion.reserve(in.frames);
+    FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
+        PlyCloud& m = motion.emplace_back();
+        m.count = moving.size();
+        m.position.reserve(moving.size() * 3);
+        m.rotation.reserve(moving.size() * 4);
+        for (std::uint32_t g : moving) {
+            m.position.insert(m.position.end(), f.position.begin() + g * 3,
+                              f.position.begin() + g * 3 + 3);
+            m.rotation.insert(m.rotation.end(), f.rotation.begin() + g * 4,
+                              f.rotation.begin() + g * 4 + 4);
+        }
+        return ok_status();
+    }));
+    RigidParts sub = find_rigid_parts(motion, ro);
+    for (std::size_t i = 0; i < moving.size(); ++i) {
+        out.is_static[moving[i]] = sub.is_static[i];
+        out.part_of[moving[i]] = sub.part_of[i];
+    }
+    out.static_count += sub.static_count;
+    out.other_count = sub.other_count;
+    for (RigidPart& part : sub.parts) {
+        for (std::uint32_t& g : part.members) g = moving[g];
+        out.parts.push_back(std::move(part));
+    }
+    return out;
+}
+
+// The bytes of gaussians `keep` encoded alone (rigid part `part` > 0: held as its object).
+Result<std::uint64_t> bytes_alone(const StreamedFrames& in, const RigidParts& parts,
+                                  std::span<const std::uint32_t> keep, std::size_t part,
+                                  const ConvertOptions& o, Resolved r) {
+    if (keep.empty()) return std::uint64_t{0};
+    RigidParts one;
+    std::vector<std::uint32_t> held;
+    if (part > 0) {
+        one.part_of.assign(keep.size(), 1);
+        one.is_static.assign(keep.size(), 0);
+        one.parts.push_back({{}, parts.parts[part - 1].poses});
+        one.parts[0].members.resize(keep.size());
+        std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
+        held.assign(keep.size(), 1);
+    }
+    const TrackedView view{keep, held};
+    const Objects objects = objects_of(view_of(in.first, in.first, view), one, r);
+    r.objects = part > 0 ? &objects : nullptr;
+    CountingSink sink;
+    ConvertReport ignored;
+    FOURDGS_TRY(convert_keyframe_delta_streamed(in, view, o, r, sink, ignored));
+    return sink.position();
+}
+
+Status measure_parts(const StreamedFrames& in, const RigidParts& parts, const ConvertOptions& o,
+                     const Resolved& r, ConvertReport& rep) {
+    std::vector<std::uint32_t> still, other;
+    std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
+    for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
+        const auto id = static_cast<std::uint32_t>(g);
+        if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
+        else (parts.is_static[g] ? still : other).push_back(id);
+    }
+    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(in, parts, still, 0, o, r));
+    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(in, parts, other, 0, o, r));
+    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
+        FOURDGS_ASSIGN(rep.objects[j].bytes, bytes_alone(in, parts, members[j], j + 1, o, r));
+    }
+    return ok_status();
+}
+
+// The per-frame shape of the frames (convert_per_frame's file) through a StreamingWriter, a
+// frame at a time: each frame its own window, never fading.
+Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Resolved r,
+                          ByteSink& sink, ConvertReport& rep) {
+    r.shape = ConvertShape::per_frame;
+    r.objects = nullptr;
+    FOURDGS_ASSIGN(r.writer.grid,
+                   size_grid(r.shape, r.tolerance, in.aabb, r.duration, 0, 0, false));
+    StreamDeclaration d;
+    d.gaussian_count = in.frames * in.first.count;
+    d.aabb = in.aabb;
+    for (std::uint64_t k = 0; k < in.frames; ++k)
+        d.windows.push_back({r.time_of(k), r.time_of(k + 1)});
+    FOURDGS_ASSIGN(StreamingWriter w, StreamingWriter::create(sink, base_header(in.first.sh_degree,
+                                                                                 o, r),
+                                                               d, r.writer));
+    std::vector<float> mu_t, sigma(in.first.count, kInf);
+    FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
+        std::uint64_t clamped = 0;  // counted by pass 1
+        const std::vector<float> color = clamped_colors(f, clamped);
+        mu_t.assign(f.count, static_cast<float>(r.time_of(k)));
+        GaussianBatch b;
+        b.count = f.count;
+        b.position = f.position;
+        b.scale = f.scale;
+        b.rotation = f.rotation;
+        b.color = color;
+        b.mu_t = mu_t;
+        b.sigma_t = sigma;
+        b.sh = std::span<const float>(f.sh.data(),
+                                      f.count * static_cast<std::size_t>(f.sh_per_gaussian()));
+        b.sh_degree = f.sh_degree;
+        return w.add_window(static_cast<std::uint32_t>(k), b);
+    }));
+    FOURDGS_TRY(w.finish());
+    const WriteReport& wr = w.report();
+    rep.records = wr.gaussian_count;
+    rep.chunks = wr.chunk_count;
+    rep.output_bytes = wr.bytes_written;
+    rep.quantization = wr.quantization;
+    rep.tolerance = r.tolerance;
+    return ok_status();
+}
+
+}  // namespace
+
+Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
+                                ByteSink& sink, ConvertReport& rep) {
+    if (source.frames == 0) return bad(refusal::kNoFrames, "there are no frames to convert");
+    if (!std::isfinite(o.fps) || !(o.fps > 0))
+        return bad(refusal::kInvalidOption,
+                   "fps is " + std::to_string(o.fps) + ", must be finite and > 0");
+    StreamedFrames in;
+    in.frames = source.frames;
+    in.read = source.read;
+    FOURDGS_ASSIGN(in.first, source.read(0));
+    rep.frames = static_cast<std::size_t>(in.frames);
+    std::vector<StillDeviation> still;
+    FOURDGS_TRY(scan(in, o.progress, rep, still));
+    if (source.input_bytes)
+        for (std::uint64_t k = 0; k < in.frames; ++k) rep.input_bytes += source.input_bytes(k);
+    FOURDGS_ASSIGN(Resolved r, resolve_unplanned(in.frames, in.aabb, o));
+    rep.shape = r.shape;
+
+    RigidParts parts;
+    Objects objects;
+    std::vector<std::uint32_t> held;
+    if (o.rigid_parts) {
+        FOURDGS_ASSIGN(parts, find_parts_streamed(in, still, part_search_options(in.aabb, o, r)));
+        report_parts(parts, rep);
+        if (!parts.parts.empty()) {
+            held = parts.part_of;
+            objects = objects_of(in.first, parts, r);
+            r.objects = &objects;
+        }
+        if (o.part_bytes) FOURDGS_TRY(measure_parts(in, parts, o, r, rep));
+    }
+    still = {};
+    MemorySink tracked;
+    FOURDGS_TRY(convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, tracked, rep));
+    const FrameAt frame_at = [&](std::size_t k) { return in.frame(k); };
+    if (o.never_larger_than_per_frame) {
+        CountingSink flat;
+        ConvertReport flat_rep = rep;
+        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, flat_rep));
+        rep.per_frame_bytes = flat.position();
+        if (flat.position() < tracked.position()) {
+            // Written again, this time to keep: it is rarely the smaller.
+            tracked = MemorySink{};
+            FOURDGS_TRY(per_frame_streamed(in, o, r, tracked, flat_rep));
+            rep = std::move(flat_rep);
+            rep.per_frame_bytes = flat.position();
+            rep.shape = ConvertShape::per_frame;
+        }
+    }
+    FOURDGS_TRY(measure_error(rep.frames, frame_at, o, r, Bytes(tracked.bytes()), rep));
+    return sink.write(Bytes(tracked.bytes()));
+}
+
+}  // namespace fourdgs::convert_parts
