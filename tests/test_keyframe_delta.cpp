@@ -1399,7 +1399,8 @@ TEST_CASE("§11.3: deaths keep a population in id order, so its slots stay the s
     CHECK(updated == std::vector<std::uint32_t>{3});
 }
 
-TEST_CASE("§11.3: an update's rows are found by a merge walk over the sorted ids", "[keyframe-delta]") {
+TEST_CASE("§11.3: an update's rows are found by a merge walk over the sorted ids",
+          "[keyframe-delta]") {
     auto ids = [](std::initializer_list<std::int32_t> v) { return std::vector<std::int32_t>(v); };
     std::vector<std::uint32_t> rows;
     // Consecutive ids: a row is the distance from the first; one past either end is not found.

@@ -307,8 +307,9 @@ std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const st
             reach *= 2;
         }
         hi = std::min(hi + 1, n);
-        const auto it = std::lower_bound(sorted.begin() + static_cast<std::ptrdiff_t>(from),
-                                         sorted.begin() + static_cast<std::ptrdiff_t>(hi), id, less);
+        const auto it =
+            std::lower_bound(sorted.begin() + static_cast<std::ptrdiff_t>(from),
+                             sorted.begin() + static_cast<std::ptrdiff_t>(hi), id, less);
         if (it == sorted.end() || *it != id) return k;
         rows.push_back(static_cast<std::uint32_t>(it - sorted.begin()));
         from = rows.back() + 1;

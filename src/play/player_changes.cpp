@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 
 namespace fourdgs {
 namespace {
@@ -25,7 +25,8 @@ bool timed_row(const GaussianBlock& b, std::size_t i, const TrackPoses& tracks, 
 // Row k of `from` over row at[k] of `to` (same SH width), for every k: column by column, the
 // widths known at compile time so a row is a few moves rather than a call.
 void scatter_frame_rows(const Frame& from, std::span<const std::uint32_t> at, Frame& to) {
-    auto scatter = [&]<std::size_t W>(const auto* src, auto* dst, std::integral_constant<std::size_t, W>) {
+    auto scatter = [&]<std::size_t W>(const auto* src, auto* dst,
+                                      std::integral_constant<std::size_t, W>) {
         for (std::size_t k = 0; k < at.size(); ++k)
             for (std::size_t c = 0; c < W; ++c) dst[std::size_t{at[k]} * W + c] = src[k * W + c];
     };

@@ -303,7 +303,8 @@ void StateStep::apply_to(GaussianBlock& state) {
         if (dst.empty() || src.empty()) return;  // a column the state does not carry
         constexpr std::size_t kAhead = 64;
         for (std::size_t k = 0; k < rows.size(); ++k) {
-            if (k + kAhead < rows.size()) __builtin_prefetch(&dst[std::size_t{rows[k + kAhead]} * W]);
+            if (k + kAhead < rows.size())
+                __builtin_prefetch(&dst[std::size_t{rows[k + kAhead]} * W]);
             for (std::size_t c = 0; c < W; ++c) dst[std::size_t{rows[k]} * W + c] = src[k * W + c];
         }
     };

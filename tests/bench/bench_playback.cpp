@@ -261,7 +261,8 @@ void copy_rows(const Frame& from, Frame& to) {
 // Column by column, a row's width known at compile time (a few moves, not a call).
 void scatter_rows(const Frame& from, std::span<const std::uint32_t> at, Frame& to) {
     if (at.size() != from.count) return copy_rows(from, to);
-    auto scatter = [&]<std::size_t W>(const auto* a, auto* b, std::integral_constant<std::size_t, W>) {
+    auto scatter = [&]<std::size_t W>(const auto* a, auto* b,
+                                      std::integral_constant<std::size_t, W>) {
         for (std::size_t k = 0; k < at.size(); ++k)
             for (std::size_t c = 0; c < W; ++c) b[std::size_t{at[k]} * W + c] = a[k * W + c];
     };
@@ -465,9 +466,10 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
         const std::size_t k = order[r];
         const FrameSample& s = samples[k];
         const double prev = k > 0 ? samples[k - 1].state_t0 : s.state_t0;
-        std::printf("    slow frame %zu: thread CPU %.2f ms (its changed rows alone %.2f ms, placed "
-                    "%.2f ms), %s, %zu rows listed, states advanced %.0f%s\n",
-                    k, s.cpu * 1e3, rows_cpu[k] * 1e3, placed_cpu[k] * 1e3, s.all_changed ? "whole" : "partial",
+        std::printf("    slow frame %zu: thread CPU %.2f ms (its changed rows alone %.2f ms, "
+                    "placed %.2f ms), %s, %zu rows listed, states advanced %.0f%s\n",
+                    k, s.cpu * 1e3, rows_cpu[k] * 1e3, placed_cpu[k] * 1e3,
+                    s.all_changed ? "whole" : "partial",
                     s.changed.size(), std::round((s.state_t0 - prev) * 30),
                     s.late ? ", late" : "");
     }
