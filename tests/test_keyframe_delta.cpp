@@ -1398,3 +1398,81 @@ TEST_CASE("§11.3: deaths keep a population in id order, so its slots stay the s
     REQUIRE(pop.apply(d, {300, 2, 3, true}, std::uint64_t{1} << 26, &updated).ok());
     CHECK(updated == std::vector<std::uint32_t>{3});
 }
+
+TEST_CASE("§11.3: an update's rows are found by a merge walk over the sorted ids",
+          "[keyframe-delta]") {
+    auto ids = [](std::initializer_list<std::int32_t> v) { return std::vector<std::int32_t>(v); };
+    std::vector<std::uint32_t> rows;
+    // Consecutive ids: a row is the distance from the first; one past either end is not found.
+    const std::vector<std::int32_t> run = ids({7, 8, 9, 10, 11});
+    CHECK(rows_of_ids(run, ids({7, 9, 11}), rows) == 3);
+    CHECK(rows == std::vector<std::uint32_t>{0, 2, 4});
+    rows.clear();
+    CHECK(rows_of_ids(run, ids({8, 12, 9}), rows) == 1);
+    CHECK(rows == std::vector<std::uint32_t>{1});
+    rows.clear();
+    CHECK(rows_of_ids(run, ids({6}), rows) == 0);
+    // Ids with gaps: galloping from the row found before, and from the start when an id is
+    // lower than the one before it.
+    const std::vector<std::int32_t> gaps = ids({0, 3, 4, 9, 20, 21, 40, 100});
+    CHECK(rows_of_ids(gaps, ids({3, 21, 100}), rows) == 3);
+    CHECK(rows == std::vector<std::uint32_t>{1, 5, 7});
+    rows.clear();
+    CHECK(rows_of_ids(gaps, ids({40, 0, 9}), rows) == 3);
+    CHECK(rows == std::vector<std::uint32_t>{6, 0, 3});
+    rows.clear();
+    CHECK(rows_of_ids(gaps, ids({4, 5, 9}), rows) == 1);  // 5 is not there
+    CHECK(rows == std::vector<std::uint32_t>{2});
+    rows.clear();
+    // Ids past 2^31 order as unsigned.
+    const std::vector<std::int32_t> high = ids({1, 5, static_cast<std::int32_t>(0x80000001u)});
+    CHECK(rows_of_ids(high, ids({5, static_cast<std::int32_t>(0x80000001u)}), rows) == 2);
+    CHECK(rows == std::vector<std::uint32_t>{1, 2});
+}
+
+TEST_CASE("§11.3: deaths in a population out of id order keep the other rows' order",
+          "[keyframe-delta]") {
+    ComposedPopulation pop;
+    pop.reset(0);
+    REQUIRE(pop.assign_keyframe(keyframe_bins({5, 2, 9, 0, 7}, {15, 12, 19, 10, 17}),
+                                {100, 0, 1, false})
+                .ok());
+    CHECK_FALSE(pop.in_id_order());
+    DeltaBins d = update_bins({0, 7}, {100, 100}, {0, 0});
+    d.deaths = {2, 9};
+    std::vector<std::uint32_t> updated;
+    REQUIRE(pop.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, &updated).ok());
+    // Slots 1 and 2 died; ids 0 and 7 moved down to slots 1 and 2.
+    CHECK(updated == std::vector<std::uint32_t>{1, 2});
+    CHECK(pop.slot_bins().gaussian_id == std::vector<std::int32_t>{5, 0, 7});
+    ChunkBins out;
+    pop.materialize(out);
+    CHECK(out.gaussian_id == std::vector<std::int32_t>{0, 5, 7});
+    CHECK(out.position == std::vector<std::int32_t>{110, 110, 110, 15, 15, 15, 117, 117, 117});
+}
+
+TEST_CASE("§11.3: timing bins no update changes are gathered as the rows hold them",
+          "[keyframe-delta]") {
+    ComposedPopulation pop;
+    pop.reset(0);
+    ChunkBins kf = keyframe_bins({0, 1, 2}, {1, 2, 3});
+    for (std::int32_t& s : kf.sigma_t) s = 4;
+    for (std::int32_t& f : kf.flags) f = 1;
+    REQUIRE(pop.assign_keyframe(kf, {100, 0, 1, false}).ok());
+    std::array<bool, attr::kKnownCount> timing{};
+    timing[attr::sigma_t] = timing[attr::flags] = timing[attr::window_index] = true;
+    const std::vector<std::uint32_t> slots{2, 0};
+    ChunkBins rows;
+    pop.gather(slots, rows, &timing);  // every row shares them
+    CHECK(rows.sigma_t == std::vector<std::int32_t>{4, 4});
+    CHECK(rows.flags == std::vector<std::int32_t>{1, 1});
+    CHECK(rows.window_index == std::vector<std::int32_t>{0, 0});
+    // A birth with other timing: each row's own again.
+    DeltaBins d;
+    d.births = keyframe_bins({3}, {4});
+    d.births.sigma_t = {-6};
+    REQUIRE(pop.apply(d, {200, 1, 2, true}).ok());
+    pop.gather(std::vector<std::uint32_t>{3, 1}, rows, &timing);
+    CHECK(rows.sigma_t == std::vector<std::int32_t>{-6, 4});
+    CHECK(rows.flags == std::vector<std::int32_t>{0, 1});
+}

@@ -380,7 +380,8 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
         for (std::size_t k = from; k < apply.size(); ++k) {
             const StateStep& step = apply[k].step;
             if (step.whole) changes.forget();  // rows may have moved
-            else changes.stepped(step.rows);
+            else changes.stepped(step.rows, step.attributes[attr::motion] ||
+                                                step.attributes[attr::object_id]);
             apply[k].step.apply_to(shown_state);
         }
         shown_t0 = apply.back().t0;

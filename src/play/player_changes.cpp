@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 
 namespace fourdgs {
 namespace {
@@ -18,14 +19,28 @@ bool timed_row(const GaussianBlock& b, std::size_t i, const TrackPoses& tracks, 
     const float* m = &b.motion[i * 3];
     if (m[0] != 0.0f || m[1] != 0.0f || m[2] != 0.0f || !std::isinf(b.sigma_t[i])) return true;
     if (windowed && (std::isfinite(b.win_lo[i]) || std::isfinite(b.win_hi[i]))) return true;
-    return !b.object_id.empty() && tracks.find(b.object_id[i]) != nullptr;
+    return !b.object_id.empty() && !tracks.empty() && tracks.find(b.object_id[i]) != nullptr;
 }
 
-// Row k of `from` over row `at` of `to` (same SH width), every column.
-void copy_frame_row(const Frame& from, std::size_t k, Frame& to, std::size_t at) {
+// Row k of `from` over row at[k] of `to` (same SH width), for every k: column by column, the
+// widths known at compile time so a row is a few moves rather than a call.
+void scatter_frame_rows(const Frame& from, std::span<const std::uint32_t> at, Frame& to) {
+    auto scatter = [&]<std::size_t W>(const auto* src, auto* dst,
+                                      std::integral_constant<std::size_t, W>) {
+        for (std::size_t k = 0; k < at.size(); ++k)
+            for (std::size_t c = 0; c < W; ++c) dst[std::size_t{at[k]} * W + c] = src[k * W + c];
+    };
     for_each_frame_column(from.sh_degree, [&](auto column, std::size_t per) {
-        std::copy_n((from.*column).begin() + static_cast<std::ptrdiff_t>(k * per), per,
-                    (to.*column).begin() + static_cast<std::ptrdiff_t>(at * per));
+        const auto* src = (from.*column).data();
+        auto* dst = (to.*column).data();
+        switch (per) {
+            case 1: scatter(src, dst, std::integral_constant<std::size_t, 1>{}); break;
+            case 3: scatter(src, dst, std::integral_constant<std::size_t, 3>{}); break;
+            case 4: scatter(src, dst, std::integral_constant<std::size_t, 4>{}); break;
+            default:
+                for (std::size_t k = 0; k < at.size(); ++k)
+                    std::copy_n(src + k * per, per, dst + std::size_t{at[k]} * per);
+        }
     });
 }
 
@@ -39,15 +54,37 @@ std::pair<const GaussianBlock*, std::size_t> row_in(std::span<const Shown> block
 
 }  // namespace
 
+void FrameChanges::stepped(std::span<const std::uint32_t> rows, bool retimed) {
+    // A step lists its rows ascending (the state is sorted by gaussian_id, and so are a delta's
+    // ids), so the steps since the previous frame merge in one pass rather than a sort.
+    retimed_ |= retimed && !rows.empty();
+    if (stepped_.empty() && std::is_sorted(rows.begin(), rows.end())) {
+        stepped_.assign(rows.begin(), rows.end());
+        return;
+    }
+    merged_.assign(rows.begin(), rows.end());
+    if (!std::is_sorted(merged_.begin(), merged_.end())) std::sort(merged_.begin(), merged_.end());
+    rows_.resize(stepped_.size() + merged_.size());
+    std::merge(stepped_.begin(), stepped_.end(), merged_.begin(), merged_.end(), rows_.begin());
+    std::swap(stepped_, rows_);
+}
+
 // What the next frame compares with, after `out` was evaluated whole: each state row's Frame
 // row, the window bounds, and the rows whose value depends on t.
 void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
                             const TrackPoses& tracked) {
     std::size_t rows = 0;
     for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
-    frame_row_.assign(rows, kNoRow);
-    for (std::size_t k = 0; k < out.count; ++k)
-        frame_row_[out.source[k]] = static_cast<std::uint32_t>(k);
+    // evaluate() fills the Frame in state row order, so when every row is visible the Frame
+    // row of a state row is itself (the usual case for a capture, and no table to build).
+    every_row_ = out.count == rows;
+    if (every_row_) {
+        frame_row_.clear();
+    } else {
+        frame_row_.assign(rows, kNoRow);
+        for (std::size_t k = 0; k < out.count; ++k)
+            frame_row_[out.source[k]] = static_cast<std::uint32_t>(k);
+    }
     bounds_.clear();
     many_bounds_ = false;
     for (const Shown& sh : blocks) {
@@ -81,13 +118,16 @@ bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, dou
     p.count = p.unrepresentable = 0;
     EvaluateOptions opt = options;
     opt.append = true;
-    std::vector<std::uint32_t> local;
     for (const Shown& sh : blocks) {
         const auto lo = std::lower_bound(rows_.begin(), rows_.end(), sh.first);
         const auto hi = std::lower_bound(lo, rows_.end(), sh.first + sh.block->count);
         if (lo == hi) continue;
-        local.assign(lo, hi);
-        for (std::uint32_t& r : local) r -= sh.first;
+        std::span<const std::uint32_t> local(lo, hi);
+        if (sh.first != 0) {  // the block's own rows
+            local_.assign(lo, hi);
+            for (std::uint32_t& r : local_) r -= sh.first;
+            local = local_;
+        }
         const std::size_t at = p.count;
         evaluate_rows(*sh.block, local, t, cutoff, p, opt);
         for (std::size_t k = at; k < p.count; ++k) p.source[k] += sh.first;
@@ -96,7 +136,7 @@ bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, dou
     bool same = p.unrepresentable == 0;
     for (std::size_t i = 0, k = 0; same && i < rows_.size(); ++i) {
         const bool now = k < p.count && p.source[k] == rows_[i];
-        same = now == (frame_row_[rows_[i]] != kNoRow);
+        same = now == (frame_row(rows_[i]) != kNoRow);
         if (now) ++k;
     }
     return same;
@@ -109,11 +149,11 @@ void FrameChanges::track(std::span<const Shown> blocks, double t, double cutoff,
     info.changed.clear();
     bool partial = valid_;
     if (partial) {
-        std::sort(stepped_.begin(), stepped_.end());
         stepped_.erase(std::unique(stepped_.begin(), stepped_.end()), stepped_.end());
         // A step may start or stop a gaussian's motion (or its track).
         bool regroup = false;
-        for (std::uint32_t r : stepped_) {
+        for (std::uint32_t r : retimed_ ? std::span<const std::uint32_t>(stepped_)
+                                        : std::span<const std::uint32_t>()) {
             const auto [block, i] = row_in(blocks, r);
             const std::uint8_t now = timed_row(*block, i, tracked, many_bounds_);
             regroup |= now != is_timed_[r];
@@ -142,11 +182,10 @@ void FrameChanges::track(std::span<const Shown> blocks, double t, double cutoff,
     if (partial) partial = evaluate_partial(blocks, t, cutoff, options);
     if (partial) {
         const bool same_out = &out == out_ && out.center.data() == out_center_ && out.count == count_;
-        for (std::size_t k = 0; k < partial_.count; ++k) {
-            const std::uint32_t row = frame_row_[partial_.source[k]];
-            info.changed.push_back(row);
-            if (same_out) copy_frame_row(partial_, k, out, row);
-        }
+        info.changed.resize(partial_.count);
+        for (std::size_t k = 0; k < partial_.count; ++k)
+            info.changed[k] = frame_row(partial_.source[k]);
+        if (same_out) scatter_frame_rows(partial_, info.changed, out);
         if (same_out) out.time = t;
         else evaluate_whole(t, out);
         info.all_changed = false;
@@ -156,6 +195,7 @@ void FrameChanges::track(std::span<const Shown> blocks, double t, double cutoff,
         remember(blocks, out, tracked);
     }
     stepped_.clear();
+    retimed_ = false;
     t_ = t;
     out_ = &out;
     out_center_ = out.center.data();

@@ -32,10 +32,9 @@ class FrameChanges {
 public:
     // The state shown is no longer the one the previous frame was evaluated from (rows moved).
     void forget() noexcept { valid_ = false; }
-    // Rows a step changed in the state shown since the previous frame.
-    void stepped(std::span<const std::uint32_t> rows) {
-        stepped_.insert(stepped_.end(), rows.begin(), rows.end());
-    }
+    // Rows a step changed in the state shown since the previous frame. `retimed`: the step may
+    // have changed whether a row's value depends on t (its motion or object id changed).
+    void stepped(std::span<const std::uint32_t> rows, bool retimed = true);
     // Evaluates the state `blocks` at t into `out` and says in `info` which rows changed since
     // the previous call (info.changed, info.all_changed): only the stepped and timed rows are
     // evaluated when that suffices, else `evaluate_whole(t, out)` evaluates every block.
@@ -55,13 +54,19 @@ private:
     const Frame* out_ = nullptr;         // the Frame it filled, as it left it
     const float* out_center_ = nullptr;
     std::size_t count_ = 0;
-    std::vector<std::uint32_t> frame_row_;  // state row -> its Frame row, kNoRow when none
+    std::vector<std::uint32_t> frame_row_;  // state row -> its Frame row, kNoRow when none...
+    bool every_row_ = false;                // ...unless every state row is its own Frame row
+    std::uint32_t frame_row(std::uint32_t r) const { return every_row_ ? r : frame_row_[r]; }
     std::vector<std::uint8_t> is_timed_;    // state row: its §3 value depends on t
     std::vector<std::uint32_t> timed_;      // ...those rows, ascending
     std::vector<float> bounds_;             // the distinct finite window bounds, ascending...
     bool many_bounds_ = false;              // ...unless too many: then windowed rows are timed
-    std::vector<std::uint32_t> stepped_;    // state rows steps changed since the previous frame
+    std::vector<std::uint32_t> stepped_;    // state rows steps changed since the previous frame,
+                                            // ascending (duplicates until track)
+    bool retimed_ = false;                  // ...by a step that may change their timing
     std::vector<std::uint32_t> rows_;       // scratch: the rows re-evaluated
+    std::vector<std::uint32_t> local_;      // ...those of a block after the first, in the block
+    std::vector<std::uint32_t> merged_;     // scratch: a step's rows, sorted
     Frame partial_;                         // ...and their evaluation
 };
 

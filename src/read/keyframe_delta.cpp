@@ -188,14 +188,19 @@ std::array<bool, attr::kKnownCount> bins_read_for(std::array<bool, attr::kKnownC
 }
 
 // Sizes the §3 columns made from the attributes `changed` flags to n rows, and empties the
-// others: a step's values hold its changed columns only.
+// others: a step's values hold its changed columns only. A kept column keeps its values (the
+// step overwrites them all), so a step of the size of the one before writes no zeros first.
 void size_changed_columns(GaussianBlock& b, std::size_t n,
                           const std::array<bool, attr::kKnownCount>& changed) {
     auto size = [n](auto& column, std::size_t per, bool kept) {
         if (kept) column.resize(n * per);
         else column.clear();
     };
-    b.clear();
+    for (auto* column : {&b.sigma_t, &b.win_lo, &b.win_hi}) column->clear();
+    b.flags.clear();
+    b.window_index.clear();
+    b.sh.clear();
+    b.gaussian_id.clear();
     b.count = n;
     size(b.position, 3, changed[attr::position]);
     size(b.scale, 3, changed[attr::scale]);
@@ -270,31 +275,8 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
 
 bool KeyframeDeltaReader::rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
                                   std::vector<std::uint32_t>& rows) {
-    // Each updated gaussian's row in the state sorted by gaussian_id: its rank. A delta lists
-    // its ids ascending (the id stream's delta coding wants it), so each search starts from the
-    // row found before; ids out of order search from the start again.
-    auto less = [](std::int32_t a, std::int32_t b) {
-        return static_cast<std::uint32_t>(a) < static_cast<std::uint32_t>(b);
-    };
-    std::size_t from = 0;
-    for (std::uint32_t k = 0; k < updates.count; ++k) {
-        const std::int32_t id = updates.gaussian_id[k];
-        if (from > 0 && less(id, ids[from - 1])) from = 0;
-        // Gallop to bracket the id, then search the bracket.
-        std::size_t hi = from, reach = 1;
-        while (hi < ids.size() && less(ids[hi], id)) {
-            from = hi + 1;
-            hi += reach;
-            reach *= 2;
-        }
-        hi = std::min(hi + 1, ids.size());
-        const auto it = std::lower_bound(ids.begin() + static_cast<std::ptrdiff_t>(from),
-                                         ids.begin() + static_cast<std::ptrdiff_t>(hi), id, less);
-        if (it == ids.end() || *it != id) return false;  // not while `ids` is the state's
-        rows.push_back(static_cast<std::uint32_t>(it - ids.begin()));
-        from = rows.back() + 1;
-    }
-    return true;
+    // Each updated gaussian's row in the state sorted by gaussian_id: its rank.
+    return rows_of_ids(ids, {updates.gaussian_id.data(), updates.count}, rows) == updates.count;
 }
 
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDeltaWorkspace& ws,
@@ -314,12 +296,17 @@ void StateStep::apply_to(GaussianBlock& state) {
         std::swap(state, values);
         return;
     }
-    // Widths known at compile time copy a row in a few moves; SH's varies with the degree.
+    // Widths known at compile time copy a row in a few moves. The rows are scattered over the
+    // state: each one's line is asked for some rows ahead, so many misses are in flight at once.
     auto scatter = [this]<std::size_t W>(auto& dst, const auto& src,
                                          std::integral_constant<std::size_t, W>) {
         if (dst.empty() || src.empty()) return;  // a column the state does not carry
-        for (std::size_t k = 0; k < rows.size(); ++k)
+        constexpr std::size_t kAhead = 64;
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            if (k + kAhead < rows.size())
+                __builtin_prefetch(&dst[std::size_t{rows[k + kAhead]} * W]);
             for (std::size_t c = 0; c < W; ++c) dst[std::size_t{rows[k]} * W + c] = src[k * W + c];
+        }
     };
     using One = std::integral_constant<std::size_t, 1>;
     using Three = std::integral_constant<std::size_t, 3>;

@@ -40,8 +40,10 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "best_seconds.hpp"
@@ -68,11 +70,62 @@ void check(const Status& s, const std::string& what) {
     if (!s) fail(what, s.error());
 }
 
-double thread_cpu() {
+double cpu_clock(clockid_t clock) {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
+
+double thread_cpu() { return cpu_clock(CLOCK_THREAD_CPUTIME_ID); }
+
+// The CPU time of every thread of this process but the calling one (the player's worker, while
+// the render thread calls), from /proc/self/task/*/schedstat (nanoseconds on a CPU).
+double other_threads_cpu() {
+    const std::string self = std::to_string(gettid());
+    double total = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        if (task.path().filename() == self) continue;
+        std::FILE* f = std::fopen((task.path() / "schedstat").c_str(), "r");
+        if (!f) continue;
+        unsigned long long ns = 0;
+        if (std::fscanf(f, "%llu", &ns) == 1) total += double(ns) * 1e-9;
+        std::fclose(f);
+    }
+    return total;
+}
+
+// The worker's thread CPU, attributed to the states it finished: what it spent between two
+// frames goes to the states finished between them (to the composes when a compose finished
+// there, and then the steps beside it are not counted), or waits for the next state finished
+// when none was.
+struct WorkerCpu {
+    double steps_cpu = 0, composes_cpu = 0, pending = 0, last = 0;
+    std::uint64_t steps = 0, composes = 0;
+    PlayerStats seen;
+    void start(const PlayerStats& s) {
+        seen = s;
+        last = other_threads_cpu();
+    }
+    void frame(const PlayerStats& s) {
+        const double now = other_threads_cpu();
+        pending += now - last;
+        last = now;
+        const std::uint64_t stepped = s.steps - seen.steps;
+        const std::uint64_t composed = (s.states_composed - seen.states_composed) +
+                                       (s.chunks_decoded - seen.chunks_decoded);
+        seen = s;
+        if (composed > 0) {
+            composes_cpu += pending;  // with any step finished beside them
+            composes += composed;
+        } else if (stepped > 0) {
+            steps_cpu += pending;
+            steps += stepped;
+        } else {
+            return;
+        }
+        pending = 0;
+    }
+};
 
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -128,6 +181,15 @@ struct Opened {
     std::optional<KeyframeDeltaReader> kd;
 };
 
+// The interval between a scene's states at 1x: the shortest span of a chunk (keyframe-delta:
+// of a state chunk).
+double scene_state_interval(const Opened& o) {
+    double shortest = o.reader.scene().header.duration_sec;
+    for (const ChunkIndex& e : o.reader.scene().index)
+        if (e.t1 > e.t0) shortest = std::min(shortest, e.t1 - e.t0);
+    return shortest;
+}
+
 // Each instant's state, computed alone: by state_at for gaussian-birth (one per chunk set), by
 // stepping forward for keyframe-delta (step_forward's rows applied, or state_at at a keyframe),
 // which gives state_at's state (test_player.cpp proves it) without composing each chain.
@@ -174,20 +236,46 @@ private:
 
 struct FrameSample {
     double time = 0, wall = 0, cpu = 0;
+    double start_delay = 0;  // how long after its vsync the frame() call began
+    double state_t0 = 0;     // the state shown's interval start
     bool late = false;
     LateReason reason = LateReason::none;
     bool all_changed = true;
     std::vector<std::uint32_t> changed;  // !all_changed: the state rows of the changed Frame rows
+    std::vector<std::uint32_t> frame_rows;  // ...and those Frame rows
 };
 
-// Rows [0, from.count) of `from` over rows [0, from.count) of `to`: what an engine's copy of the
-// changed rows costs.
+// Rows [0, from.count) of `from` over rows [0, from.count) of `to`: the changed rows copied in
+// one piece, the least a copy of them costs.
 void copy_rows(const Frame& from, Frame& to) {
     for_each_frame_column(from.sh_degree, [&](auto column, std::size_t per) {
         const auto& a = from.*column;
         auto& b = to.*column;
         const std::size_t n = from.count * per;
         if (n > 0 && b.size() >= n) std::memcpy(b.data(), a.data(), n * sizeof a[0]);
+    });
+}
+
+// Row k of `from` over row at[k] of `to`: the changed rows copied to their places in the Frame,
+// as the player writes them and an engine uploads them. (copy_rows when the rows do not pair.)
+// Column by column, a row's width known at compile time (a few moves, not a call).
+void scatter_rows(const Frame& from, std::span<const std::uint32_t> at, Frame& to) {
+    if (at.size() != from.count) return copy_rows(from, to);
+    auto scatter = [&]<std::size_t W>(const auto* a, auto* b,
+                                      std::integral_constant<std::size_t, W>) {
+        for (std::size_t k = 0; k < at.size(); ++k)
+            for (std::size_t c = 0; c < W; ++c) b[std::size_t{at[k]} * W + c] = a[k * W + c];
+    };
+    for_each_frame_column(from.sh_degree, [&](auto column, std::size_t per) {
+        const auto* a = (from.*column).data();
+        auto* b = (to.*column).data();
+        if ((to.*column).size() < to.count * per) return;
+        if (per == 1) scatter(a, b, std::integral_constant<std::size_t, 1>{});
+        else if (per == 3) scatter(a, b, std::integral_constant<std::size_t, 3>{});
+        else if (per == 4) scatter(a, b, std::integral_constant<std::size_t, 4>{});
+        else
+            for (std::size_t k = 0; k < at.size(); ++k)
+                std::copy_n(a + k * per, per, b + std::size_t{at[k]} * per);
     });
 }
 
@@ -208,6 +296,11 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
     player.play();
     check(player.set_rate(rate), "rate");
     std::vector<FrameSample> samples;
+    // The worker's CPU: the process's less this (render) thread's, over the playing loop.
+    const PlayerStats before = player.stats();
+    const double process0 = cpu_clock(CLOCK_PROCESS_CPUTIME_ID), render0 = thread_cpu();
+    WorkerCpu worker;
+    worker.start(before);
     const auto start = Clock::now();
     const double vsync = 1.0 / 60;
     for (int k = 0;; ++k) {
@@ -219,17 +312,24 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
         FrameSample s;
         const double c0 = thread_cpu();
         const auto t0 = Clock::now();
+        s.start_delay = std::chrono::duration<double>(t0 - due).count();
         check(player.frame(now, frame, info), "frame");
         s.wall = since(t0);
         s.cpu = thread_cpu() - c0;
         s.time = info.time;
+        s.state_t0 = info.state_t0;
         s.late = info.late;
         s.reason = info.reason;
         s.all_changed = info.all_changed;
         for (std::uint32_t r : info.changed) s.changed.push_back(frame.source[r]);
+        s.frame_rows = info.changed;
         samples.push_back(std::move(s));
+        worker.frame(player.stats());
         if (info.state == PlaybackState::ended) break;
     }
+    const double played = since(start);
+    const double worker_cpu =
+        (cpu_clock(CLOCK_PROCESS_CPUTIME_ID) - process0) - (thread_cpu() - render0);
     const PlayerStats stats = player.stats();
     const std::string during = load();
     // evaluate() of each instant's state alone, in the same process and the same rhythm (60 Hz,
@@ -239,9 +339,10 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
     EvaluateOptions eo;
     eo.tracks = scene.object_tracks;
     std::vector<double> eval_wall, eval_cpu, call_wall, call_cpu, rows_wall, rows_cpu;
+    std::vector<double> placed_wall, placed_cpu;  // the changed rows copied to their places
     std::size_t whole = 0, rows_changed = 0;
     Frame part;
-    int late = 0;
+    int late = 0, over_budget = 0, late_only_over = 0;
     int late_by[5] = {0, 0, 0, 0, 0};
     const auto again = Clock::now();
     for (std::size_t k = 0; k < samples.size(); ++k) {
@@ -254,26 +355,43 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
         evaluate(block, s.time, scene.header.cutoff, frame, eo);
         eval_wall.push_back(since(t0));
         eval_cpu.push_back(thread_cpu() - c0);
-        // The frame's own limit: its changed rows alone evaluated and copied (the whole state
-        // when all changed), at the same 60 Hz rhythm.
+        // At the same 60 Hz rhythm:
         std::this_thread::sleep_until(again + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>((k + 0.5) * vsync)));
-        const double r0 = thread_cpu();
-        const auto w1 = Clock::now();
-        if (s.all_changed) {
-            evaluate(block, s.time, scene.header.cutoff, frame, eo);
-        } else {
-            evaluate_rows(block, s.changed, s.time, scene.header.cutoff, part, eo);
-            copy_rows(part, frame);
-        }
-        rows_wall.push_back(since(w1));
-        rows_cpu.push_back(thread_cpu() - r0);
+        // The frame's own limit: its changed rows alone evaluated (the whole state when all
+        // changed), then copied in one piece (rows) or to their places in the Frame (placed).
+        auto timed = [](auto&& f) {
+            const double c0 = thread_cpu();
+            const auto w0 = Clock::now();
+            f();
+            return std::pair<double, double>{since(w0), thread_cpu() - c0};
+        };
+        const auto [eval_w, eval_c] = timed([&] {
+            if (s.all_changed) evaluate(block, s.time, scene.header.cutoff, frame, eo);
+            else evaluate_rows(block, s.changed, s.time, scene.header.cutoff, part, eo);
+        });
+        const auto [copy_w, copy_c] = timed([&] {
+            if (!s.all_changed) copy_rows(part, frame);
+        });
+        const auto [place_w, place_c] = timed([&] {
+            if (!s.all_changed) scatter_rows(part, s.frame_rows, frame);
+        });
+        rows_wall.push_back(eval_w + copy_w);
+        rows_cpu.push_back(eval_c + copy_c);
+        placed_wall.push_back(eval_w + place_w);
+        placed_cpu.push_back(eval_c + place_c);
         whole += s.all_changed;
         rows_changed += s.changed.size();
         call_wall.push_back(s.wall);
         call_cpu.push_back(s.cpu);
         late += s.late;
         late_by[static_cast<int>(s.reason)]++;
+        // A frame misses its vsync when frame() began after the vsync's slot ended or took
+        // longer than a slot: the render thread over budget, whether or not the state was
+        // ready.
+        const bool over = s.start_delay + s.wall > vsync;
+        over_budget += over;
+        late_only_over += over && !s.late;
     }
     auto ms = [](const std::vector<double>& v, double p) { return percentile(v, p) * 1e3; };
     std::printf("%s at %gx, look_ahead %u: %zu frames at 60 Hz (first frame %.1f ms), %s\n",
@@ -299,6 +417,11 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
     std::printf("  frame() / changed rows alone: p99 %.2fx (wall), p99 %.2fx (thread CPU)\n",
                 percentile(call_wall, 0.99) / percentile(rows_wall, 0.99),
                 percentile(call_cpu, 0.99) / percentile(rows_cpu, 0.99));
+    std::printf("  frame() / changed rows alone, copied to their Frame rows: p99 %.2fx (wall), "
+                "p99 %.2fx (thread CPU) (the limit's thread CPU p99 %.3f ms)\n",
+                percentile(call_wall, 0.99) / percentile(placed_wall, 0.99),
+                percentile(call_cpu, 0.99) / percentile(placed_cpu, 0.99),
+                ms(placed_cpu, 0.99));
     std::printf("  late frames %d (queued %d, fetching %d, decoding %d); worker: %llu chunks "
                 "decoded, %llu composed, %llu steps, %llu discarded\n",
                 late, late_by[2], late_by[3], late_by[4],
@@ -306,6 +429,50 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
                 static_cast<unsigned long long>(stats.states_composed),
                 static_cast<unsigned long long>(stats.steps),
                 static_cast<unsigned long long>(stats.discarded));
+    // Why frames were late: the state not prepared (the worker behind), or the render thread
+    // over its 1/60 s budget (the frame missed its vsync whatever the worker did).
+    std::printf("  why late: state not prepared %d; render thread over budget %d (%d of them "
+                "with the state prepared)\n",
+                late, over_budget, late_only_over);
+    // Whether the worker keeps up on one core: its thread CPU per state prepared against the
+    // interval at which the clock asks for a new state. Its CPU against the wall time played
+    // says how much of a core the machine gave it.
+    const std::uint64_t prepared = (stats.steps - before.steps) +
+                                   (stats.states_composed - before.states_composed) +
+                                   (stats.chunks_decoded - before.chunks_decoded);
+    if (prepared > 0) {
+        const double interval = scene_state_interval(o) / rate;
+        const double per = worker_cpu / double(prepared);
+        std::printf("  worker: %llu states prepared in %.2f s, thread CPU %.2f ms a state against "
+                    "a state every %.1f ms at %gx; it ran %.0f %% of the wall time\n",
+                    static_cast<unsigned long long>(prepared), played, per * 1e3,
+                    interval * 1e3, rate, 100 * worker_cpu / played);
+        const double step = worker.steps > 0 ? worker.steps_cpu / double(worker.steps) : 0;
+        std::printf("    %llu steps at %.2f ms of thread CPU each (%.2fx the interval: one core "
+                    "%s), %llu composes at %.1f ms each; playing on time needs %.0f %% of a "
+                    "core for the steps, the worker got %.0f %%\n",
+                    static_cast<unsigned long long>(worker.steps), step * 1e3, step / interval,
+                    step <= interval ? "keeps up" : "falls behind",
+                    static_cast<unsigned long long>(worker.composes),
+                    worker.composes > 0 ? worker.composes_cpu / double(worker.composes) * 1e3 : 0.0,
+                    100 * step / interval, 100 * worker_cpu / played);
+    }
+    // The slowest frames (thread CPU): what they did.
+    std::vector<std::size_t> order(samples.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return call_cpu[a] > call_cpu[b]; });
+    for (std::size_t r = 0; r < std::min<std::size_t>(3, order.size()); ++r) {
+        const std::size_t k = order[r];
+        const FrameSample& s = samples[k];
+        const double prev = k > 0 ? samples[k - 1].state_t0 : s.state_t0;
+        std::printf("    slow frame %zu: thread CPU %.2f ms (its changed rows alone %.2f ms, "
+                    "placed %.2f ms), %s, %zu rows listed, states advanced %.0f%s\n",
+                    k, s.cpu * 1e3, rows_cpu[k] * 1e3, placed_cpu[k] * 1e3,
+                    s.all_changed ? "whole" : "partial",
+                    s.changed.size(), std::round((s.state_t0 - prev) * 30),
+                    s.late ? ", late" : "");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -98,6 +98,13 @@ Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
 void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, ChunkBins& into,
                   const std::array<bool, attr::kKnownCount>* only = nullptr);
 
+// The row of each id in `ids` within `sorted` (strictly ascending gaussian_ids, a state's), in
+// order, appended to `rows` as far as the first id `sorted` lacks; returns how many were found.
+// A merge walk: ids that ascend (as a group's do) are each searched from the row found before,
+// galloping, and where `sorted` holds consecutive ids a row is the id's distance from the first.
+std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const std::int32_t> ids,
+                        std::vector<std::uint32_t>& rows);
+
 // gaussian_id → slot in a ComposedPopulation. Writers number gaussians densely from 0, so while
 // the ids stay below a bound proportional to the population a table indexed by id answers (one
 // load, 4 bytes an id); an id past it moves the map to a hash map.
@@ -190,6 +197,8 @@ public:
     // ChunkBins (replaced) with the population's columns and SH bands; with `only`, just the
     // attribute columns it flags (by attr id; the others and SH are left as they were). Slots
     // are valid until the next change of the population.
+    // The timing columns (sigma_t, flags, window_index), which no update changes (§11.3), are
+    // filled rather than gathered while every live gaussian shares their bins.
     void gather(std::span<const std::uint32_t> slots, ChunkBins& out,
                 const std::array<bool, attr::kKnownCount>* only = nullptr) const;
     // The population itself, in slot order: while in_id_order(), the state sorted by
@@ -198,15 +207,23 @@ public:
 
 private:
     Status check_group_ids(const DeltaBins& d, const ChunkRef& chunk);
-    void remove_slot(std::uint32_t slot);
+    // The slot of each id in `ids`, in order, into `slots` (replaced) as far as the first id not
+    // live; returns how many were found.
+    std::size_t find_slots(std::span<const std::int32_t> ids, std::vector<std::uint32_t>& slots) const;
     // Removes the ascending slots `dead` (ids already erased), keeping the others' order.
     void remove_slots_in_order(std::span<const std::uint32_t> dead);
     void append_row(const ChunkBins& src, std::uint32_t row);
+    // Whether rows [from, size()) keep the timing bins all rows shared; sets them from row 0
+    // when `from` is 0.
+    void note_timing(std::uint32_t from);
 
     ChunkBins bins_;  // slot order
     IdSlots slot_;
     std::unordered_set<std::uint32_t> dead_;
     bool in_order_ = true;  // slot order is gaussian_id order
+    // sigma_t, flags and window_index, when every live gaussian has these bins.
+    std::optional<std::array<std::int32_t, 3>> timing_;
+    std::vector<std::uint32_t> slots_, dead_slots_;  // apply's scratch, kept for its capacity
 };
 
 }  // namespace fourdgs
