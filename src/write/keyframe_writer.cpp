@@ -13,6 +13,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/detail/file_assembler.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/quantize.hpp"
@@ -21,6 +22,16 @@
 #include "encoding.hpp"
 
 namespace fourdgs {
+
+using detail::ChunkRecords;
+using detail::ChunkRef;
+using detail::ComposedPopulation;
+using detail::DeltaBins;
+using detail::FileAssembler;
+using detail::StateChunk;
+using detail::decode_state_chunk_bins;
+using detail::parse_state_chunk;
+
 namespace {
 
 using encoding::bad_option;

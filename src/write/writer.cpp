@@ -22,6 +22,10 @@
 #include "platform/worker_threads.hpp"
 
 namespace fourdgs {
+
+using detail::FileAssembler;
+using detail::SummaryOptions;
+
 namespace {
 
 using encoding::bad_input;

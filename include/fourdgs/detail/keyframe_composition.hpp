@@ -31,7 +31,7 @@
 #include "fourdgs/scene.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
+namespace fourdgs::detail {
 
 // Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
 struct ChunkRef {
@@ -209,5 +209,5 @@ private:
     bool in_order_ = true;  // slot order is gaussian_id order
 };
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END
