@@ -12,6 +12,9 @@
 #include "fourdgs/records.hpp"
 
 using namespace fourdgs;
+using fourdgs::detail::ChunkRecords;
+using fourdgs::detail::FileAssembler;
+using fourdgs::detail::SummaryOptions;
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/records.hpp"
@@ -27,6 +28,8 @@
 #include "support/json.hpp"
 
 using namespace fourdgs;
+using fourdgs::detail::ComposedPopulation;
+using fourdgs::detail::DeltaBins;
 
 namespace {
 

@@ -16,12 +16,14 @@
 #include <random>
 #include <thread>
 
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/fourdgs.hpp"
 #include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/player.hpp"
 #include "fourdgs/writer.hpp"
 
 using namespace fourdgs;
+using fourdgs::detail::RangeFetcher;
 
 namespace {
 

@@ -30,6 +30,15 @@ struct DecodeScratch {
     StreamScratch stream;
 };
 
+// Where one chunk fetched by its index entry lands: the chunk's record and its SH Band Stream
+// records, each fetched whole, and the bands' parsed views. The indexed front-ends' decode
+// workspaces are these buffers and their own.
+struct FetchedChunkBuffers {
+    std::vector<std::uint8_t> record;
+    std::array<std::vector<std::uint8_t>, 3> bands;
+    std::vector<ShBandRecord> band_records;  // views `bands`
+};
+
 // Decodes a Chunk record's streams and its SH band records into integer bins. Checks (§5.5,
 // §5.6, §6.1): the chunk compression codec and uncompressed_size; each known stream's codec,
 // channel count, element count and uniqueness; every required stream present; rotation_index in

@@ -3,14 +3,15 @@
 // open() reads the 37-byte tail (§5.2), the summary (bounded by ReaderOptions::max_summary_bytes
 // and checked against summary_crc when non-zero), and the front matter before the first chunk,
 // framing payload records (attachments, audio data) without reading their payloads. Records are
-// framed by a RecordStream confined to the range being walked, fetched by a RangeFetcher
-// (detail/record_stream.hpp), and assembled by a SceneBuilder (front_matter.hpp).
+// framed by a RecordStream confined to the range being walked, fetched by a RangeFetcher (both
+// detail/record_stream.hpp, held behind a pointer: not API), and assembled by a SceneBuilder
+// (front_matter.hpp).
 //
 // The sequential scan. A file whose summary_start is 0 has no index and is read sequentially
 // (M016); so is a file whose tail, Footer, summary or front matter cannot be used as they stand
 // (the tail is not magic + Footer, bytes follow the trailing magic, summary_start is out of
 // range, the summary fails its CRC or does not parse, an entry lies outside the file...). The
-// scan is the streaming path's walk (ChunkWalk, streaming_reader.hpp): every record front to
+// scan is the streaming path's walk (ChunkWalk, detail/chunk_walk.hpp): every record front to
 // back, each chunk and its bands framed, parsed and decoded as the streaming reader does (the
 // result dropped; keyframe-delta states are composed by KeyframeDeltaReader::open), the index
 // checked against the chunks, the Footer and trailing magic at the end. So a damaged summary loses no intact content
@@ -36,12 +37,17 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
-#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
+
+namespace detail {
+class RangeFetcher;
+class RecordStream;
+struct FooterTail;
+}  // namespace detail
 
 // The reusable buffers one thread needs to decode chunks: fetched record bytes, bins, scratch,
 // and the decoded block. Reusing a workspace makes a steady-state decode allocation-free.
@@ -57,10 +63,13 @@ public:
     // and read failures as they stand; otherwise, when the tail cannot be used, the streaming
     // path's refusals, met by the sequential scan (above).
     static Result<IndexedReader> open(ByteSource& source, ReaderOptions options = {});
+    ~IndexedReader();
+    IndexedReader(IndexedReader&&) noexcept;
+    IndexedReader& operator=(IndexedReader&&) noexcept;
 
     const SceneInfo& scene() const noexcept { return scene_; }
     // The source and options it was opened with (the source outlives the reader).
-    ByteSource& source() const noexcept { return fetcher_.source(); }
+    ByteSource& source() const noexcept;
     const ReaderOptions& options() const noexcept { return options_; }
     // True when the file had no index and open() built one by walking it.
     bool index_built_by_scan() const noexcept { return index_built_; }
@@ -106,19 +115,20 @@ public:
     Result<std::vector<std::uint8_t>> read_payload(const PayloadRef& payload) const;
 
     // Bytes fetched from the source so far by this reader (open and decodes), for measuring.
-    std::uint64_t bytes_fetched() const noexcept { return fetcher_.bytes_fetched(); }
+    std::uint64_t bytes_fetched() const noexcept;
 
 private:
-    IndexedReader(ByteSource& source, ReaderOptions options)
-        : options_(options), fetcher_(source, options.max_record_bytes) {}
+    IndexedReader(ByteSource& source, ReaderOptions options);
     Status read_tail_and_summary(std::uint64_t size);
     // The tail, the summary and the front matter: false when the Footer says there is no index.
     Result<bool> read_by_tail(std::uint64_t size);
-    Status read_summary(const FooterTail& tail, SceneBuilder& summary);
+    Status read_summary(const detail::FooterTail& tail, SceneBuilder& summary);
     // The whole file front to back, as the streaming path reads it (M016, and the fallback).
     Status scan();
     Status scan_keyframe_delta();
-    ChunkWalk::Model scan_model() const;
+    // Whether the scan walks the file as keyframe-delta: the reader accepts such files and the
+    // first record is a Header that says so.
+    bool scans_keyframe_delta() const;
     // Content records before the first chunk (`end`), then in the gaps between indexed ranges
     // up to `content_end` (the summary, or the Footer when there is no index); then the summary.
     Status read_front_matter(std::uint64_t end, std::uint64_t content_end, SceneBuilder&& summary);
@@ -126,7 +136,8 @@ private:
     // their payloads. `stopped_at` given: the front matter, which ends at the first chunk (its
     // offset is stored there); otherwise a gap between indexed ranges, where a chunk is one the
     // index does not name.
-    Status walk(SceneBuilder& builder, RecordStream& stream, std::uint64_t* stopped_at) const;
+    Status walk(SceneBuilder& builder, detail::RecordStream& stream,
+                std::uint64_t* stopped_at) const;
     int wanted_bands() const;
     // decode_chunk's steps up to the bins: fetch, the index check, the bands, the streams.
     Status decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) const;
@@ -136,7 +147,7 @@ private:
     bool counts_trusted(std::span<const std::size_t> indices) const;
 
     ReaderOptions options_;
-    RangeFetcher fetcher_;
+    std::unique_ptr<detail::RangeFetcher> fetcher_;
     SceneInfo scene_;
     bool scanned_ = false, index_built_ = false;
     std::optional<Error> scan_cause_;

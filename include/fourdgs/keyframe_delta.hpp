@@ -6,7 +6,8 @@
 // on top of the layers every front-end shares: the record stream and range fetches
 // (detail/record_stream.hpp), the scene assembly (front_matter.hpp), the chunk decode (decode.hpp) and
 // the index check (detail/index_check.hpp). The front-ends hold no framing, block decoding, band fetching
-// or scene assembly of their own: they compose and walk chains.
+// or scene assembly of their own: they compose and walk chains. The detail/ pieces are not API:
+// this header names them only behind pointers, and includes none.
 //
 // Every refusal of §11.9 (and §5.1, §5.8, §5.18) uses the registry's identifier where it has one:
 //   non-tiling-chunks, timeline-gap        §11.1 (naming the two intervals)
@@ -45,19 +46,19 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/front_matter.hpp"
-#include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/detail/keyframe_composition.hpp"
-#include "fourdgs/detail/keyframe_rules.hpp"
 #include "fourdgs/keyframe_timeline.hpp"
-#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
+
+namespace detail {
+class RangeFetcher;
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Indexed front-end.
@@ -66,10 +67,17 @@ namespace fourdgs {
 struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
     static constexpr std::size_t kNone = ~std::size_t{0};
 
+    KeyframeDeltaWorkspace();
+    ~KeyframeDeltaWorkspace();
+    KeyframeDeltaWorkspace(KeyframeDeltaWorkspace&&) noexcept;
+    KeyframeDeltaWorkspace& operator=(KeyframeDeltaWorkspace&&) noexcept;
+
     ChunkBins keyframe;
-    DeltaBins delta;
     DecodeScratch scratch;
-    ComposedPopulation population;
+    // The composed population and a delta's decoded bins (detail/keyframe_composition.hpp: not
+    // API), which only the reader touches.
+    struct Composition;
+    std::unique_ptr<Composition> composition;
     // The state composed last, sorted by id, when `composed_current`: state_bins_at always
     // leaves it here. state_at and step_forward copy it out of `population` only when the
     // population's slots are not in id order (otherwise the population is the sorted state,
@@ -182,16 +190,15 @@ public:
     // would return false.
     Result<std::optional<std::size_t>> next_step(const KeyframeDeltaWorkspace& ws) const;
 
-    std::uint64_t bytes_fetched() const noexcept {
-        return base_.bytes_fetched() + fetcher_.bytes_fetched();
-    }
+    std::uint64_t bytes_fetched() const noexcept;
+
+    ~KeyframeDeltaReader();
+    KeyframeDeltaReader(KeyframeDeltaReader&&) noexcept;
+    KeyframeDeltaReader& operator=(KeyframeDeltaReader&&) noexcept;
 
 private:
     KeyframeDeltaReader(IndexedReader base, ByteSource& source, ReaderOptions options,
-                        KeyframeTimeline timeline)
-        : base_(std::move(base)), options_(options), timeline_(std::move(timeline)),
-          fetcher_(source, options.max_record_bytes),
-          own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
+                        KeyframeTimeline timeline);
     int wanted_bands() const;
     // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
     // a delta applies to it; ws.composed_level is the reference's level before and the record's
@@ -217,7 +224,7 @@ private:
     IndexedReader base_;
     ReaderOptions options_;
     KeyframeTimeline timeline_;
-    RangeFetcher fetcher_;
+    std::unique_ptr<detail::RangeFetcher> fetcher_;
     std::unique_ptr<KeyframeDeltaWorkspace> own_;
 };
 
@@ -235,16 +242,19 @@ private:
 // returns every complete chunk's state (a chunk whose trailing SH bands were cut keeps the whole
 // bands that arrived, M100), then an Error of kind truncated; it never interprets a partial
 // record (M132, §11.10). The records, the scene and the index checks are the ChunkWalk's
-// (streaming_reader.hpp), the walk the gaussian-birth streaming reader takes too; this front-end
-// decodes and composes the state chunks it hands out.
+// (detail/chunk_walk.hpp), the walk the gaussian-birth streaming reader takes too; this
+// front-end decodes and composes the state chunks it hands out.
 class KeyframeDeltaStream {
 public:
     explicit KeyframeDeltaStream(ByteSource& source, ReaderOptions options = {});
+    ~KeyframeDeltaStream();
+    KeyframeDeltaStream(KeyframeDeltaStream&&) noexcept;
+    KeyframeDeltaStream& operator=(KeyframeDeltaStream&&) noexcept;
 
     // Magic and front matter up to the first state chunk. Refusals as StreamingReader::open, and
     // unknown-temporal-model for a file that is not keyframe-delta.
-    Status open() { return walk_.open(); }
-    const SceneInfo& scene() const noexcept { return walk_.scene(); }
+    Status open();
+    const SceneInfo& scene() const noexcept;
 
     // Composes the next state chunk. Returns true with the state's bins (sorted by gaussian_id)
     // in `bins`, false at the clean end of the file; a truncation is an Error of kind truncated
@@ -253,37 +263,20 @@ public:
     // The same, dequantized into `out` (cleared first).
     Result<bool> next_state(GaussianBlock& out, StateInfo* info = nullptr);
 
-    // The current composed population (after the last next_state).
-    const ComposedPopulation& population() const noexcept { return current_; }
     // Distinct gaussian_id values seen so far (the Header's gaussian_count, §5.1, when complete).
-    std::uint64_t distinct_ids() const noexcept {
-        return current_.size() + current_.dead_ids().size();
-    }
-    bool finished() const noexcept { return walk_.finished(); }
-    const std::optional<Error>& truncation() const noexcept { return walk_.truncation(); }
-    // Every state chunk composed so far, file order: what each said of itself, its SH band
-    // ranges and its live population (what a Chunk Index entry for it says, §5.8).
-    const std::vector<FramedChunk>& chunks() const noexcept { return walk_.chunks(); }
+    std::uint64_t distinct_ids() const noexcept;
+    bool finished() const noexcept;
+    const std::optional<Error>& truncation() const noexcept;
+    // What a Chunk Index entry with the six keyframe-delta fields says of each state chunk
+    // composed so far, in file order (§5.8): its record, SH band ranges and live population.
+    std::vector<ChunkIndex> index_entries() const;
     // Bytes read from the source so far.
-    std::uint64_t bytes_read() const noexcept { return walk_.stream().bytes_read(); }
+    std::uint64_t bytes_read() const noexcept;
 
 private:
-    // Checks `r` (a Chunk or Delta Chunk) against the states before it, decodes it and composes
-    // it onto the current population; `seen` receives what it said, for the index check.
-    Status compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
-                         const ChunkDecodeOptions& decode, FramedChunk& seen);
-
-    ReaderOptions options_;
-    ChunkWalk walk_;  // the records, the scene, and every state chunk seen (file order)
-    ChunkBins bins_;
-    DeltaBins delta_;
-    DecodeScratch scratch_;
-    ComposedPopulation current_, keyframe_;
-    TimelineTiling tiling_;  // §11.1 and §11.8, checked as the state chunks arrive
-    StateChains chains_;
-    std::uint32_t keyframe_level_ = 0, previous_level_ = 0;
-    std::uint64_t keyframe_offset_ = 0;  // the current GOP's keyframe
-    StateInfo record_;  // what the last composed record said of itself (its counts, streams)
+    // The walk, the populations and the §11 checks (detail/ types, not API).
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 }  // namespace fourdgs

@@ -22,6 +22,13 @@ struct FramedRecord {
     std::uint64_t offset = 0, content_length = 0, length = 0;
 };
 
+// One record as a reader walked it: its opcode, whole-record offset and length (a reader's record
+// log, for dumps and validators).
+struct RecordEntry {
+    std::uint8_t opcode = 0;
+    std::uint64_t offset = 0, length = 0;
+};
+
 // How a walk ended.
 struct RecordWalk {
     std::uint64_t records = 0;  // records framed

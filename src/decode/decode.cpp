@@ -120,6 +120,40 @@ void rotations_from_bins(const Grid& g, const std::int32_t* index, const std::in
     for (; i < n; ++i) place(i, rotation_parts(bins + i * 3, step).v);
 }
 
+// §6.1 scale: exp of the bin times the step, from a table per bin when the chunk's bins span no
+// more values than there are (so each exp is computed once), else computed for every value.
+void scales_from_bins(const Grid& g, const ChunkBins& bins, std::size_t n, float* __restrict dst,
+                      DequantizeTables& tab) {
+    const std::int32_t* __restrict src = bins.scale.data();
+    const BinSpan s = span_of(bins.scale, n * 3);
+    if (s.size() <= n * 3) {
+        tab.scale.resize(s.size());
+        for (std::size_t j = 0; j < s.size(); ++j)
+            tab.scale[j] = static_cast<float>(
+                std::exp(static_cast<double>(std::int64_t{s.lo} + std::int64_t(j)) *
+                         g.step_scale_log));
+        const float* lut = tab.scale.data();
+        for (std::size_t k = 0; k < n * 3; ++k) dst[k] = lut[src[k] - s.lo];
+    } else {
+        for (std::size_t k = 0; k < n * 3; ++k)
+            dst[k] = static_cast<float>(std::exp(src[k] * g.step_scale_log));
+    }
+}
+
+// SH: per gaussian, component-major across bands 1..D (red's, then green's, then blue's).
+void sh_from_bins(const ChunkBins& bins, std::size_t n, GaussianBlock& out, std::size_t base) {
+    const int sh_degree = out.sh_degree;
+    const int per = sh_coeffs_per_component(sh_degree);
+    for (int b = 1; b <= std::min(sh_degree, bins.sh_bands); ++b) {
+        const int wdt = sh_band_width(b), first = sh_band_first(b);
+        const std::vector<std::uint8_t>& band = bins.sh[b - 1];
+        for (std::size_t i = 0; i < n; ++i)
+            for (int c = 0; c < 3; ++c)
+                std::copy_n(&band[(i * 3 + c) * wdt], wdt,
+                            &out.sh[(base + i) * 3 * per + c * per + first]);
+    }
+}
+
 }  // namespace
 
 std::vector<std::int32_t>* ChunkBins::column(std::uint8_t id) {
@@ -426,23 +460,7 @@ void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
             dst[i * 3 + 2] = static_cast<float>(o2 + src[i * 3 + 2] * step);
         }
     }
-    if (which[attr::scale]) {
-        const std::int32_t* __restrict src = bins.scale.data();
-        float* __restrict dst = out.scale.data() + base * 3;
-        const BinSpan s = span_of(bins.scale, n * 3);
-        if (s.size() <= n * 3) {
-            tab.scale.resize(s.size());
-            for (std::size_t j = 0; j < s.size(); ++j)
-                tab.scale[j] = static_cast<float>(
-                    std::exp(static_cast<double>(std::int64_t{s.lo} + std::int64_t(j)) *
-                             g.step_scale_log));
-            const float* lut = tab.scale.data();
-            for (std::size_t k = 0; k < n * 3; ++k) dst[k] = lut[src[k] - s.lo];
-        } else {
-            for (std::size_t k = 0; k < n * 3; ++k)
-                dst[k] = static_cast<float>(std::exp(src[k] * g.step_scale_log));
-        }
-    }
+    if (which[attr::scale]) scales_from_bins(g, bins, n, out.scale.data() + base * 3, tab);
     if (which[attr::rotation] || which[attr::rotation_index])
         rotations_from_bins(g, bins.rotation_index.data(), bins.rotation.data(), n,
                             out.rotation.data() + base * 4);
@@ -534,17 +552,7 @@ void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
         for (std::size_t i = 0; i < n; ++i)
             out.gaussian_id[base + i] = static_cast<std::uint32_t>(bins.gaussian_id[i]);
 
-    // SH: per gaussian, component-major across bands 1..D (red's, then green's, then blue's).
-    const int sh_degree = out.sh_degree;
-    const int per = sh_coeffs_per_component(sh_degree);
-    for (int b = 1; with_sh && b <= std::min(sh_degree, bins.sh_bands); ++b) {
-        const int wdt = sh_band_width(b), first = sh_band_first(b);
-        const std::vector<std::uint8_t>& band = bins.sh[b - 1];
-        for (std::size_t i = 0; i < n; ++i)
-            for (int c = 0; c < 3; ++c)
-                std::copy_n(&band[(i * 3 + c) * wdt], wdt,
-                            &out.sh[(base + i) * 3 * per + c * per + first]);
-    }
+    if (with_sh) sh_from_bins(bins, n, out, base);
 }
 
 Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,

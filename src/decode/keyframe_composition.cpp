@@ -9,7 +9,7 @@
 
 #include "fourdgs/detail/time_text.hpp"
 
-namespace fourdgs {
+namespace fourdgs::detail {
 namespace {
 
 Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {
@@ -843,4 +843,4 @@ void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, Chun
     }
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

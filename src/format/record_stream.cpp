@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-namespace fourdgs {
+namespace fourdgs::detail {
 namespace {
 
 Error truncated_at(std::uint64_t offset, std::string message) {
@@ -391,4 +391,4 @@ Status fetch_summary(const RangeFetcher& fetcher, const FooterTail& tail, std::u
     return ok_status();
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

@@ -8,6 +8,9 @@
 
 namespace fourdgs {
 
+using detail::RecordFrame;
+using detail::RecordStream;
+
 Result<RecordWalk> walk_record_frames(ByteSource& source, const FramedRecordVisitor& visit) {
     const std::uint64_t size = source.size().value_or(0);
     RecordStream stream(source, std::numeric_limits<std::uint64_t>::max());

@@ -7,7 +7,7 @@
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
 
-namespace fourdgs {
+namespace fourdgs::detail {
 
 Error reference_refusal(std::string_view refusal, std::string who, std::string_view says,
                         std::uint64_t reference, std::string_view why, std::uint64_t at) {
@@ -326,4 +326,4 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
     return ok_status();
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-namespace fourdgs {
+namespace fourdgs::detail {
 namespace {
 
 Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {
@@ -142,4 +142,4 @@ Result<std::size_t> StateChains::check_delta(const StateLink& s) const {
     return named->second;
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

@@ -12,6 +12,15 @@
 #include "fourdgs/detail/keyframe_rules.hpp"
 
 namespace fourdgs {
+
+using detail::StateChains;
+using detail::StateLink;
+using detail::TimelineTiling;
+using detail::check_state_interval;
+using detail::entries_by_chunk_offset;
+using detail::index_record_mismatch;
+using detail::time_text;
+
 namespace {
 
 Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {

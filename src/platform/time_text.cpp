@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace fourdgs {
+namespace fourdgs::detail {
 
 std::string time_text(double t) {
     char buf[40];
@@ -24,4 +24,4 @@ std::string interval_text(double t0, double t1) {
     return s;
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

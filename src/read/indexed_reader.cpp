@@ -8,13 +8,41 @@
 #include <string>
 #include <thread>
 
+#include "fourdgs/detail/chunk_walk.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "platform/worker_threads.hpp"
 
 namespace fourdgs {
+
+using detail::ChunkBands;
+using detail::ChunkWalk;
+using detail::DeltaBins;
+using detail::FooterTail;
+using detail::FramedChunk;
+using detail::HeldRecord;
+using detail::IndexCheckOptions;
+using detail::IndexedChunk;
+using detail::RangeFetcher;
+using detail::RecordFrame;
+using detail::RecordRegion;
+using detail::RecordStream;
+using detail::RecordsInMemory;
+using detail::StateChunk;
+using detail::SummaryCrc;
+using detail::decode_state_chunk_bins;
+using detail::entries_by_chunk_offset;
+using detail::fetch_indexed_chunk;
+using detail::fetch_summary;
+using detail::orphan_sh_band;
+using detail::parse_state_chunk;
+using detail::read_footer_tail;
+using detail::unindexed_chunk;
+using detail::unindexed_sh_band;
+
 namespace {
 
 constexpr std::uint64_t kPayloadPrefix = 4096;  // normally holds every field before the payload
@@ -53,6 +81,16 @@ Status check_entry_in_file(const ChunkIndex& e, std::uint64_t summary_start, std
 
 }  // namespace
 
+IndexedReader::IndexedReader(ByteSource& source, ReaderOptions options)
+    : options_(options),
+      fetcher_(std::make_unique<RangeFetcher>(source, options.max_record_bytes)) {}
+IndexedReader::~IndexedReader() = default;
+IndexedReader::IndexedReader(IndexedReader&&) noexcept = default;
+IndexedReader& IndexedReader::operator=(IndexedReader&&) noexcept = default;
+
+ByteSource& IndexedReader::source() const noexcept { return fetcher_->source(); }
+std::uint64_t IndexedReader::bytes_fetched() const noexcept { return fetcher_->bytes_fetched(); }
+
 Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions options) {
     if (!source.random_access() || !source.size())
         return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
@@ -61,7 +99,7 @@ Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions opti
     IndexedReader reader(source, options);
     const std::uint64_t size = *source.size();
     std::vector<std::uint8_t> magic;
-    FOURDGS_TRY(reader.fetcher_.fetch(0, std::min<std::uint64_t>(size, kMagicSize), magic));
+    FOURDGS_TRY(reader.fetcher_->fetch(0, std::min<std::uint64_t>(size, kMagicSize), magic));
     FOURDGS_TRY(check_magic(magic, 0));
     FOURDGS_TRY(reader.read_tail_and_summary(size));
     return reader;
@@ -85,7 +123,7 @@ Status IndexedReader::read_tail_and_summary(std::uint64_t size) {
 }
 
 Result<bool> IndexedReader::read_by_tail(std::uint64_t size) {
-    FOURDGS_ASSIGN(FooterTail tail, read_footer_tail(fetcher_, size));
+    FOURDGS_ASSIGN(FooterTail tail, read_footer_tail(*fetcher_, size));
     scene_.footer = tail.footer;
     if (tail.footer.summary_start == 0) return false;  // no index: read sequentially (M016)
 
@@ -104,7 +142,7 @@ Status IndexedReader::read_summary(const FooterTail& tail, SceneBuilder& summary
     const Footer& footer = tail.footer;
     std::vector<std::uint8_t> bytes;
     SummaryCrc crc = SummaryCrc::not_stated;
-    FOURDGS_TRY(fetch_summary(fetcher_, tail, options_.max_summary_bytes,
+    FOURDGS_TRY(fetch_summary(*fetcher_, tail, options_.max_summary_bytes,
                               options_.verify_summary_crc, bytes, crc));
     scene_.summary_crc_verified = crc == SummaryCrc::verified;
     RecordsInMemory records(bytes, footer.summary_start);
@@ -131,21 +169,18 @@ Status IndexedReader::read_summary(const FooterTail& tail, SceneBuilder& summary
     return ok_status();
 }
 
-ChunkWalk::Model IndexedReader::scan_model() const {
+bool IndexedReader::scans_keyframe_delta() const {
     // A reader that accepts keyframe-delta files (open_scene, KeyframeDeltaReader) walks one as
     // such when its first record is a Header that says so; anything else is walked as
     // gaussian-birth, whose walk refuses what is wrong with it.
-    if (!options_.accept_keyframe_delta) return ChunkWalk::Model::gaussian_birth;
-    RecordStream stream(fetcher_.source(), options_.max_record_bytes);
+    if (!options_.accept_keyframe_delta) return false;
+    RecordStream stream(fetcher_->source(), options_.max_record_bytes);
     HeldRecord held;
     auto read = stream.next(held);
-    fetcher_.count(stream.bytes_read());
-    if (!read.ok() || !*read || held.view.opcode != op::header)
-        return ChunkWalk::Model::gaussian_birth;
+    fetcher_->count(stream.bytes_read());
+    if (!read.ok() || !*read || held.view.opcode != op::header) return false;
     auto header = parse_header(held.view);
-    return header.ok() && header->temporal_model == kModelKeyframeDelta
-               ? ChunkWalk::Model::keyframe_delta
-               : ChunkWalk::Model::gaussian_birth;
+    return header.ok() && header->temporal_model == kModelKeyframeDelta;
 }
 
 Status IndexedReader::scan() {
@@ -158,9 +193,8 @@ Status IndexedReader::scan() {
     // summary against the chunks, the Footer, the trailing magic); the index the reader seeks by
     // is the file's when it has one (each entry checked against its chunk), else the built one.
     scanned_ = true;
-    const ChunkWalk::Model model = scan_model();
-    if (model == ChunkWalk::Model::keyframe_delta) return scan_keyframe_delta();
-    ChunkWalk walk(fetcher_.source(), options_, model);
+    if (scans_keyframe_delta()) return scan_keyframe_delta();
+    ChunkWalk walk(fetcher_->source(), options_, ChunkWalk::Model::gaussian_birth);
     std::vector<ChunkIndex> built;
     ChunkBins bins;
     DeltaBins delta_bins;
@@ -189,7 +223,7 @@ Status IndexedReader::scan() {
         }
     };
     const Status walked = chunks();
-    fetcher_.count(walk.stream().bytes_read());
+    fetcher_->count(walk.stream().bytes_read());
     FOURDGS_TRY(walked);
     scene_ = walk.scene();
     if (scene_.index.empty()) {
@@ -200,7 +234,7 @@ Status IndexedReader::scan() {
 }
 
 Status IndexedReader::scan_keyframe_delta() {
-    KeyframeDeltaStream stream(fetcher_.source(), options_);
+    KeyframeDeltaStream stream(fetcher_->source(), options_);
     auto states = [&]() -> Status {
         FOURDGS_TRY(stream.open());
         ChunkBins bins;
@@ -210,11 +244,11 @@ Status IndexedReader::scan_keyframe_delta() {
         return ok_status();
     };
     const Status composed = states();
-    fetcher_.count(stream.bytes_read());
+    fetcher_->count(stream.bytes_read());
     FOURDGS_TRY(composed);
     scene_ = stream.scene();
     if (scene_.index.empty()) {
-        for (const FramedChunk& c : stream.chunks()) scene_.index.push_back(c.entry(true));
+        scene_.index = stream.index_entries();
         index_built_ = true;
     }
     return ok_status();
@@ -257,7 +291,7 @@ Status IndexedReader::walk(SceneBuilder& builder, RecordStream& stream,
 Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content_end,
                                         SceneBuilder&& summary) {
     SceneBuilder builder(options_);
-    RecordStream stream(fetcher_.source(), options_.max_record_bytes);
+    RecordStream stream(fetcher_->source(), options_.max_record_bytes);
     stream.confine(up_to_range(end, true));
     std::uint64_t first_chunk = end;
     FOURDGS_TRY(walk(builder, stream, &first_chunk));
@@ -285,7 +319,7 @@ Status IndexedReader::read_front_matter(std::uint64_t end, std::uint64_t content
         }
         cursor = std::max(cursor, r.end);
     }
-    fetcher_.count(stream.bytes_read());
+    fetcher_->count(stream.bytes_read());
 
     // The summary read on its own stands; everything else comes from the content records.
     builder.take_summary(std::move(summary));
@@ -333,7 +367,7 @@ Status IndexedReader::decode_chunk_bins(std::size_t index, DecodeWorkspace& ws) 
     // Only the bands asked for are fetched (§5.7): a reader capped at degree d never reads d+1.
     const int want = wanted_bands();
     FOURDGS_ASSIGN(IndexedChunk fetched_chunk,
-                   fetch_indexed_chunk(fetcher_, scene_.index[index], op::chunk, fetched, want,
+                   fetch_indexed_chunk(*fetcher_, scene_.index[index], op::chunk, fetched, want,
                                        true, ws));
     ChunkDecodeOptions decode = options_.decode;
     decode.max_sh_degree = want;
@@ -364,7 +398,7 @@ Status IndexedReader::decode_chunks(std::span<const std::size_t> indices, Gaussi
     threads = std::max(1u,
                        std::min<unsigned>(worker_threads(threads), static_cast<unsigned>(indices.size())));
     if (pool.size() < threads) pool.resize(threads);
-    FOURDGS_TRY(fetcher_.prefetch(fetch_ranges(indices)));  // one round trip on a remote source
+    FOURDGS_TRY(fetcher_->prefetch(fetch_ranges(indices)));  // one round trip on a remote source
     if (!counts_trusted(indices)) {
         // Counts the index cannot vouch for (or a bad entry number): one chunk at a time,
         // each appended once its record has confirmed its count.
@@ -443,7 +477,7 @@ Status IndexedReader::read_all(GaussianBlock& out, std::vector<DecodeWorkspace>&
 
 Result<std::vector<std::uint8_t>> IndexedReader::read_payload(const PayloadRef& payload) const {
     std::vector<std::uint8_t> bytes;
-    FOURDGS_TRY(fetcher_.fetch(payload.offset, payload.length, bytes));
+    FOURDGS_TRY(fetcher_->fetch(payload.offset, payload.length, bytes));
     return bytes;
 }
 

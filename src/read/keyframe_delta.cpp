@@ -7,7 +7,34 @@
 #include <string>
 #include <type_traits>
 
+#include "fourdgs/detail/chunk_walk.hpp"
+#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
+#include "fourdgs/detail/keyframe_rules.hpp"
+#include "fourdgs/detail/record_stream.hpp"
+
 namespace fourdgs {
+
+using detail::ChunkBands;
+using detail::ChunkRef;
+using detail::ChunkWalk;
+using detail::ComposedPopulation;
+using detail::DeltaBins;
+using detail::FramedChunk;
+using detail::IndexCheckOptions;
+using detail::IndexedChunk;
+using detail::RangeFetcher;
+using detail::StateChains;
+using detail::StateChunk;
+using detail::StateLink;
+using detail::TimelineTiling;
+using detail::check_delta_level;
+using detail::check_live_count;
+using detail::decode_delta_bins;
+using detail::fetch_indexed_chunk;
+using detail::parse_state_chunk;
+using detail::scatter_rows;
+
 namespace {
 
 Error malformed(std::string_view refusal, std::string message, std::uint64_t offset) {
@@ -26,7 +53,34 @@ ReaderOptions keyframe_delta_options(ReaderOptions o) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// KeyframeDeltaWorkspace.
+
+struct KeyframeDeltaWorkspace::Composition {
+    DeltaBins delta;
+    ComposedPopulation population;
+};
+
+KeyframeDeltaWorkspace::KeyframeDeltaWorkspace() : composition(std::make_unique<Composition>()) {}
+KeyframeDeltaWorkspace::~KeyframeDeltaWorkspace() = default;
+KeyframeDeltaWorkspace::KeyframeDeltaWorkspace(KeyframeDeltaWorkspace&&) noexcept = default;
+KeyframeDeltaWorkspace& KeyframeDeltaWorkspace::operator=(KeyframeDeltaWorkspace&&) noexcept =
+    default;
+
+// ---------------------------------------------------------------------------------------------
 // KeyframeDeltaReader.
+
+KeyframeDeltaReader::KeyframeDeltaReader(IndexedReader base, ByteSource& source,
+                                         ReaderOptions options, KeyframeTimeline timeline)
+    : base_(std::move(base)), options_(options), timeline_(std::move(timeline)),
+      fetcher_(std::make_unique<RangeFetcher>(source, options.max_record_bytes)),
+      own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
+KeyframeDeltaReader::~KeyframeDeltaReader() = default;
+KeyframeDeltaReader::KeyframeDeltaReader(KeyframeDeltaReader&&) noexcept = default;
+KeyframeDeltaReader& KeyframeDeltaReader::operator=(KeyframeDeltaReader&&) noexcept = default;
+
+std::uint64_t KeyframeDeltaReader::bytes_fetched() const noexcept {
+    return base_.bytes_fetched() + fetcher_->bytes_fetched();
+}
 
 Result<KeyframeDeltaReader> KeyframeDeltaReader::open(ByteSource& source, ReaderOptions options) {
     FOURDGS_ASSIGN(IndexedReader base, IndexedReader::open(source, keyframe_delta_options(options)));
@@ -85,7 +139,7 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
     fetched.keyframe = IndexCheckOptions::KeyframeFields::required;
     const std::uint8_t expect = k.chunk_kind == kChunkKindKeyframe ? op::chunk : op::delta_chunk;
     FOURDGS_ASSIGN(IndexedChunk fetched_chunk,
-                   fetch_indexed_chunk(fetcher_, e, expect, fetched, wanted_bands(), false, ws,
+                   fetch_indexed_chunk(*fetcher_, e, expect, fetched, wanted_bands(), false, ws,
                                        {"chunk_length", "chunk_kind"}));
     if (fetched_chunk.chunk) {
         const ChunkRecord& ch = *fetched_chunk.chunk;
@@ -94,22 +148,23 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
         describe_keyframe(ws.keyframe, record);
         // The population takes the decoded bins' storage (and leaves its own for the next
         // keyframe's decode) rather than copying a keyframe's worth of rows.
-        FOURDGS_TRY(ws.population.take_keyframe(ws.keyframe,
-                                                {e.chunk_offset, ch.t0, ch.t1, false}));
+        FOURDGS_TRY(ws.composition->population.take_keyframe(
+            ws.keyframe, {e.chunk_offset, ch.t0, ch.t1, false}));
         ws.composed_level = ch.level;
     } else {
         const DeltaChunk& d = *fetched_chunk.delta;
         const ChunkRef ref{e.chunk_offset, d.t0, d.t1, true};
         FOURDGS_TRY(check_delta_level(ref, d.level, d.reference_offset, ws.composed_level,
                                       e.chunk_offset));
-        FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.delta, ws.scratch));
-        FOURDGS_TRY(ws.population.apply(ws.delta, ref,
-                                        options_.decode.limits.max_gaussians_per_chunk, updated,
-                                        updated ? &ws.changed : nullptr));
+        FOURDGS_TRY(decode_delta_bins(sc, d, ws.band_records, decode, ws.composition->delta,
+                                      ws.scratch));
+        FOURDGS_TRY(ws.composition->population.apply(
+            ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, updated,
+            updated ? &ws.changed : nullptr));
         ws.composed_level = d.level;
-        describe_delta(d, ws.delta, record);
+        describe_delta(d, ws.composition->delta, record);
     }
-    return check_live_count(e, ws.population.size(), e.chunk_offset);
+    return check_live_count(e, ws.composition->population.size(), e.chunk_offset);
 }
 
 void KeyframeDeltaReader::describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws,
@@ -118,7 +173,8 @@ void KeyframeDeltaReader::describe_state(std::size_t c, const KeyframeDeltaWorks
     const KeyframeIndexFields& k = *e.keyframe;
     info = StateInfo{e.chunk_offset, e.chunk_length, e.t0, e.t1, ws.composed_level,
                      k.chunk_kind, k.delta_mode, k.depth, k.reference_offset,
-                     k.keyframe_offset, ws.population.size(), ws.population.sh_bands(),
+                     k.keyframe_offset, ws.composition->population.size(),
+                     ws.composition->population.sh_bands(),
                      record.update_count, record.birth_count, record.death_count,
                      record.object_id_stream};
 }
@@ -129,13 +185,13 @@ Status KeyframeDeltaReader::compose_chain(double t, KeyframeDeltaWorkspace& ws,
     ws.composed_current = false;
     FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
     FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
-    FOURDGS_TRY(fetcher_.prefetch(ranges));  // the whole chain in one round trip when remote
-    ws.population.reset(wanted_bands());
+    FOURDGS_TRY(fetcher_->prefetch(ranges));  // the whole chain in one round trip when remote
+    ws.composition->population.reset(wanted_bands());
     ws.composed_level = 0;
     StateInfo record;  // the chain's last record is the state chunk's own
     for (std::size_t c : plan.chain) FOURDGS_TRY(compose_entry(c, ws, record, nullptr));
     // A population out of id order is sorted once here; in order it is the sorted state.
-    if (!ws.population.in_id_order()) materialize_composed(ws);
+    if (!ws.composition->population.in_id_order()) materialize_composed(ws);
     ws.composed_entry = plan.current;
     if (info) describe_state(plan.current, ws, record, *info);
     return ok_status();
@@ -149,12 +205,12 @@ Status KeyframeDeltaReader::state_bins_at(double t, KeyframeDeltaWorkspace& ws,
 }
 
 void KeyframeDeltaReader::materialize_composed(KeyframeDeltaWorkspace& ws) {
-    ws.population.materialize(ws.composed);
+    ws.composition->population.materialize(ws.composed);
     ws.composed_current = true;
 }
 
 const ChunkBins& KeyframeDeltaReader::sorted_state(const KeyframeDeltaWorkspace& ws) {
-    return ws.composed_current ? ws.composed : ws.population.slot_bins();
+    return ws.composed_current ? ws.composed : ws.composition->population.slot_bins();
 }
 
 Result<std::optional<std::size_t>> KeyframeDeltaReader::next_step(
@@ -223,9 +279,9 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     const std::size_t c = *next;
     std::vector<ByteRange> ranges;
     RangeFetcher::append_ranges(timeline_.entries()[c], wanted_bands(), ranges);
-    FOURDGS_TRY(fetcher_.prefetch(ranges));
+    FOURDGS_TRY(fetcher_->prefetch(ranges));
     // The state's shape before the step.
-    const ComposedPopulation& pop = ws.population;
+    const ComposedPopulation& pop = ws.composition->population;
     const ChunkBins& held = pop.slot_bins();
     const bool source_group = held.has_source_group, source_index = held.has_source_index,
                object_id = held.has_object_id;
@@ -235,7 +291,7 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     StateInfo record;
     // The update applied in place; ws.changed receives the composed rows of its columns.
     FOURDGS_TRY(compose_entry(c, ws, record, &ws.updated));
-    const DeltaBins& d = ws.delta;
+    const DeltaBins& d = ws.composition->delta;
     // Rows move only when gaussians die or are born; a column the state gains moves none but
     // changes the state's shape. Either way the step's result is the whole state.
     bool whole = !d.deaths.empty() || d.births.count != 0 || pop.size() != count ||
@@ -326,12 +382,65 @@ void StateStep::apply_to(GaussianBlock& state) {
 // ---------------------------------------------------------------------------------------------
 // KeyframeDeltaStream.
 
-KeyframeDeltaStream::KeyframeDeltaStream(ByteSource& source, ReaderOptions options)
-    : options_(keyframe_delta_options(options)),
-      walk_(source, options_, ChunkWalk::Model::keyframe_delta) {}
+struct KeyframeDeltaStream::State {
+    State(ByteSource& source, ReaderOptions options)
+        : options_(keyframe_delta_options(options)),
+          walk_(source, options_, ChunkWalk::Model::keyframe_delta) {}
 
-Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
-                                          const ChunkDecodeOptions& decode, FramedChunk& seen) {
+    // Checks `r` (a Chunk or Delta Chunk) against the states before it, decodes it and composes
+    // it onto the current population; `seen` receives what it said, for the index check.
+    Status compose_state(const RecordView& r, std::span<const ShBandRecord> bands,
+                         const ChunkDecodeOptions& decode, FramedChunk& seen);
+    Result<bool> next_state_bins(ChunkBins& bins, StateInfo* info);
+    Result<bool> next_state(GaussianBlock& out, StateInfo* info);
+
+    ReaderOptions options_;
+    ChunkWalk walk_;  // the records, the scene, and every state chunk seen (file order)
+    ChunkBins bins_;
+    DeltaBins delta_;
+    DecodeScratch scratch_;
+    ComposedPopulation current_, keyframe_;
+    TimelineTiling tiling_;  // §11.1 and §11.8, checked as the state chunks arrive
+    StateChains chains_;
+    std::uint32_t keyframe_level_ = 0, previous_level_ = 0;
+    std::uint64_t keyframe_offset_ = 0;  // the current GOP's keyframe
+    StateInfo record_;  // what the last composed record said of itself (its counts, streams)
+};
+
+KeyframeDeltaStream::KeyframeDeltaStream(ByteSource& source, ReaderOptions options)
+    : state_(std::make_unique<State>(source, options)) {}
+KeyframeDeltaStream::~KeyframeDeltaStream() = default;
+KeyframeDeltaStream::KeyframeDeltaStream(KeyframeDeltaStream&&) noexcept = default;
+KeyframeDeltaStream& KeyframeDeltaStream::operator=(KeyframeDeltaStream&&) noexcept = default;
+
+Status KeyframeDeltaStream::open() { return state_->walk_.open(); }
+const SceneInfo& KeyframeDeltaStream::scene() const noexcept { return state_->walk_.scene(); }
+Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& bins, StateInfo* info) {
+    return state_->next_state_bins(bins, info);
+}
+Result<bool> KeyframeDeltaStream::next_state(GaussianBlock& out, StateInfo* info) {
+    return state_->next_state(out, info);
+}
+std::uint64_t KeyframeDeltaStream::distinct_ids() const noexcept {
+    return state_->current_.size() + state_->current_.dead_ids().size();
+}
+bool KeyframeDeltaStream::finished() const noexcept { return state_->walk_.finished(); }
+const std::optional<Error>& KeyframeDeltaStream::truncation() const noexcept {
+    return state_->walk_.truncation();
+}
+std::vector<ChunkIndex> KeyframeDeltaStream::index_entries() const {
+    std::vector<ChunkIndex> out;
+    for (const FramedChunk& c : state_->walk_.chunks()) out.push_back(c.entry(true));
+    return out;
+}
+std::uint64_t KeyframeDeltaStream::bytes_read() const noexcept {
+    return state_->walk_.stream().bytes_read();
+}
+
+Status KeyframeDeltaStream::State::compose_state(const RecordView& r,
+                                                 std::span<const ShBandRecord> bands,
+                                                 const ChunkDecodeOptions& decode,
+                                                 FramedChunk& seen) {
     const SceneInfo& sc = walk_.scene();
     FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(r));
     seen = parsed.chunk ? FramedChunk::of(r, *parsed.chunk) : FramedChunk::of(r, *parsed.delta);
@@ -384,7 +493,7 @@ Status KeyframeDeltaStream::compose_state(const RecordView& r, std::span<const S
     return ok_status();
 }
 
-Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* info) {
+Result<bool> KeyframeDeltaStream::State::next_state_bins(ChunkBins& out, StateInfo* info) {
     RecordView record;
     FOURDGS_ASSIGN(bool have, walk_.next_chunk(record));
     if (!have) {
@@ -413,7 +522,7 @@ Result<bool> KeyframeDeltaStream::next_state_bins(ChunkBins& out, StateInfo* inf
     return true;
 }
 
-Result<bool> KeyframeDeltaStream::next_state(GaussianBlock& out, StateInfo* info) {
+Result<bool> KeyframeDeltaStream::State::next_state(GaussianBlock& out, StateInfo* info) {
     FOURDGS_ASSIGN(bool have, next_state_bins(bins_, info));
     if (!have) return false;
     out.clear();

@@ -12,6 +12,10 @@
 #include "scene_front_end.hpp"
 
 namespace fourdgs {
+
+using detail::HeldRecord;
+using detail::RecordStream;
+
 namespace {
 
 // The bytes a stream has already given (the magic and the Header record), then the rest of the

@@ -469,9 +469,12 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
     return encode_stream(out, attribute_id, channels, values, opt, scratch);
 }
 
-Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
-                     std::span<const std::int32_t> values, const StreamEncodeOptions& opt,
-                     StreamEncodeScratch& scratch) {
+namespace {
+
+// What encode_stream is asked to do, before anything is encoded: whole elements that element_count
+// can count, codecs this build implements, a mode and a symbol width the format defines.
+Status check_encode_request(std::uint8_t channels, std::span<const std::int32_t> values,
+                            const StreamEncodeOptions& opt) {
     if (channels == 0) return bad_arg("an attribute stream needs at least one channel");
     if (values.size() % channels != 0)
         return bad_arg(std::to_string(values.size()) + " values are not a whole number of " +
@@ -489,6 +492,16 @@ Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t ch
         opt.symbol_width != 4)
         return bad_arg("symbol_width " + std::to_string(opt.symbol_width) +
                        " is not 0, 1, 2 or 4");
+    return ok_status();
+}
+
+}  // namespace
+
+Status encode_stream(ByteWriter& out, std::uint8_t attribute_id, std::uint8_t channels,
+                     std::span<const std::int32_t> values, const StreamEncodeOptions& opt,
+                     StreamEncodeScratch& scratch) {
+    FOURDGS_TRY(check_encode_request(channels, values, opt));
+    const std::size_t elements = values.size() / channels;
 
     StreamHeader h;
     h.attribute_id = attribute_id;

@@ -616,6 +616,46 @@ Status read_parts(Fields& top, GridPlan& p) {
     return ok_status();
 }
 
+// The plan's "grid": the uniform-v1 scheme, an origin, a reach that holds the aabb, each step
+// (twice its bound) and the SH depths, one per band of the scene's degree.
+Status read_grid(Fields& top, GridPlan& p) {
+    FOURDGS_ASSIGN(Fields f, top.object("grid"));
+    FOURDGS_ASSIGN(const std::string scheme, f.text("scheme"));
+    if (scheme != "uniform-v1")
+        return f.bad(f.at("scheme"), "is \"" + scheme + "\", not \"uniform-v1\"");
+    FOURDGS_ASSIGN(const std::vector<double> origin, f.numbers("pos_origin", 3, 3));
+    std::copy(origin.begin(), origin.end(), p.grid.origin.begin());
+    FOURDGS_ASSIGN(p.grid.reach, f.number("reach"));
+    double reach = 0;
+    for (double v : p.aabb) reach = std::max(reach, std::fabs(v));
+    if (!(p.grid.reach >= reach))
+        return f.bad(f.at("reach"),
+                     "is " + num(p.grid.reach) + ", less than the aabb's " + num(reach));
+    const std::pair<const char*, double QuantBounds::*> steps[] = {
+        {"step_pos", &QuantBounds::pos},     {"step_scale_log", &QuantBounds::scale_rel},
+        {"step_rot", &QuantBounds::rot},     {"step_rgb", &QuantBounds::rgb},
+        {"step_alpha", &QuantBounds::alpha}, {"step_motion", &QuantBounds::motion},
+        {"step_time", &QuantBounds::time},   {"step_sigma_log", &QuantBounds::sigma_rel}};
+    for (const auto& [key, field] : steps) {
+        FOURDGS_ASSIGN(const double step, f.number(key));
+        if (!(step > 0)) return f.bad(f.at(key), "is not > 0");
+        p.grid.bounds.*field = step / 2;  // exact: a step is twice its bound
+    }
+    FOURDGS_ASSIGN(const std::vector<double> depths, f.numbers("sh_depths", 0, 3));
+    if (!depths.empty() && static_cast<int>(depths.size()) != p.sh_degree)
+        return f.bad(f.at("sh_depths"), "has " + std::to_string(depths.size()) +
+                                            " entries for SH degree " +
+                                            std::to_string(p.sh_degree));
+    for (double d : depths) {
+        if (!(d >= 3 && d <= 8 && d == std::floor(d)))
+            return f.bad(f.at("sh_depths"),
+                         "holds " + num(d) + "; depths are whole numbers 3..8");
+        p.sh_depths.push_back(static_cast<std::uint8_t>(d));
+    }
+    FOURDGS_TRY(f.finish());
+    return ok_status();
+}
+
 }  // namespace
 
 Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
@@ -682,42 +722,7 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
         FOURDGS_TRY(f.finish());
     }
     FOURDGS_ASSIGN(p.tolerance, read_bounds(top, "tolerance"));
-    {
-        FOURDGS_ASSIGN(Fields f, top.object("grid"));
-        FOURDGS_ASSIGN(const std::string scheme, f.text("scheme"));
-        if (scheme != "uniform-v1")
-            return f.bad(f.at("scheme"), "is \"" + scheme + "\", not \"uniform-v1\"");
-        FOURDGS_ASSIGN(const std::vector<double> origin, f.numbers("pos_origin", 3, 3));
-        std::copy(origin.begin(), origin.end(), p.grid.origin.begin());
-        FOURDGS_ASSIGN(p.grid.reach, f.number("reach"));
-        double reach = 0;
-        for (double v : p.aabb) reach = std::max(reach, std::fabs(v));
-        if (!(p.grid.reach >= reach))
-            return f.bad(f.at("reach"),
-                         "is " + num(p.grid.reach) + ", less than the aabb's " + num(reach));
-        const std::pair<const char*, double QuantBounds::*> steps[] = {
-            {"step_pos", &QuantBounds::pos},     {"step_scale_log", &QuantBounds::scale_rel},
-            {"step_rot", &QuantBounds::rot},     {"step_rgb", &QuantBounds::rgb},
-            {"step_alpha", &QuantBounds::alpha}, {"step_motion", &QuantBounds::motion},
-            {"step_time", &QuantBounds::time},   {"step_sigma_log", &QuantBounds::sigma_rel}};
-        for (const auto& [key, field] : steps) {
-            FOURDGS_ASSIGN(const double step, f.number(key));
-            if (!(step > 0)) return f.bad(f.at(key), "is not > 0");
-            p.grid.bounds.*field = step / 2;  // exact: a step is twice its bound
-        }
-        FOURDGS_ASSIGN(const std::vector<double> depths, f.numbers("sh_depths", 0, 3));
-        if (!depths.empty() && static_cast<int>(depths.size()) != p.sh_degree)
-            return f.bad(f.at("sh_depths"), "has " + std::to_string(depths.size()) +
-                                                " entries for SH degree " +
-                                                std::to_string(p.sh_degree));
-        for (double d : depths) {
-            if (!(d >= 3 && d <= 8 && d == std::floor(d)))
-                return f.bad(f.at("sh_depths"),
-                             "holds " + num(d) + "; depths are whole numbers 3..8");
-            p.sh_depths.push_back(static_cast<std::uint8_t>(d));
-        }
-        FOURDGS_TRY(f.finish());
-    }
+    FOURDGS_TRY(read_grid(top, p));
     FOURDGS_ASSIGN(const QuantBounds declared, read_bounds(top, "declared_bounds"));
     FOURDGS_TRY(read_parts(top, p));
     FOURDGS_ASSIGN(const std::string digest, top.text("digest"));

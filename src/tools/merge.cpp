@@ -28,6 +28,15 @@
 #include "merge_parts.hpp"
 
 namespace fourdgs {
+
+using detail::ChunkRecords;
+using detail::FileAssembler;
+using detail::FramedChunk;
+using detail::IndexCheckOptions;
+using detail::SummaryOptions;
+using detail::check_index_entry;
+using detail::index_record_mismatch;
+
 namespace {
 
 using namespace merging;

@@ -17,6 +17,11 @@
 
 namespace fourdgs::merging {
 
+using detail::HeldRecord;
+using detail::RangeOrigin;
+using detail::RecordFrame;
+using detail::RecordStream;
+
 Error bad_option(std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal::kInvalidOption, std::move(message));
 }

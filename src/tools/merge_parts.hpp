@@ -55,7 +55,7 @@ std::optional<ShardSlice> read_shard(const Metadata& m, std::string& why);
 
 struct Part {
     ByteSource* source = nullptr;
-    std::optional<RangeFetcher> fetcher;  // the source's indexed records and ranges
+    std::optional<detail::RangeFetcher> fetcher;  // the source's indexed records and ranges
     std::string name;
     std::uint64_t size = 0;
     Header header;
@@ -87,7 +87,7 @@ Status fetch(const Part& p, std::uint64_t offset, std::uint64_t length,
 // `opcode` record (index-record-mismatch naming the entry's field otherwise), appended to `out`.
 Result<RecordView> fetch_record(const Part& p, std::uint64_t offset, std::uint64_t length,
                                 std::uint8_t opcode, std::vector<std::uint8_t>& out,
-                                RangeOrigin origin = {});
+                                detail::RangeOrigin origin = {});
 
 // Makes room for `need` bytes in `buf`, keeping its (small) contents, without the doubling growth
 // of a vector, which would hold up to twice the largest chunk for the rest of the merge.

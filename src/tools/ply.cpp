@@ -59,6 +59,15 @@ struct Layout {
     long x[3] = {-1, -1, -1}, n[3] = {-1, -1, -1}, dc[3] = {-1, -1, -1}, scale[3] = {-1, -1, -1},
          rot[4] = {-1, -1, -1, -1}, opacity = -1;
     std::vector<long> rest;
+    int sh_degree = -1;  // from the number of f_rest properties
+};
+
+// What the header says: the vertex properties, the number of vertices, where the body starts and
+// how long one vertex is.
+struct PlyHeader {
+    std::vector<Property> props;
+    std::uint64_t vertex_count = 0;
+    std::size_t body = 0, stride = 0;
 };
 
 float load_f32(const std::uint8_t* p) {
@@ -77,8 +86,11 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
-Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
-    // The header is ASCII lines up to and including "end_header\n".
+namespace {
+
+// The header: ASCII lines up to and including "end_header\n", every vertex property with its
+// place in a vertex.
+Result<PlyHeader> parse_ply_header(std::span<const std::uint8_t> bytes) {
     const std::size_t scan = std::min(bytes.size(), kMaxHeaderBytes);
     std::string_view text(reinterpret_cast<const char*>(bytes.data()), scan);
     if (text.substr(0, 4) != "ply\n" && text.substr(0, 5) != "ply\r\n")
@@ -161,7 +173,12 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
     }
     if (!format_seen) return ply_error(refusal::kPlyBadHeader, "no format line", 0);
     if (!vertex_count) return ply_error(refusal::kPlyBadHeader, "no vertex element", 0);
+    return PlyHeader{std::move(props), *vertex_count, body, stride};
+}
 
+// Where each splat property lies in a vertex (x, f_dc, scale, rot and opacity required, float32;
+// the normal optional) and the SH degree the f_rest properties make.
+Result<Layout> splat_layout(const std::vector<Property>& props, std::size_t stride) {
     Layout L;
     L.stride = stride;
     auto find = [&](std::string_view name) -> Result<long> {
@@ -203,16 +220,26 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
                                                  std::to_string(k) + " is missing");
         L.rest.push_back(slot);
     }
-    int degree = -1;
+    int& degree = L.sh_degree;
     for (int d = 0; d <= 3; ++d)
         if (rest_count == static_cast<std::size_t>(3 * sh_coeffs_per_component(d))) degree = d;
     if (degree < 0)
         return ply_error(refusal::kPlyShCount, std::to_string(rest_count) +
                                              " f_rest properties is not 3 x ((D+1)^2 - 1) for a "
                                              "degree D of 0..3 (0, 9, 24 or 45)");
+    return L;
+}
+
+}  // namespace
+
+Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
+    FOURDGS_ASSIGN(const PlyHeader header, parse_ply_header(bytes));
+    FOURDGS_ASSIGN(const Layout L, splat_layout(header.props, header.stride));
+    const std::size_t body = header.body, stride = header.stride;
+    const int degree = L.sh_degree;
 
     const std::uint64_t have = bytes.size() - body;
-    const std::uint64_t n = *vertex_count;
+    const std::uint64_t n = header.vertex_count;
     if (stride == 0 || n > have / stride)
         return make_error(ErrorKind::truncated, refusal::kPlyTruncatedBody,
                           "the header declares " + std::to_string(n) + " vertices of " +

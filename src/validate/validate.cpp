@@ -25,9 +25,17 @@
 #include <vector>
 
 #include "fourdgs/records/registry.hpp"
+#include "fourdgs/detail/record_stream.hpp"
 #include "validator.hpp"
 
 namespace fourdgs {
+
+using detail::RecordStream;
+using detail::SummaryCrc;
+using detail::SummaryRun;
+using detail::check_summary_start;
+using detail::compare_summary_crc;
+using detail::summary_crc_mismatch;
 
 std::size_t ValidationReport::errors() const {
     return static_cast<std::size_t>(

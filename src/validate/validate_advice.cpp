@@ -9,7 +9,11 @@
 
 #include "validator.hpp"
 
+#include "fourdgs/detail/index_check.hpp"
+
 namespace fourdgs::validation {
+
+using detail::FramedChunk;
 
 namespace {
 

@@ -13,7 +13,16 @@
 
 #include "validator.hpp"
 
+#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
+#include "fourdgs/detail/record_stream.hpp"
+
 namespace fourdgs::validation {
+
+using detail::FramedChunk;
+using detail::HeldRecord;
+using detail::decode_delta_bins;
+using detail::orphan_sh_band;
 
 // ---------------------------------------------------------------------------------------------
 // Chunks: held with their SH band records, decoded when the next other record arrives.

@@ -8,7 +8,22 @@
 
 #include "validator.hpp"
 
+#include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/record_stream.hpp"
+
 namespace fourdgs::validation {
+
+using detail::ChunkTrip;
+using detail::ChunksNamed;
+using detail::IndexCheckOptions;
+using detail::RangeFetcher;
+using detail::RecordsInMemory;
+using detail::SummaryCrc;
+using detail::check_index_entry;
+using detail::fetch_indexed_chunk;
+using detail::fetch_summary;
+using detail::read_footer_tail;
+using detail::unindexed_chunk;
 
 // ---------------------------------------------------------------------------------------------
 // The index against the chunks it frames (§5.8, M033), the summary groups (§5.14).

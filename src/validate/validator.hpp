@@ -23,6 +23,7 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/records.hpp"
@@ -115,15 +116,16 @@ private:
     void walk(Status& io);
     void end_at_cut(const Error& e, Status& io);
     void absorb(const RecordView& r);
-    void absorb_band(HeldRecord& held);
-    void begin_chunk(HeldRecord& held);
+    void absorb_band(detail::HeldRecord& held);
+    void begin_chunk(detail::HeldRecord& held);
     void flush_chunk();
     void check_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
                      std::vector<ChunkIndex::Band> ranges);
     void check_delta_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
                            std::vector<ChunkIndex::Band> ranges);
-    bool note_chunk(const RecordView& r, FramedChunk framed, std::vector<ChunkIndex::Band> ranges,
-                    std::string_view compression_field, const std::string& compression);
+    bool note_chunk(const RecordView& r, detail::FramedChunk framed,
+                    std::vector<ChunkIndex::Band> ranges, std::string_view compression_field,
+                    const std::string& compression);
     void note_ids(const std::vector<std::int32_t>& ids);
     bool after_footer(const RecordView& r, Status& io);  // true: keep walking
     void check_footer(const RecordView& r);
@@ -171,17 +173,17 @@ private:
 
     SceneBuilder builder_;                    // collect mode: every rule broken is a finding
     SceneInfo& scene_ = builder_.scene();     // the scene it assembles
-    RecordStream stream_;
+    detail::RecordStream stream_;
     std::string current_record_;              // the record the builder is given, for findings
     bool keyframe_delta_ = false;
     std::vector<RecordEntry> private_records_;
 
     // Chunks and their bands, the tail.
-    HeldRecord chunk_;    // the pending Chunk or Delta Chunk, decoded when its bands are in
+    detail::HeldRecord chunk_;    // the pending Chunk or Delta Chunk, decoded when its bands are in
     bool chunk_pending_ = false;
-    std::array<HeldRecord, 3> bands_;
+    std::array<detail::HeldRecord, 3> bands_;
     std::size_t band_count_ = 0;
-    std::vector<FramedChunk> chunks_;  // what each said of itself, file order
+    std::vector<detail::FramedChunk> chunks_;  // what each said of itself, file order
     std::optional<Footer> footer_;
     std::uint64_t footer_offset_ = 0;
     bool compressed_chunk_seen_ = false;
@@ -195,10 +197,10 @@ private:
     bool decode_failed_ = false;  // some chunk did not decode: computed totals are partial
 
     ChunkBins bins_;
-    DeltaBins delta_bins_;
+    detail::DeltaBins delta_bins_;
     DecodeScratch scratch_;
     GaussianBlock block_;
-    HeldRecord held_;
+    detail::HeldRecord held_;
 };
 
 }  // namespace fourdgs::validation

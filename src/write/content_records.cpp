@@ -10,6 +10,9 @@
 #include "fourdgs/detail/record_stream.hpp"
 
 namespace fourdgs::content {
+
+using detail::RecordsInMemory;
+
 namespace {
 
 // A writer refusal carrying the reader's identifier: the caller's input is what needs fixing

@@ -9,6 +9,9 @@
 #include "fourdgs/version.hpp"
 
 namespace fourdgs::encoding {
+
+using detail::RecordsInMemory;
+
 namespace {
 
 Status check_span(const BatchRules& rules, std::string_view field, std::size_t got,

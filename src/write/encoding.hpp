@@ -216,7 +216,7 @@ struct EncodedRecords {
     std::array<std::uint64_t, 3> band_length{};
     int bands = 0;
 
-    ChunkRecords records(double t0, double t1, std::uint32_t gaussian_count) const {
+    detail::ChunkRecords records(double t0, double t1, std::uint32_t gaussian_count) const {
         return {bytes, chunk_length, band_length, bands, t0, t1, gaussian_count, std::nullopt};
     }
 };

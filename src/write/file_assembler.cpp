@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace fourdgs {
+namespace fourdgs::detail {
 
 Status FileAssembler::write(Bytes bytes) {
     FOURDGS_TRY(sink_->write(bytes));
@@ -105,4 +105,4 @@ Status FileAssembler::finish(const SummaryOptions& options, const Statistics& st
     return sink_->flush();
 }
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

@@ -15,6 +15,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/detail/file_assembler.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/quantize.hpp"
@@ -24,6 +25,16 @@
 #include "platform/worker_threads.hpp"
 
 namespace fourdgs {
+
+using detail::ChunkRecords;
+using detail::ChunkRef;
+using detail::ComposedPopulation;
+using detail::DeltaBins;
+using detail::FileAssembler;
+using detail::StateChunk;
+using detail::decode_state_chunk_bins;
+using detail::parse_state_chunk;
+
 namespace {
 
 using encoding::bad_option;

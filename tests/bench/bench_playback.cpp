@@ -48,9 +48,15 @@
 
 #include "best_seconds.hpp"
 
+#include "fourdgs/detail/keyframe_composition.hpp"
+#include "fourdgs/detail/record_stream.hpp"
+
 extern char** environ;
 
 using namespace fourdgs;
+using fourdgs::detail::DeltaBins;
+using fourdgs::detail::RangeFetcher;
+using fourdgs::detail::decode_delta_bins;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -34,9 +34,9 @@ for h in $(find "$3/fourdgs/detail" -name '*.hpp'); do
     fi
 done
 # Plumbing nothing outside the library calls is not exported at all.
-refuse libfourdgs "$core" 'fourdgs::StateChains::'
-refuse libfourdgs "$core" 'fourdgs::TimelineTiling::'
-refuse libfourdgs "$core" 'fourdgs::check_state_interval('
+refuse libfourdgs "$core" 'fourdgs::detail::StateChains::'
+refuse libfourdgs "$core" 'fourdgs::detail::TimelineTiling::'
+refuse libfourdgs "$core" 'fourdgs::detail::check_state_interval('
 # The public umbrella header brings in the API, not the plumbing (which the public readers'
 # headers include for their members).
 if grep -q 'fourdgs/detail/' "$3/fourdgs/fourdgs.hpp"; then

@@ -10,6 +10,11 @@ placed in OWN below. src/headers.cpp, which includes every public header, sits a
 Files placed in no layer (a new folder, a source directly in src/, a public header in no layer)
 fail too, so the table stays whole.
 
+No side doors: the plumbing under include/fourdgs/detail/ (namespace fourdgs::detail) is not
+API, so no public header includes it (a reader holds such a type behind a pointer, declared
+forward) and the tool and the C ABI (src/cli/, capi/) include public headers only. The library's
+own sources and the tests may include it.
+
     tests/layers/check_layers.py SOURCE_DIR LAYER... (bottom first)
 
 Prints each include that runs up the stack and exits 1 if there is one.
@@ -98,11 +103,23 @@ def main():
             if order.index(to) > order.index(layer):
                 up.append(f"{name} ({layer}): includes {target} ({to}), up the stack")
 
-    for line in problems + up:
+    doors = []
+    public = [p for p in sorted(inc.rglob("*.hpp")) if "detail" not in p.relative_to(inc).parts]
+    api_only = [p for d in (src / "cli", root / "capi") for p in sorted(d.rglob("*"))
+                if p.suffix in (".cpp", ".hpp", ".c", ".h")]
+    for path in public + api_only:
+        name = path.relative_to(root).as_posix()
+        for target in INCLUDE.findall(path.read_text(encoding="utf-8")):
+            if target.startswith("fourdgs/detail/"):
+                doors.append(f"{name}: includes {target}, which is not API")
+
+    for line in problems + up + doors:
         print(line)
     print(f"{len(files)} files in {len(order) - 1} layers ({' < '.join(order[:-1])}): "
           f"{len(up)} includes up the stack, {len(problems)} files out of place")
-    return 1 if problems or up else 0
+    print(f"{len(public)} public headers, {len(api_only)} files of src/cli and capi: "
+          f"{len(doors)} includes of a detail/ header")
+    return 1 if problems or up or doors else 0
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@
 #include "fourdgs/wire.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
+namespace fourdgs::detail {
 
 // The optional parts of the summary (§4.5); WriterOptions carries the same four switches.
 struct SummaryOptions {
@@ -100,5 +100,5 @@ private:
     bool finished_ = false;
 };
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/detail/record_stream.hpp"
@@ -23,10 +24,7 @@
 #include "fourdgs/records.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
-
-inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
-inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
+namespace fourdgs::detail {
 
 // A refusal of a Delta Chunk's reference_offset `reference`, whether its record or its index
 // entry states it (§11.8, §5.18): malformed, at `at`, "<who><says><reference><why>".
@@ -145,5 +143,5 @@ Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const Chun
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END

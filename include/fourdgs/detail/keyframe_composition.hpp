@@ -31,7 +31,7 @@
 #include "fourdgs/scene.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
+namespace fourdgs::detail {
 
 // Names a state chunk in messages: "Delta Chunk at byte 1765 [1, 2)".
 struct ChunkRef {
@@ -226,5 +226,5 @@ private:
     std::vector<std::uint32_t> slots_, dead_slots_;  // apply's scratch, kept for its capacity
 };
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END

@@ -28,7 +28,7 @@
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/records.hpp"
 
-namespace fourdgs {
+namespace fourdgs::detail {
 
 // One state chunk as the rules see it: what its Chunk Index entry and its record both state.
 struct StateLink {
@@ -79,4 +79,4 @@ private:
     std::unordered_map<std::uint64_t, std::size_t> position_of_;  // offset → position in fed_
 };
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail

@@ -40,17 +40,12 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/record_walk.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
-
-// One record as walked: its opcode, whole-record offset and length (for dumps and validators).
-struct RecordEntry {
-    std::uint8_t opcode = 0;
-    std::uint64_t offset = 0, length = 0;
-};
+namespace fourdgs::detail {
 
 // What a record's first 9 bytes say (§4.2).
 struct RecordFrame {
@@ -222,15 +217,6 @@ struct RangeOrigin {
     std::string_view opcode_field = "chunk_offset";
 };
 
-// Where one chunk fetched by its index entry lands: the chunk's record (fetch_framed), its SH
-// Band Stream records (fetch_sh_bands) and their parsed views. The indexed front-ends' decode
-// workspaces are these buffers and their own.
-struct FetchedChunkBuffers {
-    std::vector<std::uint8_t> record;
-    std::array<std::vector<std::uint8_t>, 3> bands;
-    std::vector<ShBandRecord> band_records;  // views `bands`
-};
-
 class RangeFetcher {
 public:
     // Ranges of `source` (random-access, of known size), none longer than `max_bytes`.
@@ -341,5 +327,5 @@ Result<FooterTail> read_footer_tail(const RangeFetcher& fetcher, std::uint64_t s
 Status fetch_summary(const RangeFetcher& fetcher, const FooterTail& tail, std::uint64_t max_bytes,
                      bool verify_crc, std::vector<std::uint8_t>& bytes, SummaryCrc& crc);
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END

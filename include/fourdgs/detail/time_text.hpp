@@ -7,11 +7,11 @@
 #include "fourdgs/export.hpp"
 
 FOURDGS_DETAIL_BEGIN
-namespace fourdgs {
+namespace fourdgs::detail {
 
 // "[t0, t1)" with each time spelled as its shortest round-trip decimal, for messages.
 std::string interval_text(double t0, double t1);
 std::string time_text(double t);
 
-}  // namespace fourdgs
+}  // namespace fourdgs::detail
 FOURDGS_DETAIL_END

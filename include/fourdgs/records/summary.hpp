@@ -10,6 +10,10 @@
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
+// The values of chunk_kind (§5.8) and of delta_mode (§5.8, §5.18).
+inline constexpr std::uint8_t kChunkKindKeyframe = 0, kChunkKindDelta = 1;
+inline constexpr std::uint8_t kDeltaModeKeyframe = 0, kDeltaModeChained = 1;
+
 // §5.8 the six fields appended for keyframe-delta.
 struct KeyframeIndexFields {
     std::uint8_t chunk_kind = 0;  // 0 keyframe (Chunk), 1 delta (Delta Chunk)
