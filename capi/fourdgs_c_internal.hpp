@@ -14,7 +14,9 @@
 // (opening: options, sources, the reader), scene_info.cpp (the scene as a whole and the file's
 // structure), extras.cpp (the scene's extras, read and written), frames.cpp (evaluation),
 // blocks.cpp (decoded blocks), stream.cpp (streaming), validation.cpp, writer.cpp (both writers),
-// fourdgs_player.cpp (playback). Every read goes through SceneReader's public calls.
+// fourdgs_player.cpp (playback). Every read goes through SceneReader's public calls; the one
+// internal header used is the player's src/play/player_changes.hpp, so that
+// fourdgs_reader_evaluate_block_changes answers with the player's own changed rows.
 #pragma once
 
 #include <fourdgs/fourdgs.h>

@@ -30,6 +30,7 @@
 using namespace fourdgs;
 using fourdgs::detail::ComposedPopulation;
 using fourdgs::detail::DeltaBins;
+using fourdgs::detail::rows_of_ids;
 
 namespace {
 

@@ -24,6 +24,7 @@ using detail::FramedChunk;
 using detail::IndexCheckOptions;
 using detail::IndexedChunk;
 using detail::RangeFetcher;
+using detail::rows_of_ids;
 using detail::StateChains;
 using detail::StateChunk;
 using detail::StateLink;
