@@ -122,7 +122,9 @@ bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, dou
         const auto lo = std::lower_bound(rows_.begin(), rows_.end(), sh.first);
         const auto hi = std::lower_bound(lo, rows_.end(), sh.first + sh.block->count);
         if (lo == hi) continue;
-        std::span<const std::uint32_t> local(lo, hi);
+        // (pointer and size: the wasm build's libc++ has no span from an iterator pair)
+        std::span<const std::uint32_t> local(rows_.data() + (lo - rows_.begin()),
+                                             static_cast<std::size_t>(hi - lo));
         if (sh.first != 0) {  // the block's own rows
             local_.assign(lo, hi);
             for (std::uint32_t& r : local_) r -= sh.first;
