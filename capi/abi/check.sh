@@ -1,16 +1,17 @@
 #!/bin/sh
 # The C ABI of libfourdgs-c.so against the committed baseline (capi/abi/libfourdgs-c.abi), with
-# libabigail: abidw describes the library's exported functions and the types fourdgs.h defines
+# libabigail: abidw describes the library's exported functions and the types the C ABI's public
+# headers define (fourdgs.h and the parts it includes, every fourdgs*.h of HEADERS_DIR)
 # (from the debug information of the C ABI's objects), abidiff compares that with the baseline.
 # Allowed within one ABI (fourdgs-c.abignore, docs/c-api.md "Compatibility"): functions added,
 # fields appended to a size-tagged struct. Anything else fails: a function removed or its
 # signature changed, a struct member inserted before the end, removed or retyped, an enumerator
-# of any enum in fourdgs.h removed or renumbered (capi/abi/enumerators).
+# of any enum in those headers removed or renumbered (capi/abi/enumerators).
 #
 #   check.sh LIBRARY HEADERS_DIR            compare (ctest capi.abi; .ci/run through ctest)
 #   check.sh LIBRARY HEADERS_DIR --renew    write the baseline anew (capi/abi/renew.sh runs this)
 #
-# HEADERS_DIR holds the fourdgs.h the library was built with (the build tree's
+# HEADERS_DIR holds the fourdgs*.h the library was built with (the build tree's
 # capi/include/fourdgs). The baseline is renewed only (1) to add what is allowed, or (2) with an
 # incompatible change together with a bump of FOURDGS_C_ABI_VERSION and the soname; --renew
 # refuses an incompatible change without the bump.
@@ -28,12 +29,13 @@ abidw --headers-dir "$headers" --drop-private-types --exported-interfaces-only \
 # Where the library was built is not ABI: the baseline is the same from any build directory.
 sed "s/ comp-dir-path='[^']*'//" "$tmp/raw.abi" > "$tmp/current.abi"
 
-# The enumerators of fourdgs.h's enums, "NAME VALUE" a line: most enums reach the ABI only as the
-# uint32_t fields that carry them, where abidw cannot see them, so their values are compared here.
+# The enumerators of the public headers' enums, "NAME VALUE" a line: most enums reach the ABI
+# only as the uint32_t fields that carry them, where abidw cannot see them, so their values are
+# compared here.
 enumerators() {
-    awk '/typedef enum/,/}/' "$1" | grep -oE 'FOURDGS_[A-Z0-9_]+ = [0-9]+' | sed 's/ = / /' | LC_ALL=C sort
+    awk '/typedef enum/,/}/' "$@" | grep -oE 'FOURDGS_[A-Z0-9_]+ = [0-9]+' | sed 's/ = / /' | LC_ALL=C sort
 }
-enumerators "$headers/fourdgs.h" > "$tmp/enumerators"
+enumerators "$headers"/fourdgs*.h > "$tmp/enumerators"
 
 abi_version() { sed -n 's/^#define FOURDGS_C_ABI_VERSION \([0-9]*\).*/\1/p' "$1"; }
 soname() { sed -n "s/.*<abi-corpus [^>]*soname='\([^']*\)'.*/\1/p" "$1" | head -n 1; }

@@ -1,5 +1,6 @@
 #!/bin/sh
-# libfourdgs-c.so exports exactly the functions fourdgs.h declares, each under the version node
+# libfourdgs-c.so exports exactly the functions the C ABI's public headers declare (fourdgs.h and
+# the parts beside it it includes: every fourdgs*.h in its folder), each under the version node
 # FOURDGS_C_<FOURDGS_C_ABI_VERSION> (capi/fourdgs-c.map): nothing internal leaks, nothing declared
 # is missing.   usage: exports.sh LIBRARY FOURDGS_H
 set -eu
@@ -9,13 +10,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^#define FOURDGS_C_ABI_VERSION \([0-9]*\).*/\1/p' "$header")
 # Declarations: FOURDGS_CAPI <type> name( or FOURDGS_CAPI void(name)(, possibly over two lines.
-tr '\n' ' ' < "$header" | grep -o 'FOURDGS_CAPI [^;(]*([^;]*' |
+cat "$(dirname "$header")"/fourdgs*.h | tr '\n' ' ' | grep -o 'FOURDGS_CAPI [^;(]*([^;]*' |
     sed -n 's/^FOURDGS_CAPI [^(]*[ *(]\(fourdgs_[a-z0-9_]*\)[ )]*(.*/\1/p' | sort -u > "$tmp/declared"
 nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u > "$tmp/exported"
 sed -n "s/@@FOURDGS_C_$version\$//p" "$tmp/exported" | sort -u > "$tmp/versioned"
 fail=0
 if ! cmp -s "$tmp/declared" "$tmp/versioned"; then
-    echo "declared in fourdgs.h (<) vs exported as name@@FOURDGS_C_$version (>):"
+    echo "declared in fourdgs*.h (<) vs exported as name@@FOURDGS_C_$version (>):"
     diff "$tmp/declared" "$tmp/versioned" || true
     fail=1
 fi
