@@ -1,13 +1,19 @@
 // The record registry's keying column (fourdgs/records/registry.hpp), applied: the one place a
 // record that repeats another of its kind is refused. The SceneBuilder asks it of every record
-// (a second of a once / at-most-once kind is refused before it is read) and of the by_key kinds
-// it pairs (Object Track, Audio Source, Audio Data); check_scene_references of the provenance
-// kinds (Coordinate Frame, Sensor Calibration, Geodetic Anchor).
+// (a second of a once / at-most-once kind is refused before it is read) and, through
+// repeated_key, of the by_key kinds it keeps (Object Track, Audio Source);
+// check_scene_references of the provenance kinds (Coordinate Frame, Sensor Calibration, Geodetic
+// Anchor). Audio Data, by_key too, pairs with its Audio Source, and its duplicate is a second
+// payload for that source (SceneBuilder::absorb_payload asks duplicate_record directly).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "fourdgs/error.hpp"
@@ -26,14 +32,81 @@ Error duplicate_record(std::uint8_t opcode, std::uint64_t offset, std::string_vi
 // second as a duplicate.
 bool is_single_record_kind(std::uint8_t opcode) noexcept;
 
-// by_key: the index of the first element before `i` whose key equals element i's, or `i` when
-// there is none. The lists are front matter (a handful of records), so quadratic is the readable
-// choice.
-template <class T, class Key>
-std::size_t first_with_same_key(const std::vector<T>& v, std::size_t i, Key key) {
-    for (std::size_t j = 0; j < i; ++j)
-        if (key(v[j]) == key(v[i])) return j;
-    return i;
+// The by_key kinds the scene keeps as parsed records: the member their registry row's key column
+// names. The rest of each rule (which kinds are keyed, the refusal, its message) is the row's.
+template <class Record>
+struct RecordKey;
+template <>
+struct RecordKey<ObjectTrack> {
+    static constexpr std::uint8_t opcode = op::object_track;
+    static constexpr auto member = &ObjectTrack::object_id;
+};
+template <>
+struct RecordKey<AudioSource> {
+    static constexpr std::uint8_t opcode = op::audio_source;
+    static constexpr auto member = &AudioSource::source_id;
+};
+template <>
+struct RecordKey<CoordinateFrame> {
+    static constexpr std::uint8_t opcode = op::coordinate_frame;
+    static constexpr auto member = &CoordinateFrame::name;
+};
+template <>
+struct RecordKey<SensorCalibration> {
+    static constexpr std::uint8_t opcode = op::sensor_calibration;
+    static constexpr auto member = &SensorCalibration::name;
+};
+template <>
+struct RecordKey<GeodeticAnchor> {
+    static constexpr std::uint8_t opcode = op::geodetic_anchor;
+    static constexpr auto member = &GeodeticAnchor::frame_name;
+};
+
+namespace detail::keying {
+
+struct Itself {
+    template <class T>
+    const T& operator()(const T& x) const noexcept { return x; }
+};
+
+inline constexpr std::uint8_t kKept[] = {
+    RecordKey<ObjectTrack>::opcode,     RecordKey<AudioSource>::opcode,
+    RecordKey<CoordinateFrame>::opcode, RecordKey<SensorCalibration>::opcode,
+    RecordKey<GeodeticAnchor>::opcode};
+
+// Every by_key row of the registry is one of the kinds above or Audio Data (paired, not kept),
+// and every kind above is by_key with a duplicate refusal: a row keyed anew fails to compile
+// until its records are checked.
+constexpr bool every_by_key_kind_checked() {
+    for (const RecordKind& k : kRecordKinds) {
+        bool kept = false;
+        for (std::uint8_t opcode : kKept) kept = kept || opcode == k.opcode;
+        const bool by_key = k.keying == RecordKeying::by_key && !k.duplicate.empty();
+        if (kept != by_key && k.opcode != op::audio_data) return false;
+    }
+    return true;
+}
+static_assert(every_by_key_kind_checked(),
+              "a by_key row of the record registry without its RecordKey (record_keying.hpp)");
+
+}  // namespace detail::keying
+
+// The registry's by_key rule for `record`, at byte `offset`, arriving after `earlier` (the records
+// of its kind kept so far, in file order; `of` gives the record an element holds): the kind's
+// duplicate refusal naming the key when one of them has the same key, nothing otherwise.
+template <class Record, class Earlier, class Of = detail::keying::Itself>
+std::optional<Error> repeated_key(std::span<const Earlier> earlier, const Record& record,
+                                  std::uint64_t offset, Of of = {}) {
+    using Key = RecordKey<Record>;
+    const auto& key = record.*Key::member;
+    for (const Earlier& e : earlier) {
+        if (std::invoke(of, e).*Key::member != key) continue;
+        if constexpr (std::is_convertible_v<decltype(key), std::string_view>)
+            return duplicate_record(Key::opcode, offset, key);
+        else
+            return duplicate_record(Key::opcode, offset, std::to_string(key));
+    }
+    return std::nullopt;
 }
 
 }  // namespace fourdgs

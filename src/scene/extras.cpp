@@ -24,13 +24,14 @@ Error refused(std::string_view id, std::string value, std::string message,
         .about("", std::move(value));
 }
 
-// Whether element i of `v` repeats the key of an earlier one of its kind (the record registry's
-// keying column: `opcode`'s key, read by `key`) and `report`, told so, says to stop.
-template <class T, class Key>
-bool stop_at_repeat(const ReportFn& report, std::uint8_t opcode, const std::vector<T>& v,
-                    std::size_t i, Key key, const std::vector<std::uint64_t>* offsets) {
-    if (first_with_same_key(v, i, key) == i) return false;
-    return !report(duplicate_record(opcode, offset_of(offsets, i), key(v[i])));
+// Whether element i of `v` repeats the key of an earlier one of its kind (record_keying.hpp) and
+// `report`, told so, says to stop.
+template <class T>
+bool stop_at_repeat(const ReportFn& report, const std::vector<T>& v, std::size_t i,
+                    const std::vector<std::uint64_t>* offsets) {
+    std::optional<Error> repeat =
+        repeated_key(std::span<const T>(v).first(i), v[i], offset_of(offsets, i));
+    return repeat && !report(std::move(*repeat));
 }
 
 }  // namespace
@@ -44,16 +45,14 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     const auto* sensors_at = offsets ? &offsets->sensors : nullptr;
     const auto* anchors_at = offsets ? &offsets->geodetic_anchors : nullptr;
     const auto* audio_at = offsets ? &offsets->audio : nullptr;
-    auto named = [](const auto& x) -> const std::string& { return x.name; };
 
     // §5.15.2 (M039): a frame is referred to by its name alone.
     for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i)
-        if (stop_at_repeat(report, op::coordinate_frame, s.coordinate_frames, i, named, frames_at))
-            return;
+        if (stop_at_repeat(report, s.coordinate_frames, i, frames_at)) return;
     // §5.15.3 (M049, M051): unique sensor names; a rig-relative extrinsic needs its rig.
     for (std::size_t i = 0; i < s.sensors.size(); ++i) {
         const SensorCalibration& sensor = s.sensors[i];
-        if (stop_at_repeat(report, op::sensor_calibration, s.sensors, i, named, sensors_at)) return;
+        if (stop_at_repeat(report, s.sensors, i, sensors_at)) return;
         if (sensor.pose_reference == PoseReference::rig &&
             find_rig_trajectory(s, sensor.rig_name) == nullptr) {
             const bool empty_one = std::any_of(
@@ -83,12 +82,7 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
                                 ", and no Coordinate Frame record has that name (§5.15.5)",
                             offset_of(anchors_at, i))))
             return;
-        auto frame_name = [](const GeodeticAnchor& g) -> const std::string& {
-            return g.frame_name;
-        };
-        if (stop_at_repeat(report, op::geodetic_anchor, s.geodetic_anchors, i, frame_name,
-                           anchors_at))
-            return;
+        if (stop_at_repeat(report, s.geodetic_anchors, i, anchors_at)) return;
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.
     if (s.header.has_audio() != !s.audio.empty() &&

@@ -203,11 +203,9 @@ void SceneBuilder::absorb(const RecordView& r) {
         case op::object_track: {
             auto t = parse_object_track(r);
             if (!parsed(t)) break;
-            const bool twice = std::any_of(
-                scene_.object_tracks.begin(), scene_.object_tracks.end(),
-                [&](const ObjectTrack& o) { return o.object_id == t->object_id; });
-            if (twice) {
-                broken(duplicate_record(r.opcode, r.offset, std::to_string(t->object_id)));
+            if (auto repeat = repeated_key(std::span<const ObjectTrack>(scene_.object_tracks), *t,
+                                           r.offset)) {
+                broken(std::move(*repeat));
                 break;
             }
             scene_.object_tracks.push_back(std::move(*t));
@@ -284,16 +282,18 @@ void SceneBuilder::absorb_window_table(const RecordView& r) {
 void SceneBuilder::absorb_audio_source(const RecordView& r) {
     auto s = parse_audio_source(r);
     if (!parsed(s)) return;
-    for (const AudioSourceEntry& e : scene_.audio) {
-        if (e.legacy) {
-            broken(rule(refusal::kMixedAudioRecords,
-                        "an Audio Source record beside a legacy Audio record (§7)", r.offset));
-            return;
-        }
-        if (e.descriptor.source_id == s->source_id) {
-            broken(duplicate_record(r.opcode, r.offset, std::to_string(s->source_id)));
-            return;
-        }
+    // The entries are all descriptors or one legacy record (absorb_payload keeps them apart).
+    if (!scene_.audio.empty() && scene_.audio.front().legacy) {
+        broken(rule(refusal::kMixedAudioRecords,
+                    "an Audio Source record beside a legacy Audio record (§7)", r.offset));
+        return;
+    }
+    if (auto repeat = repeated_key(std::span<const AudioSourceEntry>(scene_.audio), *s, r.offset,
+                                   [](const AudioSourceEntry& e) -> const AudioSource& {
+                                       return e.descriptor;
+                                   })) {
+        broken(std::move(*repeat));
+        return;
     }
     AudioSourceEntry e;
     e.descriptor = std::move(*s);
