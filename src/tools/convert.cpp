@@ -363,56 +363,36 @@ std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
     return held_frames(frames, reference_of);
 }
 
-// Gaussians `keep` (ascending) of every frame.
-std::vector<PlyCloud> subset(std::span<const PlyCloud> frames,
-                             std::span<const std::uint32_t> keep) {
-    std::vector<PlyCloud> out;
-    for (const PlyCloud& f : frames) {
-        PlyCloud c;
-        c.count = keep.size();
-        c.sh_degree = f.sh_degree;
-        const std::size_t per = static_cast<std::size_t>(f.sh_per_gaussian());
-        auto take = [g_keep = keep](std::vector<float>& dst, const std::vector<float>& src,
-                                    std::size_t k) {
-            for (std::uint32_t g : g_keep)
-                dst.insert(dst.end(), src.begin() + g * k, src.begin() + (g + 1) * k);
-        };
-        take(c.position, f.position, 3);
-        take(c.normal, f.normal, 3);
-        take(c.scale, f.scale, 3);
-        take(c.rotation, f.rotation, 4);
-        take(c.color, f.color, 4);
-        take(c.sh, f.sh, per);
-        out.push_back(std::move(c));
-    }
-    return out;
-}
-
-// The bytes of one part encoded alone in the shape asked for (rigid part `part`: as its object).
-Result<std::uint64_t> bytes_alone(std::span<const PlyCloud> frames, const RigidParts& parts,
-                                 std::span<const std::uint32_t> keep, std::size_t part,
-                                 const ConvertOptions& o, Resolved r) {
+// The bytes of gaussians `keep` encoded alone by `encode` (rigid part `part` > 0: held at frame
+// 0's position and rotation, as its object).
+Result<std::uint64_t> bytes_alone(const PlyCloud& first, const RigidParts& parts,
+                                  std::span<const std::uint32_t> keep, std::size_t part,
+                                  Resolved r, const EncodeView& encode) {
     if (keep.empty()) return std::uint64_t{0};
-    std::vector<PlyCloud> sub = subset(frames, keep);
     RigidParts one;
+    std::vector<std::uint32_t> held;
     if (part > 0) {
         one.part_of.assign(keep.size(), 1);
         one.is_static.assign(keep.size(), 0);
         one.parts.push_back({{}, parts.parts[part - 1].poses});
         one.parts[0].members.resize(keep.size());
         std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
-        sub = held_in_object_frames(sub, one);
+        held.assign(keep.size(), 1);
     }
-    const Objects objects = objects_of(sub.front(), one, r);
+    const TrackedView view{keep, held};
+    const Objects objects = objects_of(view_of(first, first, view), one, r);
     r.objects = part > 0 ? &objects : nullptr;
-    MemorySink sink;
-    ConvertReport ignored;
-    FOURDGS_TRY(encode(sub, o, r, sink, ignored));
+    CountingSink sink;
+    FOURDGS_TRY(encode(view, r, sink));
     return sink.position();
 }
 
-Status measure_parts(std::span<const PlyCloud> frames, const RigidParts& parts,
-                     const ConvertOptions& o, const Resolved& r, ConvertReport& rep) {
+}  // namespace
+
+namespace convert_parts {
+
+Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
+                     const EncodeView& encode, ConvertReport& rep) {
     std::vector<std::uint32_t> still, other;
     std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
     for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
@@ -420,13 +400,18 @@ Status measure_parts(std::span<const PlyCloud> frames, const RigidParts& parts,
         if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
         else (parts.is_static[g] ? still : other).push_back(id);
     }
-    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(frames, parts, still, 0, o, r));
-    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(frames, parts, other, 0, o, r));
+    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(first, parts, still, 0, r, encode));
+    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(first, parts, other, 0, r, encode));
     for (std::size_t j = 0; j < parts.parts.size(); ++j) {
-        FOURDGS_ASSIGN(rep.objects[j].bytes, bytes_alone(frames, parts, members[j], j + 1, o, r));
+        FOURDGS_ASSIGN(rep.objects[j].bytes,
+                       bytes_alone(first, parts, members[j], j + 1, r, encode));
     }
     return ok_status();
 }
+
+}  // namespace convert_parts
+
+namespace {
 
 // ---- on a plan: block by block ----------------------------------------------------------------
 // A slice is encoded a block of frames at a time (a run of the plan's alignment), each block into
@@ -851,7 +836,17 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
             objects = objects_of(frames.front(), parts, r);
             r.objects = &objects;
         }
-        if (options.part_bytes) FOURDGS_TRY(measure_parts(frames, parts, options, r, rep));
+        if (options.part_bytes) {
+            // Each part alone: the view of every frame, encoded as this conversion encodes.
+            auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
+                std::vector<PlyCloud> sub;
+                sub.reserve(frames.size());
+                for (const PlyCloud& f : frames) sub.push_back(view_of(f, frames[0], view));
+                ConvertReport ignored;
+                return encode(sub, options, vr, counted, ignored);
+            };
+            FOURDGS_TRY(measure_parts(frames[0], parts, r, encode_view, rep));
+        }
     }
     MemorySink tracked;
     FOURDGS_TRY(encode(input, options, r, tracked, rep));

@@ -116,6 +116,28 @@ struct TrackedView {
 };
 PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view);
 
+// Counts what is written; keeps nothing.
+class CountingSink final : public ByteSink {
+public:
+    Status write(Bytes bytes) override {
+        position_ += bytes.size();
+        return ok_status();
+    }
+    std::uint64_t position() const override { return position_; }
+
+private:
+    std::uint64_t position_ = 0;
+};
+
+// Encodes a view of the sequence the way the conversion at hand encodes it (the frames held in
+// memory or read again), into `sink`.
+using EncodeView = std::function<Status(const TrackedView& view, Resolved& r, ByteSink& sink)>;
+// The report's part sizes (ConvertOptions::part_bytes), both paths: the static gaussians, the
+// other moving ones and each rigid part (held in its object frame) encoded alone by `encode`;
+// `first` is frame 0.
+Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
+                     const EncodeView& encode, ConvertReport& rep);
+
 // Keyframe-delta (no plan) of the view of `in`, its grid sized to the view's aabb.
 Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,
                                        const ConvertOptions& o, Resolved& r, ByteSink& sink,

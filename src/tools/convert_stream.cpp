@@ -66,19 +66,6 @@ PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v)
 
 namespace {
 
-// Counts what is written; keeps nothing.
-class CountingSink final : public ByteSink {
-public:
-    Status write(Bytes bytes) override {
-        position_ += bytes.size();
-        return ok_status();
-    }
-    std::uint64_t position() const override { return position_; }
-
-private:
-    std::uint64_t position_ = 0;
-};
-
 // Pass 1: every frame holds frame 0's count and SH degree (check_tracked), the aabb of every
 // position (frames_aabb), the colours clamped, and each gaussian's largest deviation from frame 0.
 Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
@@ -174,47 +161,6 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     return out;
 }
 
-// The bytes of gaussians `keep` encoded alone (rigid part `part` > 0: held as its object).
-Result<std::uint64_t> bytes_alone(const StreamedFrames& in, const RigidParts& parts,
-                                  std::span<const std::uint32_t> keep, std::size_t part,
-                                  const ConvertOptions& o, Resolved r) {
-    if (keep.empty()) return std::uint64_t{0};
-    RigidParts one;
-    std::vector<std::uint32_t> held;
-    if (part > 0) {
-        one.part_of.assign(keep.size(), 1);
-        one.is_static.assign(keep.size(), 0);
-        one.parts.push_back({{}, parts.parts[part - 1].poses});
-        one.parts[0].members.resize(keep.size());
-        std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
-        held.assign(keep.size(), 1);
-    }
-    const TrackedView view{keep, held};
-    const Objects objects = objects_of(view_of(in.first, in.first, view), one, r);
-    r.objects = part > 0 ? &objects : nullptr;
-    CountingSink sink;
-    ConvertReport ignored;
-    FOURDGS_TRY(convert_keyframe_delta_streamed(in, view, o, r, sink, ignored));
-    return sink.position();
-}
-
-Status measure_parts(const StreamedFrames& in, const RigidParts& parts, const ConvertOptions& o,
-                     const Resolved& r, ConvertReport& rep) {
-    std::vector<std::uint32_t> still, other;
-    std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
-    for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
-        const auto id = static_cast<std::uint32_t>(g);
-        if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
-        else (parts.is_static[g] ? still : other).push_back(id);
-    }
-    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(in, parts, still, 0, o, r));
-    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(in, parts, other, 0, o, r));
-    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
-        FOURDGS_ASSIGN(rep.objects[j].bytes, bytes_alone(in, parts, members[j], j + 1, o, r));
-    }
-    return ok_status();
-}
-
 // The per-frame shape of the frames (convert_per_frame's file) through a StreamingWriter, a
 // frame at a time: each frame its own window, never fading.
 Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Resolved r,
@@ -290,7 +236,14 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
             objects = objects_of(in.first, parts, r);
             r.objects = &objects;
         }
-        if (o.part_bytes) FOURDGS_TRY(measure_parts(in, parts, o, r, rep));
+        if (o.part_bytes) {
+            // Each part alone, the frames read again for it.
+            auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
+                ConvertReport ignored;
+                return convert_keyframe_delta_streamed(in, view, o, vr, counted, ignored);
+            };
+            FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, rep));
+        }
     }
     still = {};
     MemorySink tracked;
