@@ -91,9 +91,10 @@ std::string_view to_string(PlaybackState state) noexcept;
 
 struct PlayerOptions {
     // States prepared ahead of the one shown, in the direction of play (at least 1): with the
-    // state shown, what stays resident (see the header comment). A keyframe-delta file plays
-    // on time when the look-ahead covers composing its next keyframe (a forward step holds only
-    // the rows it changed); performance.md has figures.
+    // state shown, what stays resident (see the header comment). Playing a keyframe-delta file
+    // forward the worker also prepares, with the steps before it, a state composed whole (its
+    // next keyframe) that the playhead would reach while composing it (a forward step holds
+    // only the rows it changed); performance.md has figures.
     std::uint32_t look_ahead = 2;
     // Where the playhead starts, and the clock's starting rate and loop (set_rate, set_loop).
     double start = 0;

@@ -89,8 +89,12 @@ void Player::Impl::build_segments() {
     const std::vector<ChunkIndex>& index = reader->scene().index;
     if (model == Model::keyframes) {
         const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
-        for (std::size_t entry : kd.timeline().by_time())
-            segments.push_back(Segment{index[entry].t0, index[entry].t1, {}, entry});
+        for (std::size_t entry : kd.timeline().by_time()) {
+            const std::vector<std::size_t>& chain = kd.timeline().chain_of(entry);
+            const bool step = !segments.empty() && chain.size() >= 2 &&
+                              chain[chain.size() - 2] == segments.back().entry;
+            segments.push_back(Segment{index[entry].t0, index[entry].t1, {}, entry, step});
+        }
     } else if (model == Model::birth) {
         // Every interval bound splits the timeline; between two bounds the chunks covering an
         // instant do not change, so each piece's set is chunks_for of any instant in it.

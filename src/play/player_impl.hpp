@@ -62,6 +62,9 @@ struct Segment {
     double t0 = 0, t1 = 0;
     std::vector<std::size_t> chunks;
     std::size_t entry = kNone;
+    // keyframe-delta: played forward, this state is one delta from the segment before it (a
+    // step); otherwise it is composed whole from its keyframe.
+    bool steps_from_previous = false;
 };
 
 enum class Phase : std::uint8_t { idle, fetching, decoding };
@@ -138,6 +141,7 @@ struct Player::Impl {
     std::atomic<bool> abandon{false};
     bool waiting = false;        // a frame call waits for its state (wait = true)
     double compose_seconds = 0;  // keyframe-delta: how long composing a state takes (a mean)
+    double compose_guess = 0;    // the same, the first compose included: what the look-ahead plans for
     std::uint64_t composes = 0;
     Phase phase = Phase::idle;
     std::size_t work_pos = kNone;     // the segment (birth: the segment of the chunk) or item
@@ -185,6 +189,11 @@ struct Player::Impl {
     std::size_t segment_of(double t) const;
     // The segments the worker keeps ready, from the one holding `from` (under mu).
     std::vector<std::size_t> wanted_segments(double from) const;
+    // The segment after `s` in the direction of play (wrapping when looping), or kNone.
+    std::size_t next_segment(std::size_t s) const;
+    // keyframe-delta, forward: `out` extended to the next state composed whole when the
+    // playhead reaches it before a compose would end (under mu).
+    void reach_next_compose(std::vector<std::size_t>& out, double from) const;
     void retarget();                                    // under mu: the head moved
 
     // ---- the worker

@@ -12,29 +12,57 @@ namespace fourdgs {
 // The worker.
 
 // The segments the worker keeps ready: the playhead's, then look_ahead more in the direction of
-// play (wrapping when looping). Random access only.
+// play (wrapping when looping), then, for keyframe-delta, as far as a state composed whole that
+// the playhead would reach while it composes. Random access only.
 std::vector<std::size_t> Player::Impl::wanted_segments(double from) const {
     std::vector<std::size_t> out;
     if (segments.empty()) return out;
     double t = std::clamp(from, segments.front().t0, before(segments.back().t1));
     std::size_t s = segment_of(t);
     if (s == kNone) s = t < segments.front().t1 ? 0 : segments.size() - 1;
-    for (std::uint32_t k = 0; k <= options.look_ahead; ++k) {
+    for (std::uint32_t k = 0; k <= options.look_ahead && s != kNone; ++k) {
         out.push_back(s);
-        if (head_dir >= 0) {
-            if (s + 1 < segments.size()) ++s;
-            else if (loop && segments.size() > 1) s = 0;
-            else break;
-        } else {
-            if (s > 0) --s;
-            else if (loop && segments.size() > 1) s = segments.size() - 1;
-            else break;
-        }
+        s = next_segment(s);
         if (std::find(out.begin(), out.end(), s) != out.end()) break;  // a short loop
     }
+    if (model == Model::keyframes) reach_next_compose(out, t);
     return out;
 }
 
+std::size_t Player::Impl::next_segment(std::size_t s) const {
+    if (head_dir >= 0) {
+        if (s + 1 < segments.size()) return s + 1;
+        return loop && segments.size() > 1 ? 0 : kNone;
+    }
+    if (s > 0) return s - 1;
+    return loop && segments.size() > 1 ? segments.size() - 1 : kNone;
+}
+
+// Played forward, the states after the look-ahead are steps the worker makes in a few
+// milliseconds each, except a state composed whole (the next keyframe, a keyframe-referenced
+// delta), which takes compose_guess seconds. When one begins before the clock would have moved
+// that long (and half again, at the rate) from `from`, a look-ahead of a few states starts it
+// too late and every frame while it composes is late: the worker prepares it now, with the steps
+// that lead to it (each holds only the rows it changed). Backward every state is composed whole,
+// so the look-ahead alone stays.
+void Player::Impl::reach_next_compose(std::vector<std::size_t>& out, double from) const {
+    if (head_dir < 0 || out.empty() || compose_guess <= 0) return;
+    const double horizon = compose_guess * 1.5 * std::max(std::abs(rate), 1.0);
+    auto distance = [&](std::size_t s) {  // scene time from `from` to segment s, playing on
+        const double d = segments[s].t0 - from;
+        return d >= 0 ? d : d + duration;
+    };
+    for (std::size_t s : out)
+        if (s != out.front() && !segments[s].steps_from_previous) return;  // already there
+    const std::size_t kept = out.size();
+    for (std::size_t s = next_segment(out.back()); s != kNone && distance(s) <= horizon;
+         s = next_segment(s)) {
+        if (std::find(out.begin(), out.end(), s) != out.end()) break;  // a short loop
+        out.push_back(s);
+        if (!segments[s].steps_from_previous) return;  // reached: prepare up to it
+    }
+    out.resize(kept);  // no whole compose near: steps need no more than the look-ahead
+}
 void Player::Impl::retarget() {
     wake.notify_one();
     if (segments.empty()) return;
@@ -289,8 +317,10 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         const double took = std::chrono::duration<double>(Clock::now() - c0).count();
         lock.lock();
         // The first compose also pays for the state's fresh memory: it is not a measure.
+        // The look-ahead plans with it anyway, an overestimate being the safe side.
         if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
                                                                   : took;
+        compose_guess = compose_seconds > 0 ? compose_seconds : took;
         lock.unlock();
     }
     lock.lock();
