@@ -90,12 +90,6 @@ static inline int same_row(const Columns* a, uint32_t i, const Columns* b, uint3
            sa[1] == sb[1] && sa[2] == sb[2] && ca[0] == cb[0] && ca[1] == cb[1] && ca[2] == cb[2];
 }
 
-static inline uint32_t rotation_code(const Columns* c, uint32_t i, const uint8_t* angle_low,
-                                     const double* angle_drop) {
-    const float* q = (const float*)c->rotation + 4 * i;
-    return octahedral(q[0], q[1], q[2], q[3], angle_low, angle_drop);
-}
-
 static inline uint32_t three_codes(const CodeTable* t, const uint32_t* bits) {
     return code_of(t, bits[0]) | code_of(t, bits[1]) << 8 | code_of(t, bits[2]) << 16;
 }
@@ -151,59 +145,60 @@ static uint32_t merge_codes(uint32_t n, const Columns* now, uint32_t m, const Co
     return misses;
 }
 
-// Every row's codes made anew (another state): the rotations in one loop without branches on
-// the rows, which the compiler vectorizes, then the table lookups.
-static void make_all_codes(uint32_t n, const Columns* now, Codes* restrict codes,
-                           uint32_t* restrict oct, const CodeTable* scale_table,
-                           const CodeTable* colour_table, const uint8_t* restrict angle_low,
-                           const double* restrict angle_drop) {
+// The codes of rows list[0, count) (list null: of rows [0, count)) made anew: their rotations in
+// one loop without branches on the rows, which the compiler vectorizes, over the rows'
+// quaternions gathered side by side (`gathered`: 4 a row), into `oct`; then the table lookups.
+static void make_codes(uint32_t count, const uint32_t* list, const Columns* now,
+                       Codes* restrict codes, float* restrict gathered, uint32_t* restrict oct,
+                       const CodeTable* scale_table, const CodeTable* colour_table,
+                       const uint8_t* restrict angle_low, const double* restrict angle_drop) {
     const float* q = (const float*)now->rotation;
-    for (uint32_t i = 0; i < n; ++i)
-        oct[i] = octahedral(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3], angle_low, angle_drop);
-    for (uint32_t i = 0; i < n; ++i) codes[i] = codes_of(now, i, oct[i], scale_table, colour_table);
+    if (list) {
+        for (uint32_t k = 0; k < count; ++k)
+            for (uint32_t c = 0; c < 4; ++c) gathered[4 * k + c] = q[4 * list[k] + c];
+        q = gathered;
+    }
+    for (uint32_t k = 0; k < count; ++k)
+        oct[k] = octahedral(q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3], angle_low, angle_drop);
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t i = list ? list[k] : k;
+        codes[i] = codes_of(now, i, oct[k], scale_table, colour_table);
+    }
 }
 
 // A frame's rows into Spark's words `out` (4 a row). `now` is this frame's columns, `before` the
 // previous frame's (m rows, 0 for none), whose codes are `old_codes`.
 //   - rows null: every row; each row's codes (into `codes`) from the previous frame's row with
-//     the same bits (merge_codes), else made anew. `scratch`: n words.
+//     the same bits (merge_codes), else made anew.
 //   - rows[0, count): only those rows, the others as the previous frame left them (the same
 //     rows in the same order: n == m, and codes == old_codes, updated in place).
 // Only a row's opacity and centre are packed every frame; its rotation, scale and colour codes
-// only when their bits are new. Returns how many rows' codes were made anew.
+// only when their bits are new. `missing`, `oct`: n words, `gathered`: 4n. Returns how many
+// rows' codes were made anew.
 __attribute__((used, visibility("default")))
 uint32_t spark_pack(uint32_t n, const uint32_t* rows, uint32_t count, const uint16_t* halves,
-                const uint32_t* scale, const uint32_t* colour, const uint32_t* rotation,
-                uint32_t m, const uint32_t* old_scale, const uint32_t* old_colour,
-                const uint32_t* old_rotation, const Codes* old_codes, Codes* codes,
-                uint32_t* scratch, uint32_t* out, const CodeTable* scale_table,
-                const CodeTable* colour_table, const CodeTable* opacity_table,
-                const uint8_t* angle_low, const double* angle_drop) {
+                    const uint32_t* scale, const uint32_t* colour, const uint32_t* rotation,
+                    uint32_t m, const uint32_t* old_scale, const uint32_t* old_colour,
+                    const uint32_t* old_rotation, const Codes* old_codes, Codes* codes,
+                    uint32_t* missing, float* gathered, uint32_t* oct, uint32_t* out,
+                    const CodeTable* scale_table, const CodeTable* colour_table,
+                    const CodeTable* opacity_table, const uint8_t* angle_low,
+                    const double* angle_drop) {
     const Columns now = {scale, colour, rotation}, before = {old_scale, old_colour, old_rotation};
+    uint32_t misses = 0;
     if (rows) {
-        uint32_t made = 0;
-        for (uint32_t k = 0; k < count; ++k) {
-            const uint32_t i = rows[k];
-            if (!same_row(&now, i, &before, i)) {
-                codes[i] = codes_of(&now, i, rotation_code(&now, i, angle_low, angle_drop),
-                                    scale_table, colour_table);
-                ++made;
-            }
-            write_row(out, i, codes[i], code_of(opacity_table, colour[4 * i + 3]), halves);
-        }
-        return made;
-    }
-    const uint32_t misses = merge_codes(n, &now, m, &before, old_codes, codes, scratch);
-    if (misses > n) {
-        make_all_codes(n, &now, codes, scratch, scale_table, colour_table, angle_low, angle_drop);
+        for (uint32_t k = 0; k < count; ++k)
+            if (!same_row(&now, rows[k], &before, rows[k])) missing[misses++] = rows[k];
     } else {
-        for (uint32_t k = 0; k < misses; ++k) {
-            const uint32_t i = scratch[k];
-            codes[i] = codes_of(&now, i, rotation_code(&now, i, angle_low, angle_drop), scale_table,
-                                colour_table);
-        }
+        misses = merge_codes(n, &now, m, &before, old_codes, codes, missing);
     }
-    for (uint32_t i = 0; i < n; ++i)
+    const int every_row = misses > n;
+    make_codes(every_row ? n : misses, every_row ? 0 : missing, &now, codes, gathered, oct,
+               scale_table, colour_table, angle_low, angle_drop);
+    const uint32_t total = rows ? count : n;
+    for (uint32_t k = 0; k < total; ++k) {
+        const uint32_t i = rows ? rows[k] : k;
         write_row(out, i, codes[i], code_of(opacity_table, colour[4 * i + 3]), halves);
-    return misses > n ? n : misses;
+    }
+    return every_row ? n : misses;
 }

@@ -98,9 +98,10 @@ function angleCodeTable() {
 // stay beside them: a row's codes (3 words: rgb, the rotation's u and v, the scales and the
 // rotation's angle) are kept with the bits they were made from, also in two sets (the previous
 // frame's, read by row, and this frame's). The column regions are typed as the frame's columns
-// (one set() each, no conversion); the module reads their bits. `rows`: the rows to pack, or the
-// module's scratch when it packs every row.
-const ROW_REGIONS = [['halves', Uint16Array, 3], ['out', Uint32Array, 4], ['rows', Uint32Array, 1]];
+// (one set() each, no conversion); the module reads their bits. `rows`: the rows to pack;
+// `missing`, `gathered` and `oct`: the module's scratch for the rows whose codes it makes.
+const ROW_REGIONS = [['halves', Uint16Array, 3], ['out', Uint32Array, 4], ['rows', Uint32Array, 1],
+  ['missing', Uint32Array, 1], ['gathered', Float32Array, 4], ['oct', Uint32Array, 1]];
 for (const side of [0, 1]) {
   ROW_REGIONS.push([`scale${side}`, Float32Array, 3], [`colour${side}`, Float32Array, 4],
     [`rotation${side}`, Float32Array, 4], [`codes${side}`, Uint32Array, 3]);
@@ -183,7 +184,7 @@ export class SparkPackModule {
     this.made = this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves,
       at[`scale${now}`], at[`colour${now}`], at[`rotation${now}`], this.previous,
       at[`scale${before}`], at[`colour${before}`], at[`rotation${before}`], oldCodes,
-      at[`codes${codeSide}`], at.rows, at.out, scale, colour, opacity, this.angleLow,
+      at[`codes${codeSide}`], at.missing, at.gathered, at.oct, at.out, scale, colour, opacity, this.angleLow,
       this.angleDrop);
     this.side = before;
     this.codeSide = codeSide;
