@@ -95,8 +95,8 @@ static inline uint32_t three_codes(const CodeTable* t, const uint32_t* bits) {
 }
 
 // Row i's codes with its rotation code `oct` (Spark's angle << 16 | v << 8 | u).
-static inline Codes codes_of(const Columns* c, uint32_t i, uint32_t oct, const CodeTable* scale_table,
-                             const CodeTable* colour_table) {
+static inline Codes codes_of(const Columns* c, uint32_t i, uint32_t oct,
+                             const CodeTable* scale_table, const CodeTable* colour_table) {
     const Codes k = {three_codes(colour_table, c->colour + 4 * i), (oct & 0xffff) << 16,
                      three_codes(scale_table, c->scale + 3 * i) | (oct >> 16) << 24};
     return k;
@@ -159,7 +159,8 @@ static void make_codes(uint32_t count, const uint32_t* list, const Columns* now,
         q = gathered;
     }
     for (uint32_t k = 0; k < count; ++k)
-        oct[k] = octahedral(q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3], angle_low, angle_drop);
+        oct[k] = octahedral(q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3], angle_low,
+                            angle_drop);
     for (uint32_t k = 0; k < count; ++k) {
         const uint32_t i = list ? list[k] : k;
         codes[i] = codes_of(now, i, oct[k], scale_table, colour_table);

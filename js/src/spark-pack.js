@@ -170,7 +170,8 @@ export class SparkPackModule {
   pack(frame, rows, halves) {
     const n = frame.count, v = this.views, at = this.at;
     if (n > this.capacity) throw new Error(`fourdgs/three: ${n} rows, room for ${this.capacity}`);
-    if (rows && (rows.length > n >> 1 || n !== this.previous)) rows = null;   // the same words
+    // Most rows listed, or not the rows of the last frame: every row (the same words).
+    if (rows && (rows.length > n >> 1 || n !== this.previous)) rows = null;
     if (v.halfFloats) v.halfFloats.set(frame.center);
     else halves(v.halves, frame.center, 3 * n);
     const now = this.side, before = 1 - now;
@@ -179,13 +180,14 @@ export class SparkPackModule {
     v[`rotation${now}`].set(frame.rotation);
     if (rows) v.rows.set(rows);
     // Every row: this frame's codes into the other set; some rows: updated where they are.
-    const oldCodes = at[`codes${this.codeSide}`], codeSide = rows ? this.codeSide : 1 - this.codeSide;
+    const oldCodes = at[`codes${this.codeSide}`];
+    const codeSide = rows ? this.codeSide : 1 - this.codeSide;
     const [scale, colour, opacity] = this.tables;
     this.made = this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves,
       at[`scale${now}`], at[`colour${now}`], at[`rotation${now}`], this.previous,
       at[`scale${before}`], at[`colour${before}`], at[`rotation${before}`], oldCodes,
-      at[`codes${codeSide}`], at.missing, at.gathered, at.oct, at.out, scale, colour, opacity, this.angleLow,
-      this.angleDrop);
+      at[`codes${codeSide}`], at.missing, at.gathered, at.oct, at.out, scale, colour, opacity,
+      this.angleLow, this.angleDrop);
     this.side = before;
     this.codeSide = codeSide;
     this.previous = n;
