@@ -7,7 +7,9 @@
 // function of one number comes from tables the JavaScript side builds once from Spark's own
 // encoders: a scale's, a colour channel's and an opacity's 8-bit code over the f32's bits, and
 // the rotation's angle code over the normalized w (in place of Math.acos). The centres' half
-// floats come converted (the browser's Float16Array, Spark's own conversion there).
+// floats come converted (the browser's Float16Array, Spark's own conversion there). A row's
+// rotation, scale and colour codes are kept with the bits they were made from and made again only
+// for bits the previous frame did not have (spark_pack).
 #include <math.h>
 #include <stdint.h>
 
@@ -63,77 +65,141 @@ static inline __attribute__((always_inline)) uint32_t octahedral(double x, doubl
     return angle << 16 | js_round((py * 0.5 + 0.5) * 255) << 8 | js_round((px * 0.5 + 0.5) * 255);
 }
 
-static inline int rotation_differs(const uint32_t* kept_bits, const uint32_t* bits, uint32_t i4) {
-    return kept_bits[i4] != bits[i4] || kept_bits[i4 + 1] != bits[i4 + 1] ||
-           kept_bits[i4 + 2] != bits[i4 + 2] || kept_bits[i4 + 3] != bits[i4 + 3];
+// A row's codes, kept with the bits they were made from (the frame's columns, which the caller
+// keeps from one frame to the next): what of Spark's 16-byte word does not move within a state.
+// rgb: word 0's colour bytes; oct_uv: word 2's rotation bytes (u, v, high 16 bits); scales:
+// word 3 (the three scale bytes and the rotation's angle byte).
+typedef struct {
+    uint32_t rgb, oct_uv, scales;
+} Codes;
+
+// A frame's columns as the packing reads them: the f32s' bits.
+typedef struct {
+    const uint32_t* scale;     // 3 a row
+    const uint32_t* colour;    // 4 a row (r, g, b, opacity)
+    const uint32_t* rotation;  // 4 a row (x, y, z, w)
+} Columns;
+
+// Whether new row i and old row j have the same rotation, scale and colour bits (the opacity may
+// differ): then their codes are the same.
+static inline int same_row(const Columns* a, uint32_t i, const Columns* b, uint32_t j) {
+    const uint32_t *ra = a->rotation + 4 * i, *rb = b->rotation + 4 * j;
+    const uint32_t *sa = a->scale + 3 * i, *sb = b->scale + 3 * j;
+    const uint32_t *ca = a->colour + 4 * i, *cb = b->colour + 4 * j;
+    return ra[0] == rb[0] && ra[1] == rb[1] && ra[2] == rb[2] && ra[3] == rb[3] && sa[0] == sb[0] &&
+           sa[1] == sb[1] && sa[2] == sb[2] && ca[0] == cb[0] && ca[1] == cb[1] && ca[2] == cb[2];
 }
 
-// Each row's rotation code (kept_code) with the bits it was made from (kept_bits), made again
-// for the rows whose bits differ. When most rows of a whole frame differ (a new state), every
-// row is encoded in one loop without branches on the rows, which the compiler vectorizes.
-static void update_rotations(uint32_t n, const uint32_t* rows, uint32_t count,
-                             const float* restrict rotation, uint32_t* restrict kept_bits,
-                             uint32_t* restrict kept_code, const uint8_t* restrict angle_low,
-                             const double* restrict angle_drop) {
-    const uint32_t* bits = (const uint32_t*)rotation;
-    if (!rows) {
-        uint32_t differing = 0;
-        for (uint32_t i = 0; i < n; ++i) differing += (uint32_t)rotation_differs(kept_bits, bits, 4 * i);
-        if (2 * differing > n) {
-            for (uint32_t i = 0; i < 4 * n; ++i) kept_bits[i] = bits[i];
-            for (uint32_t i = 0; i < n; ++i)
-                kept_code[i] = octahedral(rotation[4 * i], rotation[4 * i + 1], rotation[4 * i + 2],
-                                          rotation[4 * i + 3], angle_low, angle_drop);
-            return;
+static inline uint32_t three_codes(const CodeTable* t, const uint32_t* bits) {
+    return code_of(t, bits[0]) | code_of(t, bits[1]) << 8 | code_of(t, bits[2]) << 16;
+}
+
+// Row i's codes with its rotation code `oct` (Spark's angle << 16 | v << 8 | u).
+static inline Codes codes_of(const Columns* c, uint32_t i, uint32_t oct,
+                             const CodeTable* scale_table, const CodeTable* colour_table) {
+    const Codes k = {three_codes(colour_table, c->colour + 4 * i), (oct & 0xffff) << 16,
+                     three_codes(scale_table, c->scale + 3 * i) | (oct >> 16) << 24};
+    return k;
+}
+
+// Spark's word of row i from its codes, its opacity and its centre's half floats.
+static inline void write_row(uint32_t* restrict out, uint32_t i, Codes k, uint32_t opacity,
+                             const uint16_t* halves) {
+    out[4 * i] = k.rgb | opacity << 24;
+    out[4 * i + 1] = (uint32_t)halves[3 * i] | (uint32_t)halves[3 * i + 1] << 16;
+    out[4 * i + 2] = (uint32_t)halves[3 * i + 2] | k.oct_uv;
+    out[4 * i + 3] = k.scales;
+}
+
+// Rows before this many are merged before deciding that the frames share too few to go on.
+#define MERGE_PROBE 256
+// Old rows skipped at most to find a new row's match (gaussians gone between the two frames).
+#define MERGE_LOOKAHEAD 8
+
+// Each new row's codes from the old row with the same bits, where the two frames share their
+// rows in the same order with some gone and some new (within a state: gaussians crossing the
+// cut-off shift the rows; the others keep their rotation, scale and colour): a merge of the two
+// frames, skipping up to MERGE_LOOKAHEAD old rows to find a match. The rows it finds none for
+// are listed in `missing`; returns how many, or n + 1 when most of the first MERGE_PROBE rows
+// had none (another state: every row is made again).
+static uint32_t merge_codes(uint32_t n, const Columns* now, uint32_t m, const Columns* before,
+                            const Codes* restrict old_codes, Codes* restrict codes,
+                            uint32_t* restrict missing) {
+    uint32_t j = 0, misses = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t found = m;
+        for (uint32_t d = 0; d <= MERGE_LOOKAHEAD && j + d < m; ++d) {
+            if (same_row(now, i, before, j + d)) {
+                found = j + d;
+                break;
+            }
+        }
+        if (found < m) {
+            codes[i] = old_codes[found];
+            j = found + 1;
+        } else {
+            missing[misses++] = i;
+            if (i + 1 == MERGE_PROBE && 2 * misses > MERGE_PROBE) return n + 1;
         }
     }
-    const uint32_t total = rows ? count : n;
-    for (uint32_t k = 0; k < total; ++k) {
-        const uint32_t i = rows ? rows[k] : k, i4 = 4 * i;
-        if (!rotation_differs(kept_bits, bits, i4)) continue;
-        for (int j = 0; j < 4; ++j) kept_bits[i4 + j] = bits[i4 + j];
-        kept_code[i] = octahedral(rotation[i4], rotation[i4 + 1], rotation[i4 + 2], rotation[i4 + 3],
-                                  angle_low, angle_drop);
+    return misses;
+}
+
+// The codes of rows list[0, count) (list null: of rows [0, count)) made anew: their rotations in
+// one loop without branches on the rows, which the compiler vectorizes, over the rows'
+// quaternions gathered side by side (`gathered`: 4 a row), into `oct`; then the table lookups.
+static void make_codes(uint32_t count, const uint32_t* list, const Columns* now,
+                       Codes* restrict codes, float* restrict gathered, uint32_t* restrict oct,
+                       const CodeTable* scale_table, const CodeTable* colour_table,
+                       const uint8_t* restrict angle_low, const double* restrict angle_drop) {
+    const float* q = (const float*)now->rotation;
+    if (list) {
+        for (uint32_t k = 0; k < count; ++k)
+            for (uint32_t c = 0; c < 4; ++c) gathered[4 * k + c] = q[4 * list[k] + c];
+        q = gathered;
+    }
+    for (uint32_t k = 0; k < count; ++k)
+        oct[k] = octahedral(q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3], angle_low,
+                            angle_drop);
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t i = list ? list[k] : k;
+        codes[i] = codes_of(now, i, oct[k], scale_table, colour_table);
     }
 }
 
-// Whether the three words at `bits` are those `kept` holds; when not, `kept` takes them.
-static inline int same3(uint32_t* restrict kept, const uint32_t* restrict bits) {
-    if (kept[0] == bits[0] && kept[1] == bits[1] && kept[2] == bits[2]) return 1;
-    kept[0] = bits[0], kept[1] = bits[1], kept[2] = bits[2];
-    return 0;
-}
-
-// Rows [0, n) (rows null) or rows[0, count) of the frame into out (4 words a row). The scale's
-// and the colour's codes are looked up again only when the row's bits differ from those they
-// were made from (kept_scale, kept_rgb: within a state only a gaussian's centre and opacity
-// move); the rotation's as update_rotations says.
+// A frame's rows into Spark's words `out` (4 a row). `now` is this frame's columns, `before` the
+// previous frame's (m rows, 0 for none), whose codes are `old_codes`.
+//   - rows null: every row; each row's codes (into `codes`) from the previous frame's row with
+//     the same bits (merge_codes), else made anew.
+//   - rows[0, count): only those rows, the others as the previous frame left them (the same
+//     rows in the same order: n == m, and codes == old_codes, updated in place).
+// Only a row's opacity and centre are packed every frame; its rotation, scale and colour codes
+// only when their bits are new. `missing`, `oct`: n words, `gathered`: 4n. Returns how many
+// rows' codes were made anew.
 __attribute__((used, visibility("default")))
-void spark_pack(uint32_t n, const uint32_t* rows, uint32_t count, const uint16_t* halves,
-                const uint32_t* scale, const uint32_t* colour, const float* rotation,
-                uint32_t* kept_bits, uint32_t* kept_code, uint32_t* kept_scale, uint32_t* kept_rgb,
-                uint32_t* out, const CodeTable* scale_table, const CodeTable* colour_table,
-                const CodeTable* opacity_table, const uint8_t* angle_low,
-                const double* angle_drop) {
-    update_rotations(n, rows, count, rotation, kept_bits, kept_code, angle_low, angle_drop);
+uint32_t spark_pack(uint32_t n, const uint32_t* rows, uint32_t count, const uint16_t* halves,
+                    const uint32_t* scale, const uint32_t* colour, const uint32_t* rotation,
+                    uint32_t m, const uint32_t* old_scale, const uint32_t* old_colour,
+                    const uint32_t* old_rotation, const Codes* old_codes, Codes* codes,
+                    uint32_t* missing, float* gathered, uint32_t* oct, uint32_t* out,
+                    const CodeTable* scale_table, const CodeTable* colour_table,
+                    const CodeTable* opacity_table, const uint8_t* angle_low,
+                    const double* angle_drop) {
+    const Columns now = {scale, colour, rotation}, before = {old_scale, old_colour, old_rotation};
+    uint32_t misses = 0;
+    if (rows) {
+        for (uint32_t k = 0; k < count; ++k)
+            if (!same_row(&now, rows[k], &before, rows[k])) missing[misses++] = rows[k];
+    } else {
+        misses = merge_codes(n, &now, m, &before, old_codes, codes, missing);
+    }
+    const int every_row = misses > n;
+    make_codes(every_row ? n : misses, every_row ? 0 : missing, &now, codes, gathered, oct,
+               scale_table, colour_table, angle_low, angle_drop);
     const uint32_t total = rows ? count : n;
     for (uint32_t k = 0; k < total; ++k) {
-        const uint32_t i = rows ? rows[k] : k, i3 = 3 * i, i4 = 4 * i, oct = kept_code[i];
-        const uint32_t rgb = same3(kept_rgb + i3, colour + i4) ? out[i4] & 0xffffff
-            : code_of(colour_table, colour[i4]) | code_of(colour_table, colour[i4 + 1]) << 8 |
-              code_of(colour_table, colour[i4 + 2]) << 16;
-        const uint32_t scales = same3(kept_scale + i3, scale + i3) ? out[i4 + 3] & 0xffffff
-            : code_of(scale_table, scale[i3]) | code_of(scale_table, scale[i3 + 1]) << 8 |
-              code_of(scale_table, scale[i3 + 2]) << 16;
-        out[i4] = rgb | code_of(opacity_table, colour[i4 + 3]) << 24;
-        out[i4 + 1] = (uint32_t)halves[i3] | (uint32_t)halves[i3 + 1] << 16;
-        out[i4 + 2] = (uint32_t)halves[i3 + 2] | (oct & 255) << 16 | (oct >> 8 & 255) << 24;
-        out[i4 + 3] = scales | (oct >> 16 & 255) << 24;
+        const uint32_t i = rows ? rows[k] : k;
+        write_row(out, i, codes[i], code_of(opacity_table, colour[4 * i + 3]), halves);
     }
-}
-
-// The rotation code of the all-zero bits a new row's kept_bits start with.
-__attribute__((used, visibility("default")))
-uint32_t spark_zero_rotation(const uint8_t* angle_low, const double* angle_drop) {
-    return octahedral(0, 0, 0, 0, angle_low, angle_drop);
+    return every_row ? n : misses;
 }

@@ -11,9 +11,11 @@
 // draws from: PackedSplats.packedArray is a view on that region (words()), so nothing is copied
 // out. The regions are allocated for the largest instant up front (the memory then never grows
 // while playing, and the views stay valid); a frame that outgrows them reallocates them and the
-// adapter hands Spark the new view. The module keeps every row's words with the bits they were
-// made from, so that a row's rotation, scale and colour codes are made again only when their
-// bits change (within a state, only a gaussian's centre and opacity move).
+// adapter hands Spark the new view. The module keeps the previous frame's columns and every
+// row's rotation, scale and colour codes, and makes them again only for rows whose bits it has
+// not seen: within a state only a gaussian's centre and opacity move, but gaussians crossing the
+// cut-off shift the rows, so it finds each row's bits in the previous frame by a merge of the
+// two frames (spark_pack.c) rather than at the same row.
 
 /** The module's bytes or URL: beside the package's core module. */
 export const SPARK_PACK_WASM = new URL('../dist/fourdgs-spark-pack.wasm', import.meta.url);
@@ -91,17 +93,19 @@ function angleCodeTable() {
   return { low, drop };
 }
 
-// The per-row regions in the module's memory: [name, element type, elements a row, what a new
-// row holds]. The kept regions carry over when the regions grow; a new row's kept rotation
-// bits are zero (with their code), its kept scale and colour bits a NaN no frame holds (so they
-// are looked up on the row's first frame). The column regions are typed as the frame's columns
-// (one set() each, no conversion); the module reads their bits.
-const NO_BITS = 0xffffffff;
-const ROW_REGIONS = [['halves', Uint16Array, 3], ['scale', Float32Array, 3],
-  ['colour', Float32Array, 4], ['rotation', Float32Array, 4], ['rows', Uint32Array, 1],
-  ['keptBits', Uint32Array, 4, 0], ['keptCode', Uint32Array, 1, 'zeroRotation'],
-  ['keptScale', Uint32Array, 3, NO_BITS], ['keptRgb', Uint32Array, 3, NO_BITS],
-  ['out', Uint32Array, 4, 0]];
+// The per-row regions in the module's memory: [name, element type, elements a row]. The frame's
+// columns go into one of two sets (0 and 1, a frame each in turn), so that the previous frame's
+// stay beside them: a row's codes (3 words: rgb, the rotation's u and v, the scales and the
+// rotation's angle) are kept with the bits they were made from, also in two sets (the previous
+// frame's, read by row, and this frame's). The column regions are typed as the frame's columns
+// (one set() each, no conversion); the module reads their bits. `rows`: the rows to pack;
+// `missing`, `gathered` and `oct`: the module's scratch for the rows whose codes it makes.
+const ROW_REGIONS = [['halves', Uint16Array, 3], ['out', Uint32Array, 4], ['rows', Uint32Array, 1],
+  ['missing', Uint32Array, 1], ['gathered', Float32Array, 4], ['oct', Uint32Array, 1]];
+for (const side of [0, 1]) {
+  ROW_REGIONS.push([`scale${side}`, Float32Array, 3], [`colour${side}`, Float32Array, 4],
+    [`rotation${side}`, Float32Array, 4], [`codes${side}`, Uint32Array, 3]);
+}
 
 /** Spark's splat words through the module: `tables` ({ scale, colour, opacity }: codeTable's)
  * placed in its memory once; hold() for the rows, words() Spark's array, pack() per frame. */
@@ -116,10 +120,13 @@ export class SparkPackModule {
       new Uint32Array(this.wasm.memory.buffer, at, 2).set(fields);
       return at;
     });
-    this.zeroRotation = this.wasm.spark_zero_rotation(this.angleLow, this.angleDrop);
     this.capacity = 0;
     this.at = {};      // each row region's address
     this.views = {};   // ...and a view on the whole of it
+    this.side = 0;     // the set of columns the next frame goes into (the other holds the last's)
+    this.codeSide = 0; // the set of codes the last frame's rows hold
+    this.previous = 0; // the last frame's rows (0: none kept)
+    this.made = 0;     // of the rows the last pack() packed, those whose codes it made anew
   }
 
   alloc(bytes) {
@@ -135,47 +142,54 @@ export class SparkPackModule {
     return at;
   }
 
-  /** Room for `count` rows (exactly, when it must grow), the kept regions carried over. The
-   * views, words() included, are new when it grew. */
+  /** Room for `count` rows (exactly, when it must grow). When it grew, the views, words()
+   * included, are new and no previous frame is kept (the next pack() packs every row). */
   hold(count) {
     if (count <= this.capacity) return;
-    const capacity = count, old = this.at, at = {};
+    for (const name of Object.keys(this.at)) this.wasm.free(this.at[name]);
+    const capacity = count, at = {};
     for (const [name, Type, per] of ROW_REGIONS) at[name] = this.alloc(Type.BYTES_PER_ELEMENT * per * capacity);
     const memory = this.wasm.memory.buffer, views = {};
-    for (const [name, Type, per, fresh] of ROW_REGIONS) {
-      views[name] = new Type(memory, at[name], per * capacity);
-      if (fresh !== undefined) {
-        views[name].fill(fresh === 'zeroRotation' ? this.zeroRotation : fresh);
-        if (this.capacity) views[name].set(new Type(memory, old[name], per * this.capacity));
-      }
-      if (this.capacity) this.wasm.free(old[name]);
-    }
+    for (const [name, Type, per] of ROW_REGIONS) views[name] = new Type(memory, at[name], per * capacity);
+    views.out.fill(0);
     if (typeof Float16Array !== 'undefined')
       views.halfFloats = new Float16Array(memory, at.halves, 3 * capacity);
     this.at = at;
     this.views = views;
     this.capacity = capacity;
+    this.previous = 0;
   }
 
   /** The rows' words (4 a row, hold()'s capacity): what pack() writes, for Spark to draw from. */
   words() { return this.views.out; }
 
-  /** Rows of `frame` (all when `rows` is null, else those listed) into words(); `halves(into,
-   * values, count)` converts the centres to half-float bits where the browser has no
-   * Float16Array. */
+  /** Rows of `frame` (all when `rows` is null, else those listed: then the frame has the last
+   * frame's rows in the same order, and the others are as it left them) into words();
+   * `halves(into, values, count)` converts the centres to half-float bits where the browser
+   * has no Float16Array. */
   pack(frame, rows, halves) {
-    const n = frame.count, v = this.views;
-    if (rows && rows.length > n >> 1) rows = null;   // the same words, without the indirection
+    const n = frame.count, v = this.views, at = this.at;
     if (n > this.capacity) throw new Error(`fourdgs/three: ${n} rows, room for ${this.capacity}`);
+    // Most rows listed, or not the rows of the last frame: every row (the same words).
+    if (rows && (rows.length > n >> 1 || n !== this.previous)) rows = null;
     if (v.halfFloats) v.halfFloats.set(frame.center);
     else halves(v.halves, frame.center, 3 * n);
-    v.scale.set(frame.scale);
-    v.colour.set(frame.color);
-    v.rotation.set(frame.rotation);
+    const now = this.side, before = 1 - now;
+    v[`scale${now}`].set(frame.scale);
+    v[`colour${now}`].set(frame.color);
+    v[`rotation${now}`].set(frame.rotation);
     if (rows) v.rows.set(rows);
-    const at = this.at, [scale, colour, opacity] = this.tables;
-    this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves, at.scale,
-      at.colour, at.rotation, at.keptBits, at.keptCode, at.keptScale, at.keptRgb, at.out, scale,
-      colour, opacity, this.angleLow, this.angleDrop);
+    // Every row: this frame's codes into the other set; some rows: updated where they are.
+    const oldCodes = at[`codes${this.codeSide}`];
+    const codeSide = rows ? this.codeSide : 1 - this.codeSide;
+    const [scale, colour, opacity] = this.tables;
+    this.made = this.wasm.spark_pack(n, rows ? at.rows : 0, rows ? rows.length : 0, at.halves,
+      at[`scale${now}`], at[`colour${now}`], at[`rotation${now}`], this.previous,
+      at[`scale${before}`], at[`colour${before}`], at[`rotation${before}`], oldCodes,
+      at[`codes${codeSide}`], at.missing, at.gathered, at.oct, at.out, scale, colour, opacity,
+      this.angleLow, this.angleDrop);
+    this.side = before;
+    this.codeSide = codeSide;
+    this.previous = n;
   }
 }

@@ -13,8 +13,9 @@
 // encoder are tables (the log scale, colour and opacity bytes, the rotation's angle) or one bulk
 // conversion (the centres' half floats), written where Spark reads them (the PackedSplats' array
 // is a view on the module's memory); the SH bands from tables of Spark's SH encoders. Only the
-// rows the Player's frame lists as changed are packed, and a row's rotation is encoded again only
-// when its bits change.
+// rows the Player's frame lists as changed are packed, and a row's rotation, scale and colour are
+// encoded again only when their bits are new (the module finds a row's bits in the previous frame
+// even where the rows shifted): within a state, a row costs its centre's halves and one lookup.
 //
 // SH range. Spark stores band b's coefficients in [-sh<b>Max, sh<b>Max] (its splatEncoding; 1
 // by default) and clips beyond; a .4dgs coefficient can be anywhere in [-4, 4] (§6.5), and no
