@@ -349,7 +349,7 @@ inline void write_record(ByteWriter& out, std::uint8_t opcode, Bytes content) {
 }
 
 // CRC-32 (IEEE, zlib's crc32), continuing from `crc` (0 to start). Implemented in
-// src/streams/codec.cpp.
+// src/format/crc32.cpp.
 std::uint32_t crc32(Bytes data, std::uint32_t crc = 0);
 
 }  // namespace fourdgs

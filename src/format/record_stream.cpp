@@ -233,12 +233,18 @@ Status RecordStream::check_after_footer(Bytes found, std::uint64_t at) {
     return check_trailing_magic(found.first(std::min<std::size_t>(found.size(), kMagicSize)), at);
 }
 
-Status RecordStream::finish(const RecordView& record, const Footer& footer, bool verify_crc,
-                            SummaryCrc& crc) {
+Status RecordStream::check_summary(const RecordView& record, const Footer& footer,
+                                   bool verify_crc, SummaryCrc& crc) const {
     crc = SummaryCrc::not_stated;
     FOURDGS_TRY(check_summary_start(footer, record.offset, record.content_offset()));
     FOURDGS_TRY(run_.check_start(footer, record.content_offset()));
     if (verify_crc && footer.summary_start != 0) crc = compare_summary_crc(footer, run_.crc());
+    return ok_status();
+}
+
+Status RecordStream::finish(const RecordView& record, const Footer& footer, bool verify_crc,
+                            SummaryCrc& crc) {
+    FOURDGS_TRY(check_summary(record, footer, verify_crc, crc));
     std::uint8_t after[kMagicSize + 1];
     FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, after));
     bytes_read_ += got;

@@ -50,6 +50,10 @@ FramedChunk FramedChunk::of(const RecordView& record, const DeltaChunk& delta) {
             delta.reference_offset, delta.keyframe_offset, delta.depth, {}, {}};
 }
 
+FramedChunk FramedChunk::of(const RecordView& record, const StateChunk& parsed) {
+    return parsed.chunk ? of(record, *parsed.chunk) : of(record, *parsed.delta);
+}
+
 ChunkIndex FramedChunk::entry(bool keyframe_fields) const {
     ChunkIndex e{t0, t1, offset, length, count, bands, std::nullopt};
     if (keyframe_fields)
@@ -152,10 +156,8 @@ Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const Chun
     out.record = *record;
     auto parsed = parse_state_chunk(out.record);
     if (!parsed.ok()) return fail(ChunkTrip::parse, std::move(parsed).error());
-    out.chunk = std::move(parsed->chunk);
-    out.delta = std::move(parsed->delta);
-    const FramedChunk framed = out.chunk ? FramedChunk::of(out.record, *out.chunk)
-                                         : FramedChunk::of(out.record, *out.delta);
+    static_cast<StateChunk&>(out) = std::move(*parsed);
+    const FramedChunk framed = FramedChunk::of(out.record, out);
     const Status same = check_index_entry(e, framed, e.chunk_offset, check);
     if (!same.ok()) return fail(ChunkTrip::check, std::move(same).error());
     if (Status st = fetcher.fetch_sh_bands(e, bands, require_all_bands, buffers.bands,

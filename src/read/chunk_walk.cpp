@@ -103,6 +103,13 @@ Result<bool> ChunkWalk::next_chunk(RecordView& record) {
     return true;
 }
 
+Status ChunkBands::add(const RecordView& record) {
+    FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(record));
+    bands.push_back(band);
+    ranges.push_back({band.band, record.offset, record.total_length()});
+    return ok_status();
+}
+
 Result<ChunkBands> ChunkWalk::read_bands() {
     // The SH band records follow their chunk directly (§5.7, wire-notes).
     ChunkBands out;
@@ -124,10 +131,7 @@ Result<ChunkBands> ChunkWalk::read_bands() {
         if (lookahead_.held.view.opcode != op::sh_band) break;
         std::swap(band_slots_[i], lookahead_.held);
         lookahead_.valid = false;
-        const RecordView& b = band_slots_[i].view;
-        FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(b));
-        out.bands.push_back(band);
-        out.ranges.push_back({band.band, b.offset, b.total_length()});
+        FOURDGS_TRY(out.add(band_slots_[i].view));
     }
     if (cut) {
         // Trailing-band recovery: the whole bands that arrived, in order (M100).

@@ -12,7 +12,7 @@
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/detail/record_stream.hpp"
-#include "fourdgs/keyframe_delta.hpp"
+#include "fourdgs/keyframe_delta_stream.hpp"
 #include "fourdgs/streaming_reader.hpp"
 #include "platform/worker_threads.hpp"
 
@@ -206,8 +206,7 @@ Status IndexedReader::scan() {
             FOURDGS_ASSIGN(bool have, walk.next_chunk(record));
             if (!have) return ok_status();
             FOURDGS_ASSIGN(StateChunk parsed, parse_state_chunk(record));
-            FramedChunk seen = parsed.chunk ? FramedChunk::of(record, *parsed.chunk)
-                                            : FramedChunk::of(record, *parsed.delta);
+            FramedChunk seen = FramedChunk::of(record, parsed);
             FOURDGS_ASSIGN(ChunkBands bands, walk.read_bands());
             seen.bands = bands.ranges;
             // Decoded as the streaming path decodes it, so faults come in its order: a chunk

@@ -1,4 +1,4 @@
-// The codec bindings: libdeflate (zlib-wrapped deflate, crc32), zstd, lz4 blocks.
+// The codec bindings: libdeflate (zlib-wrapped deflate), zstd, lz4 blocks.
 //
 // Contexts are per thread (thread_local, created on first use, freed when the thread ends), so
 // concurrent decodes never share a context and steady-state calls do not allocate.
@@ -110,10 +110,6 @@ std::int64_t lz4_block_decoded_size(Bytes in) {
 }
 
 }  // namespace
-
-std::uint32_t crc32(Bytes data, std::uint32_t crc) {
-    return libdeflate_crc32(crc, data.data(), data.size());
-}
 
 bool codec_implemented(std::uint8_t c) noexcept { return find_codec(c) != nullptr; }
 

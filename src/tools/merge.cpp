@@ -36,6 +36,7 @@ using detail::IndexCheckOptions;
 using detail::SummaryOptions;
 using detail::check_index_entry;
 using detail::index_record_mismatch;
+using detail::parse_state_chunk;
 
 namespace {
 
@@ -159,10 +160,13 @@ struct Copier {
         FOURDGS_ASSIGN(const RecordView record,
                        fetch_record(p, e.chunk_offset, e.chunk_length,
                                     delta ? op::delta_chunk : op::chunk, buf));
-        if (delta)
-            FOURDGS_TRY(delta_chunk(p, e, record, moved_to, buf));
+        auto state = parse_state_chunk(record);
+        if (!state.ok()) return invalid_part(p, state.error());
+        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *state)));
+        if (state->delta)
+            FOURDGS_TRY(delta_chunk(p, e, std::move(*state->delta), moved_to, buf));
         else
-            FOURDGS_TRY(keyframe_chunk(p, e, record, bands, buf));
+            FOURDGS_TRY(keyframe_chunk(p, e, *state->chunk, bands, buf));
         reserve_exact(buf, buf.size() + bands);
         out.chunk_length = buf.size();
         out.bands = 0;
@@ -211,17 +215,14 @@ struct Copier {
     // A Chunk record (in `buf`, fetched): as it is, or with its window_index stream renumbered —
     // spliced into the record when its block is stored as is, inflated and compressed again
     // otherwise.
-    Status keyframe_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+    Status keyframe_chunk(const Part& p, const ChunkIndex& e, const ChunkRecord& chunk,
                           std::uint64_t bands, std::vector<std::uint8_t>& buf) {
-        auto c = parse_chunk(record);
-        if (!c.ok()) return invalid_part(p, c.error());
-        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *c)));
         if (!p.windows_move) {
             count_verbatim(e);
             return ok_status();
         }
-        if (!c->compression.empty()) return compressed_chunk(p, e, *c, buf);
-        auto streams = split_streams(c->records, c->records_offset);
+        if (!chunk.compression.empty()) return compressed_chunk(p, e, chunk, buf);
+        auto streams = split_streams(chunk.records, chunk.records_offset);
         if (!streams.ok()) return invalid_part(p, streams.error());
         for (const StreamView& s : *streams) {
             if (s.header.attribute_id != attr::window_index) continue;
@@ -230,14 +231,14 @@ struct Copier {
                 kStreamHeaderSize + static_cast<std::size_t>(s.header.payload_length);
             ByteWriter fresh;
             bool moved = false;
-            FOURDGS_TRY(renumber_windows(p, Bytes(buf).subspan(at, whole), s.offset, c->count,
+            FOURDGS_TRY(renumber_windows(p, Bytes(buf).subspan(at, whole), s.offset, chunk.count,
                                          fresh, moved, scratch));
             // This chunk's windows keep their indices: the record is copied as it is.
             if (!moved) {
                 count_verbatim(e);
                 return ok_status();
             }
-            const auto block_at = static_cast<std::size_t>(c->records_offset - e.chunk_offset);
+            const auto block_at = static_cast<std::size_t>(chunk.records_offset - e.chunk_offset);
             FOURDGS_TRY(splice(p, e, buf, at, whole, fresh.buffer(), bands));
             patch_stored_chunk_lengths(buf, block_at);
             ++report.window_streams_rewritten;
@@ -342,34 +343,31 @@ struct Copier {
 
     // A Delta Chunk record (in `buf`, fetched): its reference and keyframe offsets renamed; its
     // births' window_index stream renumbered when the part's windows move.
-    Status delta_chunk(const Part& p, const ChunkIndex& e, const RecordView& record,
+    Status delta_chunk(const Part& p, const ChunkIndex& e, DeltaChunk delta,
                        const std::map<std::uint64_t, std::uint64_t>& moved_to,
                        std::vector<std::uint8_t>& buf) {
-        auto d = parse_delta_chunk(record);
-        if (!d.ok()) return invalid_part(p, d.error());
-        FOURDGS_TRY(check_entry(p, e, FramedChunk::of(record, *d)));
-        const auto ref = moved_to.find(d->reference_offset);
-        const auto key = moved_to.find(d->keyframe_offset);
+        const auto ref = moved_to.find(delta.reference_offset);
+        const auto key = moved_to.find(delta.keyframe_offset);
         if (ref == moved_to.end() || key == moved_to.end())
             return part_problem(
                 p, refusal::kBrokenReference,
                 "the Delta Chunk at byte " + std::to_string(e.chunk_offset) + " references byte " +
-                    std::to_string(ref == moved_to.end() ? d->reference_offset
-                                                         : d->keyframe_offset) +
+                    std::to_string(ref == moved_to.end() ? delta.reference_offset
+                                                         : delta.keyframe_offset) +
                     ", no chunk of its slice",
                 e.chunk_offset);
         if (p.windows_move) {
             ByteWriter whole;
             bool changed = false;
-            FOURDGS_TRY(inflate_and_renumber_delta(p, *d, whole, changed));
+            FOURDGS_TRY(inflate_and_renumber_delta(p, delta, whole, changed));
             if (changed) {
-                FOURDGS_TRY(seal(p, d->compression, whole, d->records_offset));
-                d->uncompressed_size = whole.size();
-                d->records = work;
-                d->reference_offset = ref->second;
-                d->keyframe_offset = key->second;
+                FOURDGS_TRY(seal(p, delta.compression, whole, delta.records_offset));
+                delta.uncompressed_size = whole.size();
+                delta.records = work;
+                delta.reference_offset = ref->second;
+                delta.keyframe_offset = key->second;
                 ByteWriter rewritten;
-                write(rewritten, *d);
+                write(rewritten, delta);
                 buf = std::move(rewritten.buffer());
                 ++report.window_streams_rewritten;
                 ++report.references_rewritten;

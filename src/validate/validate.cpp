@@ -32,9 +32,6 @@ namespace fourdgs {
 
 using detail::RecordStream;
 using detail::SummaryCrc;
-using detail::SummaryRun;
-using detail::check_summary_start;
-using detail::compare_summary_crc;
 using detail::summary_crc_mismatch;
 
 std::size_t ValidationReport::errors() const {
@@ -197,21 +194,17 @@ void Validator::check_footer(const RecordView& r) {
         scene_.footer = *f;
         const std::uint64_t content = r.content_offset();
         if (f->summary_start != 0) {
-            if (Status range = check_summary_start(*f, r.offset, content); !range.ok()) {
-                report_refusal(range.error(), record_name(op::footer), r.offset);
+            // The readers' check (RecordStream::finish's first step), its fault a finding.
+            SummaryCrc crc = SummaryCrc::not_stated;
+            if (Status st = stream_.check_summary(r, *f, true, crc); !st.ok()) {
+                report_refusal(st.error(), record_name(op::footer), r.offset);
             } else {
-                const SummaryRun& run = stream_.summary_run();
-                if (Status st = run.check_start(*f, content); !st.ok()) {
-                    report_refusal(st.error(), record_name(op::footer), r.offset);
-                } else {
-                    // The readers read on past a summary that fails its CRC (§4.5); the
-                    // validator reports it.
-                    const SummaryCrc crc = compare_summary_crc(*f, run.crc());
-                    if (crc == SummaryCrc::mismatch)
-                        report_refusal(summary_crc_mismatch(*f, run.crc(), content),
-                                       record_name(op::footer), r.offset);
-                    scene_.summary_crc_verified = crc == SummaryCrc::verified;
-                }
+                // The readers read on past a summary that fails its CRC (§4.5); the
+                // validator reports it.
+                if (crc == SummaryCrc::mismatch)
+                    report_refusal(summary_crc_mismatch(*f, stream_.summary_run().crc(), content),
+                                   record_name(op::footer), r.offset);
+                scene_.summary_crc_verified = crc == SummaryCrc::verified;
             }
         }
         if (f->summary_offset_start != 0) {

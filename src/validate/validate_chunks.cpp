@@ -13,16 +13,19 @@
 
 #include "validator.hpp"
 
+#include "fourdgs/detail/chunk_walk.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 
 namespace fourdgs::validation {
 
+using detail::ChunkBands;
 using detail::FramedChunk;
 using detail::HeldRecord;
-using detail::decode_delta_bins;
+using detail::decode_state_chunk_bins;
 using detail::orphan_sh_band;
+using detail::parse_state_chunk;
 
 // ---------------------------------------------------------------------------------------------
 // Chunks: held with their SH band records, decoded when the next other record arrives.
@@ -59,41 +62,44 @@ void Validator::absorb_band(HeldRecord& held) {
 void Validator::flush_chunk() {
     if (!chunk_pending_) return;
     chunk_pending_ = false;
-    const RecordView& r = chunk_.view;
     ++report_.chunks;
-    std::vector<ShBandRecord> bands;
-    std::vector<ChunkIndex::Band> ranges;
-    for (std::size_t i = 0; i < band_count_; ++i) {
-        auto b = parse_sh_band(bands_[i].view);
-        if (!b.ok()) continue;
-        bands.push_back(*b);
-        ranges.push_back({b->band, bands_[i].view.offset, bands_[i].view.total_length()});
-    }
+    ChunkBands bands;
+    for (std::size_t i = 0; i < band_count_; ++i)
+        (void)bands.add(bands_[i].view);  // each parsed as it arrived (absorb_band)
     band_count_ = 0;
-    if (r.opcode == op::chunk) check_chunk(r, bands, std::move(ranges));
-    else check_delta_chunk(r, bands, std::move(ranges));
+    check_state_chunk(chunk_.view, bands);
 }
 
-// A Chunk: its interval, its framing, then its gaussians decoded (for the totals and the
-// decoded-value advice).
-void Validator::check_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
-                            std::vector<ChunkIndex::Band> ranges) {
-    ChunkDecodeOptions decode = reader_.decode;
-    auto c = parse_chunk(r);
-    if (!take_chunk(c, r)) return;
-    check_finite("Chunk.t0", c->t0, r.content_offset(),
-                 "a chunk's interval is a span of time (§5.5)");
-    check_finite("Chunk.t1", c->t1, r.content_offset() + 8,
-                 "a chunk's interval is a span of time (§5.5)");
-    if (!note_chunk(r, FramedChunk::of(r, *c), std::move(ranges), "Chunk.compression",
-                    c->compression))
-        return;
-    Status st = decode_chunk_bins(scene_, *c, bands, decode, bins_, scratch_);
-    if (!take_chunk(st, r)) return;
-    if (scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta) {
-        note_ids(bins_.gaussian_id);
-        return;
+// A Chunk or a Delta Chunk (a Delta Chunk allowed only in a keyframe-delta file), parsed and
+// decoded through the readers' one dispatch (detail/keyframe_composition.hpp): its interval, its
+// framing, then its gaussians decoded, for the totals and the decoded-value advice, or, in a
+// keyframe-delta file, for the ids it carries.
+void Validator::check_state_chunk(const RecordView& r, ChunkBands& bands) {
+    const bool keyframe_delta =
+        scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta;
+    if (r.opcode == op::delta_chunk && scene_.has_header && !keyframe_delta)
+        error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
+              "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
+    auto parsed = parse_state_chunk(r);
+    if (!take_chunk(parsed, r)) return;
+    const std::optional<ChunkRecord>& chunk = parsed->chunk;
+    if (chunk) {
+        check_finite("Chunk.t0", chunk->t0, r.content_offset(),
+                     "a chunk's interval is a span of time (§5.5)");
+        check_finite("Chunk.t1", chunk->t1, r.content_offset() + 8,
+                     "a chunk's interval is a span of time (§5.5)");
     }
+    FramedChunk framed = FramedChunk::of(r, *parsed);
+    framed.bands = std::move(bands.ranges);
+    if (!note_chunk(r, std::move(framed),
+                    chunk ? "Chunk.compression" : "Delta Chunk.compression",
+                    chunk ? chunk->compression : parsed->delta->compression))
+        return;
+    Status st = decode_state_chunk_bins(scene_, *parsed, bands.bands, reader_.decode, bins_,
+                                        delta_bins_, scratch_);
+    if (!take_chunk(st, r)) return;
+    if (!chunk) return note_ids(delta_bins_.births.gaussian_id);
+    if (keyframe_delta) return note_ids(bins_.gaussian_id);
     gaussians_ += bins_.count;
     if (!scene_.has_quantization) {
         aabb_valid_ = false;
@@ -111,30 +117,11 @@ void Validator::check_chunk(const RecordView& r, const std::vector<ShBandRecord>
         }
 }
 
-// A Delta Chunk: allowed only in a keyframe-delta file, then its framing and its births' ids.
-void Validator::check_delta_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
-                                  std::vector<ChunkIndex::Band> ranges) {
-    ChunkDecodeOptions decode = reader_.decode;
-    if (scene_.has_header && scene_.header.temporal_model != kModelKeyframeDelta)
-        error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
-              "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
-    auto d = parse_delta_chunk(r);
-    if (!take_chunk(d, r)) return;
-    if (!note_chunk(r, FramedChunk::of(r, *d), std::move(ranges), "Delta Chunk.compression",
-                    d->compression))
-        return;
-    Status st = decode_delta_bins(scene_, *d, bands, decode, delta_bins_, scratch_);
-    if (!take_chunk(st, r)) return;
-    note_ids(delta_bins_.births.gaussian_id);
-}
-
 // The framing of a Chunk or Delta Chunk that parsed (checked against the index at the end), and
 // its compression string. Whether to decode it.
 bool Validator::note_chunk(const RecordView& r, FramedChunk framed,
-                           std::vector<ChunkIndex::Band> ranges,
                            std::string_view compression_field, const std::string& compression) {
     chunks_.push_back(std::move(framed));
-    chunks_.back().bands = std::move(ranges);
     check_utf8(compression_field, compression, r.offset);
     if (!compression.empty()) compressed_chunk_seen_ = true;
     return options_.decode_chunks;

@@ -22,6 +22,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
+#include "fourdgs/detail/chunk_walk.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
@@ -119,13 +120,9 @@ private:
     void absorb_band(detail::HeldRecord& held);
     void begin_chunk(detail::HeldRecord& held);
     void flush_chunk();
-    void check_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
-                     std::vector<ChunkIndex::Band> ranges);
-    void check_delta_chunk(const RecordView& r, const std::vector<ShBandRecord>& bands,
-                           std::vector<ChunkIndex::Band> ranges);
+    void check_state_chunk(const RecordView& r, detail::ChunkBands& bands);
     bool note_chunk(const RecordView& r, detail::FramedChunk framed,
-                    std::vector<ChunkIndex::Band> ranges, std::string_view compression_field,
-                    const std::string& compression);
+                    std::string_view compression_field, const std::string& compression);
     void note_ids(const std::vector<std::int32_t>& ids);
     bool after_footer(const RecordView& r, Status& io);  // true: keep walking
     void check_footer(const RecordView& r);

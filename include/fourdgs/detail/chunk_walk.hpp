@@ -34,6 +34,10 @@ struct ChunkBands {
     // Bands 1..whole arrived whole and in order: all of them, unless the data was cut in or just
     // after them (then the walk's truncation() is set, M100).
     int whole = 3;
+
+    // Appends SH Band Stream record `record` (it must live as long as this does) and where it
+    // lies. Refusals: parse_sh_band's.
+    Status add(const RecordView& record);
 };
 
 class ChunkWalk {

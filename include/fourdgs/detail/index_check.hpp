@@ -19,6 +19,7 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
+#include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/detail/time_text.hpp"
 #include "fourdgs/records.hpp"
@@ -45,6 +46,8 @@ struct FramedChunk {
 
     static FramedChunk of(const RecordView& record, const ChunkRecord& chunk);
     static FramedChunk of(const RecordView& record, const DeltaChunk& delta);
+    // Whichever of the two `parsed` holds (parse_state_chunk, detail/keyframe_composition.hpp).
+    static FramedChunk of(const RecordView& record, const StateChunk& parsed);
 
     // The Chunk Index entry that frames this chunk (§5.8), as a writer writes it: with the six
     // keyframe-delta fields when `keyframe_fields` (live_count from `live`, 0 when unknown).
@@ -117,12 +120,10 @@ private:
 Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
                                                          std::span<const std::uint64_t> entry_at);
 
-// A chunk fetched by its index entry: its record, parsed as what it is, and its SH band records
-// (in the FetchedChunkBuffers it was fetched into).
-struct IndexedChunk {
+// A chunk fetched by its index entry: its record, parsed as what it is (the StateChunk it is),
+// and its SH band records (in the FetchedChunkBuffers it was fetched into).
+struct IndexedChunk : StateChunk {
     RecordView record;
-    std::optional<ChunkRecord> chunk;  // the record is a Chunk
-    std::optional<DeltaChunk> delta;   // the record is a Delta Chunk
 };
 // The steps of fetch_indexed_chunk, for a caller that reports some steps' faults and leaves the
 // others to another check (the validator leaves a record's own parse to its walk).

@@ -171,6 +171,11 @@ public:
     // it, which a reader accepts and reports (trailing_bytes()).
     Status finish(const RecordView& record, const Footer& footer, bool verify_crc,
                   SummaryCrc& crc);
+    // finish()'s first step, for a caller that goes on past a fault (the validator): the Footer
+    // `record`'s summary_start in range and against the summary run, then, when `verify_crc`, the
+    // answer about summary_crc in `crc` (not_stated until both hold; never a refusal).
+    Status check_summary(const RecordView& record, const Footer& footer, bool verify_crc,
+                         SummaryCrc& crc) const;
 
     // §4, §4.1: what follows a Footer whose record ends at `at`, from the first up to 9 bytes
     // there (`found`). The trailing magic, alone or with bytes after it, is ok. Not the magic:
