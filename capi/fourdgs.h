@@ -1175,3 +1175,4 @@ FOURDGS_CAPI void fourdgs_stream_writer_free(fourdgs_stream_writer* writer);
 #endif
 
 #endif /* FOURDGS_H */
+#include "fourdgs_binding_support.h"

@@ -33,7 +33,7 @@ sed "s/ comp-dir-path='[^']*'//" "$tmp/raw.abi" > "$tmp/current.abi"
 enumerators() {
     awk '/typedef enum/,/}/' "$1" | grep -oE 'FOURDGS_[A-Z0-9_]+ = [0-9]+' | sed 's/ = / /' | LC_ALL=C sort
 }
-enumerators "$headers/fourdgs.h" > "$tmp/enumerators"
+cat "$headers"/fourdgs*.h | enumerators /dev/stdin | LC_ALL=C sort -u > "$tmp/enumerators"
 
 abi_version() { sed -n 's/^#define FOURDGS_C_ABI_VERSION \([0-9]*\).*/\1/p' "$1"; }
 soname() { sed -n "s/.*<abi-corpus [^>]*soname='\([^']*\)'.*/\1/p" "$1" | head -n 1; }

@@ -9,7 +9,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^#define FOURDGS_C_ABI_VERSION \([0-9]*\).*/\1/p' "$header")
 # Declarations: FOURDGS_CAPI <type> name( or FOURDGS_CAPI void(name)(, possibly over two lines.
-tr '\n' ' ' < "$header" | grep -o 'FOURDGS_CAPI [^;(]*([^;]*' |
+# (fourdgs.h and the headers beside it that it includes, fourdgs_*.h)
+cat "$header" "$(dirname "$header")"/fourdgs_*.h | tr '\n' ' ' | grep -o 'FOURDGS_CAPI [^;(]*([^;]*' |
     sed -n 's/^FOURDGS_CAPI [^(]*[ *(]\(fourdgs_[a-z0-9_]*\)[ )]*(.*/\1/p' | sort -u > "$tmp/declared"
 nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u > "$tmp/exported"
 sed -n "s/@@FOURDGS_C_$version\$//p" "$tmp/exported" | sort -u > "$tmp/versioned"
