@@ -1,6 +1,8 @@
 // fourdgs_binding_support.h: which state covers t, the playback clock and the enums' spellings,
 // each a conversion of the library's own answer (StateTimeline, PlaybackClock, the to_string of
-// each enum) for players written over the C ABI.
+// each enum) for players written over the C ABI. Nothing here allocates but the clock's handle
+// (create_handle, which catches), so no entry point needs guarded(): each is noexcept as
+// written, which keeps the WebAssembly core free of their exception paths (docs/web.md, "Size").
 #include "fourdgs_c_internal.hpp"
 
 using namespace fourdgs;
@@ -26,8 +28,6 @@ fourdgs_state_span state_span_out(const StateSpan& span) noexcept {
     s.key = span.covered() ? span.key : FOURDGS_NO_STATE;
     s.t0 = span.t0;
     s.t1 = span.t1;
-    s.chunks = span.chunks.data();
-    s.chunk_count = span.chunks.size();
     return s;
 }
 
@@ -41,13 +41,13 @@ fourdgs_playback_clock_info clock_info_out(const fourdgs_playback_clock& c) noex
     return i;
 }
 
-// One control of the clock: the handle refused when NULL, a time or rate when not finite.
+// One control of the clock: the handle refused when NULL, a time or rate when not finite
+// (`what` says which).
 template <class Control>
 fourdgs_status control(fourdgs_playback_clock* clock, double value, const char* what,
                        Control&& apply) noexcept {
-    if (clock == nullptr) return null_argument("clock");
-    if (!std::isfinite(value))
-        return invalid(refusal::kNonFiniteInput, std::string(what) + " is not finite");
+    if (clock == nullptr) return invalid(refusal::kNullArgument, "clock is NULL");
+    if (!std::isfinite(value)) return invalid(refusal::kNonFiniteInput, what);
     apply(clock->clock);
     return FOURDGS_OK;
 }
@@ -76,49 +76,42 @@ const char* temporal_model_name(std::uint32_t value) noexcept {
 
 fourdgs_status fourdgs_reader_state_span(const fourdgs_reader* reader, double t,
                                          fourdgs_state_span* out) {
-    std::optional<StateSpan> found;
-    return get_from(
-        reader,
-        [&](const fourdgs_reader& r) -> const StateSpan* {
-            if (finite_time(t) != FOURDGS_OK) return nullptr;
-            auto span = r.opened->state_span(t);
-            if (!span.ok()) {
-                fail(span.error());
-                return nullptr;
-            }
-            return &found.emplace(*span);
-        },
-        state_span_out, out);
+    if (reader == nullptr) return invalid(refusal::kNullArgument, "reader is NULL");
+    if (out == nullptr) return invalid(refusal::kNullArgument, "out is NULL");
+    if (out->struct_size < sizeof(size_t))
+        return invalid(refusal::kInvalidStructSize, "fourdgs_state_span.struct_size is not set");
+    if (auto s = finite_time(t); s != FOURDGS_OK) return s;
+    const Result<StateSpan> span = reader->opened->state_span(t);
+    if (!span.ok()) return fail(span.error());
+    return put(out, state_span_out(*span));
 }
 
 fourdgs_status fourdgs_playback_clock_create(const fourdgs_allocator* allocator, double duration,
                                              double start, double rate, uint32_t loop,
                                              uint32_t playing, fourdgs_playback_clock** out) {
-    return guarded([&] {
-        FOURDGS_C_REQUIRE(out);
-        *out = nullptr;
-        if (!std::isfinite(duration) || duration < 0)
-            return invalid(refusal::kNonFiniteInput, "duration is not a finite number >= 0");
-        if (!std::isfinite(start)) return invalid(refusal::kNonFiniteInput, "start is not finite");
-        if (!std::isfinite(rate)) return invalid(refusal::kNonFiniteInput, "rate is not finite");
-        fourdgs_playback_clock* clock = nullptr;
-        if (auto s = create_handle(allocator, &clock); s != FOURDGS_OK) return s;
-        clock->clock = PlaybackClock(duration, start, rate, loop != 0, playing != 0);
-        *out = clock;
-        return FOURDGS_OK;
-    });
+    if (out == nullptr) return invalid(refusal::kNullArgument, "out is NULL");
+    *out = nullptr;
+    if (!std::isfinite(duration) || duration < 0)
+        return invalid(refusal::kNonFiniteInput, "duration is not a finite number >= 0");
+    if (!std::isfinite(start)) return invalid(refusal::kNonFiniteInput, "start is not finite");
+    if (!std::isfinite(rate)) return invalid(refusal::kNonFiniteInput, "rate is not finite");
+    fourdgs_playback_clock* clock = nullptr;
+    if (auto s = create_handle(allocator, &clock); s != FOURDGS_OK) return s;
+    clock->clock = PlaybackClock(duration, start, rate, loop != 0, playing != 0);
+    *out = clock;
+    return FOURDGS_OK;
 }
 
 void fourdgs_playback_clock_free(fourdgs_playback_clock* clock) { destroy_handle(clock); }
 
 fourdgs_status fourdgs_playback_clock_frame(fourdgs_playback_clock* clock, double now,
                                             double* t) {
-    if (t == nullptr) return null_argument("t");
-    return control(clock, now, "now", [&](PlaybackClock& c) { *t = c.frame(now); });
+    if (t == nullptr) return invalid(refusal::kNullArgument, "t is NULL");
+    return control(clock, now, "now is not finite", [&](PlaybackClock& c) { *t = c.frame(now); });
 }
 
 fourdgs_status fourdgs_playback_clock_frame_at(fourdgs_playback_clock* clock, double t) {
-    return control(clock, t, "t", [&](PlaybackClock& c) { c.frame_at(t); });
+    return control(clock, t, "t is not finite", [&](PlaybackClock& c) { c.frame_at(t); });
 }
 
 fourdgs_status fourdgs_playback_clock_play(fourdgs_playback_clock* clock) {
@@ -130,11 +123,11 @@ fourdgs_status fourdgs_playback_clock_pause(fourdgs_playback_clock* clock) {
 }
 
 fourdgs_status fourdgs_playback_clock_seek(fourdgs_playback_clock* clock, double t) {
-    return control(clock, t, "t", [&](PlaybackClock& c) { c.seek(t); });
+    return control(clock, t, "t is not finite", [&](PlaybackClock& c) { c.seek(t); });
 }
 
 fourdgs_status fourdgs_playback_clock_set_rate(fourdgs_playback_clock* clock, double rate) {
-    return control(clock, rate, "rate", [&](PlaybackClock& c) { c.set_rate(rate); });
+    return control(clock, rate, "rate is not finite", [&](PlaybackClock& c) { c.set_rate(rate); });
 }
 
 fourdgs_status fourdgs_playback_clock_set_loop(fourdgs_playback_clock* clock, uint32_t loop) {
@@ -143,7 +136,12 @@ fourdgs_status fourdgs_playback_clock_set_loop(fourdgs_playback_clock* clock, ui
 
 fourdgs_status fourdgs_playback_clock_info_get(const fourdgs_playback_clock* clock,
                                                fourdgs_playback_clock_info* out) {
-    return get_from(clock, the_handle, clock_info_out, out);
+    if (clock == nullptr) return invalid(refusal::kNullArgument, "clock is NULL");
+    if (out == nullptr) return invalid(refusal::kNullArgument, "out is NULL");
+    if (out->struct_size < sizeof(size_t))
+        return invalid(refusal::kInvalidStructSize,
+                       "fourdgs_playback_clock_info.struct_size is not set");
+    return put(out, clock_info_out(*clock));
 }
 
 const char* fourdgs_enum_name(fourdgs_enum which, uint32_t value) {

@@ -24,11 +24,9 @@ extern "C" {
 
 typedef struct fourdgs_state_span {
     size_t struct_size;
-    uint64_t key;         /* the span's place in time order; FOURDGS_NO_STATE: no state covers t */
-    double t0, t1;        /* the instants it covers, [t0, t1) (0, 0 when none) */
-    const size_t* chunks; /* the index entries it is decoded from, chunk_count of them (as
-                             fourdgs_reader_chunks_for gives them); borrowed from the reader */
-    size_t chunk_count;
+    uint64_t key;  /* the span's place in time order; FOURDGS_NO_STATE: no state covers t */
+    double t0, t1; /* the instants it covers, [t0, t1) (0, 0 when none); the index entries its
+                      state is decoded from are fourdgs_reader_chunks_for's at any of them */
 } fourdgs_state_span;
 
 /* The state at t. Refusals: a non-finite t; "not-seekable" on a stream (no index). An instant no

@@ -1,6 +1,6 @@
 // Which state covers t (fourdgs/state_timeline.hpp) and the playback clock
 // (fourdgs/playback_clock.hpp): the one answer the readers, the player and the bindings ask.
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>

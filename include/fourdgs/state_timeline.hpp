@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
 #include <vector>
 
 #include "fourdgs/export.hpp"
@@ -27,13 +26,13 @@ FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The state at an instant: which span of the timeline (`key`, its place in time order), the
-// instants [t0, t1) it covers, and the index entries it is decoded from (borrowed from the
-// timeline). No state covers t (outside every span): key == kNoState, t0 == t1 == 0, no chunks.
+// instants [t0, t1) it covers, and the index entries it is decoded from. No state covers t
+// (outside every span): key == kNoState, t0 == t1 == 0, no chunks.
 struct StateSpan {
     static constexpr std::size_t kNoState = ~std::size_t{0};
     std::size_t key = kNoState;
     double t0 = 0, t1 = 0;
-    std::span<const std::size_t> chunks;
+    std::vector<std::size_t> chunks;
     bool covered() const noexcept { return key != kNoState; }
 };
 
@@ -41,6 +40,8 @@ class StateTimeline {
 public:
     StateTimeline() = default;  // no spans: a stream, which has no index
     // gaussian-birth: spans cut at every bound (entries whose interval is NaN cover nothing).
+    // Holds the bounds and the entries' intervals (memory linear in the index); a span's chunks
+    // are found when asked, by a walk over the intervals.
     static StateTimeline of_chunks(const std::vector<ChunkIndex>& index, double duration);
     // keyframe-delta: one span per state chunk, from a validated timeline.
     static StateTimeline of_states(const KeyframeTimeline& timeline);
@@ -54,9 +55,11 @@ public:
     StateSpan at(double t) const;
 
 private:
-    std::vector<double> t0_, t1_;     // span k covers [t0_[k], t1_[k])
-    std::vector<std::size_t> first_;  // span k's chunks: chunks_[first_[k] .. first_[k + 1])
-    std::vector<std::size_t> chunks_;
+    std::vector<double> t0_, t1_;  // span k covers [t0_[k], t1_[k])
+    // gaussian-birth: each entry's interval, in index order (an entry lies in span k when its
+    // interval holds t0_[k]); keyframe-delta: span k's chain, chains_[first_[k] .. first_[k + 1]).
+    std::vector<double> entry_t0_, entry_t1_;
+    std::vector<std::size_t> first_, chains_;
 };
 
 }  // namespace fourdgs

@@ -336,8 +336,7 @@ int IndexedReader::wanted_bands() const {
 }
 
 std::vector<std::size_t> IndexedReader::chunks_for(double t) const {
-    const StateSpan state = states_.at(t);
-    return {state.chunks.begin(), state.chunks.end()};
+    return states_.at(t).chunks;
 }
 
 std::uint64_t IndexedReader::fetch_cost(std::size_t index) const {

@@ -386,9 +386,9 @@ static fourdgs_state_span span_at(const fourdgs_reader* reader, double t) {
     return s;
 }
 
-/* Which state covers t: the span holds t, its chunks are chunks_for(t), every instant of it has
- * the same key, the next span starts where it ends with the next key, and an instant outside
- * every span has none. */
+/* Which state covers t: the span holds t, every instant of it has the same key, the next span
+ * starts where it ends with the next key, and an instant outside every span has none (nor any
+ * chunks). */
 static void state_spans(const char* path) {
     fourdgs_reader* reader = NULL;
     EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &reader));
@@ -399,21 +399,15 @@ static void state_spans(const char* path) {
         const double t = d * k / 48.0;
         const fourdgs_state_span s = span_at(reader, t);
         size_t count = 0;
-        fourdgs_status cf = fourdgs_reader_chunks_for(reader, t, NULL, 0, &count);
-        size_t* chunks = malloc((count + 1) * sizeof *chunks);
-        if (cf == FOURDGS_OK) cf = fourdgs_reader_chunks_for(reader, t, chunks, count, &count);
+        const fourdgs_status cf = fourdgs_reader_chunks_for(reader, t, NULL, 0, &count);
         if (s.key == FOURDGS_NO_STATE) {
-            CHECK(s.chunk_count == 0 && s.t0 == 0 && s.t1 == 0 && (cf != FOURDGS_OK || count == 0),
+            CHECK(s.t0 == 0 && s.t1 == 0 && (cf != FOURDGS_OK || count == 0),
                   "%s t=%g: no state, yet chunks or an interval", path, t);
-            free(chunks);
             continue;
         }
         ++covered;
         CHECK(s.t0 <= t && t < s.t1, "%s t=%g: outside its span [%g, %g)", path, t, s.t0, s.t1);
-        CHECK(cf == FOURDGS_OK && count == s.chunk_count &&
-                  (count == 0 || memcmp(chunks, s.chunks, count * sizeof *chunks) == 0),
-              "%s t=%g: the span's chunks are not chunks_for's", path, t);
-        free(chunks);
+        CHECK(cf == FOURDGS_OK, "%s t=%g: a state but no chunks", path, t);
         const fourdgs_state_span mid = span_at(reader, s.t0 + (s.t1 - s.t0) / 2);
         const fourdgs_state_span first = span_at(reader, s.t0);
         CHECK(mid.key == s.key && first.key == s.key, "%s t=%g: one span, two keys", path, t);
