@@ -136,7 +136,7 @@ fourdgs_status fourdgs_reader_evaluate_block_changes(const fourdgs_reader* reade
         if (from != k.from) k.changes.forget();
         k.from = {};  // until this call succeeds
         const double cutoff = reader->scene().header.cutoff;
-        const Shown shown{&block->block, 0};
+        const ShownBlock shown{&block->block, 0};
         ++frame->fills;
         k.changes.track({&shown, 1}, t, cutoff, eo, frame->frame, k.info,
                         [&](double at, Frame& out) { evaluate(block->block, at, cutoff, out, eo); });

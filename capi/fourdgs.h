@@ -75,6 +75,8 @@ extern "C" {
 #include "fourdgs_play.h" /* streaming, playback */
 #include "fourdgs_validate.h" /* validation */
 #include "fourdgs_write.h" /* writing, and writing window by window (the streaming writer) */
+#include "fourdgs_binding_support.h" /* what the bindings ask the library: state spans, the clock,
+                                         enum spellings, PLY */
 
 #ifdef __cplusplus
 } /* extern "C" */

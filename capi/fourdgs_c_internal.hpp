@@ -14,16 +14,17 @@
 // (opening: options, sources, the reader), scene_info.cpp (the scene as a whole and the file's
 // structure), extras.cpp (the scene's extras, read and written), frames.cpp (evaluation),
 // blocks.cpp (decoded blocks), stream.cpp (streaming), validation.cpp, writer.cpp (both writers),
-// fourdgs_player.cpp (playback). Every read goes through SceneReader's public calls; the one
-// internal header used is the player's src/play/player_changes.hpp, so that
-// fourdgs_reader_evaluate_block_changes answers with the player's own changed rows.
+// fourdgs_player.cpp (playback), binding_support.cpp (fourdgs_binding_support.h). Every read goes
+// through SceneReader's public calls, and only public headers are included:
+// fourdgs_reader_evaluate_block_changes answers with the player's own changed rows
+// (fourdgs/frame_changes.hpp).
 #pragma once
 
 #include <fourdgs/fourdgs.h>
 
 #include <fourdgs/fourdgs.hpp>
 
-#include "player_changes.hpp"  // src/play: the player's changed rows (FrameTracking)
+#include <fourdgs/frame_changes.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -481,7 +482,7 @@ struct fourdgs_reader {
 
 namespace fourdgs::capi {
 // What fourdgs_reader_evaluate_block_changes keeps in a frame: the player's changed rows
-// (src/play/player_changes.hpp), and what the frame was last evaluated from by that call. Any
+// (fourdgs/frame_changes.hpp), and what the frame was last evaluated from by that call. Any
 // of these differing from the next call's evaluates the whole block.
 struct FrameTracking {
     struct From {

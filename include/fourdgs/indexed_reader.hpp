@@ -38,6 +38,7 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/state_timeline.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -81,8 +82,12 @@ public:
     // scanned for that reason; nullopt otherwise.
     const std::optional<Error>& scan_cause() const noexcept { return scan_cause_; }
 
-    // §8: the indices of every Chunk Index entry whose [t0, t1) contains t, in index order.
+    // §8: the indices of every Chunk Index entry whose [t0, t1) contains t, in index order
+    // (states().at(t).chunks).
     std::vector<std::size_t> chunks_for(double t) const;
+    // The file's instants cut into spans over which the chunks covering them do not change
+    // (StateTimeline::of_chunks), once at open.
+    const StateTimeline& states() const noexcept { return states_; }
 
     // The bytes decode_chunk(index) will fetch: the chunk record plus the wanted bands.
     std::uint64_t fetch_cost(std::size_t index) const;
@@ -151,6 +156,7 @@ private:
     SceneInfo scene_;
     bool scanned_ = false, index_built_ = false;
     std::optional<Error> scan_cause_;
+    StateTimeline states_;
 };
 
 }  // namespace fourdgs

@@ -52,6 +52,7 @@
 #include "fourdgs/keyframe_timeline.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/state_timeline.hpp"
 #include "fourdgs/streaming_reader.hpp"
 
 FOURDGS_PUBLIC_BEGIN
@@ -133,6 +134,8 @@ public:
 
     const SceneInfo& scene() const noexcept { return base_.scene(); }
     const KeyframeTimeline& timeline() const noexcept { return timeline_; }
+    // One span per state chunk, its chunks the chain (StateTimeline::of_states).
+    const StateTimeline& states() const noexcept { return states_; }
     // The indexed reader underneath: read_by_scan(), scan_cause(), index_built_by_scan().
     const IndexedReader& base() const noexcept { return base_; }
 
@@ -207,6 +210,7 @@ private:
     IndexedReader base_;
     ReaderOptions options_;
     KeyframeTimeline timeline_;
+    StateTimeline states_;
     std::unique_ptr<detail::RangeFetcher> fetcher_;
     std::unique_ptr<KeyframeDeltaWorkspace> own_;
 };

@@ -33,6 +33,9 @@
 //                      t; keyframe-delta, the chain (keyframe first, §11.8).
 //   fetch_cost(t)      the bytes state_at(t) fetches (those entries' records plus the wanted SH
 //                      bands); entry_fetch_cost(i) the same for index entry i's state.
+//   state_span(t)      which state covers t (fourdgs/state_timeline.hpp): the span of instants
+//                      [t0, t1) over which state_at gives the same state, its key, and the
+//                      entries it is decoded from (chunks_for(t)); states() the whole timeline.
 //   fetch_ranges(t)    those bytes as ranges: everything state_at(t) reads after open(), so a
 //                      source that cannot block (a browser's fetch()) fetches them first.
 //
@@ -43,8 +46,8 @@
 //   * keyframe-delta: states arrive in time order and are composed as they pass. state_at(t)
 //     works for non-decreasing t (the same state again is answered from memory); a t before the
 //     current state is refused (not-seekable). read_all visits the states not yet passed.
-//   * chunks_for, fetch_cost, entry_fetch_cost, fetch_ranges and decode_chunk are refused
-//     (not-seekable). read_every_gaussian is read_all's walk, its chunks joined.
+//   * chunks_for, state_span, fetch_cost, entry_fetch_cost, fetch_ranges and decode_chunk are
+//     refused (not-seekable). read_every_gaussian is read_all's walk, its chunks joined.
 //   * next_block pulls the stored blocks one at a time instead (and only on a stream).
 //   * A truncated stream: state_at / read_all return the truncation error (kind truncated) after
 //     the complete chunks before the cut (read_all has visited them).
@@ -67,6 +70,7 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/scene.hpp"
+#include "fourdgs/state_timeline.hpp"
 
 // The front-end open_scene chose, and the library's own access to it: declared in
 // src/read/scene_front_end.hpp, inside the library and not exported.
@@ -154,6 +158,10 @@ public:
     Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const;
 
     Result<std::vector<std::size_t>> chunks_for(double t) const;
+    // The state at t (an uncovered StateSpan outside every span), and the whole timeline
+    // (nullptr on a stream, which has no index; state_span is refused there, not-seekable).
+    Result<StateSpan> state_span(double t) const;
+    const StateTimeline* states() const noexcept;
     Result<std::uint64_t> fetch_cost(double t) const;
     Result<std::uint64_t> entry_fetch_cost(std::size_t entry) const;
     // In the order the front-end announces them to the source (ByteSource::prefetch); their

@@ -36,7 +36,8 @@
 // render loop's vsync or audio clock), so the first frame after play() shows where playback
 // paused and motion starts from that frame's `now`. Without loop, playback stops (ended) at the
 // last instant before the duration going forward, at 0 going backward; play() when ended starts
-// over. frame_at(t) shows scene time t instead of the clock's, and moves the playhead there.
+// over. frame_at(t) shows scene time t instead of the clock's, and moves the playhead there. The
+// clock is a PlaybackClock (playback_clock.hpp), which the C ABI exports for other players.
 //
 // Errors while playing are the readers' own refusals (a damaged chunk, a truncated or replaced
 // file: truncated, source-changed, corrupt-compressed-data, ...), returned by the frame that
@@ -63,17 +64,12 @@
 #include "fourdgs/extras.hpp"
 #include "fourdgs/io.hpp"
 #include "fourdgs/open_scene.hpp"
+#include "fourdgs/playback_clock.hpp"
 #include "fourdgs/prefetch.hpp"
 #include "fourdgs/reconstruct.hpp"
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
-
-enum class PlaybackState : std::uint8_t {
-    paused = 0,
-    playing = 1,
-    ended = 2,  // reached the end (or the start, in reverse) without loop; paused there
-};
 
 // Why a frame is late: the state its instant needs was not resident when it was asked for.
 enum class LateReason : std::uint8_t {

@@ -6,8 +6,9 @@
 import createFourdgsCore from '../dist/fourdgs-core.js';
 import layout from '../dist/fourdgs-layout.js';
 
-const STATUS_NAMES = ['ok', 'malformed', 'truncated', 'unsupported', 'io', 'invalid-argument',
-  'limit', 'out-of-memory', 'internal', 'buffer-too-small', 'not-found'];
+// fourdgs_enum (capi/fourdgs_binding_support.h): the enums whose spellings the library gives.
+const ENUMS = { status: 0, temporalModel: 1, blockKind: 2, playbackState: 3, lateReason: 4,
+  severity: 5, axis: 6, lengthUnit: 7, cameraModel: 8, interpolation: 9 };
 const NO_OFFSET = 0xffffffffffffffffn;
 const utf8 = new TextDecoder('utf-8');
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
@@ -106,6 +107,16 @@ export class Core {
   constructor(module) {
     this.m = module;
     this.version = this.stringAt(module._fourdgs_version());
+    // The library's spellings of each enum's values (fourdgs_enum_name), by value: nothing here
+    // copies them.
+    this.names = {};
+    for (const [key, which] of Object.entries(ENUMS)) {
+      const names = this.names[key] = [];
+      for (let v = 0, miss = 0; miss < 2; ++v) {  // severity starts at 1
+        const p = module._fourdgs_enum_name(which, v);
+        if (p) names[v] = this.stringAt(p); else ++miss;
+      }
+    }
     // Byte sources by the `user` number the library passes back to the callbacks.
     this.sources = new Map();
     this.nextSource = 1;
@@ -180,7 +191,7 @@ export class Core {
     try {
       this.m._fourdgs_last_error(e);
       const err = this.read('fourdgs_error', e);
-      return new FourdgsError(STATUS_NAMES[err.status] ?? String(err.status), err.refusal,
+      return new FourdgsError(this.names.status[err.status] ?? String(err.status), err.refusal,
         err.message, err.offset);
     } finally { this.free(e); }
   }
@@ -209,5 +220,3 @@ export class Core {
     return new Type(this.m.HEAPU8.buffer, ptr, length);
   }
 }
-
-export { STATUS_NAMES };

@@ -3,7 +3,12 @@ import type { AudioState, OpenOptions, Scene } from './fourdgs.js';
 
 export interface PlayerOptions {
   start?: number; rate?: number; loop?: boolean; playing?: boolean; maxShDegree?: number;
-  applyObjectTracks?: boolean; step?: number; lookAhead?: number; byteBudget?: number;
+  applyObjectTracks?: boolean;
+  /** States ahead of the one shown whose bytes are kept on their way (default 2). */
+  lookAhead?: number;
+  /** @deprecated given, `lookAhead` counts the instants t + step, t + 2 step, ... instead. */
+  step?: number;
+  byteBudget?: number;
 }
 
 /** What the Player says about a frame. `late`: its bytes had not arrived (the picture holds at

@@ -136,8 +136,11 @@ export class Scene {
   fetchRanges(t: number): ByteRange[];
   fetchCost(t: number): number;
   chunksFor(t: number): number[];
+  /** Which state covers t (the library's answer): key null when none. */
+  stateSpan(t: number): { key: number | null; t0: number; t1: number };
   isReady(t: number): boolean;
   prefetch(t: number, options?: { step?: number; horizon?: number; byteBudget?: number }): Promise<number>;
+  prefetchInstants(instants: number[], byteBudget?: number): Promise<number>;
   audioStateAt(index: number, t: number): AudioState;
   cameraAt(t: number): { position: number[]; target: number[]; fovYDeg: number };
   readPayload(payload: Payload): Promise<Uint8Array>;

@@ -18,7 +18,6 @@ export { FourdgsError } from './abi.js';
 export { RangeCache, RemoteSource, UrlFetcher, BlobFetcher, coalesce } from './sources.js';
 export { Player } from './player.js';
 
-const MODEL_NAMES = ['gaussian-birth', 'keyframe-delta'];
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 // The bytes of an input that is not read by ranges, or null.
@@ -192,7 +191,7 @@ export async function validate(input, options = {}) {
       for (let i = 0; i < summary.findingCount; ++i) {
         core.check(core.m._fourdgs_validation_finding(validation, i, f));
         const x = core.read('fourdgs_finding', f);
-        findings.push({ ...x, severity: x.severity === 1 ? 'error' : 'warning' });
+        findings.push({ ...x, severity: core.names.severity[x.severity] });
       }
       core.free(f);
       return { valid: summary.valid !== 0, errors: summary.errors, warnings: summary.warnings,
@@ -221,7 +220,7 @@ export class Scene {
     const i = core.read('fourdgs_scene_info', info);
     core.free(info);
     /** The Header, the Quantization record and the counts (fourdgs_scene_info). */
-    this.info = { ...i, temporalModel: MODEL_NAMES[i.temporalModel] ?? i.temporalModelName };
+    this.info = { ...i, temporalModel: i.temporalModelName };  // the library's spelling
     this.extras = this.readExtras(i);
   }
 
@@ -308,7 +307,7 @@ export class Scene {
         c.check(m._fourdgs_reader_rig_trajectory(r, i, name, interp, count));
         extras.rigTrajectories.push({
           name: c.read('fourdgs_string', name).data,
-          interpolation: c.u32(interp) === 1 ? 'step' : 'linear',
+          interpolation: c.names.interpolation[c.u32(interp)],
           samples: this.list(c.u32(count), ['fourdgs_pose_sample'],
             (k, p) => m._fourdgs_reader_rig_trajectory_sample(r, i, k, p)).map(([x]) => x),
         });
@@ -325,7 +324,7 @@ export class Scene {
         c.check(m._fourdgs_reader_object_track(r, i, id, interp, count));
         extras.objectTracks.push({
           objectId: c.u32(id),
-          interpolation: c.u32(interp) === 1 ? 'step' : 'linear',
+          interpolation: c.names.interpolation[c.u32(interp)],
           samples: this.list(c.u32(count), ['fourdgs_pose_sample'],
             (k, p) => m._fourdgs_reader_object_track_sample(r, i, k, p)).map(([x]) => x),
         });
@@ -370,6 +369,19 @@ export class Scene {
         return Array.from(c.view(Uint32Array, list, n));
       } finally { c.free(list); }
     } finally { c.free(count); }
+  }
+
+  /** Which state covers t — the library's answer (fourdgs_reader_state_span), the C++ player's
+   * own: { key, t0, t1 }. The state is the same for every instant of [t0, t1) (decode it once;
+   * chunksFor(t) names the index entries it is decoded from); key is null when no state covers
+   * t. */
+  stateSpan(t) {
+    const c = this.core, out = c.newStruct('fourdgs_state_span');
+    try {
+      c.check(c.m._fourdgs_reader_state_span(this.reader, t, out));
+      const { key, t0, t1 } = c.read('fourdgs_state_span', out);
+      return { key, t0, t1 };
+    } finally { c.free(out); }
   }
 
   /** Fetches the bytes instant t needs (nothing to do for bytes given whole). */
@@ -551,12 +563,22 @@ export class Scene {
    * instant that needs any. Resolves to the bytes fetched. A remote source only.
    */
   async prefetch(t, { step = 1 / 30, horizon = 30, byteBudget = 16 << 20 } = {}) {
-    const remote = this.source.remote;
-    if (!remote) return 0;
-    let fetched = 0;
+    const instants = [];
     for (let k = 1; k <= horizon; ++k) {
       const at = t + k * step;
       if (!(at < this.info.durationSec)) break;
+      instants.push(at);
+    }
+    return this.prefetchInstants(instants, byteBudget);
+  }
+
+  /** Fetches the ranges of `instants` (in that order) that are not held yet, stopping before
+   * `byteBudget` bytes; resolves to the bytes fetched. A remote source only (else 0). */
+  async prefetchInstants(instants, byteBudget = 16 << 20) {
+    const remote = this.source.remote;
+    if (!remote) return 0;
+    let fetched = 0;
+    for (const at of instants) {
       const wanted = remote.cache.missing(this.fetchRanges(at));
       const bytes = wanted.reduce((n, r) => n + r.length, 0);
       if (fetched + bytes > byteBudget) break;

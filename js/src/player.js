@@ -1,16 +1,19 @@
 // Real-time playback in a browser's (or node's) event loop: a frame for every display tick.
 //
 // The clock is the caller's: frame(now) maps `now` (seconds, any origin: requestAnimationFrame's
-// timestamp / 1000, an AudioContext's currentTime) to scene time,
-// t = anchor + rate × (now − anchorNow), wrapped when looping, clamped at the ends otherwise
-// (playback then ends). The controls act from the last frame shown, as fourdgs::Player's do.
+// timestamp / 1000, an AudioContext's currentTime) to scene time by the library's clock
+// (fourdgs_playback_clock, the one fourdgs::Player runs): t = anchor + rate × (now − anchorNow),
+// wrapped when looping, clamped at the ends otherwise (playback then ends). The controls act
+// from the last frame shown.
 //
-// What a frame costs. The library decodes a state once — the chunks covering t (gaussian-birth)
-// or the state chunk's composed state (keyframe-delta) — into a block the player keeps, and each
-// frame evaluates §3 on it (fourdgs_reader_evaluate_block): decoding happens on the frame that
-// enters a new state, evaluation on every frame. The bytes come first: the player keeps the next
-// `lookAhead` instants' ranges on their way (Scene.prefetch, nearest first, within `byteBudget`),
-// so a frame never waits on the network. When a frame's bytes have not arrived it is late: the
+// What a frame costs. The library says which state covers t and over which span of instants it
+// stays the same (fourdgs_reader_state_span, the C++ player's own answer) and decodes it once —
+// the chunks covering t (gaussian-birth) or the state chunk's composed state (keyframe-delta) —
+// into a block the player keeps; each frame evaluates §3 on it (fourdgs_reader_evaluate_block):
+// decoding happens on the frame that enters a new state, evaluation on every frame. The bytes
+// come first: the player keeps the bytes of the next `lookAhead` states on their way (as the C++
+// player prepares look_ahead states; nearest first, within `byteBudget`), so a frame never waits
+// on the network. When a frame's bytes have not arrived it is late: the
 // previous state is shown at the nearest instant it covers (the picture holds), `late` is true
 // and `reason` says why ("starting": nothing shown yet, "fetching": its bytes are on their way).
 //
@@ -25,99 +28,114 @@
 // previous frame's. The library says which (fourdgs_reader_evaluate_block_changes, the C++
 // player's own answer): within a state it evaluates again only the rows whose value depends on
 // t, so a frame of the same state at the same instant evaluates nothing.
-const STATES = ['paused', 'playing', 'ended'];
 const NO_ROWS = new Uint32Array(0);
+
+// The largest instant before x, near enough: where a state whose span ends at x is last shown.
+const before = (x) => x - Math.max(Math.abs(x) * Number.EPSILON, Number.MIN_VALUE);
+
+// The library's playback clock (fourdgs_playback_clock: fourdgs::PlaybackClock, the one the C++
+// Player runs): `now` to scene time, wrap, clamp, ended, and the controls.
+class Clock {
+  constructor(core, duration, { start, rate, loop, playing }) {
+    this.core = core;
+    const p = core.alloc(4);
+    try {
+      core.check(core.m._fourdgs_playback_clock_create(0, duration, start, rate, loop ? 1 : 0,
+        playing ? 1 : 0, p));
+      this.handle = core.u32(p);
+    } finally { core.free(p); }
+    this.out = core.alloc(8);
+    this.infoStruct = core.newStruct('fourdgs_playback_clock_info');
+  }
+  frame(now) {
+    this.core.check(this.core.m._fourdgs_playback_clock_frame(this.handle, now, this.out));
+    return this.core.dataView().getFloat64(this.out, true);
+  }
+  control(name, ...args) { this.core.check(this.core.m[`_fourdgs_playback_clock_${name}`](this.handle, ...args)); }
+  info() {
+    this.core.check(this.core.m._fourdgs_playback_clock_info_get(this.handle, this.infoStruct));
+    return this.core.read('fourdgs_playback_clock_info', this.infoStruct);
+  }
+  free() {
+    this.core.m._fourdgs_playback_clock_free(this.handle);
+    this.core.free(this.out);
+    this.core.free(this.infoStruct);
+  }
+}
 
 export class Player {
   /**
    * Plays an open Scene. Options: start (0), rate (1), loop (false), playing (false),
-   * maxShDegree (3), applyObjectTracks (true), step (1/30: the spacing of the instants fetched
-   * ahead), lookAhead (30 instants), byteBudget (16 MiB fetched ahead, at most).
+   * maxShDegree (3), applyObjectTracks (true), lookAhead (2: states ahead of the one shown whose
+   * bytes are kept on their way, as fourdgs::PlayerOptions::look_ahead counts states),
+   * byteBudget (16 MiB fetched ahead, at most). Deprecated: with `step` given, lookAhead counts
+   * the instants t + step, t + 2 step, ... instead (default 30), the package's earlier meaning.
    */
   constructor(scene, { start = 0, rate = 1, loop = false, playing = false, maxShDegree = 3,
-    applyObjectTracks = true, step = 1 / 30, lookAhead = 30, byteBudget = 16 << 20 } = {}) {
+    applyObjectTracks = true, step, lookAhead, byteBudget = 16 << 20 } = {}) {
     this.scene = scene;
     this.duration = scene.info.durationSec;
-    this.rate = rate;
-    this.loop = loop;
-    this.state = playing ? 'playing' : 'paused';
-    this.anchor = start;      // scene time at anchorNow
-    this.anchorNow = null;    // the caller's time the anchor was taken at (null: the next frame)
-    this.position = start;    // the instant the last frame showed
+    this.clock = new Clock(scene.core, this.duration, { start, rate, loop, playing });
+    this.position = this.clock.info().anchor;  // the instant the last frame showed
     this.evaluate = { maxShDegree, applyObjectTracks };
-    this.ahead = { step, horizon: lookAhead, byteBudget };
+    this.ahead = step === undefined ? { states: lookAhead ?? 2, byteBudget }
+      : { step, horizon: lookAhead ?? 30, byteBudget };  // deprecated: instants of `step`
     this.block = scene.newBlock();   // the resident state, decoded
     this.out = scene.newFrame();     // the frame the views show
-    this.resident = null;     // { key, t0, t1 } of the state in this.block
+    this.resident = null;     // the state span in this.block: { key, t0, t1 }
     this.fetching = null;     // the look-ahead or catch-up fetch in flight
     this.stats = { frames: 0, lateFrames: 0, statesDecoded: 0 };
     this.changedRows = {};    // the array the frames' `changed` views
   }
 
-  play() {
-    if (this.state === 'ended') this.anchor = this.rate < 0 ? this.duration : 0;
-    else this.anchor = this.position;
-    this.anchorNow = null;
-    this.state = 'playing';
-  }
-  pause() { this.anchor = this.position; this.state = this.state === 'ended' ? 'ended' : 'paused'; }
+  /** "paused", "playing" or "ended" (the library's spelling). */
+  get state() { return this.scene.core.names.playbackState[this.clock.info().state]; }
+  get rate() { return this.clock.info().rate; }
+  get loop() { return this.clock.info().loop !== 0; }
+
+  play() { this.clock.control('play'); }
+  pause() { this.clock.control('pause'); }
   seek(t) {
-    this.anchor = this.wrap(t);
-    this.anchorNow = null;
-    this.position = this.anchor;
-    if (this.state === 'ended') this.state = 'paused';
+    this.clock.control('seek', t);
+    this.position = this.clock.info().anchor;
   }
   setRate(rate) {
     if (!Number.isFinite(rate)) throw new RangeError(`rate ${rate} is not finite`);
-    this.anchor = this.position;
-    this.anchorNow = null;
-    this.rate = rate;
+    this.clock.control('set_rate', rate);
   }
-  setLoop(loop) { this.loop = !!loop; }
+  setLoop(loop) { this.clock.control('set_loop', loop ? 1 : 0); }
 
-  wrap(t) {
-    const d = this.duration;
-    if (this.loop && d > 0) return ((t % d) + d) % d;
-    return Math.min(Math.max(t, 0), Math.max(0, d - 1e-9 * Math.max(1, d)));
-  }
-
-  // The scene time for the caller's `now`, and whether playback ends there.
-  clock(now) {
-    if (this.state !== 'playing') return this.position;
-    if (this.anchorNow === null) this.anchorNow = now;
-    const t = this.anchor + this.rate * (now - this.anchorNow);
-    if (!this.loop && (t >= this.duration || t < 0)) {
-      this.state = 'ended';
-      return this.wrap(t);
+  // The instants of the next `states` states after `span` in the direction of play (the
+  // library's spans, wrapping when looping), or the deprecated instants of `step`.
+  aheadOf(t, span) {
+    const backward = this.rate < 0, { step, horizon, states } = this.ahead;
+    if (step !== undefined)
+      return Array.from({ length: horizon }, (_, k) => t + (k + 1) * step * (backward ? -1 : 1))
+        .filter((at) => at < this.duration);
+    const out = [], loop = this.loop;
+    for (let s = span; out.length < states && s.key !== null;) {
+      let at = backward ? before(s.t0) : s.t1;
+      if (at >= this.duration || at < 0) {
+        if (!loop) break;
+        at = backward ? before(this.duration) : 0;
+      }
+      s = this.scene.stateSpan(at);
+      if (s.key === null || s.key === span.key) break;
+      out.push(at);
     }
-    return this.wrap(t);
+    return out;
   }
 
-  // The state's key and interval at t (the chunks it is decoded from).
-  stateOf(t) {
-    const entries = this.scene.chunksFor(t);
-    const chunks = this.scene.extras.chunks;
-    if (!entries.length) return { key: '', t0: 0, t1: 0 };
-    if (this.scene.info.temporalModel === 'keyframe-delta') {
-      const c = chunks[entries[entries.length - 1]];
-      return { key: entries.join(','), t0: c.t0, t1: c.t1 };
-    }
-    let t0 = -Infinity, t1 = Infinity;
-    for (const e of entries) { t0 = Math.max(t0, chunks[e].t0); t1 = Math.min(t1, chunks[e].t1); }
-    return { key: entries.join(','), t0, t1 };
-  }
-
-  // Keeps the bytes of the next instants (in the direction of play) on their way.
-  lookAhead(t) {
+  // Keeps the bytes of the next states (in the direction of play) on their way.
+  lookAhead(t, span) {
     if (this.fetching || !this.scene.source.remote) return;
-    const step = this.ahead.step * (this.rate < 0 ? -1 : 1);
-    this.fetching = this.scene.prefetch(t, { ...this.ahead, step })
+    this.fetching = this.scene.prefetchInstants(this.aheadOf(t, span), this.ahead.byteBudget)
       .catch(() => {})  // a hint: the frame that needs the bytes reports the failure
       .finally(() => { this.fetching = null; });
   }
 
   /** The frame at the caller's time `now` (see the header). */
-  frame(now) { return this.show(this.clock(now)); }
+  frame(now) { return this.show(this.clock.frame(now)); }
 
   /** The frame at scene time t, which becomes the playhead (scrubbing). */
   frameAt(t) {
@@ -128,9 +146,10 @@ export class Player {
   /** Resolves once the bytes of instant t are held (a seek that should not show late frames). */
   async ready(t) { await this.scene.fetch(t); }
 
-  /** Frees the player's state and frame (the scene stays open). */
+  /** Frees the player's state, frame and clock (the scene stays open). */
   close() {
     if (!this.block) return;
+    this.clock.free();
     this.scene.freeBlock(this.block);
     this.scene.freeFrame(this.out);
     this.block = this.out = 0;
@@ -139,7 +158,7 @@ export class Player {
   // Evaluates the state for t, decoding it first when it is not the resident one. Returns
   // { frame, info } with frame a FrameView (views valid until the next call into the package).
   show(t) {
-    const s = this.stateOf(t);
+    const s = this.scene.stateSpan(t);
     let late = false, reason = 'none', shown = t;
     if (!this.resident || this.resident.key !== s.key) {
       if (this.scene.isReady(t)) {
@@ -161,7 +180,7 @@ export class Player {
     this.position = t;
     ++this.stats.frames;
     if (late) ++this.stats.lateFrames;
-    this.lookAhead(t);
+    this.lookAhead(t, this.resident ?? s);
     const audio = this.scene.extras.audioSources.map((_, i) => this.scene.audioStateAt(i, t));
     return {
       frame,
@@ -171,4 +190,3 @@ export class Player {
   }
 }
 
-export { STATES as PLAYBACK_STATES };

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ._errors import Error, NO_OFFSET, STATUS_NAMES
 
@@ -91,6 +91,12 @@ class SceneInfo(Sized):
          ("has_statistics", u32), ("statistics_gaussian_count", u64),
          ("statistics_chunk_count", u64), ("statistics_duration_sec", dbl),
          ("statistics_aabb", dbl * 6), ("sh_depths_malformed", u32)]
+
+
+class PlyColumns(Sized):
+    _fields_ = [("struct_size", size_t), ("count", u64), ("sh_degree", u32),
+                ("sh_per_gaussian", u32), ("position", P(flt)), ("normal", P(flt)),
+                ("scale", P(flt)), ("rotation", P(flt)), ("color", P(flt)), ("sh", P(flt))]
 
 
 class Payload(ctypes.Structure):
@@ -253,6 +259,13 @@ class StreamCallbacks(ctypes.Structure):
 H = vp  # every handle travels as void*
 _SIGNATURES = {
     "fourdgs_version": ([], ctypes.c_char_p),
+    "fourdgs_enum_name": ([u32, u32], ctypes.c_char_p),
+    "fourdgs_sh_coefficient": ([ctypes.c_uint8], ctypes.c_float),
+    "fourdgs_ply_read_memory": ([vp, vp, size_t, P(H)], status_t),
+    "fourdgs_ply_read_file": ([vp, ctypes.c_char_p, size_t, P(H)], status_t),
+    "fourdgs_ply_columns_get": ([H, vp], status_t),
+    "fourdgs_ply_free": ([H], None),
+    "fourdgs_ply_write": ([vp, vp, size_t, P(size_t)], status_t),
     "fourdgs_abi_version": ([], u32),
     "fourdgs_last_error": ([P(ErrorInfo)], status_t),
     "fourdgs_open_options_init_sized": ([P(OpenOptions), ctypes.c_size_t], None),
@@ -458,5 +471,56 @@ def check(status: int) -> None:
     if status != OK:
         raise error_from_last(status)
 
+
+# fourdgs_enum (fourdgs_binding_support.h): the enums whose spellings the library gives.
+ENUM_TEMPORAL_MODEL, ENUM_BLOCK_KIND, ENUM_PLAYBACK_STATE, ENUM_LATE_REASON = 1, 2, 3, 4
+ENUM_AXIS, ENUM_LENGTH_UNIT, ENUM_CAMERA_MODEL, ENUM_INTERPOLATION = 6, 7, 8, 9
+
+
+class EnumNames(Sequence[str]):
+    """The library's spellings of the values 0, 1, ... of one C ABI enum (fourdgs_enum_name), a
+    read-only sequence indexed by value; asked of the library on first use, so importing the
+    package does not load it."""
+
+    def __init__(self, which: int):
+        self._which = which
+        self._names: Optional[Tuple[str, ...]] = None
+
+    def _all(self) -> Tuple[str, ...]:
+        if self._names is None:
+            names: List[str] = []
+            while True:
+                name = lib().fourdgs_enum_name(self._which, len(names))
+                if name is None:
+                    break
+                names.append(name.decode())
+            self._names = tuple(names)
+        return self._names
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, EnumNames)) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
+def sh_coefficients() -> "Tuple[float, ...]":
+    """The SH coefficient each SH byte 0..255 stands for (§6.5), as the library maps it."""
+    global _sh_table
+    if _sh_table is None:
+        _sh_table = tuple(lib().fourdgs_sh_coefficient(b) for b in range(256))
+    return _sh_table
+
+
+_sh_table: "Optional[Tuple[float, ...]]" = None
 
 __all__ = ["STATUS_NAMES"]

@@ -14,8 +14,8 @@ from ._errors import Error
 from ._scene import Frame, Scene, Source, _new_frame, _take_for_reuse, _tuple, open, stream
 from ._types import AudioState
 
-PLAYBACK_STATES = ("paused", "playing", "ended")
-LATE_REASONS = ("none", "starting", "queued", "fetching", "decoding")
+PLAYBACK_STATES = C.EnumNames(C.ENUM_PLAYBACK_STATE)  # the library's spellings
+LATE_REASONS = C.EnumNames(C.ENUM_LATE_REASON)
 
 
 class PlayerOptions(C.Sized):

@@ -24,13 +24,20 @@ from ._types import (AXES, CAMERA_MODELS, LENGTH_UNITS, Attachment, AudioKeyfram
 PathLike = Union[str, "os.PathLike[str]"]
 Source = Union[PathLike, bytes, bytearray, memoryview]
 
-BLOCK_KINDS = ("empty", "all", "instant", "chunk", "state")
+BLOCK_KINDS = C.EnumNames(C.ENUM_BLOCK_KIND)  # the library's spellings
+TEMPORAL_MODELS = C.EnumNames(C.ENUM_TEMPORAL_MODEL)
 
 
 def sh_coefficients(sh_bytes: np.ndarray) -> np.ndarray:
-    """SH bytes as the float coefficients they stand for (§6.5: -4 + b * 8 / 255), float32."""
-    return (np.float32(-4.0) + sh_bytes.astype(np.float32) * np.float32(8.0 / 255.0)).astype(
-        np.float32)
+    """SH bytes as the float coefficients they stand for (§6.5), float32: the library's map
+    (fourdgs_sh_coefficient), looked up per byte."""
+    global _sh_lookup
+    if _sh_lookup is None:
+        _sh_lookup = np.array(C.sh_coefficients(), dtype=np.float32)
+    return _sh_lookup[np.asarray(sh_bytes, dtype=np.intp)]
+
+
+_sh_lookup: Optional[np.ndarray] = None
 
 
 def _tuple(values) -> tuple:
@@ -439,7 +446,7 @@ class Scene:
     @property
     def model(self) -> str:
         """"gaussian-birth" or "keyframe-delta": the front-end the Header's temporal_model picks."""
-        return "keyframe-delta" if self._info().temporal_model == 1 else "gaussian-birth"
+        return TEMPORAL_MODELS[self._info().temporal_model]
 
     @property
     def summary_crc_verified(self) -> bool:

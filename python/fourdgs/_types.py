@@ -7,11 +7,15 @@ from typing import List, Optional, Sequence, Tuple, Union
 Vec3 = Tuple[float, float, float]
 Quat = Tuple[float, float, float, float]  # x y z w
 
-# Registry spellings of enumerated fields, by their number in the file.
-AXES = ("+x", "+y", "+z", "-x", "-y", "-z")
-LENGTH_UNITS = ("unspecified", "metre", "centimetre", "millimetre", "kilometre", "foot", "inch")
-CAMERA_MODELS = ("none", "pinhole", "brown-conrady", "kannala-brandt")
-INTERPOLATIONS = ("linear", "step")  # Rig Trajectory and Object Track interpolation byte
+from ._capi import (ENUM_AXIS, ENUM_CAMERA_MODEL, ENUM_INTERPOLATION, ENUM_LENGTH_UNIT,
+                    EnumNames)
+
+# Registry spellings of enumerated fields, by their number in the file: the library's
+# (fourdgs_enum_name), read when first used.
+AXES = EnumNames(ENUM_AXIS)
+LENGTH_UNITS = EnumNames(ENUM_LENGTH_UNIT)
+CAMERA_MODELS = EnumNames(ENUM_CAMERA_MODEL)
+INTERPOLATIONS = EnumNames(ENUM_INTERPOLATION)  # Rig Trajectory and Object Track byte
 
 
 def spelling(table: Sequence[str], value: int) -> str:

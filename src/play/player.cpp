@@ -68,13 +68,11 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     evaluate_options.with_sh = options.max_sh_degree > 0;
     evaluate_options.max_sh_degree = options.max_sh_degree;
     if (options.object_tracks) evaluate_options.tracks = scene.object_tracks;
-    build_segments();
-    rate = options.rate;
-    loop = options.loop;
-    bool ended = false;
-    anchor_t = last_t = head_t = place(options.start, ended);
-    head_dir = rate < 0 ? -1 : 1;
-    play_state = options.playing ? PlaybackState::playing : PlaybackState::paused;
+    static const StateTimeline no_states;
+    states = r.states() ? r.states() : &no_states;
+    clock = PlaybackClock(duration, options.start, options.rate, options.loop, options.playing);
+    last_t = head_t = clock.anchor();
+    head_dir = options.rate < 0 ? -1 : 1;
     if (model != Model::keyframe_stream && options.prefetch) {
         if (model == Model::birth)
             prefetcher.emplace(*front_end->birth_reader(), s, options.prefetch_options);
@@ -83,81 +81,6 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     }
     worker = std::thread([this] { run(); });
     return ok_status();
-}
-
-void Player::Impl::build_segments() {
-    const std::vector<ChunkIndex>& index = reader->scene().index;
-    if (model == Model::keyframes) {
-        const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
-        for (std::size_t entry : kd.timeline().by_time()) {
-            const std::vector<std::size_t>& chain = kd.timeline().chain_of(entry);
-            const bool step = !segments.empty() && chain.size() >= 2 &&
-                              chain[chain.size() - 2] == segments.back().entry;
-            segments.push_back(Segment{index[entry].t0, index[entry].t1, {}, entry, step});
-        }
-    } else if (model == Model::birth) {
-        // Every interval bound splits the timeline; between two bounds the chunks covering an
-        // instant do not change, so each piece's set is chunks_for of any instant in it.
-        std::vector<double> bounds{0.0, duration};
-        for (const ChunkIndex& e : index)
-            for (double b : {e.t0, e.t1})
-                if (!std::isnan(b)) bounds.push_back(b);
-        std::sort(bounds.begin(), bounds.end());
-        bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-        for (std::size_t i = 0; i + 1 < bounds.size(); ++i)
-            segments.push_back(Segment{bounds[i], bounds[i + 1], {}, kNone});
-        for (std::size_t entry = 0; entry < index.size(); ++entry) {
-            const ChunkIndex& e = index[entry];
-            if (std::isnan(e.t0) || std::isnan(e.t1)) continue;  // covers no instant
-            const auto lo = std::lower_bound(bounds.begin(), bounds.end(), e.t0) - bounds.begin();
-            const auto hi = std::lower_bound(bounds.begin(), bounds.end(), e.t1) - bounds.begin();
-            for (auto i = lo; i < hi; ++i) segments[static_cast<std::size_t>(i)].chunks.push_back(entry);
-        }
-    }
-    for (const Segment& s : segments) starts.push_back(s.t0);
-}
-
-std::size_t Player::Impl::segment_of(double t) const {
-    const auto it = std::upper_bound(starts.begin(), starts.end(), t);
-    if (it == starts.begin()) return kNone;
-    const std::size_t i = static_cast<std::size_t>(it - starts.begin()) - 1;
-    return t < segments[i].t1 ? i : kNone;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The clock.
-
-double Player::Impl::place(double t, bool& ended) const {
-    ended = false;
-    if (!(duration > 0)) return 0;
-    if (loop) {
-        t = std::fmod(t, duration);
-        if (t < 0) t += duration;
-        return t < duration ? t : 0.0;
-    }
-    if (t >= duration) {
-        ended = true;
-        return before(duration);
-    }
-    if (t < 0) {
-        ended = rate < 0;
-        return 0;
-    }
-    return t;
-}
-
-double Player::Impl::clock_at(double now) const {
-    if (play_state != PlaybackState::playing || !anchor_now) return anchor_t;
-    return anchor_t + rate * (now - *anchor_now);
-}
-
-// Re-anchors the clock at the last frame shown (its instant, its `now`).
-void Player::Impl::anchor_here() {
-    if (have_last_now && anchor_now) {
-        bool ended = false;
-        anchor_t = place(clock_at(last_now), ended);
-        anchor_now = last_now;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,7 +100,7 @@ Found Player::Impl::find_birth(double t) {
     if (s == shown_seg && s != kNone) return {};
     std::vector<ChunkSlot*> found;
     if (s != kNone) {
-        for (std::size_t c : segments[s].chunks) {
+        for (std::size_t c : segment(s).chunks) {
             ChunkSlot* slot = nullptr;
             for (auto& sl : slots)
                 if (sl->chunk == c && (sl->state == ChunkSlot::State::ready ||
@@ -196,8 +119,8 @@ Found Player::Impl::find_birth(double t) {
     changes.forget();  // other chunks: other rows
     shown_any = true;
     if (s != kNone) {
-        shown_t0 = segments[s].t0;
-        shown_t1 = segments[s].t1;
+        shown_t0 = segment(s).t0;
+        shown_t1 = segment(s).t1;
     } else {
         shown_t0 = shown_t1 = 0;
     }
@@ -281,8 +204,8 @@ void Player::Impl::evaluate_shown(double t, Frame& out) {
     }
 }
 
-std::vector<Shown> Player::Impl::shown_blocks() const {
-    std::vector<Shown> blocks;
+std::vector<ShownBlock> Player::Impl::shown_blocks() const {
+    std::vector<ShownBlock> blocks;
     if (model != Model::birth) {
         blocks.push_back({&shown_state, 0});
         return blocks;
@@ -295,26 +218,31 @@ std::vector<Shown> Player::Impl::shown_blocks() const {
     return blocks;
 }
 
+// The keyframe-delta items taken from the queue, applied to the state shown (the render
+// thread's own: outside the lock), from the last whole state on: each step builds on the state
+// before it, and says which rows it changed.
+void Player::Impl::apply_items(std::vector<Item>& items) {
+    std::size_t from = items.size() - 1;
+    while (from > 0 && !items[from].step.whole) --from;
+    for (std::size_t k = from; k < items.size(); ++k) {
+        StateStep& step = items[k].step;
+        if (step.whole) changes.forget();  // rows may have moved
+        else changes.stepped(step.rows, step.attributes[attr::motion] ||
+                                            step.attributes[attr::object_id]);
+        step.apply_to(shown_state);
+    }
+    shown_t0 = items.back().t0;
+    shown_t1 = items.back().t1;
+    shown_any = true;
+}
+
 Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& info, bool wait) {
     std::unique_lock lock(mu);
-    if (from_clock) {
-        bool ended = false;
-        if (!anchor_now) anchor_now = t;
-        last_now = t;
-        have_last_now = true;
-        t = place(clock_at(t), ended);
-        if (ended && play_state == PlaybackState::playing) {
-            play_state = PlaybackState::ended;
-            anchor_t = t;
-        }
-    } else {
-        anchor_t = t;
-        anchor_now.reset();
-    }
+    if (from_clock) t = clock.frame(t);
+    else clock.frame_at(t);
     // What the worker works towards (clamped: a frame past the end still plays the last state).
-    bool ended = false;
-    const double head = std::isfinite(t) ? place(t, ended) : head_t;
-    const int dir = rate < 0 ? -1 : 1;
+    const double head = std::isfinite(t) ? place(t) : head_t;
+    const int dir = clock.rate() < 0 ? -1 : 1;
     if (head != head_t || dir != head_dir) {
         head_t = head;
         head_dir = dir;
@@ -370,28 +298,14 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
     info.time = t;
     info.late = late;
     info.reason = found.reason;
-    info.state = play_state;
+    info.state = clock.state();
     last_t = t;
     // The items taken are applied outside the lock; the state shown is the render thread's own.
     std::vector<Item> apply = std::move(taken);
     taken.clear();
     lock.unlock();
 
-    if (!apply.empty()) {
-        // From the last whole state on: each step builds on the state before it.
-        std::size_t from = apply.size() - 1;
-        while (from > 0 && !apply[from].step.whole) --from;
-        for (std::size_t k = from; k < apply.size(); ++k) {
-            const StateStep& step = apply[k].step;
-            if (step.whole) changes.forget();  // rows may have moved
-            else changes.stepped(step.rows, step.attributes[attr::motion] ||
-                                                step.attributes[attr::object_id]);
-            apply[k].step.apply_to(shown_state);
-        }
-        shown_t0 = apply.back().t0;
-        shown_t1 = apply.back().t1;
-        shown_any = true;
-    }
+    if (!apply.empty()) apply_items(apply);
     double at = t;
     if (late) at = shown_any && shown_t1 > shown_t0 ? std::clamp(t, shown_t0, before(shown_t1)) : t;
     if (late && !shown_any) {
@@ -482,32 +396,20 @@ Status Player::frame_at(double t, Frame& out, PlayerFrame& info, bool wait) {
 void Player::play() {
     std::lock_guard lock(impl_->mu);
     Impl& m = *impl_;
-    if (m.play_state == PlaybackState::playing) return;
-    if (m.play_state == PlaybackState::ended) {
-        bool ended = false;
-        m.anchor_t = m.place(m.rate < 0 ? before(m.duration) : 0.0, ended);
-    }
-    m.play_state = PlaybackState::playing;
-    m.anchor_now.reset();
+    m.clock.play();
 }
 
 void Player::pause() {
     std::lock_guard lock(impl_->mu);
     Impl& m = *impl_;
-    if (m.play_state != PlaybackState::playing) return;
-    m.anchor_here();
-    m.play_state = PlaybackState::paused;
-    m.anchor_now.reset();
+    m.clock.pause();
 }
 
 void Player::seek(double t) {
     std::lock_guard lock(impl_->mu);
     Impl& m = *impl_;
     if (!std::isfinite(t)) return;
-    bool ended = false;
-    m.anchor_t = m.place(t, ended);
-    m.anchor_now.reset();
-    if (m.play_state == PlaybackState::ended) m.play_state = PlaybackState::paused;
+    m.clock.seek(t);
     m.late_since.reset();
     // Refusals are kept per state until a seek: try them again.
     for (auto& s : m.slots)
@@ -520,7 +422,7 @@ void Player::seek(double t) {
             m.recycle(std::move(m.queue.back()));
             m.queue.pop_back();
         }
-    m.head_t = m.anchor_t;
+    m.head_t = m.clock.anchor();
     m.retarget();
 }
 
@@ -531,8 +433,7 @@ Status Player::set_rate(double rate) {
     if (rate < 0 && m.model == Impl::Model::keyframe_stream)
         return not_seekable("a stream plays forward only; the rate " + detail::fmt(rate) +
                             " is negative");
-    m.anchor_here();
-    m.rate = rate;
+    m.clock.set_rate(rate);
     m.head_dir = rate < 0 ? -1 : 1;
     m.wake.notify_one();
     return ok_status();
@@ -540,24 +441,23 @@ Status Player::set_rate(double rate) {
 
 void Player::set_loop(bool loop) {
     std::lock_guard lock(impl_->mu);
-    impl_->anchor_here();
-    impl_->loop = loop;
+    impl_->clock.set_loop(loop);
     impl_->wake.notify_one();
 }
 
 PlaybackState Player::state() const {
     std::lock_guard lock(impl_->mu);
-    return impl_->play_state;
+    return impl_->clock.state();
 }
 
 double Player::rate() const {
     std::lock_guard lock(impl_->mu);
-    return impl_->rate;
+    return impl_->clock.rate();
 }
 
 bool Player::loop() const {
     std::lock_guard lock(impl_->mu);
-    return impl_->loop;
+    return impl_->clock.loop();
 }
 
 double Player::position() const {

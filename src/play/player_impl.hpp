@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "fourdgs/frame_changes.hpp"
 #include "fourdgs/player.hpp"
-#include "player_changes.hpp"
 #include "read/scene_front_end.hpp"
 
 namespace fourdgs {
@@ -55,17 +55,6 @@ inline std::uint64_t bytes_of(const GaussianBlock& b) {
            bytes_of(b.object_id) + bytes_of(b.source_group) + bytes_of(b.source_index) +
            bytes_of(b.gaussian_id);
 }
-
-// An interval of instants over which the state is one: gaussian-birth, the chunks covering each
-// of its instants (in index order, as chunks_for gives them); keyframe-delta, one state chunk.
-struct Segment {
-    double t0 = 0, t1 = 0;
-    std::vector<std::size_t> chunks;
-    std::size_t entry = kNone;
-    // keyframe-delta: played forward, this state is one delta from the segment before it (a
-    // step); otherwise it is composed whole from its keyframe.
-    bool steps_from_previous = false;
-};
 
 enum class Phase : std::uint8_t { idle, fetching, decoding };
 
@@ -115,22 +104,16 @@ struct Player::Impl {
     EvaluateOptions evaluate_options;
     Model model = Model::birth;
     double duration = 0;
-    std::vector<Segment> segments;  // random access: tiling the instants the file covers
-    std::vector<double> starts;     // segments[i].t0, for the lookups
+    // The segments: the reader's state spans (fourdgs/state_timeline.hpp), tiling the instants
+    // the file covers (a segment is a span's key); none on a stream.
+    const StateTimeline* states = nullptr;
 
     // ---- shared: guarded by mu
     mutable std::mutex mu;
     std::condition_variable wake;   // the worker: something to do
     std::condition_variable ready;  // a waiting frame: a state was published
     bool stop = false;
-    // The clock.
-    PlaybackState play_state = PlaybackState::paused;
-    double rate = 1;
-    bool loop = false;
-    double anchor_t = 0;              // the playhead when the clock was last anchored...
-    std::optional<double> anchor_now; // ...at this `now` (none: at the next frame's)
-    double last_now = 0;
-    bool have_last_now = false;
+    PlaybackClock clock;
     double last_t = 0;                // the instant the last frame showed
     // What the worker works towards.
     double head_t = 0;
@@ -178,19 +161,24 @@ struct Player::Impl {
 
     // ---- setup
     Status start(SceneReader& r, ByteSource& s, const PlayerOptions& o);
-    void build_segments();
 
-    // ---- the clock (under mu)
-    double place(double t, bool& ended) const;
-    double clock_at(double now) const;
-    void anchor_here();
+    // The clock's placing of t (under mu).
+    double place(double t) const {
+        bool ended = false;
+        return clock.place(t, ended);
+    }
 
     // ---- lookups
-    std::size_t segment_of(double t) const;
+    std::size_t segment_of(double t) const { return states->find(t); }
+    StateSpan segment(std::size_t s) const { return states->span(s); }
+    std::size_t segment_count() const { return states->size(); }
+    // Keyframe-delta: segment s's state chunk (its chain's last entry).
+    std::size_t state_chunk(std::size_t s) const { return states->span(s).chunks.back(); }
     // The segments the worker keeps ready, from the one holding `from` (under mu).
     std::vector<std::size_t> wanted_segments(double from) const;
     // The segment after `s` in the direction of play (wrapping when looping), or kNone.
     std::size_t next_segment(std::size_t s) const;
+    bool steps_from_previous(std::size_t s) const;
     // keyframe-delta, forward: `out` extended to the next state composed whole when the
     // playhead reaches it before a compose would end (under mu).
     void reach_next_compose(std::vector<std::size_t>& out, double from) const;
@@ -200,6 +188,8 @@ struct Player::Impl {
     void run();
     void work_birth(std::unique_lock<std::mutex>& lock);
     void work_keyframes(std::unique_lock<std::mutex>& lock);
+    std::vector<std::size_t> keyframe_targets(std::size_t tail);
+    std::size_t keep_leading_items(const std::vector<std::size_t>& wanted, std::size_t tail);
     void work_stream(std::unique_lock<std::mutex>& lock);
     void aim_prefetcher(std::unique_lock<std::mutex>& lock);
     Item take_spare(bool whole);
@@ -212,7 +202,8 @@ struct Player::Impl {
     Found find_stream(double t);
     LateReason why_late(std::size_t pos) const;
     void evaluate_shown(double t, Frame& out);
-    std::vector<Shown> shown_blocks() const;
+    void apply_items(std::vector<Item>& items);
+    std::vector<ShownBlock> shown_blocks() const;
 };
 
 }  // namespace fourdgs

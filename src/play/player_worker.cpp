@@ -16,10 +16,10 @@ namespace fourdgs {
 // the playhead would reach while it composes. Random access only.
 std::vector<std::size_t> Player::Impl::wanted_segments(double from) const {
     std::vector<std::size_t> out;
-    if (segments.empty()) return out;
-    double t = std::clamp(from, segments.front().t0, before(segments.back().t1));
+    if (segment_count() == 0) return out;
+    double t = std::clamp(from, segment(0).t0, before(segment(segment_count() - 1).t1));
     std::size_t s = segment_of(t);
-    if (s == kNone) s = t < segments.front().t1 ? 0 : segments.size() - 1;
+    if (s == kNone) s = t < segment(0).t1 ? 0 : segment_count() - 1;
     for (std::uint32_t k = 0; k <= options.look_ahead && s != kNone; ++k) {
         out.push_back(s);
         s = next_segment(s);
@@ -30,12 +30,21 @@ std::vector<std::size_t> Player::Impl::wanted_segments(double from) const {
 }
 
 std::size_t Player::Impl::next_segment(std::size_t s) const {
+    const bool wraps = clock.loop() && segment_count() > 1;
     if (head_dir >= 0) {
-        if (s + 1 < segments.size()) return s + 1;
-        return loop && segments.size() > 1 ? 0 : kNone;
+        if (s + 1 < segment_count()) return s + 1;
+        return wraps ? 0 : kNone;
     }
     if (s > 0) return s - 1;
-    return loop && segments.size() > 1 ? segments.size() - 1 : kNone;
+    return wraps ? segment_count() - 1 : kNone;
+}
+
+// Keyframe-delta: whether segment s's state is one delta from segment s - 1's (a forward step),
+// rather than composed whole from its keyframe.
+bool Player::Impl::steps_from_previous(std::size_t s) const {
+    if (s == 0) return false;
+    const std::vector<std::size_t> chain = segment(s).chunks;
+    return chain.size() >= 2 && chain[chain.size() - 2] == state_chunk(s - 1);
 }
 
 // Played forward, the states after the look-ahead are steps the worker makes in a few
@@ -47,26 +56,27 @@ std::size_t Player::Impl::next_segment(std::size_t s) const {
 // so the look-ahead alone stays.
 void Player::Impl::reach_next_compose(std::vector<std::size_t>& out, double from) const {
     if (head_dir < 0 || out.empty() || compose_guess <= 0) return;
-    const double horizon = compose_guess * 1.5 * std::max(std::abs(rate), 1.0);
+    const double horizon = compose_guess * 1.5 * std::max(std::abs(clock.rate()), 1.0);
     auto distance = [&](std::size_t s) {  // scene time from `from` to segment s, playing on
-        const double d = segments[s].t0 - from;
+        const double d = segment(s).t0 - from;
         return d >= 0 ? d : d + duration;
     };
     for (std::size_t s : out)
-        if (s != out.front() && !segments[s].steps_from_previous) return;  // already there
+        if (s != out.front() && !steps_from_previous(s)) return;  // already there
     const std::size_t kept = out.size();
     for (std::size_t s = next_segment(out.back()); s != kNone && distance(s) <= horizon;
          s = next_segment(s)) {
         if (std::find(out.begin(), out.end(), s) != out.end()) break;  // a short loop
         out.push_back(s);
-        if (!segments[s].steps_from_previous) return;  // reached: prepare up to it
+        if (!steps_from_previous(s)) return;  // reached: prepare up to it
     }
     out.resize(kept);  // no whole compose near: steps need no more than the look-ahead
 }
+
 void Player::Impl::retarget() {
     wake.notify_one();
-    if (segments.empty()) return;
-    const double t = std::clamp(head_t, segments.front().t0, before(segments.back().t1));
+    if (segment_count() == 0) return;
+    const double t = std::clamp(head_t, segment(0).t0, before(segment(segment_count() - 1).t1));
     if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
         abandon.store(true);
 }
@@ -98,7 +108,7 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     abandon.store(false);
     std::vector<std::size_t> needed;
     for (std::size_t s : wanted)
-        for (std::size_t c : segments[s].chunks)
+        for (std::size_t c : segment(s).chunks)
             if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
     auto slot_of = [this](std::size_t c) -> ChunkSlot* {
         for (auto& s : slots)
@@ -106,17 +116,17 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
         return nullptr;
     };
     // The first chunk the wanted segments lack, and the segment it is for.
-    std::size_t chunk = kNone, segment = kNone;
+    std::size_t chunk = kNone, for_segment = kNone;
     for (std::size_t s : wanted) {
-        for (std::size_t c : segments[s].chunks)
+        for (std::size_t c : segment(s).chunks)
             if (!slot_of(c)) {
                 chunk = c;
-                segment = s;
+                for_segment = s;
                 break;
             }
         if (chunk != kNone) break;
     }
-    if (chunk == kNone || segment != wanted.front()) aim_prefetcher(lock);
+    if (chunk == kNone || for_segment != wanted.front()) aim_prefetcher(lock);
     if (chunk == kNone) {
         phase = Phase::idle;
         work_pos = kNone;
@@ -138,10 +148,10 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     slot->error.reset();
     // The segment's other missing chunks are fetched with this one: one round trip remotely.
     std::vector<std::size_t> fetch;
-    for (std::size_t c : segments[segment].chunks)
+    for (std::size_t c : segment(for_segment).chunks)
         if (c == chunk || !slot_of(c)) fetch.push_back(c);
     phase = Phase::fetching;
-    work_pos = segment;
+    work_pos = for_segment;
     lock.unlock();
     const IndexedReader& indexed = *front_end->birth_reader();
     const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
@@ -203,19 +213,19 @@ void Player::Impl::recycle(Item&& item) {
     }
 }
 
-void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
+// The states the worker prepares next, in order (under mu): the playhead's and look_ahead more
+// (those also become `working`), aimed ahead when playing forward behind the playhead, and
+// preceded by the states a forward step walks through from `tail`, the state the next item
+// would follow.
+std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     std::vector<std::size_t> wanted = wanted_segments(head_t);
     const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
-    // The state the next item would follow; none after a refusal (nothing composes past it).
-    const std::size_t tail = queue.empty()        ? shown_pos
-                             : queue.back().error ? kNone
-                                                  : queue.back().pos;
     // Playing forward behind the playhead: the state it needs is neither prepared nor a step
     // away, and composing it would end after the playhead has left it. Aim where the playhead
     // will be when a compose ends (the last one's time ahead, at the rate), or keep what is
     // already prepared there, rather than chase it.
     const std::size_t p0 = wanted.front();
-    const bool forward = play_state == PlaybackState::playing && rate > 0;
+    const bool forward = clock.state() == PlaybackState::playing && clock.rate() > 0;
     const bool have_p0 = shown_pos == p0 || std::any_of(queue.begin(), queue.end(),
                                                         [p0](const Item& it) {
                                                             return it.pos == p0;
@@ -224,14 +234,14 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     if (forward && !have_p0 && compose_seconds > 0 && !waiting) {
         const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
                            queue.front().step.whole;
-        const std::vector<std::size_t>& chain = kd.timeline().chain_of(segments[p0].entry);
+        const std::vector<std::size_t>& chain = kd.timeline().chain_of(state_chunk(p0));
         const bool steps_reach = tail != kNone && tail < p0 &&
-                                 std::find(chain.begin(), chain.end(), segments[tail].entry) !=
+                                 std::find(chain.begin(), chain.end(), state_chunk(tail)) !=
                                      chain.end();
         if (ahead)
-            wanted = wanted_segments(segments[queue.front().pos].t0);
+            wanted = wanted_segments(segment(queue.front().pos).t0);
         else if (!steps_reach)
-            wanted = wanted_segments(head_t + compose_seconds * rate);
+            wanted = wanted_segments(head_t + compose_seconds * clock.rate());
     }
     working = wanted;
     abandon.store(false);
@@ -240,10 +250,17 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     // thread applies each one's rows) rather than the playhead's composed from its keyframe.
     if (head_dir >= 0 && tail != kNone && tail < wanted.front()) {
         const std::vector<std::size_t>& chain =
-            kd.timeline().chain_of(segments[wanted.front()].entry);
-        if (std::find(chain.begin(), chain.end(), segments[tail].entry) != chain.end())
+            kd.timeline().chain_of(state_chunk(wanted.front()));
+        if (std::find(chain.begin(), chain.end(), state_chunk(tail)) != chain.end())
             for (std::size_t p = wanted.front(); p-- > tail + 1;) wanted.insert(wanted.begin(), p);
     }
+    return wanted;
+}
+
+// Keeps the queue items that still lead to `wanted` and drops the rest (under mu); returns how
+// many of `wanted` are prepared (wanted[next] is the first that is not).
+std::size_t Player::Impl::keep_leading_items(const std::vector<std::size_t>& wanted,
+                                             std::size_t tail) {
     // Keep what still leads to the wanted states: the items up to the first one wanted (the
     // render thread walks through them to it), then those that follow in the wanted order;
     // drop the rest. A refusal is always last: nothing composes past it.
@@ -266,6 +283,17 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         recycle(std::move(queue.back()));
         queue.pop_back();
     }
+    return next;
+}
+
+void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
+    const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
+    // The state the next item would follow; none after a refusal (nothing composes past it).
+    const std::size_t tail = queue.empty()        ? shown_pos
+                             : queue.back().error ? kNone
+                                                  : queue.back().pos;
+    const std::vector<std::size_t> wanted = keyframe_targets(tail);
+    const std::size_t next = keep_leading_items(wanted, tail);
     const bool blocked = !queue.empty() && queue.back().error;
     if (next >= wanted.size() || blocked) {
         aim_prefetcher(lock);
@@ -277,13 +305,13 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     if (next > 0) aim_prefetcher(lock);
     const std::size_t pos = wanted[next];
     const std::size_t last = queue.empty() ? shown_pos : queue.back().pos;
-    const Segment& seg = segments[pos];
+    const StateSpan seg = segment(pos);
     // A step when the state before it is the one the worker's workspace holds, going forward.
     bool step = head_dir >= 0 && last != kNone && pos == last + 1 &&
-                cursor.composed_entry == segments[last].entry;
+                cursor.composed_entry == state_chunk(last);
     if (step) {
         auto following = kd.next_step(cursor);
-        step = following.ok() && *following && **following == seg.entry;
+        step = following.ok() && *following && **following == seg.chunks.back();
     }
     Item item = take_spare(!step);
     item.pos = pos;

@@ -102,6 +102,7 @@ Result<IndexedReader> IndexedReader::open(ByteSource& source, ReaderOptions opti
     FOURDGS_TRY(reader.fetcher_->fetch(0, std::min<std::uint64_t>(size, kMagicSize), magic));
     FOURDGS_TRY(check_magic(magic, 0));
     FOURDGS_TRY(reader.read_tail_and_summary(size));
+    reader.states_ = StateTimeline::of_chunks(reader.scene_.index, reader.scene_.header.duration_sec);
     return reader;
 }
 
@@ -334,10 +335,7 @@ int IndexedReader::wanted_bands() const {
 }
 
 std::vector<std::size_t> IndexedReader::chunks_for(double t) const {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < scene_.index.size(); ++i)
-        if (scene_.index[i].t0 <= t && t < scene_.index[i].t1) out.push_back(i);
-    return out;
+    return states_.at(t).chunks;
 }
 
 std::uint64_t IndexedReader::fetch_cost(std::size_t index) const {

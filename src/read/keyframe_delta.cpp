@@ -52,6 +52,7 @@ KeyframeDeltaWorkspace& KeyframeDeltaWorkspace::operator=(KeyframeDeltaWorkspace
 KeyframeDeltaReader::KeyframeDeltaReader(IndexedReader base, ByteSource& source,
                                          ReaderOptions options, KeyframeTimeline timeline)
     : base_(std::move(base)), options_(options), timeline_(std::move(timeline)),
+      states_(StateTimeline::of_states(timeline_)),
       fetcher_(std::make_unique<RangeFetcher>(source, options.max_record_bytes)),
       own_(std::make_unique<KeyframeDeltaWorkspace>()) {}
 KeyframeDeltaReader::~KeyframeDeltaReader() = default;

@@ -164,6 +164,16 @@ Result<std::vector<std::size_t>> SceneReader::chunks_for(double t) const {
     return front_end_->chunks_for(t);
 }
 
+Result<StateSpan> SceneReader::state_span(double t) const {
+    const StateTimeline* timeline = front_end_->states();
+    if (!timeline)
+        return make_error(ErrorKind::invalid_argument, refusal::kNotSeekable,
+                          "state_span needs the Chunk Index of a random-access source");
+    return timeline->at(t);
+}
+
+const StateTimeline* SceneReader::states() const noexcept { return front_end_->states(); }
+
 Result<std::uint64_t> SceneReader::fetch_cost(double t) const { return front_end_->fetch_cost(t); }
 
 Result<std::uint64_t> SceneReader::entry_fetch_cost(std::size_t entry) const {

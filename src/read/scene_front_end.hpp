@@ -45,6 +45,8 @@ public:
     virtual Result<std::uint64_t> entry_fetch_cost(std::size_t entry) const = 0;
     virtual Result<std::vector<ByteRange>> fetch_ranges(double t) const = 0;
     virtual Result<bool> next_block(GaussianBlock& out, BlockInfo& info) = 0;
+    // The states of the instants (fourdgs/state_timeline.hpp): random access only, else nullptr.
+    virtual const StateTimeline* states() const noexcept { return nullptr; }
 
     // The reader underneath, for the player (player.cpp), which plays each model with its
     // reader's own calls (decode_chunks, step_forward, the prefetcher): each front-end answers

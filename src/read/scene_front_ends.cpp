@@ -96,6 +96,7 @@ public:
     Result<std::vector<std::size_t>> chunks_for(double t) const override {
         return reader_.chunks_for(t);
     }
+    const StateTimeline* states() const noexcept override { return &reader_.states(); }
 
     Result<std::uint64_t> fetch_cost(double t) const override {
         std::uint64_t bytes = 0;
@@ -150,6 +151,7 @@ public:
     Result<std::vector<std::size_t>> chunks_for(double t) const override {
         return reader_.chain(t);
     }
+    const StateTimeline* states() const noexcept override { return &reader_.states(); }
 
     Result<std::uint64_t> fetch_cost(double t) const override {
         FOURDGS_ASSIGN(SeekPlan plan, reader_.plan(t));

@@ -375,6 +375,199 @@ static void block_changes(const char* path) {
     fourdgs_reader_free(reader);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* fourdgs_binding_support.h. */
+
+static fourdgs_state_span span_at(const fourdgs_reader* reader, double t) {
+    fourdgs_state_span s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    EXPECT_OK(fourdgs_reader_state_span(reader, t, &s));
+    return s;
+}
+
+/* Which state covers t: the span holds t, every instant of it has the same key, the next span
+ * starts where it ends with the next key, and an instant outside every span has none (nor any
+ * chunks). */
+static void state_spans(const char* path) {
+    fourdgs_reader* reader = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &reader));
+    if (!reader) return;
+    const double d = scene_info_of(reader).duration_sec;
+    int covered = 0;
+    for (int k = -4; k <= 52; ++k) {
+        const double t = d * k / 48.0;
+        const fourdgs_state_span s = span_at(reader, t);
+        size_t count = 0;
+        const fourdgs_status cf = fourdgs_reader_chunks_for(reader, t, NULL, 0, &count);
+        if (s.key == FOURDGS_NO_STATE) {
+            CHECK(s.t0 == 0 && s.t1 == 0 && (cf != FOURDGS_OK || count == 0),
+                  "%s t=%g: no state, yet chunks or an interval", path, t);
+            continue;
+        }
+        ++covered;
+        CHECK(s.t0 <= t && t < s.t1, "%s t=%g: outside its span [%g, %g)", path, t, s.t0, s.t1);
+        CHECK(cf == FOURDGS_OK, "%s t=%g: a state but no chunks", path, t);
+        const fourdgs_state_span mid = span_at(reader, s.t0 + (s.t1 - s.t0) / 2);
+        const fourdgs_state_span first = span_at(reader, s.t0);
+        CHECK(mid.key == s.key && first.key == s.key, "%s t=%g: one span, two keys", path, t);
+        const fourdgs_state_span next = span_at(reader, s.t1);
+        CHECK(next.key == FOURDGS_NO_STATE || (next.key == s.key + 1 && next.t0 == s.t1),
+              "%s t=%g: the span after [%g, %g) is not the next one", path, t, s.t0, s.t1);
+    }
+    CHECK(covered >= 40, "%s: %d instants covered", path, covered);
+    fourdgs_state_span s;
+    memset(&s, 0, sizeof s);
+    CHECK(fourdgs_reader_state_span(reader, 0.5, &s) == FOURDGS_INVALID_ARGUMENT &&
+              refusal_is("invalid-struct-size"),
+          "%s: an unsized fourdgs_state_span is not refused", path);
+    s.struct_size = sizeof s;
+    CHECK(fourdgs_reader_state_span(reader, NAN, &s) == FOURDGS_INVALID_ARGUMENT,
+          "%s: a NaN instant is not refused", path);
+    /* A caller that knows only struct_size and key: nothing written past them. */
+    unsigned char small[sizeof(size_t) + sizeof(uint64_t) + 8];
+    memset(small, 0xab, sizeof small);
+    const size_t small_size = sizeof(size_t) + sizeof(uint64_t);
+    memcpy(small, &small_size, sizeof small_size);
+    EXPECT_OK(fourdgs_reader_state_span(reader, d / 2, (fourdgs_state_span*)(void*)small));
+    CHECK(small[small_size] == 0xab && small[sizeof small - 1] == 0xab,
+          "%s: fourdgs_reader_state_span wrote past struct_size", path);
+    fourdgs_reader_free(reader);
+}
+
+static fourdgs_playback_clock_info clock_info(const fourdgs_playback_clock* clock) {
+    fourdgs_playback_clock_info i;
+    memset(&i, 0, sizeof i);
+    i.struct_size = sizeof i;
+    EXPECT_OK(fourdgs_playback_clock_info_get(clock, &i));
+    return i;
+}
+
+/* Control k of one_clock's sequence, on the player and on the clock alike. */
+static void control_both(fourdgs_player* p, fourdgs_playback_clock* c, int k, double d) {
+    if (k == 10) {
+        EXPECT_OK(fourdgs_player_pause(p));
+        EXPECT_OK(fourdgs_playback_clock_pause(c));
+    } else if (k == 13 || k == 31) {
+        EXPECT_OK(fourdgs_player_play(p));
+        EXPECT_OK(fourdgs_playback_clock_play(c));
+    } else if (k == 20 || k == 45) {
+        EXPECT_OK(fourdgs_player_set_rate(p, k == 20 ? -2 : 3.5));
+        EXPECT_OK(fourdgs_playback_clock_set_rate(c, k == 20 ? -2 : 3.5));
+    } else if (k == 30) {
+        EXPECT_OK(fourdgs_player_seek(p, d * 0.6));
+        EXPECT_OK(fourdgs_playback_clock_seek(c, d * 0.6));
+    } else if (k == 40) {
+        EXPECT_OK(fourdgs_player_set_loop(p, 1));
+        EXPECT_OK(fourdgs_playback_clock_set_loop(c, 1));
+    }
+}
+
+/* The clock is the player's: the same controls and `now`s give the same instants and states, on
+ * a fourdgs_playback_clock and on a fourdgs_player; and its arithmetic on a scene 2 s long. */
+static void one_clock(const char* path) {
+    fourdgs_reader* reader = NULL;
+    EXPECT_OK(fourdgs_reader_open_file(path, strlen(path), NULL, &reader));
+    if (!reader) return;
+    fourdgs_player_options o;
+    fourdgs_player_options_init(&o);
+    o.start = 0.25;
+    o.rate = 1.5;
+    o.playing = 1;
+    fourdgs_player* player = NULL;
+    EXPECT_OK(fourdgs_player_create(reader, &o, &player));
+    fourdgs_playback_clock* clock = NULL;
+    const double d = scene_info_of(reader).duration_sec;
+    EXPECT_OK(fourdgs_playback_clock_create(NULL, d, o.start, o.rate, 0, 1, &clock));
+    fourdgs_frame* frame = NULL;
+    fourdgs_frame_create(NULL, &frame);
+    if (!player || !clock || !frame) return;
+    double now = 100;
+    for (int k = 0; k < 60; ++k, now += d / 20) {
+        control_both(player, clock, k, d);
+        fourdgs_player_frame_info info = new_info();
+        EXPECT_OK(fourdgs_player_frame(player, now, 1, frame, &info));
+        double t = -1;
+        EXPECT_OK(fourdgs_playback_clock_frame(clock, now, &t));
+        CHECK(info.time == t && info.state == clock_info(clock).state,
+              "%s frame %d: the player shows %g (%u), the clock says %g (%u)", path, k, info.time,
+              info.state, t, clock_info(clock).state);
+    }
+    fourdgs_frame_free(frame);
+    fourdgs_player_free(player);
+    fourdgs_playback_clock_free(clock);
+    fourdgs_reader_free(reader);
+}
+
+static void clock_arithmetic(void) {
+    fourdgs_playback_clock* c = NULL;
+    EXPECT_OK(fourdgs_playback_clock_create(NULL, 2.0, 0.5, 2.0, 0, 1, &c));
+    if (!c) return;
+    double t = -1;
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 10.0, &t));
+    CHECK(t == 0.5, "the first frame shows the start (%g)", t);
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 10.25, &t));
+    CHECK(t == 1.0, "t = anchor + rate x (now - anchor_now) (%g)", t);
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 11.0, &t));
+    CHECK(t < 2.0 && t > 1.999 && clock_info(c).state == FOURDGS_PLAYBACK_ENDED,
+          "past the end: held before it, ended (%g, %u)", t, clock_info(c).state);
+    EXPECT_OK(fourdgs_playback_clock_play(c));
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 20.0, &t));
+    CHECK(t == 0 && clock_info(c).state == FOURDGS_PLAYBACK_PLAYING, "play after the end starts over (%g)", t);
+    EXPECT_OK(fourdgs_playback_clock_set_loop(c, 1));
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 21.25, &t));
+    CHECK(t == 0.5, "looping wraps (%g)", t);
+    EXPECT_OK(fourdgs_playback_clock_set_rate(c, -1));
+    EXPECT_OK(fourdgs_playback_clock_frame(c, 22.25, &t));
+    CHECK(t == 1.5, "backward from the last frame's instant, wrapped (%g)", t);
+    CHECK(fourdgs_playback_clock_frame(c, INFINITY, &t) == FOURDGS_INVALID_ARGUMENT &&
+              refusal_is("non-finite-input"), "a non-finite now is refused");
+    CHECK(fourdgs_playback_clock_seek(NULL, 1) == FOURDGS_INVALID_ARGUMENT, "a NULL clock is refused");
+    fourdgs_playback_clock* bad = NULL;
+    CHECK(fourdgs_playback_clock_create(NULL, NAN, 0, 1, 0, 0, &bad) == FOURDGS_INVALID_ARGUMENT && !bad,
+          "a NaN duration is refused");
+    fourdgs_playback_clock_free(c);
+    fourdgs_playback_clock_free(NULL);
+}
+
+/* The spellings are the library's: the status names fourdgs_status_name gives, the temporal
+ * model each file's scene info names, and a NULL past the last value of each enum. */
+static void spellings(const char* birth_path, const char* keyframe_path) {
+    for (uint32_t s = 0; s <= FOURDGS_NOT_FOUND; ++s)
+        CHECK(strcmp(fourdgs_enum_name(FOURDGS_ENUM_STATUS, s), fourdgs_status_name((fourdgs_status)s)) == 0,
+              "status %u: two spellings", s);
+    const char* paths[] = {birth_path, keyframe_path};
+    for (int k = 0; k < 2; ++k) {
+        fourdgs_reader* reader = NULL;
+        EXPECT_OK(fourdgs_reader_open_file(paths[k], strlen(paths[k]), NULL, &reader));
+        if (!reader) continue;
+        const fourdgs_scene_info i = scene_info_of(reader);
+        CHECK(string_is(i.temporal_model_name, fourdgs_enum_name(FOURDGS_ENUM_TEMPORAL_MODEL, i.temporal_model)),
+              "%s: the temporal model's two spellings differ", paths[k]);
+        fourdgs_reader_free(reader);
+    }
+    static const struct { fourdgs_enum which; uint32_t last; const char* name; } last[] = {
+        {FOURDGS_ENUM_STATUS, FOURDGS_NOT_FOUND, "not-found"},
+        {FOURDGS_ENUM_TEMPORAL_MODEL, 1, "keyframe-delta"}, {FOURDGS_ENUM_BLOCK_KIND, 4, "state"},
+        {FOURDGS_ENUM_PLAYBACK_STATE, 2, "ended"}, {FOURDGS_ENUM_LATE_REASON, 4, "decoding"},
+        {FOURDGS_ENUM_SEVERITY, 2, "warning"}, {FOURDGS_ENUM_AXIS, 5, "-z"},
+        {FOURDGS_ENUM_LENGTH_UNIT, 6, "inch"}, {FOURDGS_ENUM_CAMERA_MODEL, 3, "kannala-brandt"},
+        {FOURDGS_ENUM_INTERPOLATION, 1, "step"}};
+    for (size_t k = 0; k < sizeof last / sizeof last[0]; ++k) {
+        const char* name = fourdgs_enum_name(last[k].which, last[k].last);
+        CHECK(name && strcmp(name, last[k].name) == 0, "enum %d value %u: %s", (int)last[k].which,
+              last[k].last, name ? name : "NULL");
+        CHECK(fourdgs_enum_name(last[k].which, last[k].last + 1) == NULL &&
+                  fourdgs_enum_name(last[k].which, 1000) == NULL,
+              "enum %d: a name past the last value", (int)last[k].which);
+    }
+    CHECK(fourdgs_enum_name(FOURDGS_ENUM_SEVERITY, 0) == NULL, "severity 0 has a name");
+    CHECK(fourdgs_enum_name((fourdgs_enum)99, 0) == NULL, "an unknown enum has names");
+    CHECK(fourdgs_sh_coefficient(0) == -4.0f && fourdgs_sh_coefficient(255) == 4.0f &&
+              fourdgs_sh_coefficient(51) == -4.0f + 51.0f * (8.0f / 255.0f),
+          "the SH byte map is not section 6.5's");
+}
+
 int main(int argc, char** argv) {
     /* check.h's helpers this program does not use */
     (void)trickle_read, (void)trickle_release, (void)block_info, (void)block_columns;
@@ -394,7 +587,14 @@ int main(int argc, char** argv) {
         on_the_clock(path);
         if (files[k][0] == 'k') from_pipe(path);
         block_changes(path);
+        state_spans(path);
+        one_clock(path);
     }
+    clock_arithmetic();
+    char keyframes[4096];
+    snprintf(path, sizeof path, "%s/many-chunks.4dgs", corpus);
+    snprintf(keyframes, sizeof keyframes, "%s/kd-chained.4dgs", corpus);
+    spellings(path, keyframes);
     snprintf(path, sizeof path, "%s/many-chunks.4dgs", corpus);
     arguments(path);
     printf("c_player_test: %d checks, %d failed\n", g_checks, g_failures);

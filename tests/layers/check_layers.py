@@ -12,8 +12,9 @@ fail too, so the table stays whole.
 
 No side doors: the plumbing under include/fourdgs/detail/ (namespace fourdgs::detail) is not
 API, so no public header includes it (a reader holds such a type behind a pointer, declared
-forward) and the tool and the C ABI (src/cli/, capi/) include public headers only. The library's
-own sources and the tests may include it.
+forward) and the tool and the C ABI (src/cli/, capi/) include public headers only: neither a
+detail header nor a header of a layer's folder under src/. The library's own sources and the
+tests may include those.
 
     tests/layers/check_layers.py SOURCE_DIR LAYER... (bottom first)
 
@@ -47,6 +48,7 @@ TOP = "the whole API"  # src/headers.cpp and include/fourdgs/fourdgs.hpp
 # Folders of src/ that are not layers of the core: the tools library, the tool, CMake templates.
 OUTSIDE = {"tools", "cli", "cmake"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
 
 
 def main():
@@ -140,6 +142,18 @@ def main():
         for target in INCLUDE.findall(path.read_text(encoding="utf-8")):
             if target.startswith("fourdgs/detail/"):
                 doors.append(f"{name}: includes {target}, which is not API")
+    # The tool and the C ABI include the library's public headers only: no header of a layer's
+    # folder under src/ (by its path, or by its bare name through an include directory), only
+    # their own folder's and the public ones (quoted or bracketed).
+    internal = {p.relative_to(src).as_posix() for p in src.rglob("*.hpp")}
+    internal |= {pathlib.PurePosixPath(n).name for n in internal}
+    for path in api_only:
+        name = path.relative_to(root).as_posix()
+        for target in ANY_INCLUDE.findall(path.read_text(encoding="utf-8")):
+            if (path.parent / target).exists() or target.startswith("fourdgs/"):
+                continue
+            if target in internal or target.startswith("src/"):
+                doors.append(f"{name}: includes {target}, a library-internal header (src/)")
 
     for line in problems + up + cycles + doors:
         print(line)
@@ -148,7 +162,7 @@ def main():
           f"({len(open_seen)} open), "
           f"{len(problems)} files out of place")
     print(f"{len(public)} public headers, {len(api_only)} files of src/cli and capi: "
-          f"{len(doors)} includes of a detail/ header")
+          f"{len(doors)} side doors (a detail/ header, or a src/ header in src/cli or capi)")
     return 1 if problems or up or cycles or doors else 0
 
 

@@ -58,6 +58,13 @@ constexpr std::string_view to_string(CameraModel m) noexcept {
     }
     return "unknown";
 }
+constexpr std::string_view to_string(TrajectoryInterpolation i) noexcept {
+    switch (i) {
+        case TrajectoryInterpolation::linear: return "linear";
+        case TrajectoryInterpolation::step: return "step";
+    }
+    return "unknown";
+}
 
 // Metres per unit of a length unit (registry); 0 for unspecified or an unlisted value.
 constexpr double metres_per(LengthUnit u) noexcept {

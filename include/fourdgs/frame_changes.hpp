@@ -1,5 +1,8 @@
-// The player's changed rows (PlayerFrame::changed, fourdgs/player.hpp): the render thread's
-// memory of the previous frame, and the evaluation of a frame that costs what changed since it.
+// fourdgs/frame_changes.hpp — which rows of a frame changed since the previous one: the memory of
+// the previous frame and the evaluation of a frame that costs what changed since it. Player
+// reports it as PlayerFrame::changed (fourdgs/player.hpp); the C ABI's
+// fourdgs_reader_evaluate_block_changes answers with it too, so every player built on the
+// library lists the same rows.
 //
 // While the state shown is the one the previous frame was evaluated from, but for the rows steps
 // changed, only those rows and (when the instant moved) the rows whose §3 value depends on t are
@@ -15,15 +18,17 @@
 #include <span>
 #include <vector>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/player.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // One block of the state shown and the row its first gaussian has in the state (gaussian-birth:
 // the chunks one after another, as state_at concatenates them).
-struct Shown {
+struct ShownBlock {
     const GaussianBlock* block = nullptr;
     std::uint32_t first = 0;
 };
@@ -38,15 +43,15 @@ public:
     // Evaluates the state `blocks` at t into `out` and says in `info` which rows changed since
     // the previous call (info.changed, info.all_changed): only the stepped and timed rows are
     // evaluated when that suffices, else `evaluate_whole(t, out)` evaluates every block.
-    void track(std::span<const Shown> blocks, double t, double cutoff,
+    void track(std::span<const ShownBlock> blocks, double t, double cutoff,
                const EvaluateOptions& options, Frame& out, PlayerFrame& info,
                const std::function<void(double, Frame&)>& evaluate_whole);
 
 private:
-    void remember(std::span<const Shown> blocks, const Frame& out, const TrackPoses& tracked);
+    void remember(std::span<const ShownBlock> blocks, const Frame& out, const TrackPoses& tracked);
     // The rows of `blocks` evaluated again at t into partial_; false when the frame must be
     // whole instead (a row became visible or not, or is unrepresentable).
-    bool evaluate_partial(std::span<const Shown> blocks, double t, double cutoff,
+    bool evaluate_partial(std::span<const ShownBlock> blocks, double t, double cutoff,
                           const EvaluateOptions& options);
 
     bool valid_ = false;
@@ -71,3 +76,4 @@ private:
 };
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END

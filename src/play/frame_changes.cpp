@@ -1,5 +1,5 @@
-// The player's changed rows (player_changes.hpp).
-#include "player_changes.hpp"
+// Which rows of a frame changed (fourdgs/frame_changes.hpp).
+#include "fourdgs/frame_changes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -45,7 +45,7 @@ void scatter_frame_rows(const Frame& from, std::span<const std::uint32_t> at, Fr
 }
 
 // The block of `blocks` holding state row r, and r's row in it.
-std::pair<const GaussianBlock*, std::size_t> row_in(std::span<const Shown> blocks,
+std::pair<const GaussianBlock*, std::size_t> row_in(std::span<const ShownBlock> blocks,
                                                     std::uint32_t r) {
     std::size_t b = 0;
     while (b + 1 < blocks.size() && blocks[b + 1].first <= r) ++b;
@@ -71,10 +71,10 @@ void FrameChanges::stepped(std::span<const std::uint32_t> rows, bool retimed) {
 
 // What the next frame compares with, after `out` was evaluated whole: each state row's Frame
 // row, the window bounds, and the rows whose value depends on t.
-void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
+void FrameChanges::remember(std::span<const ShownBlock> blocks, const Frame& out,
                             const TrackPoses& tracked) {
     std::size_t rows = 0;
-    for (const Shown& sh : blocks) rows = sh.first + sh.block->count;
+    for (const ShownBlock& sh : blocks) rows = sh.first + sh.block->count;
     // evaluate() fills the Frame in state row order, so when every row is visible the Frame
     // row of a state row is itself (the usual case for a capture, and no table to build).
     every_row_ = out.count == rows;
@@ -87,7 +87,7 @@ void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
     }
     bounds_.clear();
     many_bounds_ = false;
-    for (const Shown& sh : blocks) {
+    for (const ShownBlock& sh : blocks) {
         const GaussianBlock& b = *sh.block;
         float last_lo = std::numeric_limits<float>::quiet_NaN(), last_hi = last_lo;
         for (std::size_t i = 0; i < b.count && !many_bounds_; ++i) {
@@ -103,7 +103,7 @@ void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
     std::sort(bounds_.begin(), bounds_.end());
     is_timed_.assign(rows, 0);
     timed_.clear();
-    for (const Shown& sh : blocks)
+    for (const ShownBlock& sh : blocks)
         for (std::size_t i = 0; i < sh.block->count; ++i)
             if (timed_row(*sh.block, i, tracked, many_bounds_)) {
                 is_timed_[sh.first + i] = 1;
@@ -112,13 +112,13 @@ void FrameChanges::remember(std::span<const Shown> blocks, const Frame& out,
     valid_ = out.unrepresentable == 0;
 }
 
-bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, double cutoff,
+bool FrameChanges::evaluate_partial(std::span<const ShownBlock> blocks, double t, double cutoff,
                                     const EvaluateOptions& options) {
     Frame& p = partial_;
     p.count = p.unrepresentable = 0;
     EvaluateOptions opt = options;
     opt.append = true;
-    for (const Shown& sh : blocks) {
+    for (const ShownBlock& sh : blocks) {
         const auto lo = std::lower_bound(rows_.begin(), rows_.end(), sh.first);
         const auto hi = std::lower_bound(lo, rows_.end(), sh.first + sh.block->count);
         if (lo == hi) continue;
@@ -144,7 +144,7 @@ bool FrameChanges::evaluate_partial(std::span<const Shown> blocks, double t, dou
     return same;
 }
 
-void FrameChanges::track(std::span<const Shown> blocks, double t, double cutoff,
+void FrameChanges::track(std::span<const ShownBlock> blocks, double t, double cutoff,
                          const EvaluateOptions& options, Frame& out, PlayerFrame& info,
                          const std::function<void(double, Frame&)>& evaluate_whole) {
     const TrackPoses tracked(options.tracks, 0);  // for which ids have a track
