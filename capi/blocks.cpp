@@ -138,7 +138,7 @@ fourdgs_status fourdgs_reader_evaluate_block_changes(const fourdgs_reader* reade
         const double cutoff = reader->scene().header.cutoff;
         const ShownBlock shown{&block->block, 0};
         ++frame->fills;
-        k.changes.track({&shown, 1}, t, cutoff, eo, frame->frame, k.info,
+        k.changes.track({&shown, 1}, t, cutoff, eo, frame->frame, k.info.all_changed, k.info.changed,
                         [&](double at, Frame& out) { evaluate(block->block, at, cutoff, out, eo); });
         from.frame_fills = frame->fills;
         k.from = from;

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "fourdgs/export.hpp"
-#include "fourdgs/player.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/scene.hpp"
 
@@ -40,11 +39,13 @@ public:
     // Rows a step changed in the state shown since the previous frame. `retimed`: the step may
     // have changed whether a row's value depends on t (its motion or object id changed).
     void stepped(std::span<const std::uint32_t> rows, bool retimed = true);
-    // Evaluates the state `blocks` at t into `out` and says in `info` which rows changed since
-    // the previous call (info.changed, info.all_changed): only the stepped and timed rows are
-    // evaluated when that suffices, else `evaluate_whole(t, out)` evaluates every block.
+    // Evaluates the state `blocks` at t into `out` and says which rows changed since the previous
+    // call, as PlayerFrame does (`changed`, `all_changed`: fourdgs/player.hpp): only the stepped
+    // and timed rows are evaluated when that suffices, else `evaluate_whole(t, out)` evaluates
+    // every block.
     void track(std::span<const ShownBlock> blocks, double t, double cutoff,
-               const EvaluateOptions& options, Frame& out, PlayerFrame& info,
+               const EvaluateOptions& options, Frame& out, bool& all_changed,
+               std::vector<std::uint32_t>& changed,
                const std::function<void(double, Frame&)>& evaluate_whole);
 
 private:

@@ -145,10 +145,11 @@ bool FrameChanges::evaluate_partial(std::span<const ShownBlock> blocks, double t
 }
 
 void FrameChanges::track(std::span<const ShownBlock> blocks, double t, double cutoff,
-                         const EvaluateOptions& options, Frame& out, PlayerFrame& info,
+                         const EvaluateOptions& options, Frame& out, bool& all_changed,
+                         std::vector<std::uint32_t>& changed,
                          const std::function<void(double, Frame&)>& evaluate_whole) {
     const TrackPoses tracked(options.tracks, 0);  // for which ids have a track
-    info.changed.clear();
+    changed.clear();
     bool partial = valid_;
     if (partial) {
         stepped_.erase(std::unique(stepped_.begin(), stepped_.end()), stepped_.end());
@@ -184,16 +185,16 @@ void FrameChanges::track(std::span<const ShownBlock> blocks, double t, double cu
     if (partial) partial = evaluate_partial(blocks, t, cutoff, options);
     if (partial) {
         const bool same_out = &out == out_ && out.center.data() == out_center_ && out.count == count_;
-        info.changed.resize(partial_.count);
+        changed.resize(partial_.count);
         for (std::size_t k = 0; k < partial_.count; ++k)
-            info.changed[k] = frame_row(partial_.source[k]);
-        if (same_out) scatter_frame_rows(partial_, info.changed, out);
+            changed[k] = frame_row(partial_.source[k]);
+        if (same_out) scatter_frame_rows(partial_, changed, out);
         if (same_out) out.time = t;
         else evaluate_whole(t, out);
-        info.all_changed = false;
+        all_changed = false;
     } else {
         evaluate_whole(t, out);
-        info.all_changed = true;
+        all_changed = true;
         remember(blocks, out, tracked);
     }
     stepped_.clear();

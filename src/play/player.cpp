@@ -316,7 +316,7 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
         info.changed.clear();
     } else {
         changes.track(shown_blocks(), at, reader->scene().header.cutoff, evaluate_options, out,
-                      info, [this](double when, Frame& frame) { evaluate_shown(when, frame); });
+                      info.all_changed, info.changed, [this](double when, Frame& frame) { evaluate_shown(when, frame); });
     }
     info.shown = at;
     info.state_t0 = shown_any ? shown_t0 : 0;

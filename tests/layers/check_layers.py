@@ -40,7 +40,6 @@ OWN = {
 # their folders; the list may only shrink.
 OPEN_CYCLES = {
     ("format", ("record_stream", "record_walk")),
-    ("play", ("player", "player_changes")),
     ("streams", ("codec", "stream")),
     ("write", ("chunk_plan", "content_records", "encoding", "writer")),
 }
