@@ -18,6 +18,11 @@
 
 namespace fourdgs::json_text {
 
+struct JsonMember;
+
+// The members are JsonMember, defined after Json, rather than std::pair<std::string, Json>:
+// clang (the fuzz build's compiler) instantiates the pair while Json is still incomplete and
+// then refuses the vector of it.
 struct Json {
     enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
     Kind kind = Kind::null;
@@ -26,7 +31,13 @@ struct Json {
     bool integral = false;  // the number was spelled without a fraction or an exponent
     std::string text;
     std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members;
+    std::vector<JsonMember> members;
+};
+
+// An object's member: its name and value, in the order the text gives them.
+struct JsonMember {
+    std::string first;
+    Json second;
 };
 
 class Parser {
@@ -188,7 +199,7 @@ private:
                 skip_space();
                 if (!eat(':')) return error("no ':' after the key \"" + key + "\"");
                 FOURDGS_ASSIGN(Json item, value(depth + 1));
-                v.members.emplace_back(std::move(key), std::move(item));
+                v.members.push_back(JsonMember{std::move(key), std::move(item)});
                 return ok_status();
             });
     }
