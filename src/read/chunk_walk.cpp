@@ -19,7 +19,8 @@ Result<bool> declares_keyframe_delta(RecordStream& stream, ReaderOptions options
     if (Status content = stream.read_content(**frame, held); !content.ok())
         return answer(content.error());
     options.accept_keyframe_delta = true;
-    SceneBuilder builder(options);  // the one place a Header record becomes a SceneInfo
+    // The one place a Header record becomes a SceneInfo.
+    SceneBuilder builder(options);
     return builder.add(held.view).ok() &&
            builder.scene().header.temporal_model == kModelKeyframeDelta;
 }
