@@ -1059,3 +1059,30 @@ TEST_CASE("differential, validator order: a Rig Trajectory that only follows the
         CHECK(f.value == "rig");
     }
 }
+
+TEST_CASE("M033: a walk cut before the Footer has its intact tail's summary read by the indexed "
+          "readers' own walk of it, each rule that walk refuses by a finding") {
+    test::BuiltScene scene = test::default_scene(2, 16, 0);
+    constexpr std::uint64_t far = std::uint64_t{1} << 30;
+    scene.spec.edit_index = [&](std::vector<ChunkIndex>& index) { index[1].chunk_offset = far; };
+    test::BuiltFile file = test::build(scene.spec);
+    const auto is = [](std::uint8_t opcode) {
+        return [opcode](const test::BuiltRecord& r) { return r.opcode == opcode; };
+    };
+    const auto chunk = std::find_if(file.records.begin(), file.records.end(), is(op::chunk));
+    const auto entry = std::find_if(file.records.begin(), file.records.end(), is(op::chunk_index));
+    REQUIRE(chunk != file.records.end());
+    REQUIRE(entry + 1 < file.records.end());
+    // The first chunk's content_length runs past the end of the data: the walk is cut there,
+    // never reaching the summary, while the tail (Footer, summary, CRC) is intact.
+    test::put_u64(file.bytes, chunk->offset + 1, file.bytes.size());
+    const ValidationReport rep = validate_bytes(file.bytes);
+    INFO(describe(rep));
+    CHECK(rep.truncated);
+    // read_summary_by_tail's refusal of the second entry, as an indexed reader's summary walk
+    // refuses it (before it falls back to the scan, which meets the cut).
+    const Finding& out = only(rep, "index-out-of-range");
+    CHECK(out.severity == Severity::error);
+    CHECK(out.offset == (entry + 1)->offset);
+    CHECK(out.value == std::to_string(far));
+}

@@ -100,6 +100,11 @@ Error RecordStream::crossing(std::string what, std::uint64_t at) const {
                       std::move(what) + region_->boundary + region_->why, at);
 }
 
+bool RecordStream::cut_at_trailing_magic() const noexcept {
+    return cut_frame_size_ == kMagicSize &&
+           std::equal(kMagic.begin(), kMagic.end(), cut_frame_.begin());
+}
+
 Result<std::optional<RecordFrame>> RecordStream::next_frame() {
     const std::uint64_t at = position_;
     std::uint8_t head[kRecordHeaderSize];
@@ -119,7 +124,7 @@ Result<std::optional<RecordFrame>> RecordStream::next_frame() {
             // Eight bytes of trailing magic where a record should start: the data is all there
             // but its Footer is not (§5.2). Still a cut for recovery (the records before it are
             // kept), named for what it is, as the validator names it.
-            if (got == kMagicSize && std::equal(kMagic.begin(), kMagic.end(), head))
+            if (cut_at_trailing_magic())
                 return make_error(ErrorKind::truncated, refusal::kMissingFooter,
                                   "the trailing magic at byte " + std::to_string(at) +
                                       " follows no Footer record; the Footer must be the last "

@@ -93,6 +93,12 @@ Error orphan_sh_band(std::uint64_t at) {
                      opcode_name(op::sh_band), at);
 }
 
+Error delta_chunk_in_model(std::string_view model, std::uint64_t at) {
+    return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
+                      "a Delta Chunk record in a '" + std::string(model) + "' file (§5.18)", at)
+        .about("", std::string(model));
+}
+
 Error unindexed_sh_band(std::uint64_t at) {
     return record_at(refusal::kIndexRecordMismatch, "the SH Band Stream record",
                      "follows a chunk whose Chunk Index entry does not name it (§5.8)",
@@ -120,11 +126,25 @@ Result<const FramedChunk*> ChunksNamed::name(std::span<const FramedChunk> seen,
     return c;
 }
 
-Status ChunksNamed::every_chunk_named(std::span<const FramedChunk> seen) const {
+Status ChunksNamed::check(std::span<const FramedChunk> seen, const ChunkIndex& e,
+                          std::uint64_t at, const IndexCheckOptions& options,
+                          Findings& findings) {
+    auto c = name(seen, e, at);
+    if (!c.ok()) {
+        (void)findings.take(std::move(c).error());
+        return findings.outcome();
+    }
+    return check_index_entry(e, **c, at, options, findings);
+}
+
+Status ChunksNamed::every_chunk_named(std::span<const FramedChunk> seen,
+                                     Findings& findings) const {
     for (std::size_t k = 0; k < seen.size(); ++k)
-        if (!named(k))
-            return unindexed_chunk(seen[k].delta ? op::delta_chunk : op::chunk, seen[k].offset);
-    return ok_status();
+        if (!named(k) &&
+            !findings.take(unindexed_chunk(seen[k].delta ? op::delta_chunk : op::chunk,
+                                           seen[k].offset)))
+            break;
+    return findings.outcome();
 }
 
 Result<std::vector<std::size_t>> entries_by_chunk_offset(std::span<const ChunkIndex> index,
@@ -178,10 +198,14 @@ Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t a
     return err;
 }
 
-void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
-                       const IndexCheckOptions& options, const ReportFn& report) {
+namespace {
+
+// check_index_entry's comparisons, in order; each returns when `findings` says stop.
+void compare_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                   const IndexCheckOptions& options, Findings& findings) {
     const std::string kind = opcode_name(c.delta ? op::delta_chunk : op::chunk);
-    // One disagreement; false when `report` says stop.
+    auto report = [&](Error err) { return findings.take(std::move(err)); };
+    // One disagreement; false when `findings` says stop.
     auto differs = [&](std::string_view field, std::string value, std::string message) {
         Error err = index_record_mismatch(field, std::move(message), at);
         err.value = std::move(value);
@@ -263,15 +287,74 @@ void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t 
         if (Status st = check_live_count(e, *c.live, at); !st.ok()) report(st.error());
 }
 
+}  // namespace
+
+Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                         const IndexCheckOptions& options, Findings& findings) {
+    compare_entry(e, c, at, options, findings);
+    return findings.outcome();
+}
+
 Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
                          const IndexCheckOptions& options) {
-    std::optional<Error> first;
-    check_index_entry(e, c, at, options, [&](Error err) {
-        first = std::move(err);
-        return false;
-    });
-    if (first) return *first;
+    Findings first;
+    return check_index_entry(e, c, at, options, first);
+}
+
+Status check_entry_in_file(const ChunkIndex& e, std::uint64_t chunks_end, std::uint64_t at) {
+    if (e.chunk_offset < kMagicSize || e.chunk_offset > chunks_end ||
+        e.chunk_length > chunks_end - e.chunk_offset)
+        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
+                          "Chunk Index entry names [" + std::to_string(e.chunk_offset) + ", +" +
+                              std::to_string(e.chunk_length) +
+                              ") outside the chunks before the summary",
+                          at)
+            .about("", std::to_string(e.chunk_offset));
+    for (const ChunkIndex::Band& b : e.bands)
+        if (b.offset < kMagicSize || b.offset > chunks_end || b.length > chunks_end - b.offset)
+            return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
+                              "Chunk Index band " + std::to_string(b.band) +
+                                  " range lies outside the file's chunks",
+                              at)
+                .about("Chunk Index.bands", std::to_string(b.offset));
     return ok_status();
+}
+
+Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
+                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc,
+                            Findings& findings) {
+    const Footer& footer = tail.footer;
+    std::vector<std::uint8_t> bytes;
+    FOURDGS_TRY(fetch_summary(fetcher, tail, options.max_summary_bytes,
+                              options.verify_summary_crc, bytes, crc));
+    RecordsInMemory records(bytes, footer.summary_start);
+    while (true) {
+        FOURDGS_ASSIGN(std::optional<RecordView> r, records.next());
+        if (!r) break;
+        // §4.5: summary_start names the run's first summary record. A record of no defined
+        // opcode may sit inside the run, as the streaming path allows, but cannot start it (the
+        // scan then meets what the streaming path meets).
+        if (r->offset == footer.summary_start && !is_summary_opcode(r->opcode) &&
+            !findings.take(make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
+                                      "Footer summary_start is " +
+                                          std::to_string(footer.summary_start) +
+                                          " but the record there is " + opcode_name(r->opcode) +
+                                          ", not a summary record (§4.5)",
+                                      tail.content_offset())
+                               .about("", std::to_string(footer.summary_start))))
+            return findings.outcome();
+        if (!findings.take(summary.add_summary(*r))) return findings.outcome();
+        if (r->opcode == op::chunk_index && summary.scene().index.size() > 0 &&
+            summary.offsets().index.back() == r->offset &&
+            !findings.take(check_entry_in_file(summary.scene().index.back(),
+                                               footer.summary_start, r->offset)))
+            return findings.outcome();
+    }
+    // §5.8: one entry per chunk (two would have the chunk read twice).
+    if (auto order = entries_by_chunk_offset(summary.scene().index, summary.offsets().index);
+        !order.ok())
+        (void)findings.take(std::move(order).error());
+    return findings.outcome();
 }
 
 // The SH band fetch and the ranges an entry reads, RangeFetcher's calls that read an index

@@ -7,6 +7,24 @@
 
 namespace fourdgs::detail {
 
+Result<bool> declares_keyframe_delta(RecordStream& stream, ReaderOptions options) {
+    auto answer = [](const Error& e) -> Result<bool> {
+        if (e.kind == ErrorKind::io) return e;
+        return false;
+    };
+    auto frame = stream.next_frame();
+    if (!frame.ok()) return answer(frame.error());
+    if (!*frame || (*frame)->opcode != op::header) return false;
+    HeldRecord held;
+    if (Status content = stream.read_content(**frame, held); !content.ok())
+        return answer(content.error());
+    options.accept_keyframe_delta = true;
+    // The one place a Header record becomes a SceneInfo.
+    SceneBuilder builder(options);
+    return builder.add(held.view).ok() &&
+           builder.scene().header.temporal_model == kModelKeyframeDelta;
+}
+
 bool ChunkWalk::is_state_chunk(std::uint8_t opcode) const noexcept {
     return opcode == op::chunk || (model_ == Model::keyframe_delta && opcode == op::delta_chunk);
 }
@@ -64,21 +82,19 @@ Status ChunkWalk::absorb(const RecordView& r) {
         finished_ = true;
         return ok_status();
     }
-    if (r.opcode == op::delta_chunk)
-        return make_error(ErrorKind::malformed, refusal::kDeltaChunkInGaussianBirth,
-                          "a Delta Chunk record in a gaussian-birth file (§5.18)", r.offset);
+    if (r.opcode == op::delta_chunk)  // the walk reads the file as gaussian-birth
+        return delta_chunk_in_model(kModelGaussianBirth, r.offset);
     if (r.opcode == op::sh_band) return orphan_sh_band(r.offset);
     FOURDGS_TRY(builder_.add(r));
     if (r.opcode == op::header && model_ == Model::keyframe_delta)
         FOURDGS_TRY(require_keyframe_delta(builder_.scene().header, r.content_offset()));
     if (r.opcode == op::chunk_index) {
         // §5.8: every chunk has passed by the time the index does.
-        const ChunkIndex& e = builder_.scene().index.back();
-        FOURDGS_ASSIGN(const FramedChunk* c, named_.name(chunks_, e, r.offset));
         IndexCheckOptions check;
         if (model_ == Model::keyframe_delta)
             check.keyframe = IndexCheckOptions::KeyframeFields::required;
-        FOURDGS_TRY(check_index_entry(e, *c, r.offset, check));
+        Findings first;
+        FOURDGS_TRY(named_.check(chunks_, builder_.scene().index.back(), r.offset, check, first));
     }
     return ok_status();
 }
@@ -88,7 +104,8 @@ Status ChunkWalk::absorb(const RecordView& r) {
 // between indexed ranges refuses it.
 Status ChunkWalk::every_chunk_indexed() const {
     if (builder_.scene().index.empty()) return ok_status();
-    return named_.every_chunk_named(chunks_);
+    Findings first;
+    return named_.every_chunk_named(chunks_, first);
 }
 
 Result<bool> ChunkWalk::next_chunk(RecordView& record) {

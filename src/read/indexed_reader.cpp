@@ -22,6 +22,7 @@ using detail::ChunkBands;
 using detail::ChunkWalk;
 using detail::DeltaBins;
 using detail::FooterTail;
+using detail::Findings;
 using detail::FramedChunk;
 using detail::HeldRecord;
 using detail::IndexCheckOptions;
@@ -30,13 +31,12 @@ using detail::RangeFetcher;
 using detail::RecordFrame;
 using detail::RecordRegion;
 using detail::RecordStream;
-using detail::RecordsInMemory;
 using detail::StateChunk;
 using detail::SummaryCrc;
 using detail::decode_state_chunk_bins;
-using detail::entries_by_chunk_offset;
+using detail::declares_keyframe_delta;
 using detail::fetch_indexed_chunk;
-using detail::fetch_summary;
+using detail::read_summary_by_tail;
 using detail::orphan_sh_band;
 using detail::parse_state_chunk;
 using detail::read_footer_tail;
@@ -56,27 +56,6 @@ RecordRegion up_to_range(std::uint64_t end, bool front_matter) {
     return {end, refusal::kIndexRecordMismatch,
             "the next indexed range at " + std::to_string(end),
             " (an index chunk_length or band length does not frame whole records)"};
-}
-
-// §5.8: every range an entry names lies in the chunks before the summary.
-Status check_entry_in_file(const ChunkIndex& e, std::uint64_t summary_start, std::uint64_t at) {
-    if (e.chunk_offset < kMagicSize || e.chunk_offset > summary_start ||
-        e.chunk_length > summary_start - e.chunk_offset)
-        return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
-                          "Chunk Index entry names [" + std::to_string(e.chunk_offset) + ", +" +
-                              std::to_string(e.chunk_length) +
-                              ") outside the chunks before the summary",
-                          at)
-            .about("", std::to_string(e.chunk_offset));
-    for (const ChunkIndex::Band& b : e.bands)
-        if (b.offset < kMagicSize || b.offset > summary_start ||
-            b.length > summary_start - b.offset)
-            return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
-                              "Chunk Index band " + std::to_string(b.band) +
-                                  " range lies outside the file's chunks",
-                              at)
-                .about("Chunk Index.bands", std::to_string(b.offset));
-    return ok_status();
 }
 
 }  // namespace
@@ -137,37 +116,13 @@ Result<bool> IndexedReader::read_by_tail(std::uint64_t size) {
     return true;
 }
 
-// The summary, fetched whole (its CRC checked when asked), record by record (wire-notes: a group
-// may be overlong) into `summary`.
+// The summary, the indexed readers' one walk of it (read_summary_by_tail).
 Status IndexedReader::read_summary(const FooterTail& tail, SceneBuilder& summary) {
-    const Footer& footer = tail.footer;
-    std::vector<std::uint8_t> bytes;
     SummaryCrc crc = SummaryCrc::not_stated;
-    FOURDGS_TRY(fetch_summary(*fetcher_, tail, options_.max_summary_bytes,
-                              options_.verify_summary_crc, bytes, crc));
-    scene_.summary_crc_verified = crc == SummaryCrc::verified;
-    RecordsInMemory records(bytes, footer.summary_start);
-    while (true) {
-        FOURDGS_ASSIGN(std::optional<RecordView> r, records.next());
-        if (!r) break;
-        // §4.5: summary_start names the run's first summary record. A record of no defined
-        // opcode may sit inside the run, as the streaming path allows, but cannot start it (the
-        // scan then meets what the streaming path meets).
-        if (r->offset == footer.summary_start && !is_summary_opcode(r->opcode))
-            return make_error(ErrorKind::malformed, refusal::kSummaryStartMismatch,
-                              "Footer summary_start is " + std::to_string(footer.summary_start) +
-                                  " but the record there is " + opcode_name(r->opcode) +
-                                  ", not a summary record (§4.5)",
-                              tail.content_offset())
-                .about("", std::to_string(footer.summary_start));
-        FOURDGS_TRY(summary.add_summary(*r));
-        if (r->opcode == op::chunk_index)
-            FOURDGS_TRY(check_entry_in_file(summary.scene().index.back(), footer.summary_start,
-                                            r->offset));
-    }
-    // §5.8: one entry per chunk (two would have the chunk read twice).
-    FOURDGS_TRY(entries_by_chunk_offset(summary.scene().index, summary.offsets().index));
-    return ok_status();
+    Findings first;  // a reader stops at the first refusal
+    Status read = read_summary_by_tail(*fetcher_, tail, options_, summary, crc, first);
+    if (crc != SummaryCrc::mismatch) scene_.summary_crc_verified = crc == SummaryCrc::verified;
+    return read;
 }
 
 bool IndexedReader::scans_keyframe_delta() const {
@@ -176,12 +131,9 @@ bool IndexedReader::scans_keyframe_delta() const {
     // gaussian-birth, whose walk refuses what is wrong with it.
     if (!options_.accept_keyframe_delta) return false;
     RecordStream stream(fetcher_->source(), options_.max_record_bytes);
-    HeldRecord held;
-    auto read = stream.next(held);
+    auto says = declares_keyframe_delta(stream, options_);
     fetcher_->count(stream.bytes_read());
-    if (!read.ok() || !*read || held.view.opcode != op::header) return false;
-    auto header = parse_header(held.view);
-    return header.ok() && header->temporal_model == kModelKeyframeDelta;
+    return says.ok() && *says;
 }
 
 Status IndexedReader::scan() {

@@ -7,14 +7,15 @@
 #include <string>
 #include <utility>
 
+#include "fourdgs/detail/chunk_walk.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/wire.hpp"
 #include "scene_front_end.hpp"
 
 namespace fourdgs {
 
-using detail::HeldRecord;
 using detail::RecordStream;
+using detail::declares_keyframe_delta;
 
 namespace {
 
@@ -70,27 +71,19 @@ private:
 };
 
 // Reads the magic and the first record from a stream, keeping what it reads in `read`. Returns
-// whether it is a keyframe-delta file; on anything unexpected (no magic, no Header first, a cut,
-// a record over the limit) the answer is "no", and the gaussian-birth StreamingReader then
-// refuses the file by its own rule from the same bytes. A failing read is an answer as it stands.
+// whether it is a keyframe-delta file (declares_keyframe_delta); on anything unexpected (no magic,
+// no Header first, a cut, a record over the limit) the answer is "no", and the gaussian-birth
+// StreamingReader then refuses the file by its own rule from the same bytes. A failing read is
+// an answer as it stands.
 Result<bool> sniff_keyframe_delta(ByteSource& source, const ReaderOptions& options,
                                   std::vector<std::uint8_t>& read) {
     KeepingSource kept(source, read);
     RecordStream stream(kept, options.max_record_bytes);
-    auto answer = [](const Status& s) -> Result<bool> {
-        if (!s.ok() && s.error().kind == ErrorKind::io) return s.error();
+    if (Status magic = stream.read_magic(); !magic.ok()) {
+        if (magic.error().kind == ErrorKind::io) return magic.error();
         return false;
-    };
-    if (Status magic = stream.read_magic(); !magic.ok()) return answer(magic);
-    auto frame = stream.next_frame();
-    if (!frame.ok()) return answer(frame.error());
-    if (!*frame || (*frame)->opcode != op::header) return false;
-    HeldRecord header;
-    if (Status content = stream.read_content(**frame, header); !content.ok())
-        return answer(content);
-    SceneBuilder builder(options);  // the one place a Header record becomes a SceneInfo
-    return builder.add(header.view).ok() &&
-           builder.scene().header.temporal_model == kModelKeyframeDelta;
+    }
+    return declares_keyframe_delta(stream, options);
 }
 
 }  // namespace

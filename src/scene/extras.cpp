@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "fourdgs/detail/findings.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "format/record_keying.hpp"
 
@@ -116,13 +117,9 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
 }
 
 Status check_scene_references(const SceneInfo& scene, const RecordOffsets* offsets) {
-    std::optional<Error> first;
-    check_scene_references(scene, offsets, [&](Error e) {
-        first = std::move(e);
-        return false;
-    });
-    if (first) return *first;
-    return ok_status();
+    detail::Findings first;  // a reader's: the first rule broken
+    check_scene_references(scene, offsets, [&](Error e) { return first.take(std::move(e)); });
+    return first.outcome();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/detail/index_check.hpp"
+#include "fourdgs/detail/keyframe_rules.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/portable.hpp"
@@ -33,7 +34,9 @@ using detail::ChunkRecords;
 using detail::FileAssembler;
 using detail::FramedChunk;
 using detail::IndexCheckOptions;
+using detail::StateLink;
 using detail::SummaryOptions;
+using detail::check_entry_in_file;
 using detail::check_index_entry;
 using detail::index_record_mismatch;
 using detail::parse_state_chunk;
@@ -142,18 +145,9 @@ struct Copier {
                                 "a Chunk Index entry lists " + std::to_string(e.bands.size()) +
                                     " SH bands",
                                 e.chunk_offset);
-        for (const ChunkIndex::Band& b : e.bands) {
-            if (b.offset > p.size || b.length > p.size - b.offset)
-                return part_problem(p, refusal::kIndexOutOfRange,
-                                    "SH band " + std::to_string(b.band) +
-                                        "'s range lies outside the file",
-                                    b.offset);
-            bands += b.length;
-        }
-        if (e.chunk_offset > p.size || e.chunk_length > p.size - e.chunk_offset)
-            return part_problem(p, refusal::kIndexOutOfRange,
-                                "a Chunk Index entry's range lies outside the file",
-                                e.chunk_offset);
+        if (Status in_file = check_entry_in_file(e, p.chunks_end, e.chunk_offset); !in_file.ok())
+            return invalid_part(p, in_file.error());
+        for (const ChunkIndex::Band& b : e.bands) bands += b.length;
         const bool delta = e.keyframe && e.keyframe->chunk_kind == kChunkKindDelta;
         buf.clear();
         reserve_exact(buf, e.chunk_length + bands);
@@ -545,7 +539,12 @@ struct MergedTotals {
     std::uint16_t depth = 0;
     std::array<double, 6> aabb{};
     bool any_aabb = false, compressed = false;
-    std::vector<std::pair<double, double>> tiles;  // the kept chunks' intervals
+    // The kept state chunks, each with the part it comes from (its offset is that part's).
+    struct Tile {
+        StateLink state;
+        const Part* part = nullptr;
+    };
+    std::vector<Tile> tiles;
 };
 
 // Which chunks each part contributes (Part::keep), and the totals over them.
@@ -571,7 +570,11 @@ Status choose_chunks(std::vector<Part>& parts, std::span<const std::size_t> orde
                 t.keyframes += e.keyframe->chunk_kind == kChunkKindKeyframe;
                 t.depth = std::max(t.depth, e.keyframe->depth);
             }
-            t.tiles.push_back({e.t0, e.t1});
+            StateLink state;
+            state.offset = e.chunk_offset;
+            state.t0 = e.t0;
+            state.t1 = e.t1;
+            t.tiles.push_back({state, &p});
         }
         if (keyframed) t.gaussians += p.header.gaussian_count;
         if (kept_any) t.compressed |= p.header.chunks_compressed();
@@ -588,27 +591,36 @@ Status choose_chunks(std::vector<Part>& parts, std::span<const std::size_t> orde
 }
 
 // The totals fit the Statistics record, and a keyframe-delta file's kept state chunks tile its
-// clock (§11.1).
+// clock (§11.1), by the readers' own rule (TimelineTiling): a gap is timeline-gap, an overlap or
+// an overrun non-tiling-chunks. The bytes it names are in the part named.
 Status check_merged_chunks(MergedTotals& t, bool keyframed, double duration) {
     if (t.chunk_total > 0xFFFFFFFFull)
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           std::to_string(t.chunk_total) +
                               " chunks exceed the Statistics' u32 count");
     if (!keyframed) return ok_status();
-    std::sort(t.tiles.begin(), t.tiles.end());
-    double at = 0;
-    for (const auto& [t0, t1] : t.tiles) {
-        if (t0 != at)
-            return make_error(
-                ErrorKind::malformed, refusal::kTimelineGap,
-                "no part covers [" + num(at) + ", " + num(t0) +
-                    "): the merged state chunks would not tile the clock (§11.1)");
-        at = t1;
+    std::sort(t.tiles.begin(), t.tiles.end(),
+              [](const MergedTotals::Tile& a, const MergedTotals::Tile& b) {
+                  return std::pair(a.state.t0, a.state.t1) < std::pair(b.state.t0, b.state.t1);
+              });
+    // The refusal, with the parts whose bytes it names (`first` may be null or `second`).
+    auto untiled = [](Error e, const Part* first, const Part* second) {
+        e.message = "the merged file's state chunks must tile its clock: " + e.message;
+        if (first && first != second)
+            e.message += "; the first chunk is in " + first->name + ", the second in ";
+        else if (second)
+            e.message += "; the bytes are in ";
+        if (second) e.message += second->name;
+        return e;
+    };
+    detail::TimelineTiling tiling;
+    const Part* before = nullptr;
+    for (const MergedTotals::Tile& tile : t.tiles) {
+        if (Status st = tiling.next(tile.state); !st.ok())
+            return untiled(st.error(), before, tile.part);
+        before = tile.part;
     }
-    if (at != duration)
-        return make_error(ErrorKind::malformed, refusal::kTimelineGap,
-                          "no part covers [" + num(at) + ", " + num(duration) +
-                              "): the merged state chunks would not tile the clock (§11.1)");
+    if (Status st = tiling.end(duration); !st.ok()) return untiled(st.error(), nullptr, before);
     return ok_status();
 }
 

@@ -232,6 +232,7 @@ Status open_part(Part& p, const MergeOptions& options) {
     p.quantization = s.quantization;
     p.windows = s.windows;
     p.index = s.index;
+    p.chunks_end = s.footer && s.footer->summary_start != 0 ? s.footer->summary_start : p.size;
     p.tracks = s.object_tracks;
     std::stable_sort(p.index.begin(), p.index.end(), [](const ChunkIndex& a, const ChunkIndex& b) {
         return a.chunk_offset < b.chunk_offset;

@@ -58,6 +58,7 @@ struct Part {
     std::optional<detail::RangeFetcher> fetcher;  // the source's indexed records and ranges
     std::string name;
     std::uint64_t size = 0;
+    std::uint64_t chunks_end = 0;  // where its chunks end: its summary, else the end of the file
     Header header;
     Quantization quantization;
     std::vector<WindowTable::Window> windows;

@@ -119,12 +119,10 @@ void Validator::end_at_cut(const Error& e, Status& io) {
         io = e;
         return;
     }
-    // Eight bytes of trailing magic with no Footer before them: the Footer is missing.
-    const Bytes cut = stream_.cut_frame();
-    if (cut.size() == kMagicSize && std::equal(cut.begin(), cut.end(), kMagic.begin())) {
-        error(refusal::kMissingFooter, "", "", stream_.position(),
-              "the trailing magic at byte " + std::to_string(stream_.position()) +
-                  " follows no Footer record; the Footer must be the last record (§5.2)");
+    // Eight bytes of trailing magic with no Footer before them: the record stream names the
+    // Footer missing, and the data is all there.
+    if (stream_.cut_at_trailing_magic()) {
+        report_refusal(e, record_name(op::footer), stream_.position());
         return;
     }
     report_.truncated = true;

@@ -24,6 +24,7 @@ using detail::ChunkBands;
 using detail::FramedChunk;
 using detail::HeldRecord;
 using detail::decode_state_chunk_bins;
+using detail::delta_chunk_in_model;
 using detail::orphan_sh_band;
 using detail::parse_state_chunk;
 
@@ -78,8 +79,8 @@ void Validator::check_state_chunk(const RecordView& r, ChunkBands& bands) {
     const bool keyframe_delta =
         scene_.has_header && scene_.header.temporal_model == kModelKeyframeDelta;
     if (r.opcode == op::delta_chunk && scene_.has_header && !keyframe_delta)
-        error(refusal::kDeltaChunkInGaussianBirth, "", scene_.header.temporal_model, r.offset,
-              "a Delta Chunk record in a '" + scene_.header.temporal_model + "' file (§5.18)");
+        report_refusal(delta_chunk_in_model(scene_.header.temporal_model, r.offset),
+                       record_name(op::delta_chunk), r.offset);
     auto parsed = parse_state_chunk(r);
     if (!take_chunk(parsed, r)) return;
     const std::optional<ChunkRecord>& chunk = parsed->chunk;

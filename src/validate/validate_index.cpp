@@ -15,22 +15,21 @@ namespace fourdgs::validation {
 
 using detail::ChunkTrip;
 using detail::ChunksNamed;
+using detail::Findings;
 using detail::IndexCheckOptions;
 using detail::RangeFetcher;
-using detail::RecordsInMemory;
 using detail::SummaryCrc;
-using detail::check_index_entry;
 using detail::fetch_indexed_chunk;
-using detail::fetch_summary;
 using detail::read_footer_tail;
-using detail::unindexed_chunk;
+using detail::read_summary_by_tail;
 
 // ---------------------------------------------------------------------------------------------
 // The index against the chunks it frames (§5.8, M033), the summary groups (§5.14).
 
 // The walk was cut before the Footer (a length that runs past the end, or misframes what
-// follows), yet the source can be read at random and its tail is intact: the index it names is
-// checked as an indexed reader checks it when it fetches each chunk by its entry (§5.8: the
+// follows), yet the source can be read at random and its tail is intact: the summary is read by
+// the indexed readers' own walk of it (read_summary_by_tail), each rule it breaks a finding, and
+// each entry is checked as an indexed reader checks it when it fetches the chunk (§5.8: the
 // range must frame a chunk record, which must say what its entry says), so the validator reports
 // what that reader refuses. A summary that fails its CRC is not used (an indexed reader does not
 // use one either).
@@ -41,19 +40,19 @@ void Validator::check_index_by_tail() {
     const RangeFetcher fetch(source_, reader_.max_record_bytes);
     auto tail = read_footer_tail(fetch, *size_);
     if (!tail.ok() || tail->footer.summary_start == 0) return;
-    std::vector<std::uint8_t> summary;
+    ReaderOptions read = reader_;
+    read.verify_summary_crc = true;
+    const ReportFn report = about(record_name(op::chunk_index));
+    Findings findings(report);
+    SceneBuilder summary(read, report);
     SummaryCrc crc = SummaryCrc::not_stated;
-    if (!fetch_summary(fetch, *tail, reader_.max_summary_bytes, true, summary, crc).ok()) return;
+    // What does not fetch or frame ends the walk; the entries before it are still checked.
+    (void)read_summary_by_tail(fetch, *tail, read, summary, crc, findings);
+    const std::vector<ChunkIndex>& index = summary.scene().index;
     FetchedChunkBuffers buffers;
-    RecordsInMemory records(summary, tail->footer.summary_start);
-    while (!full()) {
-        auto next = records.next();
-        if (!next.ok() || !*next) return;
-        const RecordView& r = **next;
-        if (r.opcode != op::chunk_index) continue;
-        auto e = parse_chunk_index(r);
-        if (!e.ok()) continue;
-        auto found = fetch.opcode_at(e->chunk_offset);
+    for (std::size_t i = 0; i < index.size() && !full(); ++i) {
+        const ChunkIndex& e = index[i];
+        auto found = fetch.opcode_at(e.chunk_offset);
         if (!found.ok()) continue;
         const std::uint8_t opcode = *found == op::delta_chunk ? op::delta_chunk : op::chunk;
         IndexCheckOptions fetched;
@@ -61,11 +60,12 @@ void Validator::check_index_by_tail() {
         // The bands are checked only when the Header says how many there are.
         const int bands = scene_.has_header ? std::min<int>(3, scene_.header.sh_degree) : 0;
         ChunkTrip failed = ChunkTrip::fetch;
-        auto trip = fetch_indexed_chunk(fetch, *e, opcode, fetched, bands, true, buffers, {},
+        auto trip = fetch_indexed_chunk(fetch, e, opcode, fetched, bands, true, buffers, {},
                                         &failed);
         // A record that does not parse: the walk, or the record's own parser, says why.
         if (!trip.ok() && failed != ChunkTrip::parse)
-            report_refusal(trip.error(), record_name(op::chunk_index), r.offset);
+            report_refusal(trip.error(), record_name(op::chunk_index),
+                           summary.offsets().index[i]);
     }
 }
 
@@ -94,25 +94,13 @@ void Validator::check_index_entries() {
     IndexCheckOptions check;
     check.keyframe = keyframe_delta_ ? IndexCheckOptions::KeyframeFields::required
                                      : IndexCheckOptions::KeyframeFields::when_present;
+    // The streaming readers' steps (ChunkWalk), each disagreement a finding.
+    const ReportFn report = about(record_name(op::chunk_index));
+    Findings findings(report);
     ChunksNamed named;
-    for (std::size_t i = 0; i < index.size(); ++i) {
-        if (full()) return;
-        const ChunkIndex& e = index[i];
-        auto c = named.name(chunks_, e, index_at[i]);
-        if (!c.ok()) {
-            report_refusal(c.error(), record_name(op::chunk_index), index_at[i]);
-            continue;
-        }
-        check_index_entry(e, **c, index_at[i], check, [this](Error err) {
-            report_refusal(err, record_name(op::chunk_index), kNoOffset);
-            return !full();
-        });
-    }
-    for (std::size_t k = 0; k < chunks_.size() && !full(); ++k)
-        if (!named.named(k))
-            report_refusal(
-                unindexed_chunk(chunks_[k].delta ? op::delta_chunk : op::chunk, chunks_[k].offset),
-                record_name(op::chunk_index), chunks_[k].offset);
+    for (std::size_t i = 0; i < index.size() && !full(); ++i)
+        (void)named.check(chunks_, index[i], index_at[i], check, findings);
+    if (!full()) (void)named.every_chunk_named(chunks_, findings);
 }
 
 // §11.1, §11.8: the keyframe-delta seek structure over the whole index, which no one entry shows.

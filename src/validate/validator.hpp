@@ -23,6 +23,7 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
 #include "fourdgs/detail/chunk_walk.hpp"
+#include "fourdgs/detail/findings.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/keyframe_delta.hpp"
@@ -87,6 +88,14 @@ private:
         if (field.empty() && !(info && !info->field.empty())) field = std::string(record);
         add(Severity::error, e.refusal, std::move(field), e.value,
             e.has_offset() ? e.offset : record_offset, e.message);
+    }
+    // Where a reader's step run in collect mode (detail/findings.hpp) sends each refusal: a
+    // finding about `record`, at the refusal's own offset. Goes on until the report is full.
+    ReportFn about(std::string_view record) {
+        return [this, record](Error e) {
+            report_refusal(e, record, kNoOffset);
+            return !full();
+        };
     }
     // The SceneBuilder's report function: each rule a record breaks is a finding.
     bool collected(Error e) {

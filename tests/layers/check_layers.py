@@ -32,7 +32,8 @@ import sys
 # Public headers with no source file of their own, by layer (names without .hpp; records/ is a
 # folder of the format layer).
 OWN = {
-    "platform": {"export", "error", "refusals", "version", "text", "quantize", "config"},
+    "platform": {"export", "error", "refusals", "version", "text", "quantize", "config",
+                 "findings"},
     "format": {"wire", "records"},
     "scene": {"scene", "pose", "reader_options"},
 }

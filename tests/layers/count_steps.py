@@ -27,6 +27,12 @@ STEPS = [
     ("an index entry's ranges inside the file", r"kIndexOutOfRange", ("include/fourdgs/refusals.hpp", "src/read/scene_front_ends.cpp")),
     ("the §11.1 tiling of state chunks", r"would not tile the clock|TimelineTiling::next\(", ()),
     ("is this a keyframe-delta file (a Header read to tell)", r"^\s*(return header\.ok\(\)|builder\.scene\(\)\.header)\S* ?.*temporal_model == kModelKeyframeDelta;$", ()),
+    ("a Delta Chunk outside a keyframe-delta file refused", r"kDeltaChunkInGaussianBirth",
+     ("include/fourdgs/refusals.hpp",)),
+    ("the trailing magic where a record should start (missing-footer)", r"kMissingFooter",
+     ("include/fourdgs/refusals.hpp",)),
+    ("an index entry named among the chunks walked and checked against its chunk",
+     r"\bnamed_?\.name\(|(?<!::)\bname\(seen, e, at\)", ()),
 ]
 # A function's first line: a type and a name at column 0, or a member defined inside a struct
 # (four spaces in), not a statement.

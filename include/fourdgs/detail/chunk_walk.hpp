@@ -40,6 +40,13 @@ struct ChunkBands {
     Status add(const RecordView& record);
 };
 
+// Whether the record at `stream`'s position (the first, just after the magic) is a Header that
+// declares temporal_model keyframe-delta (§5.1): the one probe open_scene and the indexed reader
+// make to choose the keyframe-delta front-end. Anything else (another record, a cut, a record
+// over the limit, a Header that does not parse under `options`) is false, and the gaussian-birth
+// walk then refuses the file by its own rule; a failing read (io) is passed on.
+Result<bool> declares_keyframe_delta(RecordStream& stream, ReaderOptions options);
+
 class ChunkWalk {
 public:
     // The temporal model the walk reads: gaussian-birth walks Chunk records and refuses a Delta

@@ -19,6 +19,8 @@
 #include "fourdgs/decode.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
+#include "fourdgs/front_matter.hpp"
+#include "fourdgs/detail/findings.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/detail/time_text.hpp"
@@ -65,14 +67,14 @@ struct IndexCheckOptions {
     KeyframeFields keyframe = KeyframeFields::ignore;
 };
 
-// Compares entry `e` with the chunk record it frames, `c`, passing each disagreement to `report`
-// (which returns false to stop) with `at` as its offset: chunk_length, gaussian_count, t0 and t1
-// (each its own Error, both named 't0/t1' in the message; compared by their bits, so a NaN copied
-// into the entry agrees), band_count and every band by its
-// number, then per `options.keyframe` chunk_kind, delta_mode, reference_offset,
-// keyframe_offset, depth, and live_count when `c.live` is known.
-void check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
-                       const IndexCheckOptions& options, const ReportFn& report);
+// Compares entry `e` with the chunk record it frames, `c`, each disagreement to `findings` with
+// `at` as its offset: chunk_length, gaussian_count, t0 and t1 (each its own Error, both named
+// 't0/t1' in the message; compared by their bits, so a NaN copied into the entry agrees),
+// band_count and every band by its number, then per `options.keyframe` chunk_kind, delta_mode,
+// reference_offset, keyframe_offset, depth, and live_count when `c.live` is known. Returns
+// findings.outcome().
+Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
+                         const IndexCheckOptions& options, Findings& findings);
 // The first disagreement, as a Status.
 Status check_index_entry(const ChunkIndex& e, const FramedChunk& c, std::uint64_t at,
                          const IndexCheckOptions& options);
@@ -90,6 +92,10 @@ Error unindexed_chunk(std::uint8_t opcode, std::uint64_t at);
 // or that chunk's other bands (§5.7, §5.18: a chunk's bands follow it directly). Every front-end
 // refuses it by this one Error; the validator reports it.
 Error orphan_sh_band(std::uint64_t at);
+// delta-chunk-in-gaussian-birth: the Delta Chunk record at `at` is in a file whose Header
+// declares temporal_model `model`, not keyframe-delta (§5.18). Every front-end refuses it by this
+// one Error; the validator reports it.
+Error delta_chunk_in_model(std::string_view model, std::uint64_t at);
 // index-record-mismatch naming 'bands': the SH Band Stream record at `at` directly follows a
 // chunk whose index entry does not name it (§5.8: every band has its own range in the entry).
 Error unindexed_sh_band(std::uint64_t at);
@@ -107,10 +113,15 @@ public:
     // Refusals: no_chunk_at, chunk_indexed_twice.
     Result<const FramedChunk*> name(std::span<const FramedChunk> seen, const ChunkIndex& e,
                                     std::uint64_t at);
+    // Entry `e` (its record at `at`) named among `seen` (name) and checked against the chunk it
+    // names (check_index_entry with `options`), each refusal to `findings`. Returns
+    // findings.outcome().
+    Status check(std::span<const FramedChunk> seen, const ChunkIndex& e, std::uint64_t at,
+                 const IndexCheckOptions& options, Findings& findings);
     // Whether seen[k] has been named.
     bool named(std::size_t k) const noexcept { return k < named_.size() && named_[k]; }
-    // unindexed_chunk for the first of `seen` no entry named; ok when every one was.
-    Status every_chunk_named(std::span<const FramedChunk> seen) const;
+    // unindexed_chunk for each of `seen` no entry named, to `findings`; returns its outcome().
+    Status every_chunk_named(std::span<const FramedChunk> seen, Findings& findings) const;
 
 private:
     std::vector<bool> named_;
@@ -140,6 +151,22 @@ Result<IndexedChunk> fetch_indexed_chunk(const RangeFetcher& fetcher, const Chun
                                          int bands, bool require_all_bands,
                                          FetchedChunkBuffers& buffers, RangeOrigin origin = {},
                                          ChunkTrip* failed = nullptr);
+
+// §5.8: every range entry `e` (its record at `at`) names lies in [8, `chunks_end`), the chunks
+// before the summary. Refusal: index-out-of-range.
+Status check_entry_in_file(const ChunkIndex& e, std::uint64_t chunks_end, std::uint64_t at);
+
+// §4.5, §5.8: the summary of a file read by its tail, the one walk of it for the indexed readers
+// and the validator: fetched whole (fetch_summary, its CRC checked when
+// `options.verify_summary_crc`; `crc` says how that went), its records in order into `summary`
+// (SceneBuilder::add_summary; a group may be overlong, wire-notes), each Chunk Index entry's
+// ranges inside the file (check_entry_in_file), and no two entries naming one chunk
+// (entries_by_chunk_offset). Refusals to `findings`: summary-start-mismatch (summary_start
+// names a record of no summary opcode), index-out-of-range, index-record-mismatch; fetch_summary's
+// and a record that does not frame end the walk as they stand.
+Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
+                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc,
+                            Findings& findings);
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);

@@ -16,7 +16,8 @@
 // A file's state chunks are in time order and in file order at once only when it is well formed;
 // the timeline sorts the index both ways, the stream's file order must be its time order.
 //
-// Not exported from the shared library (no FOURDGS_DETAIL_BEGIN): only the library calls these.
+// Not exported from the shared library (no FOURDGS_DETAIL_BEGIN): only the library calls these,
+// but for TimelineTiling, which the tools library's merge calls on the state chunks it keeps.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "fourdgs/error.hpp"
+#include "fourdgs/export.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/records.hpp"
 
@@ -50,6 +52,7 @@ Status check_state_interval(const StateLink& s);
 // §11.1: the state chunks, fed in time order, tile [0, duration): the first starts at 0, each
 // starts where the one before ended, the last ends at the Header's duration. A gap is
 // timeline-gap, an overlap non-tiling-chunks, each naming the two intervals.
+FOURDGS_DETAIL_BEGIN
 class TimelineTiling {
 public:
     Status next(const StateLink& s);
@@ -59,6 +62,7 @@ public:
 private:
     std::optional<StateLink> last_;
 };
+FOURDGS_DETAIL_END
 
 // §11.8, §5.18: the state chunks fed in file order, each delta checked against those before it.
 class StateChains {

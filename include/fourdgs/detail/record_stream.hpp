@@ -159,9 +159,10 @@ public:
 
     // The truncation of a file whose data ends at position(), before its Footer.
     Error ended_without_footer() const;
-    // After next_frame() refused a frame cut by the end of the data: the 1 to 8 bytes found
-    // where the frame should have been (a validator tells a missing Footer from a cut by them).
-    Bytes cut_frame() const noexcept { return Bytes(cut_frame_.data(), cut_frame_size_); }
+    // After next_frame() refused a frame cut by the end of the data: whether the bytes found
+    // where the frame should have been are the trailing magic, so that the refusal was
+    // missing-footer (the data is all there, its Footer is not) rather than a cut.
+    bool cut_at_trailing_magic() const noexcept;
 
     // §4.5, §5.2, §4.1, after next() read the Footer `record` (parsed as `footer`): summary_start
     // in range (check_summary_start) and against the run of summary records before it

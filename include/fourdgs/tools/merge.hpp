@@ -43,7 +43,9 @@
 // both parts) unless allow_overlap says the union is intended — never for keyframe-delta, whose
 // state chunks must tile the clock (§11.1): there each part is a shard (or the only part), its
 // chunks outside its slice are the empty keyframes a shard fills the clock with and are dropped,
-// and the merged tiling must be whole (timeline-gap naming the hole). Every other record the parts
+// and the merged tiling must be whole, by the readers' own §11.1 rule (timeline-gap naming the
+// hole; non-tiling-chunks for an overlap or an overrun of the duration, which overlapping-parts
+// and each part's own reader refuse first in practice). Every other record the parts
 // carry must agree with the base part's record of the same kind and name, byte for byte, or be
 // absent (conflicting-extras, naming the record, e.g. "Metadata 'title'" or "Object Track 7"); the
 // base is MergeOptions::base, or the part whose slice comes first.
@@ -119,7 +121,8 @@ struct MergeReport {
 // of range, block_bytes < 4096, a shard record that is not one), invalid-part,
 // shard-version-mismatch, plan-mismatch, missing-slice, scene-mismatch, grid-mismatch,
 // overlapping-parts, conflicting-extras (also two poses of one object at one time),
-// timeline-gap (malformed), limit-exceeded (more than 2^32 - 1 chunks or gaussians), and the
+// timeline-gap and non-tiling-chunks (malformed), index-out-of-range inside invalid-part (an entry
+// naming bytes outside the part's chunks, by the readers' check), limit-exceeded (more than 2^32 - 1 chunks or gaussians), and the
 // sink's io errors. On failure the sink may hold a partial file.
 Status merge_scenes(std::span<ByteSource* const> parts, const MergeOptions& options, ByteSink& sink,
                     MergeReport* report = nullptr);

@@ -1,0 +1,54 @@
+// fourdgs/detail/findings.hpp — where a step of the read side puts the rules a file breaks, so
+// that each rule is written once for the readers and the validator.
+//
+// A step that checks rules takes a Findings. A reader's (the default) holds the first refusal,
+// and the step stops there and returns it: the reader refuses the file as it always has. The
+// validator's sends each refusal to its ReportFn and the step goes on past it, where going on is
+// safe, for as long as the ReportFn says so: the validator reports every rule a reader refuses
+// by, in the reader's words, because it runs the reader's own step.
+//
+//     if (!findings.take(error)) return findings.outcome();  // a rule broken, in a step
+//     ...
+//     return findings.outcome();                               // the step's end
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "fourdgs/error.hpp"
+
+namespace fourdgs::detail {
+
+class Findings {
+public:
+    // A reader's: the first refusal ends the step.
+    Findings() = default;
+    // The validator's: each refusal goes to `report` (which must outlive this), and the step goes
+    // on while it returns true.
+    explicit Findings(const ReportFn& report) : report_(&report) {}
+
+    bool collecting() const noexcept { return report_ != nullptr; }
+
+    // Takes refusal `e`: true when the step goes on past it, false when it stops (a reader's
+    // first refusal, or the ReportFn said stop); then outcome() holds `e`.
+    bool take(Error e) {
+        if (first_) return false;
+        if (report_ && (*report_)(e)) return true;
+        first_ = std::move(e);
+        return false;
+    }
+    // Status overload: an ok status goes on.
+    bool take(const Status& s) { return s.ok() || take(s.error()); }
+
+    // What the step returns: the refusal it stopped at, or ok.
+    Status outcome() const {
+        if (first_) return *first_;
+        return ok_status();
+    }
+
+private:
+    const ReportFn* report_ = nullptr;
+    std::optional<Error> first_;
+};
+
+}  // namespace fourdgs::detail
