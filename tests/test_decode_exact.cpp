@@ -90,10 +90,8 @@ ChunkBins random_bins(std::uint32_t n, std::int32_t spread, std::size_t windows,
     return b;
 }
 
-}  // namespace
-
-TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 formulas bit for bit",
-          "[decode]") {
+// A scene whose grid and windows the random bins exercise.
+SceneInfo grid_scene() {
     SceneInfo scene;
     scene.windows = {{0, 1}, {1, 2.5}, {2.5, 10}, {10, 1e6}};
     Grid& g = scene.grid;
@@ -107,6 +105,14 @@ TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 for
     g.step_sigma_log = 0.03;
     g.cutoff = 0.05;
     g.k = Grid::k_for_cutoff(g.cutoff);
+    return scene;
+}
+
+}  // namespace
+
+TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 formulas bit for bit",
+          "[decode]") {
+    const SceneInfo scene = grid_scene();
     std::mt19937 rng(6);
     for (std::int32_t spread : {3, 40000}) {
         for (std::uint32_t n : {0u, 1u, 2u, 3u, 65u, 1000u}) {
@@ -150,6 +156,67 @@ TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 for
             CHECK(std::vector<float>(appended.position.begin(), appended.position.begin() + 6) ==
                   std::vector<float>(6, 7.f));
         }
+    }
+}
+
+TEST_CASE("decode: dequantize_state over a block that held another state equals dequantize "
+          "into an empty one, column for column",
+          "[decode]") {
+    const SceneInfo scene = grid_scene();
+    std::mt19937 rng(9);
+    // The states a reused block takes in turn: larger and smaller, with and without the
+    // optional columns (source ids, object ids, gaussian ids) and SH bands, so that every
+    // column is reused, grown, shrunk, emptied and refilled.
+    struct Shape {
+        std::uint32_t n;
+        bool source, objects, ids;
+        int bands;
+    };
+    const Shape shapes[] = {{1000, true, true, true, 2}, {300, false, false, true, 0},
+                            {700, true, false, false, 1}, {1200, false, true, true, 3},
+                            {0, false, false, false, 0}, {500, true, true, true, 0}};
+    GaussianBlock reused;
+    for (const Shape& shape : shapes) {
+        INFO("n = " << shape.n << ", bands " << shape.bands);
+        ChunkBins bins = random_bins(shape.n, 40, scene.windows.size(), rng);
+        std::uniform_int_distribution<std::int32_t> any(0, 255);
+        auto fill = [&](std::vector<std::int32_t>& v) {
+            v.resize(shape.n);
+            for (auto& x : v) x = any(rng);
+        };
+        bins.has_source_group = bins.has_source_index = shape.source;
+        if (shape.source) fill(bins.source_group), fill(bins.source_index);
+        bins.has_object_id = shape.objects;
+        if (shape.objects) fill(bins.object_id);
+        bins.has_gaussian_id = shape.ids;
+        if (shape.ids) fill(bins.gaussian_id);
+        bins.sh_bands = shape.bands;
+        for (int b = 1; b <= shape.bands; ++b) {
+            bins.sh[b - 1].resize(std::size_t{shape.n} * 3 * (2 * b + 1));
+            for (auto& x : bins.sh[b - 1]) x = static_cast<std::uint8_t>(any(rng));
+        }
+        GaussianBlock fresh;
+        dequantize(scene, bins, fresh);
+        dequantize_state(scene, bins, reused);
+        CHECK(reused.count == fresh.count);
+        CHECK(reused.sh_degree == fresh.sh_degree);
+        CHECK(reused.has_source_ids == fresh.has_source_ids);
+        CHECK(same_bits(reused.position, fresh.position));
+        CHECK(same_bits(reused.scale, fresh.scale));
+        CHECK(same_bits(reused.rotation, fresh.rotation));
+        CHECK(same_bits(reused.color, fresh.color));
+        CHECK(same_bits(reused.motion, fresh.motion));
+        CHECK(same_bits(reused.mu_t, fresh.mu_t));
+        CHECK(same_bits(reused.sigma_t, fresh.sigma_t));
+        CHECK(same_bits(reused.win_lo, fresh.win_lo));
+        CHECK(same_bits(reused.win_hi, fresh.win_hi));
+        CHECK(same_bits(reused.flags, fresh.flags));
+        CHECK(same_bits(reused.window_index, fresh.window_index));
+        CHECK(same_bits(reused.sh, fresh.sh));
+        CHECK(same_bits(reused.object_id, fresh.object_id));
+        CHECK(same_bits(reused.source_group, fresh.source_group));
+        CHECK(same_bits(reused.source_index, fresh.source_index));
+        CHECK(same_bits(reused.gaussian_id, fresh.gaussian_id));
     }
 }
 

@@ -100,6 +100,11 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
 // is not empty; a fresh block takes the bins' band count).
 void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out);
 
+// §6: `out` becomes the bins' rows, as out.clear() then dequantize() make it, in out's storage
+// as it is: no column is zeroed before its values are written, so a block that held a state
+// takes the next one of the same size without touching fresh pages.
+void dequantize_state(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out);
+
 // Sizes `out` to `count` rows of every column a chunk always fills, with `sh_degree` bands of SH,
 // and empties the optional columns (source ids, gaussian_id): the one allocation of a decode
 // whose counts are known up front (the Chunk Index), reused when `out` already has the room.

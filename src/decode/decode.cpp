@@ -279,6 +279,9 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
         }
         out.sh_bands = b;
     }
+    // A reused `out` (a keyframe decoded into a population's storage) holds no band past those
+    // decoded: nothing stale reads as a band.
+    for (int b = std::max(want, 0) + 1; b <= 3; ++b) out.sh[b - 1].clear();
     return ok_status();
 }
 
@@ -388,7 +391,12 @@ Status decode_chunk_bins(const SceneInfo& scene, const ChunkRecord& chunk,
                            options.limits, out, scratch.stream);
 }
 
-void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
+namespace {
+
+// size_rows, with the optional columns sized too when `source_ids` / `ids`. A column keeps its
+// storage and the values it held: its callers write every value of every column sized here.
+void size_columns(GaussianBlock& out, std::size_t count, int sh_degree, bool source_ids,
+                  bool ids) {
     out.count = count;
     out.sh_degree = sh_degree;
     detail::resize_fresh(out.position, count * 3);
@@ -402,10 +410,29 @@ void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
     detail::resize_fresh(out.window_index, count);
     detail::resize_fresh(out.object_id, count);
     detail::resize_fresh(out.sh, count * static_cast<std::size_t>(out.sh_per_gaussian()));
-    out.has_source_ids = false;
-    out.source_group.clear();
-    out.source_index.clear();
-    out.gaussian_id.clear();
+    out.has_source_ids = source_ids;
+    for (auto* v : {&out.source_group, &out.source_index}) {
+        if (source_ids) detail::resize_fresh(*v, count);
+        else v->clear();
+    }
+    if (ids) detail::resize_fresh(out.gaussian_id, count);
+    else out.gaussian_id.clear();
+}
+
+}  // namespace
+
+void size_rows(GaussianBlock& out, std::size_t count, int sh_degree) {
+    size_columns(out, count, sh_degree, false, false);
+}
+
+void dequantize_state(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out) {
+    // dequantize_into writes every value of each column sized: all rows of the columns every
+    // chunk fills, every coefficient of bands 1..sh_bands, object_id (0 where the bins carry
+    // none), both source ids when the bins carry either (0 for the one they lack), and the ids.
+    // So what `out` held before is overwritten, never shown.
+    size_columns(out, bins.count, bins.sh_bands, bins.has_source_group || bins.has_source_index,
+                 bins.has_gaussian_id);
+    dequantize_into(scene, bins, out, 0);
 }
 
 void dequantize(const SceneInfo& scene, const ChunkBins& bins, GaussianBlock& out) {
@@ -559,8 +586,7 @@ Status decode_chunk(const SceneInfo& scene, const ChunkRecord& chunk,
                     std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                     GaussianBlock& out, ChunkBins& bins, DecodeScratch& scratch) {
     FOURDGS_TRY(decode_chunk_bins(scene, chunk, bands, options, bins, scratch));
-    out.clear();
-    dequantize(scene, bins, out);
+    dequantize_state(scene, bins, out);
     return ok_status();
 }
 

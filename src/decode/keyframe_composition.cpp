@@ -269,6 +269,12 @@ void ComposedPopulation::reset(int sh_bands) {
     timing_.reset();
 }
 
+void ComposedPopulation::reset(int sh_bands, ChunkBins& next_keyframe) {
+    // What next_keyframe held (its rows mean nothing) becomes the population's, emptied.
+    std::swap(bins_, next_keyframe);
+    reset(sh_bands);
+}
+
 void ComposedPopulation::note_timing(std::uint32_t from) {
     if (from == 0) {
         timing_.reset();

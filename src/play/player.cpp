@@ -70,6 +70,7 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     if (options.object_tracks) evaluate_options.tracks = scene.object_tracks;
     static const StateTimeline no_states;
     states = r.states() ? r.states() : &no_states;
+    note_state_chains();
     clock = PlaybackClock(duration, options.start, options.rate, options.loop, options.playing);
     last_t = head_t = clock.anchor();
     head_dir = options.rate < 0 ? -1 : 1;

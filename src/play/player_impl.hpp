@@ -107,6 +107,10 @@ struct Player::Impl {
     // The segments: the reader's state spans (fourdgs/state_timeline.hpp), tiling the instants
     // the file covers (a segment is a span's key); none on a stream.
     const StateTimeline* states = nullptr;
+    // Keyframe-delta: each segment's state chunk, and whether its state is one delta from the
+    // segment before's (a forward step) rather than composed whole from its keyframe.
+    std::vector<std::size_t> state_chunks;
+    std::vector<std::uint8_t> stepped_to;
 
     // ---- shared: guarded by mu
     mutable std::mutex mu;
@@ -135,6 +139,7 @@ struct Player::Impl {
     // keyframe-delta
     std::deque<Item> queue;           // prepared, in the order they were made
     std::vector<Item> spare;          // consumed items, kept for their capacity
+    std::size_t whole_values = 0;     // the last state composed whole: its position values
     std::size_t shown_pos = kNone;    // the position of the state the render thread holds
     std::uint64_t shown_bytes = 0;    // its size, for stats()
     double stream_floor = 0;          // a stream: the earliest instant it can still show
@@ -173,12 +178,15 @@ struct Player::Impl {
     StateSpan segment(std::size_t s) const { return states->span(s); }
     std::size_t segment_count() const { return states->size(); }
     // Keyframe-delta: segment s's state chunk (its chain's last entry).
-    std::size_t state_chunk(std::size_t s) const { return states->span(s).chunks.back(); }
+    std::size_t state_chunk(std::size_t s) const { return state_chunks[s]; }
     // The segments the worker keeps ready, from the one holding `from` (under mu).
     std::vector<std::size_t> wanted_segments(double from) const;
     // The segment after `s` in the direction of play (wrapping when looping), or kNone.
     std::size_t next_segment(std::size_t s) const;
-    bool steps_from_previous(std::size_t s) const;
+    bool steps_from_previous(std::size_t s) const { return stepped_to[s] != 0; }
+    // Keyframe-delta, at open: state_chunks and stepped_to, so that planning ahead (under mu,
+    // on every frame) builds no span.
+    void note_state_chains();
     // keyframe-delta, forward: `out` extended to the next state composed whole when the
     // playhead reaches it before a compose would end (under mu).
     void reach_next_compose(std::vector<std::size_t>& out, double from) const;

@@ -39,12 +39,18 @@ std::size_t Player::Impl::next_segment(std::size_t s) const {
     return wraps ? segment_count() - 1 : kNone;
 }
 
-// Keyframe-delta: whether segment s's state is one delta from segment s - 1's (a forward step),
-// rather than composed whole from its keyframe.
-bool Player::Impl::steps_from_previous(std::size_t s) const {
-    if (s == 0) return false;
-    const std::vector<std::size_t> chain = segment(s).chunks;
-    return chain.size() >= 2 && chain[chain.size() - 2] == state_chunk(s - 1);
+void Player::Impl::note_state_chains() {
+    if (model != Model::keyframes) return;
+    state_chunks.resize(segment_count());
+    stepped_to.assign(segment_count(), 0);
+    for (std::size_t s = 0; s < segment_count(); ++s) {
+        const StateSpan span = segment(s);
+        const std::vector<std::size_t>& chain = span.chunks;
+        state_chunks[s] = chain.empty() ? kNone : chain.back();
+        // One delta from segment s - 1's state: the chain's entry before its last is that state.
+        stepped_to[s] =
+            s > 0 && chain.size() >= 2 && chain[chain.size() - 2] == state_chunks[s - 1];
+    }
 }
 
 // Played forward, the states after the look-ahead are steps the worker makes in a few
@@ -183,18 +189,23 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
 }
 
 // Items are kept for their capacity: a whole state's columns (fresh memory costs more than
-// decoding into it) and a step's rows. A whole state takes the largest, a step the smallest.
+// decoding into it, two to four times a compose) and a step's rows. A whole state takes the
+// largest. A step takes the smallest of those that do not hold a whole state's columns, or a new
+// item: a step that took the one state-sized spare would hold it in the queue, with the
+// look-ahead's other steps, while the next keyframe composes into fresh memory.
 Item Player::Impl::take_spare(bool whole) {
-    if (spare.empty()) return Item{};
     auto size = [](const Item& it) { return it.step.values.position.capacity(); };
-    auto pick = whole ? std::max_element(spare.begin(), spare.end(),
-                                         [&](const Item& a, const Item& b) {
-                                             return size(a) < size(b);
-                                         })
-                      : std::min_element(spare.begin(), spare.end(),
-                                         [&](const Item& a, const Item& b) {
-                                             return size(a) < size(b);
-                                         });
+    auto by_size = [&](const Item& a, const Item& b) { return size(a) < size(b); };
+    auto pick = spare.end();
+    if (whole) {
+        pick = std::max_element(spare.begin(), spare.end(), by_size);
+    } else {
+        for (auto it = spare.begin(); it != spare.end(); ++it)
+            if ((whole_values == 0 || size(*it) < whole_values) &&
+                (pick == spare.end() || size(*it) < size(*pick)))
+                pick = it;
+    }
+    if (pick == spare.end()) return Item{};
     Item it = std::move(*pick);
     spare.erase(pick);
     it.error.reset();
@@ -346,6 +357,7 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         lock.lock();
         // The first compose also pays for the state's fresh memory: it is not a measure.
         // The look-ahead plans with it anyway, an overestimate being the safe side.
+        if (st.ok()) whole_values = item.step.values.position.size();
         if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
                                                                   : took;
         compose_guess = compose_seconds > 0 ? compose_seconds : took;

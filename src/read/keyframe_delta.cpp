@@ -152,7 +152,7 @@ Status KeyframeDeltaReader::compose_chain(double t, KeyframeDeltaWorkspace& ws,
     FOURDGS_ASSIGN(SeekPlan plan, timeline_.plan(t, wanted_bands()));
     FOURDGS_ASSIGN(std::vector<ByteRange> ranges, fetch_ranges(t));
     FOURDGS_TRY(fetcher_->prefetch(ranges));  // the whole chain in one round trip when remote
-    ws.composition->population.reset(wanted_bands());
+    ws.composition->population.reset(wanted_bands(), ws.keyframe);
     ws.composed_level = 0;
     StateInfo record;  // the chain's last record is the state chunk's own
     for (std::size_t c : plan.chain) FOURDGS_TRY(compose_entry(c, ws, record, nullptr));
@@ -272,10 +272,9 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     step.whole = whole;
     if (whole) {
         step.rows.clear();
-        step.values.clear();
         if (!pop.in_id_order()) materialize_composed(ws);
         else ws.composed_current = false;
-        dequantize(scene(), sorted_state(ws), step.values);
+        dequantize_state(scene(), sorted_state(ws), step.values);
     } else {
         // The changed columns of the changed rows only: gathered from the population, written
         // over the held sorted copy when there is one, and dequantized.
@@ -304,8 +303,7 @@ bool KeyframeDeltaReader::rows_of(const std::vector<std::int32_t>& ids, const Ch
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDeltaWorkspace& ws,
                                      StateInfo* info) const {
     FOURDGS_TRY(compose_chain(t, ws, info));
-    out.clear();
-    dequantize(scene(), sorted_state(ws), out);  // once, at the end, from the composed bins
+    dequantize_state(scene(), sorted_state(ws), out);  // once, at the end, from the composed bins
     return ok_status();
 }
 

@@ -149,6 +149,12 @@ public:
     // Empties the population and forgets dead ids. `sh_bands` is the SH degree it carries (bands
     // 1..sh_bands of every keyframe and birth; higher bands are dropped).
     void reset(int sh_bands);
+    // The same, before a keyframe is decoded into `next_keyframe` and taken (take_keyframe):
+    // the population's storage, its columns' sizes kept, becomes `next_keyframe`'s, so the
+    // decode overwrites warm pages in place instead of zeroing and faulting in fresh ones (the
+    // decode writes every value of each column it sizes, or refuses the chunk). A seek then
+    // holds one set of bins, not two.
+    void reset(int sh_bands, ChunkBins& next_keyframe);
 
     // Replaces the live set with a keyframe chunk's bins (§11.1), keeping the dead ids. Refuses
     // missing-gaussian-id (the chunk has gaussians but no id stream), duplicate-gaussian-id
