@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,8 +135,7 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
         moving.size() < std::max<std::size_t>(ro.min_members, 3))
         return out;
     std::vector<PlyCloud> motion;
-    motion.reserve(in.frames);
-    FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
+    auto keep_motion = [&](std::uint64_t, const PlyCloud& f) -> Status {
         PlyCloud& m = motion.emplace_back();
         m.count = moving.size();
         m.position.reserve(moving.size() * 3);
@@ -146,7 +147,18 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
                               f.rotation.begin() + g * 4 + 4);
         }
         return ok_status();
-    }));
+    };
+    if (in.frames > kRigidSampleFrames) {
+        // A first look at a sample of the frames (find_parts in convert.cpp does the same).
+        for (std::size_t k : rigid_sample_frames(in.frames)) {
+            FOURDGS_ASSIGN(const PlyCloud f, in.frame(k));
+            FOURDGS_TRY(keep_motion(k, f));
+        }
+        if (find_rigid_parts(motion, ro).parts.empty()) return out;
+        motion.clear();
+    }
+    motion.reserve(in.frames);
+    FOURDGS_TRY(in.each(keep_motion));
     RigidParts sub = find_rigid_parts(motion, ro);
     for (std::size_t i = 0; i < moving.size(); ++i) {
         out.is_static[moving[i]] = sub.is_static[i];
@@ -205,10 +217,64 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
     return ok_status();
 }
 
+// Where the file waits while it is compared with the per-frame file and measured, before it is
+// written to the caller's sink: a file at `path`, removed at the end, or memory when path is
+// empty.
+class WaitingFile {
+public:
+    explicit WaitingFile(std::string path) : path_(std::move(path)) {}
+    WaitingFile(const WaitingFile&) = delete;
+    WaitingFile& operator=(const WaitingFile&) = delete;
+    ~WaitingFile() {
+        if (path_.empty()) return;
+        source_.reset();
+        file_.reset();
+        std::remove(path_.c_str());
+    }
+
+    // An empty file to write.
+    Result<ByteSink*> restart() {
+        source_.reset();
+        if (path_.empty()) {
+            memory_ = MemorySink{};
+            return &memory_;
+        }
+        file_.reset();
+        FOURDGS_ASSIGN(FileSink f, FileSink::create(path_));
+        return &file_.emplace(std::move(f));
+    }
+    // What was written, to read.
+    Result<ByteSource*> source() {
+        if (path_.empty()) return &memory_source_.emplace(Bytes(memory_.bytes()));
+        if (file_) FOURDGS_TRY(file_->close());
+        FOURDGS_ASSIGN(FileSource f, FileSource::open(path_));
+        return &source_.emplace(std::move(f));
+    }
+    // What was written, into `sink`, a block at a time.
+    Status copy_to(ByteSink& sink) {
+        FOURDGS_ASSIGN(ByteSource* in, source());
+        std::vector<std::uint8_t> block;
+        const std::uint64_t size = in->size().value_or(0);
+        for (std::uint64_t at = 0; at < size; at += block.size()) {
+            FOURDGS_TRY(read_range(*in, at, std::min<std::uint64_t>(size - at, 1 << 20),
+                                   std::uint64_t{1} << 20, block));
+            FOURDGS_TRY(sink.write(Bytes(block)));
+        }
+        return ok_status();
+    }
+
+private:
+    std::string path_;
+    MemorySink memory_;
+    std::optional<FileSink> file_;
+    std::optional<MemorySource> memory_source_;
+    std::optional<FileSource> source_;
+};
+
 }  // namespace
 
 Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
-                                ByteSink& sink, ConvertReport& rep) {
+                                ByteSink& sink, ConvertReport& rep, const std::string& spill) {
     if (source.frames == 0) return bad(refusal::kNoFrames, "there are no frames to convert");
     if (!std::isfinite(o.fps) || !(o.fps > 0))
         return bad(refusal::kInvalidOption,
@@ -246,25 +312,28 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
         }
     }
     still = {};
-    MemorySink tracked;
-    FOURDGS_TRY(convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, tracked, rep));
+    WaitingFile waiting(spill);
+    FOURDGS_ASSIGN(ByteSink* tracked, waiting.restart());
+    FOURDGS_TRY(convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep));
+    const std::uint64_t tracked_bytes = tracked->position();
     const FrameAt frame_at = [&](std::size_t k) { return in.frame(k); };
     if (o.never_larger_than_per_frame) {
         CountingSink flat;
         ConvertReport flat_rep = rep;
         FOURDGS_TRY(per_frame_streamed(in, o, r, flat, flat_rep));
         rep.per_frame_bytes = flat.position();
-        if (flat.position() < tracked.position()) {
+        if (flat.position() < tracked_bytes) {
             // Written again, this time to keep: it is rarely the smaller.
-            tracked = MemorySink{};
-            FOURDGS_TRY(per_frame_streamed(in, o, r, tracked, flat_rep));
+            FOURDGS_ASSIGN(tracked, waiting.restart());
+            FOURDGS_TRY(per_frame_streamed(in, o, r, *tracked, flat_rep));
             rep = std::move(flat_rep);
             rep.per_frame_bytes = flat.position();
             rep.shape = ConvertShape::per_frame;
         }
     }
-    FOURDGS_TRY(measure_error(rep.frames, frame_at, o, r, Bytes(tracked.bytes()), rep));
-    return sink.write(Bytes(tracked.bytes()));
+    FOURDGS_ASSIGN(ByteSource* file, waiting.source());
+    FOURDGS_TRY(measure_error(rep.frames, frame_at, o, r, *file, rep));
+    return waiting.copy_to(sink);
 }
 
 }  // namespace fourdgs::convert_parts

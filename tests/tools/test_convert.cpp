@@ -473,6 +473,15 @@ TEST_CASE("keyframe-delta writer: steps sharing one id list write what steps wit
             CHECK(*a == *b);
             CHECK(shared_rep.base.gaussian_count == frames.front().count + 1);
             CHECK(copied_rep.base.gaussian_count == shared_rep.base.gaussian_count);
+            // The encoded chunks waiting in the temporary file, from the first one or from the
+            // fifth on (held_bytes), instead of in memory: the same bytes.
+            for (std::uint64_t held : {std::uint64_t{0}, std::uint64_t{4} * a->size() / 12}) {
+                INFO("held_bytes " << held);
+                o.held_bytes = held;
+                auto spilled = write_keyframe_delta(steps_with(true), header, o);
+                if (!spilled.ok()) FAIL(spilled.error().describe());
+                CHECK(*spilled == *a);
+            }
         }
 }
 
