@@ -100,7 +100,7 @@ struct KeyframeWriterOptions {
     // The encoded chunks wait for the front of the file (see Passes): in memory up to this many
     // bytes, the rest in an anonymous temporary file (std::tmpfile; in memory where none can be
     // made). The bytes written do not depend on it.
-    std::uint64_t held_bytes = std::uint64_t{4} << 20;
+    std::uint64_t held_bytes = std::uint64_t{1} << 20;
 };
 
 struct KeyframeWriteReport {

@@ -886,6 +886,7 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
     FrameSource source;
     source.frames = paths.size();
     source.read = [&](std::uint64_t f) { return read_frame_file(paths[static_cast<std::size_t>(f)]); };
+    source.concurrent_reads = true;  // each read opens its own file
     source.input_bytes = [&](std::uint64_t f) -> std::uint64_t {
         std::error_code ec;
         const auto size = std::filesystem::file_size(paths[static_cast<std::size_t>(f)], ec);

@@ -9,15 +9,17 @@
 // and the measured error.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "convert_parts.hpp"
+#include "../platform/worker_threads.hpp"  // the library's thread count rule
 
 namespace fourdgs::convert_parts {
 
@@ -217,6 +219,33 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
     return ok_status();
 }
 
+// The report's sizes that do not depend on the file: each rigid part's, the static and the other
+// gaussians' encoded alone (ConvertOptions::part_bytes, into rep's parts) and the per-frame file's
+// (never_larger_than_per_frame).
+struct Sizes {
+    ConvertReport rep;
+    std::uint64_t per_frame = 0;
+};
+
+Status sizes_of(const StreamedFrames& in, const RigidParts& parts, const ConvertOptions& o,
+                const Resolved& r, Sizes& out) {
+    if (o.rigid_parts && o.part_bytes) {
+        // Each part alone, the frames read again for it.
+        auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
+            ConvertReport ignored;
+            return convert_keyframe_delta_streamed(in, view, o, vr, counted, ignored);
+        };
+        FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, out.rep));
+    }
+    if (o.never_larger_than_per_frame) {
+        CountingSink flat;
+        ConvertReport ignored;
+        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, ignored));
+        out.per_frame = flat.position();
+    }
+    return ok_status();
+}
+
 // Where the file waits while it is compared with the per-frame file and measured, before it is
 // written to the caller's sink: a file at `path`, removed at the end, or memory when path is
 // empty.
@@ -302,32 +331,44 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
             objects = objects_of(in.first, parts, r);
             r.objects = &objects;
         }
-        if (o.part_bytes) {
-            // Each part alone, the frames read again for it.
-            auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
-                ConvertReport ignored;
-                return convert_keyframe_delta_streamed(in, view, o, vr, counted, ignored);
-            };
-            FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, rep));
-        }
     }
     still = {};
+    // The sizes the report tells beside the file's (each part alone, the per-frame file) do not
+    // depend on the file: with threads, and a source that may be read from two threads, they are
+    // encoded on a thread of their own while the file is (each pass holds its own frame and
+    // states, so memory stays bounded; the bytes and the report are the same).
+    Sizes sizes;
+    sizes.rep = rep;
+    const bool beside = source.concurrent_reads && worker_threads(o.writer.threads) > 1;
+    ConvertOptions beside_o = o;
+    beside_o.progress = nullptr;  // the caller's progress is told from this thread only
+    Status beside_status;
+    std::optional<std::thread> side;
+    if (beside)
+        side.emplace([&, side_r = r] { beside_status = sizes_of(in, parts, beside_o, side_r, sizes); });
+    else
+        FOURDGS_TRY(sizes_of(in, parts, o, r, sizes));
     WaitingFile waiting(spill);
     FOURDGS_ASSIGN(ByteSink* tracked, waiting.restart());
-    FOURDGS_TRY(convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep));
+    Status written = convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep);
+    if (side) side->join();
+    FOURDGS_TRY(std::move(written));
+    FOURDGS_TRY(std::move(beside_status));
+    rep.static_part.bytes = sizes.rep.static_part.bytes;
+    rep.other_part.bytes = sizes.rep.other_part.bytes;
+    for (std::size_t j = 0; j < rep.objects.size(); ++j)
+        rep.objects[j].bytes = sizes.rep.objects[j].bytes;
     const std::uint64_t tracked_bytes = tracked->position();
     const FrameAt frame_at = [&](std::size_t k) { return in.frame(k); };
     if (o.never_larger_than_per_frame) {
-        CountingSink flat;
-        ConvertReport flat_rep = rep;
-        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, flat_rep));
-        rep.per_frame_bytes = flat.position();
-        if (flat.position() < tracked_bytes) {
+        rep.per_frame_bytes = sizes.per_frame;
+        if (sizes.per_frame < tracked_bytes) {
             // Written again, this time to keep: it is rarely the smaller.
+            ConvertReport flat_rep = rep;
             FOURDGS_ASSIGN(tracked, waiting.restart());
             FOURDGS_TRY(per_frame_streamed(in, o, r, *tracked, flat_rep));
             rep = std::move(flat_rep);
-            rep.per_frame_bytes = flat.position();
+            rep.per_frame_bytes = sizes.per_frame;
             rep.shape = ConvertShape::per_frame;
         }
     }
