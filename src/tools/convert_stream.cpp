@@ -342,15 +342,18 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     const bool beside = source.concurrent_reads && worker_threads(o.writer.threads) > 1;
     ConvertOptions beside_o = o;
     beside_o.progress = nullptr;  // the caller's progress is told from this thread only
-    Status beside_status;
-    std::optional<std::thread> side;
-    if (beside)
-        side.emplace([&, side_r = r] { beside_status = sizes_of(in, parts, beside_o, side_r, sizes); });
-    else
-        FOURDGS_TRY(sizes_of(in, parts, o, r, sizes));
     WaitingFile waiting(spill);
     FOURDGS_ASSIGN(ByteSink* tracked, waiting.restart());
-    Status written = convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep);
+    Status beside_status;
+    std::optional<std::thread> side;  // joined below before any return
+    if (beside)
+        side.emplace([&, side_r = r] {
+            beside_status = sizes_of(in, parts, beside_o, side_r, sizes);
+        });
+    else
+        FOURDGS_TRY(sizes_of(in, parts, o, r, sizes));
+    Status written =
+        convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep);
     if (side) side->join();
     FOURDGS_TRY(std::move(written));
     FOURDGS_TRY(std::move(beside_status));
