@@ -56,7 +56,8 @@
 // each state is built once, encoded (with cheaper_reference: both ways), verified and held as
 // encoded records until the front of the file, which depends on every state (gaussian_count,
 // gop_max_depth), is written; the delta records' offsets are then set. Memory: a few states and
-// the encoded file, whatever the number of steps (the span overload's steps are the caller's).
+// at most held_bytes of encoded records (the rest wait in a temporary file), whatever the number
+// of steps (the span overload's steps are the caller's).
 //
 // Ignored WriterOptions: max_chunk_gaussians (one chunk per step; at most 2^26 gaussians a step)
 // and spatial_order (chunks are in gaussian_id order, which the id stream's delta coding wants).
@@ -96,6 +97,10 @@ struct KeyframeWriterOptions {
     // keyframe_steps[s] is non-zero (keyframe_every is then not used). Step 0 must be a keyframe.
     // A shard of a longer scene uses it to keep the whole scene's keyframes where they fall.
     std::vector<std::uint8_t> keyframe_steps;
+    // The encoded chunks wait for the front of the file (see Passes): in memory up to this many
+    // bytes, the rest in an anonymous temporary file (std::tmpfile; in memory where none can be
+    // made). The bytes written do not depend on it.
+    std::uint64_t held_bytes = std::uint64_t{1} << 20;
 };
 
 struct KeyframeWriteReport {

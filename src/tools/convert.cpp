@@ -309,9 +309,22 @@ Status encode(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolve
     return bad(refusal::kInvalidOption, "unknown conversion shape");
 }
 
+// The search, skipped (no part sought: only the static gaussians sorted out) where a sample of
+// the frames shows no part (rigid_sample_frames).
 RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
                       const Resolved& r) {
-    return find_rigid_parts(frames, part_search_options(frames_aabb(frames), o, r));
+    RigidOptions ro = part_search_options(frames_aabb(frames), o, r);
+    if (frames.size() > kRigidSampleFrames) {
+        std::vector<PlyCloud> sample;
+        for (std::size_t k : rigid_sample_frames(frames.size())) {
+            PlyCloud& m = sample.emplace_back();
+            m.count = frames[k].count;
+            m.position = frames[k].position;
+            m.rotation = frames[k].rotation;
+        }
+        if (find_rigid_parts(sample, ro).parts.empty()) ro.max_parts = 0;
+    }
+    return find_rigid_parts(frames, ro);
 }
 
 }  // namespace
@@ -720,7 +733,7 @@ namespace convert_parts {
 
 // ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
 Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
-                     const Resolved& r, Bytes file, ConvertReport& rep) {
+                     const Resolved& r, ByteSource& file, ConvertReport& rep) {
     rep.error_frames.clear();
     rep.error.clear();
     const std::size_t want = std::min(o.error_frames, n);
@@ -730,7 +743,6 @@ Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOption
         std::uint64_t samples = 0;
     };
     std::vector<std::pair<std::string, Sum>> sums;
-    MemorySource source(file);
     for (std::size_t s = 0; s < want; ++s) {
         const std::size_t k = want == 1 ? 0 : s * (n - 1) / (want - 1);
         if (!rep.error_frames.empty() && rep.error_frames.back() == r.first + k) continue;
@@ -738,7 +750,7 @@ Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOption
         // The frame's start, or the f32 a reader holds its window's start as when that is later.
         const double t = r.time_of(r.first + k);
         FOURDGS_ASSIGN(const PlyCloud got,
-                       extract_state(source, std::max(t, double(static_cast<float>(t)))));
+                       extract_state(file, std::max(t, double(static_cast<float>(t)))));
         FOURDGS_ASSIGN(const PlyCloud input, frame_at(k));
         FOURDGS_ASSIGN(const CompareReport c,
                        compare_clouds(as_written(input), got, {CompareMatch::position}));
@@ -773,7 +785,8 @@ namespace {
 Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
                    MemorySink& file, ByteSink& sink, ConvertReport& rep) {
     const FrameAt frame_at = [frames](std::size_t k) -> Result<PlyCloud> { return frames[k]; };
-    FOURDGS_TRY(measure_error(frames.size(), frame_at, o, r, Bytes(file.bytes()), rep));
+    MemorySource source(file.bytes());
+    FOURDGS_TRY(measure_error(frames.size(), frame_at, o, r, source, rep));
     return sink.write(Bytes(file.bytes()));
 }
 
@@ -873,6 +886,7 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
     FrameSource source;
     source.frames = paths.size();
     source.read = [&](std::uint64_t f) { return read_frame_file(paths[static_cast<std::size_t>(f)]); };
+    source.concurrent_reads = true;  // each read opens its own file
     source.input_bytes = [&](std::uint64_t f) -> std::uint64_t {
         std::error_code ec;
         const auto size = std::filesystem::file_size(paths[static_cast<std::size_t>(f)], ec);
@@ -924,7 +938,7 @@ Status convert_frame_source(const FrameSource& source, const std::string& output
         } else if (options.shape == ConvertShape::keyframe_delta) {
             // Read again for each pass rather than held (convert_stream.cpp).
             rep = ConvertReport{};
-            st = convert_tracked_streamed(source, options, *sink, rep);
+            st = convert_tracked_streamed(source, options, *sink, rep, temp + ".tracked");
         } else {
             std::vector<PlyCloud> frames;
             rep.input_bytes = 0;

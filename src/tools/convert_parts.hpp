@@ -73,7 +73,7 @@ void report_parts(const RigidParts& parts, ConvertReport& rep);
 using FrameAt = std::function<Result<PlyCloud>(std::size_t k)>;
 // ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
 Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
-                     const Resolved& r, Bytes file, ConvertReport& rep);
+                     const Resolved& r, ByteSource& file, ConvertReport& rep);
 // Every frame holds as many gaussians as frame 0, at its SH degree (frames-not-tracked).
 Status check_tracked(std::span<const PlyCloud> frames);
 // Reports progress: `done` of `total` frames.
@@ -145,8 +145,10 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
 
 // convert_frames of a tracked keyframe-delta conversion without a plan, the frames read from
 // `source` as each pass needs them: the same bytes and report, in memory bounded by two frames,
-// the writer's states and the encoded file.
+// the writer's states and (without `spill`) the encoded file.
+// The file waits at `spill` (removed at the end) until it is measured and copied to `sink`; in
+// memory when `spill` is empty.
 Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
-                                ByteSink& sink, ConvertReport& rep);
+                                ByteSink& sink, ConvertReport& rep, const std::string& spill);
 
 }  // namespace fourdgs::convert_parts

@@ -9,13 +9,17 @@
 // and the measured error.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "convert_parts.hpp"
+#include "../platform/worker_threads.hpp"  // the library's thread count rule
 
 namespace fourdgs::convert_parts {
 
@@ -133,8 +137,7 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
         moving.size() < std::max<std::size_t>(ro.min_members, 3))
         return out;
     std::vector<PlyCloud> motion;
-    motion.reserve(in.frames);
-    FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
+    auto keep_motion = [&](std::uint64_t, const PlyCloud& f) -> Status {
         PlyCloud& m = motion.emplace_back();
         m.count = moving.size();
         m.position.reserve(moving.size() * 3);
@@ -146,7 +149,18 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
                               f.rotation.begin() + g * 4 + 4);
         }
         return ok_status();
-    }));
+    };
+    if (in.frames > kRigidSampleFrames) {
+        // A first look at a sample of the frames (find_parts in convert.cpp does the same).
+        for (std::size_t k : rigid_sample_frames(in.frames)) {
+            FOURDGS_ASSIGN(const PlyCloud f, in.frame(k));
+            FOURDGS_TRY(keep_motion(k, f));
+        }
+        if (find_rigid_parts(motion, ro).parts.empty()) return out;
+        motion.clear();
+    }
+    motion.reserve(in.frames);
+    FOURDGS_TRY(in.each(keep_motion));
     RigidParts sub = find_rigid_parts(motion, ro);
     for (std::size_t i = 0; i < moving.size(); ++i) {
         out.is_static[moving[i]] = sub.is_static[i];
@@ -205,10 +219,91 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
     return ok_status();
 }
 
+// The report's sizes that do not depend on the file: each rigid part's, the static and the other
+// gaussians' encoded alone (ConvertOptions::part_bytes, into rep's parts) and the per-frame file's
+// (never_larger_than_per_frame).
+struct Sizes {
+    ConvertReport rep;
+    std::uint64_t per_frame = 0;
+};
+
+Status sizes_of(const StreamedFrames& in, const RigidParts& parts, const ConvertOptions& o,
+                const Resolved& r, Sizes& out) {
+    if (o.rigid_parts && o.part_bytes) {
+        // Each part alone, the frames read again for it.
+        auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
+            ConvertReport ignored;
+            return convert_keyframe_delta_streamed(in, view, o, vr, counted, ignored);
+        };
+        FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, out.rep));
+    }
+    if (o.never_larger_than_per_frame) {
+        CountingSink flat;
+        ConvertReport ignored;
+        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, ignored));
+        out.per_frame = flat.position();
+    }
+    return ok_status();
+}
+
+// Where the file waits while it is compared with the per-frame file and measured, before it is
+// written to the caller's sink: a file at `path`, removed at the end, or memory when path is
+// empty.
+class WaitingFile {
+public:
+    explicit WaitingFile(std::string path) : path_(std::move(path)) {}
+    WaitingFile(const WaitingFile&) = delete;
+    WaitingFile& operator=(const WaitingFile&) = delete;
+    ~WaitingFile() {
+        if (path_.empty()) return;
+        source_.reset();
+        file_.reset();
+        std::remove(path_.c_str());
+    }
+
+    // An empty file to write.
+    Result<ByteSink*> restart() {
+        source_.reset();
+        if (path_.empty()) {
+            memory_ = MemorySink{};
+            return &memory_;
+        }
+        file_.reset();
+        FOURDGS_ASSIGN(FileSink f, FileSink::create(path_));
+        return &file_.emplace(std::move(f));
+    }
+    // What was written, to read.
+    Result<ByteSource*> source() {
+        if (path_.empty()) return &memory_source_.emplace(Bytes(memory_.bytes()));
+        if (file_) FOURDGS_TRY(file_->close());
+        FOURDGS_ASSIGN(FileSource f, FileSource::open(path_));
+        return &source_.emplace(std::move(f));
+    }
+    // What was written, into `sink`, a block at a time.
+    Status copy_to(ByteSink& sink) {
+        FOURDGS_ASSIGN(ByteSource* in, source());
+        std::vector<std::uint8_t> block;
+        const std::uint64_t size = in->size().value_or(0);
+        for (std::uint64_t at = 0; at < size; at += block.size()) {
+            FOURDGS_TRY(read_range(*in, at, std::min<std::uint64_t>(size - at, 1 << 20),
+                                   std::uint64_t{1} << 20, block));
+            FOURDGS_TRY(sink.write(Bytes(block)));
+        }
+        return ok_status();
+    }
+
+private:
+    std::string path_;
+    MemorySink memory_;
+    std::optional<FileSink> file_;
+    std::optional<MemorySource> memory_source_;
+    std::optional<FileSource> source_;
+};
+
 }  // namespace
 
 Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
-                                ByteSink& sink, ConvertReport& rep) {
+                                ByteSink& sink, ConvertReport& rep, const std::string& spill) {
     if (source.frames == 0) return bad(refusal::kNoFrames, "there are no frames to convert");
     if (!std::isfinite(o.fps) || !(o.fps > 0))
         return bad(refusal::kInvalidOption,
@@ -236,35 +331,53 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
             objects = objects_of(in.first, parts, r);
             r.objects = &objects;
         }
-        if (o.part_bytes) {
-            // Each part alone, the frames read again for it.
-            auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {
-                ConvertReport ignored;
-                return convert_keyframe_delta_streamed(in, view, o, vr, counted, ignored);
-            };
-            FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, rep));
-        }
     }
     still = {};
-    MemorySink tracked;
-    FOURDGS_TRY(convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, tracked, rep));
+    // The sizes the report tells beside the file's (each part alone, the per-frame file) do not
+    // depend on the file: with threads, and a source that may be read from two threads, they are
+    // encoded on a thread of their own while the file is (each pass holds its own frame and
+    // states, so memory stays bounded; the bytes and the report are the same).
+    Sizes sizes;
+    sizes.rep = rep;
+    const bool beside = source.concurrent_reads && worker_threads(o.writer.threads) > 1;
+    ConvertOptions beside_o = o;
+    beside_o.progress = nullptr;  // the caller's progress is told from this thread only
+    WaitingFile waiting(spill);
+    FOURDGS_ASSIGN(ByteSink* tracked, waiting.restart());
+    Status beside_status;
+    std::optional<std::thread> side;  // joined below before any return
+    if (beside)
+        side.emplace([&, side_r = r] {
+            beside_status = sizes_of(in, parts, beside_o, side_r, sizes);
+        });
+    else
+        FOURDGS_TRY(sizes_of(in, parts, o, r, sizes));
+    Status written =
+        convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep);
+    if (side) side->join();
+    FOURDGS_TRY(std::move(written));
+    FOURDGS_TRY(std::move(beside_status));
+    rep.static_part.bytes = sizes.rep.static_part.bytes;
+    rep.other_part.bytes = sizes.rep.other_part.bytes;
+    for (std::size_t j = 0; j < rep.objects.size(); ++j)
+        rep.objects[j].bytes = sizes.rep.objects[j].bytes;
+    const std::uint64_t tracked_bytes = tracked->position();
     const FrameAt frame_at = [&](std::size_t k) { return in.frame(k); };
     if (o.never_larger_than_per_frame) {
-        CountingSink flat;
-        ConvertReport flat_rep = rep;
-        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, flat_rep));
-        rep.per_frame_bytes = flat.position();
-        if (flat.position() < tracked.position()) {
+        rep.per_frame_bytes = sizes.per_frame;
+        if (sizes.per_frame < tracked_bytes) {
             // Written again, this time to keep: it is rarely the smaller.
-            tracked = MemorySink{};
-            FOURDGS_TRY(per_frame_streamed(in, o, r, tracked, flat_rep));
+            ConvertReport flat_rep = rep;
+            FOURDGS_ASSIGN(tracked, waiting.restart());
+            FOURDGS_TRY(per_frame_streamed(in, o, r, *tracked, flat_rep));
             rep = std::move(flat_rep);
-            rep.per_frame_bytes = flat.position();
+            rep.per_frame_bytes = sizes.per_frame;
             rep.shape = ConvertShape::per_frame;
         }
     }
-    FOURDGS_TRY(measure_error(rep.frames, frame_at, o, r, Bytes(tracked.bytes()), rep));
-    return sink.write(Bytes(tracked.bytes()));
+    FOURDGS_ASSIGN(ByteSource* file, waiting.source());
+    FOURDGS_TRY(measure_error(rep.frames, frame_at, o, r, *file, rep));
+    return waiting.copy_to(sink);
 }
 
 }  // namespace fourdgs::convert_parts

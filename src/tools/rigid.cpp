@@ -210,6 +210,13 @@ bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<co
     return true;
 }
 
+std::vector<std::size_t> rigid_sample_frames(std::size_t frames) {
+    std::vector<std::size_t> out;
+    const std::size_t n = std::min(frames, kRigidSampleFrames);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(n == 1 ? 0 : i * (frames - 1) / (n - 1));
+    return out;
+}
+
 RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
                             std::span<const std::uint8_t> candidates) {
     RigidParts out;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -450,10 +451,70 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
 // reference and keyframe offsets (in its record and its index fields) count from the first chunk
 // until the front's length is known. They are fixed-width, so no length depends on them.
 struct HeldChunk {
-    encoding::EncodedRecords records;
+    encoding::EncodedRecords records;  // bytes empty while they wait in the spill file
+    std::uint64_t length = 0;          // records.bytes' length
     double t0 = 0, t1 = 0;
     std::uint32_t count = 0;
     KeyframeIndexFields index;
+};
+
+// The held chunks: their bytes in memory up to KeyframeWriterOptions::held_bytes, then in an
+// anonymous temporary file (std::tmpfile, removed when closed), written and read back in order,
+// so that memory does not grow with the number of steps. Where no temporary file can be made
+// the bytes stay in memory: the same file, only more memory.
+class HeldChunks {
+public:
+    explicit HeldChunks(std::uint64_t budget) : budget_(budget) {}
+    HeldChunks(const HeldChunks&) = delete;
+    HeldChunks& operator=(const HeldChunks&) = delete;
+    ~HeldChunks() {
+        if (spill_) std::fclose(spill_);
+    }
+
+    Status hold(HeldChunk&& h) {
+        h.length = h.records.bytes.size();
+        if (in_memory_ + h.length > budget_ && !spill_failed_) {
+            if (!spill_ && !(spill_ = std::tmpfile())) spill_failed_ = true;
+            if (spill_) {
+                if (std::fwrite(h.records.bytes.data(), 1, h.length, spill_) != h.length)
+                    return spill_error("write");
+                h.records.bytes = std::vector<std::uint8_t>();  // `= {}` would keep the capacity
+            }
+        }
+        if (!h.records.bytes.empty()) in_memory_ += h.length;
+        chunks_.push_back(std::move(h));
+        return ok_status();
+    }
+
+    std::size_t size() const { return chunks_.size(); }
+
+    // Chunk i, in order from 0, its bytes back in memory; the previous one's released.
+    Result<HeldChunk*> take(std::size_t i) {
+        if (i > 0) chunks_[i - 1].records = {};
+        HeldChunk& h = chunks_[i];
+        if (h.records.bytes.size() == h.length) return &h;
+        if (!rewound_) {
+            if (std::fflush(spill_) != 0 || std::fseek(spill_, 0, SEEK_SET) != 0)
+                return spill_error("rewind");
+            rewound_ = true;
+        }
+        h.records.bytes.resize(static_cast<std::size_t>(h.length));
+        if (std::fread(h.records.bytes.data(), 1, h.length, spill_) != h.length)
+            return spill_error("read");
+        return &h;
+    }
+
+private:
+    static Error spill_error(const char* what) {
+        return make_error(ErrorKind::io, refusal::kIoError,
+                          std::string("cannot ") + what +
+                              " the temporary file that holds the encoded chunks");
+    }
+
+    std::uint64_t budget_, in_memory_ = 0;
+    std::vector<HeldChunk> chunks_;
+    std::FILE* spill_ = nullptr;
+    bool spill_failed_ = false, rewound_ = false;
 };
 
 // What write_keyframe_delta carries from one pass to the next. Each member function is one pass
@@ -478,9 +539,9 @@ private:
     void sort_windows();
     Status plan_schedule();
     Status chain_depths();
-    Status encode_states(KeyframeWriteReport* report);
+    Status encode_states(HeldChunks& held, KeyframeWriteReport* report);
     Status write_front(FileAssembler& as, const content::Extras& extras);
-    Status write_chunks(FileAssembler& as);
+    Status write_chunks(HeldChunks& held, FileAssembler& as);
     void fill_report(const FileAssembler& as, KeyframeWriteReport& report) const;
 
     // Pass 2's composition state: the populations a delta composes onto, and the offsets (from
@@ -523,7 +584,6 @@ private:
     std::vector<std::uint32_t> window_of_;  // the current step's gaussians' windows
     encoding::ChunkBuffers buffers_, other_buffers_;
     Encoded enc_, other_;
-    std::vector<HeldChunk> held_;
 };
 
 Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
@@ -536,10 +596,11 @@ Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
     FOURDGS_TRY(make_grid(ctx_, aabb_, header_, quant_));
     ctx_.enc.scene.quantization = quant_;
     FOURDGS_TRY(plan_schedule());
-    FOURDGS_TRY(encode_states(report));
+    HeldChunks held(options_.held_bytes);
+    FOURDGS_TRY(encode_states(held, report));
     FileAssembler as(sink);
     FOURDGS_TRY(write_front(as, extras));
-    FOURDGS_TRY(write_chunks(as));
+    FOURDGS_TRY(write_chunks(held, as));
     const Statistics stats{distinct_, static_cast<std::uint32_t>(ns_), duration_, aabb_};
     const WriterOptions& o = options_.base;
     FOURDGS_TRY(as.finish({o.write_index, o.write_crc, o.write_statistics, o.write_summary_offset},
@@ -671,7 +732,7 @@ Status KeyframeDeltaWriter::chain_depths() {
 
 // Pass 2: each step fetched once, its state built, encoded as its keyframe or delta, verified
 // by composing it as a reader would, and held with its index fields until the front is written.
-Status KeyframeDeltaWriter::encode_states(KeyframeWriteReport* report) {
+Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport* report) {
     if (report) {
         report->chunk_bytes.clear();
         report->live_count.clear();
@@ -685,8 +746,6 @@ Status KeyframeDeltaWriter::encode_states(KeyframeWriteReport* report) {
     c.pop_prev.reset(ctx_.enc.sh_degree);
     c.pop_key.reset(ctx_.enc.sh_degree);
     std::uint64_t offset = 0;
-    held_.clear();
-    held_.reserve(ns_);
     for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_ASSIGN(const KeyframeStep* st, fetch(s));
         const GaussianBatch& b = st->gaussians;
@@ -694,17 +753,19 @@ Status KeyframeDeltaWriter::encode_states(KeyframeWriteReport* report) {
         for (std::size_t i = 0; i < window_of_.size(); ++i)
             window_of_[i] = window_index(b.win_lo[i], b.win_hi[i]);
         FOURDGS_TRY(build_state(ctx_, *st, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
-        HeldChunk& h = held_.emplace_back();
+        HeldChunk h;
         h.index.live_count = cur_.count;
         FOURDGS_TRY(encode_state(s, offset, c, h.index));
         h.t0 = source_.t0[s];
         h.t1 = t1_of(s);
         h.count = enc_.count;
         h.records = std::move(enc_.records);
+        const std::uint64_t length = h.records.bytes.size();
+        FOURDGS_TRY(held.hold(std::move(h)));
         c.prev_offset = offset;
-        offset += h.records.bytes.size();
+        offset += length;
         if (report) {
-            report->chunk_bytes.push_back(h.records.bytes.size());
+            report->chunk_bytes.push_back(length);
             report->live_count.push_back(cur_.count);
             if (report->keep_states) report->states.push_back(cur_);
         }
@@ -820,23 +881,22 @@ Status KeyframeDeltaWriter::write_front(FileAssembler& as, const content::Extras
 
 // The held chunks after the front, their offsets moved by the front's length; each is released
 // once written.
-Status KeyframeDeltaWriter::write_chunks(FileAssembler& as) {
+Status KeyframeDeltaWriter::write_chunks(HeldChunks& held, FileAssembler& as) {
     const std::uint64_t front = as.position();
-    for (HeldChunk& h : held_) {
-        std::optional<KeyframeIndexFields> k = h.index;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        FOURDGS_ASSIGN(HeldChunk* h, held.take(i));
+        std::optional<KeyframeIndexFields> k = h->index;
         if (k->chunk_kind == kChunkKindDelta) {
             k->reference_offset += front;
             k->keyframe_offset += front;
             patch_delta_references(
-                std::span<std::uint8_t>(h.records.bytes.data(), h.records.chunk_length),
+                std::span<std::uint8_t>(h->records.bytes.data(), h->records.chunk_length),
                 k->reference_offset, k->keyframe_offset);
         }
-        ChunkRecords records = h.records.records(h.t0, h.t1, h.count);
+        ChunkRecords records = h->records.records(h->t0, h->t1, h->count);
         records.keyframe = k;
         FOURDGS_TRY(as.add_chunk(records));
-        h.records = {};
     }
-    held_.clear();
     return ok_status();
 }
 

@@ -219,10 +219,13 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
 
 // A frame sequence read one frame at a time: `frames` frames, frame i from read(i) (so a shard
 // reads only its slice); `input_bytes(i)` is what reading it took, for the report (may be empty).
+// With `concurrent_reads`, read may be called from two threads at once (writer.threads above 1
+// then encodes the report's part sizes and the per-frame size beside the file: the same bytes).
 struct FrameSource {
     std::uint64_t frames = 0;
     std::function<Result<PlyCloud>(std::uint64_t frame)> read;
     std::function<std::uint64_t(std::uint64_t frame)> input_bytes;
+    bool concurrent_reads = false;
 };
 
 // Converts the frames of `source` as convert_ply_files converts its files (below), writing

@@ -61,6 +61,15 @@ struct RigidParts {
 RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& options,
                             std::span<const std::uint8_t> candidates = {});
 
+// A first look (convert uses it; the search is about a third of a tracked conversion's time): the
+// frames of a sequence of `frames` frames that the search on a sample takes — every frame up to
+// kRigidSampleFrames, else that many spread evenly from the first to the last. A part holds at
+// these frames wherever it holds at every frame, so where find_rigid_parts on them finds none the
+// whole sequence need not be searched (its random draws on the sample may still miss a part the
+// whole search would have found).
+inline constexpr std::size_t kRigidSampleFrames = 16;
+std::vector<std::size_t> rigid_sample_frames(std::size_t frames);
+
 // Whether gaussian g of `frames` follows `poses` (one per frame) within the residuals, as above.
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
                    const RigidOptions& options);
