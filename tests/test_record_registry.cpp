@@ -239,6 +239,26 @@ TEST_CASE("registry.a_keyed_row_names_the_refusal_for_its_duplicate", "[registry
     }
 }
 
+// The writer parses back what its read_back column names (src/write/content_records.cpp): records
+// of the front matter the scene's extras carry, each with a parser; Camera stays out (its parser
+// accepts NaN, which never equals itself), and so do the payload records, passed through as given.
+TEST_CASE("registry.read_back_rows_are_front_records_with_a_parser", "[registry]") {
+    std::vector<std::uint8_t> read_back;
+    for (const RecordKind& k : kRecordKinds) {
+        INFO(k.name);
+        if (!k.read_back) continue;
+        CHECK(k.role == RecordRole::front);
+        CHECK(k.walk != nullptr);
+        read_back.push_back(k.opcode);
+    }
+    CHECK_FALSE(find_record_kind(op::camera)->read_back);
+    CHECK_FALSE(find_record_kind(op::audio_data)->read_back);
+    CHECK(read_back == std::vector<std::uint8_t>{op::audio_source, op::coordinate_frame,
+                                                 op::sensor_calibration, op::rig_trajectory,
+                                                 op::geodetic_anchor, op::object_table,
+                                                 op::object_track});
+}
+
 TEST_CASE("registry.sections_and_names_match_the_spec_and_the_shared_registry", "[registry]") {
 #if defined(FOURDGS_SHARED_SPEC) && defined(FOURDGS_SHARED_REGISTRY)
     auto slurp = [](const char* path) {

@@ -139,21 +139,23 @@ export function startPage(adapter, page) {
           rotation: copy(engine.rotation), color: copy(engine.color), shDegree,
           sh: copy(engine.sh ?? []), shMax: engine.shMax },
         frame: { count: f.count, center: copy(f.center), scale: copy(f.scale),
-          rotation: copy(f.rotation), color: copy(f.color), sh: shBands(f, shDegree) },
+          rotation: copy(f.rotation), color: copy(f.color),
+          sh: shBands(f, shDegree, adapter.scene.shCoefficients) },
       };
     },
   };
 }
 
 // A frame's SH bands 1..degree as coefficients, per row band by band, coefficient-major with
-// r g b interleaved (the order the engines' SH arrays hold; SH byte b is -4 + b·8/255).
-function shBands(f, degree) {
+// r g b interleaved (the order the engines' SH arrays hold; SH byte b is `coefficients[b]`, the
+// library's §6.5 map).
+function shBands(f, degree, coefficients) {
   const out = [], perComponent = f.shPerGaussian / 3;
   for (let i = 0; i < f.count; ++i) {
     for (let b = 1, first = 0; b <= degree; first += 2 * b + 1, ++b) {
       for (let k = 0; k < 2 * b + 1; ++k) {
         for (let c = 0; c < 3; ++c)
-          out.push(-4 + f.sh[i * f.shPerGaussian + c * perComponent + first + k] * (8 / 255));
+          out.push(coefficients[f.sh[i * f.shPerGaussian + c * perComponent + first + k]]);
       }
     }
   }

@@ -2,9 +2,10 @@
 // scene streams from a file, memory, a URL or a pipe.
 //
 // A Player owns one worker thread. The worker decodes, ahead of the playhead, the states the next
-// instants need, through the public readers' calls (SceneReader::state_at / chunks_for; on the
-// reader under SceneReader's front-end, the indexed readers' decode and fetch_ranges and
-// KeyframeDeltaReader::step_forward; and a PlaybackPrefetcher on the source). The render thread
+// instants need, through SceneReader's front-end, the one interface every model answers (the
+// state spans, fetch_ranges and state_at; a gaussian-birth chunk's decode, a keyframe-delta
+// step forward (KeyframeDeltaReader::step_forward underneath); a stream's next block; and a
+// PlaybackPrefetcher on the source planned with fetch_ranges). The render thread
 // asks for the frame at a time and gets evaluate() (reconstruct.hpp) of resident data: it never
 // waits on the source or on inflate when the data arrived in time. When it did not, the frame is
 // late: it says so and why, and shows the best state at hand instead of blocking (unless the call

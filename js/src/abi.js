@@ -129,6 +129,16 @@ export class Core {
     };
   }
 
+  /** The SH coefficient each SH byte 0..255 stands for (§6.5), as the library maps it
+   * (fourdgs_sh_coefficient): asked once. */
+  get shCoefficients() {
+    if (!this.shTable) {
+      this.shTable = new Float32Array(256);
+      for (let b = 0; b < 256; ++b) this.shTable[b] = this.m._fourdgs_sh_coefficient(b);
+    }
+    return this.shTable;
+  }
+
   get heap() { return this.m.HEAPU8; }
   /** A DataView on the module's memory (a new one only after the memory grew). */
   dataView() {

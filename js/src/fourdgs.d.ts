@@ -106,7 +106,7 @@ export interface StateView {
 }
 
 /** The visible gaussians at t, packed (views on wasm memory: valid until the next call into
- * the package). SH byte b means the coefficient -4 + b * 8 / 255. */
+ * the package). SH byte b means the coefficient Scene.shCoefficients[b] (§6.5). */
 export interface FrameView {
   time: number; count: number;
   center: Float32Array; scale: Float32Array; rotation: Float32Array; color: Float32Array;
@@ -139,6 +139,9 @@ export class Scene {
   /** Which state covers t (the library's answer): key null when none. */
   stateSpan(t: number): { key: number | null; t0: number; t1: number };
   isReady(t: number): boolean;
+  /** The SH coefficient each byte of a frame's `sh` stands for (§6.5), by byte: the library's
+   * map (256 values). */
+  readonly shCoefficients: Float32Array;
   prefetch(t: number, options?: { step?: number; horizon?: number; byteBudget?: number }): Promise<number>;
   prefetchInstants(instants: number[], byteBudget?: number): Promise<number>;
   audioStateAt(index: number, t: number): AudioState;

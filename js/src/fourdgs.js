@@ -224,6 +224,10 @@ export class Scene {
     this.extras = this.readExtras(i);
   }
 
+  /** The SH coefficient each byte of a frame's `sh` stands for (§6.5), by byte: the library's
+   * map (a Float32Array of 256). */
+  get shCoefficients() { return this.core.shCoefficients; }
+
   handle(create) {
     const p = this.core.alloc(4);
     try {

@@ -34,7 +34,9 @@ export class FourdgsSplatMesh extends EngineScene {
 /** A frame's rows as Spark's packed words: the words Spark's setPackedSplat and encodeSh*Rgb
  * write, under one splatEncoding (its SH ranges widen to the coefficients packed). */
 export class SparkPacker {
-  constructor(encoding: NonNullable<PackedSplats['splatEncoding']>, wasm: SparkPackWasm);
+  /** `shCoefficients`: the SH byte map, a scene's `shCoefficients` (the library's). */
+  constructor(encoding: NonNullable<PackedSplats['splatEncoding']>, wasm: SparkPackWasm,
+    shCoefficients: Float32Array);
   readonly encoding: NonNullable<PackedSplats['splatEncoding']>;
   /** Room for `capacity` rows: the words pack() writes (4 a row, as many rows as Spark's
    * texture for `capacity` holds), a view on the packing module's memory to hand Spark as

@@ -48,9 +48,11 @@ const SH_ENCODERS = [null, utils.encodeSh1Rgb, utils.encodeSh2Rgb, utils.encodeS
  * default): the 16-byte words through the packing module (spark-pack.js) with tables made from
  * Spark's own encoders, the SH bands here with tables of Spark's SH encoders. */
 export class SparkPacker {
-  /** `wasm`: loadSparkPack()'s module. */
-  constructor(encoding, wasm) {
+  /** `wasm`: loadSparkPack()'s module; `shCoefficients`: the library's SH byte map (a scene's
+   * shCoefficients). */
+  constructor(encoding, wasm, shCoefficients) {
     this.encoding = encoding;
+    this.shValues = shCoefficients;
     const word = new Uint32Array(4);
     const rgba = (r, a) => { utils.setPackedSplatRgba(word, 0, r, 0, 0, a, encoding); return word[0]; };
     this.module = new SparkPackModule(wasm, {
@@ -61,7 +63,7 @@ export class SparkPacker {
       colour: codeTable((v) => rgba(v, 0) & 255, 'colour'),
       opacity: codeTable((v) => rgba(0, v) >>> 24, 'opacity'),
     });
-    this.shCodes = [null, 1, 2, 3].map((b) => b && shCodeTable(b, encoding));
+    this.shCodes = [null, 1, 2, 3].map((b) => b && shCodeTable(b, encoding, shCoefficients));
   }
 
   /** Spark's words for `capacity` rows (PackedSplats.packedArray, as large as Spark's texture
@@ -110,13 +112,13 @@ export class SparkPacker {
     return this.widenSh(b, lo, hi);
   }
 
-  // Band b's range made wide enough for the bytes lo..hi (coefficients -4 + byte·8/255), its
+  // Band b's range made wide enough for the bytes lo..hi (their coefficients, the library's), its
   // codes made again; true when it changed.
   widenSh(b, lo, hi) {
-    const key = `sh${b}Max`, need = Math.max(4 - lo * (8 / 255), hi * (8 / 255) - 4);
+    const key = `sh${b}Max`, need = Math.max(-this.shValues[lo], this.shValues[hi]);
     if (need <= (this.encoding[key] ?? 1)) return false;
     this.encoding[key] = Math.min(4, Math.ceil(need * 4) / 4);
-    this.shCodes[b] = shCodeTable(b, this.encoding);
+    this.shCodes[b] = shCodeTable(b, this.encoding, this.shValues);
     return true;
   }
 }
@@ -128,12 +130,13 @@ function centreHalves(bits, values, count) {
   for (let k = 0; k < count; ++k) bits[k] = utils.toHalf(values[k]);
 }
 
-// Band b's code of each SH byte (coefficient -4 + byte·8/255), from Spark's encoder of the band.
-function shCodeTable(b, encoding) {
+// Band b's code of each SH byte (its coefficient `shValues[byte]`, the library's §6.5 map), from
+// Spark's encoder of the band.
+function shCodeTable(b, encoding, shValues) {
   const codes = new Uint32Array(256), words = new Uint32Array(SH_WORDS[b]);
   const values = new Float32Array(3 * (2 * b + 1));
   for (let byteValue = 0; byteValue < 256; ++byteValue) {
-    values[0] = -4 + byteValue * (8 / 255);
+    values[0] = shValues[byteValue];
     words.fill(0);
     SH_ENCODERS[b](words, 0, values, encoding);
     codes[byteValue] = words[0] & (2 ** SH_BITS[b] - 1);
@@ -156,7 +159,8 @@ export class FourdgsSplatMesh extends EngineScene {
     super(scene, player);
     this.shDegree = Math.min(maxShDegree, scene.info.shDegree);
     // The mesh's own encoding (the SH ranges widen per scene: see the header).
-    this.packer = new SparkPacker({ ...defines.DEFAULT_SPLAT_ENCODING }, wasm);
+    this.packer = new SparkPacker({ ...defines.DEFAULT_SPLAT_ENCODING }, wasm,
+      scene.shCoefficients);
     this.splats = new PackedSplats({ packedArray: this.packer.words(this.capacity), numSplats: 0,
       splatEncoding: this.packer.encoding });
     this.resize(this.capacity);

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from ._errors import Error, NO_OFFSET, STATUS_NAMES
+from ._errors import Error, NO_OFFSET
 
 # Numbers and names of fourdgs.h.
 OK, MALFORMED, TRUNCATED, UNSUPPORTED, IO, INVALID_ARGUMENT = 0, 1, 2, 3, 4, 5
@@ -260,6 +260,7 @@ H = vp  # every handle travels as void*
 _SIGNATURES = {
     "fourdgs_version": ([], ctypes.c_char_p),
     "fourdgs_enum_name": ([u32, u32], ctypes.c_char_p),
+    "fourdgs_status_name": ([status_t], ctypes.c_char_p),
     "fourdgs_sh_coefficient": ([ctypes.c_uint8], ctypes.c_float),
     "fourdgs_ply_read_memory": ([vp, vp, size_t, P(H)], status_t),
     "fourdgs_ply_read_file": ([vp, ctypes.c_char_p, size_t, P(H)], status_t),
@@ -429,21 +430,23 @@ def load(path: Optional[str] = None) -> ctypes.CDLL:
             if library is not None:
                 chosen = candidate
                 break
+        # No library to name these statuses: the two are spelled here (fourdgs_status_name's).
         if library is None:
             raise Error(IO, "library-not-found",
                         "libfourdgs-c was not found (tried " + ", ".join(tried) + "); build it "
                         "(cmake --build build --target fourdgs_c), install it, or set "
-                        "FOURDGS_C_LIBRARY to its path")
+                        "FOURDGS_C_LIBRARY to its path", kind="io")
         missing = [n for n in _SIGNATURES if not hasattr(library, n)]
         if missing:
             raise Error(UNSUPPORTED, "library-too-old",
                         f"{chosen} lacks {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}:"
-                        " rebuild libfourdgs-c from this checkout")
+                        " rebuild libfourdgs-c from this checkout", kind="unsupported")
         _declare(library)
         abi = library.fourdgs_abi_version()
         if abi != ABI_VERSION:
             raise Error(UNSUPPORTED, "library-too-old",
-                        f"{chosen} has C ABI version {abi}; this package needs {ABI_VERSION}")
+                        f"{chosen} has C ABI version {abi}; this package needs {ABI_VERSION}",
+                        kind="unsupported")
         _lib, _lib_path = library, chosen
         return library
 
@@ -474,6 +477,7 @@ def check(status: int) -> None:
 
 # fourdgs_enum (fourdgs_binding_support.h): the enums whose spellings the library gives.
 ENUM_TEMPORAL_MODEL, ENUM_BLOCK_KIND, ENUM_PLAYBACK_STATE, ENUM_LATE_REASON = 1, 2, 3, 4
+ENUM_SEVERITY = 5  # from 1: not an EnumNames (which reads values 0, 1, ... up to the first gap)
 ENUM_AXIS, ENUM_LENGTH_UNIT, ENUM_CAMERA_MODEL, ENUM_INTERPOLATION = 6, 7, 8, 9
 
 
@@ -513,6 +517,16 @@ class EnumNames(Sequence[str]):
         return repr(self._all())
 
 
+def status_name(status: int) -> str:
+    """The library's name of a fourdgs_status ("malformed", ...; "unknown" for a number it does not
+    define), or "unknown" when there is no library to ask."""
+    try:
+        library = lib()
+    except Error:
+        return "unknown"
+    return library.fourdgs_status_name(status).decode()
+
+
 def sh_coefficients() -> "Tuple[float, ...]":
     """The SH coefficient each SH byte 0..255 stands for (§6.5), as the library maps it."""
     global _sh_table
@@ -522,5 +536,3 @@ def sh_coefficients() -> "Tuple[float, ...]":
 
 
 _sh_table: "Optional[Tuple[float, ...]]" = None
-
-__all__ = ["STATUS_NAMES"]

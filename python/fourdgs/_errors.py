@@ -3,9 +3,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-# fourdgs_status names, by number (fourdgs.h: fixed forever).
-STATUS_NAMES = ("ok", "malformed", "truncated", "unsupported", "io", "invalid-argument", "limit",
-                "out-of-memory", "internal", "buffer-too-small", "not-found")
 NO_OFFSET = 2**64 - 1
 
 
@@ -19,15 +16,21 @@ class Error(Exception):
     Attributes:
         status: the fourdgs_status number (1 malformed, 2 truncated, 3 unsupported, 4 io,
             5 invalid-argument, 6 limit, 7 out-of-memory, 8 internal, 10 not-found).
-        kind: the status's name ("malformed", "truncated", ...).
+        kind: the status's name ("malformed", "truncated", ...), as the library spells it
+            (fourdgs_status_name).
         refusal: the stable kebab-case identifier, e.g. "magic-mismatch".
         message: a sentence naming the offending value.
         offset: the byte offset in the file, or None when unknown.
     """
 
-    def __init__(self, status: int, refusal: str, message: str, offset: Optional[int] = None):
+    def __init__(self, status: int, refusal: str, message: str, offset: Optional[int] = None,
+                 kind: Optional[str] = None):
         self.status = int(status)
-        self.kind = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else "unknown"
+        # `kind` is given only where the library cannot be asked (it was not found).
+        if kind is None:
+            from . import _capi  # (it raises this type: imported when first needed)
+            kind = _capi.status_name(self.status)
+        self.kind = kind
         self.refusal = refusal
         self.message = message
         self.offset = offset
@@ -35,4 +38,4 @@ class Error(Exception):
         super().__init__(f"{self.kind}: {refusal}: {message}{at}")
 
     def __reduce__(self):
-        return (Error, (self.status, self.refusal, self.message, self.offset))
+        return (Error, (self.status, self.refusal, self.message, self.offset, self.kind))

@@ -36,7 +36,8 @@ def validate(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview
         for i in range(s.finding_count):
             f = C.FindingInfo()
             C.check(lib.fourdgs_validation_finding(handle, i, ctypes.byref(f)))
-            findings.append(Finding("error" if f.severity == 1 else "warning", f.rule.text(),
+            severity = lib.fourdgs_enum_name(C.ENUM_SEVERITY, f.severity).decode()
+            findings.append(Finding(severity, f.rule.text(),
                                     f.field.text(), f.value.text(), f.section.text(),
                                     f.message.text(), None if f.offset == NO_OFFSET else int(f.offset)))
         return Validation(bool(s.valid), int(s.errors), int(s.warnings), int(s.file_size),

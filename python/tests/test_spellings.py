@@ -1,6 +1,6 @@
 """The bindings spell the format's and the C ABI's enums as the library does: Python's tables are
-the library's (fourdgs_enum_name, fourdgs_sh_coefficient), and neither package's sources hold a
-copy of them."""
+the library's (fourdgs_enum_name, fourdgs_status_name, fourdgs_sh_coefficient), and neither
+package's sources hold a copy of them."""
 import ctypes
 import pathlib
 import re
@@ -36,6 +36,14 @@ def test_the_tables_are_the_librarys():
     assert fourdgs.AXES.index("-z") == 5 and "metre" in fourdgs.LENGTH_UNITS
 
 
+def test_error_kinds_are_the_librarys():
+    for status in range(12):
+        want = C.lib().fourdgs_status_name(status).decode()
+        assert fourdgs.Error(status, "r", "m").kind == want
+    assert fourdgs.Error(5, "r", "m").kind == "invalid-argument"
+    assert fourdgs.Error(99, "r", "m").kind == "unknown"
+
+
 def test_the_sh_byte_map_is_the_librarys():
     b = np.arange(256, dtype=np.uint8)
     want = np.array([C.lib().fourdgs_sh_coefficient(int(x)) for x in b], np.float32)
@@ -46,14 +54,12 @@ def test_the_sh_byte_map_is_the_librarys():
 def test_the_packages_copy_no_spelling():
     # A spelling table written out in either package (a run of the library's names, then more of
     # them: prose naming two of them is not a table) is a copy.
-    # (Python's Error keeps its status names: it names "library-not-found" with no library.)
     runs = [("paused", "playing"), ("starting", "queued"), ("+x", "+y"), ("metre", "centimetre"),
-            ("pinhole", "brown-conrady"), ("instant", "chunk")]
+            ("pinhole", "brown-conrady"), ("instant", "chunk"), ("error", "warning")]
     sources = list((ROOT / "python" / "fourdgs").glob("*.py")) + list((ROOT / "js" / "src").glob("*.js"))
     for path in sources:
         text = path.read_text(encoding="utf-8")
-        for a, b in runs + ([("ok", "malformed")] if path.suffix == ".js" else []):
+        for a, b in runs + [("ok", "malformed")]:
             pattern = rf"""["']{re.escape(a)}["']\s*,\s*["']{re.escape(b)}["']\s*,"""
             assert not re.search(pattern, text), f"{path.relative_to(ROOT)} spells {a}, {b}"
-        if path.suffix == ".py":  # (js/src/three.js packs SH bytes for Spark itself)
-            assert "8.0 / 255" not in text and "8 / 255" not in text, path
+        assert "8.0 / 255" not in text and "8 / 255" not in text, path

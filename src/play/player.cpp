@@ -74,12 +74,10 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     clock = PlaybackClock(duration, options.start, options.rate, options.loop, options.playing);
     last_t = head_t = clock.anchor();
     head_dir = options.rate < 0 ? -1 : 1;
-    if (model != Model::keyframe_stream && options.prefetch) {
-        if (model == Model::birth)
-            prefetcher.emplace(*front_end->birth_reader(), s, options.prefetch_options);
-        else
-            prefetcher.emplace(*front_end->keyframe_reader(), s, options.prefetch_options);
-    }
+    if (model != Model::keyframe_stream && options.prefetch)
+        prefetcher.emplace(
+            s, [fe = front_end](double t) { return fe->fetch_ranges(t); }, duration,
+            options.prefetch_options);
     worker = std::thread([this] { run(); });
     return ok_status();
 }
@@ -133,8 +131,8 @@ Found Player::Impl::find_keyframes(double t) {
     const std::size_t p = segment_of(t);
     if (p == kNone) {
         // Outside the timeline: the reader's own answer (time-out-of-range).
-        auto current = front_end->keyframe_reader()->current(t);
-        if (!current.ok()) return {Found::Kind::failed, LateReason::none, current.error()};
+        auto chain = front_end->chunks_for(t);
+        if (!chain.ok()) return {Found::Kind::failed, LateReason::none, chain.error()};
         return {Found::Kind::failed, LateReason::none,
                 make_error(ErrorKind::invalid_argument, refusal::kTimeOutOfRange,
                            "no state chunk covers t = " + detail::fmt(t))};

@@ -97,7 +97,8 @@ struct Player::Impl {
     std::unique_ptr<ByteSource> owned_source;
     std::optional<SceneReader> owned_reader;
     SceneReader* reader = nullptr;
-    // The reader's front-end: each model is played with its reader's own calls.
+    // The reader's front-end, whose playback calls (scene_front_end.hpp) the worker prepares
+    // states with.
     SceneFrontEnd* front_end = nullptr;
     ByteSource* source = nullptr;
     PlayerOptions options;
@@ -155,8 +156,7 @@ struct Player::Impl {
     FrameChanges changes;             // what the previous frame was, for the changed rows
 
     // ---- the worker's own
-    std::vector<DecodeWorkspace> pool;
-    KeyframeDeltaWorkspace cursor;
+    SceneWorkspace work;  // decoding (pool) and composing (keyframes: the state stepped from)
     std::optional<PlaybackPrefetcher> prefetcher;
     double aimed_at = std::numeric_limits<double>::quiet_NaN();
 

@@ -159,10 +159,9 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     phase = Phase::fetching;
     work_pos = for_segment;
     lock.unlock();
-    const IndexedReader& indexed = *front_end->birth_reader();
-    const std::vector<ByteRange> ranges = indexed.fetch_ranges(fetch);
     // A failed prefetch is one the decode meets too, and reports.
-    (void)source->prefetch(ranges, &abandon);
+    if (auto ranges = front_end->entry_ranges(fetch); ranges.ok())
+        (void)source->prefetch(*ranges, &abandon);
     lock.lock();
     if (abandon.load()) {  // the playhead went elsewhere: the slot is free again
         slot->state = ChunkSlot::State::empty;
@@ -173,7 +172,7 @@ void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
     phase = Phase::decoding;
     lock.unlock();
     const std::size_t one[] = {chunk};
-    Status st = indexed.decode_chunks(one, slot->block, pool, options.decode_threads);
+    Status st = front_end->decode_chunks(one, slot->block, work, options.decode_threads);
     const std::uint64_t held = bytes_of(slot->block);
     lock.lock();
     slot->bytes = held;
@@ -230,7 +229,6 @@ void Player::Impl::recycle(Item&& item) {
 // would follow.
 std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     std::vector<std::size_t> wanted = wanted_segments(head_t);
-    const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
     // Playing forward behind the playhead: the state it needs is neither prepared nor a step
     // away, and composing it would end after the playhead has left it. Aim where the playhead
     // will be when a compose ends (the last one's time ahead, at the rate), or keep what is
@@ -245,7 +243,7 @@ std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     if (forward && !have_p0 && compose_seconds > 0 && !waiting) {
         const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
                            queue.front().step.whole;
-        const std::vector<std::size_t>& chain = kd.timeline().chain_of(state_chunk(p0));
+        const std::vector<std::size_t> chain = segment(p0).chunks;
         const bool steps_reach = tail != kNone && tail < p0 &&
                                  std::find(chain.begin(), chain.end(), state_chunk(tail)) !=
                                      chain.end();
@@ -260,8 +258,7 @@ std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     // chain from it, the states in between are stepped through (one delta each, and the render
     // thread applies each one's rows) rather than the playhead's composed from its keyframe.
     if (head_dir >= 0 && tail != kNone && tail < wanted.front()) {
-        const std::vector<std::size_t>& chain =
-            kd.timeline().chain_of(state_chunk(wanted.front()));
+        const std::vector<std::size_t> chain = segment(wanted.front()).chunks;
         if (std::find(chain.begin(), chain.end(), state_chunk(tail)) != chain.end())
             for (std::size_t p = wanted.front(); p-- > tail + 1;) wanted.insert(wanted.begin(), p);
     }
@@ -298,7 +295,6 @@ std::size_t Player::Impl::keep_leading_items(const std::vector<std::size_t>& wan
 }
 
 void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
-    const KeyframeDeltaReader& kd = *front_end->keyframe_reader();
     // The state the next item would follow; none after a refusal (nothing composes past it).
     const std::size_t tail = queue.empty()        ? shown_pos
                              : queue.back().error ? kNone
@@ -317,11 +313,11 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     const std::size_t pos = wanted[next];
     const std::size_t last = queue.empty() ? shown_pos : queue.back().pos;
     const StateSpan seg = segment(pos);
-    // A step when the state before it is the one the worker's workspace holds, going forward.
-    bool step = head_dir >= 0 && last != kNone && pos == last + 1 &&
-                cursor.composed_entry == state_chunk(last);
+    // A step when the state before it is the one the worker's workspace holds, going forward:
+    // the step from that state reaches this one (from no other does it, the states tiling time).
+    bool step = head_dir >= 0 && last != kNone && pos == last + 1;
     if (step) {
-        auto following = kd.next_step(cursor);
+        auto following = front_end->next_step(work);
         step = following.ok() && *following && **following == seg.chunks.back();
     }
     Item item = take_spare(!step);
@@ -333,12 +329,12 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     Status st = ok_status();
     if (step) {
-        auto stepped = kd.step_forward(cursor, item.step);
+        auto stepped = front_end->step_forward(work, item.step);
         if (!stepped.ok()) st = stepped.error();
         else if (!*stepped) step = false;  // (cannot happen: next_step said it would)
     }
     if (!step && st.ok()) {
-        if (auto ranges = kd.fetch_ranges(seg.t0); ranges.ok())
+        if (auto ranges = front_end->fetch_ranges(seg.t0); ranges.ok())
             (void)source->prefetch(*ranges, &abandon);
         lock.lock();
         if (abandon.load()) {  // the playhead went elsewhere: compose what it wants instead
@@ -352,7 +348,7 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         item.step.whole = true;
         item.step.rows.clear();
         const auto c0 = Clock::now();
-        st = kd.state_at(seg.t0, item.step.values, cursor);
+        st = front_end->state_at(seg.t0, item.step.values, work, options.decode_threads, nullptr);
         const double took = std::chrono::duration<double>(Clock::now() - c0).count();
         lock.lock();
         // The first compose also pays for the state's fresh memory: it is not a measure.
@@ -394,8 +390,8 @@ void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
     phase = Phase::decoding;
     const double from = queue.empty() ? stream_floor : queue.back().t1;
     lock.unlock();
-    StateInfo info;
-    auto more = front_end->keyframe_stream()->next_state(item.step.values, &info);
+    BlockInfo info;
+    auto more = front_end->next_block(item.step.values, info);
     lock.lock();
     phase = Phase::idle;
     if (!more.ok()) {
@@ -411,8 +407,8 @@ void Player::Impl::work_stream(std::unique_lock<std::mutex>& lock) {
         ++stats.states_composed;
         item.step.whole = true;
         item.step.rows.clear();
-        item.t0 = info.t0;
-        item.t1 = info.t1;
+        item.t0 = info.record.t0;
+        item.t1 = info.record.t1;
         queue.push_back(std::move(item));
     }
     ready.notify_all();

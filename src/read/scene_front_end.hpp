@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "fourdgs/open_scene.hpp"
@@ -48,12 +49,28 @@ public:
     // The states of the instants (fourdgs/state_timeline.hpp): random access only, else nullptr.
     virtual const StateTimeline* states() const noexcept { return nullptr; }
 
-    // The reader underneath, for the player (player.cpp), which plays each model with its
-    // reader's own calls (decode_chunks, step_forward, the prefetcher): each front-end answers
-    // its own and nullptr for the others.
-    virtual const IndexedReader* birth_reader() const noexcept { return nullptr; }
-    virtual const KeyframeDeltaReader* keyframe_reader() const noexcept { return nullptr; }
-    virtual KeyframeDeltaStream* keyframe_stream() noexcept { return nullptr; }
+    // ---- Playback: what the player (play/player.cpp) prepares ahead of the playhead, asked of
+    // every front-end alike, so that it plays through this interface and never reaches the reader
+    // underneath. Its worker calls them with its own workspace beside the render thread's calls;
+    // besides these it asks the calls above (states, fetch_ranges, state_at, chunks_for, and a
+    // stream's next_block, whose state the player shows whole).
+    //
+    // A gaussian-birth state is its chunks, each decoded once and kept while a state shows it: the
+    // ranges decode_chunks(entries) reads, and those index entries decoded one after another into
+    // `out` (ws.pool; `threads` as state_at's). Refused where a state is not its chunks
+    // (keyframe-delta: chunk-decode-needs-chain) and without an index (not-seekable).
+    virtual Result<std::vector<ByteRange>> entry_ranges(
+        std::span<const std::size_t> entries) const = 0;
+    virtual Status decode_chunks(std::span<const std::size_t> entries, GaussianBlock& out,
+                                 SceneWorkspace& ws, unsigned threads) const = 0;
+    // A state one forward step from the state `ws` holds (left by state_at or an earlier step):
+    // the index entry of the state chunk the step reaches, from the index alone, or nullopt when
+    // there is none; then the step, which says in `step` what changed (false, nothing done, when
+    // there is none). Keyframe-delta on random access steps through a GOP one delta at a time
+    // (KeyframeDeltaReader::step_forward); every other front-end reads each state whole
+    // (state_at, or a stream's next_block), so it has no step.
+    virtual Result<std::optional<std::size_t>> next_step(const SceneWorkspace& ws) const;
+    virtual Result<bool> step_forward(SceneWorkspace& ws, StateStep& step) const;
 };
 
 // The four front-ends (scene_front_ends.cpp). A stream's front-end owns `source`, which replays
@@ -65,7 +82,8 @@ Result<std::unique_ptr<SceneFrontEnd>> birth_stream_front_end(std::unique_ptr<By
 Result<std::unique_ptr<SceneFrontEnd>> keyframe_stream_front_end(
     std::unique_ptr<ByteSource> source, const ReaderOptions& options);
 
-// The library's own way past SceneReader's public calls to its front-end (the player's).
+// The library's own way past SceneReader's public calls to its front-end: the player's, which
+// plays through the calls above.
 class SceneReaderAccess {
 public:
     static SceneFrontEnd& front_end(SceneReader& reader) noexcept { return *reader.front_end_; }

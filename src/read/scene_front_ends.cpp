@@ -7,6 +7,13 @@
 #include "scene_front_end.hpp"
 
 namespace fourdgs {
+
+// Only keyframe-delta on random access steps; the others read each state whole.
+Result<std::optional<std::size_t>> SceneFrontEnd::next_step(const SceneWorkspace&) const {
+    return std::optional<std::size_t>();
+}
+Result<bool> SceneFrontEnd::step_forward(SceneWorkspace&, StateStep&) const { return false; }
+
 namespace {
 
 Error not_seekable(std::string message) {
@@ -17,6 +24,12 @@ Error read_all_needs_gaussian_birth() {
     return make_error(ErrorKind::unsupported, refusal::kReadAllNeedsGaussianBirth,
                       "a keyframe-delta file is a sequence of composed states: read one with "
                       "state_at, or each in turn with read_all");
+}
+
+Error chunk_decode_needs_chain() {
+    return make_error(ErrorKind::unsupported, refusal::kChunkDecodeNeedsChain,
+                      "a keyframe-delta state is composed from a chain of chunks: read it "
+                      "with state_at");
 }
 
 // ---- random access -----------------------------------------------------------------------------
@@ -64,7 +77,6 @@ public:
     using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return false; }
-    const IndexedReader* birth_reader() const noexcept override { return &reader_; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads,
                     BlockInfo* info) override {
@@ -91,6 +103,14 @@ public:
 
     Status decode_chunk(std::size_t index, DecodeWorkspace& ws) const override {
         return reader_.decode_chunk(index, ws);
+    }
+    Result<std::vector<ByteRange>> entry_ranges(
+        std::span<const std::size_t> entries) const override {
+        return reader_.fetch_ranges(entries);
+    }
+    Status decode_chunks(std::span<const std::size_t> entries, GaussianBlock& out,
+                         SceneWorkspace& ws, unsigned threads) const override {
+        return reader_.decode_chunks(entries, out, ws.pool, threads);
     }
 
     Result<std::vector<std::size_t>> chunks_for(double t) const override {
@@ -121,7 +141,6 @@ public:
     using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return true; }
-    const KeyframeDeltaReader* keyframe_reader() const noexcept override { return &reader_; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned,
                     BlockInfo* info) override {
@@ -143,9 +162,21 @@ public:
     }
 
     Status decode_chunk(std::size_t, DecodeWorkspace&) const override {
-        return make_error(ErrorKind::unsupported, refusal::kChunkDecodeNeedsChain,
-                          "a keyframe-delta state is composed from a chain of chunks: read it "
-                          "with state_at");
+        return chunk_decode_needs_chain();
+    }
+    Result<std::vector<ByteRange>> entry_ranges(std::span<const std::size_t>) const override {
+        return chunk_decode_needs_chain();
+    }
+    Status decode_chunks(std::span<const std::size_t>, GaussianBlock&, SceneWorkspace&,
+                         unsigned) const override {
+        return chunk_decode_needs_chain();
+    }
+
+    Result<std::optional<std::size_t>> next_step(const SceneWorkspace& ws) const override {
+        return reader_.next_step(ws.keyframes);
+    }
+    Result<bool> step_forward(SceneWorkspace& ws, StateStep& step) const override {
+        return reader_.step_forward(ws.keyframes, step);
     }
 
     Result<std::vector<std::size_t>> chunks_for(double t) const override {
@@ -201,6 +232,13 @@ public:
 
     Status decode_chunk(std::size_t, DecodeWorkspace&) const final {
         return not_seekable("decode_chunk needs the Chunk Index of a random-access source");
+    }
+    Result<std::vector<ByteRange>> entry_ranges(std::span<const std::size_t>) const final {
+        return not_seekable("entry ranges need the Chunk Index of a random-access source");
+    }
+    Status decode_chunks(std::span<const std::size_t>, GaussianBlock&, SceneWorkspace&,
+                         unsigned) const final {
+        return not_seekable("decode_chunks needs the Chunk Index of a random-access source");
     }
     Result<std::vector<std::size_t>> chunks_for(double) const final {
         return not_seekable("chunks_for needs the Chunk Index of a random-access source");
@@ -288,7 +326,6 @@ public:
     using StreamFrontEnd::StreamFrontEnd;
 
     bool keyframe_delta() const noexcept override { return true; }
-    KeyframeDeltaStream* keyframe_stream() noexcept override { return &reader_; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace&, unsigned,
                     BlockInfo* info) override {

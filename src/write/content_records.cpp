@@ -78,16 +78,17 @@ Status feed(SceneBuilder& builder, Bytes records, std::uint64_t base) {
     }
 }
 
-// The backstop for what check_serializable does not foresee: `record` is written, then parsed
-// back by its kind's parser from the bytes just written, and what the parser reads must be the
-// input. Every record kind the extras carry goes through here, so a new one needs no check of its
-// own; its name in the refusal is the registry's.
+// Every record the extras carry is written here, `Parse` being its kind's parser. When the kind's
+// registry row says read_back, the backstop for what check_serializable does not foresee: the
+// record is parsed back from the bytes just written, and what the parser reads must be the input.
+// So a new kind needs no check of its own; its name in the refusal is the registry's.
 template <auto Parse, class Record>
-Status write_read_back(ByteWriter& out, const Record& record) {
+Status write_extra(ByteWriter& out, const Record& record) {
     const std::size_t at = out.size();
     write(out, record);
     RecordsInMemory written(Bytes(out.buffer()).subspan(at), at);
     FOURDGS_ASSIGN(std::optional<RecordView> r, written.next());
+    if (!find_record_kind(r->opcode)->read_back) return ok_status();
     Result<Record> parsed = Parse(*r);
     if (!parsed.ok()) return refused(parsed.error());
     if (*parsed == record) return ok_status();
@@ -109,27 +110,28 @@ Result<Extras> encode_extras(const SceneHeader& h) {
     Extras out;
     out.has_audio = h.legacy_audio.has_value() || !h.audio.empty();
     ByteWriter w;
-    // Camera is written without a read-back: its parser accepts NaN (the record is advisory),
-    // which never compares equal to itself.
-    if (h.camera) write(w, *h.camera);
+    // In this order (the bytes are part of the writer's determinism); each kind's row says
+    // whether it is read back. The audio payloads are bytes passed through as given, never
+    // parsed back (their rows' read_back is false), so they are written plainly.
+    if (h.camera) FOURDGS_TRY(write_extra<&parse_camera>(w, *h.camera));
     for (const AudioSourceInput& a : h.audio) {
-        FOURDGS_TRY(write_read_back<&parse_audio_source>(w, descriptor_as_written(a)));
+        FOURDGS_TRY(write_extra<&parse_audio_source>(w, descriptor_as_written(a)));
         write(w, AudioData{a.descriptor.source_id, a.data, 0});  // right after it (M092)
     }
     if (h.legacy_audio)
         write(w, AudioLegacy{h.legacy_audio->codec, h.legacy_audio->start_sec,
                              h.legacy_audio->data, 0});
     for (const CoordinateFrame& f : h.coordinate_frames)
-        FOURDGS_TRY(write_read_back<&parse_coordinate_frame>(w, f));
+        FOURDGS_TRY(write_extra<&parse_coordinate_frame>(w, f));
     for (const SensorCalibration& s : h.sensors)
-        FOURDGS_TRY(write_read_back<&parse_sensor_calibration>(w, s));
+        FOURDGS_TRY(write_extra<&parse_sensor_calibration>(w, s));
     for (const RigTrajectory& t : h.rig_trajectories)
-        FOURDGS_TRY(write_read_back<&parse_rig_trajectory>(w, t));
+        FOURDGS_TRY(write_extra<&parse_rig_trajectory>(w, t));
     for (const GeodeticAnchor& g : h.geodetic_anchors)
-        FOURDGS_TRY(write_read_back<&parse_geodetic_anchor>(w, g));
-    if (h.object_table) FOURDGS_TRY(write_read_back<&parse_object_table>(w, *h.object_table));
+        FOURDGS_TRY(write_extra<&parse_geodetic_anchor>(w, g));
+    if (h.object_table) FOURDGS_TRY(write_extra<&parse_object_table>(w, *h.object_table));
     for (const ObjectTrack& t : h.object_tracks)
-        FOURDGS_TRY(write_read_back<&parse_object_track>(w, t));
+        FOURDGS_TRY(write_extra<&parse_object_track>(w, t));
     out.records = std::move(w.buffer());
     if (out.records.empty()) return out;
 

@@ -84,7 +84,7 @@ RECORD = [
      "after", '#include "fourdgs/records/probe.hpp"'),
     (4, "include/fourdgs/records/registry.hpp", r"^    row\(op::coordinate_frame,", "before",
      '    row(op::probe_record, "§5.19", front, unkeyed, "", "", "name",\n'
-     "        string_fields<&parse_probe_record, kName, &ProbeRecord::name>),"),
+     "        string_fields<&parse_probe_record, kName, &ProbeRecord::name>, kReadBack),"),
     (6, "include/fourdgs/scene.hpp", r"std::vector<GeodeticAnchor> geodetic_anchors;", "after",
      "    std::vector<ProbeRecord> probe_records;"),
     (6, "include/fourdgs/extras.hpp",
@@ -97,7 +97,7 @@ RECORD = [
      "            break;"),
     (8, "src/write/content_records.cpp", r"for \(const GeodeticAnchor& g : h.geodetic_anchors\)",
      "before", "    for (const ProbeRecord& p : h.probe_records)\n"
-     "        FOURDGS_TRY(write_read_back<&parse_probe_record>(w, p));"),
+     "        FOURDGS_TRY(write_extra<&parse_probe_record>(w, p));"),
     (9, "capi/fourdgs_scene.h", r"^} fourdgs_geodetic_anchor;", "after",
      "typedef struct fourdgs_probe_record {\n    size_t struct_size;\n"
      "    fourdgs_string name;\n} fourdgs_probe_record;\n"

@@ -85,7 +85,7 @@ async function sparkWords(splat) {
   const encoders = [null, utils.encodeSh1Rgb, utils.encodeSh2Rgb, utils.encodeSh3Rgb];
   const arrays = [splat.splats.packedArray, ...[1, 2, 3].slice(0, splat.shDegree)
     .map((b) => splat.splats.extra[`sh${b}`])];
-  const perComponent = f.shPerGaussian / 3;
+  const perComponent = f.shPerGaussian / 3, coefficients = splat.scene.shCoefficients;
   let words = 0, differing = 0;
   const compare = (own, array, i) => {
     for (let k = 0; k < own.length; ++k, ++words)
@@ -101,7 +101,7 @@ async function sparkWords(splat) {
       const rgb = new Float32Array(3 * (2 * b + 1)), ownSh = new Uint32Array(b === 1 ? 2 : 4);
       for (let k = 0; k < 2 * b + 1; ++k) {
         for (let ch = 0; ch < 3; ++ch)
-          rgb[3 * k + ch] = -4 + f.sh[i * f.shPerGaussian + ch * perComponent + first + k] * (8 / 255);
+          rgb[3 * k + ch] = coefficients[f.sh[i * f.shPerGaussian + ch * perComponent + first + k]];
       }
       encoders[b](ownSh, 0, rgb, encoding);
       compare(ownSh, arrays[b], i);

@@ -15,6 +15,8 @@
 //   strings          every string field of the parsed struct, as a field path ("profile",
 //                    "attributes[].key"; "[]" is where the element's index goes), and a walk that
 //                    parses the record and visits each of them — the validator's §2 UTF-8 check
+//   read_back        whether the writer parses a record of the kind back from the bytes it wrote
+//                    and refuses one that reads back other than its input (content_records.cpp)
 //
 // tests/test_record_registry.cpp walks the table against the parsers, the refusal list and (where
 // it sits beside the checkout) the specification's headings.
@@ -81,6 +83,11 @@ struct RecordKind {
     std::string_view named_by;
     std::span<const std::string_view> strings;  // the string field paths, in visiting order
     StringWalk walk = nullptr;   // nullptr for a kind with no parser (0x06, 0x0E)
+    // The writer's backstop (unrepresentable-record): a record of the kind the extras carry is
+    // parsed back after it is written and must equal its input. False for the kinds the writer
+    // does not write that way, and for Camera, whose parser accepts NaN (the record is advisory),
+    // which never equals itself.
+    bool read_back = false;
 
     constexpr bool defined() const noexcept { return role != RecordRole::reserved; }
     // Whether `named_by` is a string field (else a u32 id; false when there is none).
@@ -181,10 +188,13 @@ inline constexpr std::string_view kObjectTable[] = {"entries[].label"};
 constexpr RecordKind row(std::uint8_t opcode, std::string_view section, RecordRole role,
                          RecordKeying keying, std::string_view key, std::string_view duplicate,
                          std::string_view named_by,
-                         std::pair<std::span<const std::string_view>, StringWalk> strings = {}) {
-    return {opcode, record_name(opcode), section,  role,          keying,
-            key,    duplicate,           named_by, strings.first, strings.second};
+                         std::pair<std::span<const std::string_view>, StringWalk> strings = {},
+                         bool read_back = false) {
+    return {opcode,   record_name(opcode), section,        role,
+            keying,   key,                 duplicate,      named_by,
+            strings.first, strings.second, read_back};
 }
+inline constexpr bool kReadBack = true;  // the row's read_back
 
 using enum RecordRole;
 using enum RecordKeying;
@@ -229,25 +239,29 @@ inline constexpr RecordKind kTable[] = {
     row(op::audio_source, "§5.16", front, by_key, "source_id", refusal::kDuplicateAudioSource,
         "source_id",
         string_fields<&parse_audio_source, kAudioSource, &AS::name, &AS::codec, &AS::channel_layout,
-                      &AS::interpolation>),
+                      &AS::interpolation>,
+        kReadBack),
     row(op::audio_data, "§5.17", payload, by_key, "source_id", refusal::kDuplicateAudioData,
         "source_id", string_fields<&parse_audio_data, kNone>),
     row(op::coordinate_frame, "§5.15.2", front, by_key, "name", refusal::kDuplicateCoordinateFrame,
-        "name", string_fields<&parse_coordinate_frame, kName, &CoordinateFrame::name>),
+        "name", string_fields<&parse_coordinate_frame, kName, &CoordinateFrame::name>, kReadBack),
     row(op::sensor_calibration, "§5.15.3", front, by_key, "name", refusal::kDuplicateSensorName,
         "name",
         string_fields<&parse_sensor_calibration, kSensorCalibration, &SC::name, &SC::modality,
-                      &SC::rig_name>),
+                      &SC::rig_name>,
+        kReadBack),
     row(op::rig_trajectory, "§5.15.4", front, unkeyed, "", "", "name",
-        string_fields<&parse_rig_trajectory, kName, &RigTrajectory::name>),
+        string_fields<&parse_rig_trajectory, kName, &RigTrajectory::name>, kReadBack),
     row(op::geodetic_anchor, "§5.15.5", front, by_key, "frame_name",
         refusal::kDuplicateGeodeticAnchor, "frame_name",
-        string_fields<&parse_geodetic_anchor, kGeodeticAnchor, &GeodeticAnchor::frame_name>),
+        string_fields<&parse_geodetic_anchor, kGeodeticAnchor, &GeodeticAnchor::frame_name>,
+        kReadBack),
     row(op::object_table, "§5.15.6", front, at_most_once, "", refusal::kDuplicateObjectTable, "",
         string_fields<&parse_object_table, kObjectTable,
-                      Each<&ObjectTable::entries, &ObjectTable::Entry::label>{}>),
+                      Each<&ObjectTable::entries, &ObjectTable::Entry::label>{}>,
+        kReadBack),
     row(op::object_track, "§5.15.7", front, by_key, "object_id", refusal::kDuplicateObjectTrack,
-        "object_id", string_fields<&parse_object_track, kNone>),
+        "object_id", string_fields<&parse_object_track, kNone>, kReadBack),
 };
 
 // opcode -> row + 1 (0: none), built once at compile time.
