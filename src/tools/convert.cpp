@@ -34,17 +34,6 @@ double largest_side(const std::array<double, 6>& box) {
     return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
 
-// Colour with every component clamped into [0, 1], counting the clamps.
-std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped) {
-    std::vector<float> c(f.color);
-    for (float& v : c) {
-        const float k = std::clamp(v, 0.0f, 1.0f);
-        clamped += std::fabs(k - v) > 1e-6f;  // not the f32 noise of a PLY round trip
-        v = k;
-    }
-    return c;
-}
-
 std::string num(double v) { return bound_string(std::fabs(v)); }
 
 // Object `id`'s track: pose k, one per frame given, over [first + k, first + k + 1) / fps (step).
@@ -886,6 +875,9 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
     FrameSource source;
     source.frames = paths.size();
     source.read = [&](std::uint64_t f) { return read_frame_file(paths[static_cast<std::size_t>(f)]); };
+    source.read_into = [&](std::uint64_t f, PlyCloud& into) {
+        return read_frame_file_into(paths[static_cast<std::size_t>(f)], into);
+    };
     source.concurrent_reads = true;  // each read opens its own file
     source.input_bytes = [&](std::uint64_t f) -> std::uint64_t {
         std::error_code ec;

@@ -149,14 +149,12 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const PlyCloud first = view_of(in.first, in.first, view);
     // The grid on the view's aabb (size_fixed_grid), the whole frames' when the view is them.
     std::array<double, 6> box = in.aabb;
-    const bool whole = view.keep.empty() &&
-                       std::all_of(view.held.begin(), view.held.end(),
-                                   [](std::uint32_t h) { return h == 0; });
+    const bool whole = whole_view(view);
     if (!whole) {
         std::vector<PlyCloud> pair(1);
         bool any = false;
         FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
-            pair[0] = view_of(f, in.first, view);
+            view_into(f, in.first, view, pair[0]);
             const auto b = frames_aabb(pair);
             if (pair[0].count == 0) return ok_status();
             for (int c = 0; c < 3; ++c) {
@@ -174,15 +172,20 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const std::vector<float> sigma(first.count, kInf);
     KeyframeStepSource steps;
     for (std::uint64_t k = 0; k < in.frames; ++k) steps.t0.push_back(r.time_of(k));
-    PlyCloud frame;
+    // The step's frame and colours, their storage reused from step to step; the whole frames
+    // are stepped as read, a view of them through `viewed`.
+    PlyCloud raw, viewed;
     std::vector<float> color;
     KeyframeStep step;
     steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
-        FOURDGS_ASSIGN(const PlyCloud raw, in.frame(k));
-        frame = view_of(raw, in.first, view);
+        FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(k, raw));
+        if (!whole) {
+            view_into(*frame, in.first, view, viewed);
+            frame = &viewed;
+        }
         std::uint64_t clamped = 0;  // counted once, by the caller's first pass
-        color = clamped_colors(frame, clamped);
-        step = step_of(frame, color, ids, sigma, r, k);
+        clamp_colors(*frame, clamped, color);
+        step = step_of(*frame, color, ids, sigma, r, k);
         return &step;
     };
     KeyframeWriteReport kr;

@@ -55,6 +55,8 @@ Error bad(std::string_view refusal, std::string message);
 double largest_side(const std::array<double, 6>& box);
 // Colour with every component clamped into [0, 1], counting the clamps.
 std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped);
+// The same into `out`, its storage reused.
+void clamp_colors(const PlyCloud& f, std::uint64_t& clamped, std::vector<float>& out);
 // The file's header: duration, SH degree, attributes, metadata, the objects, a shard's record.
 SceneHeader base_header(std::span<const PlyCloud> frames, const ConvertOptions& o,
                         const Resolved& r);
@@ -100,10 +102,13 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
 struct StreamedFrames {
     std::uint64_t frames = 0;
     std::function<Result<PlyCloud>(std::uint64_t)> read;
+    std::function<Status(std::uint64_t, PlyCloud&)> read_into;  // FrameSource::read_into, or empty
     PlyCloud first;
     std::array<double, 6> aabb{};  // every frame's positions (frames_aabb), from the first pass
-    // Calls fn(k, frame k) for every frame in order.
+    // Calls fn(k, frame k) for every frame in order, each read into one cloud.
     Status each(const std::function<Status(std::uint64_t, const PlyCloud&)>& fn) const;
+    // Frame k: `first`, or frame k read into `scratch` (its storage reused where read_into is set).
+    Result<const PlyCloud*> frame(std::uint64_t k, PlyCloud& scratch) const;
     Result<PlyCloud> frame(std::uint64_t k) const;
 };
 
@@ -115,6 +120,11 @@ struct TrackedView {
     std::span<const std::uint32_t> held;
 };
 PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view);
+// The same into `out`, its storage reused.
+void view_into(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view,
+               PlyCloud& out);
+// Whether the view is the whole frames as they are (view_of copies them unchanged).
+bool whole_view(const TrackedView& view);
 
 // Counts what is written; keeps nothing.
 class CountingSink final : public ByteSink {

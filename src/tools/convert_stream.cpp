@@ -24,15 +24,22 @@
 namespace fourdgs::convert_parts {
 
 Status StreamedFrames::each(const std::function<Status(std::uint64_t, const PlyCloud&)>& fn) const {
+    PlyCloud scratch;
     for (std::uint64_t k = 0; k < frames; ++k) {
-        if (k == 0) {
-            FOURDGS_TRY(fn(0, first));
-            continue;
-        }
-        FOURDGS_ASSIGN(const PlyCloud f, read(k));
-        FOURDGS_TRY(fn(k, f));
+        FOURDGS_ASSIGN(const PlyCloud* f, frame(k, scratch));
+        FOURDGS_TRY(fn(k, *f));
     }
     return ok_status();
+}
+
+Result<const PlyCloud*> StreamedFrames::frame(std::uint64_t k, PlyCloud& scratch) const {
+    if (k == 0) return &first;
+    if (read_into) {
+        FOURDGS_TRY(read_into(k, scratch));
+    } else {
+        FOURDGS_ASSIGN(scratch, read(k));
+    }
+    return &scratch;
 }
 
 Result<PlyCloud> StreamedFrames::frame(std::uint64_t k) const {
@@ -40,8 +47,28 @@ Result<PlyCloud> StreamedFrames::frame(std::uint64_t k) const {
     return read(k);
 }
 
-PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v) {
-    PlyCloud out;
+// Colour with every component clamped into [0, 1], counting the clamps.
+void clamp_colors(const PlyCloud& f, std::uint64_t& clamped, std::vector<float>& out) {
+    out.resize(f.color.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const float v = f.color[i], k = std::clamp(v, 0.0f, 1.0f);
+        clamped += std::fabs(k - v) > 1e-6f;  // not the f32 noise of a PLY round trip
+        out[i] = k;
+    }
+}
+
+std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped) {
+    std::vector<float> c;
+    clamp_colors(f, clamped, c);
+    return c;
+}
+
+bool whole_view(const TrackedView& v) {
+    return v.keep.empty() &&
+           std::all_of(v.held.begin(), v.held.end(), [](std::uint32_t h) { return h == 0; });
+}
+
+void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, PlyCloud& out) {
     if (v.keep.empty()) {
         out = f;
     } else {
@@ -49,8 +76,13 @@ PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v)
         out.sh_degree = f.sh_degree;
         const std::size_t per = static_cast<std::size_t>(f.sh_per_gaussian());
         auto take = [&](std::vector<float>& dst, const std::vector<float>& src, std::size_t k) {
-            for (std::uint32_t g : v.keep)
-                dst.insert(dst.end(), src.begin() + g * k, src.begin() + (g + 1) * k);
+            dst.resize(v.keep.size() * k);
+            if (src.size() < f.count * k) {  // a column the frame does not hold (normals)
+                dst.clear();
+                return;
+            }
+            for (std::size_t i = 0; i < v.keep.size(); ++i)
+                std::copy_n(src.begin() + v.keep[i] * k, k, dst.begin() + i * k);
         };
         take(out.position, f.position, 3);
         take(out.normal, f.normal, 3);
@@ -65,6 +97,11 @@ PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v)
         std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
         std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
     }
+}
+
+PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v) {
+    PlyCloud out;
+    view_into(f, first, v, out);
     return out;
 }
 
@@ -80,6 +117,7 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
         range[c] = std::numeric_limits<double>::infinity(), range[3 + c] = -range[c];
     still.assign(first.count, {});
     rep.input_gaussians = 0;
+    std::vector<float> color;  // counted here, kept by none
     FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
         if (f.count != first.count)
             return bad(refusal::kFramesNotTracked,
@@ -102,7 +140,7 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
                 still[g].pos = std::max(still[g].pos, d.pos);
                 still[g].rot = std::max(still[g].rot, d.rot);
             }
-        clamped_colors(f, rep.clamped_colors);
+        clamp_colors(f, rep.clamped_colors, color);
         rep.input_gaussians += f.count;
         if (progress) progress(k + 1, in.frames);
         return ok_status();
@@ -152,9 +190,10 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     };
     if (in.frames > kRigidSampleFrames) {
         // A first look at a sample of the frames (find_parts in convert.cpp does the same).
+        PlyCloud scratch;
         for (std::size_t k : rigid_sample_frames(in.frames)) {
-            FOURDGS_ASSIGN(const PlyCloud f, in.frame(k));
-            FOURDGS_TRY(keep_motion(k, f));
+            FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, scratch));
+            FOURDGS_TRY(keep_motion(k, *f));
         }
         if (find_rigid_parts(motion, ro).parts.empty()) return out;
         motion.clear();
@@ -191,10 +230,10 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
     FOURDGS_ASSIGN(StreamingWriter w, StreamingWriter::create(sink, base_header(in.first.sh_degree,
                                                                                  o, r),
                                                                d, r.writer));
-    std::vector<float> mu_t, sigma(in.first.count, kInf);
+    std::vector<float> mu_t, sigma(in.first.count, kInf), color;
     FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
         std::uint64_t clamped = 0;  // counted by pass 1
-        const std::vector<float> color = clamped_colors(f, clamped);
+        clamp_colors(f, clamped, color);
         mu_t.assign(f.count, static_cast<float>(r.time_of(k)));
         GaussianBatch b;
         b.count = f.count;
@@ -311,6 +350,7 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     StreamedFrames in;
     in.frames = source.frames;
     in.read = source.read;
+    in.read_into = source.read_into;
     FOURDGS_ASSIGN(in.first, source.read(0));
     rep.frames = static_cast<std::size_t>(in.frames);
     std::vector<StillDeviation> still;

@@ -2,6 +2,7 @@
 #include "fourdgs/tools/splat_formats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <cmath>
@@ -64,21 +65,34 @@ Result<T> with_path(Result<T> r, const std::string& path) {
 
 }  // namespace
 
-Result<PlyCloud> read_splat(std::span<const std::uint8_t> bytes) {
-    if (bytes.size() % kSplatBytes != 0)
-        return format_error(refusal::kSplatTruncated,
-                            std::to_string(bytes.size()) + " bytes is not a whole number of " +
-                                std::to_string(kSplatBytes) + "-byte splats",
-                            bytes.size() - bytes.size() % kSplatBytes);
-    PlyCloud c;
-    c.count = bytes.size() / kSplatBytes;
-    c.position.resize(3 * c.count);
-    c.normal.assign(3 * c.count, 0.0f);
-    c.scale.resize(3 * c.count);
-    c.rotation.resize(4 * c.count);
-    c.color.resize(4 * c.count);
-    for (std::size_t i = 0; i < c.count; ++i) {
-        const std::uint8_t* p = bytes.data() + i * kSplatBytes;
+namespace {
+
+// A .splat of `size` bytes must hold whole splats.
+Status check_splat_size(std::uint64_t size) {
+    if (size % kSplatBytes == 0) return ok_status();
+    return format_error(refusal::kSplatTruncated,
+                        std::to_string(size) + " bytes is not a whole number of " +
+                            std::to_string(kSplatBytes) + "-byte splats",
+                        size - size % kSplatBytes);
+}
+
+// `c` sized for `count` splats, its storage reused (what a column held before is overwritten).
+void size_cloud(std::size_t count, PlyCloud& c) {
+    c.count = count;
+    c.sh_degree = 0;
+    c.position.resize(3 * count);
+    c.normal.assign(3 * count, 0.0f);
+    c.scale.resize(3 * count);
+    c.rotation.resize(4 * count);
+    c.color.resize(4 * count);
+    c.sh.clear();
+}
+
+// Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`.
+Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
+    for (std::size_t j = 0; j < bytes.size() / kSplatBytes; ++j) {
+        const std::size_t i = first + j;
+        const std::uint8_t* p = bytes.data() + j * kSplatBytes;
         for (int k = 0; k < 3; ++k) {
             const float pos = load_f32(p + 4 * k), s = load_f32(p + 12 + 4 * k);
             if (!std::isfinite(pos) || !std::isfinite(s) || s < 0)
@@ -100,12 +114,44 @@ Result<PlyCloud> read_splat(std::span<const std::uint8_t> bytes) {
         for (int k = 0; k < 4; ++k)
             c.rotation[4 * i + (k + 3) % 4] = (static_cast<float>(p[28 + k]) - 128.0f) / 128.0f;
     }
+    return ok_status();
+}
+
+// The file's splats into `c`, read a block at a time: no copy of the whole file is held.
+Status read_splat_blocks(const std::string& path, PlyCloud& c) {
+    FOURDGS_ASSIGN(FileSource file, FileSource::open(path));
+    const std::uint64_t size = file.size().value_or(0);
+    FOURDGS_TRY(with_path(check_splat_size(size), path));
+    size_cloud(static_cast<std::size_t>(size / kSplatBytes), c);
+    std::array<std::uint8_t, 1024 * kSplatBytes> block;
+    for (std::uint64_t at = 0; at < size; at += block.size()) {
+        const std::span<std::uint8_t> part(block.data(),
+                                           std::min<std::uint64_t>(block.size(), size - at));
+        FOURDGS_TRY(file.read_exact(at, part));
+        FOURDGS_TRY(
+            with_path(parse_splats(part, static_cast<std::size_t>(at / kSplatBytes), c), path));
+    }
+    return ok_status();
+}
+
+}  // namespace
+
+Result<PlyCloud> read_splat(std::span<const std::uint8_t> bytes) {
+    FOURDGS_TRY(check_splat_size(bytes.size()));
+    PlyCloud c;
+    size_cloud(bytes.size() / kSplatBytes, c);
+    FOURDGS_TRY(parse_splats(bytes, 0, c));
     return c;
 }
 
 Result<PlyCloud> read_splat_file(const std::string& path) {
-    FOURDGS_ASSIGN(std::vector<std::uint8_t> bytes, read_file(path));
-    return with_path(read_splat(bytes), path);
+    PlyCloud c;
+    FOURDGS_TRY(read_splat_file_into(path, c));
+    return c;
+}
+
+Status read_splat_file_into(const std::string& path, PlyCloud& into) {
+    return read_splat_blocks(path, into);
 }
 
 std::vector<std::uint8_t> write_splat(const PlyCloud& cloud) {
@@ -142,12 +188,26 @@ std::vector<std::uint8_t> write_splat(const PlyCloud& cloud) {
     return out;
 }
 
-Result<PlyCloud> read_frame_file(const std::string& path) {
+namespace {
+
+bool is_splat_path(const std::string& path) {
     std::string ext = path.size() >= 6 ? path.substr(path.size() - 6) : std::string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
                    [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    if (ext == ".splat") return read_splat_file(path);
+    return ext == ".splat";
+}
+
+}  // namespace
+
+Result<PlyCloud> read_frame_file(const std::string& path) {
+    if (is_splat_path(path)) return read_splat_file(path);
     return read_ply_file(path);
+}
+
+Status read_frame_file_into(const std::string& path, PlyCloud& into) {
+    if (is_splat_path(path)) return read_splat_file_into(path, into);
+    FOURDGS_ASSIGN(into, read_ply_file(path));
+    return ok_status();
 }
 
 namespace {

@@ -828,7 +828,9 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
         head.depth = static_cast<std::uint16_t>(depth);
         return ok_status();
     };
-    if (choose_[s]) {
+    // Right after a keyframe both references are the keyframe, at the same offset and depth: the
+    // two candidates are the same bytes but for delta_mode, and a tie goes to chained.
+    if (choose_[s] && !is_key_[s - 1]) {
         FOURDGS_TRY(set_reference(true));
         const DeltaChunk keyed_head = head;
         Status chained = set_reference(false), keyed;

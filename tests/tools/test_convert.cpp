@@ -112,7 +112,8 @@ void check_round_trip(const Converted& c, const std::vector<PlyCloud>& frames) {
 // frame_at(k)) into a file: the streamed path for tracked keyframe-delta.
 std::vector<std::uint8_t> convert_streamed(std::uint64_t frames,
                                            const std::function<PlyCloud(std::uint64_t)>& frame_at,
-                                           const ConvertOptions& o, ConvertReport& rep) {
+                                           const ConvertOptions& o, ConvertReport& rep,
+                                           bool read_into = true) {
     const std::string path = (std::filesystem::temp_directory_path() /
                               ("streamed-" + std::to_string(::getpid()) + ".4dgs"))
                                  .string();
@@ -120,6 +121,20 @@ std::vector<std::uint8_t> convert_streamed(std::uint64_t frames,
     source.frames = frames;
     source.read = [&](std::uint64_t k) -> Result<PlyCloud> { return frame_at(k); };
     source.concurrent_reads = true;  // frame_at is pure
+    // As the frame files are read: into the cloud of the frame before, its storage reused.
+    if (read_into)
+        source.read_into = [&](std::uint64_t k, PlyCloud& into) -> Status {
+            const PlyCloud f = frame_at(k);
+            into.count = f.count;
+            into.sh_degree = f.sh_degree;
+            into.position.assign(f.position.begin(), f.position.end());
+            into.normal.assign(f.normal.begin(), f.normal.end());
+            into.scale.assign(f.scale.begin(), f.scale.end());
+            into.rotation.assign(f.rotation.begin(), f.rotation.end());
+            into.color.assign(f.color.begin(), f.color.end());
+            into.sh.assign(f.sh.begin(), f.sh.end());
+            return ok_status();
+        };
     const Status st = convert_frame_source(source, path, o, &rep);
     if (!st.ok()) FAIL(st.error().describe());
     auto file = FileSource::open(path);
@@ -131,9 +146,10 @@ std::vector<std::uint8_t> convert_streamed(std::uint64_t frames,
 }
 
 std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& frames,
-                                           const ConvertOptions& o, ConvertReport& rep) {
+                                           const ConvertOptions& o, ConvertReport& rep,
+                                           bool read_into = true) {
     return convert_streamed(
-        frames.size(), [&](std::uint64_t k) { return frames[k]; }, o, rep);
+        frames.size(), [&](std::uint64_t k) { return frames[k]; }, o, rep, read_into);
 }
 
 // The reports of the two paths agree on everything the file and its parts decide.
@@ -518,6 +534,10 @@ TEST_CASE("tracked keyframe-delta read a frame at a time writes what the frames 
             CHECK(convert_streamed(frames, o, streamed) == sink.bytes());
             check_same_report(streamed, held);
         }
+        // A source with no read_into: each frame a fresh cloud from read.
+        ConvertReport fresh;
+        CHECK(convert_streamed(frames, o, fresh, false) == sink.bytes());
+        check_same_report(fresh, held);
     }
     // More frames than the rigid search's first look takes (rigid_sample_frames): the parts are
     // still found, and the same.

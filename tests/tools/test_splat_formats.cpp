@@ -383,6 +383,70 @@ TEST_CASE("damaged .splat and .splatv files are refused by name") {
     }
 }
 
+TEST_CASE("read_frame_file_into: a .splat read in blocks into a used cloud is read_splat's") {
+    TempDir dir("fourdgs-splat-into");
+    // 2,500 splats: more than one block of the reader's, the last one short.
+    const auto bytes = splat_file(splat_frame(2500, 0.5, 11));
+    const auto path = (dir.path / "f.splat").string();
+    write_bytes(path, bytes);
+    auto want = read_splat(bytes);
+    REQUIRE(want.ok());
+    // A cloud that held something else: more gaussians, SH, non-zero normals.
+    PlyCloud into;
+    into.count = 3000;
+    into.sh_degree = 1;
+    into.position.assign(9000, 7.0f);
+    into.normal.assign(9000, 1.0f);
+    into.scale.assign(9000, 2.0f);
+    into.rotation.assign(12000, 3.0f);
+    into.color.assign(12000, 4.0f);
+    into.sh.assign(27000, 5.0f);
+    for (int pass = 0; pass < 2; ++pass) {  // and again into the same storage
+        REQUIRE(read_frame_file_into(path, into).ok());
+        CHECK(into.count == want->count);
+        CHECK(into.sh_degree == 0);
+        CHECK(into.position == want->position);
+        CHECK(into.normal == want->normal);
+        CHECK(into.scale == want->scale);
+        CHECK(into.rotation == want->rotation);
+        CHECK(into.color == want->color);
+        CHECK(into.sh.empty());
+    }
+    auto whole = read_splat_file(path);
+    REQUIRE(whole.ok());
+    CHECK(whole->position == want->position);
+    CHECK(whole->rotation == want->rotation);
+
+    SECTION("a bad value past the first block names its splat and offset, with the path") {
+        auto bad = bytes;
+        const float inf = std::numeric_limits<float>::infinity();
+        std::memcpy(bad.data() + 32 * 2100 + 16, &inf, 4);  // splat 2100's scale y
+        write_bytes(path, bad);
+        auto st = read_frame_file_into(path, into);
+        REQUIRE(!st.ok());
+        CHECK(refusal_of(st.error()) == refusal::kSplatBadValue);
+        CHECK(st.error().message.find(path + ": splat 2100") == 0);
+        CHECK(st.error().offset == 32 * 2100);
+        auto r = read_splat(bad);
+        REQUIRE(!r.ok());
+        CHECK(st.error().message == path + ": " + r.error().message);
+    }
+    SECTION("a truncated file is refused before anything is sized") {
+        auto cut = bytes;
+        cut.resize(cut.size() - 5);
+        write_bytes(path, cut);
+        auto st = read_frame_file_into(path, into);
+        REQUIRE(!st.ok());
+        CHECK(refusal_of(st.error()) == refusal::kSplatTruncated);
+        CHECK(st.error().offset == 32 * 2499);
+    }
+    SECTION("a missing file is an io error") {
+        auto st = read_frame_file_into((dir.path / "none.splat").string(), into);
+        REQUIRE(!st.ok());
+        CHECK(st.error().kind == ErrorKind::io);
+    }
+}
+
 TEST_CASE("a splat count that changes between tracked frames is refused") {
     TempDir dir("fourdgs-splat-count");
     write_bytes(dir.path / "f0.splat", splat_file(splat_frame(20, 0, 5)));

@@ -226,6 +226,10 @@ struct FrameSource {
     std::function<Result<PlyCloud>(std::uint64_t frame)> read;
     std::function<std::uint64_t(std::uint64_t frame)> input_bytes;
     bool concurrent_reads = false;
+    // Optional: frame `frame` into `into`, reusing its storage (the same cloud `read` returns).
+    // Passes that read every frame in turn call it with one cloud, so a frame takes no fresh
+    // memory; where it is empty they call `read`.
+    std::function<Status(std::uint64_t frame, PlyCloud& into)> read_into;
 };
 
 // Converts the frames of `source` as convert_ply_files converts its files (below), writing

@@ -54,6 +54,9 @@ inline constexpr std::uint32_t kSplatvMagic = 0x674b;   // a .splatv file's firs
 // A .splat file as a cloud (SH degree 0, zero normals, rotation xyzw as decoded).
 Result<PlyCloud> read_splat(std::span<const std::uint8_t> bytes);
 Result<PlyCloud> read_splat_file(const std::string& path);
+// The same into `into`, its columns' storage reused (a frame read into the cloud of the frame
+// before takes no fresh memory), the file read a block at a time.
+Status read_splat_file_into(const std::string& path, PlyCloud& into);
 
 // `cloud` as a .splat, sorted as the upstream writer sorts (exp(Σ log scale) × opacity,
 // largest first; ties keep the cloud's order), quantized as it quantizes.
@@ -61,6 +64,8 @@ std::vector<std::uint8_t> write_splat(const PlyCloud& cloud);
 
 // One frame of a sequence, by its extension: .splat, else PLY.
 Result<PlyCloud> read_frame_file(const std::string& path);
+// The same into `into` (storage reused for .splat; a PLY replaces it).
+Status read_frame_file_into(const std::string& path, PlyCloud& into);
 
 // A .splatv's gaussians, each entry of the splat chunk that is not padding, decoded.
 struct SplatvScene {
