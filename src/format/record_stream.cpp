@@ -226,18 +226,6 @@ Status RecordStream::check_trailing_magic(Bytes found, std::uint64_t at) {
     return e;
 }
 
-Status RecordStream::check_after_footer(Bytes found, std::uint64_t at) {
-    const bool magic = found.size() >= kMagicSize &&
-                       std::equal(kMagic.begin(), kMagic.end(), found.begin());
-    if (found.size() > kMagicSize && !magic)
-        return make_error(ErrorKind::malformed, refusal::kFooterNotLast,
-                          "the Footer record ending at byte " + std::to_string(at) +
-                              " is followed by more data rather than the trailing magic; the "
-                              "Footer must be the last record (§4)",
-                          at);
-    return check_trailing_magic(found.first(std::min<std::size_t>(found.size(), kMagicSize)), at);
-}
-
 Status RecordStream::check_summary(const RecordView& record, const Footer& footer,
                                    bool verify_crc, SummaryCrc& crc) const {
     crc = SummaryCrc::not_stated;
@@ -250,12 +238,10 @@ Status RecordStream::check_summary(const RecordView& record, const Footer& foote
 Status RecordStream::finish(const RecordView& record, const Footer& footer, bool verify_crc,
                             SummaryCrc& crc) {
     FOURDGS_TRY(check_summary(record, footer, verify_crc, crc));
-    std::uint8_t after[kMagicSize + 1];
-    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, after));
-    bytes_read_ += got;
-    FOURDGS_TRY(check_after_footer(std::span(after, got), position_));
-    position_ += kMagicSize;
-    if (got <= kMagicSize) return ok_status();
+    Findings first;
+    FOURDGS_ASSIGN(AfterFooter after, check_tail(first));
+    FOURDGS_TRY(first.outcome());
+    if (after != AfterFooter::trailing_bytes) return ok_status();
     // Bytes after the trailing magic: counted without being kept (by the size when it is known,
     // else read to the end in small steps).
     if (auto size = source_->size()) {
@@ -271,6 +257,32 @@ Status RecordStream::finish(const RecordView& record, const Footer& footer, bool
         trailing_bytes_ += n;
     }
     return ok_status();
+}
+
+Result<AfterFooter> RecordStream::check_tail(Findings& findings) {
+    std::uint8_t after[kMagicSize + 1];
+    FOURDGS_ASSIGN(std::size_t got, source_->read_at(position_, after));
+    bytes_read_ += got;
+    const Bytes found(after, got);
+    const bool magic =
+        got >= kMagicSize && std::equal(kMagic.begin(), kMagic.end(), found.begin());
+    if (got > kMagicSize && !magic) {
+        const bool past = findings.take(make_error(
+            ErrorKind::malformed, refusal::kFooterNotLast,
+            "the Footer record ending at byte " + std::to_string(position_) +
+                " is followed by more data rather than the trailing magic; the Footer must be "
+                "the last record (§4)",
+            position_));
+        return past ? AfterFooter::records : AfterFooter::refused;
+    }
+    if (Status end = check_trailing_magic(found.first(std::min<std::size_t>(got, kMagicSize)),
+                                          position_);
+        !end.ok()) {
+        (void)findings.take(std::move(end).error());
+        return AfterFooter::refused;
+    }
+    position_ += kMagicSize;
+    return got > kMagicSize ? AfterFooter::trailing_bytes : AfterFooter::end;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
 
@@ -395,8 +396,8 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
         }
         FOURDGS_ASSIGN(RecordView r, fetch_framed(entry->offset, entry->length, op::sh_band,
                                                   buffers[b - 1], {"bands", "bands"}));
-        FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(r));
-        if (band.band != b) {
+        FOURDGS_TRY(ChunkBands::add_to(out, r));
+        if (const ShBandRecord& band = out.back(); band.band != b) {
             Error mismatch = index_record_mismatch(
                 "bands",
                 "the index names band " + std::to_string(b) + " at byte " +
@@ -406,7 +407,6 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
             mismatch.value = std::to_string(b);
             return mismatch;
         }
-        out.push_back(band);
     }
     return ok_status();
 }

@@ -120,13 +120,6 @@ Result<bool> ChunkWalk::next_chunk(RecordView& record) {
     return true;
 }
 
-Status ChunkBands::add(const RecordView& record) {
-    FOURDGS_ASSIGN(ShBandRecord band, parse_sh_band(record));
-    bands.push_back(band);
-    ranges.push_back({band.band, record.offset, record.total_length()});
-    return ok_status();
-}
-
 Result<ChunkBands> ChunkWalk::read_bands() {
     // The SH band records follow their chunk directly (§5.7, wire-notes).
     ChunkBands out;

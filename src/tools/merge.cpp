@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "fourdgs/decode.hpp"
+#include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/file_assembler.hpp"
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/detail/index_check.hpp"
@@ -30,6 +31,7 @@
 
 namespace fourdgs {
 
+using detail::ChunkBands;
 using detail::ChunkRecords;
 using detail::FileAssembler;
 using detail::FramedChunk;
@@ -164,20 +166,22 @@ struct Copier {
         reserve_exact(buf, buf.size() + bands);
         out.chunk_length = buf.size();
         out.bands = 0;
+        ChunkBands gathered;
         for (std::size_t b = 0; b < e.bands.size(); ++b) {
             const ChunkIndex::Band& entry = e.bands[b];
             const auto number = static_cast<std::uint8_t>(b + 1);
             FOURDGS_ASSIGN(const RecordView rv,
                            fetch_record(p, entry.offset, entry.length, op::sh_band, buf,
                                         {"bands", "bands"}));
-            auto parsed = parse_sh_band(rv);
-            if (!parsed.ok()) return invalid_part(p, parsed.error());
-            if (entry.band != number || parsed->band != number)
+            if (Status added = gathered.add(rv); !added.ok())
+                return invalid_part(p, added.error());
+            const ShBandRecord& parsed = gathered.bands.back();
+            if (entry.band != number || parsed.band != number)
                 return invalid_part(
                     p, index_record_mismatch("bands",
                                              "the index lists band " + std::to_string(entry.band) +
                                                  " holding band " +
-                                                 std::to_string(parsed->band) + " where band " +
+                                                 std::to_string(parsed.band) + " where band " +
                                                  std::to_string(number) + " belongs",
                                              entry.offset));
             out.band_length[b] = entry.length;

@@ -30,6 +30,7 @@
 
 namespace fourdgs {
 
+using detail::Findings;
 using detail::RecordStream;
 using detail::SummaryCrc;
 using detail::summary_crc_mismatch;
@@ -216,32 +217,31 @@ void Validator::check_footer(const RecordView& r) {
     }
 }
 
-// §4, §4.1: the trailing magic, and nothing after it. False when the walk ends here.
+// §4, §4.1: the trailing magic, and nothing after it: the readers' step (RecordStream::check_tail),
+// its refusal a finding. False when the walk ends here.
 bool Validator::check_tail(const RecordView& r, Status& io) {
-    const std::uint64_t at = r.end_offset();
-    std::vector<std::uint8_t> tail;
-    auto got = read_growing(source_, at, kMagicSize + 1, tail);
-    if (!got.ok()) {
-        io = std::move(got).error();
+    const ReportFn footer = about(record_name(op::footer));
+    bool cut = false;
+    const ReportFn report = [&](Error e) {
+        cut = e.kind == ErrorKind::truncated;
+        return footer(std::move(e));
+    };
+    Findings findings(report);
+    auto after = stream_.check_tail(findings);
+    if (!after.ok()) {
+        io = std::move(after).error();
         return false;
     }
-    const bool magic =
-        *got >= kMagicSize && std::memcmp(tail.data(), kMagic.data(), kMagicSize) == 0;
-    if (Status m = RecordStream::check_after_footer(Bytes(tail).first(*got), at); !m.ok()) {
-        if (!magic && *got > kMagicSize) {
-            // The Footer sits mid-file (or is repeated): say so, and walk on over what follows.
-            report_refusal(m.error(), record_name(op::footer), r.offset);
-            return true;
-        }
-        if (m.error().kind == ErrorKind::truncated) report_.truncated = true;
-        report_refusal(m.error(), "magic", at);
-    } else if (*got > kMagicSize) {
+    if (cut) report_.truncated = true;
+    if (*after == detail::AfterFooter::trailing_bytes) {
         // The readers keep the content and report the count (SceneInfo::trailing_bytes).
-        error(refusal::kBytesAfterMagic, "", "", at + kMagicSize,
-              "bytes follow the trailing magic at byte " + std::to_string(at + kMagicSize) +
+        const std::uint64_t at = r.end_offset() + kMagicSize;
+        error(refusal::kBytesAfterMagic, "", "", at,
+              "bytes follow the trailing magic at byte " + std::to_string(at) +
                   "; the magic must be the last bytes of the file (§4)");
     }
-    return false;
+    // A Footer mid-file (or repeated): walk on over what follows.
+    return *after == detail::AfterFooter::records;
 }
 
 }  // namespace validation

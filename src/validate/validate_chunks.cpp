@@ -35,28 +35,35 @@ void Validator::begin_chunk(HeldRecord& held) {
     (void)builder_.seal(held.view.offset);
     std::swap(chunk_, held);
     chunk_pending_ = true;
-    band_count_ = 0;
+    chunk_bands_ = {};
 }
 
 void Validator::absorb_band(HeldRecord& held) {
-    const RecordView& r = held.view;
+    std::vector<ShBandRecord>& gathered = chunk_bands_.bands;
     // A chunk has three bands at most: a fourth band record follows no chunk (the streaming
     // reader stops collecting bands at three and meets it alone).
-    if (!chunk_pending_ || band_count_ == bands_.size()) {
-        report_refusal(orphan_sh_band(r.offset), record_name(op::sh_band), r.offset);
+    if (!chunk_pending_ || gathered.size() == band_slots_.size()) {
+        report_refusal(orphan_sh_band(held.view.offset), record_name(op::sh_band),
+                       held.view.offset);
         return;
     }
-    auto b = parse_sh_band(r);
-    if (!take(b, r)) return;
-    for (std::size_t i = 0; i < band_count_; ++i)
-        if (bands_[i].view.content[0] == b->band) {
-            error(refusal::kDuplicateShBand, "", std::to_string(b->band), r.offset,
-                  "two SH Band Stream records for band " + std::to_string(b->band) +
+    // Held in the next free slot, so the band gathered views bytes that stay until the flush.
+    HeldRecord& slot = band_slots_[gathered.size()];
+    std::swap(slot, held);
+    const RecordView& r = slot.view;
+    if (!take(chunk_bands_.add(r), r)) return;
+    const int band = gathered.back().band;
+    for (std::size_t i = 0; i + 1 < gathered.size(); ++i)
+        if (gathered[i].band == band) {
+            error(refusal::kDuplicateShBand, "", std::to_string(band), r.offset,
+                  "two SH Band Stream records for band " + std::to_string(band) +
                       " follow the chunk at byte " + std::to_string(chunk_.view.offset));
+            // Not gathered: the slot is free for the next band record.
+            gathered.pop_back();
+            chunk_bands_.ranges.pop_back();
             return;
         }
-    // parse_sh_band refuses bands outside 1..3, so three distinct ones fill the slots.
-    std::swap(bands_[band_count_++], held);
+    // add() refuses bands outside 1..3, so three distinct ones fill the slots.
 }
 
 // The held chunk and its bands, once the next other record shows no more bands follow.
@@ -64,10 +71,7 @@ void Validator::flush_chunk() {
     if (!chunk_pending_) return;
     chunk_pending_ = false;
     ++report_.chunks;
-    ChunkBands bands;
-    for (std::size_t i = 0; i < band_count_; ++i)
-        (void)bands.add(bands_[i].view);  // each parsed as it arrived (absorb_band)
-    band_count_ = 0;
+    ChunkBands bands = std::exchange(chunk_bands_, {});
     check_state_chunk(chunk_.view, bands);
 }
 

@@ -22,6 +22,7 @@
 
 #include "fourdgs/decode.hpp"
 #include "fourdgs/extras.hpp"
+#include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/chunk_walk.hpp"
 #include "fourdgs/detail/findings.hpp"
 #include "fourdgs/detail/index_check.hpp"
@@ -187,8 +188,8 @@ private:
     // Chunks and their bands, the tail.
     detail::HeldRecord chunk_;    // the pending Chunk or Delta Chunk, decoded when its bands are in
     bool chunk_pending_ = false;
-    std::array<detail::HeldRecord, 3> bands_;
-    std::size_t band_count_ = 0;
+    detail::ChunkBands chunk_bands_;  // its SH band records, gathered as they arrive
+    std::array<detail::HeldRecord, 3> band_slots_;  // the bytes chunk_bands_ views
     std::vector<detail::FramedChunk> chunks_;  // what each said of itself, file order
     std::optional<Footer> footer_;
     std::uint64_t footer_offset_ = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/version.hpp"
 
@@ -672,10 +673,12 @@ Status parse_back(const EncodedRecords& encoded, RecordView& chunk,
     };
     if (!record) return missing("chunk record");
     chunk = *record;
+    detail::ChunkBands gathered;
     for (int band = 1; band <= encoded.bands; ++band) {
         FOURDGS_ASSIGN(record, records.next());
         if (!record) return missing("SH band " + std::to_string(band) + " record");
-        FOURDGS_ASSIGN(bands[band - 1], parse_sh_band(*record));
+        FOURDGS_TRY(gathered.add(*record));
+        bands[band - 1] = gathered.bands.back();
     }
     return ok_status();
 }

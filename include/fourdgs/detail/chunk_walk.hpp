@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fourdgs/decode.hpp"
+#include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/record_stream.hpp"
 #include "fourdgs/error.hpp"
@@ -26,19 +27,6 @@
 
 FOURDGS_DETAIL_BEGIN
 namespace fourdgs::detail {
-
-// The SH Band Stream records that follow a chunk (§5.7), as the walk found them.
-struct ChunkBands {
-    std::vector<ShBandRecord> bands;            // in file order; views the walk's buffers
-    std::vector<ChunkIndex::Band> ranges;       // where each of those records lies
-    // Bands 1..whole arrived whole and in order: all of them, unless the data was cut in or just
-    // after them (then the walk's truncation() is set, M100).
-    int whole = 3;
-
-    // Appends SH Band Stream record `record` (it must live as long as this does) and where it
-    // lies. Refusals: parse_sh_band's.
-    Status add(const RecordView& record);
-};
 
 // Whether the record at `stream`'s position (the first, just after the magic) is a Header that
 // declares temporal_model keyframe-delta (§5.1): the one probe open_scene and the indexed reader
@@ -72,7 +60,7 @@ public:
     Result<bool> next_chunk(RecordView& record);
     // The SH band records after the chunk next_chunk() returned. A truncation while reading them
     // is not an error here: the bands before the cut come back (whole counts them) and
-    // truncation() is set. Refusals: a non-truncation read failure, parse_sh_band's.
+    // truncation() is set. Refusals: a non-truncation read failure, ChunkBands::add's.
     Result<ChunkBands> read_bands();
 
     // What the front-end made of the chunk next_chunk() returned (its record's fields, its

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fourdgs/detail/findings.hpp"
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
@@ -114,6 +115,14 @@ struct RecordRegion {
     std::string why;
 };
 
+// What check_tail found after a Footer.
+enum class AfterFooter : std::uint8_t {
+    end,             // the trailing magic ends the data
+    trailing_bytes,  // bytes follow the trailing magic (§4 allows none; readers count them)
+    records,         // not the magic: more records follow (footer-not-last, taken and gone past)
+    refused,         // a refusal was taken: a cut or a wrong trailing magic, or the sink stopped
+};
+
 class RecordStream {
 public:
     // Reads `source` from byte `at` (just after the magic by default). Content longer than
@@ -168,21 +177,25 @@ public:
     // in range (check_summary_start) and against the run of summary records before it
     // (SummaryRun::check_start), and summary_crc
     // when `verify_crc` (the answer in `crc`, never a refusal); then what follows the Footer
-    // (check_after_footer): the stream steps past the trailing magic, and counts the bytes after
-    // it, which a reader accepts and reports (trailing_bytes()).
+    // (check_tail): the stream steps past the trailing magic, and counts the bytes after it,
+    // which a reader accepts and reports (trailing_bytes()).
     Status finish(const RecordView& record, const Footer& footer, bool verify_crc,
                   SummaryCrc& crc);
+    // finish()'s second step, §4, §4.1, after next() read a Footer: the first up to 9 bytes
+    // after it. The trailing magic, alone or with bytes after it, is clean: the stream steps past
+    // the magic. Not the magic: footer-not-last when more than 8 bytes follow (the Footer is not
+    // the last record: a repeated Footer, or one mid-file), else check_trailing_magic's refusal.
+    // A refusal goes to `findings` (a reader's stops there: refused, the refusal in
+    // findings.outcome()). A footer-not-last taken by a sink that goes on (the validator's) is
+    // records: the stream stays at the Footer's end and the walk reads on. Refusals (returned):
+    // the source's.
+    Result<AfterFooter> check_tail(Findings& findings);
     // finish()'s first step, for a caller that goes on past a fault (the validator): the Footer
     // `record`'s summary_start in range and against the summary run, then, when `verify_crc`, the
     // answer about summary_crc in `crc` (not_stated until both hold; never a refusal).
     Status check_summary(const RecordView& record, const Footer& footer, bool verify_crc,
                          SummaryCrc& crc) const;
 
-    // §4, §4.1: what follows a Footer whose record ends at `at`, from the first up to 9 bytes
-    // there (`found`). The trailing magic, alone or with bytes after it, is ok. Not the magic:
-    // footer-not-last when more than 8 bytes follow (the Footer is not the last record: a
-    // repeated Footer, or one mid-file), else check_trailing_magic's refusal.
-    static Status check_after_footer(Bytes found, std::uint64_t at);
     // §4.1 at the end: `found` are the bytes after the Footer, `at` where they start. Refusals:
     // truncated when fewer than 8 (the file ends inside the trailing magic), check_magic's
     // otherwise ("trailing magic: ..."). Bytes after the 8 are not looked at.
@@ -258,8 +271,9 @@ public:
                                            RangeOrigin origin = {}) const;
 
     // §5.7, §5.8: the SH Band Stream records of bands 1..`want` that index entry `entry` names,
-    // fetched whole (never a band above `want`) into `buffers` and parsed into `out` (band b at
-    // out[b - 1]; `out` is cleared first). A band the entry does not name ends the list, or with
+    // fetched whole (never a band above `want`) into `buffers` and gathered into `out` as every
+    // path gathers them (ChunkBands::add_to, detail/chunk_bands.hpp; band b at out[b - 1]; `out`
+    // is cleared first). A band the entry does not name ends the list, or with
     // `require_all` is missing-sh-band. Refusals: duplicate-sh-band (the entry names band b twice),
     // index-record-mismatch naming 'bands' (a range that does not frame an SH Band Stream record
     // of band b), and fetch_framed's. Views in `out` borrow `buffers`.
