@@ -1362,3 +1362,26 @@ TEST_CASE("differential, summary start: a summary_start that names a private rec
     CHECK(test::streaming_refusal(bytes) == "summary-start-mismatch");
     CHECK(test::indexed_refusal(bytes) == "summary-start-mismatch");
 }
+
+TEST_CASE("read_range overwrites a reused buffer in place: each range read holds exactly its "
+          "bytes, whatever the buffer held before, and append_range keeps what it holds",
+          "[readers]") {
+    std::vector<std::uint8_t> file(300);
+    for (std::size_t i = 0; i < file.size(); ++i) file[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    MemorySource src(file);
+    auto range = [&](std::size_t at, std::size_t n) {
+        return std::vector<std::uint8_t>(file.begin() + static_cast<std::ptrdiff_t>(at),
+                                         file.begin() + static_cast<std::ptrdiff_t>(at + n));
+    };
+    std::vector<std::uint8_t> buf(500, 0xEE);  // longer than any range, stale bytes throughout
+    REQUIRE(read_range(src, 10, 200, 1000, buf).ok());
+    CHECK(buf == range(10, 200));
+    REQUIRE(read_range(src, 250, 50, 1000, buf).ok());  // shorter: nothing of the last one left
+    CHECK(buf == range(250, 50));
+    REQUIRE(read_range(src, 0, 120, 1000, buf).ok());  // longer again: grown, then overwritten
+    CHECK(buf == range(0, 120));
+    REQUIRE(append_range(src, 120, 30, 1000, buf).ok());
+    CHECK(buf == range(0, 150));
+    CHECK(read_range(src, 290, 20, 1000, buf).error().refusal == refusal::kIndexOutOfRange);
+    CHECK(read_range(src, 0, 200, 100, buf).error().refusal == refusal::kLimitExceeded);
+}

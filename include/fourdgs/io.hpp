@@ -204,12 +204,11 @@ inline Result<std::uint64_t> read_growing(ByteSource& src, std::uint64_t offset,
     return done;
 }
 
-// Reads exactly [offset, offset + length) of a source of known size into `out`, after the bytes
-// it holds (which stay). Refusals: index-out-of-range when the range is not inside the source
-// (the range came from an index or a record in the file), limit-exceeded when length >
-// max_length, truncated on a short read.
-inline Status append_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
-                           std::uint64_t max_length, std::vector<std::uint8_t>& out) {
+// The refusals of append_range and read_range: index-out-of-range when [offset, offset + length)
+// is not inside the source (the range came from an index or a record in the file),
+// limit-exceeded when length > max_length.
+inline Status check_read_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
+                          std::uint64_t max_length) {
     const std::uint64_t size = src.size().value_or(0);
     if (offset > size || length > size - offset)
         return make_error(ErrorKind::malformed, refusal::kIndexOutOfRange,
@@ -220,22 +219,35 @@ inline Status append_range(ByteSource& src, std::uint64_t offset, std::uint64_t 
         return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                           "a " + std::to_string(length) + "-byte read exceeds the configured limit",
                           offset);
+    return ok_status();
+}
+
+// Sizes `out` to `size` bytes. Capacity grows by half at least: a buffer reused for ranges of
+// varying lengths (a chunk after another) then stops meeting fresh memory after a few ranges,
+// where growing to fit each longer range exactly would take new pages for every one.
+inline void size_for_range(std::vector<std::uint8_t>& out, std::size_t size) {
+    if (size > out.capacity()) out.reserve(std::max(size, out.capacity() + out.capacity() / 2));
+    out.resize(size);
+}
+
+// Reads exactly [offset, offset + length) of a source of known size into `out`, after the bytes
+// it holds (which stay). Refusals: check_read_range's, truncated on a short read.
+inline Status append_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
+                           std::uint64_t max_length, std::vector<std::uint8_t>& out) {
+    FOURDGS_TRY(check_read_range(src, offset, length, max_length));
     const std::size_t at = out.size();
-    const std::size_t size_after = at + static_cast<std::size_t>(length);
-    // Capacity grows by half at least: a buffer reused for ranges of varying lengths (a chunk
-    // after another) then stops meeting fresh memory after a few ranges, where growing to fit
-    // each longer range exactly would take new pages for every one.
-    if (size_after > out.capacity())
-        out.reserve(std::max(size_after, out.capacity() + out.capacity() / 2));
-    out.resize(size_after);
+    size_for_range(out, at + static_cast<std::size_t>(length));
     return src.read_exact(offset, std::span(out).subspan(at));
 }
 
-// The same, into `out` replaced.
+// The same, into `out` replaced. The read overwrites the bytes `out` held rather than emptying
+// it first, so a buffer reused for chunk after chunk zeroes only what it grows by (on a
+// refusal its contents are unspecified).
 inline Status read_range(ByteSource& src, std::uint64_t offset, std::uint64_t length,
                          std::uint64_t max_length, std::vector<std::uint8_t>& out) {
-    out.clear();
-    return append_range(src, offset, length, max_length, out);
+    FOURDGS_TRY(check_read_range(src, offset, length, max_length));
+    size_for_range(out, static_cast<std::size_t>(length));
+    return src.read_exact(offset, std::span(out));
 }
 
 // Reads a whole file into memory. Refusal "io-error" naming the path.

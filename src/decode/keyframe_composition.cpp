@@ -569,89 +569,84 @@ constexpr Difference kDifferences[] = {
     {attr::object_id, &ChunkBins::object_id, 1},
 };
 
-// Adds row i of `delta` (width W) to row slots[i] of `dst`, for every i, and copies the sum to
-// row i of `sums` when given; returns the first i whose sum leaves i32 (its earlier rows added,
-// it and the later ones not), or slots.size().
-template <int W>
-std::size_t add_column(const std::int32_t* delta, std::int32_t* dst,
-                       std::span<const std::uint32_t> slots, std::int32_t* sums) {
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-        prefetch_row(dst, slots, i, W);
-        std::int32_t* to = dst + std::size_t{slots[i]} * W;
-        std::int64_t v[W];
-        bool out = false;
-        for (int c = 0; c < W; ++c) {
-            v[c] = std::int64_t{to[c]} + std::int64_t{delta[i * W + c]};
-            out |= v[c] < std::numeric_limits<std::int32_t>::min() ||
-                   v[c] > std::numeric_limits<std::int32_t>::max();
-        }
-        if (out) return i;
-        for (int c = 0; c < W; ++c) to[c] = static_cast<std::int32_t>(v[c]);
-        if (sums)
-            for (int c = 0; c < W; ++c) sums[i * W + c] = to[c];
-    }
-    return slots.size();
-}
-
-// Row `slot` of `bins` plus row i of the update `u`, component c of column `df`, in 64 bits.
-std::int64_t composed_bin(const ChunkBins& bins, const ChunkBins& u, const Difference& df,
-                          std::size_t i, std::uint32_t slot, int c) {
-    return std::int64_t{(bins.*df.col)[std::size_t{slot} * df.width + c]} +
-           std::int64_t{(u.*df.col)[i * df.width + c]};
-}
-
 bool fits_i32(std::int64_t v) {
     return v >= std::numeric_limits<std::int32_t>::min() &&
            v <= std::numeric_limits<std::int32_t>::max();
 }
 
+// One present difference stream of an update group, ready to add: its values (row i at
+// delta[i * width]), the population's column, and the composed rows' column (or null).
+struct Addend {
+    const Difference* df;
+    const std::int32_t* delta;
+    std::int32_t* dst;
+    std::int32_t* sums;
+};
+
+// Adds row i of `a` (width W) to row `slot` of its column, copying the sum to row i of its
+// composed rows when kept; false, and nothing written, when a sum leaves i32 (`bad` then holds
+// the composed bins of the row, in 64 bits).
+template <int W>
+inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::int64_t (&bad)[3]) {
+    std::int32_t* to = a.dst + slot * W;
+    bool out = false;
+    for (int c = 0; c < W; ++c) {
+        bad[c] = std::int64_t{to[c]} + std::int64_t{a.delta[i * W + c]};
+        out |= bad[c] < std::numeric_limits<std::int32_t>::min() ||
+               bad[c] > std::numeric_limits<std::int32_t>::max();
+    }
+    if (out) return false;
+    for (int c = 0; c < W; ++c) to[c] = static_cast<std::int32_t>(bad[c]);
+    if (a.sums)
+        for (int c = 0; c < W; ++c) a.sums[i * W + c] = to[c];
+    return true;
+}
+
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
-// (row i of u to row slots[i]), column by column, copying each composed row i to row i of
-// `rows` when given. A composed bin outside i32 is refused (§11.7) naming the one a row-by-row
-// composition would meet first.
+// (row i of u to row slots[i]), copying each composed row i to row i of `rows` when given.
+// Row by row, every present column of a row together: the rows are scattered over columns of a
+// million rows, and one pass asks for all of a row's lines at once (each some rows ahead, so
+// many misses are in flight) where a pass per column would wait on each column's lines in
+// turn. A composed bin outside i32 is refused (§11.7): the first met in this order, which is a
+// row-by-row composition's.
 Status add_differences(ChunkBins& bins, const ChunkBins& u,
                        const std::array<bool, attr::kKnownCount>& present,
                        std::span<const std::uint32_t> slots, const ChunkRef& chunk,
                        ChunkBins* rows) {
-    for (std::size_t k = 0; k < std::size(kDifferences); ++k) {
-        const Difference& df = kDifferences[k];
+    Addend addends[std::size(kDifferences)];
+    std::size_t m = 0;
+    for (const Difference& df : kDifferences) {
         if (!present[df.id]) continue;
-        const std::int32_t* delta = (u.*df.col).data();
-        std::int32_t* dst = (bins.*df.col).data();
         std::int32_t* sums = nullptr;
         if (rows) {
             (rows->*df.col).resize(slots.size() * static_cast<std::size_t>(df.width));
             sums = (rows->*df.col).data();
         }
-        const std::size_t bad = df.width == 3 ? add_column<3>(delta, dst, slots, sums)
-                                              : add_column<1>(delta, dst, slots, sums);
-        if (bad == slots.size()) continue;
-        // Out of range at row `bad` of this column. Row by row, a later column's overflow in
-        // an earlier row comes first: those columns are not added yet, so their rows before
-        // `bad` are checked here.
-        std::size_t row = bad, at = k;
-        for (std::size_t i = 0; i < bad && at == k; ++i)
-            for (std::size_t j = k + 1; j < std::size(kDifferences) && at == k; ++j)
-                for (int c = 0; present[kDifferences[j].id] && c < kDifferences[j].width; ++c)
-                    if (!fits_i32(composed_bin(bins, u, kDifferences[j], i, slots[i], c))) {
-                        row = i;
-                        at = j;
-                        break;
-                    }
-        const Difference& hit = kDifferences[at];
-        for (int c = 0; c < hit.width; ++c) {
-            const std::int64_t v = composed_bin(bins, u, hit, row, slots[row], c);
-            if (fits_i32(v)) continue;
-            std::string name = attr::kNames[hit.id];
-            if (hit.width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+        addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
+    }
+    constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
+    for (std::size_t i = 0; i < slots.size() && m > 0; ++i) {
+        if (i + kAhead < slots.size())
+            for (std::size_t j = 0; j < m; ++j)
+                __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
+                                                        static_cast<std::size_t>(addends[j].df->width),
+                                   1);
+        for (std::size_t j = 0; j < m; ++j) {
+            const Addend& a = addends[j];
+            std::int64_t v[3];
+            if (a.df->width == 3 ? add_row<3>(a, i, slots[i], v) : add_row<1>(a, i, slots[i], v))
+                continue;
+            const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
+            std::string name = attr::kNames[a.df->id];
+            if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
                 name += '[';
                 name += std::to_string(c);
                 name += ']';
             }
             return malformed(refusal::kComposedBinOutOfRange,
                              "composing '" + name + "' of gaussian_id " +
-                                 std::to_string(id_of(u.gaussian_id[row])) + " in " +
-                                 chunk.describe() + " gives bin " + std::to_string(v) +
+                                 std::to_string(id_of(u.gaussian_id[i])) + " in " +
+                                 chunk.describe() + " gives bin " + std::to_string(v[c]) +
                                  ", outside the signed 32-bit range (§11.7)",
                              chunk.offset);
         }

@@ -290,8 +290,9 @@ Result<AfterFooter> RecordStream::check_tail(Findings& findings) {
 
 Status RangeFetcher::fetch(std::uint64_t offset, std::uint64_t length,
                            std::vector<std::uint8_t>& out) const {
-    out.clear();
-    return fetch_append(offset, length, out);
+    FOURDGS_TRY(read_range(*source_, offset, length, max_bytes_, out));  // overwrites in place
+    count(length);
+    return ok_status();
 }
 
 Status RangeFetcher::fetch_append(std::uint64_t offset, std::uint64_t length,
@@ -311,8 +312,16 @@ Result<RecordView> RangeFetcher::fetch_framed(std::uint64_t offset, std::uint64_
                                               std::uint8_t opcode,
                                               std::vector<std::uint8_t>& buffer,
                                               RangeOrigin origin) const {
-    buffer.clear();
-    return fetch_framed_append(offset, length, opcode, buffer, origin);
+    // Read into the first `length` bytes, the buffer keeping its size when it is longer: one
+    // reused for records of varying lengths (a keyframe, its deltas, the next keyframe) zeroes
+    // only what it grows past its longest record, once, instead of each time it regrows.
+    FOURDGS_TRY(check_read_range(*source_, offset, length, max_bytes_));
+    const auto n = static_cast<std::size_t>(length);
+    if (buffer.size() < n) size_for_range(buffer, n);
+    const std::span<std::uint8_t> record = std::span(buffer).first(n);
+    FOURDGS_TRY(source_->read_exact(offset, record));
+    count(length);
+    return framed(record, offset, length, opcode, origin);
 }
 
 Result<RecordView> RangeFetcher::fetch_framed_append(std::uint64_t offset, std::uint64_t length,
@@ -321,7 +330,11 @@ Result<RecordView> RangeFetcher::fetch_framed_append(std::uint64_t offset, std::
                                                      RangeOrigin origin) const {
     const std::size_t at = buffer.size();
     FOURDGS_TRY(fetch_append(offset, length, buffer));
-    const Bytes record = Bytes(buffer).subspan(at);
+    return framed(Bytes(buffer).subspan(at), offset, length, opcode, origin);
+}
+
+Result<RecordView> RangeFetcher::framed(Bytes record, std::uint64_t offset, std::uint64_t length,
+                                        std::uint8_t opcode, RangeOrigin origin) const {
     if (record.size() >= kRecordHeaderSize) {
         const std::uint64_t own = read_le64(&record[1]);
         const std::uint64_t size = source_->size().value_or(~std::uint64_t{0});

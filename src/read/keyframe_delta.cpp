@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <string>
-#include <type_traits>
 
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
@@ -316,31 +317,49 @@ void StateStep::apply_to(GaussianBlock& state) {
         std::swap(state, values);
         return;
     }
-    // Widths known at compile time copy a row in a few moves. The rows are scattered over the
-    // state: each one's line is asked for some rows ahead, so many misses are in flight at once.
-    auto scatter = [this]<std::size_t W>(auto& dst, const auto& src,
-                                         std::integral_constant<std::size_t, W>) {
-        if (dst.empty() || src.empty()) return;  // a column the state does not carry
-        constexpr std::size_t kAhead = 64;
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            if (k + kAhead < rows.size())
-                __builtin_prefetch(&dst[std::size_t{rows[k + kAhead]} * W]);
-            for (std::size_t c = 0; c < W; ++c) dst[std::size_t{rows[k]} * W + c] = src[k * W + c];
-        }
+    // The changed columns, a row of each copied together in one pass over the rows: the rows
+    // are scattered over the state, and one pass asks for all of a row's lines at once, some
+    // rows ahead (so many misses are in flight), where a pass per column would wait on each
+    // column's lines in turn. Every column here has 4-byte values, 1, 3 or 4 to a row.
+    struct Changed {
+        std::byte* dst;
+        const std::byte* src;
+        std::size_t row_bytes;
     };
-    using One = std::integral_constant<std::size_t, 1>;
-    using Three = std::integral_constant<std::size_t, 3>;
-    using Four = std::integral_constant<std::size_t, 4>;
+    Changed columns[9];
+    std::size_t m = 0;
+    auto changed = [&](auto& dst, const auto& src, std::size_t width) {
+        static_assert(sizeof(dst[0]) == 4);
+        if (dst.empty() || src.empty()) return;  // a column the state does not carry
+        columns[m++] = {reinterpret_cast<std::byte*>(dst.data()),
+                        reinterpret_cast<const std::byte*>(src.data()), 4 * width};
+    };
     const auto& a = attributes;
-    if (a[attr::position]) scatter(state.position, values.position, Three{});
-    if (a[attr::scale]) scatter(state.scale, values.scale, Three{});
-    if (a[attr::rotation]) scatter(state.rotation, values.rotation, Four{});
-    if (a[attr::color] || a[attr::opacity]) scatter(state.color, values.color, Four{});
-    if (a[attr::motion]) scatter(state.motion, values.motion, Three{});
-    if (a[attr::mu_t]) scatter(state.mu_t, values.mu_t, One{});
-    if (a[attr::object_id]) scatter(state.object_id, values.object_id, One{});
-    if (a[attr::source_group]) scatter(state.source_group, values.source_group, One{});
-    if (a[attr::source_index]) scatter(state.source_index, values.source_index, One{});
+    if (a[attr::position]) changed(state.position, values.position, 3);
+    if (a[attr::scale]) changed(state.scale, values.scale, 3);
+    if (a[attr::rotation]) changed(state.rotation, values.rotation, 4);
+    if (a[attr::color] || a[attr::opacity]) changed(state.color, values.color, 4);
+    if (a[attr::motion]) changed(state.motion, values.motion, 3);
+    if (a[attr::mu_t]) changed(state.mu_t, values.mu_t, 1);
+    if (a[attr::object_id]) changed(state.object_id, values.object_id, 1);
+    if (a[attr::source_group]) changed(state.source_group, values.source_group, 1);
+    if (a[attr::source_index]) changed(state.source_index, values.source_index, 1);
+    // A row's bytes in moves of a size known at compile time.
+    auto copy = [](std::byte* to, const std::byte* from, std::size_t bytes) {
+        if (bytes == 12) std::memcpy(to, from, 12);
+        else if (bytes == 4) std::memcpy(to, from, 4);
+        else std::memcpy(to, from, 16);
+    };
+    constexpr std::size_t kAhead = 64;
+    for (std::size_t k = 0; k < rows.size() && m > 0; ++k) {
+        if (k + kAhead < rows.size())
+            for (std::size_t j = 0; j < m; ++j)
+                __builtin_prefetch(columns[j].dst + std::size_t{rows[k + kAhead]} * columns[j].row_bytes, 1);
+        for (std::size_t j = 0; j < m; ++j) {
+            const Changed& c = columns[j];
+            copy(c.dst + std::size_t{rows[k]} * c.row_bytes, c.src + k * c.row_bytes, c.row_bytes);
+        }
+    }
 }
 
 }  // namespace fourdgs

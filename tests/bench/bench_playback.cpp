@@ -350,6 +350,7 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
     Frame part;
     int late = 0, over_budget = 0, late_only_over = 0;
     int late_by[5] = {0, 0, 0, 0, 0};
+    std::string late_at;  // the scene times of the late frames ("q": queued behind others)
     const auto again = Clock::now();
     for (std::size_t k = 0; k < samples.size(); ++k) {
         const FrameSample& s = samples[k];
@@ -392,6 +393,12 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
         call_cpu.push_back(s.cpu);
         late += s.late;
         late_by[static_cast<int>(s.reason)]++;
+        if (s.late && late_at.size() < 400) {  // where in the scene the late frames fall
+            char buf[48];
+            std::snprintf(buf, sizeof buf, " %.3f%s", s.time,
+                          s.reason == LateReason::queued ? "q" : "");
+            late_at += buf;
+        }
         // A frame misses its vsync when frame() began after the vsync's slot ended or took
         // longer than a slot: the render thread over budget, whether or not the state was
         // ready.
@@ -435,6 +442,7 @@ void render_thread(const std::string& path, double rate, double wall_seconds,
                 static_cast<unsigned long long>(stats.states_composed),
                 static_cast<unsigned long long>(stats.steps),
                 static_cast<unsigned long long>(stats.discarded));
+    if (!late_at.empty()) std::printf("  late at t =%s\n", late_at.c_str());
     // Why frames were late: the state not prepared (the worker behind), or the render thread
     // over its 1/60 s budget (the frame missed its vsync whatever the worker did).
     std::printf("  why late: state not prepared %d; render thread over budget %d (%d of them "
@@ -530,6 +538,34 @@ std::pair<double, double> best_of(int runs, F&& f) {
     return {wall, cpu};
 }
 
+// The memory traffic a step in place cannot avoid: the rows it changed, scattered over a state
+// of a million, each read, added to and written back in int32 bin columns of the state's size
+// (3 bins a row for position, 1 for mu_t, as the update group carries them), nothing else. The
+// columns are this bench's own, touched only here, so each step meets them as cold as the
+// composed population's. Returns the thread CPU seconds it took.
+struct ScatteredUpdate {
+    std::vector<std::int32_t> position, mu_t;
+    double add(const StateStep& step, std::size_t rows) {
+        if (step.whole) return 0;
+        position.resize(rows * 3);
+        mu_t.resize(rows);
+        const bool pos = step.attributes[attr::position], mu = step.attributes[attr::mu_t];
+        const std::vector<std::uint32_t>& r = step.rows;
+        const double c0 = thread_cpu();
+        constexpr std::size_t kAhead = 64;
+        for (std::size_t k = 0; k < r.size(); ++k) {
+            if (k + kAhead < r.size()) {
+                __builtin_prefetch(&position[std::size_t{r[k + kAhead]} * 3], 1);
+                __builtin_prefetch(&mu_t[r[k + kAhead]], 1);
+            }
+            if (pos)
+                for (std::size_t c = 0; c < 3; ++c) position[std::size_t{r[k]} * 3 + c] += 1;
+            if (mu) mu_t[r[k]] += 1;
+        }
+        return thread_cpu() - c0;
+    }
+};
+
 void step_cost(const std::string& path) {
     Opened o(path);
     const KeyframeDeltaReader* kd = o.keyframes();
@@ -543,6 +579,8 @@ void step_cost(const std::string& path) {
     GaussianBlock state;
     ChunkDecoder decoder(o);
     std::vector<double> ratio_wall, ratio_cpu, step_ms, decode_ms, keyframe_ms;
+    std::vector<double> traffic_ms, ratio_traffic, ratio_beyond;
+    ScatteredUpdate scattered;
     std::uint64_t rows = 0;
     for (std::size_t entry : kd->timeline().by_time()) {
         const ChunkIndex& e = ix[entry];
@@ -564,10 +602,14 @@ void step_cost(const std::string& path) {
         step.apply_to(state);
         rows += step.rows.size();
         const auto [best_wall, best_cpu] = best_of(3, [&] { decoder.decode(e); });
+        const double traffic = scattered.add(step, state.count);
         step_ms.push_back(step_wall * 1e3);
         decode_ms.push_back(best_wall * 1e3);
+        traffic_ms.push_back(traffic * 1e3);
         ratio_wall.push_back(step_wall / best_wall);
         ratio_cpu.push_back(step_cpu / best_cpu);
+        ratio_traffic.push_back(traffic / best_cpu);
+        ratio_beyond.push_back(step_cpu / (best_cpu + traffic));
     }
     // A seek: state_at composing the keyframe and the chain up to the state, against the decode
     // of those chunks alone (each best of 3).
@@ -605,6 +647,11 @@ void step_cost(const std::string& path) {
                 percentile(ratio_wall, 0.5), percentile(ratio_wall, 0.9),
                 percentile(ratio_wall, 1.0), percentile(ratio_cpu, 0.5),
                 percentile(ratio_cpu, 0.9), percentile(ratio_cpu, 1.0));
+    std::printf("  the step's rows alone, read, added to and written back in bin columns of "
+                "the state's size (its position and mu_t columns): thread CPU p50 %.2f ms = "
+                "%.2fx the delta's decode; step / (decode + that) p50 %.2fx\n",
+                percentile(traffic_ms, 0.5), percentile(ratio_traffic, 0.5),
+                percentile(ratio_beyond, 0.5));
     std::printf("  a seek (state_at) against the decode of its keyframe and deltas alone, by "
                 "deltas composed:%s\n  %s\n",
                 seeks.c_str(), load().c_str());

@@ -258,8 +258,9 @@ public:
     // is parsed, so a range that cuts its record is the index's fault and not a truncated file,
     // unless the record's own length runs past the end of the file: truncated, as RecordStream
     // says of it) and its opcode must be `opcode` (index-record-mismatch naming
-    // origin.opcode_field). Other refusals: fetch's; truncated when `length` is under 9. The view
-    // borrows `buffer`.
+    // origin.opcode_field). Other refusals: fetch's; truncated when `length` is under 9. The
+    // record is read into the first `length` bytes of `buffer`, which keeps its size when it is
+    // longer (its bytes past the record mean nothing); the view borrows them.
     Result<RecordView> fetch_framed(std::uint64_t offset, std::uint64_t length,
                                     std::uint8_t opcode, std::vector<std::uint8_t>& buffer,
                                     RangeOrigin origin = {}) const;
@@ -302,6 +303,9 @@ public:
     }
 
 private:
+    // fetch_framed's checks of `record`, the bytes fetched from [offset, offset + length).
+    Result<RecordView> framed(Bytes record, std::uint64_t offset, std::uint64_t length,
+                              std::uint8_t opcode, RangeOrigin origin) const;
     ByteSource* source_;
     std::uint64_t max_bytes_;
     std::unique_ptr<std::atomic<std::uint64_t>> fetched_;
