@@ -9,9 +9,10 @@
 // one (0, 0) window (§5.4). Every reader and the validator feed it; none interprets a record any
 // other way.
 //
-// It runs in one of two modes. First-error (the readers): the first rule broken is returned and
-// the builder stops. Collect (the validator): every rule broken goes to a ReportFn and the
-// builder keeps going, keeping what it would have kept had the rule held — a second Header,
+// It runs in one of two modes, the two of the read steps' one findings sink (detail/findings.hpp,
+// held behind a pointer). First-error (the readers): the first rule broken is returned and the
+// builder stops. Collect (the validator): every rule broken goes to a ReportFn and the builder
+// keeps going, keeping what it would have kept had the rule held — a second Header,
 // Quantization or Window Table, a late Window Table or audio record (the readers never use
 // them) and a record that fails its parser are dropped; an unknown scheme or an Audio Data of
 // the wrong length is kept — so one file yields every finding a reader would refuse.
@@ -21,6 +22,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -32,6 +34,11 @@
 #include "fourdgs/scene.hpp"
 #include "fourdgs/wire.hpp"
 
+// Where the builder's rules report (detail/findings.hpp, not API).
+namespace fourdgs::detail {
+class Findings;
+}  // namespace fourdgs::detail
+
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
@@ -41,11 +48,10 @@ inline constexpr std::string_view kModelKeyframeDelta = "keyframe-delta";
 class SceneBuilder {
 public:
     // First-error mode.
-    explicit SceneBuilder(const ReaderOptions& options) : options_(options) {}
+    explicit SceneBuilder(const ReaderOptions& options);
     // Collect mode: each broken rule is passed to `report`, which returns false to stop (the
     // builder then returns that Error from then on, as in first-error mode).
-    SceneBuilder(const ReaderOptions& options, ReportFn report)
-        : options_(options), report_(std::move(report)) {}
+    SceneBuilder(const ReaderOptions& options, ReportFn report);
 
     // Adds one whole record (content available), a content or summary record in file order.
     // Chunk, SH band, Delta Chunk and Footer records are the front-ends' (passing one is a
@@ -89,8 +95,8 @@ public:
     std::size_t records_seen() const noexcept { return records_seen_; }
 
 private:
-    // A rule broken: remembered (first-error mode) or reported (collect mode). Returns whether
-    // to go on with the record.
+    // A rule broken, taken by the findings: remembered (first-error mode) or reported (collect
+    // mode). Returns whether to go on with the record.
     bool broken(Error e);
     template <class T>
     bool parsed(Result<T>& r) {
@@ -132,9 +138,24 @@ private:
     void absorb_payload(const RecordView& r, PayloadRecord p);
     void absorb_summary(const RecordView& r);
 
+    // The builder's findings, held behind a pointer (a public header includes no detail one) and
+    // copied with the builder.
+    class Sink {
+    public:
+        explicit Sink(ReportFn report);
+        Sink(const Sink& other);
+        Sink(Sink&&) noexcept;
+        Sink& operator=(const Sink& other);
+        Sink& operator=(Sink&&) noexcept;
+        ~Sink();
+        detail::Findings* operator->() const noexcept { return findings_.get(); }
+
+    private:
+        std::unique_ptr<detail::Findings> findings_;
+    };
+
     ReaderOptions options_;
-    ReportFn report_;  // set in collect mode
-    std::optional<Error> failure_;
+    Sink findings_;  // collecting in collect mode
     SceneInfo scene_;
     RecordOffsets offsets_;
     bool sealed_ = false;

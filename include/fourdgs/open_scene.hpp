@@ -72,11 +72,10 @@
 #include "fourdgs/scene.hpp"
 #include "fourdgs/state_timeline.hpp"
 
-// The front-end open_scene chose, and the library's own access to it: declared in
-// src/read/scene_front_end.hpp, inside the library and not exported.
+// The front-end open_scene chose: declared in src/read/scene_front_end.hpp, inside the library
+// and not exported.
 namespace fourdgs {
 class SceneFrontEnd;
-class SceneReaderAccess;
 }  // namespace fourdgs
 
 FOURDGS_PUBLIC_BEGIN
@@ -180,7 +179,8 @@ public:
 
 private:
     friend Result<SceneReader> open_scene(ByteSource& source, const OpenSceneOptions& options);
-    friend class SceneReaderAccess;
+    // The player (player.hpp) plays through the front-end's playback calls, which are not API.
+    friend class Player;
     explicit SceneReader(std::unique_ptr<SceneFrontEnd> front_end);
 
     std::unique_ptr<SceneFrontEnd> front_end_;

@@ -41,7 +41,7 @@ std::string_view to_string(PlaybackState state) noexcept {
 
 Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o) {
     reader = &r;
-    front_end = &SceneReaderAccess::front_end(r);
+    front_end = r.front_end_.get();  // Player is SceneReader's friend (open_scene.hpp)
     source = &s;
     options = o;
     if (options.look_ahead == 0) return invalid_option("look_ahead is 0; at least 1 state ahead");
@@ -53,18 +53,16 @@ Status Player::Impl::start(SceneReader& r, ByteSource& s, const PlayerOptions& o
     if (!(options.stall_timeout_sec >= 0)) return invalid_option("stall_timeout_sec is negative");
     const SceneInfo& scene = r.scene();
     duration = scene.header.duration_sec;
-    if (!r.random_access()) {
-        if (!r.keyframe_delta())
-            return not_seekable(
-                "a gaussian-birth file read front to back has no index: any chunk may cover any "
-                "instant, so it cannot be played; open it on a random-access source");
-        if (options.rate < 0)
-            return not_seekable("a stream plays forward only; the rate " +
-                                detail::fmt(options.rate) + " is negative");
-        model = Model::keyframe_stream;
-    } else {
-        model = r.keyframe_delta() ? Model::keyframes : Model::birth;
+    // The worker's schedule is how the front-end's states are played (scene_front_end.hpp).
+    FOURDGS_ASSIGN(const SceneFrontEnd::Playback playback, front_end->playback());
+    switch (playback) {
+        case SceneFrontEnd::Playback::chunks: model = Model::birth; break;
+        case SceneFrontEnd::Playback::steps: model = Model::keyframes; break;
+        case SceneFrontEnd::Playback::stream: model = Model::keyframe_stream; break;
     }
+    if (model == Model::keyframe_stream && options.rate < 0)
+        return not_seekable("a stream plays forward only; the rate " + detail::fmt(options.rate) +
+                            " is negative");
     evaluate_options.with_sh = options.max_sh_degree > 0;
     evaluate_options.max_sh_degree = options.max_sh_degree;
     if (options.object_tracks) evaluate_options.tracks = scene.object_tracks;

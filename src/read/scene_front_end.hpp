@@ -55,6 +55,17 @@ public:
     // besides these it asks the calls above (states, fetch_ranges, state_at, chunks_for, and a
     // stream's next_block, whose state the player shows whole).
     //
+    // How the front-end's states are played, which is the player's schedule: the player asks
+    // this once, at open, and never which model or access the front-end is.
+    enum class Playback : std::uint8_t {
+        chunks,  // a state is the chunks covering it, each decoded once (decode_chunks) and kept
+        steps,   // a state is composed (state_at) or one step from the one before (step_forward)
+        stream,  // each state whole, forward only, as the stream passes it (next_block)
+    };
+    // Refused (not-seekable) where the states cannot be played: a gaussian-birth stream, whose
+    // every chunk may cover any instant.
+    virtual Result<Playback> playback() const = 0;
+    //
     // A gaussian-birth state is its chunks, each decoded once and kept while a state shows it: the
     // ranges decode_chunks(entries) reads, and those index entries decoded one after another into
     // `out` (ws.pool; `threads` as state_at's). Refused where a state is not its chunks
@@ -81,12 +92,5 @@ Result<std::unique_ptr<SceneFrontEnd>> birth_stream_front_end(std::unique_ptr<By
                                                               const ReaderOptions& options);
 Result<std::unique_ptr<SceneFrontEnd>> keyframe_stream_front_end(
     std::unique_ptr<ByteSource> source, const ReaderOptions& options);
-
-// The library's own way past SceneReader's public calls to its front-end: the player's, which
-// plays through the calls above.
-class SceneReaderAccess {
-public:
-    static SceneFrontEnd& front_end(SceneReader& reader) noexcept { return *reader.front_end_; }
-};
 
 }  // namespace fourdgs

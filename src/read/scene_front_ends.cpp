@@ -77,6 +77,7 @@ public:
     using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return false; }
+    Result<Playback> playback() const override { return Playback::chunks; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned threads,
                     BlockInfo* info) override {
@@ -141,6 +142,7 @@ public:
     using IndexedFrontEnd::IndexedFrontEnd;
 
     bool keyframe_delta() const noexcept override { return true; }
+    Result<Playback> playback() const override { return Playback::steps; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace& ws, unsigned,
                     BlockInfo* info) override {
@@ -269,6 +271,11 @@ public:
     using StreamFrontEnd::StreamFrontEnd;
 
     bool keyframe_delta() const noexcept override { return false; }
+    Result<Playback> playback() const override {
+        return not_seekable(
+            "a gaussian-birth file read front to back has no index: any chunk may cover any "
+            "instant, so it cannot be played; open it on a random-access source");
+    }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace&, unsigned,
                     BlockInfo* info) override {
@@ -326,6 +333,7 @@ public:
     using StreamFrontEnd::StreamFrontEnd;
 
     bool keyframe_delta() const noexcept override { return true; }
+    Result<Playback> playback() const override { return Playback::stream; }
 
     Status state_at(double t, GaussianBlock& out, SceneWorkspace&, unsigned,
                     BlockInfo* info) override {

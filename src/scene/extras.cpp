@@ -26,22 +26,20 @@ Error refused(std::string_view id, std::string value, std::string message,
 }
 
 // Whether element i of `v` repeats the key of an earlier one of its kind (record_keying.hpp) and
-// `report`, told so, says to stop.
+// the findings, told so, stop.
 template <class T>
-bool stop_at_repeat(const ReportFn& report, const std::vector<T>& v, std::size_t i,
+bool stop_at_repeat(detail::Findings& findings, const std::vector<T>& v, std::size_t i,
                     const std::vector<std::uint64_t>* offsets) {
     std::optional<Error> repeat =
         repeated_key(std::span<const T>(v).first(i), v[i], offset_of(offsets, i));
-    return repeat && !report(std::move(*repeat));
+    return repeat && !findings.take(std::move(*repeat));
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
-// Rules that span records.
+// Rules that span records, each broken one taken by `findings` (detail/findings.hpp).
 
-void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
-                            const ReportFn& report) {
+void check_references(const SceneInfo& s, const RecordOffsets* offsets,
+                      detail::Findings& findings) {
     const auto* frames_at = offsets ? &offsets->coordinate_frames : nullptr;
     const auto* sensors_at = offsets ? &offsets->sensors : nullptr;
     const auto* anchors_at = offsets ? &offsets->geodetic_anchors : nullptr;
@@ -49,17 +47,17 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
 
     // §5.15.2 (M039): a frame is referred to by its name alone.
     for (std::size_t i = 0; i < s.coordinate_frames.size(); ++i)
-        if (stop_at_repeat(report, s.coordinate_frames, i, frames_at)) return;
+        if (stop_at_repeat(findings, s.coordinate_frames, i, frames_at)) return;
     // §5.15.3 (M049, M051): unique sensor names; a rig-relative extrinsic needs its rig.
     for (std::size_t i = 0; i < s.sensors.size(); ++i) {
         const SensorCalibration& sensor = s.sensors[i];
-        if (stop_at_repeat(report, s.sensors, i, sensors_at)) return;
+        if (stop_at_repeat(findings, s.sensors, i, sensors_at)) return;
         if (sensor.pose_reference == PoseReference::rig &&
             find_rig_trajectory(s, sensor.rig_name) == nullptr) {
             const bool empty_one = std::any_of(
                 s.rig_trajectories.begin(), s.rig_trajectories.end(),
                 [&](const RigTrajectory& t) { return t.name == sensor.rig_name; });
-            if (!report(refused(refusal::kMissingRigTrajectory, sensor.rig_name,
+            if (!findings.take(refused(refusal::kMissingRigTrajectory, sensor.rig_name,
                                 "sensor " + detail::quoted(sensor.name) +
                                     " is posed relative to rig " +
                                     detail::quoted(sensor.rig_name) + ", and " +
@@ -78,16 +76,16 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             std::any_of(s.coordinate_frames.begin(), s.coordinate_frames.end(),
                         [&](const CoordinateFrame& f) { return f.name == a.frame_name; });
         if (!found &&
-            !report(refused(refusal::kMissingAnchorFrame, a.frame_name,
+            !findings.take(refused(refusal::kMissingAnchorFrame, a.frame_name,
                             "a Geodetic Anchor names frame " + detail::quoted(a.frame_name) +
                                 ", and no Coordinate Frame record has that name (§5.15.5)",
                             offset_of(anchors_at, i))))
             return;
-        if (stop_at_repeat(report, s.geodetic_anchors, i, anchors_at)) return;
+        if (stop_at_repeat(findings, s.geodetic_anchors, i, anchors_at)) return;
     }
     // §7: flags bit 0 is the whole discovery signal, so it must tell the truth both ways.
     if (s.header.has_audio() != !s.audio.empty() &&
-        !report(refused(refusal::kAudioFlagMismatch, std::to_string(s.header.flags),
+        !findings.take(refused(refusal::kAudioFlagMismatch, std::to_string(s.header.flags),
                         s.header.has_audio()
                             ? "Header flags bit 0 says the scene has audio, and it carries no "
                               "Audio or Audio Source record (§7)"
@@ -103,11 +101,11 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
             !st.ok()) {
             Error err = st.error();
             err.offset = offset_of(audio_at, i);
-            if (!report(std::move(err))) return;
+            if (!findings.take(std::move(err))) return;
         }
         // §5.17 (M090): every descriptor has its payload, before the first chunk.
         if (e.payload.offset == 0 &&
-            !report(refused(refusal::kUnmatchedAudioSource,
+            !findings.take(refused(refusal::kUnmatchedAudioSource,
                             std::to_string(e.descriptor.source_id),
                             "Audio Source " + std::to_string(e.descriptor.source_id) +
                                 " has no Audio Data record before the first chunk (§5.17)",
@@ -116,9 +114,17 @@ void check_scene_references(const SceneInfo& s, const RecordOffsets* offsets,
     }
 }
 
+}  // namespace
+
+void check_scene_references(const SceneInfo& scene, const RecordOffsets* offsets,
+                            const ReportFn& report) {
+    detail::Findings findings(report);
+    check_references(scene, offsets, findings);
+}
+
 Status check_scene_references(const SceneInfo& scene, const RecordOffsets* offsets) {
     detail::Findings first;  // a reader's: the first rule broken
-    check_scene_references(scene, offsets, [&](Error e) { return first.take(std::move(e)); });
+    check_references(scene, offsets, first);
     return first.outcome();
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "fourdgs/detail/findings.hpp"
 #include "fourdgs/records/registry.hpp"
 #include "format/record_keying.hpp"
 
@@ -87,32 +88,42 @@ Status require_keyframe_delta(const Header& header, std::uint64_t offset) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The two modes.
+// The two modes: the findings of a reader's step or of the validator's (detail/findings.hpp).
 
-bool SceneBuilder::broken(Error e) {
-    if (failure_) return false;
-    if (report_ && report_(e)) return true;
-    failure_ = std::move(e);
-    return false;
-}
+SceneBuilder::SceneBuilder(const ReaderOptions& options)
+    : options_(options), findings_(ReportFn()) {}
+SceneBuilder::SceneBuilder(const ReaderOptions& options, ReportFn report)
+    : options_(options), findings_(std::move(report)) {}
 
-Status SceneBuilder::outcome() const {
-    if (failure_) return *failure_;
-    return ok_status();
+SceneBuilder::Sink::Sink(ReportFn report)
+    : findings_(std::make_unique<detail::Findings>(std::move(report))) {}
+SceneBuilder::Sink::Sink(const Sink& other)
+    : findings_(std::make_unique<detail::Findings>(*other.findings_)) {}
+SceneBuilder::Sink::Sink(Sink&&) noexcept = default;
+SceneBuilder::Sink& SceneBuilder::Sink::operator=(const Sink& other) {
+    findings_ = std::make_unique<detail::Findings>(*other.findings_);
+    return *this;
 }
+SceneBuilder::Sink& SceneBuilder::Sink::operator=(Sink&&) noexcept = default;
+SceneBuilder::Sink::~Sink() = default;
+
+bool SceneBuilder::broken(Error e) { return findings_->take(std::move(e)); }
+
+Status SceneBuilder::outcome() const { return findings_->outcome(); }
 
 // ---------------------------------------------------------------------------------------------
 // Records in file order.
 
 Status SceneBuilder::add(const RecordView& r) {
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome();
     absorb(r);
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome();
     ++records_seen_;
-    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules
-    // (collect mode checks them once, in finish()).
-    if (!report_ && sealed_ && r.opcode >= op::coordinate_frame && r.opcode <= op::geodetic_anchor)
-        if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) broken(st.error());
+    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules:
+    // a reader meets them at the record, the validator once over the whole file, in finish().
+    if (!findings_->collecting() && sealed_ && r.opcode >= op::coordinate_frame &&
+        r.opcode <= op::geodetic_anchor)
+        check_scene_references(scene_, &offsets_, [this](Error e) { return broken(std::move(e)); });
     return outcome();
 }
 
@@ -371,7 +382,7 @@ void SceneBuilder::absorb_payload(const RecordView& r, PayloadRecord p) {
 }
 
 Result<bool> SceneBuilder::add_unread_payload(const RecordView& r) {
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome().error();
     if (!is_payload_opcode(r.opcode))
         return make_error(ErrorKind::invalid_argument, refusal::kInvalidArgument,
                           opcode_name(r.opcode) + " is not a payload record");
@@ -385,7 +396,7 @@ Result<bool> SceneBuilder::add_unread_payload(const RecordView& r) {
         else
             broken(std::move(head).error());
     }
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome().error();
     ++records_seen_;
     return true;
 }
@@ -420,7 +431,7 @@ void SceneBuilder::absorb_summary(const RecordView& r) {
 }
 
 Status SceneBuilder::add_summary(const RecordView& r) {
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome();
     if (is_summary_opcode(r.opcode))
         absorb_summary(r);
     else if (is_defined_opcode(r.opcode))
@@ -448,7 +459,7 @@ void SceneBuilder::take_summary(SceneBuilder&& summary) {
 // Before the first chunk, and after the last record.
 
 Status SceneBuilder::seal(std::uint64_t at) {
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome();
     if (sealed_) return ok_status();
     if (!header_seen_ &&
         !broken(rule(refusal::kMissingHeader, "the file has no Header record", at)))
@@ -457,15 +468,12 @@ Status SceneBuilder::seal(std::uint64_t at) {
         !broken(rule(refusal::kMissingQuantization,
                      "gaussian data begins before any Quantization record", at)))
         return outcome();
-    if (report_) {
-        check_scene_references(scene_, &offsets_, [this](Error e) {
-            sealed_findings_.push_back(e.message);
-            return broken(std::move(e));
-        });
-    } else if (Status st = check_scene_references(scene_, &offsets_); !st.ok()) {
-        broken(st.error());
-        return outcome();
-    }
+    // What is reported here, finish() does not report again.
+    check_scene_references(scene_, &offsets_, [this](Error e) {
+        sealed_findings_.push_back(e.message);
+        return broken(std::move(e));
+    });
+    if (findings_->stopped()) return outcome();
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});
     if (!scene_.audio.empty() && scene_.audio.front().legacy) {
@@ -478,7 +486,7 @@ Status SceneBuilder::seal(std::uint64_t at) {
 }
 
 Status SceneBuilder::finish() {
-    if (failure_) return *failure_;
+    if (findings_->stopped()) return outcome();
     if (!scene_.has_header) return ok_status();
     check_scene_references(scene_, &offsets_, [this](Error e) {
         const bool again = std::find(sealed_findings_.begin(), sealed_findings_.end(),

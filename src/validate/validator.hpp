@@ -56,7 +56,8 @@ class Validator {
 public:
     Validator(ByteSource& source, const ValidateOptions& options)
         : source_(source), options_(options), reader_(collect_options(options.reader)),
-          builder_(reader_, [this](Error e) { return collected(std::move(e)); }),
+          // Each rule a record breaks is a finding about the record the builder is given.
+          builder_(reader_, [this](Error e) { return collected(e, current_record_); }),
           stream_(source, reader_.max_record_bytes) {}
 
     Result<ValidationReport> run();
@@ -92,16 +93,12 @@ private:
     }
     // Where a reader's step run in collect mode (detail/findings.hpp) sends each refusal: a
     // finding about `record`, at the refusal's own offset. Goes on until the report is full.
-    ReportFn about(std::string_view record) {
-        return [this, record](Error e) {
-            report_refusal(e, record, kNoOffset);
-            return !full();
-        };
-    }
-    // The SceneBuilder's report function: each rule a record breaks is a finding.
-    bool collected(Error e) {
-        report_refusal(e, current_record_, kNoOffset);
+    bool collected(const Error& e, std::string_view record) {
+        report_refusal(e, record, kNoOffset);
         return !full();
+    }
+    ReportFn about(std::string_view record) {
+        return [this, record](Error e) { return collected(e, record); };
     }
     template <class T>
     bool take(Result<T>& r, const RecordView& v) {

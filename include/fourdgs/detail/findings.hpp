@@ -7,6 +7,10 @@
 // safe, for as long as the ReportFn says so: the validator reports every rule a reader refuses
 // by, in the reader's words, because it runs the reader's own step.
 //
+// It is the library's one answer to "stop at the first refusal or collect them": the index check,
+// the summary walk, SceneBuilder's front-matter rules (its first-error and collect modes are a
+// reader's and the validator's Findings) and check_scene_references all take one.
+//
 //     if (!findings.take(error)) return findings.outcome();  // a rule broken, in a step
 //     ...
 //     return findings.outcome();                               // the step's end
@@ -23,17 +27,19 @@ class Findings {
 public:
     // A reader's: the first refusal ends the step.
     Findings() = default;
-    // The validator's: each refusal goes to `report` (which must outlive this), and the step goes
-    // on while it returns true.
-    explicit Findings(const ReportFn& report) : report_(&report) {}
+    // The validator's: each refusal goes to `report`, and the step goes on while it returns true.
+    // An empty `report` makes a reader's.
+    explicit Findings(ReportFn report) : report_(std::move(report)) {}
 
-    bool collecting() const noexcept { return report_ != nullptr; }
+    bool collecting() const noexcept { return static_cast<bool>(report_); }
+    // Whether the step has stopped: outcome() holds the refusal it stopped at.
+    bool stopped() const noexcept { return first_.has_value(); }
 
     // Takes refusal `e`: true when the step goes on past it, false when it stops (a reader's
     // first refusal, or the ReportFn said stop); then outcome() holds `e`.
     bool take(Error e) {
         if (first_) return false;
-        if (report_ && (*report_)(e)) return true;
+        if (report_ && report_(e)) return true;
         first_ = std::move(e);
         return false;
     }
@@ -47,7 +53,7 @@ public:
     }
 
 private:
-    const ReportFn* report_ = nullptr;
+    ReportFn report_;
     std::optional<Error> first_;
 };
 
