@@ -236,7 +236,7 @@ Result<Layout> splat_layout(const std::vector<Property>& props, std::size_t stri
 namespace {
 
 // Vertices decoded per block: the body is read a block at a time, never whole.
-constexpr std::size_t kBlockBytes = 32 * 1024;
+constexpr std::size_t kBlockBytes = 256 * 1024;
 
 // `into` sized for `count` vertices of SH degree `degree`, its storage reused: the vertex loop
 // writes every element of every column, so nothing stale survives.

@@ -225,8 +225,9 @@ void check_same(const PlyCloud& got, const PlyCloud& want) {
 TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands included") {
     PlyTempDir dir("fourdgs-ply-into");
     const std::string path = (dir.path / "f.ply").string();
-    // 700 vertices of degree 3 (248 bytes each): several of the reader's blocks, the last short.
-    PlyCloud in = random_cloud(700, 3, 21);
+    // 2,500 vertices of degree 3 (248 bytes each): three of the reader's 256 KiB blocks, the last
+    // short.
+    PlyCloud in = random_cloud(2500, 3, 21);
     for (std::size_t k = 0; k < in.normal.size(); ++k) in.normal[k] = 0.25f * float(k % 5);
     auto deg3 = write_ply(in);
     REQUIRE(deg3.ok());
@@ -259,7 +260,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
     auto whole = read_ply_file(path);
     REQUIRE(whole.ok());
     check_same(*whole, into);
-    CHECK(into.sh.size() == 700u * 45u);
+    CHECK(into.sh.size() == 2500u * 45u);
 
     SECTION("a damaged header is refused as read_ply refuses it, with the path") {
         std::vector<std::uint8_t> bad = *deg3;
