@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "fourdgs/io.hpp"
 #include "fourdgs/quantize.hpp"
 
 namespace fourdgs {
@@ -232,58 +233,119 @@ Result<Layout> splat_layout(const std::vector<Property>& props, std::size_t stri
 
 }  // namespace
 
-Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
-    FOURDGS_ASSIGN(const PlyHeader header, parse_ply_header(bytes));
+namespace {
+
+// Vertices decoded per block: the body is read a block at a time, never whole.
+constexpr std::size_t kBlockBytes = 256 * 1024;
+
+// `into` sized for `count` vertices of SH degree `degree`, its storage reused: the vertex loop
+// writes every element of every column, so nothing stale survives.
+void size_cloud(std::size_t count, int degree, PlyCloud& into) {
+    into.count = count;
+    into.sh_degree = degree;
+    const std::size_t per = static_cast<std::size_t>(sh_coeffs_per_component(degree));
+    into.position.resize(count * 3);
+    into.normal.resize(count * 3);
+    into.scale.resize(count * 3);
+    into.rotation.resize(count * 4);
+    into.color.resize(count * 4);
+    into.sh.resize(count * 3 * per);
+}
+
+// Vertices `first`.. (whole vertices of `L.stride` bytes in `block`) into the sized cloud `c`.
+void parse_vertices(std::span<const std::uint8_t> block, std::size_t first, const Layout& L,
+                    PlyCloud& c) {
+    const std::size_t per = static_cast<std::size_t>(sh_coeffs_per_component(c.sh_degree));
+    for (std::size_t j = 0; j < block.size() / L.stride; ++j) {
+        const std::size_t i = first + j;
+        const std::uint8_t* v = block.data() + j * L.stride;
+        for (int c3 = 0; c3 < 3; ++c3) {
+            c.position[i * 3 + c3] = load_f32(v + L.x[c3]);
+            c.normal[i * 3 + c3] = L.n[c3] >= 0 ? load_f32(v + L.n[c3]) : 0.0f;
+            c.scale[i * 3 + c3] = static_cast<float>(std::exp(double(load_f32(v + L.scale[c3]))));
+            c.color[i * 4 + c3] = static_cast<float>(0.5 + kShC0 * double(load_f32(v + L.dc[c3])));
+        }
+        c.color[i * 4 + 3] = static_cast<float>(sigmoid(load_f32(v + L.opacity)));
+        // rot_0..3 are w x y z; the library's quaternions are x y z w.
+        c.rotation[i * 4 + 3] = load_f32(v + L.rot[0]);
+        for (int c3 = 0; c3 < 3; ++c3) c.rotation[i * 4 + c3] = load_f32(v + L.rot[c3 + 1]);
+        for (std::size_t k = 0; k < L.rest.size(); ++k)
+            c.sh[i * 3 * per + k] = load_f32(v + L.rest[k]);
+    }
+}
+
+// The PLY of `size` bytes into `into`, its storage reused. `fetch(offset, length)` gives the
+// `length` bytes at `offset` (all within `size`) as a span valid until the next call: the bytes
+// themselves for a buffer, one reused block for a file. Every refusal comes before `into` is
+// touched except a failed read of the body.
+template <class Fetch>
+Status read_ply_from(std::uint64_t size, Fetch&& fetch, PlyCloud& into) {
+    std::span<const std::uint8_t> head;
+    FOURDGS_ASSIGN(head, fetch(0, std::min<std::uint64_t>(size, kMaxHeaderBytes)));
+    FOURDGS_ASSIGN(const PlyHeader header, parse_ply_header(head));
     FOURDGS_ASSIGN(const Layout L, splat_layout(header.props, header.stride));
     const std::size_t body = header.body, stride = header.stride;
-    const int degree = L.sh_degree;
-
-    const std::uint64_t have = bytes.size() - body;
+    const std::uint64_t have = size - body;
     const std::uint64_t n = header.vertex_count;
     if (stride == 0 || n > have / stride)
         return make_error(ErrorKind::truncated, refusal::kPlyTruncatedBody,
                           "the header declares " + std::to_string(n) + " vertices of " +
                               std::to_string(stride) + " bytes but the body holds " +
                               std::to_string(have) + " bytes",
-                          bytes.size());
-
-    PlyCloud cloud;
-    cloud.count = static_cast<std::size_t>(n);
-    cloud.sh_degree = degree;
-    const int per = sh_coeffs_per_component(degree);
-    cloud.position.resize(cloud.count * 3);
-    cloud.normal.resize(cloud.count * 3);
-    cloud.scale.resize(cloud.count * 3);
-    cloud.rotation.resize(cloud.count * 4);
-    cloud.color.resize(cloud.count * 4);
-    cloud.sh.resize(cloud.count * 3 * per);
-    for (std::size_t i = 0; i < cloud.count; ++i) {
-        const std::uint8_t* v = bytes.data() + body + i * stride;
-        for (int c = 0; c < 3; ++c) {
-            cloud.position[i * 3 + c] = load_f32(v + L.x[c]);
-            cloud.normal[i * 3 + c] = L.n[c] >= 0 ? load_f32(v + L.n[c]) : 0.0f;
-            cloud.scale[i * 3 + c] = static_cast<float>(std::exp(double(load_f32(v + L.scale[c]))));
-            cloud.color[i * 4 + c] =
-                static_cast<float>(0.5 + kShC0 * double(load_f32(v + L.dc[c])));
-        }
-        cloud.color[i * 4 + 3] = static_cast<float>(sigmoid(load_f32(v + L.opacity)));
-        // rot_0..3 are w x y z; the library's quaternions are x y z w.
-        cloud.rotation[i * 4 + 3] = load_f32(v + L.rot[0]);
-        for (int c = 0; c < 3; ++c) cloud.rotation[i * 4 + c] = load_f32(v + L.rot[c + 1]);
-        for (std::size_t k = 0; k < L.rest.size(); ++k)
-            cloud.sh[i * 3 * per + k] = load_f32(v + L.rest[k]);
+                          size);
+    size_cloud(static_cast<std::size_t>(n), L.sh_degree, into);
+    // A vertex is at most a header's worth of properties, so a block of one is bounded too.
+    const std::size_t per_block = std::max<std::size_t>(1, kBlockBytes / stride);
+    for (std::size_t first = 0; first < into.count; first += per_block) {
+        const std::size_t count = std::min(per_block, into.count - first);
+        std::span<const std::uint8_t> block;
+        FOURDGS_ASSIGN(block, fetch(body + std::uint64_t(first) * stride, count * stride));
+        parse_vertices(block, first, L, into);
     }
+    return ok_status();
+}
+
+Status with_path(Status s, const std::string& path) {
+    if (s.ok()) return s;
+    Error e = std::move(s).error();
+    e.message = path + ": " + e.message;
+    return e;
+}
+
+}  // namespace
+
+Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
+    auto fetch = [&](std::uint64_t offset,
+                     std::uint64_t length) -> Result<std::span<const std::uint8_t>> {
+        return bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+    };
+    PlyCloud cloud;
+    FOURDGS_TRY(read_ply_from(bytes.size(), fetch, cloud));
     return cloud;
 }
 
+Status read_ply_file_into(const std::string& path, PlyCloud& into) {
+    FOURDGS_ASSIGN(FileSource file, FileSource::open(path));
+    std::vector<std::uint8_t> block;  // the header, then one block of vertices at a time
+    bool read_failed = false;
+    auto fetch = [&](std::uint64_t offset,
+                     std::uint64_t length) -> Result<std::span<const std::uint8_t>> {
+        block.resize(static_cast<std::size_t>(length));
+        Status read = file.read_exact(offset, block);
+        if (!read.ok()) {
+            read_failed = true;
+            return std::move(read).error();
+        }
+        return std::span<const std::uint8_t>(block);
+    };
+    Status s = read_ply_from(file.size().value_or(0), fetch, into);
+    // A read error names the path already; a refusal of the contents gets it prefixed.
+    return read_failed ? s : with_path(std::move(s), path);
+}
+
 Result<PlyCloud> read_ply_file(const std::string& path) {
-    FOURDGS_ASSIGN(std::vector<std::uint8_t> bytes, read_file(path));
-    auto cloud = read_ply(bytes);
-    if (!cloud.ok()) {
-        Error e = std::move(cloud).error();
-        e.message = path + ": " + e.message;
-        return e;
-    }
+    PlyCloud cloud;
+    FOURDGS_TRY(read_ply_file_into(path, cloud));
     return cloud;
 }
 

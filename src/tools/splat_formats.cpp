@@ -206,8 +206,7 @@ Result<PlyCloud> read_frame_file(const std::string& path) {
 
 Status read_frame_file_into(const std::string& path, PlyCloud& into) {
     if (is_splat_path(path)) return read_splat_file_into(path, into);
-    FOURDGS_ASSIGN(into, read_ply_file(path));
-    return ok_status();
+    return read_ply_file_into(path, into);
 }
 
 namespace {

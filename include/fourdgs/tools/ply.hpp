@@ -62,6 +62,12 @@ Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes);
 // path prefixed to the message).
 Result<PlyCloud> read_ply_file(const std::string& path);
 
+// The same into `into`, its columns' storage reused (a frame read into the cloud of the frame
+// before), the body read 256 KiB at a time rather than whole. A refusal of the header or of a
+// body shorter than the header declares leaves `into` as it was; a failed read part-way leaves
+// it sized but partly written.
+Status read_ply_file_into(const std::string& path, PlyCloud& into);
+
 // The property names in file order for a cloud of SH degree `sh_degree` (with normals).
 std::vector<std::string> ply_property_names(int sh_degree);
 

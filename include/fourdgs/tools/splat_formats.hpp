@@ -64,7 +64,7 @@ std::vector<std::uint8_t> write_splat(const PlyCloud& cloud);
 
 // One frame of a sequence, by its extension: .splat, else PLY.
 Result<PlyCloud> read_frame_file(const std::string& path);
-// The same into `into` (storage reused for .splat; a PLY replaces it).
+// The same into `into`, its storage reused (read_splat_file_into, read_ply_file_into).
 Status read_frame_file_into(const std::string& path, PlyCloud& into);
 
 // A .splatv's gaussians, each entry of the splat chunk that is not padding, decoded.
