@@ -2,18 +2,17 @@
 // every malformed shape refused by name before anything is allocated.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/tools/splat_formats.hpp"
+#include "support/same_members.hpp"
+#include "support/scratch_files.hpp"
 
 using namespace fourdgs;
 
@@ -179,22 +178,6 @@ TEST_CASE("PLY: a reconstructed frame becomes a cloud with its SH degree capped"
 
 namespace {
 
-struct PlyTempDir {
-    std::filesystem::path path;
-    explicit PlyTempDir(const std::string& name)
-        : path(std::filesystem::temp_directory_path() /
-               (name + "-" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~PlyTempDir() { std::filesystem::remove_all(path); }
-};
-
-void write_file_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 // A cloud that held something else: another count, SH degree and non-zero normals.
 PlyCloud used_cloud() {
     PlyCloud c;
@@ -210,20 +193,15 @@ PlyCloud used_cloud() {
 }
 
 void check_same(const PlyCloud& got, const PlyCloud& want) {
-    CHECK(got.count == want.count);
-    CHECK(got.sh_degree == want.sh_degree);
-    CHECK(got.position == want.position);
-    CHECK(got.normal == want.normal);
-    CHECK(got.scale == want.scale);
-    CHECK(got.rotation == want.rotation);
-    CHECK(got.color == want.color);
-    CHECK(got.sh == want.sh);
+    test::check_same_members(got, want, &PlyCloud::count, &PlyCloud::sh_degree, &PlyCloud::position,
+                             &PlyCloud::normal, &PlyCloud::scale, &PlyCloud::rotation,
+                             &PlyCloud::color, &PlyCloud::sh);
 }
 
 }  // namespace
 
 TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands included") {
-    PlyTempDir dir("fourdgs-ply-into");
+    test::TempDir dir("fourdgs-ply-into");
     const std::string path = (dir.path / "f.ply").string();
     // 2,500 vertices of degree 3 (248 bytes each): three of the reader's 256 KiB blocks, the last
     // short.
@@ -248,7 +226,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
     }
     PlyCloud into = used_cloud();
     for (const auto* bytes : {&*deg3, &deg1, &*deg3, &*deg3}) {  // other shapes, then twice
-        write_file_bytes(path, *bytes);
+        test::write_bytes(path, *bytes);
         auto want = read_ply(*bytes);
         REQUIRE(want.ok());
         REQUIRE(read_ply_file_into(path, into).ok());
@@ -268,7 +246,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         const std::size_t at = s.find("property float f_rest_7\n");
         REQUIRE(at != std::string::npos);
         bad[at + 9] = 'g';  // "property gloat f_rest_7": an unknown type, refused at its line
-        write_file_bytes(path, bad);
+        test::write_bytes(path, bad);
         auto want = read_ply(bad);
         REQUIRE_FALSE(want.ok());
         CHECK(want.error().refusal == "ply-bad-header");
@@ -285,7 +263,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         PlyCloud before = used_cloud();
         std::vector<std::uint8_t> cut = *deg3;
         cut.resize(cut.size() - 3);
-        write_file_bytes(path, cut);
+        test::write_bytes(path, cut);
         auto want = read_ply(cut);
         REQUIRE_FALSE(want.ok());
         auto st = read_ply_file_into(path, before);
@@ -298,14 +276,15 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
     }
     SECTION("a lying vertex count is refused before anything is sized") {
         PlyCloud before = used_cloud();
-        write_file_bytes(path, ply_bytes(header_with(ply_property_names(3), 4000000000000ull), 64));
+        test::write_bytes(path,
+                          ply_bytes(header_with(ply_property_names(3), 4000000000000ull), 64));
         auto st = read_ply_file_into(path, before);
         REQUIRE_FALSE(st.ok());
         CHECK(st.error().refusal == "ply-truncated-body");
         check_same(before, used_cloud());
     }
     SECTION("an empty file and a missing one") {
-        write_file_bytes(path, {});
+        test::write_bytes(path, {});
         auto st = read_ply_file_into(path, into);
         REQUIRE_FALSE(st.ok());
         CHECK(st.error().refusal == "ply-not-ply");

@@ -8,13 +8,10 @@
 
 #include <tiny_gltf.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -26,8 +23,11 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/splat_formats.hpp"
 #include "gltf_export.hpp"
+#include "support/scratch_files.hpp"
 
 using namespace fourdgs;
+using test::TempDir;
+using test::write_bytes;
 
 namespace {
 
@@ -167,22 +167,6 @@ std::vector<SplatvGaussian> splatv_gaussians(std::size_t n, unsigned seed) {
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
-
-struct TempDir {
-    std::filesystem::path path;
-    explicit TempDir(const std::string& name)
-        : path(std::filesystem::temp_directory_path() /
-               (name + "-" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-void write_bytes(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(p, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
     auto r = read_file(path);
