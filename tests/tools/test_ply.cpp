@@ -11,7 +11,7 @@
 
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/tools/splat_formats.hpp"
-#include "support/same_members.hpp"
+#include "support/ply_clouds.hpp"
 #include "support/scratch_files.hpp"
 
 using namespace fourdgs;
@@ -176,29 +176,8 @@ TEST_CASE("PLY: a reconstructed frame becomes a cloud with its SH degree capped"
     CHECK(one.position == std::vector<float>{1, 2, 3});
 }
 
-namespace {
-
-// A cloud that held something else: another count, SH degree and non-zero normals.
-PlyCloud used_cloud() {
-    PlyCloud c;
-    c.count = 3000;
-    c.sh_degree = 1;
-    c.position.assign(9000, 7.0f);
-    c.normal.assign(9000, 1.0f);
-    c.scale.assign(9000, 2.0f);
-    c.rotation.assign(12000, 3.0f);
-    c.color.assign(12000, 4.0f);
-    c.sh.assign(27000, 5.0f);
-    return c;
-}
-
-void check_same(const PlyCloud& got, const PlyCloud& want) {
-    test::check_same_members(got, want, &PlyCloud::count, &PlyCloud::sh_degree, &PlyCloud::position,
-                             &PlyCloud::normal, &PlyCloud::scale, &PlyCloud::rotation,
-                             &PlyCloud::color, &PlyCloud::sh);
-}
-
-}  // namespace
+using test::check_same_cloud;
+using test::used_cloud;
 
 TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands included") {
     test::TempDir dir("fourdgs-ply-into");
@@ -230,14 +209,14 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         auto want = read_ply(*bytes);
         REQUIRE(want.ok());
         REQUIRE(read_ply_file_into(path, into).ok());
-        check_same(into, *want);
+        check_same_cloud(into, *want);
     }
     PlyCloud framed = used_cloud();
     REQUIRE(read_frame_file_into(path, framed).ok());
-    check_same(framed, into);
+    check_same_cloud(framed, into);
     auto whole = read_ply_file(path);
     REQUIRE(whole.ok());
-    check_same(*whole, into);
+    check_same_cloud(*whole, into);
     CHECK(into.sh.size() == 2500u * 45u);
 
     SECTION("a damaged header is refused as read_ply refuses it, with the path") {
@@ -257,7 +236,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         CHECK(st.error().kind == want.error().kind);
         CHECK(st.error().offset == want.error().offset);
         CHECK(st.error().message == path + ": " + want.error().message);
-        check_same(into, *whole);  // refused before anything was sized
+        check_same_cloud(into, *whole);  // refused before anything was sized
     }
     SECTION("a truncated body is refused before anything is sized") {
         PlyCloud before = used_cloud();
@@ -272,7 +251,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         CHECK(st.error().offset == cut.size());
         CHECK(st.error().offset == want.error().offset);
         CHECK(st.error().message == path + ": " + want.error().message);
-        check_same(before, used_cloud());
+        check_same_cloud(before, used_cloud());
     }
     SECTION("a lying vertex count is refused before anything is sized") {
         PlyCloud before = used_cloud();
@@ -281,7 +260,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         auto st = read_ply_file_into(path, before);
         REQUIRE_FALSE(st.ok());
         CHECK(st.error().refusal == "ply-truncated-body");
-        check_same(before, used_cloud());
+        check_same_cloud(before, used_cloud());
     }
     SECTION("an empty file and a missing one") {
         test::write_bytes(path, {});
