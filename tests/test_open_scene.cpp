@@ -16,6 +16,7 @@
 #include "fourdgs/open_scene.hpp"
 #include "support/counting_source.hpp"
 #include "support/pipe_source.hpp"
+#include "support/same_members.hpp"
 
 using namespace fourdgs;
 using test::CountingSource;
@@ -70,10 +71,8 @@ std::optional<SceneReader> opened(ByteSource& src) {
 
 void same_block(const GaussianBlock& a, const GaussianBlock& b) {
     REQUIRE(a.count == b.count);
-    CHECK(a.position == b.position);
-    CHECK(a.color == b.color);
-    CHECK(a.mu_t == b.mu_t);
-    CHECK(a.gaussian_id == b.gaussian_id);
+    test::check_same_members(a, b, &GaussianBlock::position, &GaussianBlock::color,
+                             &GaussianBlock::mu_t, &GaussianBlock::gaussian_id);
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ async function openScene(url) {
   try {
     scene = await open(url);
     timing.opened = performance.now() - t0;
-    player = scene.player({ loop: $('loop').checked, step: 1 / 60 });
+    player = scene.player({ loop: $('loop').checked });
     orbit = framedView(scene.info);
     if (!scene.info.hasCamera) $('camera').value = 'orbit';
     $('info-scene').textContent = `${url.split('/').pop()}: ${scene.info.temporalModel}, ` +

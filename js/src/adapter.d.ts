@@ -4,10 +4,13 @@ import type { AudioState, OpenOptions, Scene } from './fourdgs.js';
 export interface PlayerOptions {
   start?: number; rate?: number; loop?: boolean; playing?: boolean; maxShDegree?: number;
   applyObjectTracks?: boolean;
-  /** States ahead of the one shown whose bytes are kept on their way (default 2). */
+  /** States ahead of the one shown whose bytes are kept on their way (default 2), as the C++
+   * player's `look_ahead` counts them. */
   lookAhead?: number;
-  /** @deprecated given, `lookAhead` counts the instants t + step, t + 2 step, ... instead. */
-  step?: number;
+  /** No longer taken (`lookAhead` once counted instants of it): the Player throws a TypeError
+   * whose `refusal` is 'invalid-option'. Typed `never` so that a caller passing it fails to
+   * compile. */
+  step?: never;
   byteBudget?: number;
 }
 

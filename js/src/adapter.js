@@ -34,11 +34,12 @@ export class EngineScene extends EventTarget {
    * start, lookAhead, ...). */
   static async openPlayer(input, options = {}) {
     const scene = await open(input, options);
-    const player = new Player(scene, options);
-    try {
+    let player = null;
+    try {  // the Player refuses a bad option (`step`): the scene is closed either way
+      player = new Player(scene, options);
       await player.ready(options.start ?? 0);
     } catch (e) {
-      player.close();
+      player?.close();
       scene.close();
       throw e;
     }

@@ -142,7 +142,6 @@ export class Scene {
   /** The SH coefficient each byte of a frame's `sh` stands for (§6.5), by byte: the library's
    * map (256 values). */
   readonly shCoefficients: Float32Array;
-  prefetch(t: number, options?: { step?: number; horizon?: number; byteBudget?: number }): Promise<number>;
   prefetchInstants(instants: number[], byteBudget?: number): Promise<number>;
   audioStateAt(index: number, t: number): AudioState;
   cameraAt(t: number): { position: number[]; target: number[]; fovYDeg: number };

@@ -161,8 +161,15 @@ export async function open(input, options = {}) {
  */
 export async function play(input, options = {}) {
   const scene = await open(input, options);
-  const player = scene.player(options);
-  await scene.fetch(player.position);
+  let player = null;
+  try {  // the Player refuses a bad option (`step`): the scene is closed either way
+    player = scene.player(options);
+    await scene.fetch(player.position);
+  } catch (e) {
+    player?.close();
+    scene.close();
+    throw e;
+  }
   return player;
 }
 
@@ -561,23 +568,9 @@ export class Scene {
     } finally { c.free(desc); c.free(size); c.free(buffer); }
   }
 
-  /**
-   * Look-ahead: fetches the ranges of the instants t + step, t + 2 step, ... (`horizon` of them,
-   * nearest first) that are not held yet, stopping before `byteBudget` bytes. One round trip per
-   * instant that needs any. Resolves to the bytes fetched. A remote source only.
-   */
-  async prefetch(t, { step = 1 / 30, horizon = 30, byteBudget = 16 << 20 } = {}) {
-    const instants = [];
-    for (let k = 1; k <= horizon; ++k) {
-      const at = t + k * step;
-      if (!(at < this.info.durationSec)) break;
-      instants.push(at);
-    }
-    return this.prefetchInstants(instants, byteBudget);
-  }
-
   /** Fetches the ranges of `instants` (in that order) that are not held yet, stopping before
-   * `byteBudget` bytes; resolves to the bytes fetched. A remote source only (else 0). */
+   * `byteBudget` bytes; resolves to the bytes fetched. A remote source only (else 0). The
+   * Player's look-ahead is this over player.aheadOf's instants (one per state ahead). */
   async prefetchInstants(instants, byteBudget = 16 << 20) {
     const remote = this.source.remote;
     if (!remote) return 0;

@@ -30,8 +30,15 @@
 // t, so a frame of the same state at the same instant evaluates nothing.
 const NO_ROWS = new Uint32Array(0);
 
-// The largest instant before x, near enough: where a state whose span ends at x is last shown.
-const before = (x) => x - Math.max(Math.abs(x) * Number.EPSILON, Number.MIN_VALUE);
+// The largest instant before x (std::nextafter(x, -inf), as the C++ player takes it): where a
+// state whose span ends at x is last shown.
+const bits = new BigInt64Array(1), asDouble = new Float64Array(bits.buffer);
+function before(x) {
+  if (x === 0) return -Number.MIN_VALUE;
+  asDouble[0] = x;
+  bits[0] += x > 0 ? -1n : 1n;  // the next representable double toward -inf
+  return asDouble[0];
+}
 
 // The library's playback clock (fourdgs_playback_clock: fourdgs::PlaybackClock, the one the C++
 // Player runs): `now` to scene time, wrap, clamp, ended, and the controls.
@@ -63,23 +70,36 @@ class Clock {
   }
 }
 
+// The package's earlier look-ahead by time: with `step`, `lookAhead` counted the instants
+// t + step, t + 2 step, ... (30 by default). lookAhead now counts states, as
+// fourdgs::PlayerOptions::look_ahead does; read that way an old { step: 1 / 60, lookAhead: 60 }
+// would quietly fetch 60 states ahead, so `step` is refused by name, with what to pass instead
+// (a TypeError carrying the library's identifier for a bad option, as FourdgsError carries one).
+function refuseStep(step) {
+  const error = new TypeError(`invalid-option: the Player option step (${step}) is no longer ` +
+    'taken: lookAhead counts states ahead of the one shown (2 by default), as the C++ ' +
+    'player\'s look_ahead does, not instants of step; drop step and give lookAhead in states');
+  error.refusal = 'invalid-option';
+  throw error;
+}
+
 export class Player {
   /**
    * Plays an open Scene. Options: start (0), rate (1), loop (false), playing (false),
    * maxShDegree (3), applyObjectTracks (true), lookAhead (2: states ahead of the one shown whose
    * bytes are kept on their way, as fourdgs::PlayerOptions::look_ahead counts states),
-   * byteBudget (16 MiB fetched ahead, at most). Deprecated: with `step` given, lookAhead counts
-   * the instants t + step, t + 2 step, ... instead (default 30), the package's earlier meaning.
+   * byteBudget (16 MiB fetched ahead, at most). The earlier option `step` is refused (a TypeError,
+   * refusal 'invalid-option': see refuseStep).
    */
   constructor(scene, { start = 0, rate = 1, loop = false, playing = false, maxShDegree = 3,
-    applyObjectTracks = true, step, lookAhead, byteBudget = 16 << 20 } = {}) {
+    applyObjectTracks = true, step, lookAhead = 2, byteBudget = 16 << 20 } = {}) {
+    if (step !== undefined) refuseStep(step);
     this.scene = scene;
     this.duration = scene.info.durationSec;
     this.clock = new Clock(scene.core, this.duration, { start, rate, loop, playing });
     this.position = this.clock.info().anchor;  // the instant the last frame showed
     this.evaluate = { maxShDegree, applyObjectTracks };
-    this.ahead = step === undefined ? { states: lookAhead ?? 2, byteBudget }
-      : { step, horizon: lookAhead ?? 30, byteBudget };  // deprecated: instants of `step`
+    this.ahead = { states: lookAhead, byteBudget };
     this.block = scene.newBlock();   // the resident state, decoded
     this.out = scene.newFrame();     // the frame the views show
     this.resident = null;     // the state span in this.block: { key, t0, t1 }
@@ -105,13 +125,11 @@ export class Player {
   }
   setLoop(loop) { this.clock.control('set_loop', loop ? 1 : 0); }
 
-  // The instants of the next `states` states after `span` in the direction of play (the
-  // library's spans, wrapping when looping), or the deprecated instants of `step`.
-  aheadOf(t, span) {
-    const backward = this.rate < 0, { step, horizon, states } = this.ahead;
-    if (step !== undefined)
-      return Array.from({ length: horizon }, (_, k) => t + (k + 1) * step * (backward ? -1 : 1))
-        .filter((at) => at < this.duration);
+  /** The instants the look-ahead fetches after the state `span` (scene.stateSpan of the state
+   * shown): one in each of the next `lookAhead` states in the direction of play (the library's
+   * spans, wrapping when looping), nearest first. */
+  aheadOf(span) {
+    const backward = this.rate < 0, { states } = this.ahead;
     const out = [], loop = this.loop;
     for (let s = span; out.length < states && s.key !== null;) {
       let at = backward ? before(s.t0) : s.t1;
@@ -127,9 +145,9 @@ export class Player {
   }
 
   // Keeps the bytes of the next states (in the direction of play) on their way.
-  lookAhead(t, span) {
+  lookAhead(span) {
     if (this.fetching || !this.scene.source.remote) return;
-    this.fetching = this.scene.prefetchInstants(this.aheadOf(t, span), this.ahead.byteBudget)
+    this.fetching = this.scene.prefetchInstants(this.aheadOf(span), this.ahead.byteBudget)
       .catch(() => {})  // a hint: the frame that needs the bytes reports the failure
       .finally(() => { this.fetching = null; });
   }
@@ -170,8 +188,8 @@ export class Player {
         reason = this.resident ? 'fetching' : 'starting';
         if (!this.fetching && this.scene.source.remote)  // catch up: this instant first
           this.fetching = this.ready(t).catch(() => {}).finally(() => { this.fetching = null; });
-        if (this.resident) shown = Math.min(Math.max(t, this.resident.t0),
-          this.resident.t1 - 1e-9 * Math.max(1, Math.abs(this.resident.t1)));
+        if (this.resident)  // the C++ player's rule: clamp(t, t0, before(t1))
+          shown = Math.min(Math.max(t, this.resident.t0), before(this.resident.t1));
       }
     }
     const { frame, allChanged, changed } = this.resident
@@ -180,7 +198,7 @@ export class Player {
     this.position = t;
     ++this.stats.frames;
     if (late) ++this.stats.lateFrames;
-    this.lookAhead(t, this.resident ?? s);
+    this.lookAhead(this.resident ?? s);
     const audio = this.scene.extras.audioSources.map((_, i) => this.scene.audioStateAt(i, t));
     return {
       frame,

@@ -1,12 +1,13 @@
 // The package's Player (js/src/player.js): each frame's `changed` rows are exact — every row not
 // listed is the previous frame's, bit for bit — over play, pause, seek, reverse and loop, for
-// both temporal models; and each frame is the scene's own frameAt at the instant it shows.
+// both temporal models; each frame is the scene's own frameAt at the instant it shows; lookAhead
+// counts the library's states (and the earlier `step` is refused).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { open } from 'fourdgs';
+import { open, play } from 'fourdgs';
 import { corpus } from './support.js';
 
 const COLUMNS = ['center', 'scale', 'rotation', 'color', 'objectId', 'source', 'flags', 'sh'];
@@ -68,3 +69,68 @@ for (const name of ['many-chunks', 'kd-chained', 'kd-churn']) {
     reference.close();
   });
 }
+
+// The library's states in time order (fourdgs_reader_state_span, walked span to span).
+function statesOf(scene) {
+  const states = [];
+  for (let s = scene.stateSpan(0); s.key !== null; s = scene.stateSpan(s.t1)) {
+    states.push(s);
+    if (!(s.t1 < scene.info.durationSec)) break;
+  }
+  return states;
+}
+
+for (const name of ['many-chunks', 'kd-chained']) {
+  test(`player: lookAhead counts states, as the C++ player's look_ahead does (${name})`, async () => {
+    const bytes = new Uint8Array(readFileSync(join(corpus, 'valid', `${name}.4dgs`)));
+    const scene = await open(new Blob([bytes]));  // read by ranges: the look-ahead fetches
+    const states = statesOf(scene), n = states.length;
+    assert.ok(n >= 4, `${name} has ${n} states`);
+    const keysAt = (instants) => instants.map((at) => scene.stateSpan(at).key);
+    const keys = (indices) => indices.map((i) => states[i].key);
+    for (const lookAhead of [1, 2, 3, n + 5]) {
+      const player = scene.player({ lookAhead });
+      for (const i of [0, 1, n - 2, n - 1]) {
+        const count = (m) => Math.min(lookAhead, m);
+        // Forward, stopping at the end; forward looping, wrapping to the first state; backward.
+        assert.deepEqual(keysAt(player.aheadOf(states[i])),
+          keys(Array.from({ length: count(n - 1 - i) }, (_, j) => i + 1 + j)),
+          `forward from state ${i}, lookAhead ${lookAhead}`);
+        player.setLoop(true);
+        assert.deepEqual(keysAt(player.aheadOf(states[i])),
+          keys(Array.from({ length: count(n - 1) }, (_, j) => (i + 1 + j) % n)),
+          `forward looping from state ${i}, lookAhead ${lookAhead}`);
+        player.setLoop(false);
+        player.setRate(-1);
+        assert.deepEqual(keysAt(player.aheadOf(states[i])),
+          keys(Array.from({ length: count(i) }, (_, j) => i - 1 - j)),
+          `backward from state ${i}, lookAhead ${lookAhead}`);
+        player.setRate(1);
+      }
+      player.close();
+    }
+    // What a frame sets on its way: the bytes of the states aheadOf names.
+    const player = scene.player({ lookAhead: 2 });
+    await player.ready(0);
+    player.frameAt(0);
+    const ahead = player.aheadOf(states[0]);
+    assert.equal(ahead.length, 2);
+    assert.ok(player.fetching, 'the frame started the look-ahead');
+    await player.fetching;
+    for (const at of ahead) assert.ok(scene.isReady(at), `the bytes of ${at} are held`);
+    player.close();
+    scene.close();
+  });
+}
+
+test('player: the earlier option `step` is refused by name, not read as states', async () => {
+  const bytes = new Uint8Array(readFileSync(join(corpus, 'valid', 'many-chunks.4dgs')));
+  const scene = await open(bytes);
+  const refused = (e) => e instanceof TypeError && e.refusal === 'invalid-option' &&
+    /\bstep\b/.test(e.message) && /lookAhead counts states/.test(e.message);
+  assert.throws(() => scene.player({ step: 1 / 60, lookAhead: 60 }), refused);
+  assert.throws(() => scene.player({ step: 1 / 30 }), refused);
+  await assert.rejects(play(bytes, { step: 1 / 60 }), refused);
+  scene.player({ lookAhead: 60 }).close();  // lookAhead alone is states, taken as such
+  scene.close();
+});

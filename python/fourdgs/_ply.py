@@ -13,15 +13,12 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import List, Union
+from typing import Union
 
 import numpy as np
 
 from . import _capi as C
 from ._errors import Error
-
-SH_C0 = 0.28209479177387814
-INVALID_ARGUMENT = 5
 
 
 @dataclass
@@ -76,13 +73,6 @@ def read_ply(source: Union[str, "os.PathLike[str]", bytes]) -> PlyCloud:
         lib.fourdgs_ply_free(handle)
 
 
-def ply_property_names(sh_degree: int) -> List[str]:
-    """The property names in file order for SH degree `sh_degree` (with normals)."""
-    rest = [f"f_rest_{k}" for k in range(3 * ((sh_degree + 1) ** 2 - 1))]
-    return (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + rest +
-            ["opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"])
-
-
 def write_ply(path: Union[str, "os.PathLike[str]", None], positions, scales, rotations, colors,
               sh=None, normals=None) -> bytes:
     """Serializes gaussians as a 3DGS PLY with the library's writer (the inverse of read_ply:
@@ -95,7 +85,7 @@ def write_ply(path: Union[str, "os.PathLike[str]", None], positions, scales, rot
     k = sh.shape[2]
     degree = next((d for d in range(4) if (d + 1) ** 2 - 1 == k), -1)
     if degree < 0:
-        raise Error(INVALID_ARGUMENT, "input-size-mismatch",
+        raise Error(C.INVALID_ARGUMENT, "input-size-mismatch",
                     f"sh has {k} coefficients per component, not (D+1)^2 - 1 for D in 0..3")
     try:
         columns = {
@@ -105,7 +95,7 @@ def write_ply(path: Union[str, "os.PathLike[str]", None], positions, scales, rot
             "normal": None if normals is None else np.asarray(normals, np.float32).reshape(n, 3),
         }
     except ValueError as e:
-        raise Error(INVALID_ARGUMENT, "input-size-mismatch", f"a column does not hold {n} gaussians: {e}") from None
+        raise Error(C.INVALID_ARGUMENT, "input-size-mismatch", f"a column does not hold {n} gaussians: {e}") from None
     columns["position"], columns["sh"] = pos, sh.reshape(n, 3 * k)
     cols = C.PlyColumns(count=n, sh_degree=degree, sh_per_gaussian=3 * k)
     kept = []  # the contiguous float32 arrays the pointers look into, alive until written

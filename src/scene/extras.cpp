@@ -145,7 +145,8 @@ AudioState audio_state_at(const AudioSource& source, double t) {
         st.pose = {normalized(source.rotation), source.position};
         return st;
     }
-    const SampleSpan at = locate_sample(keys.size(), t, [&](std::size_t i) { return keys[i].time; });
+    const SampleSpan at =
+        locate_sample(keys.size(), t, [&](std::size_t i) { return keys[i].time; });
     const AudioSource::Keyframe& a = keys[at.index];
     if (at.u == 0 || source.interpolation == "step") {
         st.pose = {normalized(a.rotation), a.position};

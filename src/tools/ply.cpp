@@ -11,6 +11,7 @@
 
 #include "fourdgs/io.hpp"
 #include "fourdgs/quantize.hpp"
+#include "path_in_error.hpp"
 
 namespace fourdgs {
 namespace {
@@ -305,13 +306,6 @@ Status read_ply_from(std::uint64_t size, Fetch&& fetch, PlyCloud& into) {
     return ok_status();
 }
 
-Status with_path(Status s, const std::string& path) {
-    if (s.ok()) return s;
-    Error e = std::move(s).error();
-    e.message = path + ": " + e.message;
-    return e;
-}
-
 }  // namespace
 
 Result<PlyCloud> read_ply(std::span<const std::uint8_t> bytes) {
@@ -340,7 +334,7 @@ Status read_ply_file_into(const std::string& path, PlyCloud& into) {
     };
     Status s = read_ply_from(file.size().value_or(0), fetch, into);
     // A read error names the path already; a refusal of the contents gets it prefixed.
-    return read_failed ? s : with_path(std::move(s), path);
+    return read_failed ? s : detail::with_path(std::move(s), path);
 }
 
 Result<PlyCloud> read_ply_file(const std::string& path) {

@@ -13,6 +13,7 @@
 #include "fourdgs/io.hpp"
 #include "fourdgs/refusals.hpp"
 #include "json_text.hpp"
+#include "path_in_error.hpp"
 
 namespace fourdgs {
 namespace {
@@ -53,19 +54,6 @@ void halves(const std::uint8_t* p, float* out) {
     out[0] = half_to_float(static_cast<std::uint16_t>(v & 0xffffu));
     out[1] = half_to_float(static_cast<std::uint16_t>(v >> 16));
 }
-
-// A reader's result with the file's path before its message.
-template <class T>
-Result<T> with_path(Result<T> r, const std::string& path) {
-    if (r.ok()) return r;
-    Error e = std::move(r).error();
-    e.message = path + ": " + e.message;
-    return e;
-}
-
-}  // namespace
-
-namespace {
 
 // A .splat of `size` bytes must hold whole splats.
 Status check_splat_size(std::uint64_t size) {
@@ -121,15 +109,15 @@ Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyC
 Status read_splat_blocks(const std::string& path, PlyCloud& c) {
     FOURDGS_ASSIGN(FileSource file, FileSource::open(path));
     const std::uint64_t size = file.size().value_or(0);
-    FOURDGS_TRY(with_path(check_splat_size(size), path));
+    FOURDGS_TRY(detail::with_path(check_splat_size(size), path));
     size_cloud(static_cast<std::size_t>(size / kSplatBytes), c);
     std::array<std::uint8_t, 1024 * kSplatBytes> block;
     for (std::uint64_t at = 0; at < size; at += block.size()) {
         const std::span<std::uint8_t> part(block.data(),
                                            std::min<std::uint64_t>(block.size(), size - at));
         FOURDGS_TRY(file.read_exact(at, part));
-        FOURDGS_TRY(
-            with_path(parse_splats(part, static_cast<std::size_t>(at / kSplatBytes), c), path));
+        FOURDGS_TRY(detail::with_path(
+            parse_splats(part, static_cast<std::size_t>(at / kSplatBytes), c), path));
     }
     return ok_status();
 }
@@ -342,7 +330,7 @@ Result<SplatvScene> read_splatv(std::span<const std::uint8_t> bytes) {
 
 Result<SplatvScene> read_splatv_file(const std::string& path) {
     FOURDGS_ASSIGN(std::vector<std::uint8_t> bytes, read_file(path));
-    return with_path(read_splatv(bytes), path);
+    return detail::with_path(read_splatv(bytes), path);
 }
 
 PlyCloud splatv_state_at(const SplatvScene& s, double tau) {

@@ -23,6 +23,7 @@
 #include "support/live_bytes.hpp"
 #include "support/ply_frames.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/same_members.hpp"
 
 using namespace fourdgs;
 
@@ -154,25 +155,17 @@ std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& frames,
 
 // The reports of the two paths agree on everything the file and its parts decide.
 void check_same_report(const ConvertReport& a, const ConvertReport& b) {
-    CHECK(a.shape == b.shape);
-    CHECK(a.frames == b.frames);
-    CHECK(a.input_gaussians == b.input_gaussians);
-    CHECK(a.records == b.records);
-    CHECK(a.chunks == b.chunks);
-    CHECK(a.deltas == b.deltas);
-    CHECK(a.keyframe_referenced == b.keyframe_referenced);
-    CHECK(a.output_bytes == b.output_bytes);
-    CHECK(a.per_frame_bytes == b.per_frame_bytes);
-    CHECK(a.clamped_colors == b.clamped_colors);
-    CHECK(a.static_part.gaussians == b.static_part.gaussians);
-    CHECK(a.static_part.bytes == b.static_part.bytes);
-    CHECK(a.other_part.gaussians == b.other_part.gaussians);
-    CHECK(a.other_part.bytes == b.other_part.bytes);
+    using R = ConvertReport;
+    test::check_same_members(a, b, &R::shape, &R::frames, &R::input_gaussians, &R::records,
+                             &R::chunks, &R::deltas, &R::keyframe_referenced, &R::output_bytes,
+                             &R::per_frame_bytes, &R::clamped_colors);
+    const auto same_part = [](const R::Part& x, const R::Part& y) {
+        test::check_same_members(x, y, &R::Part::gaussians, &R::Part::bytes);
+    };
+    same_part(a.static_part, b.static_part);
+    same_part(a.other_part, b.other_part);
     REQUIRE(a.objects.size() == b.objects.size());
-    for (std::size_t j = 0; j < a.objects.size(); ++j) {
-        CHECK(a.objects[j].gaussians == b.objects[j].gaussians);
-        CHECK(a.objects[j].bytes == b.objects[j].bytes);
-    }
+    for (std::size_t j = 0; j < a.objects.size(); ++j) same_part(a.objects[j], b.objects[j]);
     CHECK(a.error_frames == b.error_frames);
     REQUIRE(a.error.size() == b.error.size());
     for (std::size_t i = 0; i < a.error.size(); ++i) CHECK(a.error[i].max == b.error[i].max);

@@ -2,18 +2,17 @@
 // every malformed shape refused by name before anything is allocated.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "fourdgs/tools/ply.hpp"
 #include "fourdgs/tools/splat_formats.hpp"
+#include "support/ply_clouds.hpp"
+#include "support/scratch_files.hpp"
 
 using namespace fourdgs;
 
@@ -177,53 +176,11 @@ TEST_CASE("PLY: a reconstructed frame becomes a cloud with its SH degree capped"
     CHECK(one.position == std::vector<float>{1, 2, 3});
 }
 
-namespace {
-
-struct PlyTempDir {
-    std::filesystem::path path;
-    explicit PlyTempDir(const std::string& name)
-        : path(std::filesystem::temp_directory_path() /
-               (name + "-" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~PlyTempDir() { std::filesystem::remove_all(path); }
-};
-
-void write_file_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-// A cloud that held something else: another count, SH degree and non-zero normals.
-PlyCloud used_cloud() {
-    PlyCloud c;
-    c.count = 3000;
-    c.sh_degree = 1;
-    c.position.assign(9000, 7.0f);
-    c.normal.assign(9000, 1.0f);
-    c.scale.assign(9000, 2.0f);
-    c.rotation.assign(12000, 3.0f);
-    c.color.assign(12000, 4.0f);
-    c.sh.assign(27000, 5.0f);
-    return c;
-}
-
-void check_same(const PlyCloud& got, const PlyCloud& want) {
-    CHECK(got.count == want.count);
-    CHECK(got.sh_degree == want.sh_degree);
-    CHECK(got.position == want.position);
-    CHECK(got.normal == want.normal);
-    CHECK(got.scale == want.scale);
-    CHECK(got.rotation == want.rotation);
-    CHECK(got.color == want.color);
-    CHECK(got.sh == want.sh);
-}
-
-}  // namespace
+using test::check_same_cloud;
+using test::used_cloud;
 
 TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands included") {
-    PlyTempDir dir("fourdgs-ply-into");
+    test::TempDir dir("fourdgs-ply-into");
     const std::string path = (dir.path / "f.ply").string();
     // 2,500 vertices of degree 3 (248 bytes each): three of the reader's 256 KiB blocks, the last
     // short.
@@ -248,18 +205,18 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
     }
     PlyCloud into = used_cloud();
     for (const auto* bytes : {&*deg3, &deg1, &*deg3, &*deg3}) {  // other shapes, then twice
-        write_file_bytes(path, *bytes);
+        test::write_bytes(path, *bytes);
         auto want = read_ply(*bytes);
         REQUIRE(want.ok());
         REQUIRE(read_ply_file_into(path, into).ok());
-        check_same(into, *want);
+        check_same_cloud(into, *want);
     }
     PlyCloud framed = used_cloud();
     REQUIRE(read_frame_file_into(path, framed).ok());
-    check_same(framed, into);
+    check_same_cloud(framed, into);
     auto whole = read_ply_file(path);
     REQUIRE(whole.ok());
-    check_same(*whole, into);
+    check_same_cloud(*whole, into);
     CHECK(into.sh.size() == 2500u * 45u);
 
     SECTION("a damaged header is refused as read_ply refuses it, with the path") {
@@ -268,7 +225,7 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         const std::size_t at = s.find("property float f_rest_7\n");
         REQUIRE(at != std::string::npos);
         bad[at + 9] = 'g';  // "property gloat f_rest_7": an unknown type, refused at its line
-        write_file_bytes(path, bad);
+        test::write_bytes(path, bad);
         auto want = read_ply(bad);
         REQUIRE_FALSE(want.ok());
         CHECK(want.error().refusal == "ply-bad-header");
@@ -279,13 +236,13 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         CHECK(st.error().kind == want.error().kind);
         CHECK(st.error().offset == want.error().offset);
         CHECK(st.error().message == path + ": " + want.error().message);
-        check_same(into, *whole);  // refused before anything was sized
+        check_same_cloud(into, *whole);  // refused before anything was sized
     }
     SECTION("a truncated body is refused before anything is sized") {
         PlyCloud before = used_cloud();
         std::vector<std::uint8_t> cut = *deg3;
         cut.resize(cut.size() - 3);
-        write_file_bytes(path, cut);
+        test::write_bytes(path, cut);
         auto want = read_ply(cut);
         REQUIRE_FALSE(want.ok());
         auto st = read_ply_file_into(path, before);
@@ -294,18 +251,19 @@ TEST_CASE("PLY: a file read in blocks into a used cloud is read_ply's, SH bands 
         CHECK(st.error().offset == cut.size());
         CHECK(st.error().offset == want.error().offset);
         CHECK(st.error().message == path + ": " + want.error().message);
-        check_same(before, used_cloud());
+        check_same_cloud(before, used_cloud());
     }
     SECTION("a lying vertex count is refused before anything is sized") {
         PlyCloud before = used_cloud();
-        write_file_bytes(path, ply_bytes(header_with(ply_property_names(3), 4000000000000ull), 64));
+        test::write_bytes(path,
+                          ply_bytes(header_with(ply_property_names(3), 4000000000000ull), 64));
         auto st = read_ply_file_into(path, before);
         REQUIRE_FALSE(st.ok());
         CHECK(st.error().refusal == "ply-truncated-body");
-        check_same(before, used_cloud());
+        check_same_cloud(before, used_cloud());
     }
     SECTION("an empty file and a missing one") {
-        write_file_bytes(path, {});
+        test::write_bytes(path, {});
         auto st = read_ply_file_into(path, into);
         REQUIRE_FALSE(st.ok());
         CHECK(st.error().refusal == "ply-not-ply");

@@ -8,13 +8,10 @@
 
 #include <tiny_gltf.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -26,8 +23,12 @@
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/splat_formats.hpp"
 #include "gltf_export.hpp"
+#include "support/ply_clouds.hpp"
+#include "support/scratch_files.hpp"
 
 using namespace fourdgs;
+using test::TempDir;
+using test::write_bytes;
 
 namespace {
 
@@ -167,22 +168,6 @@ std::vector<SplatvGaussian> splatv_gaussians(std::size_t n, unsigned seed) {
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
-
-struct TempDir {
-    std::filesystem::path path;
-    explicit TempDir(const std::string& name)
-        : path(std::filesystem::temp_directory_path() /
-               (name + "-" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-void write_bytes(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(p, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
     auto r = read_file(path);
@@ -391,26 +376,12 @@ TEST_CASE("read_frame_file_into: a .splat read in blocks into a used cloud is re
     write_bytes(path, bytes);
     auto want = read_splat(bytes);
     REQUIRE(want.ok());
-    // A cloud that held something else: more gaussians, SH, non-zero normals.
-    PlyCloud into;
-    into.count = 3000;
-    into.sh_degree = 1;
-    into.position.assign(9000, 7.0f);
-    into.normal.assign(9000, 1.0f);
-    into.scale.assign(9000, 2.0f);
-    into.rotation.assign(12000, 3.0f);
-    into.color.assign(12000, 4.0f);
-    into.sh.assign(27000, 5.0f);
+    REQUIRE(want->sh_degree == 0);
+    REQUIRE(want->sh.empty());
+    PlyCloud into = test::used_cloud();  // more gaussians, SH, non-zero normals
     for (int pass = 0; pass < 2; ++pass) {  // and again into the same storage
         REQUIRE(read_frame_file_into(path, into).ok());
-        CHECK(into.count == want->count);
-        CHECK(into.sh_degree == 0);
-        CHECK(into.position == want->position);
-        CHECK(into.normal == want->normal);
-        CHECK(into.scale == want->scale);
-        CHECK(into.rotation == want->rotation);
-        CHECK(into.color == want->color);
-        CHECK(into.sh.empty());
+        test::check_same_cloud(into, *want);
     }
     auto whole = read_splat_file(path);
     REQUIRE(whole.ok());

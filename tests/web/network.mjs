@@ -63,19 +63,14 @@ const within = (r, set) => set.some((s) => r.offset >= s.offset && r.offset + r.
 const key = (r) => `${r.offset}+${r.length}`;
 
 // The instant t's ranges and the player's look-ahead from t, in the page: the ranges of the
-// instants t + k step (k = 1 .. horizon, before the end), as Scene.prefetch walks them.
+// instants it fetches after the state shown at t (player.aheadOf: one in each of the next
+// `lookAhead` states).
 async function plan(page, t) {
   return page.evaluate(`(() => {
     const { scene, player } = window.fourdgsPage;
-    const { step, horizon, byteBudget } = player.ahead;
-    const ahead = [];
-    for (let k = 1; k <= horizon; ++k) {
-      const at = ${t} + k * step;
-      if (!(at < scene.info.durationSec)) break;
-      ahead.push(...scene.fetchRanges(at));
-    }
+    const ahead = player.aheadOf(scene.stateSpan(${t})).flatMap((at) => scene.fetchRanges(at));
     return { ranges: scene.fetchRanges(${t}), cost: scene.fetchCost(${t}),
-      chunks: scene.chunksFor(${t}), ahead, byteBudget };
+      chunks: scene.chunksFor(${t}), ahead, byteBudget: player.ahead.byteBudget };
   })()`);
 }
 

@@ -20,8 +20,8 @@ async function load(url) {
   app.setCanvasResolution(pc.RESOLUTION_FIXED, canvas.width, canvas.height);
   app.start();
 
-  // The look-ahead: one second of instants at the display's rate (the Player's step and horizon).
-  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { step: 1 / 60, lookAhead: 60 }));
+  // The look-ahead: the bytes of the next 3 states, about one second of the showcase scene.
+  const splat = await openAdapter(() => FourdgsGSplat.load(app, url, { lookAhead: 3 }));
   const view = previewView(splat, 0);
   const camera = new pc.Entity('camera');
   camera.addComponent('camera', { clearColor: new pc.Color(0, 0, 0), fov: view.fovYDeg,

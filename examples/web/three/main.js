@@ -15,8 +15,8 @@ async function load(url) {
   const scene = new THREE.Scene();
   scene.add(new SparkRenderer({ renderer }));
 
-  // The look-ahead: one second of instants at the display's rate (the Player's step and horizon).
-  const splat = await openAdapter(() => FourdgsSplatMesh.load(url, { step: 1 / 60, lookAhead: 60 }));
+  // The look-ahead: the bytes of the next 3 states, about one second of the showcase scene.
+  const splat = await openAdapter(() => FourdgsSplatMesh.load(url, { lookAhead: 3 }));
   scene.add(splat.mesh);
   const view = previewView(splat, 0);
   const camera = new THREE.PerspectiveCamera(view.fovYDeg, canvas.width / canvas.height, 0.01, 1000);
