@@ -11,6 +11,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/wire.hpp"  // RecordEntry, a record as a reader walked it
 
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
@@ -20,13 +21,6 @@ namespace fourdgs {
 struct FramedRecord {
     std::uint8_t opcode = 0;
     std::uint64_t offset = 0, content_length = 0, length = 0;
-};
-
-// One record as a reader walked it: its opcode, whole-record offset and length (a reader's record
-// log, for dumps and validators).
-struct RecordEntry {
-    std::uint8_t opcode = 0;
-    std::uint64_t offset = 0, length = 0;
 };
 
 // How a walk ended.

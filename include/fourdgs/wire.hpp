@@ -309,6 +309,13 @@ struct RecordView {
     std::uint64_t total_length() const noexcept { return kRecordHeaderSize + content_length; }
 };
 
+// One record as a reader walked it: its opcode, whole-record offset and length (a reader's record
+// log, for dumps and validators: RecordStream::log(), StreamingReader::record_log()).
+struct RecordEntry {
+    std::uint8_t opcode = 0;
+    std::uint64_t offset = 0, length = 0;
+};
+
 // §4.2: where the content of the record at `record_offset` starts, and how long a whole record of
 // `content_length` bytes is (for a caller that names a field's offset, or sizes a fetch).
 constexpr std::uint64_t content_offset_of(std::uint64_t record_offset) noexcept {

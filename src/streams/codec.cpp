@@ -15,7 +15,7 @@
 #include <zstd_errors.h>
 
 #include "codec.hpp"
-#include "fourdgs/stream.hpp"
+#include "fourdgs/codec.hpp"
 #include "fourdgs/wire.hpp"
 
 namespace fourdgs {

@@ -9,7 +9,7 @@
 
 #include "fourdgs/error.hpp"
 #include "fourdgs/scene.hpp"
-#include "fourdgs/writer.hpp"
+#include "fourdgs/writer_types.hpp"
 #include "encoding.hpp"
 
 namespace fourdgs::chunk_plan {

@@ -18,7 +18,7 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
-#include "fourdgs/writer.hpp"
+#include "fourdgs/writer_types.hpp"
 
 namespace fourdgs::content {
 

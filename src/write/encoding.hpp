@@ -22,7 +22,7 @@
 #include "fourdgs/scene.hpp"
 #include "fourdgs/stream.hpp"
 #include "fourdgs/wire.hpp"
-#include "fourdgs/writer.hpp"
+#include "fourdgs/writer_types.hpp"
 #include "content_records.hpp"
 
 namespace fourdgs::encoding {

@@ -36,14 +36,12 @@ OWN = {
                  "findings"},
     "format": {"wire", "records"},
     "scene": {"scene", "pose", "reader_options"},
+    "write": {"writer_types"},
 }
 # Include cycles between modules of one folder that were there when the rule came, to be cut in
-# their folders; the list may only shrink.
-OPEN_CYCLES = {
-    ("format", ("record_stream", "record_walk")),
-    ("streams", ("codec", "stream")),
-    ("write", ("chunk_plan", "content_records", "encoding", "writer")),
-}
+# their folders; the list may only shrink, and it is empty: the last three were cut (format's
+# record log, streams' codecs, write's types).
+OPEN_CYCLES = set()
 TOP = "the whole API"  # src/headers.cpp and include/fourdgs/fourdgs.hpp
 # Folders of src/ that are not layers of the core: the tools library, the tool, CMake templates.
 OUTSIDE = {"tools", "cli", "cmake"}

@@ -153,7 +153,7 @@ RECORD = [
 ]
 
 CODEC = [
-    (1, "include/fourdgs/stream.hpp", r"^inline constexpr std::uint8_t lz4 = 0x80;", "after",
+    (1, "include/fourdgs/codec.hpp", r"^inline constexpr std::uint8_t lz4 = 0x80;", "after",
      "inline constexpr std::uint8_t probe = 0x81;"),
     (2, "src/streams/codec.cpp", r'^\s*\{codec::lz4, "lz4",', "after", None),  # codec_row()
     # The four cases: the probe stands in for lz4 (a real codec calls its library here).

@@ -41,7 +41,6 @@
 #include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/io.hpp"
-#include "fourdgs/record_walk.hpp"
 #include "fourdgs/records.hpp"
 #include "fourdgs/wire.hpp"
 
