@@ -1060,6 +1060,56 @@ TEST_CASE("differential, validator order: a Rig Trajectory that only follows the
     }
 }
 
+TEST_CASE("§5.7 by_key_in_chunk: a band repeated after one chunk is refused by the decoder, the "
+          "index entry's fetch and the validator through the registry's one rule, naming the "
+          "key field, and a reader that reads fewer bands does not read the repeat") {
+    test::BuiltScene s = test::default_scene(2, 16, 2);
+    REQUIRE(s.spec.chunks[0].bands.size() == 2);
+    s.spec.chunks[0].bands.push_back(s.spec.chunks[0].bands[1]);  // bands 1, 2, 2
+    const auto band_offsets = [](const test::BuiltFile& file) {
+        std::vector<std::uint64_t> at;
+        for (const test::BuiltRecord& r : file.records)
+            if (r.opcode == op::sh_band && r.chunk == 0) at.push_back(r.offset);
+        return at;
+    };
+    SECTION("indexed: the entry names band 2 twice; the validator meets the second record") {
+        const test::BuiltFile file = test::build(s.spec);
+        const std::vector<std::uint64_t> band_at = band_offsets(file);
+        REQUIRE(band_at.size() == 3);
+        const test::IndexedOutcome indexed = test::indexed_read(file.bytes);
+        REQUIRE(indexed.error);
+        CHECK(indexed.error->refusal == "duplicate-sh-band");
+        CHECK(indexed.error->field == "SH Band Stream.band");
+        CHECK(indexed.error->value == "2");
+        CHECK(indexed.error->offset == band_at[2]);
+        const ValidationReport rep = validate_bytes(file.bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "duplicate-sh-band");
+        CHECK(f.field == "SH Band Stream.band");
+        CHECK(f.value == "2");
+        CHECK(f.offset == band_at[2]);
+        CHECK(f.section == "§5.7");
+    }
+    SECTION("no index: the decoder meets band 2 twice, and only when it decodes band 2") {
+        s.spec.index = false;
+        s.spec.summary_offset = false;
+        const test::BuiltFile file = test::build(s.spec);
+        REQUIRE(band_offsets(file).size() == 3);
+        auto streamed = test::stream_read(file.bytes);
+        REQUIRE_FALSE(streamed.ok());
+        CHECK(streamed.error().refusal == "duplicate-sh-band");
+        CHECK(streamed.error().field == "SH Band Stream.band");
+        CHECK(streamed.error().value == "2");
+        CHECK(test::indexed_refusal(file.bytes) == "duplicate-sh-band");  // its scan decodes
+        CHECK(only(validate_bytes(file.bytes), "duplicate-sh-band").value == "2");
+        // Read at SH degree 1, neither reader decodes band 2, so neither meets its repeat.
+        ReaderOptions degree_one;
+        degree_one.decode.max_sh_degree = 1;
+        CHECK(test::streaming_refusal(file.bytes, degree_one).empty());
+        CHECK(test::indexed_refusal(file.bytes, degree_one).empty());
+    }
+}
+
 TEST_CASE("M033: a walk cut before the Footer has its intact tail's summary read by the indexed "
           "readers' own walk of it, each rule that walk refuses by a finding") {
     test::BuiltScene scene = test::default_scene(2, 16, 0);

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
+#include <string>
 
 #include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
+#include "format/record_keying.hpp"
 
 namespace fourdgs::detail {
 
@@ -372,18 +375,14 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
                                     std::vector<ShBandRecord>& out) const {
     out.clear();
     for (int b = 1; b <= std::min(want, 3); ++b) {
-        const ChunkIndex::Band* entry = nullptr;
-        for (const ChunkIndex::Band& x : e.bands) {
-            if (x.band != b) continue;
-            if (entry)
-                return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
-                                  "the index names two band " + std::to_string(b) +
-                                      " records for the chunk at byte " +
-                                      std::to_string(e.chunk_offset),
-                                  x.offset)
-                    .about("", std::to_string(b));
-            entry = &x;
-        }
+        FOURDGS_ASSIGN(const ChunkIndex::Band* entry,
+                       find_in_chunk<op::sh_band>(
+                           std::span<const ChunkIndex::Band>(e.bands),
+                           static_cast<std::uint64_t>(b), &ChunkIndex::Band::band,
+                           &ChunkIndex::Band::offset, [&e] {
+                               return "the index entry for the chunk at byte " +
+                                      std::to_string(e.chunk_offset) + " names";
+                           }));
         if (!entry) {
             if (!require_all) break;  // the decoder names a band it needs and does not have
             return make_error(ErrorKind::malformed, refusal::kMissingShBand,
