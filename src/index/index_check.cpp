@@ -325,8 +325,9 @@ Status check_entry_in_file(const ChunkIndex& e, std::uint64_t chunks_end, std::u
 }
 
 Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
-                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc,
-                            Findings& findings) {
+                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc) {
+    // The walk's own rules report where the builder's do: one sink, one "stop or collect".
+    Findings& findings = summary.findings();
     const Footer& footer = tail.footer;
     std::vector<std::uint8_t> bytes;
     FOURDGS_TRY(fetch_summary(fetcher, tail, options.max_summary_bytes,
@@ -347,7 +348,7 @@ Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
                                       tail.content_offset())
                                .about("", std::to_string(footer.summary_start))))
             return findings.outcome();
-        if (!findings.take(summary.add_summary(*r))) return findings.outcome();
+        if (!summary.add_summary(*r).ok()) return findings.outcome();
         if (r->opcode == op::chunk_index && summary.scene().index.size() > 0 &&
             summary.offsets().index.back() == r->offset &&
             !findings.take(check_entry_in_file(summary.scene().index.back(),
