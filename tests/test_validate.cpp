@@ -1060,6 +1060,60 @@ TEST_CASE("differential, validator order: a Rig Trajectory that only follows the
     }
 }
 
+TEST_CASE("differential, validator order: a provenance record after the chunks whose reference "
+          "only a later record mends is refused where it arrives, by the readers and the "
+          "validator alike (§5.15.3, §5.15.5)") {
+    // SceneBuilder checks the rules that span records when a provenance record arrives after the
+    // first chunk, over the records so far, in the readers' mode and the validator's: checked
+    // only over the whole file, the validator would find the reference whole and say nothing.
+    test::BuiltScene s = built_scene();
+    SECTION("a sensor posed on a rig that follows it") {
+        SensorCalibration sensor;
+        sensor.name = "cam";
+        sensor.modality = "rgb";
+        sensor.pose_reference = PoseReference::rig;
+        sensor.rig_name = "rig";
+        RigTrajectory rig;
+        rig.name = "rig";
+        rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+        s.spec.after_chunks.push_back(test::record_bytes(sensor));
+        s.spec.after_chunks.push_back(test::record_bytes(rig));
+        const test::BuiltFile file = test::build(s.spec);
+        CHECK(test::streaming_refusal(file.bytes) == "missing-rig-trajectory");
+        const ValidationReport rep = validate_bytes(file.bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "missing-rig-trajectory");
+        CHECK(f.value == "rig");
+        CHECK(f.offset == first(records_of(file.bytes), op::sensor_calibration).offset);
+    }
+    SECTION("an anchor on a frame that follows it") {
+        GeodeticAnchor anchor;
+        anchor.frame_name = "site";
+        CoordinateFrame frame;
+        frame.name = "site";
+        s.spec.after_chunks.push_back(test::record_bytes(anchor));
+        s.spec.after_chunks.push_back(test::record_bytes(frame));
+        const test::BuiltFile file = test::build(s.spec);
+        CHECK(test::streaming_refusal(file.bytes) == "missing-anchor-frame");
+        const ValidationReport rep = validate_bytes(file.bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "missing-anchor-frame");
+        CHECK(f.value == "site");
+        CHECK(f.offset == first(records_of(file.bytes), op::geodetic_anchor).offset);
+    }
+    SECTION("the same records in the mended order: valid for both") {
+        GeodeticAnchor anchor;
+        anchor.frame_name = "site";
+        CoordinateFrame frame;
+        frame.name = "site";
+        s.spec.after_chunks.push_back(test::record_bytes(frame));
+        s.spec.after_chunks.push_back(test::record_bytes(anchor));
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes).empty());
+        CHECK(with_rule(validate_bytes(bytes), "missing-anchor-frame").empty());
+    }
+}
+
 TEST_CASE("§5.7 by_key_in_chunk: a band repeated after one chunk is refused by the decoder, the "
           "index entry's fetch and the validator through the registry's one rule, naming the "
           "key field, and a reader that reads fewer bands does not read the repeat") {

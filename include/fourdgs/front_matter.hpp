@@ -83,8 +83,8 @@ public:
     Status seal(std::uint64_t at);
 
     // Collect mode, after the last record: the rules that span records, checked once more over
-    // the whole file, reporting what seal() did not (a file without a Header has nothing to
-    // check them against).
+    // the whole file, reporting what seal() and the records after it did not (a file without a
+    // Header has nothing to check them against).
     Status finish();
 
     bool sealed() const noexcept { return sealed_; }
@@ -141,6 +141,7 @@ private:
     static Result<bool> read_payload_head(const RecordView& r, PayloadRecord& p);
     void absorb_payload(const RecordView& r, PayloadRecord p);
     void absorb_summary(const RecordView& r);
+    void check_references();
 
     // The builder's findings, held behind a pointer (a public header includes no detail one) and
     // copied with the builder.
@@ -167,9 +168,9 @@ private:
     std::bitset<256> singles_seen_;  // the once / at-most-once kinds met so far, by opcode
     bool header_first_reported_ = false;
     std::size_t records_seen_ = 0;
-    // Collect mode: what seal() reported of the rules that span records, so finish() reports
-    // only what the records after the first chunk changed.
-    std::vector<std::string> sealed_findings_;
+    // Collect mode: the rules that span records reported so far (their messages), so each is
+    // reported once, where check_references() first met it.
+    std::vector<std::string> references_reported_;
 };
 
 // §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only
