@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fourdgs/io.hpp"
@@ -163,6 +164,19 @@ ByteVec read_fixture(const std::filesystem::path& p) {
 
 // A file built record by record (tests/support/file_builder.hpp): two chunks, valid.
 test::BuiltScene built_scene() { return test::default_scene(2, 16, 0, 3); }
+
+// Sensor "cam", posed relative to rig "rig", and that rig's one-sample Rig Trajectory.
+std::pair<SensorCalibration, RigTrajectory> sensor_on_a_rig() {
+    SensorCalibration sensor;
+    sensor.name = "cam";
+    sensor.modality = "rgb";
+    sensor.pose_reference = PoseReference::rig;
+    sensor.rig_name = "rig";
+    RigTrajectory rig;
+    rig.name = "rig";
+    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    return {sensor, rig};
+}
 
 }  // namespace
 
@@ -1032,14 +1046,7 @@ TEST_CASE("non-finite decoded values in a keyframe-delta file: the first compose
 TEST_CASE("differential, validator order: a Rig Trajectory that only follows the first chunk is "
           "missing when the chunks begin, for the readers and the validator alike (§5.15.3)") {
     test::BuiltScene s = built_scene();
-    SensorCalibration sensor;
-    sensor.name = "cam";
-    sensor.modality = "rgb";
-    sensor.pose_reference = PoseReference::rig;
-    sensor.rig_name = "rig";
-    RigTrajectory rig;
-    rig.name = "rig";
-    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    const auto [sensor, rig] = sensor_on_a_rig();
     s.spec.front.push_back(test::record_bytes(sensor));
     SECTION("the rig before the chunks: valid") {
         s.spec.front.push_back(test::record_bytes(rig));
@@ -1067,47 +1074,33 @@ TEST_CASE("differential, validator order: a provenance record after the chunks w
     // first chunk, over the records so far, in the readers' mode and the validator's: checked
     // only over the whole file, the validator would find the reference whole and say nothing.
     test::BuiltScene s = built_scene();
-    SECTION("a sensor posed on a rig that follows it") {
-        SensorCalibration sensor;
-        sensor.name = "cam";
-        sensor.modality = "rgb";
-        sensor.pose_reference = PoseReference::rig;
-        sensor.rig_name = "rig";
-        RigTrajectory rig;
-        rig.name = "rig";
-        rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
-        s.spec.after_chunks.push_back(test::record_bytes(sensor));
-        s.spec.after_chunks.push_back(test::record_bytes(rig));
-        const test::BuiltFile file = test::build(s.spec);
-        CHECK(test::streaming_refusal(file.bytes) == "missing-rig-trajectory");
-        const ValidationReport rep = validate_bytes(file.bytes);
+    // The streaming reader refuses the file by `rule`, and the validator reports it once, with
+    // `value`, at the first record of kind `opcode` (the one the reader refuses at).
+    const auto refused_where_it_arrives = [&](std::string_view rule, std::string_view value,
+                                              std::uint8_t opcode) {
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes) == rule);
+        const ValidationReport rep = validate_bytes(bytes);
         INFO(describe(rep));
-        const Finding& f = only(rep, "missing-rig-trajectory");
-        CHECK(f.value == "rig");
-        CHECK(f.offset == first(records_of(file.bytes), op::sensor_calibration).offset);
+        const Finding& f = only(rep, rule);
+        CHECK(f.value == value);
+        CHECK(f.offset == first(records_of(bytes), opcode).offset);
+    };
+    GeodeticAnchor anchor;
+    anchor.frame_name = "site";
+    CoordinateFrame frame;
+    frame.name = "site";
+    SECTION("a sensor posed on a rig that follows it") {
+        const auto [sensor, rig] = sensor_on_a_rig();
+        s.spec.after_chunks = {test::record_bytes(sensor), test::record_bytes(rig)};
+        refused_where_it_arrives("missing-rig-trajectory", "rig", op::sensor_calibration);
     }
     SECTION("an anchor on a frame that follows it") {
-        GeodeticAnchor anchor;
-        anchor.frame_name = "site";
-        CoordinateFrame frame;
-        frame.name = "site";
-        s.spec.after_chunks.push_back(test::record_bytes(anchor));
-        s.spec.after_chunks.push_back(test::record_bytes(frame));
-        const test::BuiltFile file = test::build(s.spec);
-        CHECK(test::streaming_refusal(file.bytes) == "missing-anchor-frame");
-        const ValidationReport rep = validate_bytes(file.bytes);
-        INFO(describe(rep));
-        const Finding& f = only(rep, "missing-anchor-frame");
-        CHECK(f.value == "site");
-        CHECK(f.offset == first(records_of(file.bytes), op::geodetic_anchor).offset);
+        s.spec.after_chunks = {test::record_bytes(anchor), test::record_bytes(frame)};
+        refused_where_it_arrives("missing-anchor-frame", "site", op::geodetic_anchor);
     }
     SECTION("the same records in the mended order: valid for both") {
-        GeodeticAnchor anchor;
-        anchor.frame_name = "site";
-        CoordinateFrame frame;
-        frame.name = "site";
-        s.spec.after_chunks.push_back(test::record_bytes(frame));
-        s.spec.after_chunks.push_back(test::record_bytes(anchor));
+        s.spec.after_chunks = {test::record_bytes(frame), test::record_bytes(anchor)};
         const ByteVec bytes = test::build(s.spec).bytes;
         CHECK(test::streaming_refusal(bytes).empty());
         CHECK(with_rule(validate_bytes(bytes), "missing-anchor-frame").empty());

@@ -244,7 +244,7 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
                        find_in_chunk<op::sh_band>(bands, static_cast<std::uint64_t>(b),
                                                   &ShBandRecord::band,
                                                   &ShBandRecord::stream_offset,
-                                                  [] { return "the chunk carries"; }));
+                                                  [] { return "the chunk is followed by"; }));
         if (!rec)
             return malformed(refusal::kMissingShBand,
                              "the Header declares sh_degree " + std::to_string(sh_degree) +
