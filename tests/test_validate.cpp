@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fourdgs/io.hpp"
@@ -163,6 +164,19 @@ ByteVec read_fixture(const std::filesystem::path& p) {
 
 // A file built record by record (tests/support/file_builder.hpp): two chunks, valid.
 test::BuiltScene built_scene() { return test::default_scene(2, 16, 0, 3); }
+
+// Sensor "cam", posed relative to rig "rig", and that rig's one-sample Rig Trajectory.
+std::pair<SensorCalibration, RigTrajectory> sensor_on_a_rig() {
+    SensorCalibration sensor;
+    sensor.name = "cam";
+    sensor.modality = "rgb";
+    sensor.pose_reference = PoseReference::rig;
+    sensor.rig_name = "rig";
+    RigTrajectory rig;
+    rig.name = "rig";
+    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    return {sensor, rig};
+}
 
 }  // namespace
 
@@ -1032,14 +1046,7 @@ TEST_CASE("non-finite decoded values in a keyframe-delta file: the first compose
 TEST_CASE("differential, validator order: a Rig Trajectory that only follows the first chunk is "
           "missing when the chunks begin, for the readers and the validator alike (§5.15.3)") {
     test::BuiltScene s = built_scene();
-    SensorCalibration sensor;
-    sensor.name = "cam";
-    sensor.modality = "rgb";
-    sensor.pose_reference = PoseReference::rig;
-    sensor.rig_name = "rig";
-    RigTrajectory rig;
-    rig.name = "rig";
-    rig.samples.push_back({0.0, {0, 0, 0, 1}, {1, 2, 3}});
+    const auto [sensor, rig] = sensor_on_a_rig();
     s.spec.front.push_back(test::record_bytes(sensor));
     SECTION("the rig before the chunks: valid") {
         s.spec.front.push_back(test::record_bytes(rig));
@@ -1057,6 +1064,96 @@ TEST_CASE("differential, validator order: a Rig Trajectory that only follows the
         const Finding& f = only(rep, "missing-rig-trajectory");
         CHECK(f.severity == Severity::error);
         CHECK(f.value == "rig");
+    }
+}
+
+TEST_CASE("differential, validator order: a provenance record after the chunks whose reference "
+          "only a later record mends is refused where it arrives, by the readers and the "
+          "validator alike (§5.15.3, §5.15.5)") {
+    // SceneBuilder checks the rules that span records when a provenance record arrives after the
+    // first chunk, over the records so far, in the readers' mode and the validator's: checked
+    // only over the whole file, the validator would find the reference whole and say nothing.
+    test::BuiltScene s = built_scene();
+    // The streaming reader refuses the file by `rule`, and the validator reports it once, with
+    // `value`, at the first record of kind `opcode` (the one the reader refuses at).
+    const auto refused_where_it_arrives = [&](std::string_view rule, std::string_view value,
+                                              std::uint8_t opcode) {
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes) == rule);
+        const ValidationReport rep = validate_bytes(bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, rule);
+        CHECK(f.value == value);
+        CHECK(f.offset == first(records_of(bytes), opcode).offset);
+    };
+    GeodeticAnchor anchor;
+    anchor.frame_name = "site";
+    CoordinateFrame frame;
+    frame.name = "site";
+    SECTION("a sensor posed on a rig that follows it") {
+        const auto [sensor, rig] = sensor_on_a_rig();
+        s.spec.after_chunks = {test::record_bytes(sensor), test::record_bytes(rig)};
+        refused_where_it_arrives("missing-rig-trajectory", "rig", op::sensor_calibration);
+    }
+    SECTION("an anchor on a frame that follows it") {
+        s.spec.after_chunks = {test::record_bytes(anchor), test::record_bytes(frame)};
+        refused_where_it_arrives("missing-anchor-frame", "site", op::geodetic_anchor);
+    }
+    SECTION("the same records in the mended order: valid for both") {
+        s.spec.after_chunks = {test::record_bytes(frame), test::record_bytes(anchor)};
+        const ByteVec bytes = test::build(s.spec).bytes;
+        CHECK(test::streaming_refusal(bytes).empty());
+        CHECK(with_rule(validate_bytes(bytes), "missing-anchor-frame").empty());
+    }
+}
+
+TEST_CASE("§5.7 by_key_in_chunk: a band repeated after one chunk is refused by the decoder, the "
+          "index entry's fetch and the validator through the registry's one rule, naming the "
+          "key field, and a reader that reads fewer bands does not read the repeat") {
+    test::BuiltScene s = test::default_scene(2, 16, 2);
+    REQUIRE(s.spec.chunks[0].bands.size() == 2);
+    s.spec.chunks[0].bands.push_back(s.spec.chunks[0].bands[1]);  // bands 1, 2, 2
+    const auto band_offsets = [](const test::BuiltFile& file) {
+        std::vector<std::uint64_t> at;
+        for (const test::BuiltRecord& r : file.records)
+            if (r.opcode == op::sh_band && r.chunk == 0) at.push_back(r.offset);
+        return at;
+    };
+    SECTION("indexed: the entry names band 2 twice; the validator meets the second record") {
+        const test::BuiltFile file = test::build(s.spec);
+        const std::vector<std::uint64_t> band_at = band_offsets(file);
+        REQUIRE(band_at.size() == 3);
+        const test::IndexedOutcome indexed = test::indexed_read(file.bytes);
+        REQUIRE(indexed.error);
+        CHECK(indexed.error->refusal == "duplicate-sh-band");
+        CHECK(indexed.error->field == "SH Band Stream.band");
+        CHECK(indexed.error->value == "2");
+        CHECK(indexed.error->offset == band_at[2]);
+        const ValidationReport rep = validate_bytes(file.bytes);
+        INFO(describe(rep));
+        const Finding& f = only(rep, "duplicate-sh-band");
+        CHECK(f.field == "SH Band Stream.band");
+        CHECK(f.value == "2");
+        CHECK(f.offset == band_at[2]);
+        CHECK(f.section == "§5.7");
+    }
+    SECTION("no index: the decoder meets band 2 twice, and only when it decodes band 2") {
+        s.spec.index = false;
+        s.spec.summary_offset = false;
+        const test::BuiltFile file = test::build(s.spec);
+        REQUIRE(band_offsets(file).size() == 3);
+        auto streamed = test::stream_read(file.bytes);
+        REQUIRE_FALSE(streamed.ok());
+        CHECK(streamed.error().refusal == "duplicate-sh-band");
+        CHECK(streamed.error().field == "SH Band Stream.band");
+        CHECK(streamed.error().value == "2");
+        CHECK(test::indexed_refusal(file.bytes) == "duplicate-sh-band");  // its scan decodes
+        CHECK(only(validate_bytes(file.bytes), "duplicate-sh-band").value == "2");
+        // Read at SH degree 1, neither reader decodes band 2, so neither meets its repeat.
+        ReaderOptions degree_one;
+        degree_one.decode.max_sh_degree = 1;
+        CHECK(test::streaming_refusal(file.bytes, degree_one).empty());
+        CHECK(test::indexed_refusal(file.bytes, degree_one).empty());
     }
 }
 

@@ -4,10 +4,10 @@
 // file order and enforces the rules that span records: the Header comes first (§4), Header,
 // Quantization and Window Table appear once each (§4, M006), the temporal model and quantization
 // scheme are ones this reader implements (§5.1, M015), audio records pair up and precede the
-// chunks (§5.16, §5.17, §7), the Window Table precedes them (§4, §5.4), a file has one Object Table and one track per object (§5.15.6,
-// §5.15.7), the cross-record references of extras.hpp hold, and an empty Window Table reads as
-// one (0, 0) window (§5.4). Every reader and the validator feed it; none interprets a record any
-// other way.
+// chunks (§5.16, §5.17, §7), the Window Table precedes them (§4, §5.4), a file has one Object
+// Table and one track per object (§5.15.6, §5.15.7), the cross-record references of extras.hpp
+// hold, and an empty Window Table reads as one (0, 0) window (§5.4). Every reader and the
+// validator feed it; none interprets a record any other way.
 //
 // It runs in one of two modes, the two of the read steps' one findings sink (detail/findings.hpp,
 // held behind a pointer). First-error (the readers): the first rule broken is returned and the
@@ -83,8 +83,8 @@ public:
     Status seal(std::uint64_t at);
 
     // Collect mode, after the last record: the rules that span records, checked once more over
-    // the whole file, reporting what seal() did not (a file without a Header has nothing to
-    // check them against).
+    // the whole file, reporting what seal() and the records after it did not (a file without a
+    // Header has nothing to check them against).
     Status finish();
 
     bool sealed() const noexcept { return sealed_; }
@@ -93,6 +93,10 @@ public:
     // Where the records the scene holds came from, in the order the scene holds them.
     const RecordOffsets& offsets() const noexcept { return offsets_; }
     std::size_t records_seen() const noexcept { return records_seen_; }
+    // The builder's findings (detail/findings.hpp, not API), for a step that feeds the builder
+    // and checks rules of its own (the summary walk, read_summary_by_tail): it reports them here,
+    // so one read has one sink and stops or collects as the builder does.
+    detail::Findings& findings() noexcept { return *findings_.operator->(); }
 
 private:
     // A rule broken, taken by the findings: remembered (first-error mode) or reported (collect
@@ -137,6 +141,7 @@ private:
     static Result<bool> read_payload_head(const RecordView& r, PayloadRecord& p);
     void absorb_payload(const RecordView& r, PayloadRecord p);
     void absorb_summary(const RecordView& r);
+    void check_references();
 
     // The builder's findings, held behind a pointer (a public header includes no detail one) and
     // copied with the builder.
@@ -163,9 +168,9 @@ private:
     std::bitset<256> singles_seen_;  // the once / at-most-once kinds met so far, by opcode
     bool header_first_reported_ = false;
     std::size_t records_seen_ = 0;
-    // Collect mode: what seal() reported of the rules that span records, so finish() reports
-    // only what the records after the first chunk changed.
-    std::vector<std::string> sealed_findings_;
+    // Collect mode: the rules that span records reported so far (their messages), so each is
+    // reported once, where check_references() first met it.
+    std::vector<std::string> references_reported_;
 };
 
 // §5.1: the temporal model gate. gaussian-birth is implemented; keyframe-delta is accepted only

@@ -2,10 +2,13 @@
 #include "fourdgs/decode.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
+#include "format/record_keying.hpp"
 #include "platform/fresh_memory.hpp"
 
 #if defined(__SSE2__)
@@ -181,18 +184,24 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
                            const char* what, const DecodeLimits& limits, ChunkBins& out,
                            std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch) {
     seen.fill(false);
+    // The known streams read so far, for the registry's by_key_in_chunk rule (one per attribute
+    // id: a repeat is refused, so the list never holds more than one past every id).
+    struct KnownStream {
+        std::uint8_t id;
+        std::uint64_t offset;
+    };
+    std::array<KnownStream, attr::kKnownCount + 1> read{};
+    std::size_t known = 0;
     Cursor cur(block, block_offset, what);
     while (!cur.at_end()) {
         FOURDGS_ASSIGN(StreamView s, read_stream(cur));
         const std::uint8_t id = s.header.attribute_id;
         if (id >= attr::kKnownCount) continue;  // reserved, relighting, private: skip by length
         const char* name = attr::kNames[id];
-        if (seen[id])
-            return malformed(refusal::kDuplicateAttributeStream,
-                             std::string(what) + " carries two '" + name + "' streams (id " +
-                                 std::to_string(id) + ")",
-                             s.offset)
-                .about("Attribute Stream.attribute_id", std::to_string(id));
+        read[known++] = {id, s.offset};
+        FOURDGS_TRY(find_in_chunk<op::attribute_stream>(
+            std::span<const KnownStream>(read.data(), known), id, &KnownStream::id,
+            &KnownStream::offset, [what] { return std::string(what) + " carries"; }));
         seen[id] = true;
         if (!codec_implemented(s.header.codec))
             return unknown_codec_error(s.header.codec, s.offset + 3,
@@ -200,7 +209,8 @@ Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_
         if (s.header.channels != attr::kChannels[id])
             return malformed(refusal::kStreamChannelCountMismatch,
                              std::string("stream '") + name + "' has " +
-                                 std::to_string(s.header.channels) + " channels; the registry says " +
+                                 std::to_string(s.header.channels) +
+                                 " channels; the registry says " +
                                  std::to_string(attr::kChannels[id]),
                              s.offset + 4)
                 .about("Attribute Stream.channels", std::to_string(s.header.channels));
@@ -229,16 +239,12 @@ Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count,
     out.sh_bands = 0;
     std::vector<std::int32_t> values;
     for (int b = 1; b <= want; ++b) {
-        const ShBandRecord* rec = nullptr;
-        for (const ShBandRecord& r : bands)
-            if (r.band == b) {
-                if (rec)
-                    return malformed(refusal::kDuplicateShBand,
-                                     "two SH Band Stream records for band " + std::to_string(b),
-                                     r.stream_offset)
-                        .about("SH Band Stream.band", std::to_string(b));
-                rec = &r;
-            }
+        // Band b's record; a repeat of a band above `want` is not read, so not refused here.
+        FOURDGS_ASSIGN(const ShBandRecord* rec,
+                       find_in_chunk<op::sh_band>(bands, static_cast<std::uint64_t>(b),
+                                                  &ShBandRecord::band,
+                                                  &ShBandRecord::stream_offset,
+                                                  [] { return "the chunk is followed by"; }));
         if (!rec)
             return malformed(refusal::kMissingShBand,
                              "the Header declares sh_degree " + std::to_string(sh_degree) +

@@ -5,6 +5,11 @@
 // check_scene_references of the provenance kinds (Coordinate Frame, Sensor Calibration, Geodetic
 // Anchor). Audio Data, by_key too, pairs with its Audio Source, and its duplicate is a second
 // payload for that source (SceneBuilder::absorb_payload asks duplicate_record directly).
+//
+// The by_key_in_chunk kinds (SH Band Stream, Attribute Stream) are keyed among one chunk's, and
+// find_in_chunk is their rule: the decoder (decode_sh_bands, decode_stream_block), the index
+// entry's band fetch (RangeFetcher::fetch_sh_bands) and the validator (Validator::absorb_band)
+// each find a key among the list they read through it, and a repeat is refused in its words.
 #pragma once
 
 #include <cstdint>
@@ -107,6 +112,45 @@ std::optional<Error> repeated_key(std::span<const Earlier> earlier, const Record
             return duplicate_record(Key::opcode, offset, std::to_string(key));
     }
     return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// by_key_in_chunk: a key unique among one chunk's records of the kind.
+
+// The row's duplicate refusal for the second of two records of kind `opcode` (a by_key_in_chunk
+// row) with key `key` among one chunk's, at byte `offset`. `holder` names the list and how it
+// holds them ("the index entry for the chunk at byte 96 names"); the message reads "<holder> two
+// <kind>s with <key field> <key>; the second at byte <offset> (<section>)". The error is about
+// the row's key field ("SH Band Stream.band"), its value `key`.
+Error duplicate_in_chunk(std::uint8_t opcode, std::uint64_t key, std::uint64_t offset,
+                         std::string_view holder);
+
+namespace detail::keying {
+
+constexpr bool keyed_in_chunk(std::uint8_t opcode) {
+    const RecordKind* k = find_record_kind(opcode);
+    return k && k->keying == RecordKeying::by_key_in_chunk && !k->duplicate.empty();
+}
+
+}  // namespace detail::keying
+
+// The registry's by_key_in_chunk rule for kind `Opcode`: among `records` (one chunk's records of
+// the kind, or the list a path reads them from, in order), the one whose key (`key_of`) is `key`
+// — nullptr when none is — or, when two are, the row's duplicate refusal at the second (where
+// `offset_of` says it lies; `holder()`, asked only then, names the list for duplicate_in_chunk).
+// A path that reads only some keys asks only for those, and so refuses only their repeats.
+template <std::uint8_t Opcode, class Record, class KeyOf, class OffsetOf, class Holder>
+Result<const Record*> find_in_chunk(std::span<const Record> records, std::uint64_t key,
+                                    KeyOf key_of, OffsetOf offset_of, Holder holder) {
+    static_assert(detail::keying::keyed_in_chunk(Opcode),
+                  "find_in_chunk asks for a by_key_in_chunk row with a duplicate refusal");
+    const Record* found = nullptr;
+    for (const Record& r : records) {
+        if (static_cast<std::uint64_t>(std::invoke(key_of, r)) != key) continue;
+        if (found) return duplicate_in_chunk(Opcode, key, std::invoke(offset_of, r), holder());
+        found = &r;
+    }
+    return found;
 }
 
 }  // namespace fourdgs

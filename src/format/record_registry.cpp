@@ -31,10 +31,19 @@ bool is_single_record_kind(std::uint8_t opcode) noexcept {
            (k->keying == RecordKeying::once || k->keying == RecordKeying::at_most_once);
 }
 
+namespace {
+
+// The section a row's duplicate refusal cites: the refusal's own, else the row's.
+std::string duplicate_section(const RecordKind& k) {
+    const RefusalInfo* why = find_refusal(k.duplicate);
+    return why ? std::string(why->section) : std::string(k.section);
+}
+
+}  // namespace
+
 Error duplicate_record(std::uint8_t opcode, std::uint64_t offset, std::string_view value) {
     const RecordKind& k = *find_record_kind(opcode);
-    const RefusalInfo* why = find_refusal(k.duplicate);
-    const std::string section = why ? std::string(why->section) : std::string(k.section);
+    const std::string section = duplicate_section(k);
     const std::string name(k.name);
     std::string message;
     if (k.keying == RecordKeying::once || k.keying == RecordKeying::at_most_once) {
@@ -51,6 +60,18 @@ Error duplicate_record(std::uint8_t opcode, std::uint64_t offset, std::string_vi
     }
     return make_error(ErrorKind::malformed, k.duplicate, std::move(message), offset)
         .about("", std::string(value));
+}
+
+Error duplicate_in_chunk(std::uint8_t opcode, std::uint64_t key, std::uint64_t offset,
+                         std::string_view holder) {
+    const RecordKind& k = *find_record_kind(opcode);
+    const std::string value = std::to_string(key);
+    return make_error(ErrorKind::malformed, k.duplicate,
+                      std::string(holder) + " two " + std::string(k.name) + "s with " +
+                          std::string(k.key) + " " + value + "; the second at byte " +
+                          std::to_string(offset) + " (" + duplicate_section(k) + ")",
+                      offset)
+        .about(std::string(k.name) + "." + std::string(k.key), value);
 }
 
 }  // namespace fourdgs

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
+#include <string>
 
 #include "fourdgs/detail/chunk_bands.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/portable.hpp"
+#include "format/record_keying.hpp"
 
 namespace fourdgs::detail {
 
@@ -322,8 +325,9 @@ Status check_entry_in_file(const ChunkIndex& e, std::uint64_t chunks_end, std::u
 }
 
 Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
-                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc,
-                            Findings& findings) {
+                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc) {
+    // The walk's own rules report where the builder's do: one sink, one "stop or collect".
+    Findings& findings = summary.findings();
     const Footer& footer = tail.footer;
     std::vector<std::uint8_t> bytes;
     FOURDGS_TRY(fetch_summary(fetcher, tail, options.max_summary_bytes,
@@ -344,7 +348,7 @@ Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
                                       tail.content_offset())
                                .about("", std::to_string(footer.summary_start))))
             return findings.outcome();
-        if (!findings.take(summary.add_summary(*r))) return findings.outcome();
+        if (!summary.add_summary(*r).ok()) return findings.outcome();
         if (r->opcode == op::chunk_index && summary.scene().index.size() > 0 &&
             summary.offsets().index.back() == r->offset &&
             !findings.take(check_entry_in_file(summary.scene().index.back(),
@@ -372,18 +376,14 @@ Status RangeFetcher::fetch_sh_bands(const ChunkIndex& e, int want, bool require_
                                     std::vector<ShBandRecord>& out) const {
     out.clear();
     for (int b = 1; b <= std::min(want, 3); ++b) {
-        const ChunkIndex::Band* entry = nullptr;
-        for (const ChunkIndex::Band& x : e.bands) {
-            if (x.band != b) continue;
-            if (entry)
-                return make_error(ErrorKind::malformed, refusal::kDuplicateShBand,
-                                  "the index names two band " + std::to_string(b) +
-                                      " records for the chunk at byte " +
-                                      std::to_string(e.chunk_offset),
-                                  x.offset)
-                    .about("", std::to_string(b));
-            entry = &x;
-        }
+        FOURDGS_ASSIGN(const ChunkIndex::Band* entry,
+                       find_in_chunk<op::sh_band>(
+                           std::span<const ChunkIndex::Band>(e.bands),
+                           static_cast<std::uint64_t>(b), &ChunkIndex::Band::band,
+                           &ChunkIndex::Band::offset, [&e] {
+                               return "the index entry for the chunk at byte " +
+                                      std::to_string(e.chunk_offset) + " names";
+                           }));
         if (!entry) {
             if (!require_all) break;  // the decoder names a band it needs and does not have
             return make_error(ErrorKind::malformed, refusal::kMissingShBand,

@@ -22,7 +22,6 @@ using detail::ChunkBands;
 using detail::ChunkWalk;
 using detail::DeltaBins;
 using detail::FooterTail;
-using detail::Findings;
 using detail::FramedChunk;
 using detail::HeldRecord;
 using detail::IndexCheckOptions;
@@ -119,8 +118,9 @@ Result<bool> IndexedReader::read_by_tail(std::uint64_t size) {
 // The summary, the indexed readers' one walk of it (read_summary_by_tail).
 Status IndexedReader::read_summary(const FooterTail& tail, SceneBuilder& summary) {
     SummaryCrc crc = SummaryCrc::not_stated;
-    Findings first;  // a reader stops at the first refusal
-    Status read = read_summary_by_tail(*fetcher_, tail, options_, summary, crc, first);
+    // `summary` is a reader's builder: the walk stops at the first refusal, its own or the
+    // builder's.
+    Status read = read_summary_by_tail(*fetcher_, tail, options_, summary, crc);
     if (crc != SummaryCrc::mismatch) scene_.summary_crc_verified = crc == SummaryCrc::verified;
     return read;
 }

@@ -119,12 +119,26 @@ Status SceneBuilder::add(const RecordView& r) {
     absorb(r);
     if (findings_->stopped()) return outcome();
     ++records_seen_;
-    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules:
-    // a reader meets them at the record, the validator once over the whole file, in finish().
-    if (!findings_->collecting() && sealed_ && r.opcode >= op::coordinate_frame &&
-        r.opcode <= op::geodetic_anchor)
-        check_scene_references(scene_, &offsets_, [this](Error e) { return broken(std::move(e)); });
+    // A provenance record after the chunks (legal, if unusual) meets the same cross-record rules,
+    // over the records so far, in both modes: a reference a later record would mend is broken
+    // when this one arrives, and the reader refuses it there, so the validator reports it there.
+    if (sealed_ && r.opcode >= op::coordinate_frame && r.opcode <= op::geodetic_anchor)
+        check_references();
     return outcome();
+}
+
+// The rules that span records (check_scene_references, extras.hpp) over the records so far, the
+// one step seal(), add() and finish() take. Collect mode reports each broken rule once, where it
+// was first met: the same rule found broken again by a later pass is not a new finding.
+void SceneBuilder::check_references() {
+    check_scene_references(scene_, &offsets_, [this](Error e) {
+        if (findings_->collecting() &&
+            std::find(references_reported_.begin(), references_reported_.end(), e.message) !=
+                references_reported_.end())
+            return true;
+        references_reported_.push_back(e.message);
+        return broken(std::move(e));
+    });
 }
 
 // §4: the Header is the first record. Reported once; collect mode goes on with the record.
@@ -468,11 +482,7 @@ Status SceneBuilder::seal(std::uint64_t at) {
         !broken(rule(refusal::kMissingQuantization,
                      "gaussian data begins before any Quantization record", at)))
         return outcome();
-    // What is reported here, finish() does not report again.
-    check_scene_references(scene_, &offsets_, [this](Error e) {
-        sealed_findings_.push_back(e.message);
-        return broken(std::move(e));
-    });
+    check_references();
     if (findings_->stopped()) return outcome();
     // §5.4: no table, or an empty one, reads as exactly one window (0, 0).
     if (scene_.windows.empty()) scene_.windows.push_back({0.0, 0.0});
@@ -488,11 +498,7 @@ Status SceneBuilder::seal(std::uint64_t at) {
 Status SceneBuilder::finish() {
     if (findings_->stopped()) return outcome();
     if (!scene_.has_header) return ok_status();
-    check_scene_references(scene_, &offsets_, [this](Error e) {
-        const bool again = std::find(sealed_findings_.begin(), sealed_findings_.end(),
-                                     e.message) != sealed_findings_.end();
-        return again || broken(std::move(e));
-    });
+    check_references();
     return outcome();
 }
 

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "fourdgs/detail/index_check.hpp"
 #include "fourdgs/detail/keyframe_composition.hpp"
 #include "fourdgs/detail/record_stream.hpp"
+#include "format/record_keying.hpp"
 
 namespace fourdgs::validation {
 
@@ -52,17 +54,21 @@ void Validator::absorb_band(HeldRecord& held) {
     std::swap(slot, held);
     const RecordView& r = slot.view;
     if (!take(chunk_bands_.add(r), r)) return;
-    const int band = gathered.back().band;
-    for (std::size_t i = 0; i + 1 < gathered.size(); ++i)
-        if (gathered[i].band == band) {
-            error(refusal::kDuplicateShBand, "", std::to_string(band), r.offset,
-                  "two SH Band Stream records for band " + std::to_string(band) +
-                      " follow the chunk at byte " + std::to_string(chunk_.view.offset));
-            // Not gathered: the slot is free for the next band record.
-            gathered.pop_back();
-            chunk_bands_.ranges.pop_back();
-            return;
-        }
+    // Every band the chunk carries is found once among them, so each repeat is refused (the
+    // decoder refuses only the ones it reads).
+    const std::span<const ChunkIndex::Band> ranges(chunk_bands_.ranges);
+    const std::uint64_t chunk_at = chunk_.view.offset;
+    auto once = find_in_chunk<op::sh_band>(ranges, ranges.back().band, &ChunkIndex::Band::band,
+                                           &ChunkIndex::Band::offset, [chunk_at] {
+                                               return "the chunk at byte " +
+                                                      std::to_string(chunk_at) +
+                                                      " is followed by";
+                                           });
+    if (!take(once, r)) {
+        // Not gathered: the slot is free for the next band record.
+        gathered.pop_back();
+        chunk_bands_.ranges.pop_back();
+    }
     // add() refuses bands outside 1..3, so three distinct ones fill the slots.
 }
 

@@ -42,12 +42,11 @@ void Validator::check_index_by_tail() {
     if (!tail.ok() || tail->footer.summary_start == 0) return;
     ReaderOptions read = reader_;
     read.verify_summary_crc = true;
-    const ReportFn report = about(record_name(op::chunk_index));
-    Findings findings(report);
-    SceneBuilder summary(read, report);
+    // A collecting builder: the walk's rules and the builder's report through its one sink.
+    SceneBuilder summary(read, about(record_name(op::chunk_index)));
     SummaryCrc crc = SummaryCrc::not_stated;
     // What does not fetch or frame ends the walk; the entries before it are still checked.
-    (void)read_summary_by_tail(fetch, *tail, read, summary, crc, findings);
+    (void)read_summary_by_tail(fetch, *tail, read, summary, crc);
     const std::vector<ChunkIndex>& index = summary.scene().index;
     FetchedChunkBuffers buffers;
     for (std::size_t i = 0; i < index.size() && !full(); ++i) {

@@ -25,7 +25,11 @@ STEPS = [
      ()),
     ("the summary fetched whole and walked", r"\bfetch_summary\(", ()),
     ("a chunk's SH band records parsed and gathered", r"\bparse_sh_band\(", ("include/fourdgs/records/",)),
-    ("a duplicated SH band refused", r"kDuplicateShBand", ("include/fourdgs/records/", "include/fourdgs/refusals.hpp")),
+    # By hand (its refusal id), or through the registry's by_key_in_chunk rule (find_in_chunk's
+    # call of duplicate_in_chunk, record_keying.hpp): a path that finds a band through
+    # find_in_chunk calls the step, it does not write it.
+    ("a duplicated SH band refused", r"kDuplicateShBand|\bduplicate_in_chunk\(",
+     ("include/fourdgs/records/", "include/fourdgs/refusals.hpp")),
     ("Chunk vs Delta Chunk: the parser chosen", r"\bparse_delta_chunk\(", ("include/fourdgs/records/",)),
     ("Chunk vs Delta Chunk: the decoder chosen", r"\bdecode_delta_bins\(", ()),
     ("Chunk vs Delta Chunk: the framing noted", r"\?\s*(FramedChunk::)?of\([\w.]+, \*[\w.]+chunk\)|FramedChunk::of\(r, \*[cd]\)", ()),
@@ -44,6 +48,7 @@ STEPS = [
 CALLEE = {
     "the summary fetched whole and walked": "fetch_summary",
     "Chunk vs Delta Chunk: the decoder chosen": "decode_delta_bins",
+    "a duplicated SH band refused": "duplicate_in_chunk",
 }
 # A function's first line: a type and a name at column 0, or a member defined inside a struct
 # (four spaces in), not a statement.

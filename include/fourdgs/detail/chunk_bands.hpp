@@ -2,9 +2,11 @@
 // way every path gathers them: the streaming walk (ChunkWalk::read_bands), the indexed fetch
 // (RangeFetcher::fetch_sh_bands), the validator, merge and the writer's read-back.
 //
-// Each record is parsed (parse_sh_band) and appended as it arrives; the rules on the set (a band
-// named twice, a band missing below the degree read) belong to the step that reads the set: the
-// decoder's (decode_sh_bands), the index entry's (fetch_sh_bands), the validator's.
+// Each record is parsed (parse_sh_band) and appended as it arrives; the rules on the set belong
+// to the step that reads the set: the decoder's (decode_sh_bands), the index entry's
+// (fetch_sh_bands), the validator's. A band named twice is the registry's by_key_in_chunk rule,
+// which each of them asks of the bands it reads (find_in_chunk, src/format/record_keying.hpp); a
+// band missing below the degree read is the decoder's and the index entry's.
 //
 // Thread safety: a ChunkBands is used by one thread at a time.
 #pragma once

@@ -161,12 +161,13 @@ Status check_entry_in_file(const ChunkIndex& e, std::uint64_t chunks_end, std::u
 // `options.verify_summary_crc`; `crc` says how that went), its records in order into `summary`
 // (SceneBuilder::add_summary; a group may be overlong, wire-notes), each Chunk Index entry's
 // ranges inside the file (check_entry_in_file), and no two entries naming one chunk
-// (entries_by_chunk_offset). Refusals to `findings`: summary-start-mismatch (summary_start
-// names a record of no summary opcode), index-out-of-range, index-record-mismatch; fetch_summary's
-// and a record that does not frame end the walk as they stand.
+// (entries_by_chunk_offset). Refusals to the builder's findings (SceneBuilder::findings(), so a
+// reader's builder stops the walk at the first and the validator's collects them):
+// summary-start-mismatch (summary_start names a record of no summary opcode),
+// index-out-of-range, index-record-mismatch; fetch_summary's and a record that does not frame end
+// the walk as they stand.
 Status read_summary_by_tail(const RangeFetcher& fetcher, const FooterTail& tail,
-                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc,
-                            Findings& findings);
+                            const ReaderOptions& options, SceneBuilder& summary, SummaryCrc& crc);
 
 // §5.8 live_count: the population composed over the entry's interval, `live`, against the entry.
 Status check_live_count(const ChunkIndex& e, std::uint64_t live, std::uint64_t at);
