@@ -29,6 +29,7 @@
 
 using namespace fourdgs;
 using fourdgs::detail::ComposedPopulation;
+using fourdgs::detail::ComposedRowsSink;
 using fourdgs::detail::DeltaBins;
 using fourdgs::detail::rows_of_ids;
 
@@ -1479,4 +1480,158 @@ TEST_CASE("§11.3: timing bins no update changes are gathered as the rows hold t
     pop.gather(std::vector<std::uint32_t>{3, 1}, rows, &timing);
     CHECK(rows.sigma_t == std::vector<std::int32_t>{-6, 4});
     CHECK(rows.flags == std::vector<std::int32_t>{0, 1});
+}
+
+namespace {
+
+// The columns a block test compares: the update's own and those a sink asks to read.
+constexpr std::uint8_t kBlockColumns[] = {attr::position, attr::mu_t,    attr::rotation_index,
+                                          attr::rotation, attr::color,   attr::opacity,
+                                          attr::sigma_t,  attr::flags,   attr::window_index};
+
+// Keeps every row a ComposedPopulation hands it, block after block, in kBlockColumns: the
+// update's own (block_update's) and the others it asks to read.
+struct CollectedRows final : ComposedRowsSink {
+    std::array<bool, attr::kKnownCount> reads = [] {
+        std::array<bool, attr::kKnownCount> r{};
+        for (std::uint8_t a : {attr::color, attr::opacity, attr::sigma_t, attr::flags,
+                               attr::window_index})
+            r[a] = true;
+        return r;
+    }();
+    std::vector<std::uint32_t> slots;
+    std::vector<std::size_t> firsts;  // each block's first row
+    ChunkBins rows;
+
+    std::optional<std::array<bool, attr::kKnownCount>> begin(
+        const DeltaBins&, std::span<const std::uint32_t> live) override {
+        slots.assign(live.begin(), live.end());
+        return reads;
+    }
+    void take(const ChunkBins& block, std::size_t first) override {
+        firsts.push_back(first);
+        CHECK(first == rows.count);  // in order, none left out
+        for (std::uint8_t a : kBlockColumns) {
+            const std::vector<std::int32_t>& from = *const_cast<ChunkBins&>(block).column(a);
+            const std::size_t n = std::size_t{block.count} * attr::kChannels[a];
+            REQUIRE(from.size() >= n);
+            rows.column(a)->insert(rows.column(a)->end(), from.begin(), from.begin() + n);
+        }
+        rows.count += block.count;
+    }
+};
+
+// `n` gaussians, ids 2i ascending (or descending: slots out of id order), every column set
+// from the row; the timing bins shared by all.
+ChunkBins block_keyframe(std::uint32_t n, bool ascending) {
+    std::vector<std::uint32_t> ids(n);
+    std::vector<std::int32_t> v(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ids[i] = 2 * (ascending ? i : n - 1 - i);
+        v[i] = static_cast<std::int32_t>(i);
+    }
+    ChunkBins kf = keyframe_bins(ids, v);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        kf.mu_t[i] = 7 * v[i];
+        kf.rotation_index[i] = v[i] % 4;
+        for (int c = 0; c < 3; ++c) {
+            kf.color[i * 3 + c] = v[i] + c;
+            kf.rotation[i * 3 + c] = -v[i] - c;
+        }
+        kf.opacity[i] = v[i] % 255;
+        kf.sigma_t[i] = 4;
+        kf.flags[i] = 1;
+    }
+    return kf;
+}
+
+// Updates of every id 2i with i % 6 != 0, in ascending order: position and mu_t differences,
+// rotation restated.
+DeltaBins block_update(std::uint32_t n) {
+    DeltaBins d;
+    ChunkBins& u = d.updates;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        if (i % 6 == 0) continue;
+        const auto k = static_cast<std::int32_t>(i);
+        u.gaussian_id.push_back(2 * k);
+        for (int c = 0; c < 3; ++c) {
+            u.position.push_back(k % 11 - 5 + c);
+            u.rotation.push_back(k + c);
+        }
+        u.mu_t.push_back(30 - k % 61);
+        u.rotation_index.push_back((k + 1) % 4);
+    }
+    u.count = static_cast<std::uint32_t>(u.gaussian_id.size());
+    u.has_gaussian_id = true;
+    for (std::uint8_t a : {attr::gaussian_id, attr::position, attr::mu_t, attr::rotation_index,
+                           attr::rotation})
+        d.update_present[a] = true;
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("§11.3: an update's composed rows reach a sink a block at a time, as the whole "
+          "composition leaves them",
+          "[keyframe-delta]") {
+    constexpr std::uint32_t n = 6000;  // 4,999 updated rows: three blocks
+    const DeltaBins d = block_update(n);
+    for (bool ascending : {true, false}) {
+        INFO("ids ascending: " << ascending);
+        const ChunkBins kf = block_keyframe(n, ascending);
+        ComposedPopulation blocks, whole;
+        for (ComposedPopulation* pop : {&blocks, &whole}) {
+            pop->reset(0);
+            REQUIRE(pop->assign_keyframe(kf, {100, 0, 1, false}).ok());
+        }
+        REQUIRE(blocks.in_id_order() == ascending);
+        CollectedRows sink;
+        REQUIRE(blocks.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, nullptr, &sink).ok());
+        std::vector<std::uint32_t> updated;
+        REQUIRE(whole.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, &updated).ok());
+        CHECK(sink.firsts == std::vector<std::size_t>{0, 2048, 4096});
+        CHECK(sink.slots == updated);
+        // The populations agree, and the sink's rows are the composed population's rows.
+        std::array<bool, attr::kKnownCount> every{};
+        for (std::uint8_t a : kBlockColumns) every[a] = true;
+        ChunkBins want;
+        whole.gather(updated, want, &every);
+        REQUIRE(sink.rows.count == d.updates.count);
+        for (std::uint8_t a : kBlockColumns) {
+            INFO("column " << attr::kNames[a]);
+            CHECK(*const_cast<ChunkBins&>(blocks.slot_bins()).column(a) ==
+                  *const_cast<ChunkBins&>(whole.slot_bins()).column(a));
+            CHECK(*sink.rows.column(a) == *want.column(a));
+        }
+    }
+}
+
+TEST_CASE("M116: an update composed in blocks refuses the row a row-by-row composition meets "
+          "first, after the blocks before it",
+          "[keyframe-delta]") {
+    constexpr std::uint32_t n = 6000;
+    ChunkBins kf = block_keyframe(n, true);
+    DeltaBins d = block_update(n);
+    const std::uint32_t bad = 4500;  // in the third block
+    kf.position[static_cast<std::size_t>(d.updates.gaussian_id[bad]) / 2 * 3 + 1] =
+        std::numeric_limits<std::int32_t>::max();
+    d.updates.position[std::size_t{bad} * 3 + 1] = 1;
+    std::string messages[2];
+    std::vector<std::size_t> firsts;
+    for (int sinked = 0; sinked < 2; ++sinked) {
+        ComposedPopulation pop;
+        pop.reset(0);
+        REQUIRE(pop.assign_keyframe(kf, {100, 0, 1, false}).ok());
+        CollectedRows sink;
+        const Status st = pop.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, nullptr,
+                                    sinked ? &sink : nullptr);
+        REQUIRE(!st.ok());
+        CHECK(st.error().refusal == refusal::kComposedBinOutOfRange);
+        messages[sinked] = st.error().message;
+        firsts = sink.firsts;
+    }
+    CHECK(messages[0] == messages[1]);
+    CHECK_THAT(messages[1], Catch::Contains("'position[1]' of gaussian_id " +
+                                            std::to_string(d.updates.gaussian_id[bad])));
+    CHECK(firsts == std::vector<std::size_t>{0, 2048});  // the blocks before it were handed on
 }

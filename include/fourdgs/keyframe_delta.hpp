@@ -59,6 +59,7 @@ FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 namespace detail {
+class ComposedRowsSink;
 class RangeFetcher;
 }  // namespace detail
 
@@ -90,8 +91,6 @@ struct KeyframeDeltaWorkspace : FetchedChunkBuffers {
     // that chunk's level, or kNone (nothing yet, or the last call failed part-way).
     std::size_t composed_entry = kNone;
     std::uint32_t composed_level = 0;
-    std::vector<std::uint32_t> updated;  // step_forward: the slots its delta updated...
-    ChunkBins changed;                   // ...and the bins their changed columns are made from
 };
 
 // What one forward step (KeyframeDeltaReader::step_forward) changed in the state sorted by
@@ -188,10 +187,10 @@ private:
     int wanted_bands() const;
     // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
     // a delta applies to it; ws.composed_level is the reference's level before and the record's
-    // after); `record` receives what the record says of itself, `updated` the slots a delta's
-    // updates touched.
+    // after); `record` receives what the record says of itself, and `updated` (optional) a
+    // delta's updated rows as they compose.
     Status compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws, StateInfo& record,
-                         std::vector<std::uint32_t>* updated) const;
+                         detail::ComposedRowsSink* updated) const;
     void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
                         StateInfo& info) const;
     // Fetches and composes plan(t)'s chain into ws.population (ws.composed only when the
@@ -202,10 +201,6 @@ private:
     // The composed state's bins sorted by gaussian_id: ws.composed when current, else the
     // population itself (then in id order).
     static const ChunkBins& sorted_state(const KeyframeDeltaWorkspace& ws);
-    // The row of each id of `updates` in the state whose ascending ids are `ids`, appended to
-    // `rows`; false when one is not there.
-    static bool rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
-                        std::vector<std::uint32_t>& rows);
 
     IndexedReader base_;
     ReaderOptions options_;

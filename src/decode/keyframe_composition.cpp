@@ -583,11 +583,12 @@ struct Addend {
     std::int32_t* sums;
 };
 
-// Adds row i of `a` (width W) to row `slot` of its column, copying the sum to row i of its
+// Adds row i of `a` (width W) to row `slot` of its column, copying the sum to row `to` of its
 // composed rows when kept; false, and nothing written, when a sum leaves i32 (`bad` then holds
 // the composed bins of the row, in 64 bits).
 template <int W>
-inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::int64_t (&bad)[3]) {
+inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::size_t to_row,
+                    std::int64_t (&bad)[3]) {
     std::int32_t* to = a.dst + slot * W;
     bool out = false;
     for (int c = 0; c < W; ++c) {
@@ -598,34 +599,31 @@ inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::int64
     if (out) return false;
     for (int c = 0; c < W; ++c) to[c] = static_cast<std::int32_t>(bad[c]);
     if (a.sums)
-        for (int c = 0; c < W; ++c) a.sums[i * W + c] = to[c];
+        for (int c = 0; c < W; ++c) a.sums[to_row * W + c] = to[c];
     return true;
 }
 
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
-// (row i of u to row slots[i]), copying each composed row i to row i of `rows` when given.
+// (row i of u to row slots[i]), for rows [from, to) of the group, copying each composed row i
+// to row i - from of `rows` when given (sized by the caller).
 // Row by row, every present column of a row together: the rows are scattered over columns of a
-// million rows, and one pass asks for all of a row's lines at once (each some rows ahead, so
-// many misses are in flight) where a pass per column would wait on each column's lines in
-// turn. A composed bin outside i32 is refused (§11.7): the first met in this order, which is a
-// row-by-row composition's.
+// million rows, and one pass asks for all of a row's lines at once (each some rows ahead,
+// looking past `to` into the rows a next block composes, so many misses are in flight) where a
+// pass per column would wait on each column's lines in turn. A composed bin outside i32 is
+// refused (§11.7): the first met in this order, which is a row-by-row composition's.
 Status add_differences(ChunkBins& bins, const ChunkBins& u,
                        const std::array<bool, attr::kKnownCount>& present,
-                       std::span<const std::uint32_t> slots, const ChunkRef& chunk,
-                       ChunkBins* rows) {
+                       std::span<const std::uint32_t> slots, std::size_t from, std::size_t to,
+                       const ChunkRef& chunk, ChunkBins* rows) {
     Addend addends[std::size(kDifferences)];
     std::size_t m = 0;
     for (const Difference& df : kDifferences) {
         if (!present[df.id]) continue;
-        std::int32_t* sums = nullptr;
-        if (rows) {
-            (rows->*df.col).resize(slots.size() * static_cast<std::size_t>(df.width));
-            sums = (rows->*df.col).data();
-        }
+        std::int32_t* sums = rows ? (rows->*df.col).data() : nullptr;
         addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
     }
     constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
-    for (std::size_t i = 0; i < slots.size() && m > 0; ++i) {
+    for (std::size_t i = from; i < to && m > 0; ++i) {
         if (i + kAhead < slots.size())
             for (std::size_t j = 0; j < m; ++j)
                 __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
@@ -634,7 +632,8 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
         for (std::size_t j = 0; j < m; ++j) {
             const Addend& a = addends[j];
             std::int64_t v[3];
-            if (a.df->width == 3 ? add_row<3>(a, i, slots[i], v) : add_row<1>(a, i, slots[i], v))
+            if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
+                                 : add_row<1>(a, i, slots[i], i - from, v))
                 continue;
             const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
             std::string name = attr::kNames[a.df->id];
@@ -654,11 +653,56 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
     return ok_status();
 }
 
+// Restates rotation_index and rotation (§11.5) of rows [from, to) of the update group `u` in
+// rows `slots` of `bins`, copying them to row i - from of `rows` when given.
+void restate_rotations(ChunkBins& bins, const DeltaBins& d, std::span<const std::uint32_t> slots,
+                       std::size_t from, std::size_t to, ChunkBins* rows) {
+    const ChunkBins& u = d.updates;
+    if (d.update_present[attr::rotation_index])
+        for (std::size_t i = from; i < to; ++i) {
+            bins.rotation_index[slots[i]] = u.rotation_index[i];
+            if (rows) rows->rotation_index[i - from] = u.rotation_index[i];
+        }
+    if (d.update_present[attr::rotation])
+        for (std::size_t i = from; i < to; ++i) {
+            std::copy_n(&u.rotation[i * 3], 3, &bins.rotation[std::size_t{slots[i]} * 3]);
+            if (rows) std::copy_n(&u.rotation[i * 3], 3, &rows->rotation[(i - from) * 3]);
+        }
+}
+
+// Rows composed a block at a time for a ComposedRowsSink: 2,048 rows of every column a step
+// reads (at most 16 values a row) stay within a core's L2 while they are dequantized.
+constexpr std::size_t kBlockRows = 2048;
+
 }  // namespace
+
+Status ComposedPopulation::compose_updates_in_blocks(
+    const DeltaBins& d, std::span<const std::uint32_t> slots,
+    const std::array<bool, attr::kKnownCount>& reads, const ChunkRef& chunk,
+    ComposedRowsSink& sink) {
+    const auto& present = d.update_present;
+    std::array<bool, attr::kKnownCount> gathered = reads;  // the update composes its own
+    for (std::uint8_t a = 0; a < attr::kKnownCount; ++a) gathered[a] = reads[a] && !present[a];
+    for (std::size_t from = 0; from < slots.size(); from += kBlockRows) {
+        const std::size_t to = std::min(slots.size(), from + kBlockRows);
+        const std::span<const std::uint32_t> block = slots.subspan(from, to - from);
+        // The columns the sink reads beyond the update's (timing filled while shared), then the
+        // update's own, composed into the block.
+        gather(block, block_, &gathered);
+        for (const Difference& df : kDifferences)
+            if (present[df.id]) (block_.*df.col).resize(block.size() * static_cast<std::size_t>(df.width));
+        if (present[attr::rotation_index]) block_.rotation_index.resize(block.size());
+        if (present[attr::rotation]) block_.rotation.resize(block.size() * 3);
+        FOURDGS_TRY(add_differences(bins_, d.updates, present, slots, from, to, chunk, &block_));
+        restate_rotations(bins_, d, slots, from, to, &block_);
+        sink.take(block_, from);
+    }
+    return ok_status();
+}
 
 Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
                                  std::uint64_t max_population,
-                                 std::vector<std::uint32_t>* updated, ChunkBins* composed_rows) {
+                                 std::vector<std::uint32_t>* updated, ComposedRowsSink* sink) {
     FOURDGS_TRY(check_group_ids(d, chunk));
     bins_.has_gaussian_id = true;
     // A group naming a gaussian_id it may not: "the <group> group of <chunk> names gaussian_id
@@ -679,7 +723,7 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
         return bad_id(refusal::kUnknownGaussianId, group, id,
                       ", which is not live in the reference state (§11.3)");
     };
-    // Deaths. The dead rows are removed together, the rows after them moving down: the slots
+    // Deaths. The dead rows are removed together, the rows after them move down: the slots
     // keep their order, so in id order they stay the sorted state (a step then needs no sort,
     // §11.3's result being the same).
     dead_slots_.clear();
@@ -708,28 +752,15 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     if (present[attr::object_id]) bins_.has_object_id = true;
     // Refusals name what a row-by-row composition meets first: the rows before an id that is
     // not live compose (or refuse) before that id is refused.
-    if (composed_rows) {
-        composed_rows->count = u.count;
-        composed_rows->has_gaussian_id = true;
-        composed_rows->gaussian_id.assign(u.gaussian_id.begin(), u.gaussian_id.end());
+    const std::span<const std::uint32_t> live_slots(slots.data(), live);
+    const auto reads = sink ? sink->begin(d, live_slots) : std::nullopt;
+    if (reads) {
+        FOURDGS_TRY(compose_updates_in_blocks(d, live_slots, *reads, chunk, *sink));
+    } else {
+        FOURDGS_TRY(add_differences(bins_, u, present, live_slots, 0, live, chunk, nullptr));
+        restate_rotations(bins_, d, live_slots, 0, live, nullptr);
     }
-    FOURDGS_TRY(add_differences(bins_, u, present, {slots.data(), live}, chunk, composed_rows));
     if (live < u.count) return not_live("update", id_of(u.gaussian_id[live]));
-    if (present[attr::rotation_index]) {
-        for (std::uint32_t i = 0; i < u.count; ++i)
-            bins_.rotation_index[slots[i]] = u.rotation_index[i];
-        if (composed_rows) composed_rows->rotation_index = u.rotation_index;
-    }
-    if (present[attr::rotation]) {
-        for (std::uint32_t i = 0; i < u.count; ++i)
-            std::copy_n(&u.rotation[std::size_t{i} * 3], 3, &bins_.rotation[std::size_t{slots[i]} * 3]);
-        if (composed_rows) composed_rows->rotation = u.rotation;
-    }
-    if (composed_rows) {
-        composed_rows->has_source_group = bins_.has_source_group;
-        composed_rows->has_source_index = bins_.has_source_index;
-        composed_rows->has_object_id = bins_.has_object_id;
-    }
     // Births.
     const ChunkBins& b = d.births;
     if (b.count > 0) lower_bands(bins_, b.sh_bands);

@@ -17,6 +17,7 @@ namespace fourdgs {
 
 using detail::ChunkRef;
 using detail::ComposedPopulation;
+using detail::ComposedRowsSink;
 using detail::DeltaBins;
 using detail::IndexCheckOptions;
 using detail::IndexedChunk;
@@ -95,7 +96,7 @@ Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const
 
 Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws,
                                           StateInfo& record,
-                                          std::vector<std::uint32_t>* updated) const {
+                                          detail::ComposedRowsSink* updated) const {
     const SceneInfo& sc = scene();
     const ChunkIndex& e = timeline_.entries()[c];
     const KeyframeIndexFields& k = *e.keyframe;
@@ -126,8 +127,8 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
     } else {
         const DeltaChunk& d = *fetched_chunk.delta;
         FOURDGS_TRY(ws.composition->population.apply(
-            ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, updated,
-            updated ? &ws.changed : nullptr));
+            ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, nullptr,
+            updated));
         ws.composed_level = d.level;
         describe_delta(d, ws.composition->delta, record);
     }
@@ -199,7 +200,8 @@ namespace {
 
 // The bins dequantize_columns reads for the attributes `changed` flags: each one's own, and
 // those its §6 step needs (the motion and mu_t steps come from sigma_t, flags and window; the
-// colour is decoded with the opacity; the quaternion from rotation_index and rotation).
+// colour is decoded with the opacity; the quaternion from rotation_index and rotation; the two
+// source ids are written together).
 std::array<bool, attr::kKnownCount> bins_read_for(std::array<bool, attr::kKnownCount> changed) {
     std::array<bool, attr::kKnownCount> read = changed;
     if (changed[attr::motion] || changed[attr::mu_t])
@@ -207,6 +209,8 @@ std::array<bool, attr::kKnownCount> bins_read_for(std::array<bool, attr::kKnownC
     if (changed[attr::color] || changed[attr::opacity]) read[attr::color] = read[attr::opacity] = true;
     if (changed[attr::rotation] || changed[attr::rotation_index])
         read[attr::rotation] = read[attr::rotation_index] = true;
+    if (changed[attr::source_group] || changed[attr::source_index])
+        read[attr::source_group] = read[attr::source_index] = true;
     return read;
 }
 
@@ -237,6 +241,66 @@ void size_changed_columns(GaussianBlock& b, std::size_t n,
     size(b.source_index, 1, b.has_source_ids);
 }
 
+// The row of each id of `updates` in the state whose ascending ids are `ids` (its rank),
+// appended to `rows`; false when one is not there.
+bool rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
+             std::vector<std::uint32_t>& rows) {
+    return rows_of_ids(ids, {updates.gaussian_id.data(), updates.count}, rows) == updates.count;
+}
+
+// What a forward step makes of its update as it composes (ComposedRowsSink): when no row moves,
+// each block of composed rows is dequantized into the step's values, and copied over the held
+// sorted copy when there is one, while the block is in cache. `whole` until begin() finds that
+// no row moves.
+class StepRows final : public ComposedRowsSink {
+public:
+    StepRows(const SceneInfo& scene, KeyframeDeltaWorkspace& ws, const ComposedPopulation& pop,
+             StateStep& step)
+        : scene_(scene), ws_(ws), pop_(pop), step_(step),
+          source_group_(pop.slot_bins().has_source_group),
+          source_index_(pop.slot_bins().has_source_index),
+          object_id_(pop.slot_bins().has_object_id) {}
+
+    bool whole = true;
+
+    std::optional<std::array<bool, attr::kKnownCount>> begin(
+        const DeltaBins& d, std::span<const std::uint32_t> slots) override {
+        // Rows move only when gaussians die or are born; a column the state gains moves none
+        // but changes the state's shape. Either way the step's result is the whole state.
+        const auto& present = d.update_present;
+        if (!d.deaths.empty() || d.births.count != 0 ||
+            (present[attr::source_group] && !source_group_) ||
+            (present[attr::source_index] && !source_index_) ||
+            (present[attr::object_id] && !object_id_))
+            return std::nullopt;
+        step_.rows.clear();
+        if (pop_.in_id_order())
+            step_.rows.assign(slots.begin(), slots.end());  // a slot is its row
+        else if (!ws_.composed_current || !rows_of(ws_.composed.gaussian_id, d.updates, step_.rows))
+            return std::nullopt;
+        whole = false;
+        // The changed columns of the changed rows only.
+        step_.attributes = present;
+        step_.attributes[attr::gaussian_id] = false;  // the ids name the rows; they do not change
+        size_changed_columns(step_.values, d.updates.count, step_.attributes);
+        return bins_read_for(step_.attributes);
+    }
+
+    void take(const ChunkBins& rows, std::size_t first) override {
+        dequantize_columns(scene_, rows, step_.attributes, false, step_.values, first);
+        if (ws_.composed_current)
+            scatter_rows(rows, std::span<const std::uint32_t>(step_.rows).subspan(first, rows.count),
+                         ws_.composed, &step_.attributes);
+    }
+
+private:
+    const SceneInfo& scene_;
+    KeyframeDeltaWorkspace& ws_;
+    const ComposedPopulation& pop_;
+    StateStep& step_;
+    bool source_group_, source_index_, object_id_;  // the state's optional columns before
+};
+
 }  // namespace
 
 Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, StateStep& step,
@@ -247,58 +311,21 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     std::vector<ByteRange> ranges;
     RangeFetcher::append_ranges(timeline_.entries()[c], wanted_bands(), ranges);
     FOURDGS_TRY(fetcher_->prefetch(ranges));
-    // The state's shape before the step.
-    const ComposedPopulation& pop = ws.composition->population;
-    const ChunkBins& held = pop.slot_bins();
-    const bool source_group = held.has_source_group, source_index = held.has_source_index,
-               object_id = held.has_object_id;
-    const int bands = pop.sh_bands();
-    const std::size_t count = pop.size();
     ws.composed_entry = KeyframeDeltaWorkspace::kNone;  // until the step has composed
     StateInfo record;
-    // The update applied in place; ws.changed receives the composed rows of its columns.
-    FOURDGS_TRY(compose_entry(c, ws, record, &ws.updated));
-    const DeltaBins& d = ws.composition->delta;
-    // Rows move only when gaussians die or are born; a column the state gains moves none but
-    // changes the state's shape. Either way the step's result is the whole state.
-    bool whole = !d.deaths.empty() || d.births.count != 0 || pop.size() != count ||
-                 pop.sh_bands() != bands || held.has_source_group != source_group ||
-                 held.has_source_index != source_index || held.has_object_id != object_id;
-    step.rows.clear();
-    if (!whole && pop.in_id_order()) {
-        step.rows.assign(ws.updated.begin(), ws.updated.end());  // a slot is its row
-    } else if (!whole) {
-        whole = !ws.composed_current || !rows_of(ws.composed.gaussian_id, d.updates, step.rows);
-    }
-    step.whole = whole;
-    if (whole) {
+    // The update applied in place, its rows dequantized into `step` as they compose.
+    StepRows rows(scene(), ws, ws.composition->population, step);
+    FOURDGS_TRY(compose_entry(c, ws, record, &rows));
+    step.whole = rows.whole;
+    if (step.whole) {
         step.rows.clear();
-        if (!pop.in_id_order()) materialize_composed(ws);
+        if (!ws.composition->population.in_id_order()) materialize_composed(ws);
         else ws.composed_current = false;
         dequantize_state(scene(), sorted_state(ws), step.values);
-    } else {
-        // The changed columns of the changed rows only: gathered from the population, written
-        // over the held sorted copy when there is one, and dequantized.
-        step.attributes = d.update_present;
-        step.attributes[attr::gaussian_id] = false;  // the ids name the rows; they do not change
-        // The update's own columns were written to ws.changed as they composed; the others
-        // the §6 steps read are gathered.
-        std::array<bool, attr::kKnownCount> read = bins_read_for(step.attributes);
-        for (std::uint8_t a = 0; a < attr::kKnownCount; ++a) read[a] = read[a] && !d.update_present[a];
-        pop.gather(ws.updated, ws.changed, &read);
-        if (ws.composed_current) scatter_rows(ws.changed, step.rows, ws.composed, &step.attributes);
-        size_changed_columns(step.values, step.rows.size(), step.attributes);
-        dequantize_columns(scene(), ws.changed, step.attributes, false, step.values, 0);
     }
     ws.composed_entry = c;
     if (info) describe_state(c, ws, record, *info);
     return true;
-}
-
-bool KeyframeDeltaReader::rows_of(const std::vector<std::int32_t>& ids, const ChunkBins& updates,
-                                  std::vector<std::uint32_t>& rows) {
-    // Each updated gaussian's row in the state sorted by gaussian_id: its rank.
-    return rows_of_ids(ids, {updates.gaussian_id.data(), updates.count}, rows) == updates.count;
 }
 
 Status KeyframeDeltaReader::state_at(double t, GaussianBlock& out, KeyframeDeltaWorkspace& ws,

@@ -105,6 +105,28 @@ void scatter_rows(const ChunkBins& rows, std::span<const std::uint32_t> at, Chun
 std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const std::int32_t> ids,
                         std::vector<std::uint32_t>& rows);
 
+// What a caller of ComposedPopulation::apply does with the update group's composed rows, a block
+// of rows at a time while they are still in cache: a forward step dequantizes them (and copies
+// them into a held sorted state) as they compose, instead of gathering every updated row again
+// from the population's columns of a million rows after the whole update has composed.
+class ComposedRowsSink {
+public:
+    // Called once, before the update group composes (after the deaths): `slots` is the
+    // population slot of each update row that is live, in the group's order. Returns the bins
+    // columns take() reads beyond the update group's own (they are gathered from the
+    // population for each block, or filled while every live gaussian shares them), or nullopt
+    // to receive no rows.
+    virtual std::optional<std::array<bool, attr::kKnownCount>> begin(
+        const DeltaBins& delta, std::span<const std::uint32_t> slots) = 0;
+    // Rows [first, first + rows.count) of the update group, composed: the columns the update
+    // group carries hold the rows' bins after the update, the columns begin() asked for the
+    // rows' bins; the other columns mean nothing.
+    virtual void take(const ChunkBins& rows, std::size_t first) = 0;
+
+protected:
+    ~ComposedRowsSink() = default;
+};
+
 // gaussian_id → slot in a ComposedPopulation. Writers number gaussians densely from 0, so while
 // the ids stay below a bound proportional to the population a table indexed by id answers (one
 // load, 4 bytes an id); an id past it moves the map to a hash map.
@@ -180,13 +202,12 @@ public:
     // only up to the failing group (callers discard it). Updates are applied in place, column
     // by present stream: a step costs the rows and streams its delta carries. `updated`
     // (optional) receives the slot of each gaussian the update group changed, in the group's
-    // order (for gather()), and `composed_rows` (optional) those gaussians' composed bins in
-    // the same order, in the columns the update group carries (and gaussian_id; its other
-    // columns are left as they were): written as they are composed, rather than gathered again.
+    // order (for gather()), and `sink` (optional) those gaussians' composed rows, a block at a
+    // time, as they compose (ComposedRowsSink).
     Status apply(const DeltaBins& delta, const ChunkRef& chunk,
                  std::uint64_t max_population = std::uint64_t{1} << 26,
                  std::vector<std::uint32_t>* updated = nullptr,
-                 ChunkBins* composed_rows = nullptr);
+                 ComposedRowsSink* sink = nullptr);
 
     std::size_t size() const noexcept { return bins_.count; }
     bool contains(std::uint32_t id) const { return slot_.contains(id); }
@@ -229,7 +250,14 @@ private:
     bool in_order_ = true;  // slot order is gaussian_id order
     // sigma_t, flags and window_index, when every live gaussian has these bins.
     std::optional<std::array<std::int32_t, 3>> timing_;
+    // Composes the update group's rows [0, live) (their slots in `slots`) a block at a time,
+    // handing each block to `sink`; refusals as apply.
+    Status compose_updates_in_blocks(const DeltaBins& d, std::span<const std::uint32_t> slots,
+                                     const std::array<bool, attr::kKnownCount>& reads,
+                                     const ChunkRef& chunk, ComposedRowsSink& sink);
+
     std::vector<std::uint32_t> slots_, dead_slots_;  // apply's scratch, kept for its capacity
+    ChunkBins block_;  // a block of composed rows for a ComposedRowsSink, kept for its capacity
 };
 
 }  // namespace fourdgs::detail
