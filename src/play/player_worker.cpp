@@ -330,13 +330,6 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         auto following = front_end->next_step(work);
         step = following.ok() && *following && **following == seg.chunks.back();
     }
-    // Stepping towards a playhead it has not reached, the worker would read each delta on its own
-    // round trip: the prefetcher is aimed at the state it steps to (only forward, never back past
-    // an aim: that would be a seek), so the deltas after it come in batches.
-    if (step && next == 0 && prefetcher && !(seg.t0 <= aimed_at)) {
-        aimed_at = seg.t0;
-        prefetcher->aim(seg.t0);
-    }
     Item item = take_spare(!step);
     item.pos = pos;
     item.t0 = seg.t0;
