@@ -390,6 +390,73 @@ TEST_CASE("player: playing forward through a GOP steps one delta at a time, seek
     CHECK(o.player.stats().steps == forward.steps);
 }
 
+TEST_CASE("player: a state prepared ahead on the way forward is kept when the plan shrinks, so "
+          "each keyframe is composed once",
+          "[player][threads]") {
+    // The worker plans to reach the next keyframe when composing it would take longer than the
+    // playhead needs to get there (its horizon: the compose time measured, times the rate). At
+    // a rate of a million any compose time reaches the keyframe at 0.75 s from 0: the worker
+    // prepares the steps to it and composes it. At 1x the plan is the look-ahead alone again;
+    // the states already prepared past it are still the ones the playhead meets next. Dropped,
+    // the workspace would be left on the keyframe, so the first state wanted again would be
+    // composed whole, and the keyframe once more. The clock is paused and the frames are asked
+    // for by frame_at, each waiting for its state: no wall time decides what is prepared.
+    Opened o(kd_chained());
+    Reference ref(kd_chained());
+    REQUIRE(o.player.set_rate(1e6).ok());
+    require_frame_at(o.player, ref, 0);
+    // The worker prepares on its own: wait (no time limit asserted) until it has composed the
+    // keyframe at 0.75 s, the second state composed.
+    for (int k = 0; k < 20000 && o.player.stats().states_composed < 2; ++k)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(o.player.stats().states_composed == 2);
+    REQUIRE(o.player.set_rate(1).ok());
+    for (double t = 1.0 / 30; t < o.player.duration(); t += 1.0 / 30) require_frame_at(o.player, ref, t);
+    const PlayerStats s = o.player.stats();
+    CHECK(s.discarded == 0);
+    // 26 states: keyframes at 0, 6, 12, 18, 24 and the keyframe-referenced delta composed, once
+    // each; the other 20 steps.
+    CHECK(s.states_composed == 6);
+    CHECK(s.steps == 20);
+}
+
+TEST_CASE("player: looping forward on a caller's clock composes each keyframe once a pass and "
+          "discards nothing, across the wrap",
+          "[player][threads]") {
+    PlayerOptions opt;
+    opt.loop = true;
+    opt.playing = true;
+    Opened o(kd_chained(), opt);
+    Reference ref(kd_chained());
+    Frame got, want;
+    PlayerFrame info;
+    // Two passes and a little, at 30 frames a second of the caller's clock; each frame waits
+    // for its state, so what the worker prepares follows the frames, not the wall time.
+    const double duration = o.player.duration();
+    int wraps = 0;
+    double last = -1;
+    for (int k = 0; k < static_cast<int>(2 * duration * 30) + 5; ++k) {
+        REQUIRE(o.player.frame(k / 30.0, got, info, true).ok());
+        INFO("t = " << info.time);
+        REQUIRE_FALSE(info.late);
+        REQUIRE(ref.frame(info.time, want).ok());
+        require_same_frame(got, want);
+        wraps += info.time < last;
+        last = info.time;
+    }
+    REQUIRE(wraps == 2);
+    const PlayerStats s = o.player.stats();
+    CHECK(s.discarded == 0);
+    // Two full passes, 6 states composed and 20 steps each, then the third pass's start: its
+    // state 0 and the steps up to the one shown, and what the worker prepared ahead of it (at
+    // most up to its keyframe at 0.75 s, state 6).
+    const std::uint64_t shown_steps = static_cast<std::uint64_t>(std::floor(last * 8));
+    CHECK(s.states_composed >= 6 + 6 + 1);
+    CHECK(s.states_composed <= 6 + 6 + 2);
+    CHECK(s.steps >= 20 + 20 + shown_steps);
+    CHECK(s.steps <= 20 + 20 + 5);
+}
+
 TEST_CASE("player: the clock — play, pause, seek, rate, reverse, loop and the end", "[player][threads]") {
     PlayerOptions opt;
     opt.start = 1.0;

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "fourdgs/indexed_reader.hpp"
@@ -179,6 +181,98 @@ TEST_CASE("the prefetcher stops at its byte budget and resumes as the playhead m
     p.aim(1);  // instant 1's range is reached: room for one more
     p.wait_idle();
     CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{4000});
+}
+
+namespace {
+
+// A source behind a link the test's clock models: each prefetch call moves the clock on by a
+// round trip plus its bytes at the link's rate, and is recorded.
+class LinkSource final : public ByteSource {
+public:
+    LinkSource(double round_trip, double bytes_per_sec) : rtt_(round_trip), rate_(bytes_per_sec) {}
+    std::optional<std::uint64_t> size() const override { return 0; }
+    bool random_access() const override { return true; }
+    Result<std::size_t> read_at(std::uint64_t, std::span<std::uint8_t>) override {
+        return std::size_t{0};
+    }
+    Status prefetch(std::span<const ByteRange> ranges, const std::atomic<bool>*) override {
+        std::lock_guard lock(mu_);
+        std::uint64_t bytes = 0;
+        for (const ByteRange& r : ranges) bytes += r.length;
+        clock_ += rtt_ + double(bytes) / rate_;
+        calls_.emplace_back(ranges.begin(), ranges.end());
+        return ok_status();
+    }
+    double now() {
+        std::lock_guard lock(mu_);
+        return clock_;
+    }
+    std::vector<std::vector<ByteRange>> calls() {
+        std::lock_guard lock(mu_);
+        return calls_;
+    }
+
+private:
+    std::mutex mu_;
+    double rtt_, rate_, clock_ = 0;
+    std::vector<std::vector<ByteRange>> calls_;
+};
+
+}  // namespace
+
+TEST_CASE("over a link the prefetcher sends the next instants together, more of them a call "
+          "while a call costs few round trips, and the nearest alone after a seek",
+          "[prefetch][threads]") {
+    // 50 ms a round trip; an instant's 100 bytes take 5 ms at the link's rate.
+    LinkSource src(0.050, 20000);
+    PlaybackPrefetcher p(src, synthetic_plan, 100, per_second(30), [&src] { return src.now(); });
+    p.aim(0);
+    p.wait_idle();
+    // The first call, one instant, is the round trip measured (55 ms); each call after it costs
+    // under 8 round trips, so each gathers twice the bytes of the one before: 1, 2, 4, 8
+    // instants, then the 15 left of the 30 ahead.
+    std::vector<std::size_t> sizes;
+    for (const auto& call : src.calls()) sizes.push_back(call.size());
+    CHECK(sizes == std::vector<std::size_t>{1, 2, 4, 8, 15});
+    std::vector<std::uint64_t> want;
+    for (std::uint64_t k = 1; k <= 30; ++k) want.push_back(1000 * k + 1000);
+    CHECK(offsets_of(src.calls()) == want);  // nearest first, each once
+    CHECK(p.stats().batches == 5);
+    CHECK(p.stats().bytes_requested == 3000);
+    CHECK(p.stats().round_trip_sec == Approx(0.055));
+    CHECK(p.stats().batch_bytes == 3200);
+    // A seek: the nearest instant of the new window goes alone, then the batches grow again.
+    p.aim(60);
+    p.wait_idle();
+    const auto calls = src.calls();
+    REQUIRE(calls.size() >= 7);
+    CHECK(calls[5].size() == 1);
+    CHECK(calls[5][0].offset == 62000);
+    CHECK(calls[6].size() == 2);
+    CHECK(p.stats().round_trip_sec == Approx(0.055));
+}
+
+TEST_CASE("over a slow link the prefetcher plans as many instants as cover its batches' round "
+          "trips", "[prefetch][threads]") {
+    // Instants every 50 ms (instant k: [1000 k + 1000, +100)); a round trip of 200 ms.
+    LinkSource src(0.200, 20000);
+    auto plan = [](double t) -> Result<std::vector<ByteRange>> {
+        const auto k = static_cast<std::uint64_t>(std::llround(t * 20));
+        return std::vector<ByteRange>{{1000 * k + 1000, 100}};
+    };
+    PrefetchOptions o;
+    o.step_sec = 0.05;
+    o.horizon = 30;
+    PlaybackPrefetcher p(src, plan, 100, o, [&src] { return src.now(); });
+    p.aim(0);
+    p.wait_idle();
+    // Before any call is timed: the 30 instants asked for.
+    CHECK(offsets_of(src.calls()).back() == 1000 * 30 + 1000);
+    // Measured, the round trip is 205 ms: 2 x 8 of them are 66 instants of 50 ms.
+    REQUIRE(p.stats().round_trip_sec == Approx(0.205));
+    p.aim(0.05);
+    p.wait_idle();
+    CHECK(offsets_of(src.calls()).back() == 1000 * 67 + 1000);
 }
 
 namespace {

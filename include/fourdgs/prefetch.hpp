@@ -3,10 +3,19 @@
 //
 // A PlaybackPrefetcher owns one worker thread. The player calls aim(t) as it starts on instant
 // t; the worker then asks the source to prefetch (ByteSource::prefetch) the ranges of the
-// instants t + step, t + 2 step, ... up to `horizon` instants ahead, nearest first, one batch
-// per instant, skipping ranges it already fetched and the ranges of t itself (the player is
-// reading those). It stops early when the bytes fetched ahead of the playhead and not yet
-// reached would exceed `byte_budget`. An aim(t) inside the current window (playback going on)
+// instants t + step, t + 2 step, ... up to `horizon` instants ahead, nearest first, skipping
+// ranges it already fetched and the ranges of t itself (the player is reading those). It stops
+// early when the bytes fetched ahead of the playhead and not yet reached would exceed
+// `byte_budget`.
+//
+// Batches. Each prefetch call costs the source at least a round trip, so the next instants'
+// ranges are sent together, as one call (a source such as HttpSource merges adjacent ranges into
+// one request): the worker times its calls, takes the shortest as the source's round trip, and
+// grows the bytes a batch gathers while a call takes less than kBatchRoundTrips round trips (up
+// to half the budget: a batch's first instant waits for the whole call), so the round trips
+// cost a small share of the link's time; and it plans at least as many instants ahead as cover
+// 2 x kBatchRoundTrips round trips (more than `horizon` over a slow link). Until a call has taken measurable time (a local source, whose prefetch does
+// nothing), and after a seek, a batch is one instant: the nearest instant first. An aim(t) inside the current window (playback going on)
 // keeps what was fetched; an aim elsewhere (a seek) cancels the batch in flight and starts a new
 // window from t.
 //
@@ -52,16 +61,23 @@ struct PrefetchStats {
     std::uint64_t bytes_requested = 0;  // bytes in those calls
     std::uint64_t cancellations = 0;    // windows abandoned because the player seeked elsewhere
     std::uint64_t budget_stops = 0;     // windows cut short by the byte budget
+    double round_trip_sec = 0;          // the shortest prefetch call timed (0: none measurable)
+    std::uint64_t batch_bytes = 0;      // the bytes a batch now gathers (0: one instant)
 };
 
 class PlaybackPrefetcher {
 public:
     // The ranges reading instant t needs (an error for a t the file does not cover).
     using Planner = std::function<Result<std::vector<ByteRange>>(double t)>;
+    // Seconds on a monotonic clock, which the worker times its calls with (the steady clock when
+    // empty; a test gives a clock its source advances).
+    using Now = std::function<double()>;
+    // A call that takes less than this many round trips makes the next batches larger.
+    static constexpr double kBatchRoundTrips = 8;
 
     // Starts the worker. `duration` bounds the instants (those at or after it are not planned).
     PlaybackPrefetcher(ByteSource& source, Planner planner, double duration,
-                       PrefetchOptions options = {});
+                       PrefetchOptions options = {}, Now now = {});
     // For a gaussian-birth reader (chunks_for + fetch_ranges) and a keyframe-delta reader
     // (fetch_ranges: the whole chain). The reader must outlive the prefetcher.
     PlaybackPrefetcher(const IndexedReader& reader, ByteSource& source, PrefetchOptions options = {});
@@ -84,11 +100,16 @@ public:
 private:
     void run();
     bool continues_window(double t) const;  // under mu_
+    std::uint32_t horizon() const;           // under mu_: the instants planned ahead
+    // Asks the source for `batch` (whose ranges are in held_) and sizes the batches after it
+    // by how long the call took.
+    void send(std::vector<ByteRange>& batch, std::uint64_t bytes);
 
     ByteSource* source_;
     Planner planner_;
     double duration_;
     PrefetchOptions options_;
+    Now now_;
 
     mutable std::mutex mu_;
     std::condition_variable wake_, idle_;

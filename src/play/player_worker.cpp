@@ -265,8 +265,9 @@ std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     return wanted;
 }
 
-// Keeps the queue items that still lead to `wanted` and drops the rest (under mu); returns how
-// many of `wanted` are prepared (wanted[next] is the first that is not).
+// Keeps the queue items that still lead to `wanted` or go on from it in the direction of play,
+// and drops the rest (under mu); returns how many of `wanted` are prepared (wanted[next] is the
+// first that is not).
 std::size_t Player::Impl::keep_leading_items(const std::vector<std::size_t>& wanted,
                                              std::size_t tail) {
     // Keep what still leads to the wanted states: the items up to the first one wanted (the
@@ -279,13 +280,22 @@ std::size_t Player::Impl::keep_leading_items(const std::vector<std::size_t>& wan
     } else {
         while (keep < queue.size() && queue[keep].pos != wanted.front()) ++keep;
         if (keep < queue.size()) next = 1, ++keep;
-        else if (head_dir >= 0 && tail != kNone && wanted.front() == tail + 1)
+        else if (head_dir >= 0 && tail != kNone && wanted.front() == next_segment(tail))
             keep = queue.size();  // it follows what is prepared
         else keep = 0;  // the first state wanted is not on the way (a seek, a turn)
     }
     if (next == 1)
         while (keep < queue.size() && next < wanted.size() && queue[keep].pos == wanted[next])
             ++keep, ++next;
+    // Every state wanted is prepared: the items after them that go on in the direction of play
+    // are the states the playhead meets next, prepared when the plan reached further (the way
+    // to a keyframe, planned with a compose time or a rate that has since come down). Dropping
+    // them would leave the workspace on the last of them, so the first one wanted again would be
+    // composed whole, and the keyframe after it again.
+    if (next == wanted.size())
+        while (keep < queue.size() &&
+               queue[keep].pos == next_segment(keep > 0 ? queue[keep - 1].pos : shown_pos))
+            ++keep;
     while (queue.size() > keep) {
         ++stats.discarded;
         recycle(std::move(queue.back()));

@@ -3,14 +3,26 @@
 #include "fourdgs/prefetch.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <utility>
 
 namespace fourdgs {
 
 PlaybackPrefetcher::PlaybackPrefetcher(ByteSource& source, Planner planner, double duration,
-                                       PrefetchOptions options)
-    : source_(&source), planner_(std::move(planner)), duration_(duration), options_(options) {
+                                       PrefetchOptions options, Now now)
+    : source_(&source),
+      planner_(std::move(planner)),
+      duration_(duration),
+      options_(options),
+      now_(std::move(now)) {
     if (!(options_.step_sec > 0)) options_.step_sec = PrefetchOptions{}.step_sec;
+    if (!now_)
+        now_ = [] {
+            return std::chrono::duration<double>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+        };
     worker_ = std::thread([this] { run(); });
 }
 
@@ -42,7 +54,7 @@ PlaybackPrefetcher::~PlaybackPrefetcher() {
 
 bool PlaybackPrefetcher::continues_window(double t) const {
     return aimed_ && t >= playhead_ &&
-           t <= playhead_ + options_.step_sec * (static_cast<double>(options_.horizon) + 0.5);
+           t <= playhead_ + options_.step_sec * (static_cast<double>(horizon()) + 0.5);
 }
 
 void PlaybackPrefetcher::aim(double t) {
@@ -65,6 +77,7 @@ void PlaybackPrefetcher::aim(double t) {
             cancel_.store(true);
             held_.clear();
             held_bytes_ = 0;
+            stats_.batch_bytes = 0;  // the new window's nearest instant first, alone
         }
         playhead_ = t;
         aimed_ = true;
@@ -88,6 +101,38 @@ std::optional<Error> PlaybackPrefetcher::last_error() const {
     return last_error_;
 }
 
+// A call that took measurable time is a source with a round trip: the shortest such call is
+// taken as the round trip (it includes its own transfer: an estimate on the large side), and the
+// batches grow while a call costs few round trips, so the round trips take a small share of the
+// link's time. A longer call does not shrink them: it may have waited behind the player's own
+// reads. A batch is at most half the budget, since its first instant waits for the whole call:
+// while it is on its way, the half before it plays.
+void PlaybackPrefetcher::send(std::vector<ByteRange>& batch, std::uint64_t bytes) {
+    const double t0 = now_();
+    const Status st = source_->prefetch(batch, &cancel_);
+    const double took = now_() - t0;
+    batch.clear();
+    std::lock_guard lock(mu_);
+    ++stats_.batches;
+    stats_.bytes_requested += bytes;
+    if (!st.ok()) last_error_ = st.error();
+    constexpr double kMeasurable = 1e-3;  // a local source's prefetch does nothing
+    if (cancel_.load() || !st.ok() || !(took >= kMeasurable)) return;
+    double& rtt = stats_.round_trip_sec;
+    rtt = rtt > 0 ? std::min(rtt, took) : took;
+    std::uint64_t& target = stats_.batch_bytes;
+    if (took < kBatchRoundTrips * rtt)
+        target = std::min(std::max(target, bytes) * 2, options_.byte_budget / 2);
+}
+
+// At least `horizon` instants; over a link, as many as cover two batches' worth of round trips
+// (a batch on its way and the one before it playing), the budget still the bound on the bytes.
+std::uint32_t PlaybackPrefetcher::horizon() const {
+    const double cover = 2 * kBatchRoundTrips * stats_.round_trip_sec / options_.step_sec;
+    constexpr double kMost = 1e6;  // a bound for the conversion; the budget stops far sooner
+    return std::max(options_.horizon, static_cast<std::uint32_t>(std::min(std::ceil(cover), kMost)));
+}
+
 void PlaybackPrefetcher::run() {
     std::unique_lock lock(mu_);
     while (true) {
@@ -95,6 +140,7 @@ void PlaybackPrefetcher::run() {
         if (stop_) break;
         const std::uint64_t gen = generation_;
         const double t = playhead_;
+        const std::uint32_t ahead = horizon();
         cancel_.store(false);
         lock.unlock();
 
@@ -105,7 +151,11 @@ void PlaybackPrefetcher::run() {
             return std::any_of(own.begin(), own.end(),
                                [offset](const ByteRange& r) { return r.offset == offset; });
         };
-        for (std::uint32_t k = 1; k <= options_.horizon; ++k) {
+        // The next instants' fresh ranges, gathered into one batch until it holds the bytes a
+        // batch gathers (send), then sent; what is gathered is in held_ already.
+        std::vector<ByteRange> batch;
+        std::uint64_t batch_bytes = 0;
+        for (std::uint32_t k = 1; k <= ahead; ++k) {
             const double tk = t + options_.step_sec * static_cast<double>(k);
             if (!(tk < duration_)) break;
             auto plan = planner_(tk);
@@ -138,17 +188,18 @@ void PlaybackPrefetcher::run() {
                 break;
             }
             held_bytes_ += bytes;
-            ++stats_.batches;
-            stats_.bytes_requested += bytes;
+            const std::uint64_t gather = stats_.batch_bytes;
             lock.unlock();
-            const Status st = source_->prefetch(fresh, &cancel_);
-            if (!st.ok()) {
-                lock.lock();
-                last_error_ = st.error();
-                lock.unlock();
+            batch.insert(batch.end(), fresh.begin(), fresh.end());
+            batch_bytes += bytes;
+            if (batch_bytes >= gather) {
+                send(batch, batch_bytes);
+                batch_bytes = 0;
+                if (cancel_.load()) break;
             }
-            if (cancel_.load()) break;
         }
+        // What was gathered is still wanted unless a seek let it go (it emptied held_).
+        if (!batch.empty() && !cancel_.load()) send(batch, batch_bytes);
         lock.lock();
         done_generation_ = gen;
         idle_.notify_all();

@@ -21,6 +21,8 @@
 //                                          ROOT); starts tests/bench/link_proxy.py in front of
 //                                          it (50 ms round trip, 200 Mbit/s): time to first
 //                                          frame, a seek's first frame, late frames at 1x and 2x
+//                                          (and at 1x again on a fresh source with a 32 MB
+//                                          prefetch budget), where they fall, requests, bytes
 //
 // Load: the machines are shared; each section prints the load average beside its figures.
 #include <fourdgs/fourdgs.hpp>
@@ -762,6 +764,20 @@ void stop_link(Link& link) {
     waitpid(link.pid, &status, 0);
 }
 
+// Times in order as runs " a-b (n)", a run going on while the next time is within `gap`.
+std::string runs_of(const std::vector<double>& times, double gap) {
+    std::string out;
+    for (std::size_t i = 0; i < times.size();) {
+        std::size_t j = i;
+        while (j + 1 < times.size() && times[j + 1] - times[j] <= gap) ++j;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " %.2f-%.2f (%zu)", times[i], times[j], j - i + 1);
+        out += buf;
+        i = j + 1;
+    }
+    return out;
+}
+
 void over_http(const std::string& base, const std::string& root,
                const std::vector<std::string>& files) {
     const double rtt = 0.050, mbit = 200;
@@ -824,33 +840,46 @@ void over_http(const std::string& base, const std::string& root,
                     seek_to, seek * 1e3, seek / seek_goal, double(seek_bytes) / 1e6,
                     seek_decode * 1e3, seek_goal * 1e3);
 
-        // Playback at 1x and 2x from the start, 60 Hz, never waiting.
-        for (double rate : {1.0, 2.0}) {
-            player.pause();
-            player.seek(0);
-            check(player.frame_at(0, frame, info, true), "restart");
-            check(player.set_rate(rate), "rate");
-            player.play();
-            const HttpStats before = source->stats();
+        // Playback from the start at `rate`, 60 Hz, never waiting.
+        auto play_from_start = [&](Player& p, HttpSource& src, double rate, const char* label) {
+            p.pause();
+            p.seek(0);
+            check(p.frame_at(0, frame, info, true), "restart");
+            check(p.set_rate(rate), "rate");
+            p.play();
+            const HttpStats before = src.stats();
             int frames = 0, late = 0;
+            std::vector<double> late_at;  // the scene times of the late frames
             const auto start = Clock::now();
             for (int k = 1;; ++k) {
                 const auto due = start + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(k / 60.0));
                 std::this_thread::sleep_until(due);
                 const double now = std::chrono::duration<double>(due - start).count();
-                check(player.frame(now, frame, info), "frame");
+                check(p.frame(now, frame, info), "frame");
                 ++frames;
                 late += info.late;
+                if (info.late) late_at.push_back(info.time);
                 if (info.state == PlaybackState::ended) break;
             }
-            const HttpStats st = source->stats();
-            std::printf("  playback at %gx: %d frames, %d late; %llu requests, %.1f MB fetched; "
-                        "%s\n",
-                        rate, frames, late,
+            const HttpStats st = src.stats();
+            std::printf("  playback at %gx%s: %d frames, %d late; %llu requests, %.1f MB "
+                        "fetched; %s\n",
+                        rate, label, frames, late,
                         static_cast<unsigned long long>(st.requests - before.requests),
                         double(st.bytes_fetched - before.bytes_fetched) / 1e6, load().c_str());
-        }
+            if (!late_at.empty())
+                std::printf("    late at t =%s\n", runs_of(late_at, 1.5 * rate / 60).c_str());
+        };
+        for (double rate : {1.0, 2.0}) play_from_start(player, *source, rate, "");
+        // The same on a fresh source with a prefetch budget of 32 MB (the most the source's
+        // default 64 MB cache holds twice over): room for a keyframe and the deltas before it.
+        auto fresh = take(HttpSource::open(url), "HttpSource::open");
+        SceneReader fresh_reader = take(open_scene(*fresh), "open_scene");
+        PlayerOptions roomy;
+        roomy.prefetch_options.byte_budget = 32 << 20;
+        Player roomy_player = take(Player::open(fresh_reader, *fresh, roomy), "player");
+        play_from_start(roomy_player, *fresh, 1.0, ", prefetch budget 32 MB");
     }
     stop_link(link);
 }
