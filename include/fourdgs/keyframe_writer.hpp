@@ -41,6 +41,13 @@
 // file is never larger than the all-chained one; it wins where content comes back towards the
 // keyframe (a loop, an oscillation) or where the previous step changed more than the GOP did. It
 // costs two more delta encodings a step, and it is off by default so existing output is unchanged.
+// With `reference_choice` estimate the two candidates are first estimated without a codec — each
+// stream the delta would write (its updates' ids and differences, its births', its deaths' ids)
+// at its order-0 residual entropy, as ModeChoice::estimate sizes a stream (estimate_modes) — and
+// only the one estimated smaller by more than kReferenceEstimateMargin is encoded; both, as
+// above, where the estimates are closer. One encoding a delta instead of two, at the cost of the
+// exactness: a delta may then be a little larger than its other reference would have made it
+// (docs/keyframe-delta.md, "The reference on cost", says by how much on the measured sequences).
 //
 // The file: Header (temporal_model "keyframe-delta", gaussian_count = distinct file ids, profile
 // "keyframed" when the header's profile is "" and the file has an index of more than one entry
@@ -61,7 +68,8 @@
 //
 // Ignored WriterOptions: max_chunk_gaussians (one chunk per step; at most 2^26 gaussians a step)
 // and spatial_order (chunks are in gaussian_id order, which the id stream's delta coding wants).
-// threads: more than one encodes a delta's two candidate references side by side.
+// threads: more than one encodes a delta's two candidate references side by side (when both are
+// encoded).
 #pragma once
 
 #include <cstdint>
@@ -87,12 +95,18 @@ struct KeyframeStep {
     std::span<const std::uint32_t> ids;
 };
 
+// The guard band of reference_choice estimate: one reference is encoded alone only when its
+// estimate is below (1 - kReferenceEstimateMargin) x the other's.
+inline constexpr double kReferenceEstimateMargin = 0.04;
+
 struct KeyframeWriterOptions {
     WriterOptions base;
     std::uint32_t keyframe_every = 10;  // >= 1
     bool chained = true;                // false: every delta references its GOP keyframe
     std::vector<double> keyframe_referenced_at;  // instants whose delta references the keyframe
     bool cheaper_reference = false;  // each other delta: the smaller of the two references
+    // How cheaper_reference finds the smaller (see above): compress_both (exact) or estimate.
+    ModeChoice reference_choice = ModeChoice::compress_both;
     // An explicit schedule, when not empty: one entry per step, step s a keyframe exactly when
     // keyframe_steps[s] is non-zero (keyframe_every is then not used). Step 0 must be a keyframe.
     // A shard of a longer scene uses it to keep the whole scene's keyframes where they fall.

@@ -44,7 +44,7 @@ struct ConvertArgs : EncodeArgs {
     std::string codec = fourdgs::codec_name(fourdgs::WriterOptions{}.codec);  // the writer's default
     std::string title, coordinate_system, grid, frames;
     std::string delta_reference = "cheaper";
-    bool no_rigid_parts = false;
+    bool no_rigid_parts = false, report_sizes = false;
     unsigned threads = 0;
     std::size_t error_frames = 4;
     std::uint64_t splatv_frames = 30;  // a .splatv input: frames sampled over splaTV's [0, 1]
@@ -104,21 +104,31 @@ std::string parse_tolerance_args(const EncodeArgs& a, Preset& preset,
     return {};
 }
 
-// What a tracked conversion found, per frame, and each part's bytes encoded alone; and when the
-// per-frame encoding won, that it did.
-void print_parts(const ConvertReport& rep, ConvertShape asked) {
+// What a tracked conversion found, per frame, and each part's bytes encoded alone (measured
+// with --report-sizes); and the per-frame encoding it was compared with: its size, or (without
+// --report-sizes) that it was larger than the file, counted only that far; when it won, that it
+// did.
+void print_parts(const ConvertReport& rep, ConvertShape asked, bool part_bytes) {
     if (rep.parts_sought) {
-        auto line = [](const std::string& what, std::uint64_t n, std::uint64_t bytes) {
-            fmt::print("  {:<22}{:>10} gaussians{:>12} alone\n", what, n, bytes_human(bytes));
+        auto line = [&](const std::string& what, std::uint64_t n, std::uint64_t bytes) {
+            if (part_bytes)
+                fmt::print("  {:<22}{:>10} gaussians{:>12} alone\n", what, n, bytes_human(bytes));
+            else
+                fmt::print("  {:<22}{:>10} gaussians\n", what, n);
         };
-        fmt::print("parts found in every frame:\n");
+        fmt::print("parts found in every frame{}:\n",
+                   part_bytes ? "" : " (each one's size alone: --report-sizes)");
         line("static", rep.static_part.gaussians, rep.static_part.bytes);
         for (const auto& obj : rep.objects)
             line("rigid object #" + std::to_string(obj.object_id), obj.gaussians, obj.bytes);
         line("other (" + std::string(to_string(asked)) + ")", rep.other_part.gaussians,
              rep.other_part.bytes);
     }
-    if (rep.per_frame_bytes != 0)
+    if (rep.per_frame_partial)
+        fmt::print("per-frame encoding: larger, past {} when counting stopped (its size: "
+                   "--report-sizes)\n",
+                   bytes_human(rep.per_frame_bytes));
+    else if (rep.per_frame_bytes != 0)
         fmt::print("per-frame encoding: {}{}\n", bytes_human(rep.per_frame_bytes),
                    rep.shape != asked ? std::string(", smaller, so written instead of ") +
                                             std::string(to_string(asked))
@@ -230,24 +240,28 @@ void print_convert_report(const ConvertArgs& a, const ConvertOptions& o, const C
             .num("input_bytes", rep.input_bytes)
             .num("output_bytes", rep.output_bytes)
             .num("ratio", ratio)
-            .num("clamped_colors", rep.clamped_colors)
-            .num("per_frame_bytes", rep.per_frame_bytes)
-            .str("effort", to_string(o.plan ? o.plan->effort : o.writer.effort));
+            .num("clamped_colors", rep.clamped_colors);
+        // The per-frame size only where it was counted whole; where counting stopped once it
+        // passed the file, what was counted by then, under a name that says so.
+        j.num(rep.per_frame_partial ? "per_frame_bytes_more_than" : "per_frame_bytes",
+              rep.per_frame_bytes);
+        j.str("effort", to_string(o.plan ? o.plan->effort : o.writer.effort));
         cli::json_conversion_error(j, rep);
         if (rep.parts_sought) {
+            // "bytes" (each part encoded alone) only where measured (--report-sizes).
             auto part = [&](const char* name, const ConvertReport::Part& p) {
-                j.begin_object(name).num("gaussians", p.gaussians).num("bytes", p.bytes);
+                j.begin_object(name).num("gaussians", p.gaussians);
+                if (o.part_bytes) j.num("bytes", p.bytes);
                 j.end_object();
             };
             j.begin_object("parts");
             part("static", rep.static_part);
             j.begin_array("objects");
-            for (const auto& obj : rep.objects)
-                j.begin_object()
-                    .num("object_id", obj.object_id)
-                    .num("gaussians", obj.gaussians)
-                    .num("bytes", obj.bytes)
-                    .end_object();
+            for (const auto& obj : rep.objects) {
+                j.begin_object().num("object_id", obj.object_id).num("gaussians", obj.gaussians);
+                if (o.part_bytes) j.num("bytes", obj.bytes);
+                j.end_object();
+            }
             j.end_array();
             part("other", rep.other_part);
             j.end_object();
@@ -274,7 +288,7 @@ void print_convert_report(const ConvertArgs& a, const ConvertOptions& o, const C
                    bytes_human(rep.output_bytes), ratio * 100);
         if (rep.clamped_colors)
             fmt::print("{} colour components outside [0, 1] were clamped\n", rep.clamped_colors);
-        print_parts(rep, o.shape);
+        print_parts(rep, o.shape, o.part_bytes);
         fmt::print("within pos {}, scale_rel {}, rot {}, rgb {}, alpha {} of the input at every frame\n",
                    bound_string(rep.tolerance.pos), bound_string(rep.tolerance.scale_rel),
                    bound_string(rep.tolerance.rot), bound_string(rep.tolerance.rgb),
@@ -323,7 +337,11 @@ int cmd_convert(const ConvertArgs& a) {
                           "' (cheaper, chained)");
     o.cheaper_reference = a.delta_reference == "cheaper";
     o.writer.threads = a.threads;
-    o.part_bytes = o.shape != ConvertShape::per_frame && !o.plan;  // the report's bytes per part
+    // The report's sizes that cost encodes of their own, only when asked: each part alone, and
+    // the per-frame encoding counted whole rather than until it passes the file (a third of the
+    // CPU of a tracked conversion, docs/performance.md).
+    o.part_bytes = a.report_sizes && o.shape != ConvertShape::per_frame && !o.plan;
+    o.per_frame_whole = a.report_sizes;
     o.error_frames = a.error_frames;
     ConvertReport rep;
     Status st;
@@ -536,6 +554,10 @@ void add_encode_commands(CLI::App& app, int& code) {
     conv->add_flag("--no-rigid-parts", ca.no_rigid_parts,
                    "with --tracked: leave rigid parts to the temporal model instead of storing "
                    "them as objects with Object Tracks");
+    conv->add_flag("--report-sizes", ca.report_sizes,
+                   "with --tracked: also encode each part alone and the whole per-frame file for "
+                   "the report's sizes (about a third more CPU; without it the per-frame file is "
+                   "counted only until it is larger than the file written)");
     conv->add_option("--splatv-frames", ca.splatv_frames,
                      "a .splatv input: the frames sampled over its clip (splaTV time 0 to 1)")
         ->check(CLI::Range(1, 100000));

@@ -852,6 +852,14 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
     }
     MemorySink tracked;
     FOURDGS_TRY(encode(input, options, r, tracked, rep));
+    if (options.never_larger_than_per_frame && !options.per_frame_whole) {
+        // Counted only until it passes the tracked file (the streamed path's count, so the
+        // report is the same); counted whole, it is the smaller, and encoded below to keep.
+        FOURDGS_TRY(count_per_frame(streamed_from_memory(frames), options, r, tracked.position(),
+                                    rep));
+        if (rep.per_frame_partial || rep.per_frame_bytes >= tracked.position())
+            return finish_file(frames, options, r, tracked, sink, rep);
+    }
     if (options.never_larger_than_per_frame) {
         Resolved flat_r = r;
         flat_r.shape = ConvertShape::per_frame;

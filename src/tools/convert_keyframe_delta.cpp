@@ -125,6 +125,10 @@ KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r)
     ko.base = r.writer;
     ko.keyframe_every = r.keyframe_every;
     ko.cheaper_reference = o.cheaper_reference;
+    // As each stream's raw/delta mode: by estimate, one encoding a delta, except at effort max,
+    // which encodes both references and keeps the smaller.
+    ko.reference_choice = o.reference_choice.value_or(
+        r.writer.effort == Effort::max ? ModeChoice::compress_both : ModeChoice::estimate);
     return ko;
 }
 

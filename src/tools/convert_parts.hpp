@@ -126,17 +126,26 @@ void view_into(const PlyCloud& frame, const PlyCloud& first, const TrackedView& 
 // Whether the view is the whole frames as they are (view_of copies them unchanged).
 bool whole_view(const TrackedView& view);
 
-// Counts what is written; keeps nothing.
+// Counts what is written; keeps nothing. With a limit, the write that takes the count past it
+// is refused (limit-exceeded), so that a writer stops there; passed() then says so.
 class CountingSink final : public ByteSink {
 public:
+    CountingSink() = default;
+    explicit CountingSink(std::uint64_t limit) : limit_(limit) {}
     Status write(Bytes bytes) override {
         position_ += bytes.size();
+        if (position_ > limit_)
+            return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                              "counted " + std::to_string(position_) + " bytes, past " +
+                                  std::to_string(limit_));
         return ok_status();
     }
     std::uint64_t position() const override { return position_; }
+    bool passed() const { return position_ > limit_; }
 
 private:
     std::uint64_t position_ = 0;
+    std::uint64_t limit_ = std::numeric_limits<std::uint64_t>::max();
 };
 
 // Encodes a view of the sequence the way the conversion at hand encodes it (the frames held in
@@ -147,6 +156,16 @@ using EncodeView = std::function<Status(const TrackedView& view, Resolved& r, By
 // `first` is frame 0.
 Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
                      const EncodeView& encode, ConvertReport& rep);
+
+// The frames held in memory as StreamedFrames (each read a copy), their aabb taken.
+StreamedFrames streamed_from_memory(std::span<const PlyCloud> frames);
+
+// The per-frame encoding of the frames (convert_per_frame's file, written through a
+// StreamingWriter a frame at a time) counted for never_larger_than_per_frame: to its end when
+// ConvertOptions::per_frame_whole, else only until it passes `larger_than` bytes (the file it is
+// compared with), into rep.per_frame_bytes and rep.per_frame_partial.
+Status count_per_frame(const StreamedFrames& in, const ConvertOptions& o, const Resolved& r,
+                       std::uint64_t larger_than, ConvertReport& rep);
 
 // Keyframe-delta (no plan) of the view of `in`, its grid sized to the view's aabb.
 Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,

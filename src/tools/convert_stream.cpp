@@ -260,7 +260,7 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
 
 // The report's sizes that do not depend on the file: each rigid part's, the static and the other
 // gaussians' encoded alone (ConvertOptions::part_bytes, into rep's parts) and the per-frame file's
-// (never_larger_than_per_frame).
+// when it is counted whole (never_larger_than_per_frame and per_frame_whole).
 struct Sizes {
     ConvertReport rep;
     std::uint64_t per_frame = 0;
@@ -276,11 +276,10 @@ Status sizes_of(const StreamedFrames& in, const RigidParts& parts, const Convert
         };
         FOURDGS_TRY(measure_parts(in.first, parts, r, encode_view, out.rep));
     }
-    if (o.never_larger_than_per_frame) {
-        CountingSink flat;
-        ConvertReport ignored;
-        FOURDGS_TRY(per_frame_streamed(in, o, r, flat, ignored));
-        out.per_frame = flat.position();
+    if (o.never_larger_than_per_frame && o.per_frame_whole) {
+        ConvertReport counted;
+        FOURDGS_TRY(count_per_frame(in, o, r, 0, counted));
+        out.per_frame = counted.per_frame_bytes;
     }
     return ok_status();
 }
@@ -340,6 +339,31 @@ private:
 };
 
 }  // namespace
+
+StreamedFrames streamed_from_memory(std::span<const PlyCloud> frames) {
+    StreamedFrames in;
+    in.frames = frames.size();
+    in.first = frames.front();
+    in.read = [frames](std::uint64_t k) -> Result<PlyCloud> { return frames[k]; };
+    in.read_into = [frames](std::uint64_t k, PlyCloud& into) {
+        into = frames[k];
+        return ok_status();
+    };
+    in.aabb = frames_aabb(frames);
+    return in;
+}
+
+Status count_per_frame(const StreamedFrames& in, const ConvertOptions& o, const Resolved& r,
+                       std::uint64_t larger_than, ConvertReport& rep) {
+    CountingSink flat = o.per_frame_whole ? CountingSink() : CountingSink(larger_than);
+    ConvertReport ignored;
+    Status st = per_frame_streamed(in, o, r, flat, ignored);
+    // Stopped where it passed the file: larger, which is all the choice needs.
+    if (!st.ok() && !flat.passed()) return st;
+    rep.per_frame_bytes = flat.position();
+    rep.per_frame_partial = flat.passed();
+    return ok_status();
+}
 
 Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions& o,
                                 ByteSink& sink, ConvertReport& rep, const std::string& spill) {
@@ -404,14 +428,17 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     const std::uint64_t tracked_bytes = tracked->position();
     const FrameAt frame_at = [&](std::size_t k) { return in.frame(k); };
     if (o.never_larger_than_per_frame) {
-        rep.per_frame_bytes = sizes.per_frame;
-        if (sizes.per_frame < tracked_bytes) {
+        // Counted whole above, or now, only as far as the file it is compared with.
+        if (o.per_frame_whole) rep.per_frame_bytes = sizes.per_frame;
+        else FOURDGS_TRY(count_per_frame(in, o, r, tracked_bytes, rep));
+        if (!rep.per_frame_partial && rep.per_frame_bytes < tracked_bytes) {
             // Written again, this time to keep: it is rarely the smaller.
+            const std::uint64_t flat_bytes = rep.per_frame_bytes;
             ConvertReport flat_rep = rep;
             FOURDGS_ASSIGN(tracked, waiting.restart());
             FOURDGS_TRY(per_frame_streamed(in, o, r, *tracked, flat_rep));
             rep = std::move(flat_rep);
-            rep.per_frame_bytes = sizes.per_frame;
+            rep.per_frame_bytes = flat_bytes;
             rep.shape = ConvertShape::per_frame;
         }
     }

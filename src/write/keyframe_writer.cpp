@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -20,9 +21,11 @@
 #include "fourdgs/front_matter.hpp"
 #include "fourdgs/keyframe_delta.hpp"
 #include "fourdgs/quantize.hpp"
+#include "fourdgs/stream.hpp"
 #include "fourdgs/version.hpp"
 #include "content_records.hpp"
 #include "encoding.hpp"
+#include "held_chunks.hpp"
 #include "platform/worker_threads.hpp"
 
 namespace fourdgs {
@@ -35,6 +38,8 @@ using detail::FileAssembler;
 using detail::StateChunk;
 using detail::decode_state_chunk_bins;
 using detail::parse_state_chunk;
+using keyframe_held::HeldChunk;
+using keyframe_held::HeldChunks;
 
 namespace {
 
@@ -117,14 +122,23 @@ std::optional<std::uint32_t> find_row(const ChunkBins& state, std::uint32_t id) 
     return static_cast<std::uint32_t>(it - state.gaussian_id.begin());
 }
 
+// w values from x and y, equal. An element at a time: the rows compared are 1 to 15 values
+// wide, where std::equal's call to memcmp costs more than the comparison (memcmp alone was 6 %
+// of a tracked convert's CPU).
+template <class T>
+bool same_values(const T* x, const T* y, std::size_t w) {
+    for (std::size_t c = 0; c < w; ++c)
+        if (x[c] != y[c]) return false;
+    return true;
+}
+
 bool same_invariants(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::size_t j) {
     if (a.sigma_t[i] != b.sigma_t[j] || a.flags[i] != b.flags[j] ||
         a.window_index[i] != b.window_index[j])
         return false;
     for (int band = 1; band <= a.sh_bands; ++band) {
         const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(band));
-        if (!std::equal(&a.sh[band - 1][i * w], &a.sh[band - 1][i * w] + w, &b.sh[band - 1][j * w]))
-            return false;
+        if (!same_values(&a.sh[band - 1][i * w], &b.sh[band - 1][j * w], w)) return false;
     }
     return true;
 }
@@ -135,7 +149,7 @@ bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::s
     auto same = [&](const std::vector<std::int32_t>& x, const std::vector<std::int32_t>& y,
                     std::size_t w) {
         if (x.empty() || y.empty()) return x.empty() == y.empty();
-        return std::equal(x.begin() + i * w, x.begin() + (i + 1) * w, y.begin() + j * w);
+        return same_values(x.data() + i * w, y.data() + j * w, w);
     };
     return same(a.position, b.position, 3) && same(a.rotation, b.rotation, 3) &&
            same(a.rotation_index, b.rotation_index, 1) && same(a.color, b.color, 3) &&
@@ -259,48 +273,64 @@ Status encode_keyframe(const Ctx& ctx, const ChunkBins& state, double t0, double
     return ok_status();
 }
 
-// The delta between `ref` and `cur` (both sorted by gaussian_id), written as the Delta Chunk
-// `chunk`, whose span and chain fields (t0, t1, delta_mode, offsets, depth) the caller has set.
-Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, DeltaChunk chunk,
-                    std::size_t step, encoding::ChunkBuffers& buf, Encoded& e) {
+// The rows of a delta between `ref` and `cur` (both sorted by gaussian_id): the gaussians in both
+// whose bins changed (their rows in each), those born (rows of cur) and those that died (rows of
+// ref).
+struct DeltaRows {
     std::vector<std::uint32_t> upd_ref, upd_cur, born, died;
+};
+
+void match_rows(const ChunkBins& ref, const ChunkBins& cur, DeltaRows& rows) {
+    rows.upd_ref.clear();
+    rows.upd_cur.clear();
+    rows.born.clear();
+    rows.died.clear();
     std::size_t i = 0, j = 0;
     while (i < ref.count || j < cur.count) {
         const bool has_r = i < ref.count, has_c = j < cur.count;
         const std::uint32_t ri = has_r ? uid(ref.gaussian_id[i]) : 0;
         const std::uint32_t ci = has_c ? uid(cur.gaussian_id[j]) : 0;
         if (has_r && (!has_c || ri < ci)) {
-            died.push_back(static_cast<std::uint32_t>(i++));
+            rows.died.push_back(static_cast<std::uint32_t>(i++));
         } else if (has_c && (!has_r || ci < ri)) {
-            born.push_back(static_cast<std::uint32_t>(j++));
+            rows.born.push_back(static_cast<std::uint32_t>(j++));
         } else {
             if (!same_variable(ref, i, cur, j) || ref.mu_t[i] != cur.mu_t[j]) {
-                upd_ref.push_back(static_cast<std::uint32_t>(i));
-                upd_cur.push_back(static_cast<std::uint32_t>(j));
+                rows.upd_ref.push_back(static_cast<std::uint32_t>(i));
+                rows.upd_cur.push_back(static_cast<std::uint32_t>(j));
             }
             ++i;
             ++j;
         }
     }
-    const StreamEncodeOptions so = encoding::stream_options(ctx.enc);
-    const std::size_t nu = upd_cur.size();
+}
 
-    // Updates: gaussian_id, then each changed column as differences; rotation absolute.
-    ByteWriter updates;
-    std::vector<std::int32_t> values;
+// One stream of a delta: its attribute id, channels and values (element-major).
+using PutStream =
+    std::function<Status(std::uint8_t id, int channels, std::span<const std::int32_t> values)>;
+
+// The update group's streams in the order they are written (§11.5): the updated gaussians' ids,
+// then each column that may change inside a GOP as bin differences — left out where every
+// difference is 0, optional columns only where the file has them — with rotation and
+// rotation_index restated absolutely, and only when some update changed a rotation. `values` is
+// scratch. Refusal bin-out-of-range for a difference that does not fit i32.
+Status update_streams(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
+                      const DeltaRows& rows, std::size_t step, std::vector<std::int32_t>& values,
+                      const PutStream& put) {
+    const std::size_t nu = rows.upd_cur.size();
+    if (nu == 0) return ok_status();
     values.resize(nu);
-    for (std::size_t k = 0; k < nu; ++k) values[k] = cur.gaussian_id[upd_cur[k]];
-    if (nu > 0) FOURDGS_TRY(encode_stream(updates, attr::gaussian_id, 1, values, so, buf.stream));
+    for (std::size_t k = 0; k < nu; ++k) values[k] = cur.gaussian_id[rows.upd_cur[k]];
+    FOURDGS_TRY(put(attr::gaussian_id, 1, values));
     bool rotation_changed = false;
     for (std::size_t k = 0; k < nu && !rotation_changed; ++k) {
-        const std::size_t a = upd_ref[k], b = upd_cur[k];
+        const std::size_t a = rows.upd_ref[k], b = rows.upd_cur[k];
         rotation_changed = ref.rotation_index[a] != cur.rotation_index[b] ||
-                           !std::equal(&ref.rotation[a * 3], &ref.rotation[a * 3] + 3,
-                                       &cur.rotation[b * 3]);
+                           !same_values(&ref.rotation[a * 3], &cur.rotation[b * 3], 3);
     }
     Status failed = ok_status();
     encoding::for_each_column(cur, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
-        if (!failed.ok() || nu == 0 || id == attr::gaussian_id || id == attr::sigma_t ||
+        if (!failed.ok() || id == attr::gaussian_id || id == attr::sigma_t ||
             id == attr::flags || id == attr::window_index)
             return;
         if (optional_column(id) && !(id == attr::source_group   ? ctx.has_group
@@ -312,20 +342,21 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
         if (id == attr::rotation_index || id == attr::rotation) {
             if (!rotation_changed) return;
             for (std::size_t k = 0; k < nu; ++k)
-                std::copy_n(&col[std::size_t{upd_cur[k]} * w], w, &values[k * w]);
+                std::copy_n(&col[std::size_t{rows.upd_cur[k]} * w], w, &values[k * w]);
         } else {
             bool any = false;
             for (std::size_t k = 0; k < nu; ++k)
                 for (int c = 0; c < w; ++c) {
-                    const std::int64_t d = std::int64_t{col[std::size_t{upd_cur[k]} * w + c]} -
-                                           std::int64_t{rcol[std::size_t{upd_ref[k]} * w + c]};
+                    const std::int64_t d =
+                        std::int64_t{col[std::size_t{rows.upd_cur[k]} * w + c]} -
+                        std::int64_t{rcol[std::size_t{rows.upd_ref[k]} * w + c]};
                     if (d < std::numeric_limits<std::int32_t>::min() ||
                         d > std::numeric_limits<std::int32_t>::max()) {
                         failed = make_error(
                             ErrorKind::invalid_argument, refusal::kBinOutOfRange,
                             "step " + std::to_string(step) + ": the bin difference of '" +
                                 attr::kNames[id] + "' for gaussian_id " +
-                                std::to_string(uid(cur.gaussian_id[upd_cur[k]])) +
+                                std::to_string(uid(cur.gaussian_id[rows.upd_cur[k]])) +
                                 " does not fit i32");
                         return;
                     }
@@ -334,27 +365,43 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
                 }
             if (!any) return;
         }
-        failed = encode_stream(updates, id, static_cast<std::uint8_t>(w), values, so, buf.stream);
+        failed = put(id, w, values);
     });
-    FOURDGS_TRY(std::move(failed));
+    return failed;
+}
 
+// The delta between `ref` and `cur` (rows: match_rows of the two), written as the Delta Chunk
+// `chunk`, whose span and chain fields (t0, t1, delta_mode, offsets, depth) the caller has set.
+Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
+                    const DeltaRows& rows, DeltaChunk chunk, std::size_t step,
+                    encoding::ChunkBuffers& buf, Encoded& e) {
+    const StreamEncodeOptions so = encoding::stream_options(ctx.enc);
+    // Updates: gaussian_id, then each changed column as differences; rotation absolute.
+    ByteWriter updates;
+    FOURDGS_TRY(update_streams(ctx, ref, cur, rows, step, buf.values,
+                               [&](std::uint8_t id, int w, std::span<const std::int32_t> v) {
+                                   return encode_stream(updates, id, static_cast<std::uint8_t>(w),
+                                                        v, so, buf.stream);
+                               }));
     // Births: the full attribute set.
     ChunkBins births;
-    gather_rows(cur, born, births);
+    gather_rows(cur, rows.born, births);
     ByteWriter birth_block;
-    if (!born.empty())
+    if (!rows.born.empty())
         FOURDGS_TRY(encoding::encode_attribute_streams(ctx.enc, births, birth_block, buf.stream));
     // Deaths: gaussian_id only.
     ByteWriter deaths;
-    values.resize(died.size());
-    for (std::size_t k = 0; k < died.size(); ++k) values[k] = ref.gaussian_id[died[k]];
-    if (!died.empty()) FOURDGS_TRY(encode_stream(deaths, attr::gaussian_id, 1, values, so, buf.stream));
+    std::vector<std::int32_t>& values = buf.values;
+    values.resize(rows.died.size());
+    for (std::size_t k = 0; k < rows.died.size(); ++k) values[k] = ref.gaussian_id[rows.died[k]];
+    if (!rows.died.empty())
+        FOURDGS_TRY(encode_stream(deaths, attr::gaussian_id, 1, values, so, buf.stream));
 
     buf.block.buffer().clear();
     write_delta_groups(buf.block, updates.buffer(), birth_block.buffer(), deaths.buffer());
-    chunk.update_count = static_cast<std::uint32_t>(nu);
-    chunk.birth_count = static_cast<std::uint32_t>(born.size());
-    chunk.death_count = static_cast<std::uint32_t>(died.size());
+    chunk.update_count = static_cast<std::uint32_t>(rows.upd_cur.size());
+    chunk.birth_count = static_cast<std::uint32_t>(rows.born.size());
+    chunk.death_count = static_cast<std::uint32_t>(rows.died.size());
     chunk.uncompressed_size = buf.block.size();
     FOURDGS_TRY(encoding::seal_block(ctx.enc, buf, chunk.compression, chunk.records));
     ByteWriter file;
@@ -365,9 +412,53 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur, 
     e.records.bands = 0;
     file.buffer().swap(e.records.bytes);
     // A delta carries SH bands for its births only (§5.18).
-    if (!born.empty()) FOURDGS_TRY(encoding::append_band_records(ctx.enc, births, buf, e.records));
+    if (!rows.born.empty())
+        FOURDGS_TRY(encoding::append_band_records(ctx.enc, births, buf, e.records));
     e.count = chunk.update_count + chunk.birth_count + chunk.death_count;
     return ok_status();
+}
+
+// A stream's bytes as ModeChoice::estimate sees them: the smaller of its raw and delta coding's
+// order-0 residual bytes (estimate_modes), plus its header.
+double estimated_stream_bytes(int channels, std::span<const std::int32_t> values) {
+    if (values.empty()) return 0;
+    const ModeEstimate m = estimate_modes(static_cast<std::uint8_t>(channels), values);
+    return std::min(m.raw_bytes, m.delta_bytes) + kStreamHeaderSize;
+}
+
+// What the delta between `ref` and `cur` (rows: match_rows of the two) would take, estimated
+// from its streams before the codec: every stream it writes (the updates', the births' attribute
+// streams and SH bands, the deaths' ids), each estimated_stream_bytes. The same refusals as
+// encode_delta's differences. No codec runs: a pass over the updated rows and a sample of each
+// stream (estimate_modes).
+Result<double> estimate_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
+                              const DeltaRows& rows, std::size_t step,
+                              std::vector<std::int32_t>& values, ChunkBins& births) {
+    double bytes = 0;
+    FOURDGS_TRY(update_streams(ctx, ref, cur, rows, step, values,
+                               [&](std::uint8_t, int w, std::span<const std::int32_t> v) {
+                                   bytes += estimated_stream_bytes(w, v);
+                                   return ok_status();
+                               }));
+    if (!rows.born.empty()) {
+        gather_rows(cur, rows.born, births);
+        encoding::for_each_column(births, [&](std::uint8_t id, const std::vector<std::int32_t>& col,
+                                              int w) {
+            const bool present = !optional_column(id) ||
+                                 (id == attr::source_group   ? births.has_source_group
+                                  : id == attr::source_index ? births.has_source_index
+                                                             : births.has_object_id);
+            if (present) bytes += estimated_stream_bytes(w, col);
+        });
+        for (int band = 1; band <= births.sh_bands; ++band) {
+            values.assign(births.sh[band - 1].begin(), births.sh[band - 1].end());
+            bytes += estimated_stream_bytes(3 * sh_band_width(band), values);
+        }
+    }
+    values.resize(rows.died.size());
+    for (std::size_t k = 0; k < rows.died.size(); ++k) values[k] = ref.gaussian_id[rows.died[k]];
+    bytes += estimated_stream_bytes(1, values);
+    return bytes;
 }
 
 bool same_bins(const ChunkBins& a, const ChunkBins& b, std::string& what) {
@@ -447,76 +538,6 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
 
 // ---- the writer, a pass at a time ----------------------------------------------------------
 
-// A state chunk encoded and verified, waiting for the front of the file to be written: a delta's
-// reference and keyframe offsets (in its record and its index fields) count from the first chunk
-// until the front's length is known. They are fixed-width, so no length depends on them.
-struct HeldChunk {
-    encoding::EncodedRecords records;  // bytes empty while they wait in the spill file
-    std::uint64_t length = 0;          // records.bytes' length
-    double t0 = 0, t1 = 0;
-    std::uint32_t count = 0;
-    KeyframeIndexFields index;
-};
-
-// The held chunks: their bytes in memory up to KeyframeWriterOptions::held_bytes, then in an
-// anonymous temporary file (std::tmpfile, removed when closed), written and read back in order,
-// so that memory does not grow with the number of steps. Where no temporary file can be made
-// the bytes stay in memory: the same file, only more memory.
-class HeldChunks {
-public:
-    explicit HeldChunks(std::uint64_t budget) : budget_(budget) {}
-    HeldChunks(const HeldChunks&) = delete;
-    HeldChunks& operator=(const HeldChunks&) = delete;
-    ~HeldChunks() {
-        if (spill_) std::fclose(spill_);
-    }
-
-    Status hold(HeldChunk&& h) {
-        h.length = h.records.bytes.size();
-        if (in_memory_ + h.length > budget_ && !spill_failed_) {
-            if (!spill_ && !(spill_ = std::tmpfile())) spill_failed_ = true;
-            if (spill_) {
-                if (std::fwrite(h.records.bytes.data(), 1, h.length, spill_) != h.length)
-                    return spill_error("write");
-                h.records.bytes = std::vector<std::uint8_t>();  // `= {}` would keep the capacity
-            }
-        }
-        if (!h.records.bytes.empty()) in_memory_ += h.length;
-        chunks_.push_back(std::move(h));
-        return ok_status();
-    }
-
-    std::size_t size() const { return chunks_.size(); }
-
-    // Chunk i, in order from 0, its bytes back in memory; the previous one's released.
-    Result<HeldChunk*> take(std::size_t i) {
-        if (i > 0) chunks_[i - 1].records = {};
-        HeldChunk& h = chunks_[i];
-        if (h.records.bytes.size() == h.length) return &h;
-        if (!rewound_) {
-            if (std::fflush(spill_) != 0 || std::fseek(spill_, 0, SEEK_SET) != 0)
-                return spill_error("rewind");
-            rewound_ = true;
-        }
-        h.records.bytes.resize(static_cast<std::size_t>(h.length));
-        if (std::fread(h.records.bytes.data(), 1, h.length, spill_) != h.length)
-            return spill_error("read");
-        return &h;
-    }
-
-private:
-    static Error spill_error(const char* what) {
-        return make_error(ErrorKind::io, refusal::kIoError,
-                          std::string("cannot ") + what +
-                              " the temporary file that holds the encoded chunks");
-    }
-
-    std::uint64_t budget_, in_memory_ = 0;
-    std::vector<HeldChunk> chunks_;
-    std::FILE* spill_ = nullptr;
-    bool spill_failed_ = false, rewound_ = false;
-};
-
 // What write_keyframe_delta carries from one pass to the next. Each member function is one pass
 // or one step of it; write() takes them in order, and that order is the order of the refusals.
 class KeyframeDeltaWriter {
@@ -584,6 +605,8 @@ private:
     std::vector<std::uint32_t> window_of_;  // the current step's gaussians' windows
     encoding::ChunkBuffers buffers_, other_buffers_;
     Encoded enc_, other_;
+    DeltaRows rows_, other_rows_;  // each candidate's matched rows
+    ChunkBins births_;             // estimate_delta's scratch
 };
 
 Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
@@ -811,12 +834,14 @@ Status KeyframeDeltaWriter::encode_state(std::size_t s, std::uint64_t offset, Co
     return ok_status();
 }
 
-// Delta s into enc_ on the reference the schedule fixed, or, where it is decided on cost, on
-// both: keyframe-referenced when its records (chunk and band records) are strictly smaller,
-// chained on a tie. The choice is exact per delta, since a chained delta references the previous
-// state whatever reference that state's own delta took. Either candidate alone is a valid file:
-// one that is refused (a bin difference outside i32) leaves the other; both refused, the chained
-// one's refusal stands.
+// Delta s into enc_ on the reference the schedule fixed, or, where it is decided on cost, on the
+// smaller: both candidates encoded, keyframe-referenced when its records (chunk and band records)
+// are strictly smaller, chained on a tie. With reference_choice estimate, the candidates are
+// first estimated (estimate_delta) and only one is encoded where its estimate is below
+// (1 - kReferenceEstimateMargin) x the other's; both, as above, where the two are closer. The
+// choice is per delta, since a chained delta references the previous state whatever reference
+// that state's own delta took. Either candidate alone is a valid file: one that is refused (a
+// bin difference outside i32) leaves the other; both refused, the chained one's refusal stands.
 Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, DeltaChunk& head) {
     auto set_reference = [&](bool keyed) -> Status {
         head.delta_mode = keyed ? kDeltaModeKeyframe : kDeltaModeChained;
@@ -833,19 +858,41 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
     if (choose_[s] && !is_key_[s - 1]) {
         FOURDGS_TRY(set_reference(true));
         const DeltaChunk keyed_head = head;
-        Status chained = set_reference(false), keyed;
+        Status chained = set_reference(false);
+        match_rows(prev_, cur_, rows_);
+        match_rows(keyframe_state_, cur_, other_rows_);
+        // Which candidates are encoded: both, unless the estimate tells them apart.
+        bool try_chained = chained.ok(), try_keyed = true;
+        if (options_.reference_choice == ModeChoice::estimate && try_chained) {
+            auto by_chain = estimate_delta(ctx_, prev_, cur_, rows_, s, buffers_.values, births_);
+            auto by_key = estimate_delta(ctx_, keyframe_state_, cur_, other_rows_, s,
+                                         buffers_.values, births_);
+            if (!by_chain.ok()) chained = std::move(by_chain).error();
+            if (!by_key.ok() && !chained.ok()) return chained;
+            const double m = 1 - kReferenceEstimateMargin;
+            try_keyed = by_key.ok() && !(chained.ok() && *by_chain < m * *by_key);
+            try_chained = chained.ok() && !(by_key.ok() && *by_key < m * *by_chain);
+        }
+        // A candidate left out counts as refused: the other is encoded, and a refusal of it
+        // stands.
+        const bool chained_left_out = chained.ok() && !try_chained;
+        const Status left_out = bad_option("the other reference was estimated smaller");
+        Status keyed = try_keyed ? ok_status() : left_out;
+        if (chained_left_out) chained = left_out;
         // The two candidates share nothing but the states they read: on two threads when the
         // options allow, the same bytes either way.
         auto encode_keyed = [&] {
-            keyed = encode_delta(ctx_, keyframe_state_, cur_, keyed_head, s, other_buffers_,
-                                 other_);
+            keyed = encode_delta(ctx_, keyframe_state_, cur_, other_rows_, keyed_head, s,
+                                 other_buffers_, other_);
         };
         std::optional<std::thread> beside;
-        if (worker_threads(options_.base.threads) > 1) beside.emplace(encode_keyed);
-        else encode_keyed();
-        if (chained.ok()) chained = encode_delta(ctx_, prev_, cur_, head, s, buffers_, enc_);
+        if (try_keyed && try_chained && worker_threads(options_.base.threads) > 1)
+            beside.emplace(encode_keyed);
+        else if (try_keyed)
+            encode_keyed();
+        if (try_chained) chained = encode_delta(ctx_, prev_, cur_, rows_, head, s, buffers_, enc_);
         if (beside) beside->join();
-        if (!chained.ok() && !keyed.ok()) return chained;
+        if (!chained.ok() && !keyed.ok()) return chained_left_out ? keyed : chained;
         kf_ref_[s] = !chained.ok() ||
                      (keyed.ok() && other_.records.bytes.size() < enc_.records.bytes.size());
         if (kf_ref_[s]) {
@@ -854,8 +901,9 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
         }
     } else {
         FOURDGS_TRY(set_reference(kf_ref_[s]));
-        FOURDGS_TRY(encode_delta(ctx_, kf_ref_[s] ? keyframe_state_ : prev_, cur_, head, s,
-                                 buffers_, enc_));
+        const ChunkBins& ref = kf_ref_[s] ? keyframe_state_ : prev_;
+        match_rows(ref, cur_, rows_);
+        FOURDGS_TRY(encode_delta(ctx_, ref, cur_, rows_, head, s, buffers_, enc_));
     }
     depth_[s] = head.depth;
     max_depth_ = std::max(max_depth_, depth_[s]);

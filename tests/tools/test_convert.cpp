@@ -605,3 +605,118 @@ TEST_CASE("tracked keyframe-delta read a frame at a time holds as much for 120 f
                         4 * frame_bytes);
     CHECK(peak[1] < 40 * frame_bytes);
 }
+
+TEST_CASE("keyframe-delta: a reference chosen by estimate keeps every bound, is deterministic, "
+          "and is within 2 % of the reference chosen by encoding both") {
+    // Motion that comes back (the first 4 frames looped, and played forward and back), where some
+    // deltas are smaller against the keyframe, and steady motion, where none is; rigid parts and
+    // a deforming share; a keyframe every 8 frames.
+    test::RigidSceneShape shape;
+    shape.static_share = 0.4, shape.part_a_share = 0.25, shape.part_b_share = 0.25;
+    const test::RigidScene scene(1500, kFps, 41, shape);
+    std::vector<PlyCloud> steady, looped, pingpong;
+    for (std::size_t f = 0; f < 20; ++f) {
+        steady.push_back(scene.frame(f));
+        looped.push_back(scene.frame(f % 4));
+        const std::size_t back_and_forth[] = {0, 1, 2, 3, 2, 1};
+        pingpong.push_back(scene.frame(back_and_forth[f % 6]));
+    }
+    std::uint32_t keyed_by_estimate = 0;
+    for (const auto* frames : {&steady, &looped, &pingpong})
+        for (bool rigid : {false, true}) {
+            INFO("sequence " << (frames == &steady ? "steady" : frames == &looped ? "looped"
+                                                                                : "ping-pong")
+                             << " rigid parts " << rigid);
+            ConvertOptions o;
+            o.fps = kFps;
+            o.shape = ConvertShape::keyframe_delta;
+            o.keyframe_every = 8;
+            o.rigid_parts = rigid;
+            o.rigid_min_members = 32;
+            o.never_larger_than_per_frame = false;
+            o.error_frames = frames->size();
+            ConvertReport exact, estimated, again, streamed;
+            MemorySink exact_sink, sink, again_sink;
+            o.reference_choice = ModeChoice::compress_both;
+            REQUIRE(convert_frames(*frames, o, exact_sink, &exact).ok());
+            o.reference_choice.reset();  // the default at effort default: by estimate
+            REQUIRE(convert_frames(*frames, o, sink, &estimated).ok());
+            INFO("estimated " << estimated.output_bytes << " B, " << estimated.keyframe_referenced
+                              << " keyframe-referenced; exact " << exact.output_bytes << " B, "
+                              << exact.keyframe_referenced);
+            CHECK(double(estimated.output_bytes) <= 1.02 * double(exact.output_bytes));
+            keyed_by_estimate += estimated.keyframe_referenced;
+            for (const AttributeError& e : estimated.error) {
+                const double bound = e.name == "pos"         ? estimated.tolerance.pos
+                                     : e.name == "scale_rel" ? estimated.tolerance.scale_rel
+                                     : e.name == "rot"       ? estimated.tolerance.rot
+                                     : e.name == "rgb"       ? estimated.tolerance.rgb
+                                     : e.name == "alpha"     ? estimated.tolerance.alpha
+                                                             : -1;
+                if (bound < 0) continue;
+                INFO(e.name << " max " << e.max << " bound " << bound);
+                CHECK(e.max <= bound * (1 + 1e-6));
+            }
+            REQUIRE(convert_frames(*frames, o, again_sink, &again).ok());
+            CHECK(again_sink.bytes() == sink.bytes());
+            CHECK(convert_streamed(*frames, o, streamed) == sink.bytes());
+            check_same_report(streamed, estimated);
+        }
+    CHECK(keyed_by_estimate > 0);  // the estimate does take the keyframe where motion comes back
+}
+
+TEST_CASE("never larger than per frame: counting the per-frame encoding only until it passes the "
+          "file chooses the same file, and says the count stopped") {
+    ConvertOptions o;
+    o.fps = 10;
+    o.shape = ConvertShape::keyframe_delta;
+    o.error_frames = 0;
+    const test::RigidScene scene(1200, o.fps, 43);
+    std::vector<PlyCloud> frames;
+    for (std::size_t f = 0; f < 12; ++f) frames.push_back(scene.frame(f));
+    for (ConvertShape shape : {ConvertShape::keyframe_delta, ConvertShape::adaptive}) {
+        INFO(to_string(shape));
+        o.shape = shape;
+        o.per_frame_whole = true;
+        MemorySink whole_sink, sink;
+        ConvertReport whole, counted;
+        REQUIRE(convert_frames(frames, o, whole_sink, &whole).ok());
+        o.per_frame_whole = false;
+        REQUIRE(convert_frames(frames, o, sink, &counted).ok());
+        CHECK(sink.bytes() == whole_sink.bytes());
+        CHECK_FALSE(whole.per_frame_partial);
+        CHECK(counted.shape == shape);
+        CHECK(counted.per_frame_partial);
+        // What was counted is past the file and short of the whole count.
+        CHECK(counted.per_frame_bytes > counted.output_bytes);
+        CHECK(counted.per_frame_bytes < whole.per_frame_bytes);
+        if (shape == ConvertShape::keyframe_delta) {
+            ConvertReport streamed;
+            CHECK(convert_streamed(frames, o, streamed) == sink.bytes());
+            check_same_report(streamed, counted);
+            CHECK(streamed.per_frame_partial);
+        }
+    }
+    // Where the per-frame encoding is the smaller, it is counted whole and written, as before.
+    o.shape = ConvertShape::keyframe_delta;
+    o.keyframe_every = 1;
+    std::vector<PlyCloud> jumping = test::tracked_sequence(3, 30, 0, o.fps, 9);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (PlyCloud& f : jumping) {
+        for (float& v : f.position) v = u(rng);
+        for (float& v : f.rotation) v = u(rng);
+    }
+    MemorySink whole_sink, sink;
+    ConvertReport whole, counted, streamed;
+    o.per_frame_whole = true;
+    REQUIRE(convert_frames(jumping, o, whole_sink, &whole).ok());
+    o.per_frame_whole = false;
+    REQUIRE(convert_frames(jumping, o, sink, &counted).ok());
+    CHECK(counted.shape == ConvertShape::per_frame);
+    CHECK_FALSE(counted.per_frame_partial);
+    CHECK(counted.per_frame_bytes == whole.per_frame_bytes);
+    CHECK(sink.bytes() == whole_sink.bytes());
+    CHECK(convert_streamed(jumping, o, streamed) == sink.bytes());
+    check_same_report(streamed, counted);
+}

@@ -31,12 +31,16 @@
 // frame still reconstructs within B. Static gaussians and the rest (other) stay as they are.
 //
 // Never larger. A tracked shape without a plan is also encoded per frame, and the smaller of the
-// two is written (ConvertReport::shape says which).
+// two is written (ConvertReport::shape says which). The per-frame encoding is counted whole
+// (per_frame_whole), or only until it passes the tracked file's size, which settles the choice
+// (ConvertReport::per_frame_partial); either way the same file is written.
 //
 // Ids. keyframe-delta ids (no plan) follow the Morton order of frame 0's positions, so a chunk's
 // rows and an update group's ids run through space: neighbours are adjacent, id deltas small.
 // Each delta references the GOP keyframe or the previous frame, whichever encodes smaller
-// (cheaper_reference; ties chained).
+// (cheaper_reference; ties chained): at effort max both are encoded and the smaller kept; at fast
+// and default the smaller is estimated first and only it is encoded unless the two estimates are
+// within kReferenceEstimateMargin (ConvertOptions::reference_choice).
 //
 // Error budget. The tolerance B (ConvertOptions::tolerance, else the preset's,
 // preset_tolerance) is what every frame time reconstructs within, per attribute. The grid is the
@@ -139,6 +143,9 @@ struct ConvertOptions {
     // keyframe_delta: each delta references whichever of the GOP keyframe and the previous frame
     // makes it smaller (KeyframeWriterOptions::cheaper_reference); false: every delta chained.
     bool cheaper_reference = true;
+    // How cheaper_reference finds the smaller (KeyframeWriterOptions::reference_choice); unset:
+    // by estimate, except at effort max, which encodes both references and keeps the smaller.
+    std::optional<ModeChoice> reference_choice;
     // A grid plan: its grid, clock, shape, tolerance, SH depths, keyframe_every and segments
     // replace fps, shape, tolerance, the preset, the writer's SH depths and keyframe_every above.
     std::optional<GridPlan> plan;
@@ -163,6 +170,10 @@ struct ConvertOptions {
     std::size_t rigid_min_members = 64;  // a smaller rigid group stays with the temporal model
     // Tracked shapes without a plan: also encode per frame and write that when it is smaller.
     bool never_larger_than_per_frame = true;
+    // never_larger_than_per_frame: count the per-frame encoding to its end, for the report's
+    // per_frame_bytes. false: count it only until it passes the tracked file's size, which is all
+    // the choice needs (usually a few frames' worth: ConvertReport::per_frame_partial).
+    bool per_frame_whole = true;
     // Also encode each part (static, every rigid part, other) alone, for the report's bytes.
     bool part_bytes = false;
     // Measure the file against its input (ConvertReport::error) at this many frames spread evenly
@@ -189,6 +200,9 @@ struct ConvertReport {
     // What was written: the shape asked for, or per_frame when that encoding was smaller.
     ConvertShape shape = ConvertShape::per_frame;
     std::uint64_t per_frame_bytes = 0;  // the per-frame encoding compared against (0: none)
+    // per_frame_bytes is only what was counted before the per-frame encoding passed the file
+    // written (ConvertOptions::per_frame_whole false): that encoding is larger than both.
+    bool per_frame_partial = false;
     // Tracked shapes: what the sequence holds, per frame (rigid.hpp). `bytes` are each part's
     // encoding alone (ConvertOptions::part_bytes; 0 otherwise): the parts share the file's records
     // and chunks, so they sum to about, not exactly, output_bytes.
