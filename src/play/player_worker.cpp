@@ -56,13 +56,20 @@ void Player::Impl::note_state_chains() {
 // Played forward, the states after the look-ahead are steps the worker makes in a few
 // milliseconds each, except a state composed whole (the next keyframe, a keyframe-referenced
 // delta), which takes compose_guess seconds. When one begins before the clock would have moved
-// that long (and half again, at the rate) from `from`, a look-ahead of a few states starts it
-// too late and every frame while it composes is late: the worker prepares it now, with the steps
-// that lead to it (each holds only the rows it changed). Backward every state is composed whole,
-// so the look-ahead alone stays.
+// kComposeMargin times that long (at the rate) from `from`, a look-ahead of a few states starts
+// it too late and every frame while it composes is late: the worker prepares it now, with the
+// steps that lead to it (each holds only the rows it changed). Backward every state is composed
+// whole, so the look-ahead alone stays.
+//
+// The margin is wide because one compose is not like the last: at a million gaussians on two
+// shared cores composes took 94 to 172 ms within one run (the mean is the guess), and with a
+// margin of 1.5 two runs in ten were late at the first keyframe. Starting earlier costs only the
+// steps held meanwhile, each the rows it changed.
+constexpr double kComposeMargin = 3.0;
+
 void Player::Impl::reach_next_compose(std::vector<std::size_t>& out, double from) const {
     if (head_dir < 0 || out.empty() || compose_guess <= 0) return;
-    const double horizon = compose_guess * 1.5 * std::max(std::abs(clock.rate()), 1.0);
+    const double horizon = compose_guess * kComposeMargin * std::max(std::abs(clock.rate()), 1.0);
     auto distance = [&](std::size_t s) {  // scene time from `from` to segment s, playing on
         const double d = segment(s).t0 - from;
         return d >= 0 ? d : d + duration;
