@@ -14,8 +14,9 @@
 // grows the bytes a batch gathers while a call takes less than kBatchRoundTrips round trips (up
 // to half the budget: a batch's first instant waits for the whole call), so the round trips
 // cost a small share of the link's time; and it plans at least as many instants ahead as cover
-// 2 x kBatchRoundTrips round trips (more than `horizon` over a slow link). Until a call has taken measurable time (a local source, whose prefetch does
-// nothing), and after a seek, a batch is one instant: the nearest instant first. An aim(t) inside the current window (playback going on)
+// 2 x kBatchRoundTrips round trips (more than `horizon` over a slow link). Until a call has taken
+// measurable time (a local source, whose prefetch does nothing), and after a seek, a batch is
+// one instant: the nearest instant first. An aim(t) inside the current window (playback going on)
 // keeps what was fetched; an aim elsewhere (a seek) cancels the batch in flight and starts a new
 // window from t.
 //
