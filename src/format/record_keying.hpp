@@ -127,9 +127,13 @@ Error duplicate_in_chunk(std::uint8_t opcode, std::uint64_t key, std::uint64_t o
 
 namespace detail::keying {
 
+// A walk of the rows rather than find_record_kind: GCC's sanitizers (the ASan build) cannot fold
+// the comparison of the pointer it returns in a constant expression.
 constexpr bool keyed_in_chunk(std::uint8_t opcode) {
-    const RecordKind* k = find_record_kind(opcode);
-    return k && k->keying == RecordKeying::by_key_in_chunk && !k->duplicate.empty();
+    for (const RecordKind& k : kRecordKinds)
+        if (k.opcode == opcode)
+            return k.keying == RecordKeying::by_key_in_chunk && !k.duplicate.empty();
+    return false;
 }
 
 }  // namespace detail::keying
