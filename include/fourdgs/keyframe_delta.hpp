@@ -187,10 +187,10 @@ private:
     int wanted_bands() const;
     // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
     // a delta applies to it; ws.composed_level is the reference's level before and the record's
-    // after); `record` receives what the record says of itself, and `updated` (optional) a
+    // after); `record` receives what the record says of itself, and `sink` (optional) a
     // delta's updated rows as they compose.
     Status compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws, StateInfo& record,
-                         detail::ComposedRowsSink* updated) const;
+                         detail::ComposedRowsSink* sink) const;
     void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
                         StateInfo& info) const;
     // Fetches and composes plan(t)'s chain into ws.population (ws.composed only when the

@@ -96,7 +96,7 @@ Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const
 
 Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws,
                                           StateInfo& record,
-                                          detail::ComposedRowsSink* updated) const {
+                                          detail::ComposedRowsSink* sink) const {
     const SceneInfo& sc = scene();
     const ChunkIndex& e = timeline_.entries()[c];
     const KeyframeIndexFields& k = *e.keyframe;
@@ -128,7 +128,7 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
         const DeltaChunk& d = *fetched_chunk.delta;
         FOURDGS_TRY(ws.composition->population.apply(
             ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, nullptr,
-            updated));
+            sink));
         ws.composed_level = d.level;
         describe_delta(d, ws.composition->delta, record);
     }
