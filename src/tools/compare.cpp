@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <span>
 #include <string>
 
 namespace fourdgs {
@@ -179,6 +180,59 @@ std::array<double, 4> unit(const float* q) {
     return u;
 }
 
+// Mutual nearest neighbours among the gaussians not yet matched (`matched` over A, the taken ones
+// of both indexes), in rounds over what is left, into `pairs`: a gaussian whose partner is
+// missing from the other cloud stays unmatched rather than taking another's; duplicates (equal
+// positions) pair up one a round.
+void pair_nearest(const PlyCloud& a, const PlyCloud& b, PositionIndex& in_a, PositionIndex& in_b,
+                  std::vector<bool>& matched, std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+    for (int round = 0; round < 8; ++round) {
+        std::size_t made = 0;
+        for (std::size_t i = 0; i < a.count; ++i) {
+            if (matched[i]) continue;
+            const std::size_t j = in_b.nearest(&a.position[i * 3]);
+            if (j == b.count || in_a.nearest(&b.position[j * 3]) != i) continue;
+            pairs.push_back({i, j});
+            matched[i] = true;
+            in_b.take(j);
+            in_a.take(i);
+            ++made;
+        }
+        if (made == 0) break;
+    }
+}
+
+// The caller's pairs (CompareOptions::partner), the gaussians left without one paired by
+// position among themselves.
+Status given_pairs(const PlyCloud& a, const PlyCloud& b, std::span<const std::uint32_t> partner,
+                   std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+    if (partner.size() != b.count)
+        return size_mismatch("given pairs need one entry for each of B's " +
+                             std::to_string(b.count) + " gaussians; " +
+                             std::to_string(partner.size()) + " given");
+    std::vector<bool> matched(a.count, false);
+    for (std::size_t j = 0; j < b.count; ++j) {
+        const std::uint32_t i = partner[j];
+        if (i == kNoPartner) continue;
+        if (i >= a.count || matched[i])
+            return size_mismatch("gaussian " + std::to_string(j) + " of B is given partner " +
+                                 std::to_string(i) + " of A, which " +
+                                 (i >= a.count ? "A does not hold" : "another already has"));
+        matched[i] = true;
+        pairs.push_back({i, j});
+    }
+    if (pairs.size() < a.count && pairs.size() < b.count) {
+        PositionIndex in_a(a), in_b(b);
+        for (const auto& [i, j] : pairs) {
+            in_a.take(i);
+            in_b.take(j);
+        }
+        pair_nearest(a, b, in_a, in_b, matched, pairs);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    return ok_status();
+}
+
 }  // namespace
 
 std::string_view to_string(CompareMatch match) {
@@ -186,6 +240,7 @@ std::string_view to_string(CompareMatch match) {
         case CompareMatch::automatic: return "auto";
         case CompareMatch::order: return "order";
         case CompareMatch::position: return "position";
+        case CompareMatch::given: return "given";
     }
     return "unknown";
 }
@@ -202,64 +257,82 @@ const AttributeError* CompareReport::find(std::string_view name) const {
     return nullptr;
 }
 
-Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
-                                     const CompareOptions& options) {
+namespace {
+
+// Both clouds hold gaussians, in columns that hold them.
+Status check_clouds(const PlyCloud& a, const PlyCloud& b) {
     FOURDGS_TRY(check_columns(a, "A"));
     FOURDGS_TRY(check_columns(b, "B"));
     if (a.count == 0 || b.count == 0)
         return make_error(ErrorKind::invalid_argument, refusal::kNoFrames,
                           std::string("cloud ") + (a.count == 0 ? "A" : "B") +
                               " holds no gaussians; there is nothing to compare");
+    return ok_status();
+}
+
+// The errors of B's gaussians against A's over `pairs` (index in A, index in B), matched as
+// `match` says.
+CompareReport measure_pairs(const PlyCloud& a, const PlyCloud& b, CompareMatch match,
+                            const std::vector<std::pair<std::size_t, std::size_t>>& pairs);
+
+}  // namespace
+
+Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
+                                     std::span<const std::uint32_t> partner) {
+    FOURDGS_TRY(check_clouds(a, b));
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    pairs.reserve(std::min(a.count, b.count));
+    FOURDGS_TRY(given_pairs(a, b, partner, pairs));
+    return measure_pairs(a, b, CompareMatch::given, pairs);
+}
+
+Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
+                                     const CompareOptions& options) {
+    FOURDGS_TRY(check_clouds(a, b));
     if (options.match == CompareMatch::order && a.count != b.count)
         return size_mismatch("matching by order needs as many gaussians in both clouds; A holds " +
                              std::to_string(a.count) + ", B " + std::to_string(b.count));
+    // The pairs (index in A, index in B).
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    pairs.reserve(std::min(a.count, b.count));
+    CompareMatch match = CompareMatch::position;
+    {
+        PositionIndex index(b);
+        bool by_order = options.match == CompareMatch::order;
+        if (options.match == CompareMatch::automatic && a.count == b.count) {
+            by_order = true;
+            const double reach2 = index.cell() * index.cell();
+            for (std::size_t i = 0; i < a.count && by_order; ++i) {
+                double d2 = 0;
+                for (int c = 0; c < 3; ++c) {
+                    const double d = double(b.position[i * 3 + c]) - a.position[i * 3 + c];
+                    d2 += d * d;
+                }
+                by_order = d2 <= reach2;
+            }
+        }
+        match = by_order ? CompareMatch::order : CompareMatch::position;
+        if (by_order) {
+            for (std::size_t i = 0; i < a.count; ++i) pairs.push_back({i, i});
+        } else {
+            PositionIndex in_a(a);
+            std::vector<bool> matched(a.count, false);
+            pair_nearest(a, b, in_a, index, matched, pairs);
+            std::sort(pairs.begin(), pairs.end());
+        }
+    }
+    return measure_pairs(a, b, match, pairs);
+}
+
+namespace {
+
+CompareReport measure_pairs(const PlyCloud& a, const PlyCloud& b, CompareMatch match,
+                            const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
     CompareReport rep;
     rep.a_count = a.count;
     rep.b_count = b.count;
     rep.sh_degree = std::min(a.sh_degree, b.sh_degree);
-
-    // The pairs (index in A, index in B).
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    PositionIndex index(b);
-    bool by_order = options.match == CompareMatch::order;
-    if (options.match == CompareMatch::automatic && a.count == b.count) {
-        by_order = true;
-        const double reach2 = index.cell() * index.cell();
-        for (std::size_t i = 0; i < a.count && by_order; ++i) {
-            double d2 = 0;
-            for (int c = 0; c < 3; ++c) {
-                const double d = double(b.position[i * 3 + c]) - a.position[i * 3 + c];
-                d2 += d * d;
-            }
-            by_order = d2 <= reach2;
-        }
-    }
-    rep.match = by_order ? CompareMatch::order : CompareMatch::position;
-    pairs.reserve(std::min(a.count, b.count));
-    if (by_order) {
-        for (std::size_t i = 0; i < a.count; ++i) pairs.push_back({i, i});
-    } else {
-        // Mutual nearest neighbours, in rounds over what is left: a gaussian whose partner is
-        // missing from the other cloud stays unmatched rather than taking another's; duplicates
-        // (equal positions) pair up one a round.
-        PositionIndex in_a(a);
-        std::vector<bool> matched(a.count, false);
-        for (int round = 0; round < 8; ++round) {
-            std::size_t made = 0;
-            for (std::size_t i = 0; i < a.count; ++i) {
-                if (matched[i]) continue;
-                const std::size_t j = index.nearest(&a.position[i * 3]);
-                if (j == b.count || in_a.nearest(&b.position[j * 3]) != i) continue;
-                pairs.push_back({i, j});
-                matched[i] = true;
-                index.take(j);
-                in_a.take(i);
-                ++made;
-            }
-            if (made == 0) break;
-        }
-        std::sort(pairs.begin(), pairs.end());
-    }
+    rep.match = match;
     rep.matched = pairs.size();
 
     Samples pos{"pos"}, scale{"scale_rel"}, rot{"rot"}, deg{"rot_deg"}, rgb{"rgb"}, alpha{"alpha"},
@@ -306,5 +379,7 @@ Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
     for (int band = 0; band < rep.sh_degree; ++band) rep.attributes.push_back(bands[band]->summary());
     return rep;
 }
+
+}  // namespace
 
 }  // namespace fourdgs

@@ -708,68 +708,6 @@ Result<std::vector<std::string>> list_ply_frames(std::span<const std::string> in
 
 namespace {
 
-// The input frame as the writer takes it: colour and opacity clamped to [0, 1], SH to [-4, 4].
-PlyCloud as_written(const PlyCloud& f) {
-    PlyCloud c = f;
-    for (float& v : c.color) v = std::clamp(v, 0.0f, 1.0f);
-    for (float& v : c.sh) v = std::clamp(v, -4.0f, 4.0f);
-    return c;
-}
-
-}  // namespace
-
-namespace convert_parts {
-
-// ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
-Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
-                     const Resolved& r, ByteSource& file, ConvertReport& rep) {
-    rep.error_frames.clear();
-    rep.error.clear();
-    const std::size_t want = std::min(o.error_frames, n);
-    if (want == 0) return ok_status();
-    struct Sum {
-        double max = 0, sum_sq = 0, p99 = 0;
-        std::uint64_t samples = 0;
-    };
-    std::vector<std::pair<std::string, Sum>> sums;
-    for (std::size_t s = 0; s < want; ++s) {
-        const std::size_t k = want == 1 ? 0 : s * (n - 1) / (want - 1);
-        if (!rep.error_frames.empty() && rep.error_frames.back() == r.first + k) continue;
-        rep.error_frames.push_back(r.first + k);
-        // The frame's start, or the f32 a reader holds its window's start as when that is later.
-        const double t = r.time_of(r.first + k);
-        FOURDGS_ASSIGN(const PlyCloud got,
-                       extract_state(file, std::max(t, double(static_cast<float>(t)))));
-        FOURDGS_ASSIGN(const PlyCloud input, frame_at(k));
-        FOURDGS_ASSIGN(const CompareReport c,
-                       compare_clouds(as_written(input), got, {CompareMatch::position}));
-        for (const AttributeError& e : c.attributes) {
-            auto it = std::find_if(sums.begin(), sums.end(),
-                                   [&](const auto& x) { return x.first == e.name; });
-            if (it == sums.end()) it = sums.insert(sums.end(), {e.name, Sum{}});
-            Sum& sum = it->second;
-            sum.max = std::max(sum.max, e.max);
-            sum.p99 = std::max(sum.p99, e.p99);
-            sum.sum_sq += e.rms * e.rms * static_cast<double>(e.samples);
-            sum.samples += e.samples;
-        }
-    }
-    for (const auto& [name, sum] : sums) {
-        AttributeError e;
-        e.name = name;
-        e.samples = sum.samples;
-        e.max = sum.max;
-        e.p99 = sum.p99;
-        e.rms = sum.samples ? std::sqrt(sum.sum_sq / static_cast<double>(sum.samples)) : 0;
-        rep.error.push_back(e);
-    }
-    return ok_status();
-}
-
-}  // namespace convert_parts
-
-namespace {
-
 // Writes `file` to the sink, measuring it first when asked.
 Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, const Resolved& r,
                    MemorySink& file, ByteSink& sink, ConvertReport& rep) {
@@ -963,22 +901,9 @@ Status convert_frame_source(const FrameSource& source, const std::string& output
 
 Status evaluate_scene_at(ByteSource& source, double t, const ExtractOptions& options,
                          SceneInfo& scene_out, Frame& frame) {
-    OpenSceneOptions so;
-    so.reader.decode.max_sh_degree = std::clamp(options.max_sh_degree, 0, 3);
-    FOURDGS_ASSIGN(SceneReader reader, open_scene(source, so));
-    const SceneInfo& scene = reader.scene();
-    if (!std::isfinite(t) || t < 0 || !(t < scene.header.duration_sec))
-        return bad(refusal::kTimeOutOfRange, "time " + std::to_string(t) + " s is outside [0, " +
-                                            std::to_string(scene.header.duration_sec) + ")");
-    GaussianBlock block;
-    SceneWorkspace ws;
-    FOURDGS_TRY(reader.state_at(t, block, ws));
-    EvaluateOptions eo;
-    eo.with_sh = true;
-    eo.max_sh_degree = so.reader.decode.max_sh_degree;
-    if (options.object_tracks) eo.tracks = scene.object_tracks;
-    evaluate(block, t, scene.header.cutoff, frame, eo);
-    scene_out = scene;
+    FOURDGS_ASSIGN(SceneAt scene, SceneAt::open(source, options));
+    FOURDGS_TRY(scene.at(t, frame));
+    scene_out = scene.scene();
     return ok_status();
 }
 

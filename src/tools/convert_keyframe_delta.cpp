@@ -81,7 +81,7 @@ Status plan_ids(std::span<const PlyCloud> frames, const Resolved& r,
 }
 
 // Gaussian g's rank in the Morton order of frame `f`'s positions (ties by index): ids that run
-// through space, so neighbours that move together are adjacent in an update group.
+// through space (tracked_ids).
 std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
     const auto box = frames_aabb(std::span<const PlyCloud>(&f, 1));
     const double side = std::max(largest_side(box), 1e-30);
@@ -145,6 +145,8 @@ void report_written(const KeyframeWriteReport& kr, const Resolved& r, ConvertRep
 
 }  // namespace
 
+std::vector<std::uint32_t> tracked_ids(const PlyCloud& first) { return morton_ranks(first); }
+
 Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,
                                        const ConvertOptions& o, Resolved& r, ByteSink& sink,
                                        ConvertReport& rep) {
@@ -172,7 +174,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     }
     FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, box, r.duration, 0, 0,
                                             r.objects != nullptr));
-    const std::vector<std::uint32_t> ids = morton_ranks(first);
+    const std::vector<std::uint32_t> ids = tracked_ids(first);
     const std::vector<float> sigma(first.count, kInf);
     KeyframeStepSource steps;
     for (std::uint64_t k = 0; k < in.frames; ++k) steps.t0.push_back(r.time_of(k));
@@ -213,7 +215,7 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     if (r.plan) {
         FOURDGS_TRY(plan_ids(frames, r, ids, distinct));
     } else {
-        ids.assign(1, morton_ranks(frames.front()));
+        ids.assign(1, tracked_ids(frames.front()));
     }
     const std::vector<float> sigma(n, kInf);
     std::vector<std::vector<float>> colors(frames.size());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,9 +74,29 @@ RigidOptions part_search_options(const std::array<double, 6>& aabb, const Conver
 void report_parts(const RigidParts& parts, ConvertReport& rep);
 // Frame k of the frames converted.
 using FrameAt = std::function<Result<PlyCloud>(std::size_t k)>;
-// ConvertReport::error: `file` decoded at options.error_frames of the `n` frames and compared.
+// ConvertReport::error (convert_verify.cpp): `file` decoded at options.error_frames of the `n`
+// frames and compared, a keyframe-delta file's gaussians each with its own input gaussian (by
+// the id tracked_ids gave it), the others' by position.
 Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
                      const Resolved& r, ByteSource& file, ConvertReport& rep);
+// A scene opened once and evaluated at one time after another (evaluate_scene_at, measure_error).
+class SceneAt {
+public:
+    static Result<SceneAt> open(ByteSource& source, const ExtractOptions& options);
+    SceneAt(SceneAt&&) noexcept;
+    SceneAt& operator=(SceneAt&&) noexcept;
+    ~SceneAt();
+    const SceneInfo& scene() const;
+    // The visible state at t (time-out-of-range outside [0, duration)) into `frame`; block()
+    // then holds the decoded state it was evaluated from (Frame::source indexes it).
+    Status at(double t, Frame& frame);
+    const GaussianBlock& block() const;
+
+private:
+    SceneAt() = default;
+    struct Opened;
+    std::unique_ptr<Opened> opened_;
+};
 // Every frame holds as many gaussians as frame 0, at its SH degree (frames-not-tracked).
 Status check_tracked(std::span<const PlyCloud> frames);
 // Reports progress: `done` of `total` frames.
@@ -90,6 +111,10 @@ Status write_columns(const GaussianColumns& cols, SceneHeader header, const Reso
                      ByteSink& sink, ConvertReport& rep);
 
 // The tracked shapes (convert.hpp): keyframe-delta (§11) and adaptive temporal sampling (§12).
+// The ids a keyframe-delta conversion without a plan gives the gaussians of the sequence whose
+// frame 0 is `first`: each one's rank in the Morton order of frame 0's positions (ties by index),
+// so neighbours that move together are adjacent in an update group.
+std::vector<std::uint32_t> tracked_ids(const PlyCloud& first);
 Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOptions& o,
                               Resolved& r, ByteSink& sink, ConvertReport& rep);
 Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,

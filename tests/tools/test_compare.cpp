@@ -7,6 +7,7 @@
 #include <numbers>
 #include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "fourdgs/tools/compare.hpp"
@@ -153,4 +154,59 @@ TEST_CASE("compare: refusals name what cannot be compared") {
     CHECK(parse_compare_match("position") == CompareMatch::position);
     CHECK(parse_compare_match("auto") == CompareMatch::automatic);
     CHECK_FALSE(parse_compare_match("nearest").has_value());
+}
+
+TEST_CASE("compare: given pairs measure each gaussian against its own partner, the rest by position") {
+    // B is A shuffled, each moved by 1e-4 along x; gaussian 0's copy is moved onto gaussian 1 of
+    // A instead. Given the shuffle, gaussian 0 is measured against itself (its full move), where
+    // matching by position pairs it with gaussian 1 (no move, another's colour).
+    const PlyCloud a = cloud(300, 1, 7);
+    std::vector<std::uint32_t> order(a.count);
+    std::iota(order.begin(), order.end(), 0u);
+    std::shuffle(order.begin(), order.end(), std::mt19937(8));
+    PlyCloud b;
+    b.count = a.count;
+    b.sh_degree = a.sh_degree;
+    const int per = a.sh_per_gaussian();
+    for (std::uint32_t i : order) {
+        for (int k = 0; k < 3; ++k)
+            b.position.push_back(i == 0 ? a.position[3 + k] : a.position[i * 3 + k] + (k == 0 ? 1e-4f : 0));
+        for (int k = 0; k < 3; ++k) b.normal.push_back(0), b.scale.push_back(a.scale[i * 3 + k]);
+        for (int k = 0; k < 4; ++k) b.rotation.push_back(a.rotation[i * 4 + k]);
+        for (int k = 0; k < 4; ++k) b.color.push_back(a.color[i * 4 + k]);
+        for (int k = 0; k < per; ++k) b.sh.push_back(a.sh[i * per + k]);
+    }
+    double moved = 0;  // gaussian 0's true error: the distance to gaussian 1, on the largest axis
+    for (int k = 0; k < 3; ++k) moved = std::max(moved, double(std::fabs(a.position[3 + k] - a.position[k])));
+    auto r = compare_clouds(a, b, std::span<const std::uint32_t>(order));
+    REQUIRE(r.ok());
+    CHECK(r->match == CompareMatch::given);
+    CHECK(r->matched == a.count);
+    CHECK(get(*r, "pos").max == Approx(std::max(moved, 1e-4)).epsilon(1e-3));
+    CHECK(get(*r, "rgb").max == 0);
+    CHECK(get(*r, "sh").max == 0);
+    auto nearest = compare_clouds(a, b, {CompareMatch::position});
+    REQUIRE(nearest.ok());
+    CHECK(get(*nearest, "rgb").max > 0);  // a neighbour's colour: the pairs crossed
+
+    // Partners left out (kNoPartner) are matched by position among what is left.
+    std::vector<std::uint32_t> some = order;
+    for (std::size_t j = 0; j < some.size(); j += 3)
+        if (some[j] > 1) some[j] = kNoPartner;
+    auto mixed = compare_clouds(a, b, std::span<const std::uint32_t>(some));
+    REQUIRE(mixed.ok());
+    CHECK(mixed->matched == a.count);
+    CHECK(get(*mixed, "rgb").max == 0);  // the shuffled ones found their own by position
+
+    // One partner a gaussian of B, each of A at most once and within A.
+    CHECK(compare_clouds(a, b, std::span<const std::uint32_t>(order).first(10)).error().refusal ==
+          "input-size-mismatch");
+    std::vector<std::uint32_t> twice = order;
+    twice[1] = twice[0];
+    CHECK(compare_clouds(a, b, std::span<const std::uint32_t>(twice)).error().refusal == "input-size-mismatch");
+    std::vector<std::uint32_t> past = order;
+    past[2] = static_cast<std::uint32_t>(a.count);
+    CHECK(compare_clouds(a, b, std::span<const std::uint32_t>(past)).error().refusal == "input-size-mismatch");
+    CHECK(to_string(CompareMatch::given) == "given");
+    CHECK_FALSE(parse_compare_match("given").has_value());  // its pairs come from code
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fourdgs/keyframe_writer.hpp"
+#include "fourdgs/tools/compare.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/rigid.hpp"
 #include "fourdgs/indexed_reader.hpp"
@@ -719,4 +720,62 @@ TEST_CASE("never larger than per frame: counting the per-frame encoding only unt
     CHECK(sink.bytes() == whole_sink.bytes());
     CHECK(convert_streamed(jumping, o, streamed) == sink.bytes());
     check_same_report(streamed, counted);
+}
+
+TEST_CASE("keyframe-delta: the measured error pairs each decoded gaussian with its own input "
+          "gaussian (by its id), not the nearest") {
+    // Gaussians on a line 0.01 apart in frame 0, so their ids (Morton ranks of frame 0) are
+    // their indices and a decoded state, sorted by id, lists them in input order; later they
+    // wander up to 0.03 and cross their neighbours, each with its own colour.
+    const std::size_t n = 200, frames_n = 6;
+    std::mt19937 rng(41);
+    std::uniform_real_distribution<float> u(0.1f, 0.9f);
+    PlyCloud base;
+    base.count = n;
+    for (std::size_t i = 0; i < n; ++i) {
+        base.position.insert(base.position.end(), {0.01f * float(i), 0, 0});
+        base.normal.insert(base.normal.end(), {0, 0, 0});
+        base.scale.insert(base.scale.end(), {0.02f, 0.02f, 0.02f});
+        base.rotation.insert(base.rotation.end(), {0, 0, 0, 1});
+        base.color.insert(base.color.end(), {u(rng), u(rng), u(rng), 0.9f});
+    }
+    std::vector<PlyCloud> frames(frames_n, base);
+    for (std::size_t k = 1; k < frames_n; ++k)
+        for (std::size_t i = 0; i < n; ++i)
+            frames[k].position[i * 3] += 0.03f * std::sin(1.7f * float(i) + float(k));
+    ConvertOptions o;
+    o.fps = kFps;
+    o.shape = ConvertShape::keyframe_delta;
+    o.keyframe_every = 4;
+    o.never_larger_than_per_frame = false;
+    o.error_frames = frames_n;
+    MemorySink sink;
+    ConvertReport rep;
+    REQUIRE(convert_frames(frames, o, sink, &rep).ok());
+    MemorySource src(sink.bytes());
+    double by_order = 0, by_position = 0;  // the largest colour error over the frames
+    for (std::size_t k = 0; k < frames_n; ++k) {
+        auto got = extract_state(src, double(k) / kFps);
+        REQUIRE(got.ok());
+        REQUIRE(got->count == n);
+        PlyCloud input = frames[k];
+        for (float& v : input.color) v = std::clamp(v, 0.0f, 1.0f);
+        auto own = compare_clouds(input, *got, {CompareMatch::order});
+        auto nearest = compare_clouds(input, *got, {CompareMatch::position});
+        REQUIRE(own.ok());
+        REQUIRE(nearest.ok());
+        by_order = std::max(by_order, own->find("rgb")->max);
+        by_position = std::max(by_position, nearest->find("rgb")->max);
+    }
+    const AttributeError* rgb = nullptr;
+    for (const AttributeError& e : rep.error)
+        if (e.name == "rgb") rgb = &e;
+    REQUIRE(rgb != nullptr);
+    CHECK(rgb->max == by_order);
+    CHECK(rgb->max <= rep.tolerance.rgb * (1 + 1e-6));
+    CHECK(by_position > rep.tolerance.rgb);  // nearest pairing crossed pairs: another's colour
+    // Read a frame at a time: the same pairs, the same figures.
+    ConvertReport streamed;
+    CHECK(convert_streamed(frames, o, streamed) == sink.bytes());
+    check_same_report(streamed, rep);
 }

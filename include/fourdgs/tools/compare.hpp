@@ -17,8 +17,11 @@
 // Samples are per component (pos, scale_rel, rgb, sh: three a gaussian, or every coefficient) or
 // per gaussian (rot, rot_deg, alpha); RMS and p99 are over the samples.
 //
-// Matching: by order, gaussian i of A against gaussian i of B (the clouds must have as many); by
-// position, pairs of mutual nearest neighbours (each the other's nearest not yet matched), in
+// Matching: by order, gaussian i of A against gaussian i of B (the clouds must have as many);
+// given, the pairs the caller knows (the overload with `partner`: a converter knows which input
+// gaussian each decoded one is, so each is measured against its own input, never a neighbour's),
+// those it leaves without a partner then matched by position among themselves; by position,
+// pairs of mutual nearest neighbours (each the other's nearest not yet matched), in
 // rounds over what is left until a round makes none — so a gaussian whose partner is missing
 // from the other cloud stays unmatched rather than taking another's, and duplicates pair up one a
 // round (searched in a grid of about one gaussian a cell, within 8 cells); automatic: by order
@@ -30,6 +33,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,14 +45,15 @@
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
-enum class CompareMatch : std::uint8_t { automatic, order, position };
+enum class CompareMatch : std::uint8_t { automatic, order, position, given };
 
-// "auto", "order", "position" → CompareMatch; anything else → nullopt. And back.
+// "auto", "order", "position" → CompareMatch; anything else (given among them: its pairs come
+// from code, not a name) → nullopt. And back ("given" too).
 std::optional<CompareMatch> parse_compare_match(std::string_view name);
 std::string_view to_string(CompareMatch match);
 
 struct CompareOptions {
-    CompareMatch match = CompareMatch::automatic;
+    CompareMatch match = CompareMatch::automatic;  // automatic, order or position
 };
 
 // One attribute's error over the matched pairs.
@@ -74,6 +79,17 @@ struct CompareReport {
 // cloud's columns do not hold its count; no-frames (invalid-argument) when either cloud is empty.
 Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
                                      const CompareOptions& options = {});
+
+// No partner, in compare_clouds' `partner`.
+inline constexpr std::uint32_t kNoPartner = 0xFFFFFFFFu;
+
+// The same with the pairs given (CompareMatch::given): `partner` holds one entry per gaussian of
+// B, the index of its gaussian in A or kNoPartner (those matched by position among the gaussians
+// of both clouds left without a partner); each index of A at most once. The refusals above, and
+// input-size-mismatch when `partner` is not one entry a gaussian of B or names a gaussian of A
+// twice or past its count.
+Result<CompareReport> compare_clouds(const PlyCloud& a, const PlyCloud& b,
+                                     std::span<const std::uint32_t> partner);
 
 }  // namespace fourdgs
 FOURDGS_PUBLIC_END
