@@ -187,10 +187,11 @@ private:
     int wanted_bands() const;
     // Fetches, checks and composes index entry `c` onto ws.population (a keyframe replaces it,
     // a delta applies to it; ws.composed_level is the reference's level before and the record's
-    // after); `record` receives what the record says of itself, and `sink` (optional) a
-    // delta's updated rows as they compose.
+    // after); `record` receives what the record says of itself, `sink` (optional) a delta's
+    // updated rows as they compose, and `updated` (optional) their population slots.
     Status compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws, StateInfo& record,
-                         detail::ComposedRowsSink* sink) const;
+                         detail::ComposedRowsSink* sink,
+                         std::vector<std::uint32_t>* updated = nullptr) const;
     void describe_state(std::size_t c, const KeyframeDeltaWorkspace& ws, const StateInfo& record,
                         StateInfo& info) const;
     // Fetches and composes plan(t)'s chain into ws.population (ws.composed only when the

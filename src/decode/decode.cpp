@@ -474,6 +474,85 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
     dequantize_columns(scene, bins, every, true, out, base);
 }
 
+namespace {
+
+// The §6.3 columns of n gaussians (motion, mu_t and the timing ones as asked), from their
+// sigma_t, flags and window bins: the steps come from tables per sigma bin and per window.
+// Rows that all share those bins (every row of a tracked capture, whose gaussians never fade)
+// take their steps once, and their motion and mu_t convert in loops that vectorize, with the
+// same operations as a row at a time (so the same floats).
+void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std::size_t n,
+                             bool motion, bool mu_t, bool timing, GaussianBlock& out,
+                             std::size_t base, DequantizeTables& tab) {
+    const Grid& g = scene.grid;
+    const BinSpan ss = span_of(bins.sigma_t, n);
+    const bool sigma_table = ss.size() <= n;
+    if (sigma_table) {
+        tab.sigma.resize(ss.size());
+        for (std::size_t j = 0; j < ss.size(); ++j)
+            tab.sigma[j] =
+                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
+    }
+    const double never_tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, 0, true));
+    const std::size_t windows = scene.windows.size();
+    const bool window_table = windows <= n;
+    if (window_table) {
+        tab.never_vstep.resize(windows);
+        for (std::size_t w = 0; w < windows; ++w)
+            tab.never_vstep[w] = std::ldexp(
+                g.step_motion, -velocity_class_for_sigma(g, 0, true, scene.windows[w].lo,
+                                                         scene.windows[w].hi));
+    }
+    auto steps_of = [&](std::size_t i) -> SigmaSteps {
+        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
+        if ((bins.flags[i] & kFlagNeverFades) == 0)
+            return sigma_table ? tab.sigma[static_cast<std::size_t>(
+                                     std::int64_t{bins.sigma_t[i]} - ss.lo)]
+                               : sigma_steps(g, bins.sigma_t[i]);
+        const auto& w = scene.windows[wi];
+        return {std::numeric_limits<float>::infinity(),
+                window_table ? tab.never_vstep[wi]
+                             : std::ldexp(g.step_motion,
+                                          -velocity_class_for_sigma(g, 0, true, w.lo, w.hi)),
+                never_tstep};
+    };
+    auto timing_row = [&](std::size_t i, std::size_t o, float sigma) {
+        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
+        out.sigma_t[o] = sigma;
+        out.win_lo[o] = static_cast<float>(scene.windows[wi].lo);
+        out.win_hi[o] = static_cast<float>(scene.windows[wi].hi);
+        out.flags[o] = static_cast<std::uint8_t>(bins.flags[i]);
+        out.window_index[o] = static_cast<std::uint32_t>(wi);
+    };
+    auto shared = [n](const std::vector<std::int32_t>& col) {
+        return std::all_of(col.begin(), col.begin() + static_cast<std::ptrdiff_t>(n),
+                           [v = col[0]](std::int32_t x) { return x == v; });
+    };
+    if (n > 0 && shared(bins.flags) && shared(bins.window_index) && shared(bins.sigma_t)) {
+        const SigmaSteps s = steps_of(0);
+        if (motion)
+            for (std::size_t k = 0; k < n * 3; ++k)
+                out.motion[base * 3 + k] = static_cast<float>(bins.motion[k] * s.vstep);
+        if (mu_t)
+            for (std::size_t i = 0; i < n; ++i)
+                out.mu_t[base + i] = static_cast<float>(bins.mu_t[i] * s.tstep);
+        if (timing)
+            for (std::size_t i = 0; i < n; ++i) timing_row(i, base + i, s.sigma);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t o = base + i;
+        const SigmaSteps s = steps_of(i);
+        if (motion)
+            for (int c = 0; c < 3; ++c)
+                out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * s.vstep);
+        if (mu_t) out.mu_t[o] = static_cast<float>(bins.mu_t[i] * s.tstep);
+        if (timing) timing_row(i, o, s.sigma);
+    }
+}
+
+}  // namespace
+
 void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
                         const std::array<bool, attr::kKnownCount>& which, bool with_sh,
                         GaussianBlock& out, std::size_t base) {
@@ -515,61 +594,12 @@ void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
         }
     }
 
-    // §6.3: sigma_t and the two per-gaussian steps, from tables per sigma bin and per window.
-    // Only the rows' motion, mu_t or timing columns read them.
+    // §6.3: sigma_t and the two per-gaussian steps. Only the rows' motion, mu_t or timing
+    // columns read them.
     const bool motion = which[attr::motion], mu_t = which[attr::mu_t],
                timing = which[attr::sigma_t] || which[attr::flags] || which[attr::window_index];
-    const std::size_t timed = motion || mu_t || timing ? n : 0;
-    const BinSpan ss = span_of(bins.sigma_t, timed);
-    const bool sigma_table = ss.size() <= timed;
-    if (sigma_table) {
-        tab.sigma.resize(ss.size());
-        for (std::size_t j = 0; j < ss.size(); ++j)
-            tab.sigma[j] =
-                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
-    }
-    const double never_tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, 0, true));
-    const std::size_t windows = scene.windows.size();
-    const bool window_table = windows <= n;
-    if (window_table) {
-        tab.never_vstep.resize(windows);
-        for (std::size_t w = 0; w < windows; ++w)
-            tab.never_vstep[w] = std::ldexp(
-                g.step_motion, -velocity_class_for_sigma(g, 0, true, scene.windows[w].lo,
-                                                         scene.windows[w].hi));
-    }
-    for (std::size_t i = 0; i < timed; ++i) {
-        const std::size_t o = base + i;
-        const bool never = (bins.flags[i] & kFlagNeverFades) != 0;
-        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
-        const auto& w = scene.windows[wi];
-        double vstep, tstep;
-        float sigma;
-        if (never) {
-            vstep = window_table ? tab.never_vstep[wi]
-                                 : std::ldexp(g.step_motion,
-                                              -velocity_class_for_sigma(g, 0, true, w.lo, w.hi));
-            tstep = never_tstep;
-            sigma = std::numeric_limits<float>::infinity();
-        } else {
-            const SigmaSteps s = sigma_table ? tab.sigma[static_cast<std::size_t>(
-                                                   std::int64_t{bins.sigma_t[i]} - ss.lo)]
-                                             : sigma_steps(g, bins.sigma_t[i]);
-            vstep = s.vstep;
-            tstep = s.tstep;
-            sigma = s.sigma;
-        }
-        if (motion)
-            for (int c = 0; c < 3; ++c)
-                out.motion[o * 3 + c] = static_cast<float>(bins.motion[i * 3 + c] * vstep);
-        if (mu_t) out.mu_t[o] = static_cast<float>(bins.mu_t[i] * tstep);
-        if (!timing) continue;
-        out.sigma_t[o] = sigma;
-        out.win_lo[o] = static_cast<float>(w.lo);
-        out.win_hi[o] = static_cast<float>(w.hi);
-        out.flags[o] = static_cast<std::uint8_t>(bins.flags[i]);
-        out.window_index[o] = static_cast<std::uint32_t>(wi);
-    }
+    if (motion || mu_t || timing)
+        timed_columns_from_bins(scene, bins, n, motion, mu_t, timing, out, base, tab);
     // §6.6: the same-bits view of the i32 code.
     if (which[attr::object_id])
         for (std::size_t i = 0; i < n; ++i)

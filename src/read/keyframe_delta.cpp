@@ -95,8 +95,8 @@ Result<std::vector<ByteRange>> KeyframeDeltaReader::fetch_ranges(double t) const
 }
 
 Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace& ws,
-                                          StateInfo& record,
-                                          detail::ComposedRowsSink* sink) const {
+                                          StateInfo& record, detail::ComposedRowsSink* sink,
+                                          std::vector<std::uint32_t>* updated) const {
     const SceneInfo& sc = scene();
     const ChunkIndex& e = timeline_.entries()[c];
     const KeyframeIndexFields& k = *e.keyframe;
@@ -127,7 +127,7 @@ Status KeyframeDeltaReader::compose_entry(std::size_t c, KeyframeDeltaWorkspace&
     } else {
         const DeltaChunk& d = *fetched_chunk.delta;
         FOURDGS_TRY(ws.composition->population.apply(
-            ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, nullptr,
+            ws.composition->delta, ref, options_.decode.limits.max_gaussians_per_chunk, updated,
             sink));
         ws.composed_level = d.level;
         describe_delta(d, ws.composition->delta, record);
@@ -273,11 +273,15 @@ public:
             (present[attr::source_index] && !source_index_) ||
             (present[attr::object_id] && !object_id_))
             return std::nullopt;
-        step_.rows.clear();
-        if (pop_.in_id_order())
-            step_.rows.assign(slots.begin(), slots.end());  // a slot is its row
-        else if (!ws_.composed_current || !rows_of(ws_.composed.gaussian_id, d.updates, step_.rows))
-            return std::nullopt;
+        if (pop_.in_id_order()) {
+            // A slot is its row, and apply() wrote the slots into step_.rows (step_forward asks
+            // it to), so there is nothing to copy.
+            if (slots.data() != step_.rows.data()) step_.rows.assign(slots.begin(), slots.end());
+        } else {
+            step_.rows.clear();
+            if (!ws_.composed_current || !rows_of(ws_.composed.gaussian_id, d.updates, step_.rows))
+                return std::nullopt;
+        }
         whole = false;
         // The changed columns of the changed rows only.
         step_.attributes = present;
@@ -315,7 +319,9 @@ Result<bool> KeyframeDeltaReader::step_forward(KeyframeDeltaWorkspace& ws, State
     StateInfo record;
     // The update applied in place, its rows dequantized into `step` as they compose.
     StepRows rows(scene(), ws, ws.composition->population, step);
-    FOURDGS_TRY(compose_entry(c, ws, record, &rows));
+    // In id order a slot is a row of the step: the population writes its slots there.
+    FOURDGS_TRY(compose_entry(c, ws, record, &rows,
+                              ws.composition->population.in_id_order() ? &step.rows : nullptr));
     step.whole = rows.whole;
     if (step.whole) {
         step.rows.clear();
