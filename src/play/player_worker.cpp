@@ -90,7 +90,12 @@ void Player::Impl::retarget() {
     wake.notify_one();
     if (segment_count() == 0) return;
     const double t = std::clamp(head_t, segment(0).t0, before(segment(segment_count() - 1).t1));
-    if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
+    const std::size_t s = segment_of(t);
+    // Playing forward towards the state the worker prepares ahead of it (a compose aimed where
+    // the playhead will be), the playhead still wants it: its fetch goes on.
+    const bool approaching = head_dir > 0 && clock.state() == PlaybackState::playing &&
+                             !working.empty() && s < working.front();
+    if (!approaching && std::find(working.begin(), working.end(), s) == working.end())
         abandon.store(true);
 }
 
