@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fourdgs/version.hpp"
+#include "range_cache.hpp"
 
 #if FOURDGS_HAVE_HTTP
 #include <curl/curl.h>
@@ -157,12 +158,6 @@ void once_curl_global_init(CURLcode& result) {
     result = code;
 }
 
-struct Block {
-    std::vector<std::uint8_t> bytes;
-    std::uint64_t tick = 0;  // last use, for eviction
-    bool read = false;       // served to a reader at least once (a prefetch is not yet)
-};
-
 }  // namespace
 
 struct HttpSource::Impl {
@@ -231,9 +226,7 @@ struct HttpSource::Impl {
 
     mutable std::mutex mu;  // blocks, ranges on the wire, counters, read-ahead state
     std::condition_variable landed;  // a range left the wire (cached, or failed)
-    std::map<std::uint64_t, Block> blocks;  // by offset; never overlapping
-    std::map<std::uint64_t, std::uint64_t> wire;  // ranges some batch is fetching: offset, length
-    std::uint64_t cached = 0, tick = 0;
+    RangeCache cache;  // bounded by opt.cache_bytes
     std::uint64_t next_sequential = kNone, read_ahead = 0;
     HttpStats stats;
 
@@ -262,36 +255,10 @@ struct HttpSource::Impl {
         idle_multis.push_back(m);
     }
 
-    // ---- ranges on the wire (callers hold `mu`) ----
-
-    // True when some batch is fetching a byte of [offset, offset + length).
-    bool on_wire(std::uint64_t offset, std::uint64_t length) const {
-        auto it = wire.upper_bound(offset);
-        if (it != wire.begin() && std::prev(it)->first + std::prev(it)->second > offset) return true;
-        return it != wire.end() && it->first < offset + length;
-    }
-    // `ranges` less the parts some batch is fetching already.
-    std::vector<ByteRange> off_wire(const std::vector<ByteRange>& ranges) const {
-        std::vector<ByteRange> out;
-        for (ByteRange r : ranges) {
-            auto it = wire.upper_bound(r.offset);
-            if (it != wire.begin()) --it;
-            for (; it != wire.end() && r.length > 0 && it->first < r.offset + r.length; ++it) {
-                const std::uint64_t w0 = it->first, w1 = w0 + it->second;
-                if (w1 <= r.offset) continue;
-                if (w0 > r.offset) out.push_back({r.offset, w0 - r.offset});
-                const std::uint64_t end = r.offset + r.length;
-                r.offset = std::min(w1, end);
-                r.length = end - r.offset;
-            }
-            if (r.length > 0) out.push_back(r);
-        }
-        return out;
-    }
     // Waits until nothing of [offset, offset + length) is on the wire (each batch ends within
     // its timeouts).
     void await_wire(std::unique_lock<std::mutex>& lock, std::uint64_t offset, std::uint64_t length) {
-        landed.wait(lock, [&] { return !on_wire(offset, length); });
+        landed.wait(lock, [&] { return !cache.on_wire(offset, length); });
     }
 
     Error failure(const Request& r, const char* refusal, const std::string& why) const {
@@ -300,80 +267,6 @@ struct HttpSource::Impl {
         m += why;
         return make_error(ErrorKind::io, refusal, std::move(m),
                           r.suffix || r.probe ? kNoOffset : r.offset);
-    }
-
-    // ---- cache (callers hold `mu`) ----
-
-    // The parts of [offset, offset + length) no block holds, in order.
-    std::vector<ByteRange> gaps(std::uint64_t offset, std::uint64_t length) const {
-        std::vector<ByteRange> out;
-        std::uint64_t pos = offset;
-        const std::uint64_t end = offset + length;
-        auto it = blocks.upper_bound(pos);
-        if (it != blocks.begin()) {
-            auto prev = std::prev(it);
-            if (prev->first + prev->second.bytes.size() > pos) it = prev;
-        }
-        while (pos < end) {
-            if (it == blocks.end() || it->first >= end) {
-                out.push_back({pos, end - pos});
-                break;
-            }
-            if (it->first > pos) out.push_back({pos, it->first - pos});
-            pos = std::max(pos, it->first + it->second.bytes.size());
-            ++it;
-        }
-        return out;
-    }
-
-    // Copies whatever blocks hold of [offset, offset + out.size()) into `out`.
-    void copy_cached(std::uint64_t offset, std::span<std::uint8_t> out) {
-        const std::uint64_t end = offset + out.size();
-        auto it = blocks.upper_bound(offset);
-        if (it != blocks.begin()) --it;
-        ++tick;
-        for (; it != blocks.end() && it->first < end; ++it) {
-            const std::uint64_t b0 = it->first, b1 = b0 + it->second.bytes.size();
-            const std::uint64_t lo = std::max(b0, offset), hi = std::min(b1, end);
-            if (lo >= hi) continue;
-            std::memcpy(out.data() + (lo - offset), it->second.bytes.data() + (lo - b0), hi - lo);
-            it->second.tick = tick;
-            it->second.read = true;
-        }
-    }
-
-    // Caches `bytes` (the file's bytes from `offset`), keeping only what no block holds yet.
-    void insert(std::uint64_t offset, std::vector<std::uint8_t>&& bytes) {
-        if (bytes.empty()) return;
-        const std::vector<ByteRange> missing = gaps(offset, bytes.size());
-        ++tick;
-        if (missing.size() == 1 && missing[0].offset == offset &&
-            missing[0].length == bytes.size()) {
-            cached += bytes.size();
-            blocks[offset] = Block{std::move(bytes), tick};
-            return;
-        }
-        for (const ByteRange& g : missing) {
-            const auto* p = bytes.data() + (g.offset - offset);
-            blocks[g.offset] = Block{std::vector<std::uint8_t>(p, p + g.length), tick};
-            cached += g.length;
-        }
-    }
-
-    // Blocks already read go first, least recently used first; then bytes prefetched and not
-    // yet read, newest first: a player asks for them in the order they were prefetched.
-    void evict() {
-        while (cached > opt.cache_bytes && !blocks.empty()) {
-            auto oldest = blocks.begin();
-            auto sooner = [](const Block& a, const Block& b) {
-                if (a.read != b.read) return a.read;
-                return a.read ? a.tick < b.tick : a.tick > b.tick;
-            };
-            for (auto it = blocks.begin(); it != blocks.end(); ++it)
-                if (sooner(it->second, oldest->second)) oldest = it;
-            cached -= oldest->second.bytes.size();
-            blocks.erase(oldest);
-        }
     }
 
     // ---- one response, judged as its headers end (in curl's callbacks) ----
@@ -645,7 +538,7 @@ struct HttpSource::Impl {
         give_back(multi);
         std::lock_guard lock(mu);  // what did not land leaves the wire too
         for (Request* r : requests)
-            if (r->land) wire.erase(r->offset);
+            if (r->land) cache.wire.erase(r->offset);
         landed.notify_all();
         return st;
     }
@@ -655,9 +548,9 @@ struct HttpSource::Impl {
     void land_now(Request& r) {
         if (!r.land || r.whole || outcome(r)) return;
         std::lock_guard lock(mu);
-        insert(r.offset, std::move(r.owned));
-        evict();
-        wire.erase(r.offset);
+        cache.insert(r.offset, std::move(r.owned));
+        cache.evict();
+        cache.wire.erase(r.offset);
         r.land = false;
         landed.notify_all();
     }
@@ -671,9 +564,9 @@ struct HttpSource::Impl {
             if (!r->land || r->whole || r->verdict || r->status != 206 || r->received == 0)
                 continue;
             r->owned.resize(static_cast<std::size_t>(r->received));
-            insert(r->offset, std::move(r->owned));
+            cache.insert(r->offset, std::move(r->owned));
         }
-        evict();
+        cache.evict();
     }
 
     Status run_on(CURLM* multi, std::span<Request* const> requests,
@@ -781,8 +674,8 @@ struct HttpSource::Impl {
                 std::lock_guard lock(mu);
                 whole_body = std::move(r->owned);
                 whole = true;
-                blocks.clear();
-                cached = 0;
+                cache.blocks.clear();
+                cache.cached = 0;
                 return true;
             }
         return false;
@@ -807,6 +700,7 @@ Result<std::unique_ptr<HttpSource>> HttpSource::open(std::string url, HttpOption
     auto impl = std::make_unique<Impl>();
     impl->url = std::move(url);
     impl->opt = options;
+    impl->cache.bound = options.cache_bytes;
     impl->user_agent = options.user_agent.empty() ? std::string("fourdgs/") + kVersionString
                                                   : options.user_agent;
 
@@ -843,9 +737,9 @@ Result<std::unique_ptr<HttpSource>> HttpSource::open(std::string url, HttpOption
     m.if_range = !m.etag.empty() && m.etag.rfind("W/", 0) != 0 ? m.etag : m.last_modified;
     if (!m.whole && m.size > 0) {
         std::lock_guard lock(m.mu);
-        m.insert(head.first, std::move(head.owned));
-        m.insert(tail.first, std::move(tail.owned));
-        m.evict();
+        m.cache.insert(head.first, std::move(head.owned));
+        m.cache.insert(tail.first, std::move(tail.owned));
+        m.cache.evict();
     }
     return std::unique_ptr<HttpSource>(new HttpSource(std::move(impl)));
 }
@@ -866,8 +760,8 @@ HttpStats HttpSource::stats() const {
 void HttpSource::clear_cache() {
     Impl& m = *impl_;
     std::lock_guard lock(m.mu);
-    m.blocks.clear();
-    m.cached = 0;
+    m.cache.blocks.clear();
+    m.cache.cached = 0;
     m.next_sequential = kNone;
 }
 
@@ -880,8 +774,8 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
         if (m.whole) {
             std::memcpy(dst.data(), m.whole_body.data() + offset, dst.size());
         } else {
-            if (!m.gaps(offset, n).empty()) return false;
-            m.copy_cached(offset, dst);
+            if (!m.cache.gaps(offset, n).empty()) return false;
+            m.cache.copy_cached(offset, dst);
         }
         ++m.stats.cache_hits;
         return true;
@@ -893,9 +787,9 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
         // Bytes another batch is fetching are waited for, not asked for twice.
         if (!m.whole) m.await_wire(lock, offset, n);
         if (served()) return dst.size();
-        missing = m.gaps(offset, n);
+        missing = m.cache.gaps(offset, n);
         if (direct) {
-            m.copy_cached(offset, dst);  // the gaps come straight from the network below
+            m.cache.copy_cached(offset, dst);  // the gaps come straight from the network below
         } else {
             // Read ahead past the last gap: the minimum for a random miss, doubling while the
             // misses continue one another (a front-to-back reader), never into cached bytes or
@@ -908,13 +802,13 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
             std::uint64_t end = std::max(last.offset + last.length, last.offset + m.read_ahead);
             end = std::min(end, m.size);
             const std::uint64_t need_end = last.offset + last.length;
-            auto next = m.blocks.lower_bound(need_end);
-            if (next != m.blocks.end()) end = std::min(end, std::max(next->first, need_end));
-            auto flying = m.wire.lower_bound(need_end);
-            if (flying != m.wire.end()) end = std::min(end, std::max(flying->first, need_end));
+            auto next = m.cache.blocks.lower_bound(need_end);
+            if (next != m.cache.blocks.end()) end = std::min(end, std::max(next->first, need_end));
+            auto flying = m.cache.wire.lower_bound(need_end);
+            if (flying != m.cache.wire.end()) end = std::min(end, std::max(flying->first, need_end));
             last.length = end - last.offset;
             m.next_sequential = end;
-            for (const ByteRange& g : missing) m.wire[g.offset] = g.length;
+            for (const ByteRange& g : missing) m.cache.wire[g.offset] = g.length;
         }
     }
     std::vector<Impl::Request> requests(missing.size());
@@ -932,8 +826,8 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
     std::lock_guard lock(m.mu);
     if (!direct) {  // on the wire until cached here, so that a waiting read finds them
         for (Impl::Request& r : requests) {
-            if (st.ok() && !whole) m.insert(r.offset, std::move(r.owned));
-            m.wire.erase(r.offset);
+            if (st.ok() && !whole) m.cache.insert(r.offset, std::move(r.owned));
+            m.cache.wire.erase(r.offset);
         }
         m.landed.notify_all();
     }
@@ -942,8 +836,8 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
         return dst.size();
     }
     if (!st.ok()) return st.error();
-    if (!direct) m.copy_cached(offset, dst);
-    m.evict();
+    if (!direct) m.cache.copy_cached(offset, dst);
+    m.cache.evict();
     return dst.size();
 }
 
@@ -963,7 +857,7 @@ Status HttpSource::prefetch(std::span<const ByteRange> ranges, const std::atomic
         for (const ByteRange& r : ranges) {
             if (r.offset >= m.size || r.length == 0) continue;
             const std::uint64_t len = std::min(r.length, m.size - r.offset);
-            const std::vector<ByteRange> g = m.off_wire(m.gaps(r.offset, len));
+            const std::vector<ByteRange> g = m.cache.off_wire(m.cache.gaps(r.offset, len));
             std::uint64_t want = 0;
             for (const ByteRange& x : g) want += x.length;
             if (total + want > cap) break;
@@ -980,7 +874,7 @@ Status HttpSource::prefetch(std::span<const ByteRange> ranges, const std::atomic
                 groups.push_back(g);
             }
         }
-        for (const ByteRange& g : groups) m.wire[g.offset] = g.length;
+        for (const ByteRange& g : groups) m.cache.wire[g.offset] = g.length;
     }
     if (groups.empty()) return ok_status();
     std::vector<Impl::Request> requests(groups.size());
