@@ -344,3 +344,27 @@ TEST_CASE("a planner failure is kept as the prefetcher's last error, not thrown 
     CHECK(p.last_error()->refusal == "io-error");
     CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{3000});
 }
+
+TEST_CASE("the budget follows the largest instant: an instant larger than the byte budget (a "
+          "keyframe's state) is fetched ahead, within twice its size",
+          "[prefetch][threads]") {
+    // Instants of 100 bytes each, but instant 5: 1000 bytes (a keyframe), [6000, 7000).
+    auto plan = [](double t) -> Result<std::vector<ByteRange>> {
+        if (t < 0 || t >= 100) return make_error(ErrorKind::invalid_argument, "time-out-of-range", "t");
+        const auto k = static_cast<std::uint64_t>(t);
+        return std::vector<ByteRange>{{1000 * k + 1000, k == 5 ? 1000u : 100u}};
+    };
+    std::vector<std::uint8_t> none;
+    RecordingSource src(none);
+    // A budget of 450 bytes, 30 instants ahead: instants 1-4 (400 bytes), then the keyframe,
+    // which the budget does not hold, raises it to twice its 1000 bytes: it goes, and instants
+    // 6-11 after it, up to 2000 bytes held; instant 12 would be 2100.
+    PlaybackPrefetcher p(src, plan, 100, per_second(30, 450));
+    p.aim(0);
+    p.wait_idle();
+    CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{2000, 3000, 4000, 5000, 6000, 7000,
+                                                                8000, 9000, 10000, 11000, 12000});
+    CHECK(p.stats().largest_instant == 1000);
+    CHECK(p.stats().budget_stops == 1);
+    CHECK(p.stats().bytes_requested == 2000);
+}

@@ -33,13 +33,23 @@
 // asked), source-changed, range-not-supported, unknown-size; invalid-argument for a URL curl
 // cannot parse. Nothing waits past connect + transfer timeout per attempt, plus the backoffs.
 //
-// Memory. Cached bytes are bounded by HttpOptions::cache_bytes (least recently used blocks are
-// dropped first; a prefetch larger than half the bound fetches only its first half-bound of
-// ranges, and the rest is read on demand). Reads of max_read_ahead bytes or more go straight to
-// the caller's buffer. In whole-body mode the one body (at most whole_body_limit) is the cache.
+// Memory. Cached bytes are bounded by HttpOptions::cache_bytes (blocks already read are dropped
+// first, least recently used first, then prefetched blocks not yet read, newest first; a
+// prefetch larger than half the bound fetches only its first half-bound of ranges, and the rest
+// is read on demand). Reads of max_read_ahead bytes or more go straight to the caller's buffer.
+// In whole-body mode the one body (at most whole_body_limit) is the cache. Beside the cache, the
+// bodies on their way: at most what the batches in flight asked for.
+//
+// Keeping the link full. Each batch runs on its own curl multi handle (idle ones are kept, with
+// their connections, for the next batches), so a prefetch in flight does not hold up another
+// caller's batch: the link carries one while the next one's round trip goes out. A prefetched
+// request is cached the moment it has arrived, not when its whole batch has. Ranges some batch
+// is fetching are "on the wire": a prefetch leaves them out, and a read that needs them waits
+// for them to land instead of asking twice. A cancelled prefetch keeps the bytes that arrived of
+// its answers (a range's first bytes), so a fetch asked again goes on where it stopped.
 //
 // Thread safety: read_at, prefetch, stats and clear_cache may be called from several threads at
-// once. Network batches are serialized (one curl multi handle); reads served from the cache do
+// once; each caller's batch runs on its own connections, and reads served from the cache do
 // not wait for a batch in flight.
 #pragma once
 
@@ -68,7 +78,8 @@ struct HttpOptions {
     std::uint32_t max_attempts = 4;              // per request, retries included (>= 1)
     std::uint32_t backoff_initial_ms = 50;       // before the 2nd attempt; doubles each time
     std::uint32_t backoff_max_ms = 2000;
-    std::uint32_t max_connections = 8;           // concurrent requests in one batch
+    std::uint32_t max_connections = 8;           // concurrent requests in one batch (each of
+                                                 // the batches in flight at once)
     bool verify_tls = true;                      // check the server's certificate (https)
     std::string user_agent;                      // "" = "fourdgs/<version>"
     // Private servers. `headers`: "Name: value" lines sent with every request, redirects
@@ -103,9 +114,10 @@ public:
     std::optional<std::uint64_t> size() const override;
     bool random_access() const override { return true; }
     Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) override;
-    // Fetches the ranges not already cached: adjacent or overlapping ranges coalesce into one
-    // request, the groups go out concurrently as one batch. Polls `cancel` between network
-    // events (every 20 ms at most); a cancelled batch keeps nothing of the unfinished requests.
+    // Fetches the ranges not already cached or on the wire: adjacent or overlapping ranges
+    // coalesce into one request, the groups go out concurrently as one batch, each cached as it
+    // arrives. Polls `cancel` between network events (every 20 ms at most); a cancelled batch
+    // keeps what arrived of each answer (from its range's start) and nothing else.
     Status prefetch(std::span<const ByteRange> ranges,
                     const std::atomic<bool>* cancel = nullptr) override;
 

@@ -5,8 +5,11 @@
 // t; the worker then asks the source to prefetch (ByteSource::prefetch) the ranges of the
 // instants t + step, t + 2 step, ... up to `horizon` instants ahead, nearest first, skipping
 // ranges it already fetched and the ranges of t itself (the player is reading those). It stops
-// early when the bytes fetched ahead of the playhead and not yet reached would exceed
-// `byte_budget`.
+// early when the bytes fetched ahead of the playhead and not yet reached would exceed the
+// budget: `byte_budget`, or twice the largest instant planned so far when that is more (a
+// keyframe-delta file's keyframe state, larger than the rest of its GOP: the next keyframe then
+// goes on its way as the playhead reaches the one before, a GOP ahead of the instant that needs
+// it, where a fixed budget smaller than a keyframe and its GOP would fetch it late).
 //
 // Batches. Each prefetch call costs the source at least a round trip, so the next instants'
 // ranges are sent together, as one call (a source such as HttpSource merges adjacent ranges into
@@ -23,7 +26,8 @@
 // Prefetching is a hint: a failed prefetch is kept in last_error() and otherwise ignored, since
 // the player's own reads meet (and report) the same failure. Over a local source prefetch() does
 // nothing and the prefetcher costs one idle thread. The source must be able to hold the budget:
-// HttpOptions::cache_bytes should be at least twice byte_budget.
+// HttpOptions::cache_bytes should be at least twice it (twice byte_budget, and four times the
+// largest instant: 58 MB for a 14.5 MB keyframe, under HttpOptions' default 64 MB).
 //
 // Thread safety: aim, wait_idle, stats and last_error may be called from any thread. The
 // planner (and the reader it wraps) must outlive the prefetcher and be safe to call while the
@@ -55,6 +59,7 @@ struct PrefetchOptions {
     double step_sec = 1.0 / 30.0;          // time between the instants the player shows (> 0)
     std::uint32_t horizon = 30;            // instants ahead of the playhead
     std::uint64_t byte_budget = 16 << 20;  // bytes fetched ahead and not yet reached, at most
+                                           // (or twice the largest instant: header comment)
 };
 
 struct PrefetchStats {
@@ -64,6 +69,7 @@ struct PrefetchStats {
     std::uint64_t budget_stops = 0;     // windows cut short by the byte budget
     double round_trip_sec = 0;          // the shortest prefetch call timed (0: none measurable)
     std::uint64_t batch_bytes = 0;      // the bytes a batch now gathers (0: one instant)
+    std::uint64_t largest_instant = 0;  // the most fresh bytes one instant asked for so far
 };
 
 class PlaybackPrefetcher {
@@ -102,6 +108,7 @@ private:
     void run();
     bool continues_window(double t) const;  // under mu_
     std::uint32_t horizon() const;           // under mu_: the instants planned ahead
+    std::uint64_t budget() const;            // under mu_: the bytes held ahead, at most
     // Asks the source for `batch` (whose ranges are in held_) and sizes the batches after it
     // by how long the call took.
     void send(std::vector<ByteRange>& batch, std::uint64_t bytes);

@@ -243,7 +243,7 @@ Status Player::Impl::show(double t, bool from_clock, Frame& out, PlayerFrame& in
     if (head != head_t || dir != head_dir) {
         head_t = head;
         head_dir = dir;
-        retarget();
+        retarget(from_clock);
     }
     ++stats.frames;
     Found found;

@@ -190,7 +190,8 @@ struct Player::Impl {
     // keyframe-delta, forward: `out` extended to the next state composed whole when the
     // playhead reaches it before a compose would end (under mu).
     void reach_next_compose(std::vector<std::size_t>& out, double from) const;
-    void retarget();                                    // under mu: the head moved
+    // Under mu: the head moved, by the clock (`by_clock`) or by a seek or frame_at.
+    void retarget(bool by_clock = false);
 
     // ---- the worker
     void run();

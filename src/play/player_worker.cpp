@@ -86,11 +86,17 @@ void Player::Impl::reach_next_compose(std::vector<std::size_t>& out, double from
     out.resize(kept);  // no whole compose near: steps need no more than the look-ahead
 }
 
-void Player::Impl::retarget() {
+void Player::Impl::retarget(bool by_clock) {
     wake.notify_one();
     if (segment_count() == 0) return;
     const double t = std::clamp(head_t, segment(0).t0, before(segment(segment_count() - 1).t1));
-    if (std::find(working.begin(), working.end(), segment_of(t)) == working.end())
+    const std::size_t s = segment_of(t);
+    // The clock playing forward towards the state the worker prepares ahead of it (a compose
+    // aimed where the playhead will be): the playhead still wants it, its fetch goes on. A seek
+    // or a frame_at elsewhere does not.
+    const bool approaching = by_clock && head_dir > 0 && clock.state() == PlaybackState::playing &&
+                             !working.empty() && s < working.front();
+    if (!approaching && std::find(working.begin(), working.end(), s) == working.end())
         abandon.store(true);
 }
 

@@ -122,7 +122,11 @@ void PlaybackPrefetcher::send(std::vector<ByteRange>& batch, std::uint64_t bytes
     rtt = rtt > 0 ? std::min(rtt, took) : took;
     std::uint64_t& target = stats_.batch_bytes;
     if (took < kBatchRoundTrips * rtt)
-        target = std::min(std::max(target, bytes) * 2, options_.byte_budget / 2);
+        target = std::min(std::max(target, bytes) * 2, budget() / 2);
+}
+
+std::uint64_t PlaybackPrefetcher::budget() const {
+    return std::max(options_.byte_budget, 2 * stats_.largest_instant);
 }
 
 // At least `horizon` instants; over a link, as many as cover two batches' worth of round trips
@@ -181,7 +185,11 @@ void PlaybackPrefetcher::run() {
                 lock.unlock();
                 continue;
             }
-            if (held_bytes_ + bytes > options_.byte_budget) {
+            // The budget follows the largest instant planned (a keyframe's state, larger than
+            // the rest of its GOP together): twice it, so the next keyframe goes on its way as
+            // the playhead reaches the one before, a GOP ahead of the instant that needs it.
+            stats_.largest_instant = std::max(stats_.largest_instant, bytes);
+            if (held_bytes_ + bytes > budget()) {
                 for (const ByteRange& r : fresh) held_.erase(r.offset);
                 ++stats_.budget_stops;
                 lock.unlock();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "fourdgs/version.hpp"
+#include "range_cache.hpp"
 
 #if FOURDGS_HAVE_HTTP
 #include <curl/curl.h>
@@ -156,11 +158,6 @@ void once_curl_global_init(CURLcode& result) {
     result = code;
 }
 
-struct Block {
-    std::vector<std::uint8_t> bytes;
-    std::uint64_t tick = 0;  // last use, for eviction
-};
-
 }  // namespace
 
 struct HttpSource::Impl {
@@ -171,6 +168,7 @@ struct HttpSource::Impl {
         bool suffix = false;
         bool probe = false;       // sent by open(): the size and validator are not known yet
         bool may_be_whole = false;  // a 200 (the server ignores ranges) is kept as the whole body
+        bool land = false;  // on the wire (Impl::wire): cached the moment it has arrived
         std::uint8_t* dest = nullptr;  // `length` bytes; null: the body goes to `owned`
         std::vector<std::uint8_t> owned;
 
@@ -221,17 +219,46 @@ struct HttpSource::Impl {
     std::atomic<bool> whole{false};
     std::vector<std::uint8_t> whole_body;
 
-    std::mutex net;  // one batch at a time on `multi`
-    CURLM* multi = nullptr;
+    // Multi handles, one per batch on the wire: several callers (the player's worker, a
+    // prefetcher) each run a batch at once, so the link carries one while another starts.
+    std::mutex pool_mu;
+    std::vector<CURLM*> idle_multis;
 
-    mutable std::mutex mu;  // blocks, counters, read-ahead state
-    std::map<std::uint64_t, Block> blocks;  // by offset; never overlapping
-    std::uint64_t cached = 0, tick = 0;
+    mutable std::mutex mu;  // blocks, ranges on the wire, counters, read-ahead state
+    std::condition_variable landed;  // a range left the wire (cached, or failed)
+    RangeCache cache;  // bounded by opt.cache_bytes
     std::uint64_t next_sequential = kNone, read_ahead = 0;
     HttpStats stats;
 
     ~Impl() {
-        if (multi) curl_multi_cleanup(multi);
+        for (CURLM* m : idle_multis) curl_multi_cleanup(m);
+    }
+
+    // A multi handle for one batch: an idle one (its connections kept alive), else a new one.
+    CURLM* lease() {
+        {
+            std::lock_guard lock(pool_mu);
+            if (!idle_multis.empty()) {
+                CURLM* m = idle_multis.back();
+                idle_multis.pop_back();
+                return m;
+            }
+        }
+        CURLM* m = curl_multi_init();
+        if (!m) return nullptr;
+        curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(opt.max_connections));
+        curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, static_cast<long>(opt.max_connections));
+        return m;
+    }
+    void give_back(CURLM* m) {
+        std::lock_guard lock(pool_mu);
+        idle_multis.push_back(m);
+    }
+
+    // Waits until nothing of [offset, offset + length) is on the wire (each batch ends within
+    // its timeouts).
+    void await_wire(std::unique_lock<std::mutex>& lock, std::uint64_t offset, std::uint64_t length) {
+        landed.wait(lock, [&] { return !cache.on_wire(offset, length); });
     }
 
     Error failure(const Request& r, const char* refusal, const std::string& why) const {
@@ -240,73 +267,6 @@ struct HttpSource::Impl {
         m += why;
         return make_error(ErrorKind::io, refusal, std::move(m),
                           r.suffix || r.probe ? kNoOffset : r.offset);
-    }
-
-    // ---- cache (callers hold `mu`) ----
-
-    // The parts of [offset, offset + length) no block holds, in order.
-    std::vector<ByteRange> gaps(std::uint64_t offset, std::uint64_t length) const {
-        std::vector<ByteRange> out;
-        std::uint64_t pos = offset;
-        const std::uint64_t end = offset + length;
-        auto it = blocks.upper_bound(pos);
-        if (it != blocks.begin()) {
-            auto prev = std::prev(it);
-            if (prev->first + prev->second.bytes.size() > pos) it = prev;
-        }
-        while (pos < end) {
-            if (it == blocks.end() || it->first >= end) {
-                out.push_back({pos, end - pos});
-                break;
-            }
-            if (it->first > pos) out.push_back({pos, it->first - pos});
-            pos = std::max(pos, it->first + it->second.bytes.size());
-            ++it;
-        }
-        return out;
-    }
-
-    // Copies whatever blocks hold of [offset, offset + out.size()) into `out`.
-    void copy_cached(std::uint64_t offset, std::span<std::uint8_t> out) {
-        const std::uint64_t end = offset + out.size();
-        auto it = blocks.upper_bound(offset);
-        if (it != blocks.begin()) --it;
-        ++tick;
-        for (; it != blocks.end() && it->first < end; ++it) {
-            const std::uint64_t b0 = it->first, b1 = b0 + it->second.bytes.size();
-            const std::uint64_t lo = std::max(b0, offset), hi = std::min(b1, end);
-            if (lo >= hi) continue;
-            std::memcpy(out.data() + (lo - offset), it->second.bytes.data() + (lo - b0), hi - lo);
-            it->second.tick = tick;
-        }
-    }
-
-    // Caches `bytes` (the file's bytes from `offset`), keeping only what no block holds yet.
-    void insert(std::uint64_t offset, std::vector<std::uint8_t>&& bytes) {
-        if (bytes.empty()) return;
-        const std::vector<ByteRange> missing = gaps(offset, bytes.size());
-        ++tick;
-        if (missing.size() == 1 && missing[0].offset == offset &&
-            missing[0].length == bytes.size()) {
-            cached += bytes.size();
-            blocks[offset] = Block{std::move(bytes), tick};
-            return;
-        }
-        for (const ByteRange& g : missing) {
-            const auto* p = bytes.data() + (g.offset - offset);
-            blocks[g.offset] = Block{std::vector<std::uint8_t>(p, p + g.length), tick};
-            cached += g.length;
-        }
-    }
-
-    void evict() {
-        while (cached > opt.cache_bytes && !blocks.empty()) {
-            auto oldest = blocks.begin();
-            for (auto it = blocks.begin(); it != blocks.end(); ++it)
-                if (it->second.tick < oldest->second.tick) oldest = it;
-            cached -= oldest->second.bytes.size();
-            blocks.erase(oldest);
-        }
     }
 
     // ---- one response, judged as its headers end (in curl's callbacks) ----
@@ -568,10 +528,49 @@ struct HttpSource::Impl {
 
     // Runs every request to completion as concurrent transfers, retrying what may be retried.
     // Each request's final failure is left in its `error`; the first is returned. With `cancel`
-    // set (read between network events) the batch stops and *cancelled is set. Callers hold
-    // `net`.
+    // set (read between network events) the batch stops and *cancelled is set. Requests marked
+    // `land` must be on the wire; they leave it when the batch ends, landed or not.
     Status run(std::span<Request* const> requests, const std::atomic<bool>* cancel = nullptr,
                bool* cancelled = nullptr) {
+        CURLM* multi = lease();
+        if (!multi) return make_error(ErrorKind::io, "http-connection", "curl_multi_init failed");
+        const Status st = run_on(multi, requests, cancel, cancelled);
+        give_back(multi);
+        std::lock_guard lock(mu);  // what did not land leaves the wire too
+        for (Request* r : requests)
+            if (r->land) cache.wire.erase(r->offset);
+        landed.notify_all();
+        return st;
+    }
+
+    // A request that has arrived whole is cached now, not when its batch ends, so the reads
+    // that wait for it go on while the rest of the batch is still on the way.
+    void land_now(Request& r) {
+        if (!r.land || r.whole || outcome(r)) return;
+        std::lock_guard lock(mu);
+        cache.insert(r.offset, std::move(r.owned));
+        cache.evict();
+        cache.wire.erase(r.offset);
+        r.land = false;
+        landed.notify_all();
+    }
+
+    // A cancelled batch keeps the bytes that arrived of its range answers (a body's first
+    // `received` bytes are the file's from the range's start): a fetch the playhead abandoned
+    // and asks again goes on where it stopped, so a player that is behind still catches up.
+    void keep_arrived(std::span<Request* const> requests) {
+        std::lock_guard lock(mu);
+        for (Request* r : requests) {
+            if (!r->land || r->whole || r->verdict || r->status != 206 || r->received == 0)
+                continue;
+            r->owned.resize(static_cast<std::size_t>(r->received));
+            cache.insert(r->offset, std::move(r->owned));
+        }
+        cache.evict();
+    }
+
+    Status run_on(CURLM* multi, std::span<Request* const> requests,
+                  const std::atomic<bool>* cancel, bool* cancelled) {
         std::vector<Request*> pending(requests.begin(), requests.end());
         std::optional<Error> first_error;
         auto stopped = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
@@ -617,6 +616,7 @@ struct HttpSource::Impl {
                     auto* r = static_cast<Request*>(p);
                     r->code = msg->data.result;
                     r->done = true;
+                    land_now(*r);
                 }
                 if (running == 0) break;
                 if (stopped()) {
@@ -641,6 +641,7 @@ struct HttpSource::Impl {
                 stats.bytes_fetched += received;
             }
             if (was_cancelled) {
+                keep_arrived(pending);
                 if (cancelled) *cancelled = true;
                 return ok_status();
             }
@@ -666,15 +667,15 @@ struct HttpSource::Impl {
     }
 
     // A later answer that was a whole body (the server stopped honouring ranges): the file is
-    // now held whole. Callers hold `net`.
+    // now held whole.
     bool adopt_whole(std::span<Request* const> requests) {
         for (Request* r : requests)
             if (r->whole && !r->error && r->owned.size() == size) {
                 std::lock_guard lock(mu);
                 whole_body = std::move(r->owned);
                 whole = true;
-                blocks.clear();
-                cached = 0;
+                cache.blocks.clear();
+                cache.cached = 0;
                 return true;
             }
         return false;
@@ -699,14 +700,9 @@ Result<std::unique_ptr<HttpSource>> HttpSource::open(std::string url, HttpOption
     auto impl = std::make_unique<Impl>();
     impl->url = std::move(url);
     impl->opt = options;
+    impl->cache.bound = options.cache_bytes;
     impl->user_agent = options.user_agent.empty() ? std::string("fourdgs/") + kVersionString
                                                   : options.user_agent;
-    impl->multi = curl_multi_init();
-    if (!impl->multi)
-        return make_error(ErrorKind::io, "http-connection", "curl_multi_init failed");
-    curl_multi_setopt(impl->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
-                      static_cast<long>(options.max_connections));
-    curl_multi_setopt(impl->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(options.max_connections));
 
     // One round trip: the head and the tail at once. The head may come back whole (a server
     // that ignores ranges); the tail then adds nothing.
@@ -717,8 +713,8 @@ Result<std::unique_ptr<HttpSource>> HttpSource::open(std::string url, HttpOption
     tail.suffix = true;
     Impl::Request* both[] = {&head, &tail};
     Impl& m = *impl;
-    std::lock_guard net(m.net);
-    (void)m.run(both);
+    const Status started = m.run(both);
+    if (!started.ok() && !head.error && !tail.error) return started.error();
     if (head.error) return *head.error;
     if (head.whole) {
         m.size = head.owned.size();
@@ -741,9 +737,9 @@ Result<std::unique_ptr<HttpSource>> HttpSource::open(std::string url, HttpOption
     m.if_range = !m.etag.empty() && m.etag.rfind("W/", 0) != 0 ? m.etag : m.last_modified;
     if (!m.whole && m.size > 0) {
         std::lock_guard lock(m.mu);
-        m.insert(head.first, std::move(head.owned));
-        m.insert(tail.first, std::move(tail.owned));
-        m.evict();
+        m.cache.insert(head.first, std::move(head.owned));
+        m.cache.insert(tail.first, std::move(tail.owned));
+        m.cache.evict();
     }
     return std::unique_ptr<HttpSource>(new HttpSource(std::move(impl)));
 }
@@ -763,10 +759,9 @@ HttpStats HttpSource::stats() const {
 
 void HttpSource::clear_cache() {
     Impl& m = *impl_;
-    std::lock_guard net(m.net);
     std::lock_guard lock(m.mu);
-    m.blocks.clear();
-    m.cached = 0;
+    m.cache.blocks.clear();
+    m.cache.cached = 0;
     m.next_sequential = kNone;
 }
 
@@ -779,28 +774,26 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
         if (m.whole) {
             std::memcpy(dst.data(), m.whole_body.data() + offset, dst.size());
         } else {
-            if (!m.gaps(offset, n).empty()) return false;
-            m.copy_cached(offset, dst);
+            if (!m.cache.gaps(offset, n).empty()) return false;
+            m.cache.copy_cached(offset, dst);
         }
         ++m.stats.cache_hits;
         return true;
     };
-    {
-        std::lock_guard lock(m.mu);
-        if (served()) return dst.size();
-    }
-    std::lock_guard net(m.net);
     std::vector<ByteRange> missing;
     const bool direct = n >= m.opt.max_read_ahead;
     {
-        std::lock_guard lock(m.mu);
-        if (served()) return dst.size();  // another thread fetched it meanwhile
-        missing = m.gaps(offset, n);
+        std::unique_lock lock(m.mu);
+        // Bytes another batch is fetching are waited for, not asked for twice.
+        if (!m.whole) m.await_wire(lock, offset, n);
+        if (served()) return dst.size();
+        missing = m.cache.gaps(offset, n);
         if (direct) {
-            m.copy_cached(offset, dst);  // the gaps come straight from the network below
+            m.cache.copy_cached(offset, dst);  // the gaps come straight from the network below
         } else {
             // Read ahead past the last gap: the minimum for a random miss, doubling while the
-            // misses continue one another (a front-to-back reader), never into cached bytes.
+            // misses continue one another (a front-to-back reader), never into cached bytes or
+            // bytes on the wire.
             ByteRange& last = missing.back();
             m.read_ahead = last.offset == m.next_sequential
                                ? std::min(std::max(m.read_ahead * 2, m.opt.min_read_bytes),
@@ -808,10 +801,14 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
                                : m.opt.min_read_bytes;
             std::uint64_t end = std::max(last.offset + last.length, last.offset + m.read_ahead);
             end = std::min(end, m.size);
-            auto next = m.blocks.lower_bound(last.offset + last.length);
-            if (next != m.blocks.end()) end = std::min(end, std::max(next->first, last.offset + last.length));
+            const std::uint64_t need_end = last.offset + last.length;
+            auto next = m.cache.blocks.lower_bound(need_end);
+            if (next != m.cache.blocks.end()) end = std::min(end, std::max(next->first, need_end));
+            auto flying = m.cache.wire.lower_bound(need_end);
+            if (flying != m.cache.wire.end()) end = std::min(end, std::max(flying->first, need_end));
             last.length = end - last.offset;
             m.next_sequential = end;
+            for (const ByteRange& g : missing) m.cache.wire[g.offset] = g.length;
         }
     }
     std::vector<Impl::Request> requests(missing.size());
@@ -825,84 +822,75 @@ Result<std::size_t> HttpSource::read_at(std::uint64_t offset, std::span<std::uin
         batch.push_back(&r);
     }
     const Status st = m.run(batch);
-    if (m.adopt_whole(batch)) {
-        std::lock_guard lock(m.mu);
+    const bool whole = m.adopt_whole(batch);
+    std::lock_guard lock(m.mu);
+    if (!direct) {  // on the wire until cached here, so that a waiting read finds them
+        for (Impl::Request& r : requests) {
+            if (st.ok() && !whole) m.cache.insert(r.offset, std::move(r.owned));
+            m.cache.wire.erase(r.offset);
+        }
+        m.landed.notify_all();
+    }
+    if (whole) {
         served();
         return dst.size();
     }
     if (!st.ok()) return st.error();
-    if (direct) return dst.size();
-    std::lock_guard lock(m.mu);
-    for (Impl::Request& r : requests) m.insert(r.offset, std::move(r.owned));
-    m.copy_cached(offset, dst);
-    m.evict();
+    if (!direct) m.cache.copy_cached(offset, dst);
+    m.cache.evict();
     return dst.size();
 }
 
 Status HttpSource::prefetch(std::span<const ByteRange> ranges, const std::atomic<bool>* cancel) {
     Impl& m = *impl_;
     if (m.whole || ranges.empty()) return ok_status();
-    {
-        // All cached (a playback prefetcher got there first): no need to queue behind whatever
-        // batch is in flight.
-        std::lock_guard lock(m.mu);
-        bool all = true;
-        for (const ByteRange& r : ranges)
-            if (r.offset < m.size && r.length != 0 &&
-                !m.gaps(r.offset, std::min(r.length, m.size - r.offset)).empty())
-                all = false;
-        if (all) return ok_status();
-    }
-    std::lock_guard net(m.net);
-    // The missing parts of the ranges, in the order given, up to half the cache bound (the
-    // ranges a caller needs first come first); then adjacent parts merge into one request each.
-    std::vector<ByteRange> missing;
+    // The missing parts of the ranges that no batch is fetching yet, in the order given, up to
+    // half the cache bound (the ranges a caller needs first come first); then adjacent parts
+    // merge into one request each, and go on the wire. A batch in flight does not hold this
+    // one up: each runs on its own connections, and its requests are cached as they arrive.
+    std::vector<ByteRange> groups;
     {
         std::lock_guard lock(m.mu);
         const std::uint64_t cap = m.opt.cache_bytes / 2;
         std::uint64_t total = 0;
+        std::vector<ByteRange> missing;
         for (const ByteRange& r : ranges) {
             if (r.offset >= m.size || r.length == 0) continue;
             const std::uint64_t len = std::min(r.length, m.size - r.offset);
+            const std::vector<ByteRange> g = m.cache.off_wire(m.cache.gaps(r.offset, len));
             std::uint64_t want = 0;
-            const std::vector<ByteRange> g = m.gaps(r.offset, len);
             for (const ByteRange& x : g) want += x.length;
             if (total + want > cap) break;
             total += want;
             missing.insert(missing.end(), g.begin(), g.end());
         }
-    }
-    if (missing.empty()) return ok_status();
-    std::sort(missing.begin(), missing.end(),
-              [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
-    std::vector<ByteRange> groups;
-    for (const ByteRange& g : missing) {
-        if (!groups.empty() && g.offset <= groups.back().offset + groups.back().length) {
-            ByteRange& last = groups.back();
-            last.length = std::max(last.offset + last.length, g.offset + g.length) - last.offset;
-        } else {
-            groups.push_back(g);
+        std::sort(missing.begin(), missing.end(),
+                  [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
+        for (const ByteRange& g : missing) {
+            if (!groups.empty() && g.offset <= groups.back().offset + groups.back().length) {
+                ByteRange& last = groups.back();
+                last.length = std::max(last.offset + last.length, g.offset + g.length) - last.offset;
+            } else {
+                groups.push_back(g);
+            }
         }
+        for (const ByteRange& g : groups) m.cache.wire[g.offset] = g.length;
     }
+    if (groups.empty()) return ok_status();
     std::vector<Impl::Request> requests(groups.size());
     std::vector<Impl::Request*> batch;
     for (std::size_t i = 0; i < groups.size(); ++i) {
         requests[i].offset = groups[i].offset;
         requests[i].length = groups[i].length;
         requests[i].may_be_whole = m.size <= m.opt.whole_body_limit;
+        requests[i].land = true;
         batch.push_back(&requests[i]);
     }
     bool cancelled = false;
     const Status st = m.run(batch, cancel, &cancelled);
-    if (m.adopt_whole(batch)) return ok_status();
-    if (cancelled) return ok_status();
-    if (!st.ok()) return st;
-    std::lock_guard lock(m.mu);
-    for (Impl::Request& r : requests) m.insert(r.offset, std::move(r.owned));
-    m.evict();
-    return ok_status();
+    if (m.adopt_whole(batch) || cancelled) return ok_status();
+    return st;
 }
-
 #endif  // FOURDGS_HAVE_HTTP
 
 }  // namespace fourdgs

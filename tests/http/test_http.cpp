@@ -19,7 +19,9 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fourdgs/http_source.hpp"
@@ -365,6 +367,63 @@ Seek require_gives_up(const std::string& spec, std::uint32_t attempts, const std
 
 // Four failures for drops and resets: curl itself resends a request once when a kept-alive
 // connection dies before answering, so two might never reach our retry loop.
+TEST_CASE("the cache drops bytes already read before bytes prefetched and not yet read",
+          "[seek]") {
+    const std::string url = direct(delta_name());
+    const std::uint64_t size = delta_scene().size();
+    constexpr std::uint64_t kPiece = 64 << 10;
+    REQUIRE(size > 12 * kPiece);
+    HttpOptions o;
+    o.speculative_bytes = 1;          // open() caches two bytes, unread
+    o.cache_bytes = 3 * kPiece - 1;   // three pieces do not fit: one must go
+    auto src = open_http(url, o);
+    const ByteRange ahead{4 * kPiece, kPiece}, later{8 * kPiece, kPiece};
+    std::vector<std::uint8_t> buf(kPiece);
+    REQUIRE(src->prefetch(std::span(&ahead, 1)).ok());          // prefetched, not yet read
+    REQUIRE(src->read_at(6 * kPiece, buf).ok());                 // read
+    REQUIRE(src->prefetch(std::span(&later, 1)).ok());          // over the bound
+    const std::uint64_t requests = src->stats().requests;
+    // The piece read went, not the older piece prefetched: reading that costs no request.
+    REQUIRE(src->read_at(ahead.offset, buf).ok());
+    CHECK(std::equal(buf.begin(), buf.end(), delta_scene().begin() + ahead.offset));
+    CHECK(src->stats().requests == requests);
+    REQUIRE(src->read_at(6 * kPiece, buf).ok());
+    CHECK(src->stats().requests == requests + 1);
+    CHECK(std::equal(buf.begin(), buf.end(), delta_scene().begin() + 6 * kPiece));
+}
+
+TEST_CASE("prefetches and reads from several threads at once: every byte as served, none "
+          "fetched twice", "[seek]") {
+    const std::string url = direct(delta_name());
+    const std::vector<std::uint8_t>& file = delta_scene();
+    const std::uint64_t size = file.size();
+    REQUIRE(size > (1u << 20));
+    auto src = open_http(url);  // a 64 MB cache: nothing is dropped
+    const HttpStats opened = src->stats();
+    // Four threads, each prefetching overlapping ranges then reading them back: the ranges
+    // another thread has on the wire are left out of a prefetch and waited for by a read.
+    constexpr int kThreads = 4, kRanges = 12;
+    const std::uint64_t span = (size - (128 << 10)) / kRanges;
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kThreads; ++th)
+        threads.emplace_back([&, th] {
+            for (int k = 0; k < kRanges; ++k) {
+                const int j = (k + th * 3) % kRanges;  // each thread starts elsewhere
+                const ByteRange r{(64 << 10) + j * span + th * 997, span};
+                if (!src->prefetch(std::span(&r, 1)).ok()) ++bad;
+                std::vector<std::uint8_t> got(static_cast<std::size_t>(r.length));
+                auto n = src->read_at(r.offset, got);
+                if (!n.ok() || *n != got.size() ||
+                    !std::equal(got.begin(), got.end(), file.begin() + static_cast<std::ptrdiff_t>(r.offset)))
+                    ++bad;
+            }
+        });
+    for (std::thread& t : threads) t.join();
+    CHECK(bad.load() == 0);
+    CHECK(src->stats().bytes_fetched - opened.bytes_fetched <= size);
+}
+
 TEST_CASE("dropped and reset connections are retried and the seek recovers", "[faults]") {
     require_recovers("drop=4,after=2", 1);
     require_recovers("reset=4,after=2", 1);
