@@ -10,7 +10,6 @@
 #include <limits>
 #include <deque>
 #include <map>
-#include <numeric>
 #include <system_error>
 
 #include "fourdgs/keyframe_writer.hpp"
@@ -380,63 +379,6 @@ std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
         out.push_back(view_of(frames[k], frames[0], view, k));
     return out;
 }
-
-// The bytes of gaussians `keep` encoded alone by `encode` (rigid part `part` > 0: held at frame
-// 0's position and rotation, as its object).
-Result<std::uint64_t> bytes_alone(const PlyCloud& first, const RigidParts& parts,
-                                  std::span<const std::uint32_t> keep, std::size_t part,
-                                  Resolved r, const EncodeView& encode) {
-    if (keep.empty()) return std::uint64_t{0};
-    RigidParts one;  // the part alone, its gaussians numbered as in the view
-    std::vector<std::uint32_t> held;
-    std::vector<std::uint8_t> rides;
-    if (part > 0) {
-        one.part_of.assign(keep.size(), 1);
-        one.is_static.assign(keep.size(), 0);
-        one.parts.push_back({{}, {}, {}, parts.parts[part - 1].poses});
-        for (std::size_t i = 0; i < keep.size(); ++i) {
-            rides.push_back(parts.rides[keep[i]]);
-            auto& list = rides.back() == 0 ? one.parts[0].members : one.parts[0].riders;
-            list.push_back(static_cast<std::uint32_t>(i));
-        }
-        held.assign(keep.size(), 1);
-    }
-    // The view looks a rider's held rotation up by its index in the frame: the part as found.
-    const std::span<const RigidPart> found =
-        part > 0 ? std::span<const RigidPart>(&parts.parts[part - 1], 1) : std::span<const RigidPart>();
-    const TrackedView view{keep, held, rides, found};
-    const Objects objects = objects_of(view_of(first, first, view), one, r);
-    r.objects = part > 0 ? &objects : nullptr;
-    CountingSink sink;
-    FOURDGS_TRY(encode(view, r, sink));
-    return sink.position();
-}
-
-}  // namespace
-
-namespace convert_parts {
-
-Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
-                     const EncodeView& encode, ConvertReport& rep) {
-    std::vector<std::uint32_t> still, other;
-    std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
-    for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
-        const auto id = static_cast<std::uint32_t>(g);
-        if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
-        else (parts.is_static[g] ? still : other).push_back(id);
-    }
-    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(first, parts, still, 0, r, encode));
-    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(first, parts, other, 0, r, encode));
-    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
-        FOURDGS_ASSIGN(rep.objects[j].bytes,
-                       bytes_alone(first, parts, members[j], j + 1, r, encode));
-    }
-    return ok_status();
-}
-
-}  // namespace convert_parts
-
-namespace {
 
 // ---- on a plan: block by block ----------------------------------------------------------------
 // A slice is encoded a block of frames at a time (a run of the plan's alignment), each block into
