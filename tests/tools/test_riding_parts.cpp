@@ -5,18 +5,15 @@
 // tolerance per attribute, with and without riders, and writes the same bytes twice.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <string>
 #include <vector>
 
 #include "fourdgs/io.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "fourdgs/tools/rigid.hpp"
+#include "support/convert_streamed.hpp"
 #include "support/frame_checks.hpp"
 #include "support/rigid_frames.hpp"
 #include "support/validity.hpp"
@@ -57,25 +54,6 @@ std::vector<std::uint8_t> convert_in_memory(const std::vector<PlyCloud>& frames,
     const Status st = convert_frames(frames, o, sink, &rep);
     if (!st.ok()) FAIL(st.error().describe());
     return sink.take();
-}
-
-// Read a frame at a time by convert_frame_source (the streamed keyframe-delta path).
-std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& frames,
-                                           const ConvertOptions& o, ConvertReport& rep) {
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("riding-" + std::to_string(::getpid()) + ".4dgs"))
-                                 .string();
-    FrameSource source;
-    source.frames = frames.size();
-    source.read = [&](std::uint64_t k) -> Result<PlyCloud> { return frames[k]; };
-    const Status st = convert_frame_source(source, path, o, &rep);
-    if (!st.ok()) FAIL(st.error().describe());
-    auto file = FileSource::open(path);
-    REQUIRE(file.ok());
-    std::vector<std::uint8_t> bytes(file->size().value_or(0));
-    REQUIRE(file->read_exact(0, bytes).ok());
-    std::filesystem::remove(path);
-    return bytes;
 }
 
 }  // namespace
@@ -175,9 +153,9 @@ TEST_CASE("riding parts (property): every mode the encoder may choose reconstruc
                              << (streamed ? ", streamed" : ", in memory"));
                 const ConvertOptions o = options(shape);
                 ConvertReport rep, again;
-                const auto bytes = streamed ? convert_streamed(frames, o, rep)
+                const auto bytes = streamed ? test::convert_streamed(frames, o, rep)
                                             : convert_in_memory(frames, o, rep);
-                const auto second = streamed ? convert_streamed(frames, o, again)
+                const auto second = streamed ? test::convert_streamed(frames, o, again)
                                              : convert_in_memory(frames, o, again);
                 CHECK(bytes == second);
                 REQUIRE(rep.parts_sought);
