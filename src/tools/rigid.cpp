@@ -245,11 +245,14 @@ std::optional<Quat> held_rotation(std::span<const PlyCloud> frames, std::size_t 
             hi[c] = std::max(hi[c], local[c]);
         }
     }
-    const Quat rest =
-        normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
-                    (lo[3] + hi[3]) / 2});
+    Quat rest = normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
+                            (lo[3] + hi[3]) / 2});
+    // Checked as it is stored: the f32 components the converter gives the writer, normalized.
+    for (double& c : rest) c = static_cast<float>(c);
+    const Quat stored = normalized(rest);
     for (std::size_t k = 0; k < frames.size(); ++k)
-        if (!(quat_distance(multiply(poses[k].rotation, rest), rotation_of(frames[k], g)) <= tol))
+        if (!(quat_distance(multiply(poses[k].rotation, stored), rotation_of(frames[k], g)) <=
+              tol))
             return std::nullopt;
     return rest;
 }
@@ -331,7 +334,8 @@ StillDeviation still_deviation(const PlyCloud& reference, const PlyCloud& frame,
         d.pos = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(d.pos, e);
     }
     // As rotation_follows measures it.
-    d.rot = quat_distance(multiply(still.rotation, rotation_of(reference, g)), rotation_of(frame, g));
+    d.rot = quat_distance(multiply(still.rotation, rotation_of(reference, g)),
+                          rotation_of(frame, g));
     return d;
 }
 
