@@ -10,7 +10,6 @@
 #include <limits>
 #include <deque>
 #include <map>
-#include <numeric>
 #include <system_error>
 
 #include "fourdgs/keyframe_writer.hpp"
@@ -82,13 +81,14 @@ Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolve
         const RigidPart& part = parts.parts[j];
         const auto id = static_cast<std::uint32_t>(j + 1);
         std::array<double, 3> centroid{};
-        for (std::uint32_t g : part.members)
-            for (int c = 0; c < 3; ++c) centroid[c] += first.position[g * 3 + c];
+        for (const auto* list : {&part.members, &part.riders})
+            for (std::uint32_t g : *list)
+                for (int c = 0; c < 3; ++c) centroid[c] += first.position[g * 3 + c];
         ObjectTable::Entry e;
         e.object_id = id;
         e.label = "rigid part " + std::to_string(id);
-        for (int c = 0; c < 3; ++c)
-            e.anchor[c] = static_cast<float>(centroid[c] / double(part.members.size()));
+        const double count = double(part.members.size() + part.riders.size());
+        for (int c = 0; c < 3; ++c) e.anchor[c] = static_cast<float>(centroid[c] / count);
         out.table.entries.push_back(std::move(e));
         out.tracks.push_back(track_of(id, part.poses, r));
     }
@@ -320,11 +320,22 @@ RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
 
 namespace convert_parts {
 
+// How far, in tolerances per position component, a part's pose may leave a gaussian and still
+// have it ride the part (ride_residual, rigid.hpp): splat4d's generator drifts its foreground
+// gaussians by a sine of amplitude ~N(0, 1 cm) per axis: up to ~6 cm from the pose.
+constexpr double kRideTolerances = 32;
+
 RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
                                  const Resolved& r) {
     double reach = 0;
     for (double v : aabb) reach = std::max(reach, std::fabs(v));
-    return rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members);
+    RigidOptions ro = rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members);
+    // A rider's stored state is its drift in the part's frame, its error rotated by the track
+    // (√3 per position component, 2 per quaternion component: grid_tolerance's share leaves that
+    // room), so any drift may ride; this bound keeps riding to gaussians whose drift is small
+    // beside a body's motion, where the part's frame makes their deltas smaller.
+    ro.ride_residual = kRideTolerances * r.tolerance.pos;
+    return ro;
 }
 
 void report_parts(const RigidParts& parts, ConvertReport& rep) {
@@ -334,7 +345,8 @@ void report_parts(const RigidParts& parts, ConvertReport& rep) {
     rep.objects.clear();
     for (std::size_t j = 0; j < parts.parts.size(); ++j)
         rep.objects.push_back(
-            {static_cast<std::uint32_t>(j + 1), parts.parts[j].members.size(), 0});
+            {static_cast<std::uint32_t>(j + 1),
+             parts.parts[j].members.size() + parts.parts[j].riders.size(), 0});
 }
 
 }  // namespace convert_parts
@@ -356,64 +368,17 @@ std::vector<PlyCloud> held_frames(std::span<const PlyCloud> frames,
     return out;
 }
 
-// Every part's members at their frame-0 position and rotation: the object frame.
+// Every part's gaussians in its object frame: members at their frame-0 position and rotation,
+// riders carried there by the part's pose at each frame.
 std::vector<PlyCloud> held_in_object_frames(std::span<const PlyCloud> frames,
                                             const RigidParts& parts) {
-    std::vector<const PlyCloud*> reference_of(parts.part_of.size(), nullptr);
-    for (std::size_t g = 0; g < parts.part_of.size(); ++g)
-        if (parts.part_of[g] != 0) reference_of[g] = &frames[0];
-    return held_frames(frames, reference_of);
+    const TrackedView view{{}, parts.part_of, parts.rides, parts.parts};
+    std::vector<PlyCloud> out;
+    out.reserve(frames.size());
+    for (std::size_t k = 0; k < frames.size(); ++k)
+        out.push_back(view_of(frames[k], frames[0], view, k));
+    return out;
 }
-
-// The bytes of gaussians `keep` encoded alone by `encode` (rigid part `part` > 0: held at frame
-// 0's position and rotation, as its object).
-Result<std::uint64_t> bytes_alone(const PlyCloud& first, const RigidParts& parts,
-                                  std::span<const std::uint32_t> keep, std::size_t part,
-                                  Resolved r, const EncodeView& encode) {
-    if (keep.empty()) return std::uint64_t{0};
-    RigidParts one;
-    std::vector<std::uint32_t> held;
-    if (part > 0) {
-        one.part_of.assign(keep.size(), 1);
-        one.is_static.assign(keep.size(), 0);
-        one.parts.push_back({{}, parts.parts[part - 1].poses});
-        one.parts[0].members.resize(keep.size());
-        std::iota(one.parts[0].members.begin(), one.parts[0].members.end(), 0u);
-        held.assign(keep.size(), 1);
-    }
-    const TrackedView view{keep, held};
-    const Objects objects = objects_of(view_of(first, first, view), one, r);
-    r.objects = part > 0 ? &objects : nullptr;
-    CountingSink sink;
-    FOURDGS_TRY(encode(view, r, sink));
-    return sink.position();
-}
-
-}  // namespace
-
-namespace convert_parts {
-
-Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
-                     const EncodeView& encode, ConvertReport& rep) {
-    std::vector<std::uint32_t> still, other;
-    std::vector<std::vector<std::uint32_t>> members(parts.parts.size());
-    for (std::size_t g = 0; g < parts.part_of.size(); ++g) {
-        const auto id = static_cast<std::uint32_t>(g);
-        if (parts.part_of[g] != 0) members[parts.part_of[g] - 1].push_back(id);
-        else (parts.is_static[g] ? still : other).push_back(id);
-    }
-    FOURDGS_ASSIGN(rep.static_part.bytes, bytes_alone(first, parts, still, 0, r, encode));
-    FOURDGS_ASSIGN(rep.other_part.bytes, bytes_alone(first, parts, other, 0, r, encode));
-    for (std::size_t j = 0; j < parts.parts.size(); ++j) {
-        FOURDGS_ASSIGN(rep.objects[j].bytes,
-                       bytes_alone(first, parts, members[j], j + 1, r, encode));
-    }
-    return ok_status();
-}
-
-}  // namespace convert_parts
-
-namespace {
 
 // ---- on a plan: block by block ----------------------------------------------------------------
 // A slice is encoded a block of frames at a time (a run of the plan's alignment), each block into

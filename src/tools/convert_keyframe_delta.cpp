@@ -159,8 +159,8 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     if (!whole) {
         std::vector<PlyCloud> pair(1);
         bool any = false;
-        FOURDGS_TRY(in.each([&](std::uint64_t, const PlyCloud& f) -> Status {
-            view_into(f, in.first, view, pair[0]);
+        FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
+            view_into(f, in.first, view, pair[0], k);
             const auto b = frames_aabb(pair);
             if (pair[0].count == 0) return ok_status();
             for (int c = 0; c < 3; ++c) {
@@ -186,7 +186,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
         FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(k, raw));
         if (!whole) {
-            view_into(*frame, in.first, view, viewed);
+            view_into(*frame, in.first, view, viewed, k);
             frame = &viewed;
         }
         std::uint64_t clamped = 0;  // counted once, by the caller's first pass

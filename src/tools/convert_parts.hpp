@@ -138,16 +138,22 @@ struct StreamedFrames {
 };
 
 // The frames as one encode sees them: gaussians `keep` (ascending; empty: all) of each frame, those
-// whose `held` entry (one per kept gaussian, or empty) is not 0 at frame 0's position and rotation
-// (held in their rigid part's object frame).
+// whose `held` entry (one per kept gaussian, or empty) is not 0 in the object frame of rigid part
+// parts[held - 1]: at frame 0's position and rotation, or, where their `rides` entry (one per kept
+// gaussian, or empty: none ride) is a rider's, carried there by the part's pose at frame k
+// (to_object_frame, rigid.hpp) and its rotation held at the part's rider_rotation (looked up by
+// the gaussian's index in the frame, not in the view).
 struct TrackedView {
     std::span<const std::uint32_t> keep;
     std::span<const std::uint32_t> held;
+    std::span<const std::uint8_t> rides;
+    std::span<const RigidPart> parts;
 };
-PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view);
-// The same into `out`, its storage reused.
+PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view,
+                 std::uint64_t k = 0);
+// The same into `out`, its storage reused; `frame` is frame k.
 void view_into(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view,
-               PlyCloud& out);
+               PlyCloud& out, std::uint64_t k = 0);
 // Whether the view is the whole frames as they are (view_of copies them unchanged).
 bool whole_view(const TrackedView& view);
 

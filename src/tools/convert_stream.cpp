@@ -68,7 +68,8 @@ bool whole_view(const TrackedView& v) {
            std::all_of(v.held.begin(), v.held.end(), [](std::uint32_t h) { return h == 0; });
 }
 
-void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, PlyCloud& out) {
+void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, PlyCloud& out,
+               std::uint64_t frame) {
     if (v.keep.empty()) {
         out = f;
     } else {
@@ -94,14 +95,22 @@ void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, P
     for (std::size_t i = 0; i < v.held.size(); ++i) {
         if (v.held[i] == 0) continue;
         const std::size_t g = v.keep.empty() ? i : v.keep[i];
-        std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
-        std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
+        if (v.rides.empty() || v.rides[i] == 0) {
+            std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
+            std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
+            continue;
+        }
+        const RigidPart& part = v.parts[v.held[i] - 1];
+        const auto held = rider_rotation(part, static_cast<std::uint32_t>(g));
+        std::copy(held.begin(), held.end(), out.rotation.begin() + i * 4);
+        to_object_frame(part.poses[frame], &out.position[i * 3]);
     }
 }
 
-PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v) {
+PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v,
+                 std::uint64_t k) {
     PlyCloud out;
-    view_into(f, first, v, out);
+    view_into(f, first, v, out, k);
     return out;
 }
 
@@ -161,6 +170,7 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     const std::size_t n = in.first.count;
     out.is_static.assign(n, 0);
     out.part_of.assign(n, 0);
+    out.rides.assign(n, 0);
     std::vector<std::uint32_t> moving;
     for (std::size_t g = 0; g < n; ++g) {
         if (still[g].pos <= ro.pos_residual && still[g].rot <= ro.rot_residual) {
@@ -204,11 +214,14 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     for (std::size_t i = 0; i < moving.size(); ++i) {
         out.is_static[moving[i]] = sub.is_static[i];
         out.part_of[moving[i]] = sub.part_of[i];
+        out.rides[moving[i]] = sub.rides[i];
     }
     out.static_count += sub.static_count;
     out.other_count = sub.other_count;
+    out.riding_count = sub.riding_count;
     for (RigidPart& part : sub.parts) {
         for (std::uint32_t& g : part.members) g = moving[g];
+        for (std::uint32_t& g : part.riders) g = moving[g];
         out.parts.push_back(std::move(part));
     }
     return out;
@@ -417,7 +430,8 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     else
         FOURDGS_TRY(sizes_of(in, parts, o, r, sizes));
     Status written =
-        convert_keyframe_delta_streamed(in, TrackedView{{}, held}, o, r, *tracked, rep);
+        convert_keyframe_delta_streamed(in, TrackedView{{}, held, parts.rides, parts.parts}, o, r,
+                                        *tracked, rep);
     if (side) side->join();
     FOURDGS_TRY(std::move(written));
     FOURDGS_TRY(std::move(beside_status));

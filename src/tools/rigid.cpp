@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 namespace fourdgs {
@@ -76,17 +77,21 @@ bool position_follows(const PlyCloud& reference, const PlyCloud& frame, std::siz
     return true;
 }
 
-// The same for its rotation: pose ⊗ the reference's, against the frame's, up to sign.
-bool rotation_follows(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
-                      const Pose& pose, double tol) {
-    const Quat want = rotation_of(frame, g);
-    const Quat got = multiply(pose.rotation, rotation_of(reference, g));
+// The sign-free largest component difference of two unit quaternions.
+double quat_distance(const Quat& got, const Quat& want) {
     double same = 0, flipped = 0;
     for (int c = 0; c < 4; ++c) {
         same = std::max(same, std::fabs(got[c] - want[c]));
         flipped = std::max(flipped, std::fabs(got[c] + want[c]));
     }
-    return std::min(same, flipped) <= tol;
+    return std::min(same, flipped);
+}
+
+// The same for its rotation: pose ⊗ the reference's, against the frame's, up to sign.
+bool rotation_follows(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
+                      const Pose& pose, double tol) {
+    return quat_distance(multiply(pose.rotation, rotation_of(reference, g)),
+                         rotation_of(frame, g)) <= tol;
 }
 
 bool follows_position(std::span<const PlyCloud> frames, std::size_t g,
@@ -143,6 +148,143 @@ bool spans_triangle(const PlyCloud& f, std::uint32_t a, std::uint32_t b, std::ui
     return shortest > 64 * residual * residual && norm2(x) > 0.01 * longest * longest;
 }
 
+bool follows_rotation(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
+                      double tol) {
+    for (std::size_t k = 1; k < frames.size(); ++k)
+        if (!rotation_follows(frames[0], frames[k], g, poses[k], tol)) return false;
+    return true;
+}
+
+// Least squares on the gaussians of `moving` that `poses` carry within `residual` at every frame,
+// a few times, each round trimming what leaves it; `support` ends as the last round's.
+void refit(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
+           double residual, std::vector<Pose>& poses, std::vector<std::uint32_t>& support) {
+    for (int round = 0; round < 4; ++round) {
+        support.clear();
+        for (std::uint32_t g : moving)
+            if (follows_position(frames, g, poses, residual)) support.push_back(g);
+        if (support.size() < 3) break;
+        poses = fit_poses(frames, support);
+    }
+}
+
+// Found at the riders' residual, a part whose members are mostly rigid is refitted to those
+// alone, so that the drift of a few riders does not push rigid members out of the strict
+// residual; a part of drifting gaussians keeps the fit to all of them.
+void refit_to_strict(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
+                     double residual, std::size_t support, std::vector<Pose>& poses) {
+    std::vector<Pose> strict = poses;
+    std::vector<std::uint32_t> members;
+    refit(frames, moving, residual, strict, members);
+    if (members.size() >= 3 && 2 * members.size() >= support) poses = std::move(strict);
+}
+
+// The poses with each frame's rotation the mean turn of the `support` gaussians' own rotations
+// since frame 0 (q_k ⊗ q_0^-1, each on `near`'s side of the sign) and the translation that keeps
+// their centroid: where the gaussians drift but their rotations turn exactly with the body (as a
+// tracked capture's do), this is the rotation that keeps their rotations held, which a fit to
+// the drifting positions misses by the drift's share of the body's size.
+std::vector<Pose> poses_from_rotations(std::span<const PlyCloud> frames,
+                                       std::span<const std::uint32_t> support,
+                                       std::span<const Pose> near) {
+    std::vector<Pose> poses(frames.size());
+    Vec3 c0{};
+    for (std::uint32_t g : support)
+        for (int c = 0; c < 3; ++c) c0[c] += frames[0].position[g * 3 + c];
+    const double n = static_cast<double>(support.size());
+    for (double& v : c0) v /= n;
+    for (std::size_t k = 1; k < frames.size(); ++k) {
+        Quat sum{};
+        Vec3 ck{};
+        for (std::uint32_t g : support) {
+            const Quat q0 = rotation_of(frames[0], g);
+            const Quat turn =
+                multiply(rotation_of(frames[k], g), {-q0[0], -q0[1], -q0[2], q0[3]});
+            double dot = 0;
+            for (int c = 0; c < 4; ++c) dot += turn[c] * near[k].rotation[c];
+            for (int c = 0; c < 4; ++c) sum[c] += dot < 0 ? -turn[c] : turn[c];
+            for (int c = 0; c < 3; ++c) ck[c] += frames[k].position[g * 3 + c];
+        }
+        Pose& p = poses[k];
+        p.rotation = normalized(sum);
+        if (p.rotation[3] < 0)  // one spelling of each rotation, as fit_pose
+            for (double& x : p.rotation) x = -x;
+        const Vec3 r = rotate(p.rotation, c0);
+        for (int c = 0; c < 3; ++c) p.translation[c] = ck[c] / n - r[c];
+    }
+    return poses;
+}
+
+// How many of `support` follow `poses` within `position` and rot_residual at every frame.
+std::size_t followers(std::span<const PlyCloud> frames, std::span<const std::uint32_t> support,
+                      std::span<const Pose> poses, double position, double rotation) {
+    std::size_t out = 0;
+    for (std::uint32_t g : support)
+        out += follows_position(frames, g, poses, position) &&
+               follows_rotation(frames, g, poses, rotation);
+    return out;
+}
+
+// The rotation a rider of `poses` is held at, when there is one: the midrange
+// of its rotations carried into the object frame (R_k^-1 ⊗ q_k, on frame 0's side of the sign),
+// which every frame's pose carries within `tol` of that frame's rotation. The midrange rather than
+// frame 0's: a rotation rounded to the input's grid (a .splat's u8 components) then spends one
+// rounding of the budget, not two.
+std::optional<Quat> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
+                                  std::span<const Pose> poses, double tol) {
+    const Quat q0 = rotation_of(frames[0], g);
+    Quat lo = q0, hi = q0;
+    for (std::size_t k = 1; k < frames.size(); ++k) {
+        const Quat& r = poses[k].rotation;
+        Quat local = multiply({-r[0], -r[1], -r[2], r[3]}, rotation_of(frames[k], g));
+        double dot = 0;
+        for (int c = 0; c < 4; ++c) dot += local[c] * q0[c];
+        for (int c = 0; c < 4; ++c) {
+            if (dot < 0) local[c] = -local[c];
+            lo[c] = std::min(lo[c], local[c]);
+            hi[c] = std::max(hi[c], local[c]);
+        }
+    }
+    Quat rest = normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
+                            (lo[3] + hi[3]) / 2});
+    // Checked as it is stored: the f32 components the converter gives the writer, normalized.
+    for (double& c : rest) c = static_cast<float>(c);
+    const Quat stored = normalized(rest);
+    for (std::size_t k = 0; k < frames.size(); ++k)
+        if (!(quat_distance(multiply(poses[k].rotation, stored), rotation_of(frames[k], g)) <=
+              tol))
+            return std::nullopt;
+    return rest;
+}
+
+// A part found at the riders' residual takes the poses of its gaussians' rotations
+// (poses_from_rotations) where more of its support then follows in position and rotation.
+void prefer_rotations(std::span<const PlyCloud> frames, std::span<const std::uint32_t> support,
+                      const RigidOptions& o, std::vector<Pose>& poses) {
+    if (support.size() < 3) return;
+    std::vector<Pose> turned = poses_from_rotations(frames, support, poses);
+    if (followers(frames, support, turned, o.ride_residual, o.rot_residual) >
+        followers(frames, support, poses, o.ride_residual, o.rot_residual))
+        poses = std::move(turned);
+}
+
+// A part's riders in ascending order, each rotation kept with its rider.
+void sort_riders(RigidPart& part) {
+    std::vector<std::uint32_t> order(part.riders.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return part.riders[a] < part.riders[b]; });
+    std::vector<std::uint32_t> riders;
+    std::vector<float> rotations;
+    for (std::uint32_t i : order) {
+        riders.push_back(part.riders[i]);
+        rotations.insert(rotations.end(), part.rider_rotation.begin() + i * 4,
+                         part.rider_rotation.begin() + i * 4 + 4);
+    }
+    part.riders = std::move(riders);
+    part.rider_rotation = std::move(rotations);
+}
+
 }  // namespace
 
 Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members) {
@@ -191,23 +333,16 @@ StillDeviation still_deviation(const PlyCloud& reference, const PlyCloud& frame,
         const double e = std::fabs(p[c] - frame.position[g * 3 + c]);
         d.pos = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(d.pos, e);
     }
-    const Quat want = rotation_of(frame, g);
-    const Quat got = multiply(still.rotation, rotation_of(reference, g));
-    double same = 0, flipped = 0;  // as rotation_follows measures it
-    for (int c = 0; c < 4; ++c) {
-        same = std::max(same, std::fabs(got[c] - want[c]));
-        flipped = std::max(flipped, std::fabs(got[c] + want[c]));
-    }
-    d.rot = std::min(same, flipped);
+    // As rotation_follows measures it.
+    d.rot = quat_distance(multiply(still.rotation, rotation_of(reference, g)),
+                          rotation_of(frame, g));
     return d;
 }
 
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
                    const RigidOptions& o) {
-    if (!follows_position(frames, g, poses, o.pos_residual)) return false;
-    for (std::size_t k = 1; k < frames.size(); ++k)
-        if (!rotation_follows(frames[0], frames[k], g, poses[k], o.rot_residual)) return false;
-    return true;
+    return follows_position(frames, g, poses, o.pos_residual) &&
+           follows_rotation(frames, g, poses, o.rot_residual);
 }
 
 std::vector<std::size_t> rigid_sample_frames(std::size_t frames) {
@@ -234,11 +369,15 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
             moving.push_back(static_cast<std::uint32_t>(g));
         }
     }
+    out.rides.assign(n, 0);
     if (frames.size() < 2 || !(o.pos_residual > 0) || !(o.rot_residual > 0)) {
         out.other_count = moving.size();
         return out;
     }
     morton_sort(frames[0], moving);
+    // The residual a hypothesis is scored and refitted at: the riders' where they ride.
+    const bool riding = o.ride_residual > o.pos_residual;
+    const double found = riding ? o.ride_residual : o.pos_residual;
     std::mt19937_64 rng(o.seed);  // the engine's sequence is fixed by the standard
     constexpr std::size_t kWindow = 16;  // hypothesis members: this close in Morton order
     constexpr std::size_t kScored = 4096;  // a hypothesis is scored on at most this many
@@ -265,31 +404,61 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
             std::vector<Pose> poses = fit_poses(frames, tri);
             std::size_t score = 0;
             for (std::uint32_t g : scored)
-                score += follows_position(frames, g, poses, o.pos_residual);
+                score += follows_position(frames, g, poses, found);
             if (score > best_score) best_score = score, best = std::move(poses);
         }
         if (best.empty()) break;
         // Least squares on the support, trimmed to what stays within the residuals.
-        for (int round = 0; round < 4; ++round) {
-            support.clear();
-            for (std::uint32_t g : moving)
-                if (follows_position(frames, g, best, o.pos_residual)) support.push_back(g);
-            if (support.size() < 3) break;
-            best = fit_poses(frames, support);
+        refit(frames, moving, found, best, support);
+        if (riding) {
+            refit_to_strict(frames, moving, o.pos_residual, support.size(), best);
+            prefer_rotations(frames, support, o, best);
         }
         RigidPart part;
         part.poses = best;
-        for (std::uint32_t g : moving)
-            if (follows_poses(frames, g, part.poses, o)) part.members.push_back(g);
-        if (part.members.size() < std::max<std::size_t>(o.min_members, 3)) break;
+        bool all_hold = true;  // every gaussian riding in position holds its rotation
+        for (std::uint32_t g : moving) {
+            if (follows_poses(frames, g, part.poses, o)) {
+                part.members.push_back(g);
+            } else if (riding && follows_position(frames, g, part.poses, o.ride_residual)) {
+                const std::optional<Quat> rest =
+                    held_rotation(frames, g, part.poses, o.rot_residual);
+                all_hold = all_hold && rest.has_value();
+                if (!all_hold) continue;
+                part.riders.push_back(g);
+                for (int c = 0; c < 4; ++c)
+                    part.rider_rotation.push_back(static_cast<float>((*rest)[c]));
+            }
+        }
+        if (!all_hold) part.riders.clear(), part.rider_rotation.clear();
+        if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
+            break;
         std::sort(part.members.begin(), part.members.end());
+        // riders (and their rotations) are in `moving`'s order, ascending by index: sorted below.
+        sort_riders(part);
         const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
         for (std::uint32_t g : part.members) out.part_of[g] = id;
+        for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
+        out.riding_count += part.riders.size();
         std::erase_if(moving, [&](std::uint32_t g) { return out.part_of[g] != 0; });
         out.parts.push_back(std::move(part));
     }
     out.other_count = moving.size();
     return out;
+}
+
+std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g) {
+    const auto at = std::lower_bound(part.riders.begin(), part.riders.end(), g);
+    const auto i = static_cast<std::size_t>(at - part.riders.begin());
+    return std::span<const float, 4>(part.rider_rotation.data() + i * 4, 4);
+}
+
+void to_object_frame(const Pose& pose, float* position) {
+    const Quat inverse{-pose.rotation[0], -pose.rotation[1], -pose.rotation[2], pose.rotation[3]};
+    const Vec3 local = rotate(inverse, {position[0] - pose.translation[0],
+                                        position[1] - pose.translation[1],
+                                        position[2] - pose.translation[2]});
+    for (int c = 0; c < 3; ++c) position[c] = static_cast<float>(local[c]);
 }
 
 }  // namespace fourdgs

@@ -1,6 +1,9 @@
 // tests/support/rigid_frames.hpp — a tracked frame sequence of rigid bodies, built in code, for
 // the rigid-part tests and bench_convert: a static part, two rigid parts (one spinning while it
 // translates, one turning about another axis while it drifts) and, optionally, a deforming part.
+// With `drift`, every gaussian of the two bodies also wanders on its own in its body's frame (as
+// splat4d's generator's foreground does, tests/bench/splat4d/make_d3dg_params.py): the bodies are
+// then ridden, not rigid (rigid.hpp's riders).
 #pragma once
 
 #include <array>
@@ -17,6 +20,7 @@ namespace fourdgs::test {
 struct RigidSceneShape {
     double static_share = 0.4, part_a_share = 0.3, part_b_share = 0.3;  // the rest deforms
     int sh_degree = 0;
+    double drift = 0;  // each body gaussian's own wander in its body's frame, per axis, units
 };
 
 // Gaussian i's part: 0 static, 1 and 2 the rigid parts, 3 deforming, in blocks of rounded shares.
@@ -36,7 +40,7 @@ inline int rigid_scene_part(std::size_t i, std::size_t n, const RigidSceneShape&
 class RigidScene {
 public:
     RigidScene(std::size_t n, double fps, unsigned seed, const RigidSceneShape& shape = {})
-        : fps_(fps), part_(n), phase_(n) {
+        : fps_(fps), drift_(shape.drift), part_(n), phase_(n) {
         std::mt19937 rng(seed);
         std::uniform_real_distribution<double> u(0, 1);
         base_.count = n;
@@ -88,7 +92,14 @@ public:
             if (part_[i] == 1 || part_[i] == 2) {
                 const Vec3 centre{part_[i] == 1 ? -1.0 : 1.0, 0.3, 0};
                 const Quat& r = part_[i] == 1 ? ra : rb;
-                const Vec3 rel = rotate(r, {p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]});
+                // The wander: a slow sine per axis with the gaussian's own phase, in the body.
+                const double ph = phase_[i];
+                const Vec3 own{drift_ * std::sin(2 * t + ph), drift_ * std::sin(3 * t + 2 * ph),
+                               drift_ * std::cos(2.5 * t + 3 * ph) - drift_ * std::cos(3 * ph)};
+                const Vec3 at{p[0] + own[0] - drift_ * std::sin(ph), p[1] + own[1] -
+                              drift_ * std::sin(2 * ph), p[2] + own[2]};
+                const Vec3 rel =
+                    rotate(r, {at[0] - centre[0], at[1] - centre[1], at[2] - centre[2]});
                 const Vec3 move = part_[i] == 1 ? Vec3{0, 0, 0.4 * t} : Vec3{-0.3 * t, 0.1 * t, 0};
                 for (int k = 0; k < 3; ++k) np[k] = centre[k] + rel[k] + move[k];
                 nq = multiply(r, q);
@@ -109,6 +120,7 @@ private:
     }
 
     double fps_;
+    double drift_;
     PlyCloud base_;
     std::vector<int> part_;
     std::vector<double> phase_;

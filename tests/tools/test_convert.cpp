@@ -20,6 +20,7 @@
 #include "fourdgs/tools/rigid.hpp"
 #include "fourdgs/indexed_reader.hpp"
 #include "fourdgs/io.hpp"
+#include "support/convert_streamed.hpp"
 #include "support/counting_source.hpp"
 #include "support/live_bytes.hpp"
 #include "support/ply_frames.hpp"
@@ -27,6 +28,7 @@
 #include "support/same_members.hpp"
 
 using namespace fourdgs;
+using test::convert_streamed;
 
 namespace {
 
@@ -108,50 +110,6 @@ void check_round_trip(const Converted& c, const std::vector<PlyCloud>& frames) {
     }
     CHECK(worst_pos <= tol.pos + 1e-6);
     CHECK(worst_rgb <= tol.rgb + 1e-6);
-}
-
-// The frames converted by convert_frame_source, which reads them one at a time (frame k from
-// frame_at(k)) into a file: the streamed path for tracked keyframe-delta.
-std::vector<std::uint8_t> convert_streamed(std::uint64_t frames,
-                                           const std::function<PlyCloud(std::uint64_t)>& frame_at,
-                                           const ConvertOptions& o, ConvertReport& rep,
-                                           bool read_into = true) {
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("streamed-" + std::to_string(::getpid()) + ".4dgs"))
-                                 .string();
-    FrameSource source;
-    source.frames = frames;
-    source.read = [&](std::uint64_t k) -> Result<PlyCloud> { return frame_at(k); };
-    source.concurrent_reads = true;  // frame_at is pure
-    // As the frame files are read: into the cloud of the frame before, its storage reused.
-    if (read_into)
-        source.read_into = [&](std::uint64_t k, PlyCloud& into) -> Status {
-            const PlyCloud f = frame_at(k);
-            into.count = f.count;
-            into.sh_degree = f.sh_degree;
-            into.position.assign(f.position.begin(), f.position.end());
-            into.normal.assign(f.normal.begin(), f.normal.end());
-            into.scale.assign(f.scale.begin(), f.scale.end());
-            into.rotation.assign(f.rotation.begin(), f.rotation.end());
-            into.color.assign(f.color.begin(), f.color.end());
-            into.sh.assign(f.sh.begin(), f.sh.end());
-            return ok_status();
-        };
-    const Status st = convert_frame_source(source, path, o, &rep);
-    if (!st.ok()) FAIL(st.error().describe());
-    auto file = FileSource::open(path);
-    REQUIRE(file.ok());
-    std::vector<std::uint8_t> bytes(file->size().value_or(0));
-    REQUIRE(file->read_exact(0, bytes).ok());
-    std::filesystem::remove(path);
-    return bytes;
-}
-
-std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& frames,
-                                           const ConvertOptions& o, ConvertReport& rep,
-                                           bool read_into = true) {
-    return convert_streamed(
-        frames.size(), [&](std::uint64_t k) { return frames[k]; }, o, rep, read_into);
 }
 
 // The reports of the two paths agree on everything the file and its parts decide.

@@ -29,6 +29,9 @@
 // (grid_tolerance's rigid_parts), and a gaussian joins a part only when its fit residual at every
 // frame is within what is left after the rotated quantization error (rigid_residuals), so every
 // frame still reconstructs within B. Static gaussians and the rest (other) stay as they are.
+// A part may also hold riders (rigid.hpp): gaussians its pose carries only to within their own
+// drift; the temporal model gets a rider's position in the object frame at every frame and its
+// rotation held there, so it carries the drift alone (docs/cli.md "--tracked").
 //
 // Never larger. A tracked shape without a plan is also encoded per frame, and the smaller of the
 // two is written (ConvertReport::shape says which). The per-frame encoding is counted whole

@@ -8,6 +8,16 @@
 //            frame k's within the residuals: |R p0 + T - pk| <= pos_residual per component and
 //            the sign-free per-component distance of R ⊗ q0 from qk <= rot_residual (unit
 //            quaternions) — the same arithmetic a reader composes a track with (§3);
+//   riding   part j when it is neither of those but pose_jk carries its frame-0 position onto
+//            frame k's within ride_residual (looser: its own drift, many times the tolerance) at
+//            every frame, and one rotation in the object frame (the midrange of R_k^-1 ⊗ q_k) that
+//            R_k carries within rot_residual of q_k at every frame. convert stores a rider in the
+//            part's frame (position R_k^-1 (p_k - T_k) per frame, rotation held at that one), so the
+//            temporal model carries only the drift the pose leaves and no rotation. A part keeps
+//            riders only when every gaussian that rides it in position also holds its rotation:
+//            one whose rotation must be stated every frame puts rotation back into every
+//            keyframe-delta delta (§11.5), and the part's frame then costs more than it saves
+//            (docs/performance.md, issue 39);
 //   other    otherwise.
 // The object frame of a part is its placement in frame 0, so pose 0 is the identity and the
 // gaussians' frame-0 state is their rest state.
@@ -19,6 +29,10 @@
 // squares (Horn again) to its support a few times, trimming what leaves the residuals, and its
 // final support under the final poses — every member checked at every frame — becomes a part
 // when it holds at least min_members. Parts are taken one at a time until none is found.
+// With ride_residual > pos_residual, hypotheses are scored and refitted at ride_residual (a body
+// whose gaussians all drift has no support at the strict residual), then refitted to the strict
+// members alone where they are at least half the support; riders count towards min_members.
+// With ride_residual 0 the search is exactly the strict one.
 //
 // Thread safety: reentrant.
 #pragma once
@@ -37,6 +51,7 @@ namespace fourdgs {
 struct RigidOptions {
     double pos_residual = 0;  // per position component, scene units
     double rot_residual = 0;  // per quaternion component
+    double ride_residual = 0;  // per position component for riders; <= pos_residual: none ride
     std::size_t min_members = 64;      // a smaller group is left to the temporal model
     std::uint32_t max_parts = 64;
     std::uint32_t hypotheses = 128;    // per part searched
@@ -45,15 +60,25 @@ struct RigidOptions {
 
 struct RigidPart {
     std::vector<std::uint32_t> members;  // gaussian indices, ascending
+    std::vector<std::uint32_t> riders;   // gaussian indices, ascending (none without ride_residual)
+    std::vector<float> rider_rotation;   // 4 per rider: the rotation it is held at
     std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
 };
 
 struct RigidParts {
     std::vector<std::uint8_t> is_static;  // per gaussian
-    std::vector<std::uint32_t> part_of;   // per gaussian: 0 none, j + 1 for parts[j]
+    std::vector<std::uint32_t> part_of;   // per gaussian: 0 none, j + 1 for parts[j] (riders too)
+    std::vector<std::uint8_t> rides;      // per gaussian: 1 for a rider, else 0
     std::vector<RigidPart> parts;
-    std::size_t static_count = 0, other_count = 0;
+    std::size_t static_count = 0, other_count = 0, riding_count = 0;
 };
+
+// A rider's position in the object frame of its part at pose `pose`, R^-1 (p - T), in place
+// (`position` points at its 3 floats).
+void to_object_frame(const Pose& pose, float* position);
+
+// The rotation `part` holds its rider g at.
+std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g);
 
 // The parts of `frames`, which must be tracked (every frame holds frame 0's count; the caller
 // checks). With `candidates` (one byte per gaussian), only the gaussians whose byte is not 0 are
