@@ -8,6 +8,7 @@
 // (pins the slots, takes the items), lets go, and evaluates.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -130,6 +131,15 @@ struct Player::Impl {
     bool waiting = false;        // a frame call waits for its state (wait = true)
     double compose_seconds = 0;  // keyframe-delta: how long composing a state takes (a mean)
     double compose_guess = 0;    // the same, the first compose included: what the look-ahead plans for
+    // Keyframe-delta, how long the worker takes to have a state ready, each a mean measured with
+    // what it waited on the source: a state composed whole (its chain's fetch and the compose),
+    // and one step (its delta's fetch and the step). A worker behind the playhead plans with them.
+    // The step's is the middle one of the last three steps: a step that waited behind a
+    // keyframe's batch on the link is one slow step, not a link that cannot carry the steps.
+    double prepare_seconds = 0;
+    double step_seconds = 0;
+    std::array<double, 3> last_steps{};
+    std::size_t steps_timed = 0;
     std::uint64_t composes = 0;
     Phase phase = Phase::idle;
     std::size_t work_pos = kNone;     // the segment (birth: the segment of the chunk) or item
@@ -198,6 +208,7 @@ struct Player::Impl {
     void work_birth(std::unique_lock<std::mutex>& lock);
     void work_keyframes(std::unique_lock<std::mutex>& lock);
     std::vector<std::size_t> keyframe_targets(std::size_t tail);
+    bool steps_catch_up(std::size_t tail, std::size_t p0) const;
     std::size_t keep_leading_items(const std::vector<std::size_t>& wanted, std::size_t tail);
     void work_stream(std::unique_lock<std::mutex>& lock);
     void aim_prefetcher(std::unique_lock<std::mutex>& lock);

@@ -113,12 +113,16 @@ void Player::Impl::run() {
 
 // Over a remote source, the prefetcher fetches the instants after the playhead while the worker
 // decodes; aimed when the playhead's own state is resident (so the first state's bytes do not
-// share the link), and only playing forward (it plans forward).
+// share the link), and only playing forward (it plans forward). Where the worker has skipped
+// ahead of the playhead, from the state it skipped to: the states in between are not shown,
+// and the window fetched for them gives the link back.
 void Player::Impl::aim_prefetcher(std::unique_lock<std::mutex>& lock) {
     (void)lock;  // held: aim() only takes the prefetcher's own lock, briefly
-    if (!prefetcher || head_dir < 0 || head_t == aimed_at) return;
-    aimed_at = head_t;
-    prefetcher->aim(head_t);
+    if (!prefetcher || head_dir < 0) return;
+    const double from = working.empty() ? head_t : std::max(head_t, segment(working.front()).t0);
+    if (from == aimed_at) return;
+    aimed_at = from;
+    prefetcher->aim(from);
 }
 
 void Player::Impl::work_birth(std::unique_lock<std::mutex>& lock) {
@@ -236,45 +240,63 @@ void Player::Impl::recycle(Item&& item) {
     }
 }
 
+// Behind the playhead, stepping from `tail` towards p0 catches it only when a step takes less
+// than the clock's time to cross a state: each step gains on the clock what is left of it. The
+// steps are worth taking when they catch the playhead before a compose aimed ahead of it would be
+// ready (prepare_seconds). Over a link that cannot carry the states at the rate, a step waits a
+// round trip for its delta, the playhead runs away from every step, and only a state skipped to
+// can be on time, as a video player drops the frames it cannot decode in time.
+bool Player::Impl::steps_catch_up(std::size_t tail, std::size_t p0) const {
+    if (step_seconds <= 0 || prepare_seconds <= 0) return true;  // not measured: step, as before
+    const StateSpan at = segment(p0);
+    const double clock_per_state = (at.t1 - at.t0) / std::abs(clock.rate());
+    const double gain = 1 - step_seconds / clock_per_state;  // states gained on the clock a step
+    if (gain <= 0) return false;
+    const double steps = static_cast<double>(p0 - tail) / gain;
+    return steps * step_seconds <= prepare_seconds;
+}
+
 // The states the worker prepares next, in order (under mu): the playhead's and look_ahead more
 // (those also become `working`), aimed ahead when playing forward behind the playhead, and
 // preceded by the states a forward step walks through from `tail`, the state the next item
-// would follow.
+// would follow, unless those steps would not catch the playhead.
 std::vector<std::size_t> Player::Impl::keyframe_targets(std::size_t tail) {
     std::vector<std::size_t> wanted = wanted_segments(head_t);
     // Playing forward behind the playhead: the state it needs is neither prepared nor a step
     // away, and composing it would end after the playhead has left it. Aim where the playhead
-    // will be when a compose ends (the last one's time ahead, at the rate), or keep what is
-    // already prepared there, rather than chase it.
+    // will be when a compose is ready (the last ones' time ahead, their fetch included, at the
+    // rate), or keep what is already prepared there, rather than chase it.
     const std::size_t p0 = wanted.front();
     const bool forward = clock.state() == PlaybackState::playing && clock.rate() > 0;
     const bool have_p0 = shown_pos == p0 || std::any_of(queue.begin(), queue.end(),
                                                         [p0](const Item& it) {
                                                             return it.pos == p0;
                                                         });
+    auto on_chain = [this](std::size_t from, std::size_t to) {
+        const std::vector<std::size_t> chain = segment(to).chunks;
+        return from != kNone && from < to &&
+               std::find(chain.begin(), chain.end(), state_chunk(from)) != chain.end();
+    };
+    bool skip = false;  // aimed ahead of the playhead: composed there, not stepped to
     // A frame that waits holds the playhead where it is: compose its state, not a later one.
-    if (forward && !have_p0 && compose_seconds > 0 && !waiting) {
+    const double lead = prepare_seconds;
+    if (forward && !have_p0 && lead > 0 && !waiting) {
         const bool ahead = !queue.empty() && !queue.front().error && queue.front().pos > p0 &&
                            queue.front().step.whole;
-        const std::vector<std::size_t> chain = segment(p0).chunks;
-        const bool steps_reach = tail != kNone && tail < p0 &&
-                                 std::find(chain.begin(), chain.end(), state_chunk(tail)) !=
-                                     chain.end();
-        if (ahead)
+        if (ahead) {
             wanted = wanted_segments(segment(queue.front().pos).t0);
-        else if (!steps_reach)
-            wanted = wanted_segments(head_t + compose_seconds * clock.rate());
+        } else if (!on_chain(tail, p0) || !steps_catch_up(tail, p0)) {
+            skip = true;
+            wanted = wanted_segments(head_t + lead * clock.rate());
+        }
     }
     working = wanted;
     abandon.store(false);
     // Playing forward, when the playhead has run ahead of what is prepared but stays on the
     // chain from it, the states in between are stepped through (one delta each, and the render
     // thread applies each one's rows) rather than the playhead's composed from its keyframe.
-    if (head_dir >= 0 && tail != kNone && tail < wanted.front()) {
-        const std::vector<std::size_t> chain = segment(wanted.front()).chunks;
-        if (std::find(chain.begin(), chain.end(), state_chunk(tail)) != chain.end())
-            for (std::size_t p = wanted.front(); p-- > tail + 1;) wanted.insert(wanted.begin(), p);
-    }
+    if (head_dir >= 0 && !skip && on_chain(tail, wanted.front()))
+        for (std::size_t p = wanted.front(); p-- > tail + 1;) wanted.insert(wanted.begin(), p);
     return wanted;
 }
 
@@ -332,7 +354,7 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         wake.wait(lock);
         return;
     }
-    if (next > 0) aim_prefetcher(lock);
+    if (next > 0 || segment(wanted.front()).t0 > head_t) aim_prefetcher(lock);
     const std::size_t pos = wanted[next];
     const std::size_t last = queue.empty() ? shown_pos : queue.back().pos;
     const StateSpan seg = segment(pos);
@@ -351,10 +373,24 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
     phase = step ? Phase::decoding : Phase::fetching;
     lock.unlock();
     Status st = ok_status();
+    // What a state costs to have ready, its wait on the source included: what a worker behind
+    // the playhead plans with (prepare_seconds, step_seconds).
+    const auto began = Clock::now();
+    auto since_began = [&began] {
+        return std::chrono::duration<double>(Clock::now() - began).count();
+    };
     if (step) {
         auto stepped = front_end->step_forward(work, item.step);
         if (!stepped.ok()) st = stepped.error();
         else if (!*stepped) step = false;  // (cannot happen: next_step said it would)
+        lock.lock();
+        if (st.ok() && step) {
+            last_steps[steps_timed++ % last_steps.size()] = since_began();
+            std::array<double, 3> sorted = last_steps;
+            std::sort(sorted.begin(), sorted.begin() + std::min(steps_timed, sorted.size()));
+            step_seconds = sorted[std::min(steps_timed, sorted.size()) / 2];
+        }
+        lock.unlock();
     }
     if (!step && st.ok()) {
         if (auto ranges = front_end->fetch_ranges(seg.t0); ranges.ok())
@@ -380,6 +416,10 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
                                                                   : took;
         compose_guess = compose_seconds > 0 ? compose_seconds : took;
+        // A mean of the last composes, the newest weighing half.
+        if (st.ok())
+            prepare_seconds = prepare_seconds > 0 ? (prepare_seconds + since_began()) / 2
+                                                  : since_began();
         lock.unlock();
     }
     lock.lock();
