@@ -9,7 +9,9 @@
 // budget: `byte_budget`, or twice the largest instant planned so far when that is more (a
 // keyframe-delta file's keyframe state, larger than the rest of its GOP: the next keyframe then
 // goes on its way as the playhead reaches the one before, a GOP ahead of the instant that needs
-// it, where a fixed budget smaller than a keyframe and its GOP would fetch it late).
+// it, where a fixed budget smaller than a keyframe and its GOP would fetch it late), up to
+// `budget_limit`: bytes fetched past what the source can cache would be evicted before they are
+// read, and fetched twice.
 //
 // Batches. Each prefetch call costs the source at least a round trip, so the next instants'
 // ranges are sent together, as one call (a source such as HttpSource merges adjacent ranges into
@@ -27,7 +29,8 @@
 // the player's own reads meet (and report) the same failure. Over a local source prefetch() does
 // nothing and the prefetcher costs one idle thread. The source must be able to hold the budget:
 // HttpOptions::cache_bytes should be at least twice it (twice byte_budget, and four times the
-// largest instant: 58 MB for a 14.5 MB keyframe, under HttpOptions' default 64 MB).
+// largest instant: 58 MB for a 14.5 MB keyframe, under HttpOptions' default 64 MB), which the
+// default budget_limit keeps to.
 //
 // Thread safety: aim, wait_idle, stats and last_error may be called from any thread. The
 // planner (and the reader it wraps) must outlive the prefetcher and be safe to call while the
@@ -60,6 +63,10 @@ struct PrefetchOptions {
     std::uint32_t horizon = 30;            // instants ahead of the playhead
     std::uint64_t byte_budget = 16 << 20;  // bytes fetched ahead and not yet reached, at most
                                            // (or twice the largest instant: header comment)
+    // How far twice the largest instant may raise the budget: half of HttpOptions' default
+    // cache_bytes, so what is fetched ahead is still cached when the playhead reaches it. Raise
+    // it with the source's cache (a scene whose keyframe is over a quarter of the cache).
+    std::uint64_t budget_limit = 32 << 20;
 };
 
 struct PrefetchStats {

@@ -7,6 +7,13 @@
 #include "player_impl.hpp"
 
 namespace fourdgs {
+namespace {
+
+// A running mean of the last measures, the newest weighing half: it follows a link or a load
+// that changes within a few measures. The first measure (mean 0) is taken as it is.
+double mean_with(double mean, double measure) { return mean > 0 ? (mean + measure) / 2 : measure; }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // The worker.
@@ -413,13 +420,9 @@ void Player::Impl::work_keyframes(std::unique_lock<std::mutex>& lock) {
         // The first compose also pays for the state's fresh memory: it is not a measure.
         // The look-ahead plans with it anyway, an overestimate being the safe side.
         if (st.ok()) whole_values = item.step.values.position.size();
-        if (composes++ > 0) compose_seconds = compose_seconds > 0 ? (compose_seconds + took) / 2
-                                                                  : took;
+        if (composes++ > 0) compose_seconds = mean_with(compose_seconds, took);
         compose_guess = compose_seconds > 0 ? compose_seconds : took;
-        // A mean of the last composes, the newest weighing half.
-        if (st.ok())
-            prepare_seconds = prepare_seconds > 0 ? (prepare_seconds + since_began()) / 2
-                                                  : since_began();
+        if (st.ok()) prepare_seconds = mean_with(prepare_seconds, since_began());
         lock.unlock();
     }
     lock.lock();

@@ -126,7 +126,8 @@ void PlaybackPrefetcher::send(std::vector<ByteRange>& batch, std::uint64_t bytes
 }
 
 std::uint64_t PlaybackPrefetcher::budget() const {
-    return std::max(options_.byte_budget, 2 * stats_.largest_instant);
+    return std::max(options_.byte_budget,
+                    std::min(2 * stats_.largest_instant, options_.budget_limit));
 }
 
 // At least `horizon` instants; over a link, as many as cover two batches' worth of round trips

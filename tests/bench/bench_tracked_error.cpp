@@ -7,13 +7,16 @@
 //   input order by its --perm-out file (n × u32: the input index of each gaussian of the file),
 //   paired by order.
 // A .4dgs may store the gaussians in another order than the input's (static ones apart, Morton
-// order, ...) and keeps no input index, and pairing by nearest position alone mismatches
-// neighbours closer than the position bound (compare.hpp's p99 is right, its max is not). So each
-// decoded gaussian is paired with the input gaussian nearest to it in every attribute at once:
-// among those within the position bound on each axis (a grid of the bound's cell size), the one
-// whose largest error relative to its bound (BOUNDS) is smallest and not yet taken — best pairs
-// first. A file within its bounds has such a partner for every gaussian; one outside them shows
-// as an error above its bound (or as unmatched gaussians, which are counted and reported).
+// order, ...). Its gaussian_ids are the converter's (Morton ranks of frame 0), which convert's own
+// report pairs by (convert_verify.cpp); this bench takes no such knowledge of the writer, so that
+// both formats are measured alike, from their decoded frames alone. Pairing by nearest position
+// alone mismatches neighbours closer than the position bound (compare.hpp's p99 is right, its max
+// is not). So each decoded gaussian is paired with the input gaussian nearest to it in every
+// attribute at once: among those within the position bound on each axis (a grid of the bound's
+// cell size), the one whose largest error relative to its bound (BOUNDS) is smallest and not yet
+// taken — best pairs first. A file within its bounds has such a partner for every gaussian; one
+// outside them shows as an error above its bound (or as unmatched gaussians, which are counted
+// and reported).
 // Units: pos the largest |Δ| of a coordinate (scene units), rgb and alpha 8-bit levels (× 255),
 // rot steps of 1/128 of a unit-quaternion component (compared up to sign), scale_rel the largest
 // |relative| change of a linear scale (exp |Δ log| − 1).
