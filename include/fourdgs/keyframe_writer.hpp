@@ -149,7 +149,8 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
 // encode and verify each — and holds one state, its reference states and the encoded records,
 // never the steps. A step returned for the same s in both passes must hold the same values, and
 // a step that keeps its predecessor's ids should hand over the same span (same data pointer) for
-// the writer's fast path. The output is byte for byte what the span overload writes.
+// the writer's fast path: the same span is taken to hold the same ids, neither checked for
+// uniqueness again nor looked up. The output is byte for byte what the span overload writes.
 struct KeyframeStepSource {
     std::vector<double> t0;
     std::function<Result<const KeyframeStep*>(std::size_t step)> step;

@@ -370,7 +370,11 @@ Status count_per_frame(const StreamedFrames& in, const ConvertOptions& o, const 
                        std::uint64_t larger_than, ConvertReport& rep) {
     CountingSink flat = o.per_frame_whole ? CountingSink() : CountingSink(larger_than);
     ConvertReport ignored;
-    Status st = per_frame_streamed(in, o, r, flat, ignored);
+    // Counted, never kept (it is written again, verified, when it is the smaller): its chunks
+    // are not decoded back, the same bytes (WriterOptions::verify).
+    Resolved counted = r;
+    counted.writer.verify = false;
+    Status st = per_frame_streamed(in, o, counted, flat, ignored);
     // Stopped where it passed the file: larger, which is all the choice needs.
     if (!st.ok() && !flat.passed()) return st;
     rep.per_frame_bytes = flat.position();

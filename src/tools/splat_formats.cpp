@@ -76,8 +76,9 @@ void size_cloud(std::size_t count, PlyCloud& c) {
     c.sh.clear();
 }
 
-// Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`.
-Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
+// The first splat of `bytes` (whole splats, the first of them splat `first`) that is no gaussian:
+// a position or scale not finite, a negative scale, or the zero quaternion.
+Status check_splats(std::span<const std::uint8_t> bytes, std::size_t first) {
     for (std::size_t j = 0; j < bytes.size() / kSplatBytes; ++j) {
         const std::size_t i = first + j;
         const std::uint8_t* p = bytes.data() + j * kSplatBytes;
@@ -89,18 +90,35 @@ Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyC
                                         (std::isfinite(pos) ? "scale " + std::to_string(s)
                                                             : "position " + std::to_string(pos)),
                                     i * kSplatBytes);
-            c.position[3 * i + k] = pos;
-            c.scale[3 * i + k] = s;
         }
-        for (int k = 0; k < 4; ++k) c.color[4 * i + k] = static_cast<float>(p[24 + k]) / 255.0f;
         if (p[28] == 128 && p[29] == 128 && p[30] == 128 && p[31] == 128)
             return format_error(refusal::kSplatBadValue,
                                 "splat " + std::to_string(i) + ": rotation bytes 128 128 128 128 "
                                                                "(a zero quaternion)",
                                 i * kSplatBytes + 28);
+    }
+    return ok_status();
+}
+
+// Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`: checked first, then
+// converted in a loop without a branch.
+Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
+    FOURDGS_TRY(check_splats(bytes, first));
+    const std::size_t n = bytes.size() / kSplatBytes;
+    float* __restrict position = c.position.data() + 3 * first;
+    float* __restrict scale = c.scale.data() + 3 * first;
+    float* __restrict color = c.color.data() + 4 * first;
+    float* __restrict rotation = c.rotation.data() + 4 * first;
+    for (std::size_t j = 0; j < n; ++j) {
+        const std::uint8_t* p = bytes.data() + j * kSplatBytes;
+        for (int k = 0; k < 3; ++k) {
+            position[3 * j + k] = load_f32(p + 4 * k);
+            scale[3 * j + k] = load_f32(p + 12 + 4 * k);
+        }
+        for (int k = 0; k < 4; ++k) color[4 * j + k] = static_cast<float>(p[24 + k]) / 255.0f;
         // Bytes w x y z; the cloud holds x y z w.
         for (int k = 0; k < 4; ++k)
-            c.rotation[4 * i + (k + 3) % 4] = (static_cast<float>(p[28 + k]) - 128.0f) / 128.0f;
+            rotation[4 * j + (k + 3) % 4] = (static_cast<float>(p[28 + k]) - 128.0f) / 128.0f;
     }
     return ok_status();
 }

@@ -445,8 +445,9 @@ void gather_rows(const ChunkBins& src, std::span<const std::uint32_t> order, Chu
     dst.has_object_id = src.has_object_id;
 }
 
-StepCache::Steps StepCache::get(const Encoding& e, std::int32_t bin, bool never,
-                                std::uint32_t window) {
+// The steps of a key not remembered yet, computed and remembered.
+StepCache::Steps StepCache::fill(const Encoding& e, std::int32_t bin, bool never,
+                                 std::uint32_t window) {
     const Grid& g = e.scene.grid;
     const WindowTable::Window& win = e.scene.windows[window];
     if (never) {

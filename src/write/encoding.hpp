@@ -186,9 +186,20 @@ public:
     struct Steps {
         double velocity = 0, birth = 0;
     };
-    Steps get(const Encoding& e, std::int32_t sigma_bin, bool never_fades, std::uint32_t window);
+    // Inline for the hit, which every gaussian but the first of its key takes.
+    Steps get(const Encoding& e, std::int32_t sigma_bin, bool never_fades, std::uint32_t window) {
+        if (never_fades) {
+            if (window < never_.size() && never_[window].velocity != 0) return never_[window];
+        } else if (const Entry& entry = fading_[static_cast<std::uint32_t>(sigma_bin) &
+                                                (fading_.size() - 1)];
+                   entry.set && entry.bin == sigma_bin) {
+            return entry.steps;
+        }
+        return fill(e, sigma_bin, never_fades, window);
+    }
 
 private:
+    Steps fill(const Encoding& e, std::int32_t sigma_bin, bool never_fades, std::uint32_t window);
     struct Entry {
         std::int32_t bin = 0;
         bool set = false;

@@ -26,6 +26,7 @@
 #include "content_records.hpp"
 #include "encoding.hpp"
 #include "held_chunks.hpp"
+#include "keyframe_states.hpp"
 #include "platform/worker_threads.hpp"
 
 namespace fourdgs {
@@ -40,35 +41,30 @@ using detail::decode_state_chunk_bins;
 using detail::parse_state_chunk;
 using keyframe_held::HeldChunk;
 using keyframe_held::HeldChunks;
+using keyframe_states::Ctx;
+using keyframe_states::DeltaRows;
+using keyframe_states::Identity;
+using keyframe_states::build_state;
+using keyframe_states::gather_rows;
+using keyframe_states::match_rows;
+using keyframe_states::optional_column;
+using keyframe_states::same_values;
+using keyframe_states::uid;
+using keyframe_states::who;
 
 namespace {
 
 using encoding::bad_option;
 using encoding::num;
 
-std::string who(std::size_t step, std::size_t gaussian) {
-    return "step " + std::to_string(step) + " gaussian " + std::to_string(gaussian);
-}
-
-std::uint32_t uid(std::int32_t v) { return static_cast<std::uint32_t>(v); }
-
-bool optional_column(std::uint8_t id) {
-    return id == attr::source_group || id == attr::source_index || id == attr::object_id;
-}
-
-struct Ctx {
-    encoding::Encoding enc;  // options, grid, the decoder's view of the scene
-    const KeyframeWriterOptions* opt = nullptr;
-    bool has_group = false, has_index = false, has_object = false;
-    std::uint32_t window_full = 0;  // the [0, duration) window's index, when used
-};
 
 // ---- validation -----------------------------------------------------------------------------
 
 // The batch checks both writers make (encoding.hpp), then what a state adds: at most 2^26
-// gaussians, one unique id each, and windows that cover the state's interval.
+// gaussians, one unique id each, and windows that cover the state's interval. `ids_checked`: the
+// step's ids are the span an earlier step handed (a tracked sequence's), already found unique.
 Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_degree,
-                     double duration) {
+                     double duration, bool ids_checked) {
     const GaussianBatch& b = st.gaussians;
     const std::size_t n = b.count;
     if (n > (std::size_t{1} << 26))
@@ -87,9 +83,9 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
     rules.prefix = "step " + std::to_string(s);
     FOURDGS_TRY(encoding::validate_batch(b, sh_degree, duration, rules));
     std::unordered_set<std::uint32_t> seen;
-    seen.reserve(n);
+    if (!ids_checked) seen.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        if (!seen.insert(st.ids[i]).second)
+        if (!ids_checked && !seen.insert(st.ids[i]).second)
             return encoding::bad_input(refusal::kDuplicateGaussianId, who(s, i), "id",
                                        std::to_string(st.ids[i]) + " appears twice in the step");
         if (!b.win_lo.empty() && (b.win_lo[i] > st.t0 || b.win_hi[i] < t1))
@@ -101,162 +97,6 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
     return ok_status();
 }
 
-// ---- quantization of one step ---------------------------------------------------------------
-
-// Quantizes row i of `st` into row i of `out` (mu_t left for the caller when derived).
-Status quantize_row(const Ctx& ctx, const KeyframeStep& st, std::size_t s, std::size_t i,
-                    std::span<const std::uint32_t> window_of, ChunkBins& out) {
-    const GaussianBatch& b = st.gaussians;
-    const std::uint32_t window = b.win_lo.empty() ? ctx.window_full : window_of[i];
-    if (const char* field = encoding::quantize_row(ctx.enc, b, i, window, i, out, nullptr))
-        return encoding::bad_input(refusal::kBinOutOfRange, who(s, i), field,
-                                   "does not fit an i32 bin");
-    return ok_status();
-}
-
-// Row lookup in a state sorted by gaussian_id.
-std::optional<std::uint32_t> find_row(const ChunkBins& state, std::uint32_t id) {
-    auto it = std::lower_bound(state.gaussian_id.begin(), state.gaussian_id.end(), id,
-                               [](std::int32_t a, std::uint32_t v) { return uid(a) < v; });
-    if (it == state.gaussian_id.end() || uid(*it) != id) return std::nullopt;
-    return static_cast<std::uint32_t>(it - state.gaussian_id.begin());
-}
-
-// w values from x and y, equal. An element at a time: the rows compared are 1 to 15 values
-// wide, where std::equal's call to memcmp costs more than the comparison (memcmp alone was 6 %
-// of a tracked convert's CPU).
-template <class T>
-bool same_values(const T* x, const T* y, std::size_t w) {
-    for (std::size_t c = 0; c < w; ++c)
-        if (x[c] != y[c]) return false;
-    return true;
-}
-
-bool same_invariants(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::size_t j) {
-    if (a.sigma_t[i] != b.sigma_t[j] || a.flags[i] != b.flags[j] ||
-        a.window_index[i] != b.window_index[j])
-        return false;
-    for (int band = 1; band <= a.sh_bands; ++band) {
-        const std::size_t w = 3 * static_cast<std::size_t>(sh_band_width(band));
-        if (!same_values(&a.sh[band - 1][i * w], &b.sh[band - 1][j * w], w)) return false;
-    }
-    return true;
-}
-
-// Equal on every column that may change inside a GOP, mu_t excluded. Called for every gaussian
-// of every step (twice), so it compares the columns by name rather than through for_each_column.
-bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::size_t j) {
-    auto same = [&](const std::vector<std::int32_t>& x, const std::vector<std::int32_t>& y,
-                    std::size_t w) {
-        if (x.empty() || y.empty()) return x.empty() == y.empty();
-        return same_values(x.data() + i * w, y.data() + j * w, w);
-    };
-    return same(a.position, b.position, 3) && same(a.rotation, b.rotation, 3) &&
-           same(a.rotation_index, b.rotation_index, 1) && same(a.color, b.color, 3) &&
-           same(a.opacity, b.opacity, 1) && same(a.scale, b.scale, 3) &&
-           same(a.motion, b.motion, 3) && same(a.source_group, b.source_group, 1) &&
-           same(a.source_index, b.source_index, 1) && same(a.object_id, b.object_id, 1);
-}
-
-// The rows `order` of `src`, in that order, with gaussian ids.
-void gather_rows(const ChunkBins& src, std::span<const std::uint32_t> order, ChunkBins& dst) {
-    encoding::gather_rows(src, order, dst);
-    dst.has_gaussian_id = true;
-}
-
-// Builds step s's quantized state (sorted by file id) from the previous one.
-struct Identity {
-    std::unordered_map<std::uint32_t, std::uint32_t> live;  // caller id → file id
-    std::unordered_set<std::uint32_t> used;                 // caller ids that had an incarnation
-    std::uint64_t next_fresh = 0;
-    std::uint64_t distinct = 0;
-    // A tracked sequence hands every step the same ids (one span): then row i of a step is row
-    // prev_row[i] of the previous state, found without a lookup, and the rows sort as before
-    // (`order`) unless an incarnation changed. The ids of the previous step, its sort order and
-    // its inverse.
-    std::span<const std::uint32_t> last_ids;
-    std::vector<std::uint32_t> order, prev_row;
-};
-
-// `window_of`: each gaussian's window when the step has windows.
-Status build_state(const Ctx& ctx, const KeyframeStep& st, std::size_t s, bool keyframe,
-                   std::span<const std::uint32_t> window_of, const ChunkBins& prev,
-                   Identity& ident, ChunkBins& raw, ChunkBins& out) {
-    const std::size_t n = st.gaussians.count;
-    encoding::resize_bins(raw, n, ctx.enc.sh_degree);
-    raw.has_source_group = ctx.has_group;
-    raw.has_source_index = ctx.has_index;
-    raw.has_object_id = ctx.has_object;
-    const bool derive_mu = st.gaussians.mu_t.empty();
-    const Grid& g = ctx.enc.scene.grid;
-    const bool same_ids = !ident.last_ids.empty() && st.ids.data() == ident.last_ids.data() &&
-                          st.ids.size() == ident.last_ids.size() && prev.count == n;
-    bool reincarnated = false;
-    std::unordered_map<std::uint32_t, std::uint32_t> live;
-    if (!same_ids) live.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        FOURDGS_TRY(quantize_row(ctx, st, s, i, window_of, raw));
-        const std::uint32_t caller = st.ids[i];
-        std::optional<std::uint32_t> file;
-        std::optional<std::uint32_t> prow;
-        if (same_ids) {
-            // Every caller id is live, at the row the previous step put it.
-            const std::uint32_t r = ident.prev_row[i];
-            if (same_invariants(raw, i, prev, r)) {
-                file = uid(prev.gaussian_id[r]);
-                prow = r;
-            }
-        } else if (auto it = ident.live.find(caller); it != ident.live.end()) {
-            prow = find_row(prev, it->second);
-            if (prow && same_invariants(raw, i, prev, *prow)) file = it->second;
-            else prow.reset();
-        }
-        if (!file) {
-            if (!ident.used.count(caller)) {
-                file = caller;
-                ident.used.insert(caller);
-            } else {
-                if (ident.next_fresh > 0xFFFFFFFFull)
-                    return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                                      who(s, i) + ": no gaussian_id is left for a new incarnation");
-                file = static_cast<std::uint32_t>(ident.next_fresh++);
-            }
-            ++ident.distinct;
-        }
-        raw.gaussian_id[i] = static_cast<std::int32_t>(*file);
-        if (!same_ids) {
-            live.emplace(caller, *file);
-        } else if (!prow) {
-            ident.live[caller] = *file;
-            reincarnated = true;
-        }
-        if (derive_mu) {
-            const bool never = raw.flags[i] != 0;
-            if (!keyframe && prow && same_variable(raw, i, prev, *prow)) {
-                raw.mu_t[i] = prev.mu_t[*prow];
-            } else if (!encoding::bin_of(st.t0, birth_step(g, raw.sigma_t[i], never),
-                                         raw.mu_t[i])) {
-                return encoding::bad_input(refusal::kBinOutOfRange, who(s, i), "mu_t",
-                                           "does not fit an i32 bin");
-            }
-        }
-    }
-    if (!same_ids || reincarnated) {
-        if (!same_ids) ident.live = std::move(live);
-        std::vector<std::uint32_t>& order = ident.order;
-        order.resize(n);
-        std::iota(order.begin(), order.end(), 0u);
-        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return uid(raw.gaussian_id[a]) < uid(raw.gaussian_id[b]);
-        });
-        ident.prev_row.resize(n);
-        for (std::size_t k = 0; k < n; ++k)
-            ident.prev_row[order[k]] = static_cast<std::uint32_t>(k);
-    }
-    ident.last_ids = st.ids;
-    gather_rows(raw, ident.order, out);
-    return ok_status();
-}
 
 // ---- encoding -------------------------------------------------------------------------------
 
@@ -273,37 +113,6 @@ Status encode_keyframe(const Ctx& ctx, const ChunkBins& state, double t0, double
     return ok_status();
 }
 
-// The rows of a delta between `ref` and `cur` (both sorted by gaussian_id): the gaussians in both
-// whose bins changed (their rows in each), those born (rows of cur) and those that died (rows of
-// ref).
-struct DeltaRows {
-    std::vector<std::uint32_t> upd_ref, upd_cur, born, died;
-};
-
-void match_rows(const ChunkBins& ref, const ChunkBins& cur, DeltaRows& rows) {
-    rows.upd_ref.clear();
-    rows.upd_cur.clear();
-    rows.born.clear();
-    rows.died.clear();
-    std::size_t i = 0, j = 0;
-    while (i < ref.count || j < cur.count) {
-        const bool has_r = i < ref.count, has_c = j < cur.count;
-        const std::uint32_t ri = has_r ? uid(ref.gaussian_id[i]) : 0;
-        const std::uint32_t ci = has_c ? uid(cur.gaussian_id[j]) : 0;
-        if (has_r && (!has_c || ri < ci)) {
-            rows.died.push_back(static_cast<std::uint32_t>(i++));
-        } else if (has_c && (!has_r || ci < ri)) {
-            rows.born.push_back(static_cast<std::uint32_t>(j++));
-        } else {
-            if (!same_variable(ref, i, cur, j) || ref.mu_t[i] != cur.mu_t[j]) {
-                rows.upd_ref.push_back(static_cast<std::uint32_t>(i));
-                rows.upd_cur.push_back(static_cast<std::uint32_t>(j));
-            }
-            ++i;
-            ++j;
-        }
-    }
-}
 
 // One stream of a delta: its attribute id, channels and values (element-major).
 using PutStream =
@@ -370,18 +179,43 @@ Status update_streams(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur
     return failed;
 }
 
+// The update streams' mode estimates (estimate_modes), each with its attribute id, in the order
+// update_streams puts them: estimate_delta's, which encode_delta then need not make again.
+using UpdateModes = std::vector<std::pair<std::uint8_t, ModeEstimate>>;
+
+// The mode encode_stream would take alone for `values` under ModeChoice::estimate, from the
+// estimate `m` already made of the same values (the same residual bytes it would compute), or
+// so.mode where that estimate is not the one it makes or leaves the choice open: two candidates
+// closer than kModeEstimateMargin, or a constant stream (written as such).
+int estimated_mode(const StreamEncodeOptions& so, const ModeEstimate& m, int channels,
+                   std::span<const std::int32_t> values) {
+    if (so.choice != ModeChoice::estimate || so.mode != -1 || so.symbol_width != 0) return so.mode;
+    if (std::equal(values.begin() + channels, values.end(), values.begin())) return so.mode;
+    const double keep = 1 - kModeEstimateMargin;
+    if (m.delta_bytes < keep * m.raw_bytes) return stream_mode::delta;
+    if (m.raw_bytes < keep * m.delta_bytes) return stream_mode::raw;
+    return so.mode;
+}
+
 // The delta between `ref` and `cur` (rows: match_rows of the two), written as the Delta Chunk
 // `chunk`, whose span and chain fields (t0, t1, delta_mode, offsets, depth) the caller has set.
+// `modes`: estimate_delta's of the same delta, where it was made.
 Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
                     const DeltaRows& rows, DeltaChunk chunk, std::size_t step,
-                    encoding::ChunkBuffers& buf, Encoded& e) {
+                    const UpdateModes* modes, encoding::ChunkBuffers& buf, Encoded& e) {
     const StreamEncodeOptions so = encoding::stream_options(ctx.enc);
     // Updates: gaussian_id, then each changed column as differences; rotation absolute.
     ByteWriter updates;
+    std::size_t put = 0;  // the update streams put so far
     FOURDGS_TRY(update_streams(ctx, ref, cur, rows, step, buf.values,
                                [&](std::uint8_t id, int w, std::span<const std::int32_t> v) {
+                                   StreamEncodeOptions o = so;
+                                   if (modes && put < modes->size() &&
+                                       (*modes)[put].first == id)
+                                       o.mode = estimated_mode(so, (*modes)[put].second, w, v);
+                                   ++put;
                                    return encode_stream(updates, id, static_cast<std::uint8_t>(w),
-                                                        v, so, buf.stream);
+                                                        v, o, buf.stream);
                                }));
     // Births: the full attribute set.
     ChunkBins births;
@@ -420,24 +254,32 @@ Status encode_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
 
 // A stream's bytes as ModeChoice::estimate sees them: the smaller of its raw and delta coding's
 // order-0 residual bytes (estimate_modes), plus its header.
+double estimated_stream_bytes(const ModeEstimate& m) {
+    return std::min(m.raw_bytes, m.delta_bytes) + kStreamHeaderSize;
+}
+
 double estimated_stream_bytes(int channels, std::span<const std::int32_t> values) {
     if (values.empty()) return 0;
-    const ModeEstimate m = estimate_modes(static_cast<std::uint8_t>(channels), values);
-    return std::min(m.raw_bytes, m.delta_bytes) + kStreamHeaderSize;
+    return estimated_stream_bytes(estimate_modes(static_cast<std::uint8_t>(channels), values));
 }
 
 // What the delta between `ref` and `cur` (rows: match_rows of the two) would take, estimated
 // from its streams before the codec: every stream it writes (the updates', the births' attribute
 // streams and SH bands, the deaths' ids), each estimated_stream_bytes. The same refusals as
 // encode_delta's differences. No codec runs: a pass over the updated rows and a sample of each
-// stream (estimate_modes).
+// stream (estimate_modes). `modes` gets the update streams' estimates.
 Result<double> estimate_delta(const Ctx& ctx, const ChunkBins& ref, const ChunkBins& cur,
                               const DeltaRows& rows, std::size_t step,
-                              std::vector<std::int32_t>& values, ChunkBins& births) {
+                              std::vector<std::int32_t>& values, ChunkBins& births,
+                              UpdateModes& modes) {
     double bytes = 0;
+    modes.clear();
     FOURDGS_TRY(update_streams(ctx, ref, cur, rows, step, values,
-                               [&](std::uint8_t, int w, std::span<const std::int32_t> v) {
-                                   bytes += estimated_stream_bytes(w, v);
+                               [&](std::uint8_t id, int w, std::span<const std::int32_t> v) {
+                                   // update_streams puts no empty stream
+                                   modes.emplace_back(
+                                       id, estimate_modes(static_cast<std::uint8_t>(w), v));
+                                   bytes += estimated_stream_bytes(modes.back().second);
                                    return ok_status();
                                }));
     if (!rows.born.empty()) {
@@ -490,7 +332,6 @@ bool same_bins(const ChunkBins& a, const ChunkBins& b, std::string& what) {
 // ---- options and the grid ------------------------------------------------------------------
 
 Status resolve(const KeyframeWriterOptions& o, const SceneHeader& h, Ctx& ctx) {
-    ctx.opt = &o;
     FOURDGS_TRY(encoding::validate_header(h));
     if (o.keyframe_every == 0) return bad_option("keyframe_every is 0; it must be >= 1");
     return encoding::resolve_options(o.base, h.sh_degree, ctx.enc);
@@ -606,7 +447,10 @@ private:
     encoding::ChunkBuffers buffers_, other_buffers_;
     Encoded enc_, other_;
     DeltaRows rows_, other_rows_;  // each candidate's matched rows
+    // build_state's comparison of cur_ with prev_, row for row, where it made one.
+    const std::vector<std::uint8_t>* changed_from_prev_ = nullptr;
     ChunkBins births_;             // estimate_delta's scratch
+    UpdateModes modes_, other_modes_;  // each candidate's update streams' estimates
 };
 
 Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
@@ -662,10 +506,14 @@ Status KeyframeDeltaWriter::check_steps() const {
 // the aabb, the windows, the optional columns, the largest caller id.
 Status KeyframeDeltaWriter::scan_steps() {
     bool any = false;
+    std::span<const std::uint32_t> checked_ids;  // the last step's ids, found unique
     for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_ASSIGN(const KeyframeStep* step, fetch(s));
         const KeyframeStep& st = *step;
-        FOURDGS_TRY(validate_step(st, s, t1_of(s), header_.sh_degree, duration_));
+        const bool ids_checked = !checked_ids.empty() && st.ids.data() == checked_ids.data() &&
+                                 st.ids.size() == checked_ids.size();
+        FOURDGS_TRY(validate_step(st, s, t1_of(s), header_.sh_degree, duration_, ids_checked));
+        checked_ids = st.ids;
         const GaussianBatch& b = st.gaussians;
         for (std::size_t i = 0; i < b.count; ++i) {
             for (int c = 0; c < 3; ++c) {
@@ -775,7 +623,9 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         window_of_.resize(b.win_lo.empty() ? 0 : b.count);
         for (std::size_t i = 0; i < window_of_.size(); ++i)
             window_of_[i] = window_index(b.win_lo[i], b.win_hi[i]);
-        FOURDGS_TRY(build_state(ctx_, *st, s, is_key_[s], window_of_, prev_, ident, raw_, cur_));
+        FOURDGS_TRY(build_state(ctx_, {st->t0, st->ids, st->gaussians}, s, is_key_[s], window_of_,
+                                prev_, ident, raw_, cur_));
+        changed_from_prev_ = ident.changed_known ? &ident.changed : nullptr;
         HeldChunk h;
         h.index.live_count = cur_.count;
         FOURDGS_TRY(encode_state(s, offset, c, h.index));
@@ -859,14 +709,18 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
         FOURDGS_TRY(set_reference(true));
         const DeltaChunk keyed_head = head;
         Status chained = set_reference(false);
-        match_rows(prev_, cur_, rows_);
+        match_rows(prev_, cur_, rows_, changed_from_prev_);
         match_rows(keyframe_state_, cur_, other_rows_);
         // Which candidates are encoded: both, unless the estimate tells them apart.
         bool try_chained = chained.ok(), try_keyed = true;
+        const UpdateModes *chain_modes = nullptr, *key_modes = nullptr;
         if (options_.reference_choice == ModeChoice::estimate && try_chained) {
-            auto by_chain = estimate_delta(ctx_, prev_, cur_, rows_, s, buffers_.values, births_);
+            auto by_chain = estimate_delta(ctx_, prev_, cur_, rows_, s, buffers_.values, births_,
+                                           modes_);
             auto by_key = estimate_delta(ctx_, keyframe_state_, cur_, other_rows_, s,
-                                         buffers_.values, births_);
+                                         buffers_.values, births_, other_modes_);
+            chain_modes = &modes_;
+            key_modes = &other_modes_;
             if (!by_chain.ok()) chained = std::move(by_chain).error();
             if (!by_key.ok() && !chained.ok()) return chained;
             const double m = 1 - kReferenceEstimateMargin;
@@ -883,14 +737,15 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
         // options allow, the same bytes either way.
         auto encode_keyed = [&] {
             keyed = encode_delta(ctx_, keyframe_state_, cur_, other_rows_, keyed_head, s,
-                                 other_buffers_, other_);
+                                 key_modes, other_buffers_, other_);
         };
         std::optional<std::thread> beside;
         if (try_keyed && try_chained && worker_threads(options_.base.threads) > 1)
             beside.emplace(encode_keyed);
         else if (try_keyed)
             encode_keyed();
-        if (try_chained) chained = encode_delta(ctx_, prev_, cur_, rows_, head, s, buffers_, enc_);
+        if (try_chained)
+            chained = encode_delta(ctx_, prev_, cur_, rows_, head, s, chain_modes, buffers_, enc_);
         if (beside) beside->join();
         if (!chained.ok() && !keyed.ok()) return chained_left_out ? keyed : chained;
         kf_ref_[s] = !chained.ok() ||
@@ -902,8 +757,8 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
     } else {
         FOURDGS_TRY(set_reference(kf_ref_[s]));
         const ChunkBins& ref = kf_ref_[s] ? keyframe_state_ : prev_;
-        match_rows(ref, cur_, rows_);
-        FOURDGS_TRY(encode_delta(ctx_, ref, cur_, rows_, head, s, buffers_, enc_));
+        match_rows(ref, cur_, rows_, kf_ref_[s] ? nullptr : changed_from_prev_);
+        FOURDGS_TRY(encode_delta(ctx_, ref, cur_, rows_, head, s, nullptr, buffers_, enc_));
     }
     depth_[s] = head.depth;
     max_depth_ = std::max(max_depth_, depth_[s]);

@@ -473,6 +473,7 @@ Status encode_chunk(const Context& ctx, const ChunkJob& job, Work& w, EncodedChu
     out.t0 = job.t0;
     out.t1 = job.t1;
     out.count = static_cast<std::uint32_t>(job.indices.size());
+    if (!ctx.opt.verify) return ok_status();  // a file counted, never kept (WriterOptions::verify)
     FOURDGS_TRY(decode_back(ctx, out, w));
     return verify_rows(ctx, job, w, out.maxima);
 }
@@ -583,6 +584,9 @@ Status write_scene_to(const SceneInput& scene, const WriterOptions& options, Byt
     FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(sh));
     Context ctx;
     FOURDGS_TRY(resolve_writer_options(options, sh.sh_degree, ctx));
+    if (!options.verify && !options.grid)
+        return bad_option("verify is false without a fixed grid: the Quantization record's bounds "
+                          "are the measured maxima, which only verification measures");
     FOURDGS_TRY(encoding::validate_batch(b, sh.sh_degree, sh.duration_sec, batch_rules(true, 0)));
     const std::size_t n = b.count;
     if (n > std::numeric_limits<std::uint32_t>::max())
