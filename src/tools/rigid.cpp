@@ -331,10 +331,16 @@ void sort_riders(RigidPart& part) {
     part.rider_rotation = std::move(rotations);
 }
 
+// A part keeps riders only while at most one in this many of the gaussians riding it in position
+// fails to hold its rotation: a few that fail are another body's gaussians passing within the
+// ride residual (left to the parts searched next), many are a body whose rotations the grid
+// cannot hold (rigid.hpp).
+constexpr std::size_t kMostAstray = 16;
+
 // The gaussians of `moving` that follow `part`'s poses, into its members and riders (ascending,
-// each rider's held rotation with it), and how far they stray (`fit`). A part keeps riders only
-// when every gaussian riding it in position holds its rotation; with members_ride its members
-// then ride too where theirs holds.
+// each rider's held rotation with it), and how far they stray (`fit`): riders while few fail to
+// hold their rotation (kMostAstray), and with members_ride its members then ride too where theirs
+// holds.
 void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
                const RigidOptions& o, RigidPart& part, PartsFit& fit) {
     const bool riding = o.ride_residual > o.pos_residual;
@@ -348,14 +354,15 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> 
         held_distance.push_back(held->distance);
         return true;
     };
-    bool all_hold = true;  // every gaussian riding in position holds its rotation
+    std::size_t astray = 0;  // gaussians riding in position whose rotation does not hold
     for (std::uint32_t g : moving) {
         if (follows_poses(frames, g, part.poses, o))
             part.members.push_back(g);
-        else if (riding && all_hold && follows_position(frames, g, part.poses, o.ride_residual))
-            all_hold = ride(g);
+        else if (riding && follows_position(frames, g, part.poses, o.ride_residual))
+            astray += !ride(g);
     }
-    if (!all_hold) part.riders.clear(), part.rider_rotation.clear(), held_distance.clear();
+    if (astray * kMostAstray > part.riders.size())
+        part.riders.clear(), part.rider_rotation.clear(), held_distance.clear();
     if (o.members_ride && !part.riders.empty())
         std::erase_if(part.members, ride);
     // riders (and their rotations) are in `moving`'s order, ascending by index, then the members
