@@ -56,6 +56,19 @@ std::vector<std::uint8_t> convert_in_memory(const std::vector<PlyCloud>& frames,
     return sink.take();
 }
 
+// The file converted in memory or streamed, twice: the same bytes both times (determinism).
+std::vector<std::uint8_t> converted_twice(const std::vector<PlyCloud>& frames,
+                                          const ConvertOptions& o, bool streamed,
+                                          ConvertReport& rep) {
+    ConvertReport again;
+    const auto bytes = streamed ? test::convert_streamed(frames, o, rep)
+                                : convert_in_memory(frames, o, rep);
+    const auto second = streamed ? test::convert_streamed(frames, o, again)
+                                 : convert_in_memory(frames, o, again);
+    CHECK(bytes == second);
+    return bytes;
+}
+
 }  // namespace
 
 TEST_CASE("rigid parts: bodies whose gaussians drift are found as riders, and only with a ride "
@@ -152,12 +165,8 @@ TEST_CASE("riding parts (property): every mode the encoder may choose reconstruc
                 INFO("seed " << k.seed << ", drift " << k.drift << ", " << to_string(shape)
                              << (streamed ? ", streamed" : ", in memory"));
                 const ConvertOptions o = options(shape);
-                ConvertReport rep, again;
-                const auto bytes = streamed ? test::convert_streamed(frames, o, rep)
-                                            : convert_in_memory(frames, o, rep);
-                const auto second = streamed ? test::convert_streamed(frames, o, again)
-                                             : convert_in_memory(frames, o, again);
-                CHECK(bytes == second);
+                ConvertReport rep;
+                const auto bytes = converted_twice(frames, o, streamed, rep);
                 REQUIRE(rep.parts_sought);
                 // Both bodies, rigid or ridden; none where gaussians turn on their own.
                 CHECK(rep.objects.size() == (k.scramble_rotations ? 0u : 2u));
@@ -335,12 +344,8 @@ TEST_CASE("riding parts (property): keyframe-delta's grid as wide as the parts f
         for (bool streamed : {false, true}) {
             INFO("seed " << k.seed << ", rot " << k.rot << ", drift " << k.drift
                          << (streamed ? ", streamed" : ", in memory"));
-            ConvertReport rep, again;
-            const auto bytes = streamed ? test::convert_streamed(frames, o, rep)
-                                        : convert_in_memory(frames, o, rep);
-            const auto second = streamed ? test::convert_streamed(frames, o, again)
-                                         : convert_in_memory(frames, o, again);
-            CHECK(bytes == second);
+            ConvertReport rep;
+            const auto bytes = converted_twice(frames, o, streamed, rep);
             REQUIRE(rep.parts_sought);
             REQUIRE(rep.objects.size() == 2);
             // Nearly every body gaussian rides or is a member (a few another part's pose passed
