@@ -15,10 +15,12 @@
 //            with members_ride, a member of a part that has riders, where its rotation holds so).
 //            convert stores a rider in the part's frame (position R_k^-1 (p_k - T_k) per frame,
 //            rotation held at that one), so the temporal model carries only the drift the pose
-//            leaves and no rotation. A part keeps riders only when every gaussian that rides it
-//            in position also holds its rotation: one whose rotation must be stated every frame
-//            puts rotation back into every keyframe-delta delta (§11.5), and the part's frame
-//            then costs more than it saves (docs/performance.md, issue 39);
+//            leaves and no rotation. A part keeps riders only when at most one in 16 of the
+//            gaussians that ride it in position fails to hold its rotation (those few, usually
+//            another body's the pose passes, are left to the parts searched next): gaussians
+//            whose rotation must be stated every frame put rotation back into every
+//            keyframe-delta delta (§11.5), and where many fail the part's frame costs more than
+//            it saves (docs/performance.md, issue 39);
 //   other    otherwise.
 // The object frame of a part is its placement in frame 0, so pose 0 is the identity and the
 // gaussians' frame-0 state is their rest state.
