@@ -226,7 +226,7 @@ Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions&
 Status size_fixed_grid(std::span<const PlyCloud> frames, Resolved& r) {
     if (r.plan) return ok_status();
     FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, frames_aabb(frames), r.duration,
-                                            0, 0, r.objects != nullptr));
+                                            0, 0, grid_share(r)));
     return ok_status();
 }
 
@@ -325,17 +325,45 @@ namespace convert_parts {
 // gaussians by a sine of amplitude ~N(0, 1 cm) per axis: up to ~6 cm from the pose.
 constexpr double kRideTolerances = 32;
 
-RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
-                                 const Resolved& r) {
+// The finest rotation grid keyframe-delta's riders may ask for, as a fraction of the rotation
+// tolerance: their held rotations may take the rest less twice this (the rotated grid error).
+// Where riders hold, no delta carries rotation (§11.5 restates it absolutely); a finer rotation
+// grid costs every gaussian's keyframes, a few bits each.
+constexpr double kRiderRotationFloor = 1.0 / 16;
+
+double reach_of(const std::array<double, 6>& aabb) {
     double reach = 0;
     for (double v : aabb) reach = std::max(reach, std::fabs(v));
-    RigidOptions ro = rigid_search_options(r.shape, r.tolerance, reach, o.rigid_min_members);
+    return reach;
+}
+
+RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
+                                 const Resolved& r) {
+    RigidOptions ro =
+        rigid_search_options(r.shape, r.tolerance, reach_of(aabb), o.rigid_min_members);
     // A rider's stored state is its drift in the part's frame, its error rotated by the track
-    // (√3 per position component, 2 per quaternion component: grid_tolerance's share leaves that
+    // (√3 per position component, 2 per quaternion component: the grid's share leaves that
     // room), so any drift may ride; this bound keeps riding to gaussians whose drift is small
     // beside a body's motion, where the part's frame makes their deltas smaller.
     ro.ride_residual = kRideTolerances * r.tolerance.pos;
+    if (r.shape == ConvertShape::keyframe_delta) {
+        // keyframe-delta's grid takes what the parts found leave (share_of_parts), so a rider's
+        // held rotation may stray by more than the quarter grid leaves, and a member of a part
+        // with riders rides rather than pin the position grid with its residual.
+        ro.ride_rot_residual = r.tolerance.rot * (1 - 2 * kRiderRotationFloor);
+        ro.members_ride = true;
+    }
     return ro;
+}
+
+PartsShare share_of_parts(const std::array<double, 6>& aabb, const RigidParts& parts,
+                          const Resolved& r) {
+    return parts_share(r.shape, r.tolerance, parts.fit, reach_of(aabb));
+}
+
+std::optional<PartsShare> grid_share(const Resolved& r) {
+    if (!r.objects) return std::nullopt;
+    return r.share;
 }
 
 void report_parts(const RigidParts& parts, ConvertReport& rep) {
@@ -740,6 +768,7 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
             input = held;
             objects = objects_of(frames.front(), parts, r);
             r.objects = &objects;
+            r.share = share_of_parts(frames_aabb(frames), parts, r);
         }
         if (options.part_bytes) {
             // Each part alone: the view of every frame, encoded as this conversion encodes.

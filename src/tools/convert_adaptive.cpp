@@ -216,7 +216,7 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     if (!r.plan) {
         FOURDGS_ASSIGN(r.writer.grid,
                        size_grid(ConvertShape::adaptive, B, frames_aabb(frames), r.duration,
-                                 longest_moving, vmax, r.objects != nullptr));
+                                 longest_moving, vmax, grid_share(r)));
     } else if (vmax > r.plan->max_speed) {
         const Span& sp = spans[fastest];
         return outside_plan("gaussian " + std::to_string(sp.g) + " moves at " + detail::fmt(vmax) +

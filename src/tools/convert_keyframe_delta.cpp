@@ -172,8 +172,8 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         }));
         if (!any) box = {};
     }
-    FOURDGS_ASSIGN(r.writer.grid, size_grid(r.shape, r.tolerance, box, r.duration, 0, 0,
-                                            r.objects != nullptr));
+    FOURDGS_ASSIGN(r.writer.grid,
+                   size_grid(r.shape, r.tolerance, box, r.duration, 0, 0, grid_share(r)));
     const std::vector<std::uint32_t> ids = tracked_ids(first);
     const std::vector<float> sigma(first.count, kInf);
     KeyframeStepSource steps;

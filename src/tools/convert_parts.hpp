@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ struct Resolved {
     WriterOptions writer;  // grid set once it is sized (the plan's, or size_grid's)
     const GridPlan* plan = nullptr;
     const Objects* objects = nullptr;  // rigid parts stored as objects (none: nullptr)
+    // The share of pos and rot the grid may take while `objects` rotate what it stores: what the
+    // parts found leave (parts_share, grid_plan.hpp; grid_share below).
+    PartsShare share;
     const plan_parts::BlockParts* held = nullptr;  // on a plan: the parts this block holds
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
@@ -70,6 +74,12 @@ Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolve
 // The rigid-part search's residuals for frames whose positions span `aabb`.
 RigidOptions part_search_options(const std::array<double, 6>& aabb, const ConvertOptions& o,
                                  const Resolved& r);
+// The share of the grid `parts`, found with part_search_options(aabb, ...), leave (parts_share).
+PartsShare share_of_parts(const std::array<double, 6>& aabb, const RigidParts& parts,
+                          const Resolved& r);
+// What size_grid is given for the conversion's rigid parts: r.share while objects are stored,
+// else none.
+std::optional<PartsShare> grid_share(const Resolved& r);
 // What the sequence holds, into the report (ConvertReport::parts_sought, static_part, ...).
 void report_parts(const RigidParts& parts, ConvertReport& rep);
 // Frame k of the frames converted.

@@ -219,6 +219,7 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     out.static_count += sub.static_count;
     out.other_count = sub.other_count;
     out.riding_count = sub.riding_count;
+    out.fit = sub.fit;
     for (RigidPart& part : sub.parts) {
         for (std::uint32_t& g : part.members) g = moving[g];
         for (std::uint32_t& g : part.riders) g = moving[g];
@@ -234,7 +235,7 @@ Status per_frame_streamed(const StreamedFrames& in, const ConvertOptions& o, Res
     r.shape = ConvertShape::per_frame;
     r.objects = nullptr;
     FOURDGS_ASSIGN(r.writer.grid,
-                   size_grid(r.shape, r.tolerance, in.aabb, r.duration, 0, 0, false));
+                   size_grid(r.shape, r.tolerance, in.aabb, r.duration, 0, 0));
     StreamDeclaration d;
     d.gaussian_count = in.frames * in.first.count;
     d.aabb = in.aabb;
@@ -411,6 +412,7 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
             held = parts.part_of;
             objects = objects_of(in.first, parts, r);
             r.objects = &objects;
+            r.share = share_of_parts(in.aabb, parts, r);
         }
     }
     still = {};

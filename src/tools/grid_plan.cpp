@@ -203,6 +203,15 @@ std::uint64_t search_alignment(std::uint64_t frames, const PlanOptions& o) {
     return std::max<std::uint64_t>(1, frames);
 }
 
+// A plan's parts take a quarter of pos and rot from its grid (quarter_share); none without parts.
+std::optional<PartsShare> planned_share(const GridPlan& p) {
+    if (p.parts.empty()) return std::nullopt;
+    return quarter_share(p.tolerance);
+}
+
+// A reader composes a track in f64 and stores the centre as f32: a few ulps at this reach.
+double f32_allowance(double reach) { return 4 * 0x1p-23 * std::max(reach, 1.0); }
+
 double reach_of(const std::array<double, 6>& aabb) {
     double reach = 0;
     for (double v : aabb) reach = std::max(reach, std::fabs(v));
@@ -284,10 +293,21 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base) {
     return base;
 }
 
+PartsShare quarter_share(const QuantBounds& tolerance) {
+    return {tolerance.pos / 4, tolerance.rot / 4};
+}
+
+PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
+                       double reach) {
+    if (shape == ConvertShape::adaptive) return quarter_share(tolerance);
+    return {(tolerance.pos - f32_allowance(reach) - fit.member_pos) / fit.pos_gain,
+            (tolerance.rot - std::max(fit.member_rot, fit.rider_rot)) / fit.rot_gain};
+}
+
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double longest_moving_sec,
-                           double max_speed, bool rigid_parts) {
+                           double max_speed, const std::optional<PartsShare>& parts) {
     QuantBounds q = shape == ConvertShape::adaptive ? scale_bounds(b, 0.25, 0.5) : b;
-    if (rigid_parts) q.pos = b.pos / 4, q.rot = b.rot / 4;
+    if (parts) q.pos = std::min(q.pos, parts->pos), q.rot = std::min(q.rot, parts->rot);
     if (shape != ConvertShape::adaptive) return q;
     // A velocity error dv moves a record by at most dv x its window; §6.3 scales the velocity
     // step with the lifetime up to 2 s, so this is pos/8 for windows up to 2 s and window/4 times
@@ -299,9 +319,9 @@ QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double long
 
 Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
                             const std::array<double, 6>& aabb, double duration_sec,
-                            double longest_moving_sec, double max_speed, bool rigid_parts) {
-    QuantBounds share =
-        grid_tolerance(shape, tolerance, longest_moving_sec, max_speed, rigid_parts);
+                            double longest_moving_sec, double max_speed,
+                            const std::optional<PartsShare>& parts) {
+    QuantBounds share = grid_tolerance(shape, tolerance, longest_moving_sec, max_speed, parts);
     // A fast record asks for a birth-time grid finer than f32 holds mu_t to over this clock
     // (grid_for_tolerance's floor, 4 x 2^-23 x the clock): the grid stops at twice that floor.
     if (shape == ConvertShape::adaptive)
@@ -311,15 +331,13 @@ Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
 
 std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const QuantBounds& share,
                                           double reach) {
-    // A reader composes in f64 and stores the centre as f32: a few ulps at this reach.
-    const double f32_allowance = 4 * 0x1p-23 * std::max(reach, 1.0);
-    return {tolerance.pos - std::sqrt(3.0) * share.pos - f32_allowance,
+    return {tolerance.pos - std::sqrt(3.0) * share.pos - f32_allowance(reach),
             tolerance.rot - 2 * share.rot};
 }
 
 RigidOptions rigid_search_options(ConvertShape shape, const QuantBounds& tolerance, double reach,
                                   std::size_t min_members) {
-    const QuantBounds share = grid_tolerance(shape, tolerance, 0, 0, true);
+    const QuantBounds share = grid_tolerance(shape, tolerance, 0, 0, quarter_share(tolerance));
     const auto [pos, rot] = rigid_residuals(tolerance, share, reach);
     RigidOptions o;
     o.pos_residual = pos;
@@ -448,7 +466,7 @@ Result<GridPlan> make_grid_plan(std::uint64_t frames, std::span<const PlyCloud> 
     const double segment =
         p.segment_frames ? std::min<double>(p.segment_frames, double(frames)) : double(frames);
     FOURDGS_ASSIGN(p.grid, size_grid(p.shape, p.tolerance, p.aabb, p.duration_sec, segment / o.fps,
-                                     p.max_speed, !p.parts.empty()));
+                                     p.max_speed, planned_share(p)));
     FOURDGS_ASSIGN(p.sh_depths, resolve_depths(p.sh_degree, o.sh_ladder, o.sh_depths));
     return p;
 }
@@ -734,7 +752,7 @@ Result<GridPlan> parse_grid_plan(std::string_view json, std::string_view name) {
             return top.bad(
                 std::string("declared_bounds.") + k.key,
                 "is " + num(declared.*k.field) + " but the grid declares " + num(want.*k.field));
-    const QuantBounds share = grid_tolerance(p.shape, p.tolerance, 0, 0, !p.parts.empty());
+    const QuantBounds share = grid_tolerance(p.shape, p.tolerance, 0, 0, planned_share(p));
     for (const BoundKey& k : kBoundKeys) {
         if (std::string_view(k.key) == "motion" || std::string_view(k.key) == "time") continue;
         if (!(p.tolerance.*k.field > 0) || want.*k.field > share.*k.field)

@@ -225,15 +225,60 @@ std::size_t followers(std::span<const PlyCloud> frames, std::span<const std::uin
     return out;
 }
 
-// The rotation a rider of `poses` is held at, when there is one: the midrange
-// of its rotations carried into the object frame (R_k^-1 ⊗ q_k, on frame 0's side of the sign),
-// which every frame's pose carries within `tol` of that frame's rotation. The midrange rather than
-// frame 0's: a rotation rounded to the input's grid (a .splat's u8 components) then spends one
-// rounding of the budget, not two.
-std::optional<Quat> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
+// The largest residual of gaussian g against `poses` at any frame: position per component (as
+// position_follows measures it; +inf where one is not a number) and rotation (rotation_follows').
+struct Residual {
+    double pos = 0, rot = 0;
+};
+Residual residual_of(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses) {
+    Residual out;
+    for (std::size_t k = 1; k < frames.size(); ++k) {
+        const Vec3 p = fourdgs::apply(poses[k], position_of(frames[0], g));
+        for (int c = 0; c < 3; ++c) {
+            const double e = std::fabs(p[c] - frames[k].position[g * 3 + c]);
+            out.pos = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(out.pos, e);
+        }
+        out.rot = std::max(out.rot, quat_distance(multiply(poses[k].rotation,
+                                                           rotation_of(frames[0], g)),
+                                                  rotation_of(frames[k], g)));
+    }
+    return out;
+}
+
+// A rider's held rotation and its largest distance, carried by the poses, from its own.
+struct Held {
+    Quat rest;
+    double distance = 0;
+};
+
+// The largest distance at any frame of `rest`, as it is stored (the f32 components the converter
+// gives the writer, normalized) and carried by the poses, from the frame's rotation; past `limit`
+// it stops counting and says +inf.
+double held_distance(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
+                     Quat rest, double limit) {
+    for (double& c : rest) c = static_cast<float>(c);
+    const Quat stored = normalized(rest);
+    double distance = 0;
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+        const double d =
+            quat_distance(multiply(poses[k].rotation, stored), rotation_of(frames[k], g));
+        if (!(d <= limit)) return std::numeric_limits<double>::infinity();
+        distance = std::max(distance, d);
+    }
+    return distance;
+}
+
+// The rotation a rider of `poses` is held at, when there is one within `tol` of every frame's
+// rotation (carried by its pose): of its rotations carried into the object frame (R_k^-1 ⊗ q_k,
+// on frame 0's side of the sign), the midrange or the mean, whichever strays less. Not frame 0's:
+// a rotation rounded to the input's grid (a .splat's u8 components) would then spend two
+// roundings of the budget; the midrange spends one, and the mean of many frames' roundings
+// nearly none beyond the frame's own (the grid's share of the rotation tolerance is what the
+// farthest rider leaves, parts_share in grid_plan.hpp).
+std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
                                   std::span<const Pose> poses, double tol) {
     const Quat q0 = rotation_of(frames[0], g);
-    Quat lo = q0, hi = q0;
+    Quat lo = q0, hi = q0, sum = q0;
     for (std::size_t k = 1; k < frames.size(); ++k) {
         const Quat& r = poses[k].rotation;
         Quat local = multiply({-r[0], -r[1], -r[2], r[3]}, rotation_of(frames[k], g));
@@ -243,18 +288,19 @@ std::optional<Quat> held_rotation(std::span<const PlyCloud> frames, std::size_t 
             if (dot < 0) local[c] = -local[c];
             lo[c] = std::min(lo[c], local[c]);
             hi[c] = std::max(hi[c], local[c]);
+            sum[c] += local[c];
         }
     }
-    Quat rest = normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
-                            (lo[3] + hi[3]) / 2});
-    // Checked as it is stored: the f32 components the converter gives the writer, normalized.
-    for (double& c : rest) c = static_cast<float>(c);
-    const Quat stored = normalized(rest);
-    for (std::size_t k = 0; k < frames.size(); ++k)
-        if (!(quat_distance(multiply(poses[k].rotation, stored), rotation_of(frames[k], g)) <=
-              tol))
-            return std::nullopt;
-    return rest;
+    Held best{normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
+                          (lo[3] + hi[3]) / 2}),
+              0};
+    best.distance = held_distance(frames, g, poses, best.rest, tol);
+    const Quat mean = normalized(sum);
+    if (const double d = held_distance(frames, g, poses, mean, std::min(tol, best.distance));
+        d < best.distance)
+        best = {mean, d};
+    if (!(best.distance <= tol)) return std::nullopt;
+    return best;
 }
 
 // A part found at the riders' residual takes the poses of its gaussians' rotations
@@ -283,6 +329,61 @@ void sort_riders(RigidPart& part) {
     }
     part.riders = std::move(riders);
     part.rider_rotation = std::move(rotations);
+}
+
+// A part keeps riders only while at most one in this many of the gaussians riding it in position
+// fails to hold its rotation: a few that fail are another body's gaussians passing within the
+// ride residual (left to the parts searched next), many are a body whose rotations the grid
+// cannot hold (rigid.hpp).
+constexpr std::size_t kMostAstray = 16;
+
+// The gaussians of `moving` that follow `part`'s poses, into its members and riders (ascending,
+// each rider's held rotation with it), and how far they stray (`fit`): riders while few fail to
+// hold their rotation (kMostAstray), and with members_ride its members then ride too where theirs
+// holds.
+void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
+               const RigidOptions& o, RigidPart& part, PartsFit& fit) {
+    const bool riding = o.ride_residual > o.pos_residual;
+    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
+    std::vector<double> held_distance;  // per rider
+    auto ride = [&](std::uint32_t g) {
+        const std::optional<Held> held = held_rotation(frames, g, part.poses, ride_rot);
+        if (!held) return false;
+        part.riders.push_back(g);
+        for (int c = 0; c < 4; ++c) part.rider_rotation.push_back(static_cast<float>(held->rest[c]));
+        held_distance.push_back(held->distance);
+        return true;
+    };
+    std::size_t astray = 0;  // gaussians riding in position whose rotation does not hold
+    for (std::uint32_t g : moving) {
+        if (follows_poses(frames, g, part.poses, o))
+            part.members.push_back(g);
+        else if (riding && follows_position(frames, g, part.poses, o.ride_residual))
+            astray += !ride(g);
+    }
+    if (astray * kMostAstray > part.riders.size())
+        part.riders.clear(), part.rider_rotation.clear(), held_distance.clear();
+    if (o.members_ride && !part.riders.empty())
+        std::erase_if(part.members, ride);
+    // riders (and their rotations) are in `moving`'s order, ascending by index, then the members
+    // that ride: sorted here.
+    sort_riders(part);
+    for (const Pose& pose : part.poses) {
+        const Quat q = normalized(pose.rotation);
+        fit.rot_gain = std::max(fit.rot_gain, std::fabs(q[0]) + std::fabs(q[1]) + std::fabs(q[2]) +
+                                                  std::fabs(q[3]));
+        const Vec3 columns[3] = {rotate(q, {1, 0, 0}), rotate(q, {0, 1, 0}), rotate(q, {0, 0, 1})};
+        for (int c = 0; c < 3; ++c)
+            fit.pos_gain = std::max(fit.pos_gain, std::fabs(columns[0][c]) +
+                                                      std::fabs(columns[1][c]) +
+                                                      std::fabs(columns[2][c]));
+    }
+    for (double d : held_distance) fit.rider_rot = std::max(fit.rider_rot, d);
+    for (std::uint32_t g : part.members) {
+        const Residual r = residual_of(frames, g, part.poses);
+        fit.member_pos = std::max(fit.member_pos, r.pos);
+        fit.member_rot = std::max(fit.member_rot, r.rot);
+    }
 }
 
 }  // namespace
@@ -416,26 +517,15 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
         }
         RigidPart part;
         part.poses = best;
-        bool all_hold = true;  // every gaussian riding in position holds its rotation
-        for (std::uint32_t g : moving) {
-            if (follows_poses(frames, g, part.poses, o)) {
-                part.members.push_back(g);
-            } else if (riding && follows_position(frames, g, part.poses, o.ride_residual)) {
-                const std::optional<Quat> rest =
-                    held_rotation(frames, g, part.poses, o.rot_residual);
-                all_hold = all_hold && rest.has_value();
-                if (!all_hold) continue;
-                part.riders.push_back(g);
-                for (int c = 0; c < 4; ++c)
-                    part.rider_rotation.push_back(static_cast<float>((*rest)[c]));
-            }
-        }
-        if (!all_hold) part.riders.clear(), part.rider_rotation.clear();
+        PartsFit fit;
+        sort_part(frames, moving, o, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
-        std::sort(part.members.begin(), part.members.end());
-        // riders (and their rotations) are in `moving`'s order, ascending by index: sorted below.
-        sort_riders(part);
+        out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
+        out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
+        out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
+        out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
+        out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
         const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
         for (std::uint32_t g : part.members) out.part_of[g] = id;
         for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;

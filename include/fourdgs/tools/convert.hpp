@@ -25,10 +25,12 @@
 // (so the temporal model sees them still: one adaptive record, no keyframe-delta update), and an
 // Object Track with one sample per frame (step interpolation, time k / fps) moves them, which
 // every reader composes after the base state (§3, §6.6); the Object Table names it "rigid part
-// j + 1" with its frame-0 centroid as anchor. The grid then gives pos and rot a quarter of B
-// (grid_tolerance's rigid_parts), and a gaussian joins a part only when its fit residual at every
-// frame is within what is left after the rotated quantization error (rigid_residuals), so every
-// frame still reconstructs within B. Static gaussians and the rest (other) stay as they are.
+// j + 1" with its frame-0 centroid as anchor. A gaussian joins a part only when its fit residual
+// at every frame is within what a quarter-of-B grid leaves after the rotated quantization error
+// (rigid_residuals); the grid then takes that quarter of pos and rot (adaptive), or, for
+// keyframe-delta, what the parts found leave of B (parts_share, grid_plan.hpp: their measured
+// residuals and the poses' own turn), so every frame still reconstructs within B. Static
+// gaussians and the rest (other) stay as they are.
 // A part may also hold riders (rigid.hpp): gaussians its pose carries only to within their own
 // drift; the temporal model gets a rider's position in the object frame at every frame and its
 // rotation held there, so it carries the drift alone (docs/cli.md "--tracked").

@@ -96,21 +96,44 @@ QuantBounds preset_tolerance(Preset preset, double extent);
 // finite number; grid_for_tolerance judges its range).
 Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base);
 
+// The most of the position and rotation tolerance a grid may take in a file whose Object Tracks
+// rotate what it stores (grid_tolerance): a rotated position error grows by up to sqrt(3) per
+// component and a rotated quaternion error by up to 2, and the rest is the parts' fit residual.
+struct PartsShare {
+    double pos = 0, rot = 0;
+    friend bool operator==(const PartsShare&, const PartsShare&) = default;
+};
+
+// A quarter of each, decided before any part is found, so that the parts a search then finds
+// within rigid_residuals fit: what a plan takes (its shards must agree on the grid before they
+// see their frames), and adaptive records (their line fit spends a share of what is rotated).
+PartsShare quarter_share(const QuantBounds& tolerance);
+
+// What the parts a conversion found leave (keyframe-delta; `shape` adaptive: quarter_share), in a
+// scene whose coordinates reach `reach`: the widest share with which every member's measured
+// residual and every rider's held rotation still fit within the tolerance beside the grid's error
+// as the poses carry it (fit's gains, rigid.hpp) — pos (tolerance - the f32 allowance of
+// rigid_residuals - fit.member_pos) / fit.pos_gain (a rider's position strays by nothing but its
+// carried grid error), rot (tolerance - the larger of fit.member_rot and fit.rider_rot) /
+// fit.rot_gain. The caller's search keeps the residuals below the tolerance.
+PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
+                       double reach);
+
 // The share of an end-to-end tolerance `tolerance` that the quantization grid may take for
 // `shape`: all of it per frame and keyframe-delta. Adaptive records also spend it on their line
 // fit: pos 1/4 (the fit takes 1/2, velocity and mu_t 1/8 each), scale_rel, rot, rgb and alpha 1/2;
 // motion at class 0 such that a record `longest_moving_sec` long (or 0.5 s, whichever is longer,
 // §6.3) drifts at most pos/8; time such that a record moving at `max_speed` drifts at most pos/8
-// (time/2 when that is coarser, or max_speed is 0). With `rigid_parts` (a file whose Object Tracks
-// rotate stored gaussians, convert.hpp), pos and rot take at most a quarter whatever the shape:
-// a rotated position error grows by up to sqrt(3) per component and a rotated quaternion error by
-// up to 2, and the rest is the parts' fit residual (rigid_residuals).
+// (time/2 when that is coarser, or max_speed is 0). With `parts` (a file with rigid parts,
+// convert.hpp), pos and rot take at most their share whatever the shape.
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
-                           double longest_moving_sec, double max_speed, bool rigid_parts = false);
+                           double longest_moving_sec, double max_speed,
+                           const std::optional<PartsShare>& parts = std::nullopt);
 
 // The fit residuals rigid parts may take within `tolerance` on a grid whose share is
-// grid_tolerance(..., rigid_parts = true): pos - sqrt(3) x the pos share, less an f32 allowance
-// for a reader composing the track (at coordinates up to `reach`), and rot - 2 x the rot share.
+// grid_tolerance(..., quarter_share(tolerance)): pos - sqrt(3) x the pos share, less an f32
+// allowance for a reader composing the track (at coordinates up to `reach`), and rot - 2 x the
+// rot share.
 std::pair<double, double> rigid_residuals(const QuantBounds& tolerance, const QuantBounds& share,
                                           double reach);
 
@@ -149,7 +172,7 @@ struct GridPlan {
     FixedGrid grid;
     std::vector<std::uint8_t> sh_depths;  // per band 1..sh_degree, 3..8; empty: none declared
     // Tracked shapes: the rigid parts, in plan order (a gaussian in at most one part at a time).
-    // With any part the grid is sized for rigid parts (grid_tolerance's rigid_parts).
+    // With any part the grid is sized for rigid parts (grid_tolerance's quarter_share).
     std::vector<PlannedPart> parts;
 
     // A shard's first and end frame are multiples of this (the last shard may end at `frames`):
@@ -223,10 +246,12 @@ Result<GridPlan> plan_ply_files(std::span<const std::string> paths, const PlanOp
 
 // The coarsest grid for a plan's shape, tolerance, aabb, clock and (adaptive) segment and speed:
 // grid_for_tolerance(grid_tolerance(...)), except that an adaptive birth-time grid stops at twice
-// the finest f32 holds mu_t to over the clock. Refusals: grid_for_tolerance's.
+// the finest f32 holds mu_t to over the clock; with `parts` (a file with rigid parts), at most
+// their share. Refusals: grid_for_tolerance's.
 Result<FixedGrid> size_grid(ConvertShape shape, const QuantBounds& tolerance,
                             const std::array<double, 6>& aabb, double duration_sec,
-                            double longest_moving_sec, double max_speed, bool rigid_parts = false);
+                            double longest_moving_sec, double max_speed,
+                            const std::optional<PartsShare>& parts = std::nullopt);
 
 // The residuals of a rigid-part search (rigid.hpp) for `shape` at end-to-end `tolerance` in a
 // scene whose coordinates reach `reach`: rigid_residuals of the grid share for rigid parts. convert

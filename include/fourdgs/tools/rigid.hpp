@@ -10,14 +10,17 @@
 //            quaternions) — the same arithmetic a reader composes a track with (§3);
 //   riding   part j when it is neither of those but pose_jk carries its frame-0 position onto
 //            frame k's within ride_residual (looser: its own drift, many times the tolerance) at
-//            every frame, and one rotation in the object frame (the midrange of R_k^-1 ⊗ q_k) that
-//            R_k carries within rot_residual of q_k at every frame. convert stores a rider in the
-//            part's frame (position R_k^-1 (p_k - T_k) per frame, rotation held at that one), so the
-//            temporal model carries only the drift the pose leaves and no rotation. A part keeps
-//            riders only when every gaussian that rides it in position also holds its rotation:
-//            one whose rotation must be stated every frame puts rotation back into every
-//            keyframe-delta delta (§11.5), and the part's frame then costs more than it saves
-//            (docs/performance.md, issue 39);
+//            every frame, and one rotation in the object frame (the midrange or the mean of
+//            R_k^-1 ⊗ q_k) that R_k carries within ride_rot_residual of q_k at every frame (and,
+//            with members_ride, a member of a part that has riders, where its rotation holds so).
+//            convert stores a rider in the part's frame (position R_k^-1 (p_k - T_k) per frame,
+//            rotation held at that one), so the temporal model carries only the drift the pose
+//            leaves and no rotation. A part keeps riders only when at most one in 16 of the
+//            gaussians that ride it in position fails to hold its rotation (those few, usually
+//            another body's the pose passes, are left to the parts searched next): gaussians
+//            whose rotation must be stated every frame put rotation back into every
+//            keyframe-delta delta (§11.5), and where many fail the part's frame costs more than
+//            it saves (docs/performance.md, issue 39);
 //   other    otherwise.
 // The object frame of a part is its placement in frame 0, so pose 0 is the identity and the
 // gaussians' frame-0 state is their rest state.
@@ -52,6 +55,14 @@ struct RigidOptions {
     double pos_residual = 0;  // per position component, scene units
     double rot_residual = 0;  // per quaternion component
     double ride_residual = 0;  // per position component for riders; <= pos_residual: none ride
+    // Per quaternion component, a rider's held rotation from its own at any frame; 0 (or less
+    // than rot_residual): rot_residual.
+    double ride_rot_residual = 0;
+    // A part with riders has its members ride too, where their rotation holds: their position
+    // is then stored as it is, in the part's frame, so their residual takes nothing from the
+    // grid's share (keyframe-delta sizes its grid by what the parts found, grid_plan.hpp's
+    // parts_share), at the cost of updates where a member's drift crosses a bin.
+    bool members_ride = false;
     std::size_t min_members = 64;      // a smaller group is left to the temporal model
     std::uint32_t max_parts = 64;
     std::uint32_t hypotheses = 128;    // per part searched
@@ -65,12 +76,28 @@ struct RigidPart {
     std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
 };
 
+// How far the parts' gaussians stray, at any frame, from what their poses make of them: the
+// largest position and rotation residual of a member (as follows_poses measures them) and the
+// largest distance of a rider's held rotation, carried by the pose, from its own rotation (a
+// rider's position is stored as it is, in the part's frame, and strays by nothing). And how much
+// the poses grow an error stored in a part's frame, per component: a pose's rotation matrix
+// carries an error of at most e per component to at most e x the 1-norm of its row (the largest
+// of any pose's rows: 1 for the identity, at most sqrt(3)), and its quaternion, multiplying, an
+// error of e per quaternion component to e x its own 1-norm (1 to 2). The grid's carried error
+// must fit beside the residuals (grid_plan.hpp's parts_share).
+struct PartsFit {
+    double member_pos = 0, member_rot = 0, rider_rot = 0;
+    double pos_gain = 1, rot_gain = 1;
+    friend bool operator==(const PartsFit&, const PartsFit&) = default;
+};
+
 struct RigidParts {
     std::vector<std::uint8_t> is_static;  // per gaussian
     std::vector<std::uint32_t> part_of;   // per gaussian: 0 none, j + 1 for parts[j] (riders too)
     std::vector<std::uint8_t> rides;      // per gaussian: 1 for a rider, else 0
     std::vector<RigidPart> parts;
     std::size_t static_count = 0, other_count = 0, riding_count = 0;
+    PartsFit fit;  // over every part
 };
 
 // A rider's position in the object frame of its part at pose `pose`, R^-1 (p - T), in place
