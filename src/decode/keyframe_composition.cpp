@@ -603,14 +603,46 @@ inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::size_
     return true;
 }
 
+// Whether adding the n differences `delta` to the n bins `to` keeps every sum within i32. In
+// 32 bits, so the loop vectorizes: a sum wraps exactly when it differs in sign from both of
+// its addends.
+bool sums_fit(const std::int32_t* to, const std::int32_t* delta, std::size_t n) {
+    std::uint32_t wrapped = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const auto a = static_cast<std::uint32_t>(to[k]), b = static_cast<std::uint32_t>(delta[k]);
+        const std::uint32_t sum = a + b;
+        wrapped |= (a ^ sum) & (b ^ sum);
+    }
+    return (wrapped >> 31) == 0;
+}
+
+// Adds the n differences `delta` to the n bins `to` (sums_fit said they fit), copying the sums
+// to `sums` when given.
+void add_fitting(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                 std::int32_t* __restrict sums, std::size_t n) {
+    auto sum = [&](std::size_t k) {
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) +
+                                         static_cast<std::uint32_t>(delta[k]));
+    };
+    if (sums) {
+        for (std::size_t k = 0; k < n; ++k) sums[k] = to[k] = sum(k);
+    } else {
+        for (std::size_t k = 0; k < n; ++k) to[k] = sum(k);
+    }
+}
+
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
 // (row i of u to row slots[i]), for rows [from, to) of the group, copying each composed row i
 // to row i - from of `rows` when given (sized by the caller).
-// Row by row, every present column of a row together: the rows are scattered over columns of a
-// million rows, and one pass asks for all of a row's lines at once (each some rows ahead,
-// looking past `to` into the rows a next block composes, so many misses are in flight) where a
-// pass per column would wait on each column's lines in turn. A composed bin outside i32 is
-// refused (§11.7): the first met in this order, which is a row-by-row composition's.
+// A run of update rows whose slots follow each other (a tracked capture's moving gaussians,
+// written in spatial order, are mostly such runs) is a stretch of each column: each present
+// column's stretch is checked and added by a straight loop. Other rows go row by row, every
+// present column of a row together: they are scattered over columns of a million rows, and one
+// pass asks for all of a row's lines at once (each some rows ahead, looking past `to` into the
+// rows a next block composes, so many misses are in flight) where a pass per column would wait
+// on each column's lines in turn. A composed bin outside i32 is refused (§11.7): the first met
+// in a row-by-row composition's order, so a run that does not fit, left untouched by its
+// check, is composed row by row to name it.
 Status add_differences(ChunkBins& bins, const ChunkBins& u,
                        const std::array<bool, attr::kKnownCount>& present,
                        std::span<const std::uint32_t> slots, std::size_t from, std::size_t to,
@@ -623,31 +655,53 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
         addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
     }
     constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
-    for (std::size_t i = from; i < to && m > 0; ++i) {
-        if (i + kAhead < slots.size())
-            for (std::size_t j = 0; j < m; ++j)
-                __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
-                                                        static_cast<std::size_t>(addends[j].df->width),
-                                   1);
-        for (std::size_t j = 0; j < m; ++j) {
-            const Addend& a = addends[j];
-            std::int64_t v[3];
-            if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
-                                 : add_row<1>(a, i, slots[i], i - from, v))
-                continue;
-            const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
-            std::string name = attr::kNames[a.df->id];
-            if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
-                name += '[';
-                name += std::to_string(c);
-                name += ']';
+    for (std::size_t i = from; i < to && m > 0;) {
+        std::size_t end = i + 1;  // the run of rows from i
+        while (end < to && slots[end] == slots[end - 1] + 1) ++end;
+        if (end - i > 1) {
+            bool fit = true;
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                fit &= sums_fit(a.dst + slots[i] * w, a.delta + i * w, (end - i) * w);
             }
-            return malformed(refusal::kComposedBinOutOfRange,
-                             "composing '" + name + "' of gaussian_id " +
-                                 std::to_string(id_of(u.gaussian_id[i])) + " in " +
-                                 chunk.describe() + " gives bin " + std::to_string(v[c]) +
-                                 ", outside the signed 32-bit range (§11.7)",
-                             chunk.offset);
+            if (fit) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    const Addend& a = addends[j];
+                    const auto w = static_cast<std::size_t>(a.df->width);
+                    add_fitting(a.dst + slots[i] * w, a.delta + i * w,
+                                a.sums ? a.sums + (i - from) * w : nullptr, (end - i) * w);
+                }
+                i = end;
+                continue;
+            }
+        }
+        for (; i < end; ++i) {
+            if (i + kAhead < slots.size())
+                for (std::size_t j = 0; j < m; ++j)
+                    __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
+                                                            static_cast<std::size_t>(addends[j].df->width),
+                                       1);
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                std::int64_t v[3];
+                if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
+                                     : add_row<1>(a, i, slots[i], i - from, v))
+                    continue;
+                const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
+                std::string name = attr::kNames[a.df->id];
+                if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+                    name += '[';
+                    name += std::to_string(c);
+                    name += ']';
+                }
+                return malformed(refusal::kComposedBinOutOfRange,
+                                 "composing '" + name + "' of gaussian_id " +
+                                     std::to_string(id_of(u.gaussian_id[i])) + " in " +
+                                     chunk.describe() + " gives bin " + std::to_string(v[c]) +
+                                     ", outside the signed 32-bit range (§11.7)",
+                                 chunk.offset);
+            }
         }
     }
     return ok_status();
