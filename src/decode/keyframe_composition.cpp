@@ -288,18 +288,28 @@ void ComposedPopulation::note_timing(std::uint32_t from) {
 
 std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const std::int32_t> ids,
                         std::vector<std::uint32_t>& rows) {
-    rows.reserve(rows.size() + ids.size());
     const std::size_t n = sorted.size();
     if (n > 0 && std::size_t{id_of(sorted[n - 1]) - id_of(sorted[0])} == n - 1) {
-        // Consecutive ids (a capture whose gaussians have not died): no search at all.
-        const std::uint32_t first = id_of(sorted[0]);
+        // Consecutive ids (a capture whose gaussians have not died): no search at all, and a
+        // loop without a branch (it vectorizes); an id outside is looked for only when there
+        // is one.
+        const std::uint32_t first = id_of(sorted[0]), count = static_cast<std::uint32_t>(n);
+        const std::size_t base = rows.size();
+        rows.resize(base + ids.size());
+        std::uint32_t* out = rows.data() + base;
+        std::uint32_t outside = 0;
         for (std::size_t k = 0; k < ids.size(); ++k) {
-            const std::uint32_t row = id_of(ids[k]) - first;  // wraps below `first`
-            if (row >= n) return k;
-            rows.push_back(row);
+            out[k] = id_of(ids[k]) - first;  // wraps below `first`
+            outside |= static_cast<std::uint32_t>(out[k] >= count);
         }
-        return ids.size();
+        if (outside == 0) return ids.size();
+        const std::size_t found = static_cast<std::size_t>(
+            std::find_if(out, out + ids.size(), [count](std::uint32_t r) { return r >= count; }) -
+            out);
+        rows.resize(base + found);
+        return found;
     }
+    rows.reserve(rows.size() + ids.size());
     auto less = [](std::int32_t a, std::int32_t b) { return id_of(a) < id_of(b); };
     std::size_t from = 0;
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -499,9 +509,12 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
 static bool ascending_and_disjoint(std::span<const std::int32_t> a,
                                    std::span<const std::int32_t> b,
                                    std::span<const std::int32_t> c) {
-    for (auto g : {a, b, c})
+    for (auto g : {a, b, c}) {
+        std::uint32_t out_of_order = 0;  // over every id, without a branch: the loop vectorizes
         for (std::size_t i = 1; i < g.size(); ++i)
-            if (!(id_of(g[i - 1]) < id_of(g[i]))) return false;
+            out_of_order |= static_cast<std::uint32_t>(id_of(g[i - 1]) >= id_of(g[i]));
+        if (out_of_order != 0) return false;
+    }
     auto disjoint = [](std::span<const std::int32_t> x, std::span<const std::int32_t> y) {
         std::size_t i = 0, j = 0;
         while (i < x.size() && j < y.size()) {
