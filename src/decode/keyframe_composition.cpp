@@ -616,32 +616,35 @@ inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::size_
     return true;
 }
 
-// Whether adding the n differences `delta` to the n bins `to` keeps every sum within i32. In
-// 32 bits, so the loop vectorizes: a sum wraps exactly when it differs in sign from both of
-// its addends.
-bool sums_fit(const std::int32_t* to, const std::int32_t* delta, std::size_t n) {
+// Adds the n differences `delta` to the n bins `to`, copying the sums to `sums` when given,
+// and returns whether every sum fits i32. In 32 bits, wrapping, so the loop vectorizes: a sum
+// wraps exactly when it differs in sign from both of its addends, and subtract_wrapped undoes
+// the add exactly.
+bool add_wrapping(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                  std::int32_t* __restrict sums, std::size_t n) {
     std::uint32_t wrapped = 0;
-    for (std::size_t k = 0; k < n; ++k) {
+    auto add = [&](std::size_t k) {
         const auto a = static_cast<std::uint32_t>(to[k]), b = static_cast<std::uint32_t>(delta[k]);
         const std::uint32_t sum = a + b;
         wrapped |= (a ^ sum) & (b ^ sum);
+        to[k] = static_cast<std::int32_t>(sum);
+    };
+    if (sums) {
+        for (std::size_t k = 0; k < n; ++k) {
+            add(k);
+            sums[k] = to[k];
+        }
+    } else {
+        for (std::size_t k = 0; k < n; ++k) add(k);
     }
     return (wrapped >> 31) == 0;
 }
 
-// Adds the n differences `delta` to the n bins `to` (sums_fit said they fit), copying the sums
-// to `sums` when given.
-void add_fitting(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
-                 std::int32_t* __restrict sums, std::size_t n) {
-    auto sum = [&](std::size_t k) {
-        return static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) +
-                                         static_cast<std::uint32_t>(delta[k]));
-    };
-    if (sums) {
-        for (std::size_t k = 0; k < n; ++k) sums[k] = to[k] = sum(k);
-    } else {
-        for (std::size_t k = 0; k < n; ++k) to[k] = sum(k);
-    }
+void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                      std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k)
+        to[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) -
+                                          static_cast<std::uint32_t>(delta[k]));
 }
 
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
@@ -649,13 +652,13 @@ void add_fitting(std::int32_t* __restrict to, const std::int32_t* __restrict del
 // to row i - from of `rows` when given (sized by the caller).
 // A run of update rows whose slots follow each other (a tracked capture's moving gaussians,
 // written in spatial order, are mostly such runs) is a stretch of each column: each present
-// column's stretch is checked and added by a straight loop. Other rows go row by row, every
+// column's stretch is added, and checked, by one straight loop. Other rows go row by row, every
 // present column of a row together: they are scattered over columns of a million rows, and one
 // pass asks for all of a row's lines at once (each some rows ahead, looking past `to` into the
 // rows a next block composes, so many misses are in flight) where a pass per column would wait
 // on each column's lines in turn. A composed bin outside i32 is refused (§11.7): the first met
-// in a row-by-row composition's order, so a run that does not fit, left untouched by its
-// check, is composed row by row to name it.
+// in a row-by-row composition's order, so a run that does not fit is subtracted back and
+// composed row by row to name it.
 Status add_differences(ChunkBins& bins, const ChunkBins& u,
                        const std::array<bool, attr::kKnownCount>& present,
                        std::span<const std::uint32_t> slots, std::size_t from, std::size_t to,
@@ -676,17 +679,17 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
             for (std::size_t j = 0; j < m; ++j) {
                 const Addend& a = addends[j];
                 const auto w = static_cast<std::size_t>(a.df->width);
-                fit &= sums_fit(a.dst + slots[i] * w, a.delta + i * w, (end - i) * w);
+                fit &= add_wrapping(a.dst + slots[i] * w, a.delta + i * w,
+                                    a.sums ? a.sums + (i - from) * w : nullptr, (end - i) * w);
             }
             if (fit) {
-                for (std::size_t j = 0; j < m; ++j) {
-                    const Addend& a = addends[j];
-                    const auto w = static_cast<std::size_t>(a.df->width);
-                    add_fitting(a.dst + slots[i] * w, a.delta + i * w,
-                                a.sums ? a.sums + (i - from) * w : nullptr, (end - i) * w);
-                }
                 i = end;
                 continue;
+            }
+            for (std::size_t j = 0; j < m; ++j) {  // as it was, to be composed row by row
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                subtract_wrapped(a.dst + slots[i] * w, a.delta + i * w, (end - i) * w);
             }
         }
         for (; i < end; ++i) {
