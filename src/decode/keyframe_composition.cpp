@@ -647,6 +647,17 @@ void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restric
                                           static_cast<std::uint32_t>(delta[k]));
 }
 
+// Asks for the lines of row k of an update (k past the rows: nothing) in each of the m
+// addends' columns of the population, to be written.
+inline void prefetch_slot(const Addend* addends, std::size_t m, std::span<const std::uint32_t> slots,
+                          std::size_t k) {
+    if (k >= slots.size()) return;
+    for (std::size_t j = 0; j < m; ++j)
+        __builtin_prefetch(
+            addends[j].dst + std::size_t{slots[k]} * static_cast<std::size_t>(addends[j].df->width),
+            1);
+}
+
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
 // (row i of u to row slots[i]), for rows [from, to) of the group, copying each composed row i
 // to row i - from of `rows` when given (sized by the caller).
@@ -671,10 +682,23 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
         addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
     }
     constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
+    // A run is at least kRun rows: where few rows are adjacent (a random tenth of a million
+    // moving) a row rarely starts one, so the test whether it does is a branch predicted right.
+    constexpr std::size_t kRun = 4;
+    auto starts_run = [&](std::size_t i) {
+        if (i + kRun > to || slots[i + kRun - 1] - slots[i] != kRun - 1) return false;
+        for (std::size_t k = i + 1; k < i + kRun; ++k)  // in case the slots do not ascend
+            if (slots[k] != slots[k - 1] + 1) return false;
+        return true;
+    };
     for (std::size_t i = from; i < to && m > 0;) {
-        std::size_t end = i + 1;  // the run of rows from i
-        while (end < to && slots[end] == slots[end - 1] + 1) ++end;
-        if (end - i > 1) {
+        const bool run = starts_run(i);
+        std::size_t end = i + 1;  // the run of rows from i, or row i alone
+        // The rows kAhead on are asked for as these are composed.
+        if (run) prefetch_slot(addends, m, slots, i + kAhead);
+        for (; run && end < to && slots[end] == slots[end - 1] + 1; ++end)
+            prefetch_slot(addends, m, slots, end + kAhead);
+        if (run) {
             bool fit = true;
             for (std::size_t j = 0; j < m; ++j) {
                 const Addend& a = addends[j];
@@ -693,11 +717,7 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
             }
         }
         for (; i < end; ++i) {
-            if (i + kAhead < slots.size())
-                for (std::size_t j = 0; j < m; ++j)
-                    __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
-                                                            static_cast<std::size_t>(addends[j].df->width),
-                                       1);
+            if (!run) prefetch_slot(addends, m, slots, i + kAhead);
             for (std::size_t j = 0; j < m; ++j) {
                 const Addend& a = addends[j];
                 std::int64_t v[3];
