@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "decode/compact_code.hpp"
 #include "format/record_keying.hpp"
 #include "platform/fresh_memory.hpp"
 
@@ -502,6 +503,7 @@ void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std:
     // Whether every row has row 0's bin; a loop without a branch, so it vectorizes.
     auto shared = [n](const std::vector<std::int32_t>& col) {
         std::int32_t differs = 0;
+        FOURDGS_COMPACT_LOOP
         for (std::size_t i = 0; i < n; ++i) differs |= col[i] ^ col[0];
         return differs == 0;
     };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fourdgs/detail/time_text.hpp"
+#include "decode/compact_code.hpp"
 
 namespace fourdgs::detail {
 namespace {
@@ -70,7 +71,7 @@ void for_each_column(Bins& b, F&& f) {
 
 }  // namespace
 
-Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+FOURDGS_COMPACT_FUNCTION Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
                          std::uint64_t reference_offset, std::uint32_t reference_level,
                          std::uint64_t at) {
     if (level == reference_level) return ok_status();
@@ -111,7 +112,7 @@ Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
 // ---------------------------------------------------------------------------------------------
 // Delta decode.
 
-Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
+FOURDGS_COMPACT_FUNCTION Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = d.records_offset;
@@ -245,7 +246,7 @@ void IdSlots::erase(std::uint32_t id) {
     }
 }
 
-void IdSlots::to_sparse() {
+FOURDGS_COMPACT_FUNCTION void IdSlots::to_sparse() {
     sparse_.reserve(std::max(size_, reserved_));
     for (std::size_t id = 0; id < table_.size(); ++id)
         if (table_[id] != kNone) sparse_.emplace(static_cast<std::uint32_t>(id), table_[id]);
@@ -298,6 +299,7 @@ std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const st
         rows.resize(base + ids.size());
         std::uint32_t* out = rows.data() + base;
         std::uint32_t outside = 0;
+        FOURDGS_COMPACT_LOOP
         for (std::size_t k = 0; k < ids.size(); ++k) {
             out[k] = id_of(ids[k]) - first;  // wraps below `first`
             outside |= static_cast<std::uint32_t>(out[k] >= count);
@@ -511,6 +513,7 @@ static bool ascending_and_disjoint(std::span<const std::int32_t> a,
                                    std::span<const std::int32_t> c) {
     for (auto g : {a, b, c}) {
         std::uint32_t out_of_order = 0;  // over every id, without a branch: the loop vectorizes
+        FOURDGS_COMPACT_LOOP
         for (std::size_t i = 1; i < g.size(); ++i)
             out_of_order |= static_cast<std::uint32_t>(id_of(g[i - 1]) >= id_of(g[i]));
         if (out_of_order != 0) return false;
@@ -526,7 +529,7 @@ static bool ascending_and_disjoint(std::span<const std::int32_t> a,
     return disjoint(a, b) && disjoint(a, c) && disjoint(b, c);
 }
 
-Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
+FOURDGS_COMPACT_FUNCTION Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
     const std::span<const std::int32_t> deaths(d.deaths);
     const auto updates = std::span<const std::int32_t>(d.updates.gaussian_id)
                              .first(d.update_present[attr::gaussian_id] ? d.updates.count : 0);
@@ -630,11 +633,13 @@ bool add_wrapping(std::int32_t* __restrict to, const std::int32_t* __restrict de
         to[k] = static_cast<std::int32_t>(sum);
     };
     if (sums) {
+        FOURDGS_COMPACT_LOOP
         for (std::size_t k = 0; k < n; ++k) {
             add(k);
             sums[k] = to[k];
         }
     } else {
+        FOURDGS_COMPACT_LOOP
         for (std::size_t k = 0; k < n; ++k) add(k);
     }
     return (wrapped >> 31) == 0;
@@ -642,6 +647,7 @@ bool add_wrapping(std::int32_t* __restrict to, const std::int32_t* __restrict de
 
 void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
                       std::size_t n) {
+    FOURDGS_COMPACT_LOOP
     for (std::size_t k = 0; k < n; ++k)
         to[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) -
                                           static_cast<std::uint32_t>(delta[k]));
