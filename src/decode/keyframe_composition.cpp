@@ -71,7 +71,8 @@ void for_each_column(Bins& b, F&& f) {
 
 }  // namespace
 
-FOURDGS_COMPACT_FUNCTION Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
+FOURDGS_COMPACT_FUNCTION
+Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
                          std::uint64_t reference_offset, std::uint32_t reference_level,
                          std::uint64_t at) {
     if (level == reference_level) return ok_status();
@@ -112,7 +113,8 @@ Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
 // ---------------------------------------------------------------------------------------------
 // Delta decode.
 
-FOURDGS_COMPACT_FUNCTION Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
+FOURDGS_COMPACT_FUNCTION
+Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch) {
     const std::uint64_t at = d.records_offset;
@@ -246,7 +248,8 @@ void IdSlots::erase(std::uint32_t id) {
     }
 }
 
-FOURDGS_COMPACT_FUNCTION void IdSlots::to_sparse() {
+FOURDGS_COMPACT_FUNCTION
+void IdSlots::to_sparse() {
     sparse_.reserve(std::max(size_, reserved_));
     for (std::size_t id = 0; id < table_.size(); ++id)
         if (table_[id] != kNone) sparse_.emplace(static_cast<std::uint32_t>(id), table_[id]);
@@ -529,7 +532,8 @@ static bool ascending_and_disjoint(std::span<const std::int32_t> a,
     return disjoint(a, b) && disjoint(a, c) && disjoint(b, c);
 }
 
-FOURDGS_COMPACT_FUNCTION Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
+FOURDGS_COMPACT_FUNCTION
+Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
     const std::span<const std::int32_t> deaths(d.deaths);
     const auto updates = std::span<const std::int32_t>(d.updates.gaussian_id)
                              .first(d.update_present[attr::gaussian_id] ? d.updates.count : 0);
@@ -655,8 +659,8 @@ void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restric
 
 // Asks for the lines of row k of an update (k past the rows: nothing) in each of the m
 // addends' columns of the population, to be written.
-inline void prefetch_slot(const Addend* addends, std::size_t m, std::span<const std::uint32_t> slots,
-                          std::size_t k) {
+inline void prefetch_slot(const Addend* addends, std::size_t m,
+                          std::span<const std::uint32_t> slots, std::size_t k) {
     if (k >= slots.size()) return;
     for (std::size_t j = 0; j < m; ++j)
         __builtin_prefetch(
