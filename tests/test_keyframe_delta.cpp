@@ -1377,6 +1377,97 @@ TEST_CASE("M116/M124: updates applied column by column refuse what a row-by-row 
     CHECK_THAT(e.message, Catch::Contains("gaussian_id 7"));
 }
 
+TEST_CASE("M116: a run of adjacent updated rows refuses what a row-by-row composition meets "
+          "first, and leaves the rows before it composed",
+          "[keyframe-delta]") {
+    constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+    // Ids 0..5 are adjacent rows. Row 3 (id 3) overflows in scale, row 4 (id 4) in position:
+    // a run's columns are checked a column at a time, but row by row id 3's scale comes first.
+    const ChunkBins kf = keyframe_bins({0, 1, 2, 3, 4, 5}, {1, 2, 3, kMax, kMax, 6});
+    const DeltaBins d = update_bins({0, 1, 2, 3, 4, 5}, {1, 1, 1, 0, 1, 1}, {1, 1, 1, 1, 0, 1});
+    Error e = apply_error(kf, d);
+    CHECK(e.refusal == refusal::kComposedBinOutOfRange);
+    CHECK_THAT(e.message, Catch::Contains("'scale[0]' of gaussian_id 3"));
+    // The same bins with the rows apart (ids 0, 2, ...: not adjacent) give the same refusal.
+    const ChunkBins apart = keyframe_bins({0, 2, 4, 6, 8, 10}, {1, 2, 3, kMax, kMax, 6});
+    e = apply_error(apart, update_bins({0, 2, 4, 6, 8, 10}, {1, 1, 1, 0, 1, 1},
+                                       {1, 1, 1, 1, 0, 1}));
+    CHECK_THAT(e.message, Catch::Contains("'scale[0]' of gaussian_id 6"));
+    // Sums that reach the i32 bounds exactly fit.
+    ComposedPopulation pop;
+    pop.reset(0);
+    REQUIRE(pop.assign_keyframe(keyframe_bins({0, 1, 2}, {kMax - 1, -kMax, 0}),
+                                {100, 0, 1, false}).ok());
+    REQUIRE(pop.apply(update_bins({0, 1, 2}, {1, -1, 0}, {-kMax, 0, kMax}), {200, 1, 2, true})
+                .ok());
+    CHECK(pop.slot_bins().position == std::vector<std::int32_t>{kMax, kMax, kMax,
+                                                                std::numeric_limits<std::int32_t>::min(),
+                                                                std::numeric_limits<std::int32_t>::min(),
+                                                                std::numeric_limits<std::int32_t>::min(),
+                                                                0, 0, 0});
+    CHECK(pop.slot_bins().scale == std::vector<std::int32_t>{-1, -1, -1, -kMax, -kMax, -kMax,
+                                                             kMax, kMax, kMax});
+}
+
+TEST_CASE("§11.3: updates in runs of adjacent rows and apart compose as a row-at-a-time sum",
+          "[keyframe-delta]") {
+    // 5,000 gaussians; the update names runs of every length from 1 to 40 rows, with gaps
+    // between them, across the 2,048-row blocks a sink receives.
+    constexpr std::uint32_t n = 5000;
+    std::vector<std::uint32_t> kid(n);
+    std::vector<std::int32_t> v(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        kid[i] = i;
+        v[i] = static_cast<std::int32_t>(i * 7 % 1000) - 500;
+    }
+    const ChunkBins kf = keyframe_bins(kid, v);
+    std::vector<std::uint32_t> uid;
+    std::vector<std::int32_t> dpos, dscale;
+    for (std::uint32_t at = 0, len = 1; at < n; at += len + len % 3, len = len % 40 + 1)
+        for (std::uint32_t k = at; k < std::min(n, at + len); ++k) {
+            uid.push_back(k);
+            dpos.push_back(static_cast<std::int32_t>(k % 13) - 6);
+            dscale.push_back(static_cast<std::int32_t>(k % 5) + 1);
+        }
+    const DeltaBins d = update_bins(uid, dpos, dscale);
+    // What each row becomes, one row at a time.
+    std::vector<std::int32_t> position = kf.position, scale = kf.scale;
+    for (std::size_t i = 0; i < uid.size(); ++i)
+        for (int c = 0; c < 3; ++c) {
+            position[uid[i] * 3 + c] += dpos[i];
+            scale[uid[i] * 3 + c] += dscale[i];
+        }
+    // The composed position rows a sink is handed, in order.
+    struct PositionRows final : ComposedRowsSink {
+        std::vector<std::int32_t> position;
+        std::optional<std::array<bool, attr::kKnownCount>> begin(
+            const DeltaBins&, std::span<const std::uint32_t>) override {
+            return std::array<bool, attr::kKnownCount>{};
+        }
+        void take(const ChunkBins& block, std::size_t) override {
+            position.insert(position.end(), block.position.begin(),
+                            block.position.begin() + std::size_t{block.count} * 3);
+        }
+    };
+    for (bool sinked : {false, true}) {
+        INFO("composed in blocks for a sink: " << sinked);
+        ComposedPopulation pop;
+        pop.reset(0);
+        REQUIRE(pop.assign_keyframe(kf, {100, 0, 1, false}).ok());
+        PositionRows sink;
+        REQUIRE(pop.apply(d, {200, 1, 2, true}, std::uint64_t{1} << 26, nullptr,
+                          sinked ? &sink : nullptr)
+                    .ok());
+        CHECK(pop.slot_bins().position == position);
+        CHECK(pop.slot_bins().scale == scale);
+        if (!sinked) continue;
+        REQUIRE(sink.position.size() == uid.size() * 3);
+        for (std::size_t i = 0; i < uid.size(); ++i)
+            for (int c = 0; c < 3; ++c)
+                REQUIRE(sink.position[i * 3 + c] == position[uid[i] * 3 + c]);
+    }
+}
+
 TEST_CASE("§11.3: deaths keep a population in id order, so its slots stay the sorted state",
           "[keyframe-delta]") {
     ComposedPopulation pop;

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "decode/compact_code.hpp"
 #include "format/record_keying.hpp"
 #include "platform/fresh_memory.hpp"
 
@@ -477,44 +478,19 @@ void dequantize_into(const SceneInfo& scene, const ChunkBins& bins, GaussianBloc
 namespace {
 
 // The §6.3 columns of n gaussians (motion, mu_t and the timing ones as asked), from their
-// sigma_t, flags and window bins: the steps come from tables per sigma bin and per window.
-// Rows that all share those bins (every row of a tracked capture, whose gaussians never fade)
-// take their steps once, and their motion and mu_t convert in loops that vectorize, with the
-// same operations as a row at a time (so the same floats).
+// sigma_t, flags and window bins. Rows that all share those bins (every row of a tracked
+// capture, whose gaussians never fade) take their steps once, and their motion and mu_t convert
+// in loops that vectorize, with the same operations as a row at a time (so the same floats);
+// only rows that differ build tables of the steps per sigma bin and per window.
 void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std::size_t n,
                              bool motion, bool mu_t, bool timing, GaussianBlock& out,
                              std::size_t base, DequantizeTables& tab) {
     const Grid& g = scene.grid;
-    const BinSpan ss = span_of(bins.sigma_t, n);
-    const bool sigma_table = ss.size() <= n;
-    if (sigma_table) {
-        tab.sigma.resize(ss.size());
-        for (std::size_t j = 0; j < ss.size(); ++j)
-            tab.sigma[j] =
-                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
-    }
     const double never_tstep = std::ldexp(g.step_time, birth_class_for_sigma(g, 0, true));
-    const std::size_t windows = scene.windows.size();
-    const bool window_table = windows <= n;
-    if (window_table) {
-        tab.never_vstep.resize(windows);
-        for (std::size_t w = 0; w < windows; ++w)
-            tab.never_vstep[w] = std::ldexp(
-                g.step_motion, -velocity_class_for_sigma(g, 0, true, scene.windows[w].lo,
-                                                         scene.windows[w].hi));
-    }
-    auto steps_of = [&](std::size_t i) -> SigmaSteps {
-        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
-        if ((bins.flags[i] & kFlagNeverFades) == 0)
-            return sigma_table ? tab.sigma[static_cast<std::size_t>(
-                                     std::int64_t{bins.sigma_t[i]} - ss.lo)]
-                               : sigma_steps(g, bins.sigma_t[i]);
-        const auto& w = scene.windows[wi];
-        return {std::numeric_limits<float>::infinity(),
-                window_table ? tab.never_vstep[wi]
-                             : std::ldexp(g.step_motion,
-                                          -velocity_class_for_sigma(g, 0, true, w.lo, w.hi)),
-                never_tstep};
+    // A never-fading gaussian's velocity step, from its window's bounds.
+    auto never_vstep = [&](std::size_t window) {
+        const auto& w = scene.windows[window];
+        return std::ldexp(g.step_motion, -velocity_class_for_sigma(g, 0, true, w.lo, w.hi));
     };
     auto timing_row = [&](std::size_t i, std::size_t o, float sigma) {
         const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
@@ -524,12 +500,21 @@ void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std:
         out.flags[o] = static_cast<std::uint8_t>(bins.flags[i]);
         out.window_index[o] = static_cast<std::uint32_t>(wi);
     };
+    // Whether every row has row 0's bin; a loop without a branch, so it vectorizes.
     auto shared = [n](const std::vector<std::int32_t>& col) {
-        return std::all_of(col.begin(), col.begin() + static_cast<std::ptrdiff_t>(n),
-                           [v = col[0]](std::int32_t x) { return x == v; });
+        std::int32_t differs = 0;
+        FOURDGS_COMPACT_LOOP
+        for (std::size_t i = 0; i < n; ++i) differs |= col[i] ^ col[0];
+        return differs == 0;
     };
     if (n > 0 && shared(bins.flags) && shared(bins.window_index) && shared(bins.sigma_t)) {
-        const SigmaSteps s = steps_of(0);
+        // One row's steps serve them all: no tables.
+        const SigmaSteps s =
+            (bins.flags[0] & kFlagNeverFades) == 0
+                ? sigma_steps(g, bins.sigma_t[0])
+                : SigmaSteps{std::numeric_limits<float>::infinity(),
+                             never_vstep(static_cast<std::size_t>(bins.window_index[0])),
+                             never_tstep};
         if (motion)
             for (std::size_t k = 0; k < n * 3; ++k)
                 out.motion[base * 3 + k] = static_cast<float>(bins.motion[k] * s.vstep);
@@ -540,6 +525,31 @@ void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std:
             for (std::size_t i = 0; i < n; ++i) timing_row(i, base + i, s.sigma);
         return;
     }
+    // Rows that differ: each one's steps from tables, per sigma bin and per window, while they
+    // are no longer than the rows.
+    const BinSpan ss = span_of(bins.sigma_t, n);
+    const bool sigma_table = ss.size() <= n;
+    if (sigma_table) {
+        tab.sigma.resize(ss.size());
+        for (std::size_t j = 0; j < ss.size(); ++j)
+            tab.sigma[j] =
+                sigma_steps(g, static_cast<std::int32_t>(std::int64_t{ss.lo} + std::int64_t(j)));
+    }
+    const std::size_t windows = scene.windows.size();
+    const bool window_table = windows <= n;
+    if (window_table) {
+        tab.never_vstep.resize(windows);
+        for (std::size_t w = 0; w < windows; ++w) tab.never_vstep[w] = never_vstep(w);
+    }
+    auto steps_of = [&](std::size_t i) -> SigmaSteps {
+        const std::size_t wi = static_cast<std::size_t>(bins.window_index[i]);
+        if ((bins.flags[i] & kFlagNeverFades) == 0)
+            return sigma_table ? tab.sigma[static_cast<std::size_t>(
+                                     std::int64_t{bins.sigma_t[i]} - ss.lo)]
+                               : sigma_steps(g, bins.sigma_t[i]);
+        return {std::numeric_limits<float>::infinity(),
+                window_table ? tab.never_vstep[wi] : never_vstep(wi), never_tstep};
+    };
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t o = base + i;
         const SigmaSteps s = steps_of(i);

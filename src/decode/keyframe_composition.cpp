@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fourdgs/detail/time_text.hpp"
+#include "decode/compact_code.hpp"
 
 namespace fourdgs::detail {
 namespace {
@@ -70,6 +71,7 @@ void for_each_column(Bins& b, F&& f) {
 
 }  // namespace
 
+FOURDGS_COMPACT_FUNCTION
 Status check_delta_level(const ChunkRef& delta, std::uint32_t level,
                          std::uint64_t reference_offset, std::uint32_t reference_level,
                          std::uint64_t at) {
@@ -111,6 +113,7 @@ Status decode_state_chunk_bins(const SceneInfo& scene, const StateChunk& parsed,
 // ---------------------------------------------------------------------------------------------
 // Delta decode.
 
+FOURDGS_COMPACT_FUNCTION
 Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                          std::span<const ShBandRecord> bands, const ChunkDecodeOptions& options,
                          DeltaBins& out, DecodeScratch& scratch) {
@@ -245,6 +248,7 @@ void IdSlots::erase(std::uint32_t id) {
     }
 }
 
+FOURDGS_COMPACT_FUNCTION
 void IdSlots::to_sparse() {
     sparse_.reserve(std::max(size_, reserved_));
     for (std::size_t id = 0; id < table_.size(); ++id)
@@ -288,18 +292,29 @@ void ComposedPopulation::note_timing(std::uint32_t from) {
 
 std::size_t rows_of_ids(std::span<const std::int32_t> sorted, std::span<const std::int32_t> ids,
                         std::vector<std::uint32_t>& rows) {
-    rows.reserve(rows.size() + ids.size());
     const std::size_t n = sorted.size();
     if (n > 0 && std::size_t{id_of(sorted[n - 1]) - id_of(sorted[0])} == n - 1) {
-        // Consecutive ids (a capture whose gaussians have not died): no search at all.
-        const std::uint32_t first = id_of(sorted[0]);
+        // Consecutive ids (a capture whose gaussians have not died): no search at all, and a
+        // loop without a branch (it vectorizes); an id outside is looked for only when there
+        // is one.
+        const std::uint32_t first = id_of(sorted[0]), count = static_cast<std::uint32_t>(n);
+        const std::size_t base = rows.size();
+        rows.resize(base + ids.size());
+        std::uint32_t* out = rows.data() + base;
+        std::uint32_t outside = 0;
+        FOURDGS_COMPACT_LOOP
         for (std::size_t k = 0; k < ids.size(); ++k) {
-            const std::uint32_t row = id_of(ids[k]) - first;  // wraps below `first`
-            if (row >= n) return k;
-            rows.push_back(row);
+            out[k] = id_of(ids[k]) - first;  // wraps below `first`
+            outside |= static_cast<std::uint32_t>(out[k] >= count);
         }
-        return ids.size();
+        if (outside == 0) return ids.size();
+        const std::size_t found = static_cast<std::size_t>(
+            std::find_if(out, out + ids.size(), [count](std::uint32_t r) { return r >= count; }) -
+            out);
+        rows.resize(base + found);
+        return found;
     }
+    rows.reserve(rows.size() + ids.size());
     auto less = [](std::int32_t a, std::int32_t b) { return id_of(a) < id_of(b); };
     std::size_t from = 0;
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -499,9 +514,13 @@ Status ComposedPopulation::succeed(ComposedPopulation&& previous, const ChunkRef
 static bool ascending_and_disjoint(std::span<const std::int32_t> a,
                                    std::span<const std::int32_t> b,
                                    std::span<const std::int32_t> c) {
-    for (auto g : {a, b, c})
+    for (auto g : {a, b, c}) {
+        std::uint32_t out_of_order = 0;  // over every id, without a branch: the loop vectorizes
+        FOURDGS_COMPACT_LOOP
         for (std::size_t i = 1; i < g.size(); ++i)
-            if (!(id_of(g[i - 1]) < id_of(g[i]))) return false;
+            out_of_order |= static_cast<std::uint32_t>(id_of(g[i - 1]) >= id_of(g[i]));
+        if (out_of_order != 0) return false;
+    }
     auto disjoint = [](std::span<const std::int32_t> x, std::span<const std::int32_t> y) {
         std::size_t i = 0, j = 0;
         while (i < x.size() && j < y.size()) {
@@ -513,6 +532,7 @@ static bool ascending_and_disjoint(std::span<const std::int32_t> a,
     return disjoint(a, b) && disjoint(a, c) && disjoint(b, c);
 }
 
+FOURDGS_COMPACT_FUNCTION
 Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& chunk) {
     const std::span<const std::int32_t> deaths(d.deaths);
     const auto updates = std::span<const std::int32_t>(d.updates.gaussian_id)
@@ -603,14 +623,63 @@ inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::size_
     return true;
 }
 
+// Adds the n differences `delta` to the n bins `to`, copying the sums to `sums` when given,
+// and returns whether every sum fits i32. In 32 bits, wrapping, so the loop vectorizes: a sum
+// wraps exactly when it differs in sign from both of its addends, and subtract_wrapped undoes
+// the add exactly.
+bool add_wrapping(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                  std::int32_t* __restrict sums, std::size_t n) {
+    std::uint32_t wrapped = 0;
+    auto add = [&](std::size_t k) {
+        const auto a = static_cast<std::uint32_t>(to[k]), b = static_cast<std::uint32_t>(delta[k]);
+        const std::uint32_t sum = a + b;
+        wrapped |= (a ^ sum) & (b ^ sum);
+        to[k] = static_cast<std::int32_t>(sum);
+    };
+    if (sums) {
+        FOURDGS_COMPACT_LOOP
+        for (std::size_t k = 0; k < n; ++k) {
+            add(k);
+            sums[k] = to[k];
+        }
+    } else {
+        FOURDGS_COMPACT_LOOP
+        for (std::size_t k = 0; k < n; ++k) add(k);
+    }
+    return (wrapped >> 31) == 0;
+}
+
+void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                      std::size_t n) {
+    FOURDGS_COMPACT_LOOP
+    for (std::size_t k = 0; k < n; ++k)
+        to[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) -
+                                          static_cast<std::uint32_t>(delta[k]));
+}
+
+// Asks for the lines of row k of an update (k past the rows: nothing) in each of the m
+// addends' columns of the population, to be written.
+inline void prefetch_slot(const Addend* addends, std::size_t m,
+                          std::span<const std::uint32_t> slots, std::size_t k) {
+    if (k >= slots.size()) return;
+    for (std::size_t j = 0; j < m; ++j)
+        __builtin_prefetch(
+            addends[j].dst + std::size_t{slots[k]} * static_cast<std::size_t>(addends[j].df->width),
+            1);
+}
+
 // Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
 // (row i of u to row slots[i]), for rows [from, to) of the group, copying each composed row i
 // to row i - from of `rows` when given (sized by the caller).
-// Row by row, every present column of a row together: the rows are scattered over columns of a
-// million rows, and one pass asks for all of a row's lines at once (each some rows ahead,
-// looking past `to` into the rows a next block composes, so many misses are in flight) where a
-// pass per column would wait on each column's lines in turn. A composed bin outside i32 is
-// refused (§11.7): the first met in this order, which is a row-by-row composition's.
+// A run of update rows whose slots follow each other (a tracked capture's moving gaussians,
+// written in spatial order, are mostly such runs) is a stretch of each column: each present
+// column's stretch is added, and checked, by one straight loop. Other rows go row by row, every
+// present column of a row together: they are scattered over columns of a million rows, and one
+// pass asks for all of a row's lines at once (each some rows ahead, looking past `to` into the
+// rows a next block composes, so many misses are in flight) where a pass per column would wait
+// on each column's lines in turn. A composed bin outside i32 is refused (§11.7): the first met
+// in a row-by-row composition's order, so a run that does not fit is subtracted back and
+// composed row by row to name it.
 Status add_differences(ChunkBins& bins, const ChunkBins& u,
                        const std::array<bool, attr::kKnownCount>& present,
                        std::span<const std::uint32_t> slots, std::size_t from, std::size_t to,
@@ -623,31 +692,62 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
         addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
     }
     constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
-    for (std::size_t i = from; i < to && m > 0; ++i) {
-        if (i + kAhead < slots.size())
-            for (std::size_t j = 0; j < m; ++j)
-                __builtin_prefetch(addends[j].dst + std::size_t{slots[i + kAhead]} *
-                                                        static_cast<std::size_t>(addends[j].df->width),
-                                   1);
-        for (std::size_t j = 0; j < m; ++j) {
-            const Addend& a = addends[j];
-            std::int64_t v[3];
-            if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
-                                 : add_row<1>(a, i, slots[i], i - from, v))
-                continue;
-            const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
-            std::string name = attr::kNames[a.df->id];
-            if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
-                name += '[';
-                name += std::to_string(c);
-                name += ']';
+    // A run is at least kRun rows: where few rows are adjacent (a random tenth of a million
+    // moving) a row rarely starts one, so the test whether it does is a branch predicted right.
+    constexpr std::size_t kRun = 4;
+    auto starts_run = [&](std::size_t i) {
+        if (i + kRun > to || slots[i + kRun - 1] - slots[i] != kRun - 1) return false;
+        for (std::size_t k = i + 1; k < i + kRun; ++k)  // in case the slots do not ascend
+            if (slots[k] != slots[k - 1] + 1) return false;
+        return true;
+    };
+    for (std::size_t i = from; i < to && m > 0;) {
+        const bool run = starts_run(i);
+        std::size_t end = i + 1;  // the run of rows from i, or row i alone
+        // The rows kAhead on are asked for as these are composed.
+        if (run) prefetch_slot(addends, m, slots, i + kAhead);
+        for (; run && end < to && slots[end] == slots[end - 1] + 1; ++end)
+            prefetch_slot(addends, m, slots, end + kAhead);
+        if (run) {
+            bool fit = true;
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                fit &= add_wrapping(a.dst + slots[i] * w, a.delta + i * w,
+                                    a.sums ? a.sums + (i - from) * w : nullptr, (end - i) * w);
             }
-            return malformed(refusal::kComposedBinOutOfRange,
-                             "composing '" + name + "' of gaussian_id " +
-                                 std::to_string(id_of(u.gaussian_id[i])) + " in " +
-                                 chunk.describe() + " gives bin " + std::to_string(v[c]) +
-                                 ", outside the signed 32-bit range (§11.7)",
-                             chunk.offset);
+            if (fit) {
+                i = end;
+                continue;
+            }
+            for (std::size_t j = 0; j < m; ++j) {  // as it was, to be composed row by row
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                subtract_wrapped(a.dst + slots[i] * w, a.delta + i * w, (end - i) * w);
+            }
+        }
+        for (; i < end; ++i) {
+            if (!run) prefetch_slot(addends, m, slots, i + kAhead);
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                std::int64_t v[3];
+                if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
+                                     : add_row<1>(a, i, slots[i], i - from, v))
+                    continue;
+                const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
+                std::string name = attr::kNames[a.df->id];
+                if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+                    name += '[';
+                    name += std::to_string(c);
+                    name += ']';
+                }
+                return malformed(refusal::kComposedBinOutOfRange,
+                                 "composing '" + name + "' of gaussian_id " +
+                                     std::to_string(id_of(u.gaussian_id[i])) + " in " +
+                                     chunk.describe() + " gives bin " + std::to_string(v[c]) +
+                                     ", outside the signed 32-bit range (§11.7)",
+                                 chunk.offset);
+            }
         }
     }
     return ok_status();
