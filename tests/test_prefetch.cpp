@@ -345,15 +345,22 @@ TEST_CASE("a planner failure is kept as the prefetcher's last error, not thrown 
     CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{3000});
 }
 
+namespace {
+
+// Instants 0-99 of 100 bytes each at [1000 k + 1000, +100), but instant 5: 1000 bytes (a
+// keyframe's state), [6000, 7000).
+Result<std::vector<ByteRange>> keyframe_at_5_plan(double t) {
+    if (t < 0 || t >= 100) return make_error(ErrorKind::invalid_argument, "time-out-of-range", "t");
+    const auto k = static_cast<std::uint64_t>(t);
+    return std::vector<ByteRange>{{1000 * k + 1000, k == 5 ? 1000u : 100u}};
+}
+
+}  // namespace
+
 TEST_CASE("the budget follows the largest instant: an instant larger than the byte budget (a "
           "keyframe's state) is fetched ahead, within twice its size",
           "[prefetch][threads]") {
-    // Instants of 100 bytes each, but instant 5: 1000 bytes (a keyframe), [6000, 7000).
-    auto plan = [](double t) -> Result<std::vector<ByteRange>> {
-        if (t < 0 || t >= 100) return make_error(ErrorKind::invalid_argument, "time-out-of-range", "t");
-        const auto k = static_cast<std::uint64_t>(t);
-        return std::vector<ByteRange>{{1000 * k + 1000, k == 5 ? 1000u : 100u}};
-    };
+    const auto plan = keyframe_at_5_plan;
     std::vector<std::uint8_t> none;
     RecordingSource src(none);
     // A budget of 450 bytes, 30 instants ahead: instants 1-4 (400 bytes), then the keyframe,
@@ -372,46 +379,35 @@ TEST_CASE("the budget follows the largest instant: an instant larger than the by
 TEST_CASE("the budget grows with the largest instant only up to budget_limit, so what is fetched "
           "ahead stays within what the source can cache",
           "[prefetch][threads]") {
-    // As above: instants of 100 bytes, instant 5 a keyframe of 1000 bytes at [6000, 7000).
-    auto plan = [](double t) -> Result<std::vector<ByteRange>> {
-        if (t < 0 || t >= 100) return make_error(ErrorKind::invalid_argument, "time-out-of-range", "t");
-        const auto k = static_cast<std::uint64_t>(t);
-        return std::vector<ByteRange>{{1000 * k + 1000, k == 5 ? 1000u : 100u}};
+    // Prefetched from instant 0 under a byte budget of 450 and `limit`: the offsets the source
+    // was asked for, and the prefetcher's stats.
+    auto prefetched = [](std::uint64_t limit) {
+        std::vector<std::uint8_t> none;
+        RecordingSource src(none);
+        PrefetchOptions o = per_second(30, 450);
+        o.budget_limit = limit;
+        PlaybackPrefetcher p(src, keyframe_at_5_plan, 100, o);
+        p.aim(0);
+        p.wait_idle();
+        return std::pair{offsets_of(src.calls_), p.stats()};
     };
-    std::vector<std::uint8_t> none;
     SECTION("a limit under twice the keyframe: the budget stops at the limit") {
         // 450 bytes, raised by the keyframe to min(2000, 1500): instants 1-6 (1500 bytes) go,
         // instant 7 would be 1600.
-        RecordingSource src(none);
-        PrefetchOptions o = per_second(30, 450);
-        o.budget_limit = 1500;
-        PlaybackPrefetcher p(src, plan, 100, o);
-        p.aim(0);
-        p.wait_idle();
-        CHECK(offsets_of(src.calls_) ==
-              std::vector<std::uint64_t>{2000, 3000, 4000, 5000, 6000, 7000});
-        CHECK(p.stats().largest_instant == 1000);
-        CHECK(p.stats().bytes_requested == 1500);
-        CHECK(p.stats().budget_stops == 1);
+        const auto [offsets, stats] = prefetched(1500);
+        CHECK(offsets == std::vector<std::uint64_t>{2000, 3000, 4000, 5000, 6000, 7000});
+        CHECK(stats.largest_instant == 1000);
+        CHECK(stats.bytes_requested == 1500);
+        CHECK(stats.budget_stops == 1);
     }
     SECTION("a limit under the keyframe itself: the keyframe waits for the playhead") {
-        RecordingSource src(none);
-        PrefetchOptions o = per_second(30, 450);
-        o.budget_limit = 900;  // the budget is max(450, 900): 400 held + 1000 does not fit
-        PlaybackPrefetcher p(src, plan, 100, o);
-        p.aim(0);
-        p.wait_idle();
-        CHECK(offsets_of(src.calls_) == std::vector<std::uint64_t>{2000, 3000, 4000, 5000});
-        CHECK(p.stats().bytes_requested == 400);
-        CHECK(p.stats().budget_stops == 1);
+        // The budget is max(450, 900): 400 bytes held, and the keyframe's 1000 do not fit.
+        const auto [offsets, stats] = prefetched(900);
+        CHECK(offsets == std::vector<std::uint64_t>{2000, 3000, 4000, 5000});
+        CHECK(stats.bytes_requested == 400);
+        CHECK(stats.budget_stops == 1);
     }
     SECTION("a limit under byte_budget never lowers it") {
-        RecordingSource src(none);
-        PrefetchOptions o = per_second(30, 450);
-        o.budget_limit = 100;
-        PlaybackPrefetcher p(src, plan, 100, o);
-        p.aim(0);
-        p.wait_idle();
-        CHECK(p.stats().bytes_requested == 400);  // instants 1-4 within 450
+        CHECK(prefetched(100).second.bytes_requested == 400);  // instants 1-4 within 450
     }
 }
