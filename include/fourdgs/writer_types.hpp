@@ -294,14 +294,6 @@ struct WriterOptions {
     // Morton order of the position bins inside each chunk (§6.1: shrinks the position stream).
     bool spatial_order = true;
 
-    // Each chunk decoded back with the readers' decoder and checked against its input. false
-    // skips that, for a file that is counted and never kept (convert's per-frame file, measured
-    // only to compare its size): allowed where the bytes cannot depend on the check — the
-    // streaming writer, or write_scene on a fixed `grid` (it declares the grid's worst case, not
-    // measured maxima); write_scene without one refuses it (invalid-option). The keyframe-delta
-    // writer verifies either way.
-    bool verify = true;
-
     // Worker threads encoding chunks: 0 = std::thread::hardware_concurrency(), 1 = the calling
     // thread only. Does not change the output bytes.
     unsigned threads = 0;
@@ -313,6 +305,14 @@ struct WriterOptions {
     // are used and the caller supplied no Metadata entry with key `application` (registry, §4.3).
     // "" = the Header's library string.
     std::string application;
+
+    // Each chunk decoded back with the readers' decoder and checked against its input. false
+    // skips that, for a file that is counted and never kept (convert's per-frame file, measured
+    // only to compare its size): allowed where the bytes cannot depend on the check — the
+    // streaming writer, or write_scene on a fixed `grid` (it declares the grid's worst case, not
+    // measured maxima); write_scene without one refuses it (invalid-option). The keyframe-delta
+    // writer verifies either way. (Appended last: the struct grows only at its end.)
+    bool verify = true;
 };
 
 // What a write produced.

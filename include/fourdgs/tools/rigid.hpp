@@ -55,6 +55,10 @@ struct RigidOptions {
     double pos_residual = 0;  // per position component, scene units
     double rot_residual = 0;  // per quaternion component
     double ride_residual = 0;  // per position component for riders; <= pos_residual: none ride
+    std::size_t min_members = 64;      // a smaller group is left to the temporal model
+    std::uint32_t max_parts = 64;
+    std::uint32_t hypotheses = 128;    // per part searched
+    std::uint64_t seed = 0x4d47535249474944ull;
     // Per quaternion component, a rider's held rotation from its own at any frame; 0 (or less
     // than rot_residual): rot_residual.
     double ride_rot_residual = 0;
@@ -63,10 +67,6 @@ struct RigidOptions {
     // grid's share (keyframe-delta sizes its grid by what the parts found, grid_plan.hpp's
     // parts_share), at the cost of updates where a member's drift crosses a bin.
     bool members_ride = false;
-    std::size_t min_members = 64;      // a smaller group is left to the temporal model
-    std::uint32_t max_parts = 64;
-    std::uint32_t hypotheses = 128;    // per part searched
-    std::uint64_t seed = 0x4d47535249474944ull;
 };
 
 struct RigidPart {
