@@ -122,6 +122,10 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
     FOURDGS_TRY(check_tracked(frames));
     const QuantBounds& B = r.tolerance;
     const FitTolerance fit{B.pos / 2, B.scale_rel / 2, B.rot / 2, B.rgb / 2, B.alpha / 2};
+    // A part's gaussian is fitted in the part's frame, which the poses turn: its position fit
+    // shrinks by the factor they turn an error by, as the grid's share does (parts_share).
+    FitTolerance in_part = fit;
+    if (r.objects) in_part.pos /= r.share.pos_gain;
 
     // Segments: on a plan, records never span a multiple of segment_frames, so each shard fits
     // exactly the records a whole-sequence encode on the plan fits.
@@ -147,7 +151,8 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
                 owned.push_back(static_cast<std::uint32_t>(g));
             continue;
         }
-        for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, spans);
+        const FitTolerance& own = r.objects && r.objects->object_of[g] != 0 ? in_part : fit;
+        for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, own, spans);
         if ((g & 1023) == 0) tick(o, g, n);
     }
     tick(o, n, n);
