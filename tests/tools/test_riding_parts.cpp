@@ -319,8 +319,8 @@ TEST_CASE("parts_share: keyframe-delta's grid takes what the parts found leave, 
     CHECK(share.rot == kd.rot);
     CHECK(grid_tolerance(ConvertShape::keyframe_delta, tol, 0, 0, PartsShare{1, 1, 1}).pos ==
           tol.pos);
-    // Adaptive with riders: a rider's whole position budget (fit, grid, velocity, mu_t) is in its
-    // part's frame, so each share is divided by the factor the riders' poses turn an error by.
+    // Adaptive with riders: a rider's grid, velocity and mu_t errors are in its part's frame, so
+    // each share is divided by the factor the riders' poses turn an error by.
     fit.rider_pos_gain = 1.5;
     const PartsShare turned = parts_share(ConvertShape::adaptive, tol, fit, 3.0);
     CHECK(turned.pos == Approx((0.01 / 4 - f32) / 1.5).epsilon(1e-12));

@@ -99,8 +99,8 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base);
 // The most of the position and rotation tolerance a grid may take in a file whose Object Tracks
 // rotate what it stores (grid_tolerance): a rotated position error grows by up to sqrt(3) per
 // component and a rotated quaternion error by up to 2, and the rest is the parts' fit residual.
-// pos_gain: what the poses multiply every position error an adaptive rider carries in its part's
-// frame by (its line fit's, the grid's, the velocity's, mu_t's); 1 where none ride.
+// pos_gain: what the poses multiply the grid's, velocity's and mu_t's position errors of an
+// adaptive rider, stored in its part's frame, by; 1 where none ride.
 struct PartsShare {
     double pos = 0, rot = 0, pos_gain = 1;
     friend bool operator==(const PartsShare&, const PartsShare&) = default;
@@ -118,9 +118,10 @@ PartsShare quarter_share(const QuantBounds& tolerance);
 // fit.member_pos) / fit.pos_gain (a rider's position strays by nothing but its carried grid
 // error), rot (tolerance - the larger of fit.member_rot and fit.rider_rot) / fit.rot_gain. The
 // caller's search keeps the residuals below the tolerance. Adaptive: quarter_share where no part
-// keeps riders; else a rider's whole position budget (fit 1/2, grid 1/4, velocity and mu_t 1/8
-// each, all in its part's frame) is divided by fit.rider_pos_gain, so that carried by the poses
-// it stays within the tolerance — pos (tolerance/4 - the f32 allowance) / rider_pos_gain, rot a
+// keeps riders; else the shares of position a rider spends in its part's frame (grid 1/4,
+// velocity and mu_t 1/8 each) are divided by fit.rider_pos_gain, so that carried by the poses
+// they stay within their half of the tolerance (its line fit's miss is measured in the scene's
+// frame, convert_adaptive) — pos (tolerance/4 - the f32 allowance) / rider_pos_gain, rot a
 // quarter (a rider's held rotation is measured as the pose carries it), pos_gain rider_pos_gain.
 PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
                        double reach);
