@@ -122,6 +122,24 @@ Status check_held_appearance(std::span<const PlyCloud> frames, std::span<const S
     return ok_status();
 }
 
+// The track samples that turn gaussian g of `nf` frames from its part's frame into the scene's
+// (none: it is in the scene's). A part's rider is fitted in the part's frame and its miss
+// measured in the scene's; the grid's, velocity's and mu_t's shares in its frame are divided by
+// what the poses turn them by (parts_share). Only unplanned (a plan's parts are held): its track
+// has a sample per frame given.
+Result<std::span<const TrajectorySample>> turns_of(const Resolved& r, std::size_t g,
+                                                   std::size_t nf) {
+    if (!r.objects || r.objects->object_of[g] == 0) return std::span<const TrajectorySample>();
+    const std::span<const TrajectorySample> turns =
+        r.objects->tracks[r.objects->object_of[g] - 1].samples;
+    if (turns.size() != nf)
+        return bad(refusal::kInternalError, "gaussian " + std::to_string(g) +
+                                                "'s part has a track of " +
+                                                std::to_string(turns.size()) + " samples for " +
+                                                std::to_string(nf) + " frames");
+    return turns;
+}
+
 }  // namespace
 
 Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved& r,
@@ -154,19 +172,7 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
                 owned.push_back(static_cast<std::uint32_t>(g));
             continue;
         }
-        // A part's rider is fitted in the part's frame, its miss measured in the scene's (the
-        // grid's, velocity's and mu_t's shares in its frame are divided by what the poses turn
-        // them by, parts_share). Only unplanned (a plan's parts are held, above): its track has
-        // a sample per frame given.
-        std::span<const TrajectorySample> turns;
-        if (r.objects && r.objects->object_of[g] != 0)
-            turns = r.objects->tracks[r.objects->object_of[g] - 1].samples;
-        if (!turns.empty() && turns.size() != nf)
-            return bad(refusal::kInternalError, "gaussian " + std::to_string(g) +
-                                                    "'s part has a track of " +
-                                                    std::to_string(turns.size()) +
-                                                    " samples for " + std::to_string(nf) +
-                                                    " frames");
+        FOURDGS_ASSIGN(const std::span<const TrajectorySample> turns, turns_of(r, g, nf));
         for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, turns, spans);
         if ((g & 1023) == 0) tick(o, g, n);
     }
