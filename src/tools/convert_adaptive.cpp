@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "fourdgs/pose.hpp"
 #include "fourdgs/quantize.hpp"
 #include "fourdgs/reconstruct.hpp"
+#include "fourdgs/refusals.hpp"
 
 namespace fourdgs::convert_parts {
 namespace {
@@ -58,8 +60,11 @@ bool holds_appearance(const PlyCloud& first, const Sample& fs, const PlyCloud& x
 
 // Whether frames [a, b) of gaussian g are one record within `tol`: the line from frame a's
 // position to frame b-1's, and every other attribute held at frame a's value (SH bytes equal).
+// A part's gaussian is given in its part's frame and `turns` holds its track's sample per frame:
+// the line's miss is measured as the track turns it into the scene's (empty: given there).
 bool span_fits(std::span<const PlyCloud> frames, std::span<const Sample> s, std::size_t g,
-               std::size_t a, std::size_t b, const FitTolerance& tol) {
+               std::size_t a, std::size_t b, const FitTolerance& tol,
+               std::span<const TrajectorySample> turns) {
     if (b - a <= 1) return true;
     const Sample& first = s[a];
     const Sample& last = s[b - 1];
@@ -67,10 +72,11 @@ bool span_fits(std::span<const PlyCloud> frames, std::span<const Sample> s, std:
     for (std::size_t k = a + 1; k < b; ++k) {
         const Sample& x = s[k];
         const double u = static_cast<double>(k - a) / dt;
-        for (int c = 0; c < 3; ++c) {
-            const double line = first.p[c] + (last.p[c] - first.p[c]) * u;
-            if (std::fabs(line - x.p[c]) > tol.pos) return false;
-        }
+        Vec3 miss;
+        for (int c = 0; c < 3; ++c) miss[c] = first.p[c] + (last.p[c] - first.p[c]) * u - x.p[c];
+        if (!turns.empty()) miss = rotate(turns[k].rotation, miss);
+        for (int c = 0; c < 3; ++c)
+            if (std::fabs(miss[c]) > tol.pos) return false;
         double ep = 0, en = 0;
         for (int c = 0; c < 4; ++c) {
             ep = std::max(ep, std::fabs(x.q[c] - first.q[c]));
@@ -87,15 +93,16 @@ struct Span {
 };
 
 void bisect(std::span<const PlyCloud> frames, std::span<const Sample> s, std::size_t g,
-            std::size_t a, std::size_t b, const FitTolerance& tol, std::vector<Span>& out) {
-    if (span_fits(frames, s, g, a, b, tol)) {
+            std::size_t a, std::size_t b, const FitTolerance& tol,
+            std::span<const TrajectorySample> turns, std::vector<Span>& out) {
+    if (span_fits(frames, s, g, a, b, tol, turns)) {
         out.push_back({static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(a),
                        static_cast<std::uint32_t>(b)});
         return;
     }
     const std::size_t mid = a + (b - a) / 2;
-    bisect(frames, s, g, a, mid, tol, out);
-    bisect(frames, s, g, mid, b, tol, out);
+    bisect(frames, s, g, a, mid, tol, turns, out);
+    bisect(frames, s, g, mid, b, tol, turns, out);
 }
 
 // A planned part's member is one record over the part's frames: every frame of the block must
@@ -113,6 +120,24 @@ Status check_held_appearance(std::span<const PlyCloud> frames, std::span<const S
                                 plan_parts::describe(plan.parts[h.part]) +
                                 ", which one record holds");
     return ok_status();
+}
+
+// The track samples that turn gaussian g of `nf` frames from its part's frame into the scene's
+// (none: it is in the scene's). A part's rider is fitted in the part's frame and its miss
+// measured in the scene's; the grid's, velocity's and mu_t's shares in its frame are divided by
+// what the poses turn them by (parts_share). Only unplanned (a plan's parts are held): its track
+// has a sample per frame given.
+Result<std::span<const TrajectorySample>> turns_of(const Resolved& r, std::size_t g,
+                                                   std::size_t nf) {
+    if (!r.objects || r.objects->object_of[g] == 0) return std::span<const TrajectorySample>();
+    const std::span<const TrajectorySample> turns =
+        r.objects->tracks[r.objects->object_of[g] - 1].samples;
+    if (turns.size() != nf)
+        return bad(refusal::kInternalError, "gaussian " + std::to_string(g) +
+                                                "'s part has a track of " +
+                                                std::to_string(turns.size()) + " samples for " +
+                                                std::to_string(nf) + " frames");
+    return turns;
 }
 
 }  // namespace
@@ -147,7 +172,8 @@ Status convert_adaptive(std::span<const PlyCloud> frames, const ConvertOptions& 
                 owned.push_back(static_cast<std::uint32_t>(g));
             continue;
         }
-        for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, spans);
+        FOURDGS_ASSIGN(const std::span<const TrajectorySample> turns, turns_of(r, g, nf));
+        for (const auto& [a, b] : segments) bisect(frames, samples, g, a, b, fit, turns, spans);
         if ((g & 1023) == 0) tick(o, g, n);
     }
     tick(o, n, n);

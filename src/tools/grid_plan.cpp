@@ -294,12 +294,16 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base) {
 }
 
 PartsShare quarter_share(const QuantBounds& tolerance) {
-    return {tolerance.pos / 4, tolerance.rot / 4};
+    return {tolerance.pos / 4, tolerance.rot / 4, 1};
 }
 
 PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
                        double reach) {
-    if (shape == ConvertShape::adaptive) return quarter_share(tolerance);
+    if (shape == ConvertShape::adaptive) {
+        if (fit.rider_pos_gain == 0) return quarter_share(tolerance);
+        return {(tolerance.pos / 4 - f32_allowance(reach)) / fit.rider_pos_gain, tolerance.rot / 4,
+                fit.rider_pos_gain};
+    }
     return {(tolerance.pos - f32_allowance(reach) - fit.member_pos) / fit.pos_gain,
             (tolerance.rot - std::max(fit.member_rot, fit.rider_rot)) / fit.rot_gain};
 }
@@ -312,8 +316,9 @@ QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double long
     // A velocity error dv moves a record by at most dv x its window; §6.3 scales the velocity
     // step with the lifetime up to 2 s, so this is pos/8 for windows up to 2 s and window/4 times
     // the class-0 bound beyond.
-    q.motion = (b.pos / 8) / std::max(0.5, longest_moving_sec / 4);
-    q.time = max_speed > 0 ? std::min(b.time / 2, (b.pos / 8) / max_speed) : b.time / 2;
+    const double turned = parts ? parts->pos_gain : 1;
+    q.motion = (b.pos / 8) / std::max(0.5, longest_moving_sec / 4) / turned;
+    q.time = max_speed > 0 ? std::min(b.time / 2, (b.pos / 8) / max_speed / turned) : b.time / 2;
     return q;
 }
 

@@ -378,6 +378,7 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> 
                                                       std::fabs(columns[1][c]) +
                                                       std::fabs(columns[2][c]));
     }
+    if (!part.riders.empty()) fit.rider_pos_gain = fit.pos_gain;
     for (double d : held_distance) fit.rider_rot = std::max(fit.rider_rot, d);
     for (std::uint32_t g : part.members) {
         const Residual r = residual_of(frames, g, part.poses);
@@ -526,6 +527,7 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
         out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
         out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
         out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
+        out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
         const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
         for (std::uint32_t g : part.members) out.part_of[g] = id;
         for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;

@@ -317,7 +317,23 @@ TEST_CASE("parts_share: keyframe-delta's grid takes what the parts found leave, 
     const QuantBounds share = grid_tolerance(ConvertShape::keyframe_delta, tol, 0, 0, kd);
     CHECK(share.pos == kd.pos);
     CHECK(share.rot == kd.rot);
-    CHECK(grid_tolerance(ConvertShape::keyframe_delta, tol, 0, 0, PartsShare{1, 1}).pos == tol.pos);
+    CHECK(grid_tolerance(ConvertShape::keyframe_delta, tol, 0, 0, PartsShare{1, 1, 1}).pos ==
+          tol.pos);
+    // Adaptive with riders: a rider's grid, velocity and mu_t errors are in its part's frame, so
+    // each share is divided by the factor the riders' poses turn an error by.
+    fit.rider_pos_gain = 1.5;
+    const PartsShare turned = parts_share(ConvertShape::adaptive, tol, fit, 3.0);
+    CHECK(turned.pos == Approx((0.01 / 4 - f32) / 1.5).epsilon(1e-12));
+    CHECK(turned.rot == tol.rot / 4);
+    CHECK(turned.pos_gain == 1.5);
+    tol.time = 0.05;
+    const QuantBounds plain = grid_tolerance(ConvertShape::adaptive, tol, 2, 0.1,
+                                             parts_share(ConvertShape::adaptive, tol, riders, 3.0));
+    const QuantBounds ridden_share = grid_tolerance(ConvertShape::adaptive, tol, 2, 0.1, turned);
+    CHECK(plain.pos == tol.pos / 4);  // no rider: the quarter, as before
+    CHECK(ridden_share.pos == turned.pos);
+    CHECK(ridden_share.motion == Approx(plain.motion / 1.5).epsilon(1e-12));
+    CHECK(ridden_share.time == Approx(plain.time / 1.5).epsilon(1e-12));
 }
 
 TEST_CASE("riding parts (property): keyframe-delta's grid as wide as the parts found allow, every "

@@ -53,7 +53,11 @@
 // B per frame and keyframe-delta (the writers verify every attribute against them). An adaptive
 // file spends B as: for position, B/4 on quantization, B/2 on the line fit, B/8 on velocity and
 // B/8 on mu_t quantization (their steps are narrowed to fit); for scale, rotation, rgb and
-// opacity, B/2 on the fit and B/2 on quantization. The bounds B a file meets end to end are
+// opacity, B/2 on the fit and B/2 on quantization. Where rigid parts keep riders (stored in
+// their part's frame, which the tracks turn: an error of e per component there is up to g x e
+// in the scene, g <= √3 the poses' largest rotation-row 1-norm), a rider's line fit is measured
+// in the scene's frame and the quantization, velocity and mu_t shares are divided by g
+// (parts_share, grid_plan.hpp). The bounds B a file meets end to end are
 // recorded in a Metadata record named "4dgs-convert" (keys tolerance.pos, tolerance.scale_rel,
 // tolerance.rot, tolerance.rgb, tolerance.alpha, plus source_frames and fps), for every shape.
 //

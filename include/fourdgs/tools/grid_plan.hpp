@@ -99,8 +99,10 @@ Result<QuantBounds> parse_tolerance(std::string_view spec, QuantBounds base);
 // The most of the position and rotation tolerance a grid may take in a file whose Object Tracks
 // rotate what it stores (grid_tolerance): a rotated position error grows by up to sqrt(3) per
 // component and a rotated quaternion error by up to 2, and the rest is the parts' fit residual.
+// pos_gain: what the poses multiply the grid's, velocity's and mu_t's position errors of an
+// adaptive rider, stored in its part's frame, by; 1 where none ride.
 struct PartsShare {
-    double pos = 0, rot = 0;
+    double pos = 0, rot = 0, pos_gain = 1;
     friend bool operator==(const PartsShare&, const PartsShare&) = default;
 };
 
@@ -109,13 +111,18 @@ struct PartsShare {
 // see their frames), and adaptive records (their line fit spends a share of what is rotated).
 PartsShare quarter_share(const QuantBounds& tolerance);
 
-// What the parts a conversion found leave (keyframe-delta; `shape` adaptive: quarter_share), in a
-// scene whose coordinates reach `reach`: the widest share with which every member's measured
-// residual and every rider's held rotation still fit within the tolerance beside the grid's error
-// as the poses carry it (fit's gains, rigid.hpp) — pos (tolerance - the f32 allowance of
-// rigid_residuals - fit.member_pos) / fit.pos_gain (a rider's position strays by nothing but its
-// carried grid error), rot (tolerance - the larger of fit.member_rot and fit.rider_rot) /
-// fit.rot_gain. The caller's search keeps the residuals below the tolerance.
+// What the parts a conversion found leave, in a scene whose coordinates reach `reach`.
+// Keyframe-delta: the widest share with which every member's measured residual and every rider's
+// held rotation still fit within the tolerance beside the grid's error as the poses carry it
+// (fit's gains, rigid.hpp) — pos (tolerance - the f32 allowance of rigid_residuals -
+// fit.member_pos) / fit.pos_gain (a rider's position strays by nothing but its carried grid
+// error), rot (tolerance - the larger of fit.member_rot and fit.rider_rot) / fit.rot_gain. The
+// caller's search keeps the residuals below the tolerance. Adaptive: quarter_share where no part
+// keeps riders; else the shares of position a rider spends in its part's frame (grid 1/4,
+// velocity and mu_t 1/8 each) are divided by fit.rider_pos_gain, so that carried by the poses
+// they stay within their half of the tolerance (its line fit's miss is measured in the scene's
+// frame, convert_adaptive) — pos (tolerance/4 - the f32 allowance) / rider_pos_gain, rot a
+// quarter (a rider's held rotation is measured as the pose carries it), pos_gain rider_pos_gain.
 PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
                        double reach);
 
@@ -125,7 +132,8 @@ PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const P
 // motion at class 0 such that a record `longest_moving_sec` long (or 0.5 s, whichever is longer,
 // §6.3) drifts at most pos/8; time such that a record moving at `max_speed` drifts at most pos/8
 // (time/2 when that is coarser, or max_speed is 0). With `parts` (a file with rigid parts,
-// convert.hpp), pos and rot take at most their share whatever the shape.
+// convert.hpp), pos and rot take at most their share whatever the shape, and adaptive's motion
+// and time are divided by its pos_gain (a rider's velocity and mu_t errors turn with its part).
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
                            double longest_moving_sec, double max_speed,
                            const std::optional<PartsShare>& parts = std::nullopt);

@@ -84,10 +84,12 @@ struct RigidPart {
 // carries an error of at most e per component to at most e x the 1-norm of its row (the largest
 // of any pose's rows: 1 for the identity, at most sqrt(3)), and its quaternion, multiplying, an
 // error of e per quaternion component to e x its own 1-norm (1 to 2). The grid's carried error
-// must fit beside the residuals (grid_plan.hpp's parts_share).
+// must fit beside the residuals (grid_plan.hpp's parts_share). rider_pos_gain is pos_gain over
+// the parts that keep riders alone (0: none do): an adaptive rider's grid, velocity and mu_t
+// errors are in its part's frame too, and grow by it.
 struct PartsFit {
     double member_pos = 0, member_rot = 0, rider_rot = 0;
-    double pos_gain = 1, rot_gain = 1;
+    double pos_gain = 1, rot_gain = 1, rider_pos_gain = 0;
     friend bool operator==(const PartsFit&, const PartsFit&) = default;
 };
 
