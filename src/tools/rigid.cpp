@@ -499,6 +499,21 @@ struct Recipe {
     std::vector<std::uint32_t> turn_set;
 };
 
+// `part` (with how far its gaussians stray, `fit`) as the next of `out`'s parts.
+void add_part(RigidPart part, const PartsFit& fit, RigidParts& out) {
+    out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
+    out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
+    out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
+    out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
+    out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
+    out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
+    const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
+    for (std::uint32_t g : part.members) out.part_of[g] = id;
+    for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
+    out.riding_count += part.riders.size();
+    out.parts.push_back(std::move(part));
+}
+
 // find_rigid_parts, with each part's Recipe into `recipes` where it is not null.
 RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
                         std::span<const std::uint8_t> candidates, std::vector<Recipe>* recipes) {
@@ -571,18 +586,8 @@ RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
         sort_part(frames, moving, o, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
-        out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
-        out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
-        out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
-        out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
-        out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
-        out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
-        const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
-        for (std::uint32_t g : part.members) out.part_of[g] = id;
-        for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
-        out.riding_count += part.riders.size();
+        add_part(std::move(part), fit, out);
         std::erase_if(moving, [&](std::uint32_t g) { return out.part_of[g] != 0; });
-        out.parts.push_back(std::move(part));
         if (recipes) recipes->push_back(std::move(recipe));
     }
     out.other_count = moving.size();
@@ -783,17 +788,7 @@ RigidParts settle(Streamed& s, std::span<const std::uint32_t> order, const Rigid
         sort_part_by(candidates, o, facts, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             continue;
-        out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
-        out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
-        out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
-        out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
-        out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
-        out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
-        const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
-        for (std::uint32_t g : part.members) out.part_of[g] = id;
-        for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
-        out.riding_count += part.riders.size();
-        out.parts.push_back(std::move(part));
+        add_part(std::move(part), fit, out);
     }
     out.other_count = static_cast<std::size_t>(
         std::count(out.part_of.begin(), out.part_of.end(), std::uint32_t{0}));

@@ -229,6 +229,16 @@ std::pair<double, double> strays(const std::vector<PlyCloud>& frames, const Rigi
     return {pos, rot};
 }
 
+// The same parts, gaussian for gaussian, with the same held rotations and fit.
+void check_same_parts(const RigidParts& got, const RigidParts& want) {
+    CHECK(got.part_of == want.part_of);
+    CHECK(got.rides == want.rides);
+    CHECK(got.fit == want.fit);
+    REQUIRE(got.parts.size() == want.parts.size());
+    for (std::size_t j = 0; j < got.parts.size(); ++j)
+        CHECK(got.parts[j].rider_rotation == want.parts[j].rider_rotation);
+}
+
 }  // namespace
 
 TEST_CASE("rigid parts: riders held at a looser rotation residual, members riding with them, and "
@@ -284,10 +294,7 @@ TEST_CASE("rigid parts: riders held at a looser rotation residual, members ridin
         CHECK(std::fabs(measured.rider_rot - found->fit.rider_rot) < 1e-6);
     }
     CHECK(riding.fit.rider_rot > 1.0 / 256);  // more than the quarter grid leaves
-    const RigidParts again = find_rigid_parts(frames, o);
-    CHECK(again.part_of == riding.part_of);
-    CHECK(again.rides == riding.rides);
-    CHECK(again.fit == riding.fit);
+    check_same_parts(find_rigid_parts(frames, o), riding);
 }
 
 TEST_CASE("parts_share: keyframe-delta's grid takes what the parts found leave, adaptive a "
@@ -443,19 +450,10 @@ TEST_CASE("rigid parts read a frame at a time (property): past the sample, every
         CHECK(found.other_count == 700 - in_parts);
         CHECK(found.fit.member_pos <= o.pos_residual);
         CHECK(found.fit.member_rot <= o.rot_residual);
-        const RigidParts again = found_streamed(frames, o);
-        CHECK(again.part_of == found.part_of);
-        CHECK(again.rides == found.rides);
-        CHECK(again.fit == found.fit);
-        for (std::size_t j = 0; j < std::min(again.parts.size(), found.parts.size()); ++j)
-            CHECK(again.parts[j].rider_rotation == found.parts[j].rider_rotation);
+        check_same_parts(found_streamed(frames, o), found);
         // Up to the sample, the search over every frame, as it was.
         const std::vector<PlyCloud> short_run(frames.begin(), frames.begin() + kRigidSampleFrames);
-        const RigidParts whole = find_rigid_parts(short_run, o);
-        const RigidParts read = found_streamed(short_run, o);
-        CHECK(read.part_of == whole.part_of);
-        CHECK(read.rides == whole.rides);
-        CHECK(read.fit == whole.fit);
+        check_same_parts(found_streamed(short_run, o), find_rigid_parts(short_run, o));
     }
 }
 
