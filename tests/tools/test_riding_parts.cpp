@@ -70,6 +70,18 @@ std::vector<std::uint8_t> converted_twice(const std::vector<PlyCloud>& frames,
     return bytes;
 }
 
+// Every third gaussian of the bodies of rigid_scene(_, 700, ...) at shares 0.3 turns on its own
+// as well, ever further from frame 0.
+void turn_every_third(std::vector<PlyCloud>& frames) {
+    for (std::size_t f = 1; f < frames.size(); ++f)
+        for (std::size_t g = 210; g < 630; g += 3) {
+            float* q = &frames[f].rotation[g * 4];
+            const Quat turned =
+                normalized(multiply({0.05 * double(f), 0, 0, 1}, {q[0], q[1], q[2], q[3]}));
+            for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
+        }
+}
+
 }  // namespace
 
 TEST_CASE("rigid parts: bodies whose gaussians drift are found as riders, and only with a ride "
@@ -152,14 +164,7 @@ TEST_CASE("riding parts (property): every mode the encoder may choose reconstruc
                           {34, 0.0015, false}};
     for (const Case& k : cases) {
         auto frames = test::rigid_scene(9, 700, kFps, k.seed, {0.3, 0.3, 0.3, 0, k.drift});
-        if (k.scramble_rotations)  // every third body gaussian turns on its own as well
-            for (std::size_t f = 1; f < frames.size(); ++f)
-                for (std::size_t g = 210; g < 630; g += 3) {
-                    float* q = &frames[f].rotation[g * 4];
-                    const Quat turned = normalized(
-                        multiply({0.05 * double(f), 0, 0, 1}, {q[0], q[1], q[2], q[3]}));
-                    for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
-                }
+        if (k.scramble_rotations) turn_every_third(frames);
         for (ConvertShape shape : {ConvertShape::keyframe_delta, ConvertShape::adaptive})
             for (bool streamed : {false, true}) {
                 if (streamed && shape != ConvertShape::keyframe_delta) continue;
@@ -414,14 +419,7 @@ TEST_CASE("rigid parts read a frame at a time (property): past the sample, every
     for (const Case& k : cases) {
         INFO("seed " << k.seed << ", " << k.frames << " frames, drift " << k.drift);
         auto frames = test::rigid_scene(k.frames, 700, kFps, k.seed, {0.3, 0.3, 0.3, 0, k.drift});
-        if (k.scramble_rotations)  // every third body gaussian turns on its own as well
-            for (std::size_t f = 1; f < frames.size(); ++f)
-                for (std::size_t g = 210; g < 630; g += 3) {
-                    float* q = &frames[f].rotation[g * 4];
-                    const Quat turned = normalized(
-                        multiply({0.05 * double(f), 0, 0, 1}, {q[0], q[1], q[2], q[3]}));
-                    for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
-                }
+        if (k.scramble_rotations) turn_every_third(frames);
         if (k.rounded) frames = splat_rounded(std::move(frames));
         RigidOptions o = residuals(2e-3, 1.0 / 256, 0.016);
         o.ride_rot_residual = k.rounded ? 7.0 / 8 / 128 : 0;
