@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string>
 
 namespace fourdgs {
 namespace {
@@ -701,6 +702,23 @@ std::optional<Held> held_of(const Gathered& g, double tol) {
     return best;
 }
 
+// Refused: frame k not holding `count` gaussians' positions and rotations (the frames are read
+// again for each pass: one that changed since must not be indexed past its end).
+Status check_tracked(const PlyCloud& f, std::size_t k, std::size_t count) {
+    if (f.count == count && f.position.size() >= count * 3 && f.rotation.size() >= count * 4)
+        return ok_status();
+    return make_error(ErrorKind::invalid_argument, refusal::kFramesNotTracked,
+                      "frame " + std::to_string(k) + " holds " + std::to_string(f.count) +
+                          " gaussians but frame 0 holds " + std::to_string(count) +
+                          "; the rigid-part search needs the same gaussians in every frame");
+}
+
+Status read_tracked(const RigidFrameReader& read, std::size_t k, std::size_t count,
+                    PlyCloud& into) {
+    FOURDGS_TRY(read(k, into));
+    return check_tracked(into, k, count);
+}
+
 // The state of the streamed search after the sample: the parts found there (their poses to be
 // fitted again at every frame by their recipes), which part each gaussian may belong to, and
 // what is gathered of those gaussians. Memory: frame 0, one more frame, and O(gaussians + parts
@@ -724,7 +742,7 @@ Status gather_poses(std::size_t frames, const RigidFrameReader& read, Streamed& 
     PlyCloud frame;
     std::vector<std::uint32_t> kept;
     for (std::size_t k = 1; k < frames; ++k) {
-        FOURDGS_TRY(read(k, frame));
+        FOURDGS_TRY(read_tracked(read, k, s.part_of.size(), frame));
         for (std::size_t j = 0; j < s.recipes.size(); ++j)
             s.poses[j][k] = pose_at(s.first, frame, s.recipes[j], kept);
         for (std::uint32_t g = 0; g < s.part_of.size(); ++g)
@@ -746,7 +764,7 @@ Status gather_held(std::size_t frames, const RigidFrameReader& read, const Rigid
     if (riding.empty()) return ok_status();
     PlyCloud scratch;
     for (std::size_t k = 0; k < frames; ++k) {
-        if (k > 0) FOURDGS_TRY(read(k, scratch));
+        if (k > 0) FOURDGS_TRY(read_tracked(read, k, s.part_of.size(), scratch));
         const PlyCloud& frame = k == 0 ? s.first : scratch;
         for (std::uint32_t g : riding)
             measure_held(frame, g, s.poses[s.part_of[g] - 1][k], s.gathered[g]);
@@ -801,7 +819,10 @@ Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFram
                                              const RigidOptions& o) {
     const std::vector<std::size_t> at = rigid_sample_frames(frames);
     std::vector<PlyCloud> sample(at.size());
-    for (std::size_t i = 0; i < at.size(); ++i) FOURDGS_TRY(read(at[i], sample[i]));
+    for (std::size_t i = 0; i < at.size(); ++i) {
+        FOURDGS_TRY(read(at[i], sample[i]));
+        FOURDGS_TRY(check_tracked(sample[i], at[i], sample[0].count));  // frame 0 sets the count
+    }
     if (frames <= kRigidSampleFrames) return find_rigid_parts(sample, o);  // every frame
     Streamed s;
     const RigidParts found = search_parts(sample, o, {}, &s.recipes);

@@ -508,3 +508,28 @@ TEST_CASE("rigid parts read a frame at a time hold as much for 160 frames as for
     // The sample, then two passes over the frames after the first.
     CHECK(reads[1] <= kRigidSampleFrames + 2 * 160);
 }
+
+TEST_CASE("rigid parts read a frame at a time: a frame that no longer holds frame 0's gaussians "
+          "when read again is refused, not indexed past its end") {
+    const auto frames = test::rigid_scene(24, 700, kFps, 61, {0.3, 0.3, 0.3, 0, 0});
+    const RigidOptions o = residuals(2e-3, 1.0 / 256, 0.016);
+    // Frame 5 (not in the sample) shrinks after its first read, frame 23 (in it) at once.
+    for (std::size_t shrunk : {5u, 23u}) {
+        INFO("frame " << shrunk);
+        std::size_t reads = 0;
+        const auto found = find_rigid_parts_streamed(
+            frames.size(),
+            [&](std::size_t k, PlyCloud& into) {
+                into = frames[k];
+                if (k == shrunk && (shrunk == 23 || reads++ > 0)) {
+                    into.count -= 1;
+                    into.position.resize(into.count * 3);
+                    into.rotation.resize(into.count * 4);
+                }
+                return ok_status();
+            },
+            o);
+        REQUIRE_FALSE(found.ok());
+        CHECK(found.error().refusal == refusal::kFramesNotTracked);
+    }
+}
