@@ -2,11 +2,12 @@
 // "Memory"). The frames are read again for each pass instead of being held, so memory holds frame
 // 0, one more frame, the writer's states and the encoded file, never the sequence. Each pass
 // computes what convert_frames computes from the frames it holds, so the bytes and the report are
-// the same: the checks, the aabb and each gaussian's largest deviation from frame 0 (pass 1), the
-// rigid parts (searched among the moving gaussians, whose positions and rotations alone are kept
-// for it), each part alone for the report, the keyframe-delta writer's two passes
-// (KeyframeStepSource), the per-frame file it must not be larger than (StreamingWriter, counted),
-// and the measured error.
+// the same, but for the rigid parts past kRigidSampleFrames frames: the checks, the aabb and each
+// gaussian's largest deviation from frame 0 (pass 1), the rigid parts (searched among the moving
+// gaussians by find_rigid_parts_streamed, on a sample of frames and then a frame at a time, where
+// convert_frames searches every frame it holds), each part alone for the report, the
+// keyframe-delta writer's two passes (KeyframeStepSource), the per-frame file it must not be
+// larger than (StreamingWriter, counted), and the measured error.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -159,10 +160,12 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
     return ok_status();
 }
 
-// find_rigid_parts of the frames, searched among the moving gaussians only: the static ones are
-// known from pass 1, and the search on the moving ones' positions and rotations (read in one more
-// pass, when there are enough of them to make a part) finds what it finds on every gaussian —
-// the same order, the same random draws — with the indices mapped back.
+// The rigid parts of the frames, searched among the moving gaussians only: the static ones are
+// known from pass 1, and find_rigid_parts_streamed on the moving ones' positions and rotations
+// (read a frame at a time, when there are enough of them to make a part) sorts the rest, with the
+// indices mapped back. Up to kRigidSampleFrames frames it finds what find_rigid_parts finds on
+// every gaussian (the same order, the same random draws); past that its memory is bounded by the
+// sample, not the sequence.
 Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
                                        std::span<const StillDeviation> still,
                                        const RigidOptions& ro) {
@@ -184,33 +187,21 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     if (in.frames < 2 || !(ro.pos_residual > 0) || !(ro.rot_residual > 0) ||
         moving.size() < std::max<std::size_t>(ro.min_members, 3))
         return out;
-    std::vector<PlyCloud> motion;
-    auto keep_motion = [&](std::uint64_t, const PlyCloud& f) -> Status {
-        PlyCloud& m = motion.emplace_back();
+    // The moving gaussians' positions and rotations of frame k, read a frame at a time: the
+    // search holds a sample of frames and one more, never the sequence (rigid.hpp).
+    PlyCloud scratch;
+    auto motion_of = [&](std::size_t k, PlyCloud& m) -> Status {
+        FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, scratch));
         m.count = moving.size();
-        m.position.reserve(moving.size() * 3);
-        m.rotation.reserve(moving.size() * 4);
-        for (std::uint32_t g : moving) {
-            m.position.insert(m.position.end(), f.position.begin() + g * 3,
-                              f.position.begin() + g * 3 + 3);
-            m.rotation.insert(m.rotation.end(), f.rotation.begin() + g * 4,
-                              f.rotation.begin() + g * 4 + 4);
+        m.position.resize(moving.size() * 3);
+        m.rotation.resize(moving.size() * 4);
+        for (std::size_t i = 0; i < moving.size(); ++i) {
+            std::copy_n(f->position.begin() + moving[i] * 3, 3, m.position.begin() + i * 3);
+            std::copy_n(f->rotation.begin() + moving[i] * 4, 4, m.rotation.begin() + i * 4);
         }
         return ok_status();
     };
-    if (in.frames > kRigidSampleFrames) {
-        // A first look at a sample of the frames (find_parts in convert.cpp does the same).
-        PlyCloud scratch;
-        for (std::size_t k : rigid_sample_frames(in.frames)) {
-            FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, scratch));
-            FOURDGS_TRY(keep_motion(k, *f));
-        }
-        if (find_rigid_parts(motion, ro).parts.empty()) return out;
-        motion.clear();
-    }
-    motion.reserve(in.frames);
-    FOURDGS_TRY(in.each(keep_motion));
-    RigidParts sub = find_rigid_parts(motion, ro);
+    FOURDGS_ASSIGN(RigidParts sub, find_rigid_parts_streamed(in.frames, motion_of, ro));
     for (std::size_t i = 0; i < moving.size(); ++i) {
         out.is_static[moving[i]] = sub.is_static[i];
         out.part_of[moving[i]] = sub.part_of[i];

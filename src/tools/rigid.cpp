@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string>
 
 namespace fourdgs {
 namespace {
@@ -171,12 +172,15 @@ void refit(std::span<const PlyCloud> frames, std::span<const std::uint32_t> movi
 // Found at the riders' residual, a part whose members are mostly rigid is refitted to those
 // alone, so that the drift of a few riders does not push rigid members out of the strict
 // residual; a part of drifting gaussians keeps the fit to all of them.
-void refit_to_strict(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
-                     double residual, std::size_t support, std::vector<Pose>& poses) {
+// The gaussians the poses were last fitted to are then `members` (returned: whether it was).
+bool refit_to_strict(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
+                     double residual, std::size_t support, std::vector<Pose>& poses,
+                     std::vector<std::uint32_t>& members) {
     std::vector<Pose> strict = poses;
-    std::vector<std::uint32_t> members;
     refit(frames, moving, residual, strict, members);
-    if (members.size() >= 3 && 2 * members.size() >= support) poses = std::move(strict);
+    if (members.size() < 3 || 2 * members.size() < support) return false;
+    poses = std::move(strict);
+    return true;
 }
 
 // The poses with each frame's rotation the mean turn of the `support` gaussians' own rotations
@@ -184,34 +188,37 @@ void refit_to_strict(std::span<const PlyCloud> frames, std::span<const std::uint
 // their centroid: where the gaussians drift but their rotations turn exactly with the body (as a
 // tracked capture's do), this is the rotation that keeps their rotations held, which a fit to
 // the drifting positions misses by the drift's share of the body's size.
+Pose pose_from_rotations(const PlyCloud& first, const PlyCloud& frame,
+                         std::span<const std::uint32_t> support, const Pose& near) {
+    Vec3 c0{}, ck{};
+    Quat sum{};
+    for (std::uint32_t g : support) {
+        const Quat q0 = rotation_of(first, g);
+        const Quat turn = multiply(rotation_of(frame, g), {-q0[0], -q0[1], -q0[2], q0[3]});
+        double dot = 0;
+        for (int c = 0; c < 4; ++c) dot += turn[c] * near.rotation[c];
+        for (int c = 0; c < 4; ++c) sum[c] += dot < 0 ? -turn[c] : turn[c];
+        for (int c = 0; c < 3; ++c) {
+            c0[c] += first.position[g * 3 + c];
+            ck[c] += frame.position[g * 3 + c];
+        }
+    }
+    const double n = static_cast<double>(support.size());
+    Pose p;
+    p.rotation = normalized(sum);
+    if (p.rotation[3] < 0)  // one spelling of each rotation, as fit_pose
+        for (double& x : p.rotation) x = -x;
+    const Vec3 r = rotate(p.rotation, {c0[0] / n, c0[1] / n, c0[2] / n});
+    for (int c = 0; c < 3; ++c) p.translation[c] = ck[c] / n - r[c];
+    return p;
+}
+
 std::vector<Pose> poses_from_rotations(std::span<const PlyCloud> frames,
                                        std::span<const std::uint32_t> support,
                                        std::span<const Pose> near) {
     std::vector<Pose> poses(frames.size());
-    Vec3 c0{};
-    for (std::uint32_t g : support)
-        for (int c = 0; c < 3; ++c) c0[c] += frames[0].position[g * 3 + c];
-    const double n = static_cast<double>(support.size());
-    for (double& v : c0) v /= n;
-    for (std::size_t k = 1; k < frames.size(); ++k) {
-        Quat sum{};
-        Vec3 ck{};
-        for (std::uint32_t g : support) {
-            const Quat q0 = rotation_of(frames[0], g);
-            const Quat turn =
-                multiply(rotation_of(frames[k], g), {-q0[0], -q0[1], -q0[2], q0[3]});
-            double dot = 0;
-            for (int c = 0; c < 4; ++c) dot += turn[c] * near[k].rotation[c];
-            for (int c = 0; c < 4; ++c) sum[c] += dot < 0 ? -turn[c] : turn[c];
-            for (int c = 0; c < 3; ++c) ck[c] += frames[k].position[g * 3 + c];
-        }
-        Pose& p = poses[k];
-        p.rotation = normalized(sum);
-        if (p.rotation[3] < 0)  // one spelling of each rotation, as fit_pose
-            for (double& x : p.rotation) x = -x;
-        const Vec3 r = rotate(p.rotation, c0);
-        for (int c = 0; c < 3; ++c) p.translation[c] = ck[c] / n - r[c];
-    }
+    for (std::size_t k = 1; k < frames.size(); ++k)
+        poses[k] = pose_from_rotations(frames[0], frames[k], support, near[k]);
     return poses;
 }
 
@@ -305,13 +312,16 @@ std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t 
 
 // A part found at the riders' residual takes the poses of its gaussians' rotations
 // (poses_from_rotations) where more of its support then follows in position and rotation.
-void prefer_rotations(std::span<const PlyCloud> frames, std::span<const std::uint32_t> support,
+// (Returned: whether it took them.)
+bool prefer_rotations(std::span<const PlyCloud> frames, std::span<const std::uint32_t> support,
                       const RigidOptions& o, std::vector<Pose>& poses) {
-    if (support.size() < 3) return;
+    if (support.size() < 3) return false;
     std::vector<Pose> turned = poses_from_rotations(frames, support, poses);
-    if (followers(frames, support, turned, o.ride_residual, o.rot_residual) >
+    if (followers(frames, support, turned, o.ride_residual, o.rot_residual) <=
         followers(frames, support, poses, o.ride_residual, o.rot_residual))
-        poses = std::move(turned);
+        return false;
+    poses = std::move(turned);
+    return true;
 }
 
 // A part's riders in ascending order, each rotation kept with its rider.
@@ -340,14 +350,17 @@ constexpr std::size_t kMostAstray = 16;
 // The gaussians of `moving` that follow `part`'s poses, into its members and riders (ascending,
 // each rider's held rotation with it), and how far they stray (`fit`): riders while few fail to
 // hold their rotation (kMostAstray), and with members_ride its members then ride too where theirs
-// holds.
-void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
-               const RigidOptions& o, RigidPart& part, PartsFit& fit) {
+// holds. What each gaussian does against the poses comes from `facts`: member(g) (within the
+// residuals at every frame), rides_position(g) (within ride_residual), held(g) (held_rotation
+// within the riders' rotation residual) and residual(g) (residual_of), measured on the frames
+// held (sort_part) or gathered a frame at a time (find_rigid_parts_streamed).
+template <class Facts>
+void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, const Facts& facts,
+                  RigidPart& part, PartsFit& fit) {
     const bool riding = o.ride_residual > o.pos_residual;
-    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
     std::vector<double> held_distance;  // per rider
     auto ride = [&](std::uint32_t g) {
-        const std::optional<Held> held = held_rotation(frames, g, part.poses, ride_rot);
+        const std::optional<Held> held = facts.held(g);
         if (!held) return false;
         part.riders.push_back(g);
         for (int c = 0; c < 4; ++c) part.rider_rotation.push_back(static_cast<float>(held->rest[c]));
@@ -356,9 +369,9 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> 
     };
     std::size_t astray = 0;  // gaussians riding in position whose rotation does not hold
     for (std::uint32_t g : moving) {
-        if (follows_poses(frames, g, part.poses, o))
+        if (facts.member(g))
             part.members.push_back(g);
-        else if (riding && follows_position(frames, g, part.poses, o.ride_residual))
+        else if (riding && facts.rides_position(g))
             astray += !ride(g);
     }
     if (astray * kMostAstray > part.riders.size())
@@ -381,10 +394,31 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> 
     if (!part.riders.empty()) fit.rider_pos_gain = fit.pos_gain;
     for (double d : held_distance) fit.rider_rot = std::max(fit.rider_rot, d);
     for (std::uint32_t g : part.members) {
-        const Residual r = residual_of(frames, g, part.poses);
+        const Residual r = facts.residual(g);
         fit.member_pos = std::max(fit.member_pos, r.pos);
         fit.member_rot = std::max(fit.member_rot, r.rot);
     }
+}
+
+// sort_part_by with what every frame, held, says of each gaussian.
+void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
+               const RigidOptions& o, RigidPart& part, PartsFit& fit) {
+    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
+    struct {
+        std::span<const PlyCloud> frames;
+        const RigidOptions& o;
+        const RigidPart& part;
+        double ride_rot;
+        bool member(std::uint32_t g) const { return follows_poses(frames, g, part.poses, o); }
+        bool rides_position(std::uint32_t g) const {
+            return follows_position(frames, g, part.poses, o.ride_residual);
+        }
+        std::optional<Held> held(std::uint32_t g) const {
+            return held_rotation(frames, g, part.poses, ride_rot);
+        }
+        Residual residual(std::uint32_t g) const { return residual_of(frames, g, part.poses); }
+    } facts{frames, o, part, ride_rot};
+    sort_part_by(moving, o, facts, part, fit);
 }
 
 }  // namespace
@@ -454,8 +488,36 @@ std::vector<std::size_t> rigid_sample_frames(std::size_t frames) {
     return out;
 }
 
-RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
-                            std::span<const std::uint8_t> candidates) {
+namespace {
+
+// How a part's poses were fitted to the frames searched, so that the pose at any other frame is
+// fitted the same way (find_rigid_parts_streamed): Horn's least squares on `fit_set`, trimmed of
+// what leaves `residual`, then, where `turn_set` is not empty, the mean turn of its gaussians'
+// rotations (pose_from_rotations) on that pose's side.
+struct Recipe {
+    std::vector<std::uint32_t> fit_set;
+    double residual = 0;
+    std::vector<std::uint32_t> turn_set;
+};
+
+// `part` (with how far its gaussians stray, `fit`) as the next of `out`'s parts.
+void add_part(RigidPart part, const PartsFit& fit, RigidParts& out) {
+    out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
+    out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
+    out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
+    out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
+    out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
+    out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
+    const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
+    for (std::uint32_t g : part.members) out.part_of[g] = id;
+    for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
+    out.riding_count += part.riders.size();
+    out.parts.push_back(std::move(part));
+}
+
+// find_rigid_parts, with each part's Recipe into `recipes` where it is not null.
+RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
+                        std::span<const std::uint8_t> candidates, std::vector<Recipe>* recipes) {
     RigidParts out;
     const std::size_t n = frames.empty() ? 0 : frames.front().count;
     out.is_static.assign(n, 0);
@@ -512,9 +574,12 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
         if (best.empty()) break;
         // Least squares on the support, trimmed to what stays within the residuals.
         refit(frames, moving, found, best, support);
+        Recipe recipe{support, found, {}};
         if (riding) {
-            refit_to_strict(frames, moving, o.pos_residual, support.size(), best);
-            prefer_rotations(frames, support, o, best);
+            std::vector<std::uint32_t> strict;
+            if (refit_to_strict(frames, moving, o.pos_residual, support.size(), best, strict))
+                recipe.fit_set = std::move(strict), recipe.residual = o.pos_residual;
+            if (prefer_rotations(frames, support, o, best)) recipe.turn_set = support;
         }
         RigidPart part;
         part.poses = best;
@@ -522,21 +587,19 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
         sort_part(frames, moving, o, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
-        out.fit.member_pos = std::max(out.fit.member_pos, fit.member_pos);
-        out.fit.member_rot = std::max(out.fit.member_rot, fit.member_rot);
-        out.fit.rider_rot = std::max(out.fit.rider_rot, fit.rider_rot);
-        out.fit.pos_gain = std::max(out.fit.pos_gain, fit.pos_gain);
-        out.fit.rot_gain = std::max(out.fit.rot_gain, fit.rot_gain);
-        out.fit.rider_pos_gain = std::max(out.fit.rider_pos_gain, fit.rider_pos_gain);
-        const auto id = static_cast<std::uint32_t>(out.parts.size() + 1);
-        for (std::uint32_t g : part.members) out.part_of[g] = id;
-        for (std::uint32_t g : part.riders) out.part_of[g] = id, out.rides[g] = 1;
-        out.riding_count += part.riders.size();
+        add_part(std::move(part), fit, out);
         std::erase_if(moving, [&](std::uint32_t g) { return out.part_of[g] != 0; });
-        out.parts.push_back(std::move(part));
+        if (recipes) recipes->push_back(std::move(recipe));
     }
     out.other_count = moving.size();
     return out;
+}
+
+}  // namespace
+
+RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
+                            std::span<const std::uint8_t> candidates) {
+    return search_parts(frames, o, candidates, nullptr);
 }
 
 std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g) {
@@ -551,6 +614,238 @@ void to_object_frame(const Pose& pose, float* position) {
                                         position[1] - pose.translation[1],
                                         position[2] - pose.translation[2]});
     for (int c = 0; c < 3; ++c) position[c] = static_cast<float>(local[c]);
+}
+
+
+namespace {
+
+// What the passes over every frame gather of a gaussian the sample put in a part, against the
+// part's poses: its largest residual (residual_of), its rotation carried into the part's frame
+// (R_k^-1 ⊗ q_k, on frame 0's side of the sign) as a range and a sum, for held_rotation's two
+// candidates (`mid`, `mean`), and then their largest distances from its own (held_distance).
+struct Gathered {
+    Residual largest;
+    Quat lo{}, hi{}, sum{};
+    Quat mid{}, mean{};
+    double mid_distance = 0, mean_distance = 0;
+};
+
+double largest_of(double so_far, double e) {
+    return std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(so_far, e);
+}
+
+// The pose at `frame` by `recipe`: Horn on its gaussians, refitted to those the pose carries
+// within the recipe's residual at this frame (a few rounds, as refit does over the frames held).
+Pose pose_at(const PlyCloud& first, const PlyCloud& frame, const Recipe& recipe,
+             std::vector<std::uint32_t>& kept) {
+    if (recipe.fit_set.size() < 3) return Pose{};  // a part dropped (find_rigid_parts_streamed)
+    Pose pose = fit_pose(first, frame, recipe.fit_set);
+    std::size_t fitted = recipe.fit_set.size();
+    for (int round = 0; round < 3; ++round) {
+        kept.clear();
+        for (std::uint32_t g : recipe.fit_set)
+            if (position_follows(first, frame, g, pose, recipe.residual)) kept.push_back(g);
+        if (kept.size() < 3 || kept.size() == fitted) break;
+        pose = fit_pose(first, frame, kept);
+        fitted = kept.size();
+    }
+    if (!recipe.turn_set.empty()) pose = pose_from_rotations(first, frame, recipe.turn_set, pose);
+    return pose;
+}
+
+// The held rotation's two candidates, as held_rotation makes them, from the gathered range and sum.
+void held_candidates(Gathered& g) {
+    g.mid = normalized({(g.lo[0] + g.hi[0]) / 2, (g.lo[1] + g.hi[1]) / 2, (g.lo[2] + g.hi[2]) / 2,
+                        (g.lo[3] + g.hi[3]) / 2});
+    g.mean = normalized(g.sum);
+}
+
+// Frame k's share of what is gathered of gaussian g (in part `pose`'s frame).
+void gather(const PlyCloud& first, const PlyCloud& frame, std::uint32_t g, const Pose& pose,
+            Gathered& out) {
+    const Vec3 p = fourdgs::apply(pose, position_of(first, g));
+    for (int c = 0; c < 3; ++c)
+        out.largest.pos = largest_of(out.largest.pos, std::fabs(p[c] - frame.position[g * 3 + c]));
+    const Quat q0 = rotation_of(first, g), qk = rotation_of(frame, g);
+    out.largest.rot =
+        largest_of(out.largest.rot, quat_distance(multiply(pose.rotation, q0), qk));
+    const Quat& r = pose.rotation;
+    Quat local = multiply({-r[0], -r[1], -r[2], r[3]}, qk);
+    double dot = 0;
+    for (int c = 0; c < 4; ++c) dot += local[c] * q0[c];
+    for (int c = 0; c < 4; ++c) {
+        if (dot < 0) local[c] = -local[c];
+        out.lo[c] = std::min(out.lo[c], local[c]);
+        out.hi[c] = std::max(out.hi[c], local[c]);
+        out.sum[c] += local[c];
+    }
+}
+
+// Frame k's share of the held candidates' distances (held_distance: as stored, f32 normalized).
+void measure_held(const PlyCloud& frame, std::uint32_t g, const Pose& pose, Gathered& out) {
+    auto distance = [&](Quat rest) {
+        for (double& c : rest) c = static_cast<float>(c);
+        return quat_distance(multiply(pose.rotation, normalized(rest)), rotation_of(frame, g));
+    };
+    out.mid_distance = largest_of(out.mid_distance, distance(out.mid));
+    out.mean_distance = largest_of(out.mean_distance, distance(out.mean));
+}
+
+// held_rotation's choice from what was gathered: the midrange or the mean, whichever strays
+// less, while within `tol`.
+std::optional<Held> held_of(const Gathered& g, double tol) {
+    const double inf = std::numeric_limits<double>::infinity();
+    Held best{g.mid, g.mid_distance <= tol ? g.mid_distance : inf};
+    if (g.mean_distance <= std::min(tol, best.distance) && g.mean_distance < best.distance)
+        best = {g.mean, g.mean_distance};
+    if (!(best.distance <= tol)) return std::nullopt;
+    return best;
+}
+
+// Refused: frame k not holding `count` gaussians' positions and rotations (the frames are read
+// again for each pass: one that changed since must not be indexed past its end).
+Status check_tracked(const PlyCloud& f, std::size_t k, std::size_t count) {
+    if (f.count == count && f.position.size() >= count * 3 && f.rotation.size() >= count * 4)
+        return ok_status();
+    return make_error(ErrorKind::invalid_argument, refusal::kFramesNotTracked,
+                      "frame " + std::to_string(k) + " holds " + std::to_string(f.count) +
+                          " gaussians but frame 0 holds " + std::to_string(count) +
+                          "; the rigid-part search needs the same gaussians in every frame");
+}
+
+Status read_tracked(const RigidFrameReader& read, std::size_t k, std::size_t count,
+                    PlyCloud& into) {
+    FOURDGS_TRY(read(k, into));
+    return check_tracked(into, k, count);
+}
+
+// The state of the streamed search after the sample: the parts found there (their poses to be
+// fitted again at every frame by their recipes), which part each gaussian may belong to, and
+// what is gathered of those gaussians. Memory: frame 0, one more frame, and O(gaussians + parts
+// x frames), whatever the count of frames.
+struct Streamed {
+    PlyCloud first;
+    std::vector<Recipe> recipes;
+    std::vector<std::uint32_t> part_of;  // per gaussian: 0 none, j + 1 for recipes[j]
+    std::vector<std::vector<Pose>> poses;  // per part, per frame
+    std::vector<Gathered> gathered;        // per gaussian (those of no part: unused)
+};
+
+// One pass over every frame: each part's pose at each frame, and what is gathered against it.
+Status gather_poses(std::size_t frames, const RigidFrameReader& read, Streamed& s) {
+    for (std::size_t j = 0; j < s.recipes.size(); ++j) s.poses[j].assign(frames, Pose{});
+    for (std::size_t g = 0; g < s.part_of.size(); ++g)
+        if (s.part_of[g]) {
+            Gathered& t = s.gathered[g];
+            t.lo = t.hi = t.sum = rotation_of(s.first, static_cast<std::uint32_t>(g));
+        }
+    PlyCloud frame;
+    std::vector<std::uint32_t> kept;
+    for (std::size_t k = 1; k < frames; ++k) {
+        FOURDGS_TRY(read_tracked(read, k, s.part_of.size(), frame));
+        for (std::size_t j = 0; j < s.recipes.size(); ++j)
+            s.poses[j][k] = pose_at(s.first, frame, s.recipes[j], kept);
+        for (std::uint32_t g = 0; g < s.part_of.size(); ++g)
+            if (s.part_of[g]) gather(s.first, frame, g, s.poses[s.part_of[g] - 1][k], s.gathered[g]);
+    }
+    return ok_status();
+}
+
+// A second pass, where gaussians may ride: the held candidates' distances at every frame, of
+// those within the ride residual in position.
+Status gather_held(std::size_t frames, const RigidFrameReader& read, const RigidOptions& o,
+                   Streamed& s) {
+    std::vector<std::uint32_t> riding;
+    for (std::uint32_t g = 0; g < s.part_of.size(); ++g)
+        if (s.part_of[g] && s.gathered[g].largest.pos <= o.ride_residual) {
+            held_candidates(s.gathered[g]);
+            riding.push_back(g);
+        }
+    if (riding.empty()) return ok_status();
+    PlyCloud scratch;
+    for (std::size_t k = 0; k < frames; ++k) {
+        if (k > 0) FOURDGS_TRY(read_tracked(read, k, s.part_of.size(), scratch));
+        const PlyCloud& frame = k == 0 ? s.first : scratch;
+        for (std::uint32_t g : riding)
+            measure_held(frame, g, s.poses[s.part_of[g] - 1][k], s.gathered[g]);
+    }
+    return ok_status();
+}
+
+// Each part's members and riders from what was gathered (sort_part_by), in `order`; a part left
+// with fewer than min_members is dropped, its gaussians left to the temporal model.
+RigidParts settle(Streamed& s, std::span<const std::uint32_t> order, const RigidOptions& o) {
+    RigidParts out;
+    const std::size_t n = s.part_of.size();
+    out.is_static.assign(n, 0);
+    out.part_of.assign(n, 0);
+    out.rides.assign(n, 0);
+    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
+    std::vector<std::uint32_t> candidates;
+    for (std::size_t j = 0; j < s.recipes.size(); ++j) {
+        candidates.clear();
+        for (std::uint32_t g : order)
+            if (s.part_of[g] == j + 1) candidates.push_back(g);
+        struct {
+            const std::vector<Gathered>& gathered;
+            const RigidOptions& o;
+            double ride_rot;
+            bool member(std::uint32_t g) const {
+                return gathered[g].largest.pos <= o.pos_residual &&
+                       gathered[g].largest.rot <= o.rot_residual;
+            }
+            bool rides_position(std::uint32_t g) const {
+                return gathered[g].largest.pos <= o.ride_residual;
+            }
+            std::optional<Held> held(std::uint32_t g) const { return held_of(gathered[g], ride_rot); }
+            Residual residual(std::uint32_t g) const { return gathered[g].largest; }
+        } facts{s.gathered, o, ride_rot};
+        RigidPart part;
+        part.poses = std::move(s.poses[j]);
+        PartsFit fit;
+        sort_part_by(candidates, o, facts, part, fit);
+        if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
+            continue;
+        add_part(std::move(part), fit, out);
+    }
+    out.other_count = static_cast<std::size_t>(
+        std::count(out.part_of.begin(), out.part_of.end(), std::uint32_t{0}));
+    return out;
+}
+
+}  // namespace
+
+Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFrameReader& read,
+                                             const RigidOptions& o) {
+    const std::vector<std::size_t> at = rigid_sample_frames(frames);
+    std::vector<PlyCloud> sample(at.size());
+    for (std::size_t i = 0; i < at.size(); ++i) {
+        FOURDGS_TRY(read(at[i], sample[i]));
+        FOURDGS_TRY(check_tracked(sample[i], at[i], sample[0].count));  // frame 0 sets the count
+    }
+    if (frames <= kRigidSampleFrames) return find_rigid_parts(sample, o);  // every frame
+    Streamed s;
+    const RigidParts found = search_parts(sample, o, {}, &s.recipes);
+    // Gaussians in the order the search took them (the Morton order of the moving ones).
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t g = 0; g < found.is_static.size(); ++g)
+        if (!found.is_static[g]) order.push_back(g);
+    morton_sort(sample[0], order);
+    s.first = std::move(sample[0]);
+    sample = {};  // the sample is not held through the passes
+    s.part_of = found.part_of;
+    for (std::size_t j = 0; j < s.recipes.size(); ++j)
+        if (s.recipes[j].fit_set.size() < 3)  // no pose to fit at the other frames
+            for (std::uint32_t& p : s.part_of) p = p == j + 1 ? 0 : p;
+    for (Recipe& r : s.recipes)
+        if (r.fit_set.size() < 3) r.fit_set.clear();
+    s.poses.resize(s.recipes.size());
+    s.gathered.resize(s.part_of.size());
+    if (!found.parts.empty()) {
+        FOURDGS_TRY(gather_poses(frames, read, s));
+        if (o.ride_residual > o.pos_residual) FOURDGS_TRY(gather_held(frames, read, o, s));
+    }
+    return settle(s, order, o);
 }
 
 }  // namespace fourdgs

@@ -15,6 +15,7 @@
 #include "fourdgs/tools/rigid.hpp"
 #include "support/convert_streamed.hpp"
 #include "support/frame_checks.hpp"
+#include "support/live_bytes.hpp"
 #include "support/rigid_frames.hpp"
 #include "support/validity.hpp"
 
@@ -67,6 +68,18 @@ std::vector<std::uint8_t> converted_twice(const std::vector<PlyCloud>& frames,
                                  : convert_in_memory(frames, o, again);
     CHECK(bytes == second);
     return bytes;
+}
+
+// Every third gaussian of the bodies of rigid_scene(_, 700, ...) at shares 0.3 turns on its own
+// as well, ever further from frame 0.
+void turn_every_third(std::vector<PlyCloud>& frames) {
+    for (std::size_t f = 1; f < frames.size(); ++f)
+        for (std::size_t g = 210; g < 630; g += 3) {
+            float* q = &frames[f].rotation[g * 4];
+            const Quat turned =
+                normalized(multiply({0.05 * double(f), 0, 0, 1}, {q[0], q[1], q[2], q[3]}));
+            for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
+        }
 }
 
 }  // namespace
@@ -151,14 +164,7 @@ TEST_CASE("riding parts (property): every mode the encoder may choose reconstruc
                           {34, 0.0015, false}};
     for (const Case& k : cases) {
         auto frames = test::rigid_scene(9, 700, kFps, k.seed, {0.3, 0.3, 0.3, 0, k.drift});
-        if (k.scramble_rotations)  // every third body gaussian turns on its own as well
-            for (std::size_t f = 1; f < frames.size(); ++f)
-                for (std::size_t g = 210; g < 630; g += 3) {
-                    float* q = &frames[f].rotation[g * 4];
-                    const Quat turned = normalized(
-                        multiply({0.05 * double(f), 0, 0, 1}, {q[0], q[1], q[2], q[3]}));
-                    for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
-                }
+        if (k.scramble_rotations) turn_every_third(frames);
         for (ConvertShape shape : {ConvertShape::keyframe_delta, ConvertShape::adaptive})
             for (bool streamed : {false, true}) {
                 if (streamed && shape != ConvertShape::keyframe_delta) continue;
@@ -228,6 +234,16 @@ std::pair<double, double> strays(const std::vector<PlyCloud>& frames, const Rigi
     return {pos, rot};
 }
 
+// The same parts, gaussian for gaussian, with the same held rotations and fit.
+void check_same_parts(const RigidParts& got, const RigidParts& want) {
+    CHECK(got.part_of == want.part_of);
+    CHECK(got.rides == want.rides);
+    CHECK(got.fit == want.fit);
+    REQUIRE(got.parts.size() == want.parts.size());
+    for (std::size_t j = 0; j < got.parts.size(); ++j)
+        CHECK(got.parts[j].rider_rotation == want.parts[j].rider_rotation);
+}
+
 }  // namespace
 
 TEST_CASE("rigid parts: riders held at a looser rotation residual, members riding with them, and "
@@ -283,10 +299,7 @@ TEST_CASE("rigid parts: riders held at a looser rotation residual, members ridin
         CHECK(std::fabs(measured.rider_rot - found->fit.rider_rot) < 1e-6);
     }
     CHECK(riding.fit.rider_rot > 1.0 / 256);  // more than the quarter grid leaves
-    const RigidParts again = find_rigid_parts(frames, o);
-    CHECK(again.part_of == riding.part_of);
-    CHECK(again.rides == riding.rides);
-    CHECK(again.fit == riding.fit);
+    check_same_parts(find_rigid_parts(frames, o), riding);
 }
 
 TEST_CASE("parts_share: keyframe-delta's grid takes what the parts found leave, adaptive a "
@@ -372,5 +385,151 @@ TEST_CASE("riding parts (property): keyframe-delta's grid as wide as the parts f
             test::check_every_frame(bytes, rep.tolerance, frames, kFps);
             test::check_valid(bytes, true);
         }
+    }
+}
+
+namespace {
+
+// find_rigid_parts_streamed of `frames`, each read from the vector as a file would be.
+RigidParts found_streamed(const std::vector<PlyCloud>& frames, const RigidOptions& o) {
+    const auto parts = find_rigid_parts_streamed(
+        frames.size(), [&](std::size_t k, PlyCloud& into) { into = frames[k]; return ok_status(); },
+        o);
+    REQUIRE(parts.ok());
+    return *parts;
+}
+
+}  // namespace
+
+TEST_CASE("rigid parts read a frame at a time (property): past the sample, every member and rider "
+          "within its residuals at every frame, deterministically, and as find_rigid_parts up to "
+          "it") {
+    // Sequences longer than the sample (kRigidSampleFrames): rigid bodies, drifting bodies (riders,
+    // members riding with them), drifting bodies some of whose gaussians turn on their own, and
+    // a .splat's rounded rotations, over a few seeds.
+    struct Case {
+        unsigned seed;
+        std::size_t frames;
+        double drift;
+        bool scramble_rotations, rounded, members_ride;
+    };
+    const Case cases[] = {{61, 40, 0, false, false, false},    {62, 40, 0.003, false, false, false},
+                          {63, 33, 0.003, true, false, false}, {64, 48, 0.003, false, true, true},
+                          {65, 24, 0.0015, false, true, false}};
+    for (const Case& k : cases) {
+        INFO("seed " << k.seed << ", " << k.frames << " frames, drift " << k.drift);
+        auto frames = test::rigid_scene(k.frames, 700, kFps, k.seed, {0.3, 0.3, 0.3, 0, k.drift});
+        if (k.scramble_rotations) turn_every_third(frames);
+        if (k.rounded) frames = splat_rounded(std::move(frames));
+        RigidOptions o = residuals(2e-3, 1.0 / 256, 0.016);
+        o.ride_rot_residual = k.rounded ? 7.0 / 8 / 128 : 0;
+        o.members_ride = k.members_ride;
+        const RigidParts found = found_streamed(frames, o);
+        // Both bodies, rigid or ridden; where a third of a body's gaussians turn on their own it
+        // keeps no riders (rigid.hpp), whatever it keeps is checked below.
+        if (!k.scramble_rotations) CHECK(found.parts.size() == 2);
+        std::size_t in_parts = 0;
+        for (const RigidPart& part : found.parts) {
+            REQUIRE(part.poses.size() == frames.size());
+            in_parts += part.members.size() + part.riders.size();
+            for (std::uint32_t g : part.members) {
+                CHECK(follows_poses(frames, g, part.poses, o));
+                CHECK(found.part_of[g] != 0);
+            }
+            for (std::uint32_t g : part.riders) {
+                const auto [pos, rot] = strays(frames, part, g, true);
+                CHECK(pos <= o.ride_residual);
+                CHECK(rot <= std::max(o.rot_residual, o.ride_rot_residual) + 1e-6);
+                CHECK(found.rides[g] == 1);
+            }
+        }
+        // Nearly every body gaussian sorted into a part.
+        if (!k.scramble_rotations) CHECK(in_parts + 420 / 16 >= 420);
+        CHECK(found.other_count == 700 - in_parts);
+        CHECK(found.fit.member_pos <= o.pos_residual);
+        CHECK(found.fit.member_rot <= o.rot_residual);
+        check_same_parts(found_streamed(frames, o), found);
+        // Up to the sample, the search over every frame, as it was.
+        const std::vector<PlyCloud> short_run(frames.begin(), frames.begin() + kRigidSampleFrames);
+        check_same_parts(found_streamed(short_run, o), find_rigid_parts(short_run, o));
+    }
+}
+
+TEST_CASE("riding parts (property): the streamed conversion of a sequence longer than the sample "
+          "reconstructs every frame within the tolerance, deterministically") {
+    for (unsigned seed : {71u, 72u}) {
+        INFO("seed " << seed);
+        const auto frames =
+            splat_rounded(test::rigid_scene(36, 700, kFps, seed, {0.4, 0.3, 0.3, 0, 0.002}));
+        ConvertOptions o = options(ConvertShape::keyframe_delta);
+        o.tolerance->rot = 1.0 / 128;
+        ConvertReport rep;
+        const auto bytes = converted_twice(frames, o, true, rep);
+        REQUIRE(rep.parts_sought);
+        CHECK(rep.objects.size() == 2);
+        CHECK(rep.other_part.gaussians * 32 <= 420);  // nearly every body gaussian in a part
+        test::check_every_frame(bytes, rep.tolerance, frames, kFps);
+        test::check_valid(bytes, true);
+    }
+}
+
+TEST_CASE("rigid parts read a frame at a time hold as much for 160 frames as for 40") {
+    if (!test::live_bytes_counting()) {
+        WARN("operator new is the sanitizer's here: peak memory is not measured");
+        return;
+    }
+    // 4000 gaussians made on demand (272 KB a frame, all given to the search): 160 frames held
+    // would be 43.5 MB. What may grow is the parts' poses; the sample is held while searched.
+    const test::RigidScene scene(4000, 10, 6, {0.4, 0.3, 0.3, 0, 0.002});
+    const RigidOptions o = residuals(2e-3, 1.0 / 256, 0.016);
+    std::size_t peak[2] = {}, reads[2] = {}, parts = 0;
+    for (int i = 0; i < 2; ++i) {
+        const std::size_t frames = i == 0 ? 40 : 160;
+        const std::size_t before = test::live_bytes();
+        test::reset_peak_live_bytes();
+        const auto found = find_rigid_parts_streamed(
+            frames,
+            [&](std::size_t k, PlyCloud& into) {
+                ++reads[i];
+                into = scene.frame(k);
+                return ok_status();
+            },
+            o);
+        peak[i] = test::peak_live_bytes() - before;
+        REQUIRE(found.ok());
+        parts = found->parts.size();
+        CHECK(parts == 2);
+    }
+    INFO("peak " << peak[0] << " B at 40 frames, " << peak[1] << " B at 160; reads " << reads[0]
+                 << " and " << reads[1]);
+    CHECK(peak[1] <= peak[0] + 2 * parts * 120 * sizeof(Pose));
+    const std::size_t frame_bytes = 4000 * 17 * sizeof(float);
+    CHECK(peak[1] < (kRigidSampleFrames + 4) * frame_bytes);
+    // The sample, then two passes over the frames after the first.
+    CHECK(reads[1] <= kRigidSampleFrames + 2 * 160);
+}
+
+TEST_CASE("rigid parts read a frame at a time: a frame that no longer holds frame 0's gaussians "
+          "when read again is refused, not indexed past its end") {
+    const auto frames = test::rigid_scene(24, 700, kFps, 61, {0.3, 0.3, 0.3, 0, 0});
+    const RigidOptions o = residuals(2e-3, 1.0 / 256, 0.016);
+    // Frame 5 (not in the sample) shrinks after its first read, frame 23 (in it) at once.
+    for (std::size_t shrunk : {5u, 23u}) {
+        INFO("frame " << shrunk);
+        std::size_t reads = 0;
+        const auto found = find_rigid_parts_streamed(
+            frames.size(),
+            [&](std::size_t k, PlyCloud& into) {
+                into = frames[k];
+                if (k == shrunk && (shrunk == 23 || reads++ > 0)) {
+                    into.count -= 1;
+                    into.position.resize(into.count * 3);
+                    into.rotation.resize(into.count * 4);
+                }
+                return ok_status();
+            },
+            o);
+        REQUIRE_FALSE(found.ok());
+        CHECK(found.error().refusal == refusal::kFramesNotTracked);
     }
 }

@@ -88,14 +88,17 @@
 //
 // Memory without a plan. convert_frame_source (and convert_ply_files) of a tracked keyframe-delta
 // conversion reads the frames again for each pass instead of holding them: a first pass checks
-// them and finds the aabb and the static gaussians, one more reads the moving gaussians'
-// positions and rotations for the rigid-part search (when there are enough to make a part), the
+// them and finds the aabb and the static gaussians, the rigid-part search reads the moving
+// gaussians' positions and rotations (when there are enough to make a part: a sample of frames,
+// then two more passes; find_rigid_parts_streamed, rigid.hpp), the
 // keyframe-delta writer reads them twice (KeyframeStepSource: scan, then build each state once),
 // the per-frame encoding it must not be larger than is counted through a StreamingWriter, each
 // part alone (part_bytes) is one more encode, and the error frames are read once more. What is
-// held is frame 0, one frame, the writer's states, the rigid search's moving positions and
-// rotations, and the encoded file — not the sequence; the file and the report are those
-// convert_frames writes for the same frames. The other shapes hold every frame.
+// held is frame 0, one frame, the writer's states, the rigid search's sample of the moving
+// positions and rotations, and the encoded file — not the sequence; the file and the report are
+// those convert_frames writes for the same frames, but where the parts of more than
+// kRigidSampleFrames frames differ (convert_frames searches every frame it holds). The other
+// shapes hold every frame.
 //
 // Input colour outside [0, 1] (trainers' DC terms leave it) is clamped, and counted in the
 // report; SH coefficients are clamped to [-4, 4] by the writer (§6.5).

@@ -41,9 +41,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
+#include "fourdgs/error.hpp"
 #include "fourdgs/export.hpp"
 #include "fourdgs/pose.hpp"
 #include "fourdgs/tools/ply.hpp"
@@ -123,6 +125,23 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
 // whole search would have found).
 inline constexpr std::size_t kRigidSampleFrames = 16;
 std::vector<std::size_t> rigid_sample_frames(std::size_t frames);
+
+// find_rigid_parts of a sequence of `frames` frames read one at a time, in memory bounded by the
+// sample whatever the count of frames: `read` puts frame k (its positions and rotations, every
+// frame tracked) into `into`. Up to kRigidSampleFrames frames, it is find_rigid_parts of them all.
+// Past that, the parts are searched on rigid_sample_frames (hypotheses, refits and the gaussians
+// each part may take, as find_rigid_parts), then each part's pose at every frame is fitted again,
+// the same way, to the gaussians it was fitted to on the sample (trimmed at that frame of what
+// leaves the residual), and two passes over the frames, one at a time, gather what
+// find_rigid_parts measures: each gaussian's largest residual against its part's poses and its
+// held rotation's distance. Every member and rider is so checked at every frame against the
+// poses stored, and what fails is other; a part left with fewer than min_members is dropped.
+// Memory: frame 0, the sample while it is searched, one more frame, and O(gaussians + parts x
+// frames). There it marks no gaussian static (is_static all 0): give it the moving gaussians
+// (still_deviation over every frame finds the static ones). Refuses only what `read` refuses.
+using RigidFrameReader = std::function<Status(std::size_t frame, PlyCloud& into)>;
+Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFrameReader& read,
+                                             const RigidOptions& options);
 
 // Whether gaussian g of `frames` follows `poses` (one per frame) within the residuals, as above.
 bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
