@@ -154,7 +154,8 @@ public:
             const double coarse = lattice_ * std::round(mid / lattice_);
             bool on_lattice = false;
             for (double c : {coarse, coarse - lattice_, coarse + lattice_})
-                if (a <= c && c <= b && (!on_lattice || std::fabs(c - mid) < std::fabs(pick - mid))) {
+                if (a <= c && c <= b &&
+                    (!on_lattice || std::fabs(c - mid) < std::fabs(pick - mid))) {
                     pick = c;
                     on_lattice = true;
                 }
@@ -182,23 +183,99 @@ private:
     std::vector<std::int32_t> bin_;
 };
 
-// Step k's state: frame `f` (its colour clamped into `color`) with `ids`, never fading.
+// The rotation of a gaussian stored in the scene's frame (no object), snapped to a coarser
+// sub-lattice of the rotation grid where the tolerance allows. Riders need a rotation grid much
+// finer than the tolerance (their held rotation spends most of it: rigid.hpp), and the grid is
+// one for the file (§5.3), so every still gaussian restated by every keyframe paid for bins
+// it does not need. Its three stored bins are now multiples of the largest power of two L (8,
+// 4, 2) whose decoded quaternion (§6.4, as a reader composes it) is within the tolerance of the
+// input and keeps the same omitted component: the low bits of the bins are zero and the
+// keyframes' rotation stream entropy-codes as on a grid L times coarser. Per frame and per
+// gaussian alone, so both writer passes, both paths and a plan's shards snap alike; gaussians of
+// an object are left as they are (the pose turns their grid error, parts_share).
+class RotationSnap {
+public:
+    RotationSnap(const QuantBounds& tolerance, const std::optional<FixedGrid>& grid)
+        // A hair inside the tolerance: a reader composes the rotation in f32.
+        : tol_(tolerance.rot - 1e-6) {
+        if (!grid || !(grid->bounds.rot > 0)) return;
+        grid_.step_rot = 2 * grid->bounds.rot;
+        while (lattice_ < 8 && 2 * lattice_ * grid->bounds.rot <= tolerance.rot) lattice_ *= 2;
+    }
+
+    bool active() const { return lattice_ > 1; }
+
+    // `rotation` (4 a gaussian) into `out`, each gaussian whose `object_of` entry (empty: none)
+    // is 0 snapped.
+    void snap(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
+              std::vector<float>& out) const {
+        out.assign(rotation.begin(), rotation.end());
+        for (std::size_t g = 0; g < rotation.size() / 4; ++g)
+            if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+    }
+
+private:
+    void snap_one(float* q) const {
+        double x[4], norm = 0;
+        for (int c = 0; c < 4; ++c) norm += double(q[c]) * q[c];
+        norm = std::sqrt(norm);
+        if (!(norm > 0) || !std::isfinite(norm)) return;  // the writer refuses it, as it is
+        int m = 0;  // the writer's omitted component (encoding.cpp), made positive
+        for (int c = 1; c < 4; ++c)
+            if (std::fabs(q[c]) > std::fabs(q[m])) m = c;
+        for (int c = 0; c < 4; ++c) x[c] = (q[m] < 0 ? -1 : 1) * q[c] / norm;
+        for (int lattice = lattice_; lattice > 1; lattice /= 2) {
+            std::int32_t bins[3];
+            for (int c = 0, k = 0; c < 4; ++c)
+                if (c != m)
+                    bins[k++] = lattice * static_cast<std::int32_t>(
+                                              std::lround(x[c] / (lattice * grid_.step_rot)));
+            const std::array<double, 4> d =
+                rotation_from_bins(grid_, static_cast<std::uint32_t>(m), bins);
+            float f[4];
+            bool omitted_largest = true;
+            double off = 0;  // the largest component's difference, as a reader measures it
+            for (int c = 0; c < 4; ++c) {
+                f[c] = static_cast<float>(d[c]);
+                if (c != m) omitted_largest = omitted_largest && std::fabs(d[c]) < d[m] - 1e-6;
+                off = std::max(off, std::fabs(double(f[c]) - x[c]));
+            }
+            if (omitted_largest && off <= tol_) {
+                std::copy_n(f, 4, q);
+                return;
+            }
+        }
+    }
+
+    Grid grid_;
+    double tol_;
+    int lattice_ = 1;
+};
+
+// Step k's state: frame `f` (its colour clamped and held into `color`, its rotations snapped into
+// `rotation`) with `ids`, never fading.
 KeyframeStep step_of(const PlyCloud& f, std::span<const float> color,
-                     std::span<const std::uint32_t> ids, std::span<const float> sigma,
-                     const Resolved& r, std::uint64_t frame) {
+                     std::span<const float> rotation, std::span<const std::uint32_t> ids,
+                     std::span<const float> sigma, const Resolved& r, std::uint64_t frame) {
     KeyframeStep s;
     s.t0 = r.time_of(frame);
     s.ids = ids;
     s.gaussians.count = f.count;
     s.gaussians.position = f.position;
     s.gaussians.scale = f.scale;
-    s.gaussians.rotation = f.rotation;
+    s.gaussians.rotation = rotation;
     s.gaussians.color = color;
     s.gaussians.sigma_t = sigma;
     s.gaussians.sh_degree = f.sh_degree;
     s.gaussians.sh = f.sh;
     if (r.objects) s.gaussians.object_id = r.objects->object_of;
     return s;
+}
+
+// Each gaussian's object id (none: empty).
+std::span<const std::uint32_t> objects_of(const Resolved& r) {
+    if (!r.objects) return {};
+    return r.objects->object_of;
 }
 
 // The frames' clamped colours as the GOPs hold them (ColourHold); frame i is r.first + i.
@@ -287,6 +364,9 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     // keeps its gaussians' colours as they are.
     ColourHold hold(r.tolerance, r.writer.grid, first.count);
     PlyCloud ahead;
+    const RotationSnap snap(r.tolerance, r.writer.grid);
+    std::vector<float> rotation;
+    const std::span<const std::uint32_t> object_of = objects_of(r);
     const auto hold_gop = [&](std::uint64_t k0) -> Status {
         if (!hold.active()) return ok_status();
         hold.begin_gop();
@@ -307,7 +387,8 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         if (k % r.keyframe_every == 0) FOURDGS_TRY(hold_gop(k));
         clamp_colors(*frame, clamped, color);
         if (hold.active()) hold.hold(color);
-        step = step_of(*frame, color, ids, sigma, r, k);
+        if (snap.active()) snap.snap(frame->rotation, object_of, rotation);
+        step = step_of(*frame, color, snap.active() ? rotation : frame->rotation, ids, sigma, r, k);
         return &step;
     };
     KeyframeWriteReport kr;
@@ -345,9 +426,15 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     for (std::size_t i = 0; i < frames.size(); ++i)
         colors[i] = clamped_colors(frames[i], rep.clamped_colors);
     hold_colours(colors, r);
+    const RotationSnap snap(r.tolerance, r.writer.grid);
+    std::vector<std::vector<float>> rotations(frames.size());
+    const std::span<const std::uint32_t> object_of = objects_of(r);
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
-        steps.push_back(step_of(f, colors[i], ids[r.plan ? i : 0], sigma, r, r.first + i));
+        if (snap.active()) snap.snap(f.rotation, object_of, rotations[i]);
+        steps.push_back(
+            step_of(f, colors[i], snap.active() ? rotations[i] : f.rotation, ids[r.plan ? i : 0],
+                    sigma, r, r.first + i));
         ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
     if (r.end < r.total) {
