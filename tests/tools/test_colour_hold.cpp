@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "fourdgs/io.hpp"
@@ -36,13 +37,11 @@ ConvertOptions options() {
     o.shape = ConvertShape::keyframe_delta;
     o.keyframe_every = kGop;
     o.rigid_min_members = 32;
-    // Then splat4d's bounds (relaxed colour and rotation).
-    o.tolerance = preset_tolerance(o.writer.preset, 4);
-    o.tolerance->pos = 0.002;
-    o.tolerance->rot = 1.0 / 128;
-    o.tolerance->rgb = 4.0 / 255;
-    o.tolerance->alpha = 4.0 / 255;
-    o.tolerance->scale_rel = 0.02;
+    // Position 2 mm (the scene's gaussians pair by nearest position), then splat4d's relaxed
+    // bounds: rotation a step of 1/128, colour and opacity 4 levels, scale 2 %.
+    QuantBounds& t = *(o.tolerance = preset_tolerance(o.writer.preset, 4));
+    std::tie(t.pos, t.rot, t.rgb, t.alpha, t.scale_rel) =
+        std::tuple(0.002, 1.0 / 128, 4.0 / 255, 4.0 / 255, 0.02);
     return o;
 }
 
