@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,23 +104,196 @@ std::vector<std::uint32_t> morton_ranks(const PlyCloud& f) {
     return rank;
 }
 
-// Step k's state: frame `f` (its colour clamped into `color`) with `ids`, never fading.
+// Colour held while it stays within the tolerance (splat4d's "deadband"). A tracked gaussian's
+// colour often wobbles by a level or two around one value (Dynamic 3D Gaussians' "soft-fixed"
+// colours); on a grid whose pitch is twice the tolerance, a wobble across a bin edge is a change,
+// and one changed colour puts the colour stream into a delta for every row it updates (§11: one
+// update group a delta). So keyframe-delta's colour grid is finer (kHeldColourLattice,
+// grid_plan.hpp) and each gaussian keeps one bin of it for the GOP wherever one lies within the
+// tolerance of every frame's colour — a bin of the coarse lattice (every kHeldColourLattice-th,
+// the bins of a grid of pitch twice the tolerance) where one does, so that still colours cost
+// what they did — and otherwise the bin it holds until a frame strays past the tolerance, then
+// the nearest. Chosen from the GOP's frames alone (reset at each keyframe), so both writer
+// passes, a pass that reads the GOP again and a plan's shards choose the same bins. Off on a grid
+// of pitch twice the tolerance (a plan's written before): no bin but the nearest is within it.
+class ColourHold {
+public:
+    // On the grid `grid` (none: off) at the end-to-end tolerance `tolerance`, for `n` gaussians.
+    ColourHold(const QuantBounds& tolerance, const std::optional<FixedGrid>& grid, std::size_t n)
+        : step_(grid ? 2 * grid->bounds.rgb : 0),
+          // A hair inside the tolerance: a reader composes the colour in f32.
+          tol_(tolerance.rgb * (1 - 1e-6)),
+          lattice_(step_ > 0 ? static_cast<int>(std::lround(2 * tolerance.rgb / step_)) : 0),
+          lo_(3 * n), hi_(3 * n), bin_(3 * n) {}
+
+    bool active() const { return step_ > 0 && tol_ > 0 && lattice_ > 1; }
+
+    // A GOP starts: each of its frames is given to widen, then choose.
+    void begin_gop() {
+        std::fill(lo_.begin(), lo_.end(), kInf);
+        std::fill(hi_.begin(), hi_.end(), -kInf);
+    }
+    // A frame's colours (4 a gaussian), clamped into [0, 1] as the writer takes them; gaussian g
+    // of the hold is the frame's keep[g] (keep empty: g).
+    void widen(std::span<const float> color, std::span<const std::uint32_t> keep = {}) {
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            const std::size_t g = keep.empty() ? i / 3 : keep[i / 3];
+            const float v = std::clamp(color[g * 4 + i % 3], 0.0f, 1.0f);
+            lo_[i] = std::min(lo_[i], v);
+            hi_[i] = std::max(hi_[i], v);
+        }
+    }
+    void choose() {
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            const double mid = (double(lo_[i]) + double(hi_[i])) / 2 / step_;
+            // The bins within the tolerance of every frame's colour: [a, b] (none where a > b:
+            // then hold moves it on the first frame it misses).
+            const double a = std::max(0.0, std::ceil((hi_[i] - tol_) / step_));
+            const double b = std::min(top_, std::floor((lo_[i] + tol_) / step_));
+            double pick = a <= b ? std::clamp(std::round(mid), a, b) : std::round(mid);
+            const double coarse = lattice_ * std::round(mid / lattice_);
+            bool on_lattice = false;
+            for (double c : {coarse, coarse - lattice_, coarse + lattice_})
+                if (a <= c && c <= b &&
+                    (!on_lattice || std::fabs(c - mid) < std::fabs(pick - mid))) {
+                    pick = c;
+                    on_lattice = true;
+                }
+            bin_[i] = static_cast<std::int32_t>(pick);
+        }
+    }
+    // This frame's colours (4 a gaussian) replaced by the held bins' (each moved to the nearest
+    // bin where the frame strays past the tolerance).
+    void hold(std::vector<float>& color) {
+        for (std::size_t i = 0; i < bin_.size(); ++i) {
+            float& v = color[i / 3 * 4 + i % 3];
+            if (std::fabs(bin_[i] * step_ - v) > tol_)
+                bin_[i] = static_cast<std::int32_t>(std::lround(v / step_));
+            // Within [0, 1] as the writer takes it; the top bin's colour may lie past 1 (its
+            // nearest bin), and 1 stands for it.
+            v = std::clamp(static_cast<float>(bin_[i] * step_), 0.0f, 1.0f);
+        }
+    }
+
+private:
+    double step_, tol_;
+    int lattice_;
+    double top_ = step_ > 0 ? std::round(1 / step_) : 0;  // the bin of colour 1
+    std::vector<float> lo_, hi_;
+    std::vector<std::int32_t> bin_;
+};
+
+// The rotation of a gaussian stored in the scene's frame (no object), snapped to a coarser
+// sub-lattice of the rotation grid where the tolerance allows. Riders need a rotation grid much
+// finer than the tolerance (their held rotation spends most of it: rigid.hpp), and the grid is
+// one for the file (§5.3), so every still gaussian restated by every keyframe paid for bins
+// it does not need. Its three stored bins are now multiples of the largest power of two L (8,
+// 4, 2) whose decoded quaternion (§6.4, as a reader composes it) is within the tolerance of the
+// input and keeps the same omitted component: the low bits of the bins are zero and the
+// keyframes' rotation stream entropy-codes as on a grid L times coarser. Per frame and per
+// gaussian alone, so both writer passes, both paths and a plan's shards snap alike; gaussians of
+// an object are left as they are (the pose turns their grid error, parts_share).
+class RotationSnap {
+public:
+    RotationSnap(const QuantBounds& tolerance, const std::optional<FixedGrid>& grid)
+        // A hair inside the tolerance: a reader composes the rotation in f32.
+        : tol_(tolerance.rot - 1e-6) {
+        if (!grid || !(grid->bounds.rot > 0)) return;
+        grid_.step_rot = 2 * grid->bounds.rot;
+        while (lattice_ < 8 && 2 * lattice_ * grid->bounds.rot <= tolerance.rot) lattice_ *= 2;
+    }
+
+    bool active() const { return lattice_ > 1; }
+
+    // `rotation` (4 a gaussian) into `out`, each gaussian whose `object_of` entry (empty: none)
+    // is 0 snapped.
+    void snap(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
+              std::vector<float>& out) const {
+        out.assign(rotation.begin(), rotation.end());
+        for (std::size_t g = 0; g < rotation.size() / 4; ++g)
+            if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+    }
+
+private:
+    void snap_one(float* q) const {
+        double x[4], norm = 0;
+        for (int c = 0; c < 4; ++c) norm += double(q[c]) * q[c];
+        norm = std::sqrt(norm);
+        if (!(norm > 0) || !std::isfinite(norm)) return;  // the writer refuses it, as it is
+        int m = 0;  // the writer's omitted component (encoding.cpp), made positive
+        for (int c = 1; c < 4; ++c)
+            if (std::fabs(q[c]) > std::fabs(q[m])) m = c;
+        for (int c = 0; c < 4; ++c) x[c] = (q[m] < 0 ? -1 : 1) * q[c] / norm;
+        for (int lattice = lattice_; lattice > 1; lattice /= 2) {
+            std::int32_t bins[3];
+            for (int c = 0, k = 0; c < 4; ++c)
+                if (c != m)
+                    bins[k++] = lattice * static_cast<std::int32_t>(
+                                              std::lround(x[c] / (lattice * grid_.step_rot)));
+            const std::array<double, 4> d =
+                rotation_from_bins(grid_, static_cast<std::uint32_t>(m), bins);
+            float f[4];
+            bool omitted_largest = true;
+            double off = 0;  // the largest component's difference, as a reader measures it
+            for (int c = 0; c < 4; ++c) {
+                f[c] = static_cast<float>(d[c]);
+                if (c != m) omitted_largest = omitted_largest && std::fabs(d[c]) < d[m] - 1e-6;
+                off = std::max(off, std::fabs(double(f[c]) - x[c]));
+            }
+            if (omitted_largest && off <= tol_) {
+                std::copy_n(f, 4, q);
+                return;
+            }
+        }
+    }
+
+    Grid grid_;
+    double tol_;
+    int lattice_ = 1;
+};
+
+// Step k's state: frame `f` (its colour clamped and held into `color`, its rotations snapped into
+// `rotation`) with `ids`, never fading.
 KeyframeStep step_of(const PlyCloud& f, std::span<const float> color,
-                     std::span<const std::uint32_t> ids, std::span<const float> sigma,
-                     const Resolved& r, std::uint64_t frame) {
+                     std::span<const float> rotation, std::span<const std::uint32_t> ids,
+                     std::span<const float> sigma, const Resolved& r, std::uint64_t frame) {
     KeyframeStep s;
     s.t0 = r.time_of(frame);
     s.ids = ids;
     s.gaussians.count = f.count;
     s.gaussians.position = f.position;
     s.gaussians.scale = f.scale;
-    s.gaussians.rotation = f.rotation;
+    s.gaussians.rotation = rotation;
     s.gaussians.color = color;
     s.gaussians.sigma_t = sigma;
     s.gaussians.sh_degree = f.sh_degree;
     s.gaussians.sh = f.sh;
     if (r.objects) s.gaussians.object_id = r.objects->object_of;
     return s;
+}
+
+// Each gaussian's object id (none: empty).
+std::span<const std::uint32_t> objects_of(const Resolved& r) {
+    if (!r.objects) return {};
+    return r.objects->object_of;
+}
+
+// The frames' clamped colours as the GOPs hold them (ColourHold); frame i is r.first + i.
+void hold_colours(std::vector<std::vector<float>>& colors, const Resolved& r) {
+    if (colors.empty()) return;
+    ColourHold hold(r.tolerance, r.writer.grid, colors.front().size() / 4);
+    if (!hold.active()) return;
+    for (std::size_t i = 0; i < colors.size(); ++i) {
+        if (i == 0 || (r.first + i) % r.keyframe_every == 0) {
+            hold.begin_gop();
+            for (std::size_t j = i; j < colors.size(); ++j) {
+                if (j > i && (r.first + j) % r.keyframe_every == 0) break;
+                hold.widen(colors[j]);
+            }
+            hold.choose();
+        }
+        hold.hold(colors[i]);
+    }
 }
 
 KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r) {
@@ -146,6 +322,7 @@ void report_written(const KeyframeWriteReport& kr, const Resolved& r, ConvertRep
 }  // namespace
 
 std::vector<std::uint32_t> tracked_ids(const PlyCloud& first) { return morton_ranks(first); }
+
 
 Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedView& view,
                                        const ConvertOptions& o, Resolved& r, ByteSink& sink,
@@ -183,6 +360,23 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     PlyCloud raw, viewed;
     std::vector<float> color;
     KeyframeStep step;
+    // Each GOP's frames read once more, ahead, for the colours they hold (ColourHold); a view
+    // keeps its gaussians' colours as they are.
+    ColourHold hold(r.tolerance, r.writer.grid, first.count);
+    PlyCloud ahead;
+    const RotationSnap snap(r.tolerance, r.writer.grid);
+    std::vector<float> rotation;
+    const std::span<const std::uint32_t> object_of = objects_of(r);
+    const auto hold_gop = [&](std::uint64_t k0) -> Status {
+        if (!hold.active()) return ok_status();
+        hold.begin_gop();
+        for (std::uint64_t j = k0; j < std::min(k0 + r.keyframe_every, in.frames); ++j) {
+            FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(j, ahead));
+            hold.widen(frame->color, view.keep);
+        }
+        hold.choose();
+        return ok_status();
+    };
     steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
         FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(k, raw));
         if (!whole) {
@@ -190,8 +384,11 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
             frame = &viewed;
         }
         std::uint64_t clamped = 0;  // counted once, by the caller's first pass
+        if (k % r.keyframe_every == 0) FOURDGS_TRY(hold_gop(k));
         clamp_colors(*frame, clamped, color);
-        step = step_of(*frame, color, ids, sigma, r, k);
+        if (hold.active()) hold.hold(color);
+        if (snap.active()) snap.snap(frame->rotation, object_of, rotation);
+        step = step_of(*frame, color, snap.active() ? rotation : frame->rotation, ids, sigma, r, k);
         return &step;
     };
     KeyframeWriteReport kr;
@@ -226,10 +423,18 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
         steps.push_back(KeyframeStep{0, {}, {}});
         ko.keyframe_steps.push_back(1);
     }
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        colors[i] = clamped_colors(frames[i], rep.clamped_colors);
+    hold_colours(colors, r);
+    const RotationSnap snap(r.tolerance, r.writer.grid);
+    std::vector<std::vector<float>> rotations(frames.size());
+    const std::span<const std::uint32_t> object_of = objects_of(r);
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
-        colors[i] = clamped_colors(f, rep.clamped_colors);
-        steps.push_back(step_of(f, colors[i], ids[r.plan ? i : 0], sigma, r, r.first + i));
+        if (snap.active()) snap.snap(f.rotation, object_of, rotations[i]);
+        steps.push_back(
+            step_of(f, colors[i], snap.active() ? rotations[i] : f.rotation, ids[r.plan ? i : 0],
+                    sigma, r, r.first + i));
         ko.keyframe_steps.push_back((r.first + i) % r.keyframe_every == 0);
     }
     if (r.end < r.total) {

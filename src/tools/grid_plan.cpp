@@ -312,6 +312,7 @@ QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& b, double long
                            double max_speed, const std::optional<PartsShare>& parts) {
     QuantBounds q = shape == ConvertShape::adaptive ? scale_bounds(b, 0.25, 0.5) : b;
     if (parts) q.pos = std::min(q.pos, parts->pos), q.rot = std::min(q.rot, parts->rot);
+    if (shape == ConvertShape::keyframe_delta) q.rgb = b.rgb / kHeldColourLattice;
     if (shape != ConvertShape::adaptive) return q;
     // A velocity error dv moves a record by at most dv x its window; §6.3 scales the velocity
     // step with the lifetime up to 2 s, so this is pos/8 for windows up to 2 s and window/4 times

@@ -126,14 +126,21 @@ PartsShare quarter_share(const QuantBounds& tolerance);
 PartsShare parts_share(ConvertShape shape, const QuantBounds& tolerance, const PartsFit& fit,
                        double reach);
 
-// The share of an end-to-end tolerance `tolerance` that the quantization grid may take for
-// `shape`: all of it per frame and keyframe-delta. Adaptive records also spend it on their line
-// fit: pos 1/4 (the fit takes 1/2, velocity and mu_t 1/8 each), scale_rel, rot, rgb and alpha 1/2;
-// motion at class 0 such that a record `longest_moving_sec` long (or 0.5 s, whichever is longer,
-// §6.3) drifts at most pos/8; time such that a record moving at `max_speed` drifts at most pos/8
-// (time/2 when that is coarser, or max_speed is 0). With `parts` (a file with rigid parts,
-// convert.hpp), pos and rot take at most their share whatever the shape, and adaptive's motion
-// and time are divided by its pos_gain (a rider's velocity and mu_t errors turn with its part).
+// Keyframe-delta's colour grid is this many times finer than the tolerance's (pitch 2/3 of it):
+// a colour that wobbles within the tolerance keeps one bin of it through a GOP, and a still one
+// takes every third bin, the bins of a grid of pitch twice the tolerance (convert_keyframe_delta's
+// colour hold).
+inline constexpr int kHeldColourLattice = 3;
+
+// The share of an end-to-end tolerance `tolerance` that the quantization grid may take for `shape`:
+// all of it per frame, and keyframe-delta but rgb (1/kHeldColourLattice of it). Adaptive records
+// also spend it on their line fit: pos 1/4 (the fit takes 1/2, velocity and mu_t 1/8 each),
+// scale_rel, rot, rgb and alpha 1/2; motion at class 0 such that a record `longest_moving_sec` long
+// (or 0.5 s, whichever is longer, §6.3) drifts at most pos/8; time such that a record moving at
+// `max_speed` drifts at most pos/8 (time/2 when that is coarser, or max_speed is 0). With `parts`
+// (a file with rigid parts, convert.hpp), pos and rot take at most their share whatever the shape,
+// and adaptive's motion and time are divided by its pos_gain (a rider's velocity and mu_t errors
+// turn with its part).
 QuantBounds grid_tolerance(ConvertShape shape, const QuantBounds& tolerance,
                            double longest_moving_sec, double max_speed,
                            const std::optional<PartsShare>& parts = std::nullopt);
