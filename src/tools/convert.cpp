@@ -177,6 +177,22 @@ Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double
     return r;
 }
 
+bool keyframes_chosen(const ConvertOptions& o, const Resolved& r) {
+    return !o.plan && o.keyframe_every == 0 && r.shape == ConvertShape::keyframe_delta;
+}
+
+void choose_keyframes(std::span<const StillDeviation> still, const ConvertOptions& o,
+                      Resolved& r) {
+    if (!keyframes_chosen(o, r)) return;
+    std::uint64_t moving = 0;
+    for (const StillDeviation& d : still)
+        moving += d.pos > r.tolerance.pos || d.rot > r.tolerance.rot;
+    if (2 * moving > still.size()) return;
+    r.seek_every = r.keyframe_every;  // one second of frames (gop_frames)
+    r.keyframe_every = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(r.total, 1, std::numeric_limits<std::uint32_t>::max()));
+}
+
 Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions& o) {
     if (!o.plan) return resolve_unplanned(frames.size(), frames_aabb(frames), o);
     Resolved r;
@@ -755,6 +771,16 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
         return finish_file(frames, options, r, file, sink, rep);
     }
     FOURDGS_TRY(check_tracked(frames));
+    if (keyframes_chosen(options, r)) {
+        std::vector<StillDeviation> still(frames.front().count);
+        for (const PlyCloud& f : frames.subspan(1))
+            for (std::size_t g = 0; g < still.size(); ++g) {
+                const StillDeviation d = still_deviation(frames.front(), f, g);
+                still[g].pos = std::max(still[g].pos, d.pos);
+                still[g].rot = std::max(still[g].rot, d.rot);
+            }
+        choose_keyframes(still, options, r);
+    }
 
     RigidParts parts;
     Objects objects;

@@ -392,6 +392,7 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
         for (std::uint64_t k = 0; k < in.frames; ++k) rep.input_bytes += source.input_bytes(k);
     FOURDGS_ASSIGN(Resolved r, resolve_unplanned(in.frames, in.aabb, o));
     rep.shape = r.shape;
+    choose_keyframes(still, o, r);
 
     RigidParts parts;
     Objects objects;
