@@ -73,13 +73,17 @@ SceneHeader base_header(int sh_degree, const ConvertOptions& o, const Resolved& 
 // The options resolved without a plan, for `frames` frames whose positions span `aabb`.
 Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double, 6>& aabb,
                                    const ConvertOptions& o);
+// Widens each gaussian's largest deviation from frame 0's placement (`first`) by frame `f`.
+void widen_still(const PlyCloud& first, const PlyCloud& f, std::span<StillDeviation> still);
 // keyframe_delta without a plan and without keyframe_every ("Keyframes and seek points",
 // convert.hpp): one keyframe and a seek point each second where at most half of the gaussians
-// ever leave frame 0's placement (`still`: each gaussian's largest deviation from it) by more
-// than the tolerance; otherwise r is left as it is. keyframes_chosen says whether it applies.
+// move in the file — leave frame 0's placement (`still`: each gaussian's largest deviation from
+// it) by more than the tolerance, and are not a strict member of one of `parts` (stored still in
+// its object's frame; a rider still drifts there) — otherwise r is left as it is.
+// keyframes_chosen says whether it applies.
 bool keyframes_chosen(const ConvertOptions& o, const Resolved& r);
-void choose_keyframes(std::span<const StillDeviation> still, const ConvertOptions& o,
-                      Resolved& r);
+void choose_keyframes(std::span<const StillDeviation> still, const RigidParts& parts,
+                      const ConvertOptions& o, Resolved& r);
 // Object j + 1 for rigid part j of `parts`, found on frames whose frame 0 is `first`.
 Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolved& r);
 // The rigid-part search's residuals for frames whose positions span `aabb`.

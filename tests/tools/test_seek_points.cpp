@@ -15,6 +15,7 @@
 #include "fourdgs/tools/convert.hpp"
 #include "support/convert_streamed.hpp"
 #include "support/ply_frames.hpp"
+#include "support/rigid_frames.hpp"
 
 using namespace fourdgs;
 
@@ -38,10 +39,11 @@ struct Converted {
     ConvertReport report;
 };
 
-Converted convert(const std::vector<PlyCloud>& frames) {
+Converted convert(const std::vector<PlyCloud>& frames, bool rigid_parts = true) {
     ConvertOptions o;
     o.fps = kFps;
     o.shape = ConvertShape::keyframe_delta;  // keyframe_every left 0: chosen
+    o.rigid_parts = rigid_parts;
     o.never_larger_than_per_frame = false;
     o.error_frames = frames.size();
     MemorySink sink;
@@ -165,4 +167,25 @@ TEST_CASE("keyframe-delta of a capture whose gaussians mostly move keeps a keyfr
     CHECK(c.report.deltas == frames - 3);  // keyframes at frames 0, 8 and 16
     check_within_tolerance(c.report, frames);
     CHECK(check_readers_agree(c.bytes, frames) <= 8);
+}
+
+TEST_CASE("keyframe-delta counts a rigid part's members as still: they are stored still in "
+          "their object's frame") {
+    // 40 % static floor, two rigid bodies of 25 % each, a rippling sheet of 10 %: 60 % move in
+    // the scene, 10 % in the file once the bodies are objects.
+    const std::size_t frames = 20;
+    test::RigidSceneShape shape;
+    shape.part_a_share = shape.part_b_share = 0.25;
+    const auto scene = test::rigid_scene(frames, 800, kFps, 43u, shape);
+    const Converted with_parts = convert(scene);
+    REQUIRE(with_parts.report.objects.size() == 2);
+    CHECK(with_parts.report.deltas == frames - 1);  // one keyframe
+    CHECK(with_parts.report.keyframe_referenced >= 2);  // frames 8 and 16
+    check_within_tolerance(with_parts.report, frames);
+    CHECK(check_readers_agree(with_parts.bytes, frames) <= 1 + 1 + 7);
+
+    const Converted without = convert(scene, false);
+    CHECK(without.report.objects.empty());
+    CHECK(without.report.deltas == frames - 3);  // keyframes at frames 0, 8 and 16
+    check_within_tolerance(without.report, frames);
 }
