@@ -523,8 +523,9 @@ void add_encode_commands(CLI::App& app, int& code) {
                         "with --tracked: gaussian-birth (adaptive temporal sampling) or "
                         "keyframe-delta");
         cmd->add_option("--keyframe-every", a.keyframe_every,
-                        "keyframe-delta: a keyframe every K frames (default: one second of "
-                        "frames)")
+                        "keyframe-delta: a keyframe every K frames (default: one keyframe and "
+                        "a keyframe-referenced delta each second where at most half the "
+                        "gaussians move, else a keyframe each second)")
             ->check(CLI::PositiveNumber);
         cmd->add_flag("--json", a.json, "machine-readable report");
         cmd->add_option("--effort", a.effort,

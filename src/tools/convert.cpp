@@ -177,6 +177,40 @@ Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double
     return r;
 }
 
+void widen_still(const PlyCloud& first, const PlyCloud& f, std::span<StillDeviation> still) {
+    for (std::size_t g = 0; g < still.size(); ++g) {
+        const StillDeviation d = still_deviation(first, f, g);
+        still[g].pos = std::max(still[g].pos, d.pos);
+        still[g].rot = std::max(still[g].rot, d.rot);
+    }
+}
+
+// Each gaussian's largest deviation from frame 0's placement over `frames`.
+std::vector<StillDeviation> still_deviations(std::span<const PlyCloud> frames) {
+    std::vector<StillDeviation> still(frames.front().count);
+    for (const PlyCloud& f : frames.subspan(1)) widen_still(frames.front(), f, still);
+    return still;
+}
+
+bool keyframes_chosen(const ConvertOptions& o, const Resolved& r) {
+    return !o.plan && o.keyframe_every == 0 && r.shape == ConvertShape::keyframe_delta;
+}
+
+void choose_keyframes(std::span<const StillDeviation> still, const RigidParts& parts,
+                      const ConvertOptions& o, Resolved& r) {
+    if (!keyframes_chosen(o, r)) return;
+    const bool any_parts = !parts.parts.empty();
+    std::uint64_t moving = 0;
+    for (std::size_t g = 0; g < still.size(); ++g) {
+        const bool held = any_parts && parts.part_of[g] != 0 && !parts.rides[g];
+        moving += !held && (still[g].pos > r.tolerance.pos || still[g].rot > r.tolerance.rot);
+    }
+    if (2 * moving > still.size()) return;
+    r.seek_every = r.keyframe_every;  // one second of frames (gop_frames)
+    r.keyframe_every = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(r.total, 1, std::numeric_limits<std::uint32_t>::max()));
+}
+
 Result<Resolved> resolve(std::span<const PlyCloud> frames, const ConvertOptions& o) {
     if (!o.plan) return resolve_unplanned(frames.size(), frames_aabb(frames), o);
     Resolved r;
@@ -770,6 +804,9 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
             r.objects = &objects;
             r.share = share_of_parts(frames_aabb(frames), parts, r);
         }
+    }
+    if (keyframes_chosen(options, r)) choose_keyframes(still_deviations(frames), parts, options, r);
+    if (options.rigid_parts) {
         if (options.part_bytes) {
             // Each part alone: the view of every frame, encoded as this conversion encodes.
             auto encode_view = [&](const TrackedView& view, Resolved& vr, ByteSink& counted) {

@@ -300,6 +300,11 @@ KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r)
     KeyframeWriterOptions ko;
     ko.base = r.writer;
     ko.keyframe_every = r.keyframe_every;
+    // Each seek point's frame is a keyframe-referenced delta (the instant in its middle).
+    if (r.seek_every != 0)
+        for (std::uint64_t k = r.seek_every; k < r.end; k += r.seek_every)
+            if (k % r.keyframe_every != 0)
+                ko.keyframe_referenced_at.push_back(r.time_of(k) + 0.5 / r.fps);
     ko.cheaper_reference = o.cheaper_reference;
     // As each stream's raw/delta mode: by estimate, one encoding a delta, except at effort max,
     // which encodes both references and keeps the smaller.

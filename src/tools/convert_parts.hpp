@@ -41,6 +41,10 @@ struct Resolved {
     std::uint64_t first = 0, end = 0, total = 0;  // the frames given are [first, end) of total
     ConvertShape shape = ConvertShape::per_frame;
     std::uint32_t keyframe_every = 10;
+    // keyframe_delta: a keyframe-referenced delta every this many frames between the keyframes
+    // (ConvertOptions::keyframe_every, "Keyframes and seek points"); 0: none, every delta as
+    // cheaper_reference chooses.
+    std::uint32_t seek_every = 0;
     std::uint32_t segment = 0;  // adaptive: records never span a multiple (0: whole clip)
     QuantBounds tolerance;
     WriterOptions writer;  // grid set once it is sized (the plan's, or size_grid's)
@@ -69,6 +73,17 @@ SceneHeader base_header(int sh_degree, const ConvertOptions& o, const Resolved& 
 // The options resolved without a plan, for `frames` frames whose positions span `aabb`.
 Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double, 6>& aabb,
                                    const ConvertOptions& o);
+// Widens each gaussian's largest deviation from frame 0's placement (`first`) by frame `f`.
+void widen_still(const PlyCloud& first, const PlyCloud& f, std::span<StillDeviation> still);
+// keyframe_delta without a plan and without keyframe_every ("Keyframes and seek points",
+// convert.hpp): one keyframe and a seek point each second where at most half of the gaussians
+// move in the file — leave frame 0's placement (`still`: each gaussian's largest deviation from
+// it) by more than the tolerance, and are not a strict member of one of `parts` (stored still in
+// its object's frame; a rider still drifts there) — otherwise r is left as it is.
+// keyframes_chosen says whether it applies.
+bool keyframes_chosen(const ConvertOptions& o, const Resolved& r);
+void choose_keyframes(std::span<const StillDeviation> still, const RigidParts& parts,
+                      const ConvertOptions& o, Resolved& r);
 // Object j + 1 for rigid part j of `parts`, found on frames whose frame 0 is `first`.
 Objects objects_of(const PlyCloud& first, const RigidParts& parts, const Resolved& r);
 // The rigid-part search's residuals for frames whose positions span `aabb`.

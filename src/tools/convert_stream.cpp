@@ -144,12 +144,7 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
                 range[c] = std::min<double>(range[c], f.position[i * 3 + c]);
                 range[3 + c] = std::max<double>(range[3 + c], f.position[i * 3 + c]);
             }
-        if (k > 0)
-            for (std::size_t g = 0; g < f.count; ++g) {
-                const StillDeviation d = still_deviation(first, f, g);
-                still[g].pos = std::max(still[g].pos, d.pos);
-                still[g].rot = std::max(still[g].rot, d.rot);
-            }
+        if (k > 0) widen_still(first, f, still);
         clamp_colors(f, rep.clamped_colors, color);
         rep.input_gaussians += f.count;
         if (progress) progress(k + 1, in.frames);
@@ -406,6 +401,7 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
             r.share = share_of_parts(in.aabb, parts, r);
         }
     }
+    choose_keyframes(still, parts, o, r);
     still = {};
     // The sizes the report tells beside the file's (each part alone, the per-frame file) do not
     // depend on the file: with threads, and a source that may be read from two threads, they are
