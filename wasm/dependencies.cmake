@@ -54,9 +54,7 @@ endforeach()
 # rest (its own ChunkBins and id walks, which the decoders do not use) were kept for the whole
 # module, 7.7 KB gzipped more (252,651 against 244,969 bytes), past the budget. The templates
 # it shares with the decoders keep the decoders' copies, which are compiled for speed.
-# (Its update group's add lives in update_addition.cpp.)
-set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/decode/keyframe_composition.cpp
-                    ${PROJECT_SOURCE_DIR}/src/decode/update_addition.cpp APPEND PROPERTY
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/decode/keyframe_composition.cpp APPEND PROPERTY
              COMPILE_OPTIONS ${FOURDGS_WASM_SPEED_OPTIONS})
 
 # C++ outside the library may use exceptions (the C ABI's catch, the tests, the conformance

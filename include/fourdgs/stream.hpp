@@ -93,14 +93,6 @@ struct StreamScratch {
     std::vector<std::uint8_t> bytes;
 };
 
-// A stream's payload inflated and kept undecoded (inflate_stream): `width` shuffled byte planes
-// of `values` bytes each (plane j holds byte j of every symbol) at the start of `bytes`.
-struct StreamPlanes {
-    std::uint8_t width = 0;  // the symbol width; 0 while none is kept
-    std::size_t values = 0;
-    StreamScratch bytes;
-};
-
 // Decodes a stream's payload into `out` (§5.6): decompress with the codec, reverse the byte-plane
 // shuffle, zigzag-decode, apply the mode. `out` receives element_count × channels values,
 // element-major, channel-minor, and its size must be exactly that (else output-size-mismatch,
@@ -120,16 +112,6 @@ struct StreamPlanes {
 // `out` may be partly written on failure. Thread-safe given distinct `scratch` and `out`.
 Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScratch& scratch,
                      std::uint64_t max_decompressed_bytes = (1ull << 31));
-
-// decode_stream's first steps alone: the header checked and the payload decompressed into
-// `scratch`, whose first symbols × symbol_width bytes it returns (empty when element_count is 0):
-// the shuffled byte planes, plane j holding byte j of every symbol, not yet zigzag-decoded nor
-// summed. Its refusals are decode_stream's but output-size-mismatch and
-// stream-value-out-of-range (no symbol is read); a raw-mode stream has no other, so for one
-// this and reading its symbols is decode_stream. Thread-safe given distinct `scratch`.
-Result<std::span<const std::uint8_t>> inflate_stream(const StreamView& s, StreamScratch& scratch,
-                                                     std::uint64_t max_decompressed_bytes =
-                                                         (1ull << 31));
 
 // Convenience: decodes into a new vector. `max_bytes` bounds both the decompressed size and the
 // output (element_count × channels × 4 bytes), checked before either is allocated, so a constant

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "decode/compact_code.hpp"
-#include "decode/kept_planes.hpp"
 #include "format/record_keying.hpp"
 #include "platform/fresh_memory.hpp"
 
@@ -235,18 +234,10 @@ std::vector<std::int32_t>* ChunkBins::column(std::uint8_t id) {
     }
 }
 
-namespace {
-
-// decode_stream_block, keeping in `planes` (when given) the raw-mode streams it flags as
-// inflated byte planes instead of decoding them into their columns.
-Status decode_streams(Bytes block, std::uint64_t block_offset, std::uint32_t count,
-                      const char* what, const DecodeLimits& limits, ChunkBins& out,
-                      std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch,
-                      const std::array<bool, attr::kKnownCount>& keep,
-                      std::array<StreamPlanes, attr::kKnownCount>* planes) {
+Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_t count,
+                           const char* what, const DecodeLimits& limits, ChunkBins& out,
+                           std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch) {
     seen.fill(false);
-    if (planes)
-        for (auto& p : *planes) p.width = 0;
     // The known streams read so far, for the registry's by_key_in_chunk rule (one per attribute
     // id: a repeat is refused, so the list never holds more than one past every id).
     struct KnownStream {
@@ -285,15 +276,6 @@ Status decode_streams(Bytes block, std::uint64_t block_offset, std::uint32_t cou
                              s.offset + 5)
                 .about("Attribute Stream.element_count", std::to_string(s.header.element_count));
         std::vector<std::int32_t>& col = *out.column(id);
-        if (planes && keep[id] && s.header.mode == stream_mode::raw) {
-            // decode_stream less the symbols' decode, which cannot refuse in raw mode.
-            StreamPlanes& p = (*planes)[id];
-            FOURDGS_TRY(inflate_stream(s, p.bytes, limits.max_decompressed_bytes));
-            p.width = s.header.symbol_width;
-            p.values = static_cast<std::size_t>(count) * s.header.channels;
-            col.clear();
-            continue;
-        }
         detail::resize_fresh(col, static_cast<std::size_t>(count) * s.header.channels);
         FOURDGS_TRY(decode_stream(s, col, scratch, limits.max_decompressed_bytes));
     }
@@ -302,24 +284,6 @@ Status decode_streams(Bytes block, std::uint64_t block_offset, std::uint32_t cou
     out.has_object_id = seen[attr::object_id];
     out.has_gaussian_id = seen[attr::gaussian_id];
     return ok_status();
-}
-
-}  // namespace
-
-Status decode_stream_block(Bytes block, std::uint64_t block_offset, std::uint32_t count,
-                           const char* what, const DecodeLimits& limits, ChunkBins& out,
-                           std::array<bool, attr::kKnownCount>& seen, StreamScratch& scratch) {
-    return decode_streams(block, block_offset, count, what, limits, out, seen, scratch, {},
-                          nullptr);
-}
-
-Status detail::decode_stream_block_keeping(
-    Bytes block, std::uint64_t block_offset, std::uint32_t count, const char* what,
-    const DecodeLimits& limits, ChunkBins& out, std::array<bool, attr::kKnownCount>& seen,
-    StreamScratch& scratch, const std::array<bool, attr::kKnownCount>& keep,
-    std::array<StreamPlanes, attr::kKnownCount>& planes) {
-    return decode_streams(block, block_offset, count, what, limits, out, seen, scratch, keep,
-                          &planes);
 }
 
 Status decode_sh_bands(std::span<const ShBandRecord> bands, std::uint32_t count, int sh_degree,

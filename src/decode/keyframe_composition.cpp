@@ -9,8 +9,6 @@
 
 #include "fourdgs/detail/time_text.hpp"
 #include "decode/compact_code.hpp"
-#include "decode/kept_planes.hpp"
-#include "decode/update_addition.hpp"
 
 namespace fourdgs::detail {
 namespace {
@@ -160,12 +158,8 @@ Status decode_delta_bins(const SceneInfo& scene, const DeltaChunk& d,
                       out.births.gaussian_id.begin() + (seen[attr::gaussian_id] ? d.death_count : 0));
 
     // Updates: bin differences aligned with the id stream; the GOP invariants must be absent.
-    std::array<bool, attr::kKnownCount> planes{};  // the differences kept undecoded, if asked
-    for (const Difference& df : kDifferences)
-        planes[df.id] = kDifferencePlanes && out.keep_difference_planes;
-    FOURDGS_TRY(decode_stream_block_keeping(g.updates, uo, d.update_count,
-                                            "the Delta Chunk update group", options.limits,
-                                            out.updates, seen, scratch.stream, planes, out.planes));
+    FOURDGS_TRY(decode_stream_block(g.updates, uo, d.update_count, "the Delta Chunk update group",
+                                    options.limits, out.updates, seen, scratch.stream));
     for (std::uint8_t id : {attr::sigma_t, attr::flags, attr::window_index})
         if (seen[id])
             return malformed(refusal::kInvariantChangedInUpdate,
@@ -579,21 +573,203 @@ Status ComposedPopulation::check_group_ids(const DeltaBins& d, const ChunkRef& c
 
 namespace {
 
-// §11.7's refusal of a composed bin outside i32: "composing 'position[1]' of gaussian_id 7 in
-// <chunk> gives bin ...".
-Error composed_out_of_range(const BinOverflow& o, const ChunkBins& u, const ChunkRef& chunk) {
-    std::string name = attr::kNames[o.id];
-    if (o.width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
-        name += '[';
-        name += std::to_string(o.column);
-        name += ']';
+// The update group's streams that carry bin differences (§11.7), with their columns' widths;
+// rotation_index and rotation are restated absolutely instead (§11.5).
+struct Difference {
+    std::uint8_t id;
+    std::vector<std::int32_t> ChunkBins::*col;
+    int width;
+};
+constexpr Difference kDifferences[] = {
+    {attr::position, &ChunkBins::position, 3},   {attr::scale, &ChunkBins::scale, 3},
+    {attr::color, &ChunkBins::color, 3},         {attr::opacity, &ChunkBins::opacity, 1},
+    {attr::motion, &ChunkBins::motion, 3},       {attr::mu_t, &ChunkBins::mu_t, 1},
+    {attr::source_group, &ChunkBins::source_group, 1},
+    {attr::source_index, &ChunkBins::source_index, 1},
+    {attr::object_id, &ChunkBins::object_id, 1},
+};
+
+bool fits_i32(std::int64_t v) {
+    return v >= std::numeric_limits<std::int32_t>::min() &&
+           v <= std::numeric_limits<std::int32_t>::max();
+}
+
+// One present difference stream of an update group, ready to add: its values (row i at
+// delta[i * width]), the population's column, and the composed rows' column (or null).
+struct Addend {
+    const Difference* df;
+    const std::int32_t* delta;
+    std::int32_t* dst;
+    std::int32_t* sums;
+};
+
+// Adds row i of `a` (width W) to row `slot` of its column, copying the sum to row `to` of its
+// composed rows when kept; false, and nothing written, when a sum leaves i32 (`bad` then holds
+// the composed bins of the row, in 64 bits).
+template <int W>
+inline bool add_row(const Addend& a, std::size_t i, std::size_t slot, std::size_t to_row,
+                    std::int64_t (&bad)[3]) {
+    std::int32_t* to = a.dst + slot * W;
+    bool out = false;
+    for (int c = 0; c < W; ++c) {
+        bad[c] = std::int64_t{to[c]} + std::int64_t{a.delta[i * W + c]};
+        out |= bad[c] < std::numeric_limits<std::int32_t>::min() ||
+               bad[c] > std::numeric_limits<std::int32_t>::max();
     }
-    return malformed(refusal::kComposedBinOutOfRange,
-                     "composing '" + name + "' of gaussian_id " +
-                         std::to_string(id_of(u.gaussian_id[o.row])) + " in " + chunk.describe() +
-                         " gives bin " + std::to_string(o.bin) +
-                         ", outside the signed 32-bit range (§11.7)",
-                     chunk.offset);
+    if (out) return false;
+    for (int c = 0; c < W; ++c) to[c] = static_cast<std::int32_t>(bad[c]);
+    if (a.sums)
+        for (int c = 0; c < W; ++c) a.sums[to_row * W + c] = to[c];
+    return true;
+}
+
+// Adds the n differences `delta` to the n bins `to`, copying the sums to `sums` when given,
+// and returns whether every sum fits i32. In 32 bits, wrapping, so the loop vectorizes: a sum
+// wraps exactly when it differs in sign from both of its addends, and subtract_wrapped undoes
+// the add exactly.
+bool add_wrapping(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                  std::int32_t* __restrict sums, std::size_t n) {
+    std::uint32_t wrapped = 0;
+    auto add = [&](std::size_t k) {
+        const auto a = static_cast<std::uint32_t>(to[k]), b = static_cast<std::uint32_t>(delta[k]);
+        const std::uint32_t sum = a + b;
+        wrapped |= (a ^ sum) & (b ^ sum);
+        to[k] = static_cast<std::int32_t>(sum);
+    };
+    if (sums) {
+        FOURDGS_COMPACT_LOOP
+        for (std::size_t k = 0; k < n; ++k) {
+            add(k);
+            sums[k] = to[k];
+        }
+    } else {
+        FOURDGS_COMPACT_LOOP
+        for (std::size_t k = 0; k < n; ++k) add(k);
+    }
+    return (wrapped >> 31) == 0;
+}
+
+void subtract_wrapped(std::int32_t* __restrict to, const std::int32_t* __restrict delta,
+                      std::size_t n) {
+    FOURDGS_COMPACT_LOOP
+    for (std::size_t k = 0; k < n; ++k)
+        to[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(to[k]) -
+                                          static_cast<std::uint32_t>(delta[k]));
+}
+
+// Asks for the lines of row k of an update (k past the rows: nothing) in each of the m
+// addends' columns of the population, to be written.
+inline void prefetch_slot(const Addend* addends, std::size_t m,
+                          std::span<const std::uint32_t> slots, std::size_t k) {
+    if (k >= slots.size()) return;
+    for (std::size_t j = 0; j < m; ++j)
+        __builtin_prefetch(
+            addends[j].dst + std::size_t{slots[k]} * static_cast<std::size_t>(addends[j].df->width),
+            1);
+}
+
+// Adds the present difference streams of the update group `u` to the rows `slots` of `bins`
+// (row i of u to row slots[i]), for rows [from, to) of the group, copying each composed row i
+// to row i - from of `rows` when given (sized by the caller).
+// A run of update rows whose slots follow each other (a tracked capture's moving gaussians,
+// written in spatial order, are mostly such runs) is a stretch of each column: each present
+// column's stretch is added, and checked, by one straight loop. Other rows go row by row, every
+// present column of a row together: they are scattered over columns of a million rows, and one
+// pass asks for all of a row's lines at once (each some rows ahead, looking past `to` into the
+// rows a next block composes, so many misses are in flight) where a pass per column would wait
+// on each column's lines in turn. A composed bin outside i32 is refused (§11.7): the first met
+// in a row-by-row composition's order, so a run that does not fit is subtracted back and
+// composed row by row to name it.
+Status add_differences(ChunkBins& bins, const ChunkBins& u,
+                       const std::array<bool, attr::kKnownCount>& present,
+                       std::span<const std::uint32_t> slots, std::size_t from, std::size_t to,
+                       const ChunkRef& chunk, ChunkBins* rows) {
+    Addend addends[std::size(kDifferences)];
+    std::size_t m = 0;
+    for (const Difference& df : kDifferences) {
+        if (!present[df.id]) continue;
+        std::int32_t* sums = rows ? (rows->*df.col).data() : nullptr;
+        addends[m++] = {&df, (u.*df.col).data(), (bins.*df.col).data(), sums};
+    }
+    constexpr std::size_t kAhead = 64;  // rows: see prefetch_row
+    // A run is at least kRun rows: where few rows are adjacent (a random tenth of a million
+    // moving) a row rarely starts one, so the test whether it does is a branch predicted right.
+    constexpr std::size_t kRun = 4;
+    auto starts_run = [&](std::size_t i) {
+        if (i + kRun > to || slots[i + kRun - 1] - slots[i] != kRun - 1) return false;
+        for (std::size_t k = i + 1; k < i + kRun; ++k)  // in case the slots do not ascend
+            if (slots[k] != slots[k - 1] + 1) return false;
+        return true;
+    };
+    for (std::size_t i = from; i < to && m > 0;) {
+        const bool run = starts_run(i);
+        std::size_t end = i + 1;  // the run of rows from i, or row i alone
+        // Only the rows' slots are read here: a run's lines are asked for by its own straight
+        // loops, which the hardware follows; asking for them a row at a time some rows ahead,
+        // as for scattered rows, queued a prefetch per row behind the misses and made a step of
+        // the converter's capture 10 % slower.
+        for (; run && end < to && slots[end] == slots[end - 1] + 1; ++end) {
+        }
+        if (run) {
+            bool fit = true;
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                fit &= add_wrapping(a.dst + slots[i] * w, a.delta + i * w,
+                                    a.sums ? a.sums + (i - from) * w : nullptr, (end - i) * w);
+            }
+            if (fit) {
+                i = end;
+                continue;
+            }
+            for (std::size_t j = 0; j < m; ++j) {  // as it was, to be composed row by row
+                const Addend& a = addends[j];
+                const auto w = static_cast<std::size_t>(a.df->width);
+                subtract_wrapped(a.dst + slots[i] * w, a.delta + i * w, (end - i) * w);
+            }
+        }
+        for (; i < end; ++i) {
+            if (!run) prefetch_slot(addends, m, slots, i + kAhead);
+            for (std::size_t j = 0; j < m; ++j) {
+                const Addend& a = addends[j];
+                std::int64_t v[3];
+                if (a.df->width == 3 ? add_row<3>(a, i, slots[i], i - from, v)
+                                     : add_row<1>(a, i, slots[i], i - from, v))
+                    continue;
+                const int c = static_cast<int>(std::find_if_not(v, v + a.df->width, fits_i32) - v);
+                std::string name = attr::kNames[a.df->id];
+                if (a.df->width > 1) {  // appended piece by piece: GCC 12 misreads "[" + string
+                    name += '[';
+                    name += std::to_string(c);
+                    name += ']';
+                }
+                return malformed(refusal::kComposedBinOutOfRange,
+                                 "composing '" + name + "' of gaussian_id " +
+                                     std::to_string(id_of(u.gaussian_id[i])) + " in " +
+                                     chunk.describe() + " gives bin " + std::to_string(v[c]) +
+                                     ", outside the signed 32-bit range (§11.7)",
+                                 chunk.offset);
+            }
+        }
+    }
+    return ok_status();
+}
+
+// Restates rotation_index and rotation (§11.5) of rows [from, to) of the update group `u` in
+// rows `slots` of `bins`, copying them to row i - from of `rows` when given.
+void restate_rotations(ChunkBins& bins, const DeltaBins& d, std::span<const std::uint32_t> slots,
+                       std::size_t from, std::size_t to, ChunkBins* rows) {
+    const ChunkBins& u = d.updates;
+    if (d.update_present[attr::rotation_index])
+        for (std::size_t i = from; i < to; ++i) {
+            bins.rotation_index[slots[i]] = u.rotation_index[i];
+            if (rows) rows->rotation_index[i - from] = u.rotation_index[i];
+        }
+    if (d.update_present[attr::rotation])
+        for (std::size_t i = from; i < to; ++i) {
+            std::copy_n(&u.rotation[i * 3], 3, &bins.rotation[std::size_t{slots[i]} * 3]);
+            if (rows) std::copy_n(&u.rotation[i * 3], 3, &rows->rotation[(i - from) * 3]);
+        }
 }
 
 // Rows composed a block at a time for a ComposedRowsSink: 2,048 rows of every column a step
@@ -607,7 +783,6 @@ Status ComposedPopulation::compose_updates_in_blocks(
     const std::array<bool, attr::kKnownCount>& reads, const ChunkRef& chunk,
     ComposedRowsSink& sink) {
     const auto& present = d.update_present;
-    const UpdateGroup group{d.updates, present, d.planes};
     std::array<bool, attr::kKnownCount> gathered = reads;  // the update composes its own
     for (std::uint8_t a = 0; a < attr::kKnownCount; ++a) gathered[a] = reads[a] && !present[a];
     for (std::size_t from = 0; from < slots.size(); from += kBlockRows) {
@@ -620,9 +795,8 @@ Status ComposedPopulation::compose_updates_in_blocks(
             if (present[df.id]) (block_.*df.col).resize(block.size() * static_cast<std::size_t>(df.width));
         if (present[attr::rotation_index]) block_.rotation_index.resize(block.size());
         if (present[attr::rotation]) block_.rotation.resize(block.size() * 3);
-        if (auto overflow = add_differences(bins_, group, slots, from, to, &block_))
-            return composed_out_of_range(*overflow, d.updates, chunk);
-        restate_rotations(bins_, group, slots, from, to, &block_);
+        FOURDGS_TRY(add_differences(bins_, d.updates, present, slots, from, to, chunk, &block_));
+        restate_rotations(bins_, d, slots, from, to, &block_);
         sink.take(block_, from);
     }
     return ok_status();
@@ -685,10 +859,8 @@ Status ComposedPopulation::apply(const DeltaBins& d, const ChunkRef& chunk,
     if (reads) {
         FOURDGS_TRY(compose_updates_in_blocks(d, live_slots, *reads, chunk, *sink));
     } else {
-        const UpdateGroup group{u, present, d.planes};
-        if (auto overflow = add_differences(bins_, group, live_slots, 0, live, nullptr))
-            return composed_out_of_range(*overflow, u, chunk);
-        restate_rotations(bins_, group, live_slots, 0, live, nullptr);
+        FOURDGS_TRY(add_differences(bins_, u, present, live_slots, 0, live, chunk, nullptr));
+        restate_rotations(bins_, d, live_slots, 0, live, nullptr);
     }
     if (live < u.count) return not_live("update", id_of(u.gaussian_id[live]));
     // Births.

@@ -38,9 +38,6 @@ using detail::wanted_bands_for;
 // KeyframeDeltaWorkspace.
 
 struct KeyframeDeltaWorkspace::Composition {
-    // A delta is decoded here only to be composed: its differences are read from their byte
-    // planes as they are added.
-    Composition() { delta.keep_difference_planes = true; }
     DeltaBins delta;
     ComposedPopulation population;
 };

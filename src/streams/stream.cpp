@@ -230,18 +230,6 @@ Result<std::vector<StreamView>> split_streams(Bytes block, std::uint64_t base_of
     return streams;
 }
 
-Result<std::span<const std::uint8_t>> inflate_stream(const StreamView& s, StreamScratch& scratch,
-                                                     std::uint64_t max_decompressed_bytes) {
-    std::uint64_t bytes = 0;
-    FOURDGS_TRY(check_header(s, max_decompressed_bytes, bytes));
-    if (s.header.element_count == 0) return std::span<const std::uint8_t>();
-    if (scratch.bytes.size() < bytes)
-        detail::resize_fresh(scratch.bytes, static_cast<std::size_t>(bytes));
-    std::span<std::uint8_t> raw(scratch.bytes.data(), static_cast<std::size_t>(bytes));
-    FOURDGS_TRY(decompress(s.header.codec, s.payload, raw, s.payload_offset()));
-    return std::span<const std::uint8_t>(raw);
-}
-
 Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScratch& scratch,
                      std::uint64_t max_decompressed_bytes) {
     const StreamHeader& h = s.header;
@@ -251,9 +239,14 @@ Status decode_stream(const StreamView& s, std::span<std::int32_t> out, StreamScr
                           attr(h) + " holds " + std::to_string(values) +
                               " values but the output buffer holds " + std::to_string(out.size()),
                           s.offset);
-    FOURDGS_ASSIGN(std::span<const std::uint8_t> raw,
-                   inflate_stream(s, scratch, max_decompressed_bytes));
+    std::uint64_t bytes = 0;
+    FOURDGS_TRY(check_header(s, max_decompressed_bytes, bytes));
     if (h.element_count == 0) return ok_status();
+
+    if (scratch.bytes.size() < bytes)
+        detail::resize_fresh(scratch.bytes, static_cast<std::size_t>(bytes));
+    std::span<std::uint8_t> raw(scratch.bytes.data(), static_cast<std::size_t>(bytes));
+    FOURDGS_TRY(decompress(h.codec, s.payload, raw, s.payload_offset()));
 
     const std::size_t elements = h.element_count;
     const std::size_t channels = h.channels;

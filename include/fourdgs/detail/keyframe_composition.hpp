@@ -57,14 +57,6 @@ struct DeltaBins {
     std::array<bool, attr::kKnownCount> update_present{};
     ChunkBins births;
     std::vector<std::int32_t> deaths;
-
-    // Set before decode_delta_bins by a front-end that only composes the update: the update
-    // group's raw-mode streams of bin differences are then only inflated, their byte planes kept
-    // in `planes` and their columns left empty, and ComposedPopulation::apply zigzag-decodes
-    // each value as it adds it (one pass over the values instead of two). A raw stream has no
-    // refusal past its inflate, so the refusals and their order are the same.
-    bool keep_difference_planes = false;
-    std::array<StreamPlanes, attr::kKnownCount> planes{};
 };
 
 // Decodes a Delta Chunk record and the SH band records that follow it (for its births) into
