@@ -159,6 +159,48 @@ TEST_CASE("decode: dequantize_into and dequantize equal the per-gaussian §6 for
     }
 }
 
+// The loops that convert bins to floats run in AVX2 where the CPU has it (decode.cpp's
+// FOURDGS_AVX2_CLONES, without FMA) and in SSE2 elsewhere: either way each float is the
+// per-gaussian formula's, also at the bins' extremes and for rows that share their timing (the
+// motion and mu_t loops of a tracked capture's step), over lengths that leave every vector tail.
+TEST_CASE("decode: the vector conversions of §6 equal the per-gaussian formulas bit for bit at "
+          "extreme bins and shared timing",
+          "[decode]") {
+    const SceneInfo scene = grid_scene();
+    std::mt19937 rng(40);
+    constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min(),
+                           kMax = std::numeric_limits<std::int32_t>::max();
+    const std::int32_t edges[] = {kMin, kMin + 1, -(1 << 24) - 1, -(1 << 24), -1, 0, 1,
+                                  (1 << 24) + 1, 1 << 30, kMax - 1, kMax};
+    std::uniform_int_distribution<std::size_t> pick(0, std::size(edges) - 1);
+    for (bool never_fades : {false, true}) {
+        for (std::uint32_t n : {1u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 33u, 100u}) {
+            ChunkBins bins = random_bins(n, 3, scene.windows.size(), rng);
+            for (std::uint32_t i = 0; i < n; ++i) {  // the timing of row 0 in every row
+                bins.sigma_t[i] = -50;
+                bins.flags[i] = never_fades ? kFlagNeverFades : 0;
+                bins.window_index[i] = 2;
+                for (int c = 0; c < 3; ++c) {
+                    bins.position[i * 3 + c] = edges[pick(rng)];
+                    bins.motion[i * 3 + c] = edges[pick(rng)];
+                    bins.color[i * 3 + c] = edges[pick(rng)];
+                }
+                bins.mu_t[i] = edges[pick(rng)];
+                bins.opacity[i] = edges[pick(rng)];
+            }
+            GaussianBlock expected;
+            for (std::size_t i = 0; i < n; ++i) reference_row(scene, bins, i, expected);
+            GaussianBlock got;
+            dequantize_state(scene, bins, got);
+            CHECK(same_bits(got.position, expected.position));
+            CHECK(same_bits(got.color, expected.color));
+            CHECK(same_bits(got.motion, expected.motion));
+            CHECK(same_bits(got.mu_t, expected.mu_t));
+            CHECK(same_bits(got.sigma_t, expected.sigma_t));
+        }
+    }
+}
+
 TEST_CASE("decode: dequantize_state over a block that held another state equals dequantize "
           "into an empty one, column for column",
           "[decode]") {

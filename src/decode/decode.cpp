@@ -16,6 +16,21 @@
 #include <emmintrin.h>
 #endif
 
+// The loops of §6 that convert bins to floats are compiled twice where the toolchain can pick a
+// version at load time: for AVX2 (four f64 lanes instead of SSE2's two) and for the baseline.
+// AVX2 alone, not x86-64-v3: that level brings FMA, and a fused o + bin * step rounds once
+// where §6's expression rounds twice, so the floats would differ; without FMA both versions run
+// the same IEEE operations in the same order and give the same bits (tests/test_decode_exact.cpp
+// checks them against the per-gaussian formulas). The WebAssembly core has neither.
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define FOURDGS_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef FOURDGS_AVX2_CLONES
+#define FOURDGS_AVX2_CLONES
+#endif
+
 namespace fourdgs {
 namespace {
 
@@ -122,6 +137,44 @@ void rotations_from_bins(const Grid& g, const std::int32_t* index, const std::in
     }
 #endif
     for (; i < n; ++i) place(i, rotation_parts(bins + i * 3, step).v);
+}
+
+// §6.1 position: the grid's origin plus the bin times the step, per axis.
+FOURDGS_AVX2_CLONES
+void positions_from_bins(const std::int32_t* __restrict src, std::size_t n, const Grid& g,
+                         float* __restrict dst) {
+    const double o0 = g.pos_origin[0], o1 = g.pos_origin[1], o2 = g.pos_origin[2];
+    const double step = g.step_pos;
+    for (std::size_t i = 0; i < n; ++i) {
+        dst[i * 3 + 0] = static_cast<float>(o0 + src[i * 3 + 0] * step);
+        dst[i * 3 + 1] = static_cast<float>(o1 + src[i * 3 + 1] * step);
+        dst[i * 3 + 2] = static_cast<float>(o2 + src[i * 3 + 2] * step);
+    }
+}
+
+// §6.2 colour: stored (g, r-g, b-g); inverted in the integer domain, then the step; with the
+// opacity as the fourth value of each row.
+FOURDGS_AVX2_CLONES
+void colors_from_bins(const std::int32_t* __restrict src, const std::int32_t* __restrict alpha,
+                      std::size_t n, const Grid& g, float* __restrict dst) {
+    const double step = g.step_rgb, step_alpha = g.step_alpha;
+    auto unit = [](double v) { return static_cast<float>(std::clamp(v, 0.0, 1.0)); };
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t gb = src[i * 3 + 0];
+        const std::int64_t rb = src[i * 3 + 1] + gb;
+        const std::int64_t bb = src[i * 3 + 2] + gb;
+        dst[i * 4 + 0] = unit(static_cast<double>(rb) * step);
+        dst[i * 4 + 1] = unit(static_cast<double>(gb) * step);
+        dst[i * 4 + 2] = unit(static_cast<double>(bb) * step);
+        dst[i * 4 + 3] = unit(alpha[i] * step_alpha);
+    }
+}
+
+// n bins times one step (§6.3's motion and mu_t where rows share their steps).
+FOURDGS_AVX2_CLONES
+void scaled_bins(const std::int32_t* __restrict src, std::size_t n, double step,
+                 float* __restrict dst) {
+    for (std::size_t k = 0; k < n; ++k) dst[k] = static_cast<float>(src[k] * step);
 }
 
 // §6.1 scale: exp of the bin times the step, from a table per bin when the chunk's bins span no
@@ -515,12 +568,8 @@ void timed_columns_from_bins(const SceneInfo& scene, const ChunkBins& bins, std:
                 : SigmaSteps{std::numeric_limits<float>::infinity(),
                              never_vstep(static_cast<std::size_t>(bins.window_index[0])),
                              never_tstep};
-        if (motion)
-            for (std::size_t k = 0; k < n * 3; ++k)
-                out.motion[base * 3 + k] = static_cast<float>(bins.motion[k] * s.vstep);
-        if (mu_t)
-            for (std::size_t i = 0; i < n; ++i)
-                out.mu_t[base + i] = static_cast<float>(bins.mu_t[i] * s.tstep);
+        if (motion) scaled_bins(bins.motion.data(), n * 3, s.vstep, out.motion.data() + base * 3);
+        if (mu_t) scaled_bins(bins.mu_t.data(), n, s.tstep, out.mu_t.data() + base);
         if (timing)
             for (std::size_t i = 0; i < n; ++i) timing_row(i, base + i, s.sigma);
         return;
@@ -571,38 +620,15 @@ void dequantize_columns(const SceneInfo& scene, const ChunkBins& bins,
     thread_local DequantizeTables tab;
 
     // One pass per column: the simple ones vectorize, and each reads and writes in order.
-    if (which[attr::position]) {
-        const std::int32_t* __restrict src = bins.position.data();
-        float* __restrict dst = out.position.data() + base * 3;
-        const double o0 = g.pos_origin[0], o1 = g.pos_origin[1], o2 = g.pos_origin[2];
-        const double step = g.step_pos;
-        for (std::size_t i = 0; i < n; ++i) {
-            dst[i * 3 + 0] = static_cast<float>(o0 + src[i * 3 + 0] * step);
-            dst[i * 3 + 1] = static_cast<float>(o1 + src[i * 3 + 1] * step);
-            dst[i * 3 + 2] = static_cast<float>(o2 + src[i * 3 + 2] * step);
-        }
-    }
+    if (which[attr::position])
+        positions_from_bins(bins.position.data(), n, g, out.position.data() + base * 3);
     if (which[attr::scale]) scales_from_bins(g, bins, n, out.scale.data() + base * 3, tab);
     if (which[attr::rotation] || which[attr::rotation_index])
         rotations_from_bins(g, bins.rotation_index.data(), bins.rotation.data(), n,
                             out.rotation.data() + base * 4);
-    if (which[attr::color] || which[attr::opacity]) {
-        // §6.2: stored (g, r-g, b-g); invert in the integer domain, then the step.
-        const std::int32_t* __restrict src = bins.color.data();
-        const std::int32_t* __restrict alpha = bins.opacity.data();
-        float* __restrict dst = out.color.data() + base * 4;
-        const double step = g.step_rgb, step_alpha = g.step_alpha;
-        auto unit = [](double v) { return static_cast<float>(std::clamp(v, 0.0, 1.0)); };
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::int64_t gb = src[i * 3 + 0];
-            const std::int64_t rb = src[i * 3 + 1] + gb;
-            const std::int64_t bb = src[i * 3 + 2] + gb;
-            dst[i * 4 + 0] = unit(static_cast<double>(rb) * step);
-            dst[i * 4 + 1] = unit(static_cast<double>(gb) * step);
-            dst[i * 4 + 2] = unit(static_cast<double>(bb) * step);
-            dst[i * 4 + 3] = unit(alpha[i] * step_alpha);
-        }
-    }
+    if (which[attr::color] || which[attr::opacity])
+        colors_from_bins(bins.color.data(), bins.opacity.data(), n, g,
+                         out.color.data() + base * 4);
 
     // §6.3: sigma_t and the two per-gaussian steps. Only the rows' motion, mu_t or timing
     // columns read them.

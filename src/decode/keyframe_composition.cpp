@@ -704,10 +704,12 @@ Status add_differences(ChunkBins& bins, const ChunkBins& u,
     for (std::size_t i = from; i < to && m > 0;) {
         const bool run = starts_run(i);
         std::size_t end = i + 1;  // the run of rows from i, or row i alone
-        // The rows kAhead on are asked for as these are composed.
-        if (run) prefetch_slot(addends, m, slots, i + kAhead);
-        for (; run && end < to && slots[end] == slots[end - 1] + 1; ++end)
-            prefetch_slot(addends, m, slots, end + kAhead);
+        // Only the rows' slots are read here: a run's lines are asked for by its own straight
+        // loops, which the hardware follows; asking for them a row at a time some rows ahead,
+        // as for scattered rows, queued a prefetch per row behind the misses and made a step of
+        // the converter's capture 10 % slower.
+        for (; run && end < to && slots[end] == slots[end - 1] + 1; ++end) {
+        }
         if (run) {
             bool fit = true;
             for (std::size_t j = 0; j < m; ++j) {
