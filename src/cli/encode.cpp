@@ -524,7 +524,7 @@ void add_encode_commands(CLI::App& app, int& code) {
                         "keyframe-delta");
         cmd->add_option("--keyframe-every", a.keyframe_every,
                         "keyframe-delta: a keyframe every K frames (default: one keyframe and "
-                        "a keyframe-referenced delta each second where at most half the "
+                        "a keyframe-referenced delta each second where at most 3/4 of the "
                         "gaussians move, else a keyframe each second)")
             ->check(CLI::PositiveNumber);
         cmd->add_flag("--json", a.json, "machine-readable report");

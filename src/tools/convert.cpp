@@ -205,7 +205,7 @@ void choose_keyframes(std::span<const StillDeviation> still, const RigidParts& p
         const bool held = any_parts && parts.part_of[g] != 0 && !parts.rides[g];
         moving += !held && (still[g].pos > r.tolerance.pos || still[g].rot > r.tolerance.rot);
     }
-    if (2 * moving > still.size()) return;
+    if (4 * moving > 3 * still.size()) return;
     r.seek_every = r.keyframe_every;  // one second of frames (gop_frames)
     r.keyframe_every = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>(r.total, 1, std::numeric_limits<std::uint32_t>::max()));

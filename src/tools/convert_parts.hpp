@@ -76,7 +76,7 @@ Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double
 // Widens each gaussian's largest deviation from frame 0's placement (`first`) by frame `f`.
 void widen_still(const PlyCloud& first, const PlyCloud& f, std::span<StillDeviation> still);
 // keyframe_delta without a plan and without keyframe_every ("Keyframes and seek points",
-// convert.hpp): one keyframe and a seek point each second where at most half of the gaussians
+// convert.hpp): one keyframe and a seek point each second where at most 3/4 of the gaussians
 // move in the file — leave frame 0's placement (`still`: each gaussian's largest deviation from
 // it) by more than the tolerance, and are not a strict member of one of `parts` (stored still in
 // its object's frame; a rider still drifts there) — otherwise r is left as it is.

@@ -89,12 +89,15 @@
 // Keyframes and seek points (keyframe-delta without a plan, keyframe_every 0). A keyframe
 // restates every gaussian, the static ones included; a keyframe-referenced delta (§11.4,
 // delta_mode 0) restates only the gaussians whose bins differ from the keyframe's. On a capture
-// where most gaussians stay put, a keyframe each second pays for the still ones again each
-// second. So where at most half the gaussians ever leave frame 0's placement (position or
-// rotation beyond the tolerance), the sequence gets one keyframe, and each second's first frame is
-// a keyframe-referenced delta, the chained deltas of that second following it: a seek composes
-// the keyframe, that delta and at most a second of chained deltas — one record more than a
-// keyframe each second, never a longer chain. Where more move, a keyframe each second.
+// where some gaussians stay put, a keyframe each second pays for the still ones again each
+// second. So where at most three quarters of the gaussians ever leave frame 0's placement
+// (position or rotation beyond the tolerance; a rigid part's strict members, stored still in
+// its object's frame, do not count), the sequence gets one keyframe, and each second's first
+// frame is a keyframe-referenced delta, the chained deltas of that second following it: a seek
+// composes the keyframe, that delta and at most a second of chained deltas — one record more than
+// a keyframe each second, never a longer chain, and at most about 1.75 keyframes' worth of
+// gaussians where a keyframe each second would decode one. Where more move, the delta would
+// restate nearly a keyframe and double a seek's work for little: a keyframe each second.
 //
 // Memory without a plan. convert_frame_source (and convert_ply_files) of a tracked keyframe-delta
 // conversion reads the frames again for each pass instead of holding them: a first pass checks
@@ -161,7 +164,7 @@ struct ConvertOptions {
     WriterOptions writer;
     std::optional<QuantBounds> tolerance;  // the end-to-end tolerance; replaces the preset's
     // keyframe_delta: a keyframe every K frames. 0 = chosen per sequence (without a plan): where
-    // at most half the gaussians ever leave their frame-0 placement by more than the tolerance,
+    // at most 3/4 of the gaussians ever leave their frame-0 placement by more than the tolerance,
     // one keyframe for the sequence and a keyframe-referenced delta each second (gop_frames) as
     // the place a seek starts from (see "Keyframes and seek points" above); elsewhere, and on a
     // plan without keyframe_every, a keyframe each second.
