@@ -53,6 +53,16 @@ inline std::vector<PlyCloud> tracked_sequence(std::size_t frames, std::size_t n,
     return out;
 }
 
+// tracked_sequence with its still third drifting along y at 0.05 units/s: every gaussian moves.
+inline std::vector<PlyCloud> moving_sequence(std::size_t frames, std::size_t n, int sh_degree,
+                                             double fps, unsigned seed) {
+    std::vector<PlyCloud> out = tracked_sequence(frames, n, sh_degree, fps, seed);
+    for (std::size_t f = 0; f < frames; ++f)
+        for (std::size_t g = 0; g < n; g += 3)
+            out[f].position[g * 3 + 1] += 0.05f * static_cast<float>(double(f) / fps);
+    return out;
+}
+
 // 0, 1, ..., n - 1: the sample indices of a plan that scans every frame.
 inline std::vector<std::uint64_t> every_frame(std::size_t n) {
     std::vector<std::uint64_t> v(n);
