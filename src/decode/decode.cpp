@@ -11,6 +11,7 @@
 #include "decode/compact_code.hpp"
 #include "format/record_keying.hpp"
 #include "platform/fresh_memory.hpp"
+#include "platform/target_clones.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -22,14 +23,7 @@
 // where §6's expression rounds twice, so the floats would differ; without FMA both versions run
 // the same IEEE operations in the same order and give the same bits (tests/test_decode_exact.cpp
 // checks them against the per-gaussian formulas). The WebAssembly core has neither.
-#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define FOURDGS_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef FOURDGS_AVX2_CLONES
-#define FOURDGS_AVX2_CLONES
-#endif
+#define FOURDGS_AVX2_CLONES FOURDGS_TARGET_CLONES("avx2")
 
 namespace fourdgs {
 namespace {

@@ -18,17 +18,12 @@
 #include <cstring>
 #include <limits>
 
+#include "platform/target_clones.hpp"
+
 // The loops that vectorize are compiled twice where the toolchain can pick a version at load
 // time: for AVX2 with FMA, and for the baseline. Both give the same output: FMA changes only the
 // estimate's last bits, which settle() below allows for.
-#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define FOURDGS_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef FOURDGS_VECTOR_CLONES
-#define FOURDGS_VECTOR_CLONES
-#endif
+#define FOURDGS_VECTOR_CLONES FOURDGS_TARGET_CLONES("arch=x86-64-v3")
 
 namespace fourdgs {
 namespace {
