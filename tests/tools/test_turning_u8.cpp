@@ -69,15 +69,6 @@ std::vector<PlyCloud> on_splat_levels(std::vector<PlyCloud> frames) {
     return frames;
 }
 
-std::vector<std::uint8_t> converted(const std::vector<PlyCloud>& frames, const ConvertOptions& o,
-                                    bool streamed, ConvertReport& rep) {
-    if (streamed) return test::convert_streamed(frames, o, rep);
-    MemorySink sink;
-    const Status st = convert_frames(frames, o, sink, &rep);
-    if (!st.ok()) FAIL(st.error().describe());
-    return sink.take();
-}
-
 // Every frame of `frames` was measured (convert's own decode of the file, each gaussian paired
 // with its input gaussian by the id the conversion gave it: nearest-position pairing mismatches
 // neighbours closer than the position bound) and is within the tolerance per attribute.
@@ -123,8 +114,8 @@ TEST_CASE("turning bodies on u8 rotations (property): at splat4d's exact presets
                          << ", keyframe every " << k.keyframe_every
                          << (streamed ? ", streamed" : ", in memory"));
             ConvertReport rep, again;
-            const auto bytes = converted(frames, o, streamed, rep);
-            CHECK(converted(frames, o, streamed, again) == bytes);
+            const auto bytes = test::convert_tracked(frames, o, streamed, rep);
+            CHECK(test::convert_tracked(frames, o, streamed, again) == bytes);
             REQUIRE(rep.tolerance == *o.tolerance);
             check_measured_within(rep, frames);
             test::check_valid(bytes, true);
