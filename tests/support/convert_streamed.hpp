@@ -61,4 +61,16 @@ inline std::vector<std::uint8_t> convert_streamed(const std::vector<PlyCloud>& f
         frames.size(), [&](std::uint64_t k) { return frames[k]; }, o, rep, read_into);
 }
 
+// The frames converted streamed (above) or in memory (convert_frames), for a test that checks
+// both paths write the same.
+inline std::vector<std::uint8_t> convert_tracked(const std::vector<PlyCloud>& frames,
+                                                 const ConvertOptions& o, bool streamed,
+                                                 ConvertReport& rep) {
+    if (streamed) return convert_streamed(frames, o, rep);
+    MemorySink sink;
+    const Status st = convert_frames(frames, o, sink, &rep);
+    if (!st.ok()) FAIL(st.error().describe());
+    return sink.take();
+}
+
 }  // namespace fourdgs::test

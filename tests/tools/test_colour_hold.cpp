@@ -79,15 +79,6 @@ std::vector<PlyCloud> coloured(std::vector<PlyCloud> frames, unsigned seed) {
     return frames;
 }
 
-std::vector<std::uint8_t> converted(const std::vector<PlyCloud>& frames, const ConvertOptions& o,
-                                    bool streamed, ConvertReport& rep) {
-    if (streamed) return test::convert_streamed(frames, o, rep);
-    MemorySink sink;
-    const Status st = convert_frames(frames, o, sink, &rep);
-    if (!st.ok()) FAIL(st.error().describe());
-    return sink.take();
-}
-
 // The static gaussians (part 0 of rigid_scene: the same position every frame) whose colour
 // wobbles within the tolerance decode to one colour through each GOP.
 void check_wobbles_held(const std::vector<std::uint8_t>& bytes,
@@ -172,8 +163,8 @@ TEST_CASE("colour hold (property): keyframe-delta keeps a colour that wobbles wi
             INFO("seed " << k.seed << ", drift " << k.drift
                          << (streamed ? ", streamed" : ", in memory"));
             ConvertReport rep, again;
-            const auto bytes = converted(frames, o, streamed, rep);
-            CHECK(converted(frames, o, streamed, again) == bytes);
+            const auto bytes = test::convert_tracked(frames, o, streamed, rep);
+            CHECK(test::convert_tracked(frames, o, streamed, again) == bytes);
             REQUIRE(rep.tolerance == *o.tolerance);
             // The grid: a third of the tolerance for colour.
             const double rgb_bound = rep.quantization.step_rgb / 2;
@@ -207,8 +198,8 @@ TEST_CASE("colour hold: a colour wobbling within the tolerance costs about what 
                 wobbling[0].color[g * 4 + c] = still[0].color[g * 4 + c];
             }
     ConvertReport a, b;
-    const auto held = converted(wobbling, options(), false, a);
-    const auto kept = converted(still, options(), false, b);
+    const auto held = test::convert_tracked(wobbling, options(), false, a);
+    const auto kept = test::convert_tracked(still, options(), false, b);
     test::check_every_frame(held, a.tolerance, wobbling, kFps);
     // Without the hold (each frame's nearest bin) a wobble crosses a bin edge in many channels
     // every frame, and every delta restates colour for every row it updates: measured 47,356 B
