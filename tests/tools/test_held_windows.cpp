@@ -17,9 +17,11 @@
 #include "support/convert_streamed.hpp"
 #include "support/frame_checks.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/rigid_streamed.hpp"
 #include "support/validity.hpp"
 
 using namespace fourdgs;
+using test::found_streamed;
 
 namespace {
 
@@ -61,14 +63,6 @@ RigidOptions relaxed(std::uint32_t hold_window) {
     o.min_members = 32;
     o.hold_window = hold_window;
     return o;
-}
-
-RigidParts found_streamed(const std::vector<PlyCloud>& frames, const RigidOptions& o) {
-    const auto parts = find_rigid_parts_streamed(
-        frames.size(), [&](std::size_t k, PlyCloud& into) { into = frames[k]; return ok_status(); },
-        o);
-    REQUIRE(parts.ok());
-    return *parts;
 }
 
 // Every part's members and riders within their residuals at every frame: a member at its
