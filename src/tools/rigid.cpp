@@ -421,6 +421,29 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
     }
 }
 
+// Where `tried` (sorted with its riders held a window of `length` frames at a time) keeps riders
+// and leaves fewer of the gaussians riding it in position astray than `part` (`best_astray`, with
+// `part` kept so far; none yet where part has no riders), it becomes `part`: an astray gaussian
+// is other, its rotation restated at every frame, which puts the rotation stream back into every
+// keyframe-delta delta (§11.5) for every gaussian updated there. Returned: whether a shorter
+// window may still leave fewer astray.
+template <class Facts>
+bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& whole,
+                          std::size_t length, RigidPart& tried, const PartsFit& tried_fit,
+                          RigidPart& part, PartsFit& fit, std::size_t& best_astray) {
+    if (tried.riders.empty()) return true;
+    std::size_t astray = 0;
+    for (std::uint32_t g : moving) astray += whole.rides_position(g);
+    astray -= tried.members.size() + tried.riders.size();
+    if (part.riders.empty() || astray < best_astray) {
+        tried.hold_window = static_cast<std::uint32_t>(length);
+        part = std::move(tried);
+        fit = tried_fit;
+        best_astray = astray;
+    }
+    return best_astray > 0;
+}
+
 // sort_part_by with what every frame, held, says of each gaussian: frames[k] is frame at[k] of
 // the sequence. Where no rider holds its rotation over them all and the options allow, the
 // riders are tried again with a rotation held per window (hold_lengths, longest first), and the
@@ -448,17 +471,17 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
     };
     sort_part_by(moving, o, Facts{frames, at, o, part.poses, ride_rot, 0}, part, fit);
     if (!part.riders.empty() || !(o.ride_residual > o.pos_residual)) return;
+    const std::vector<Pose> poses = part.poses;
+    const Facts whole{frames, at, o, poses, ride_rot, 0};
+    std::size_t best_astray = 0;
     for (std::size_t length : hold_lengths(o.hold_window)) {
         RigidPart tried;
         tried.poses = part.poses;
         PartsFit tried_fit;
         sort_part_by(moving, o, Facts{frames, at, o, tried.poses, ride_rot, length}, tried,
                      tried_fit);
-        if (tried.riders.empty()) continue;
-        tried.hold_window = static_cast<std::uint32_t>(length);
-        part = std::move(tried);
-        fit = tried_fit;
-        return;
+        if (!take_held_per_window(moving, whole, length, tried, tried_fit, part, fit, best_astray))
+            break;
     }
 }
 
@@ -883,6 +906,7 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
     std::vector<RigidPart> parts(count);
     std::vector<PartsFit> fits(count);
     std::vector<std::uint32_t> retry;  // parts (j + 1) whose riders may hold per window
+    std::vector<std::size_t> astray(count, 0);  // take_held_per_window's, per part
     const GatheredFacts whole{s.gathered, o, ride_rot};
     for (std::size_t j = 0; j < count; ++j) {
         for (std::uint32_t g : order)
@@ -909,11 +933,8 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
             tried.poses = std::move(s.poses[j - 1]);
             PartsFit fit;
             sort_part_by(candidates[j - 1], o, facts, tried, fit);
-            if (tried.riders.empty()) return false;
-            tried.hold_window = static_cast<std::uint32_t>(length);
-            parts[j - 1] = std::move(tried);
-            fits[j - 1] = fit;
-            return true;
+            return !take_held_per_window(candidates[j - 1], whole, length, tried, fit,
+                                         parts[j - 1], fits[j - 1], astray[j - 1]);
         });
     }
     for (std::size_t j = 0; j < count; ++j) {
