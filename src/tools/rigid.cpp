@@ -421,6 +421,7 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
     }
 }
 
+// How many of `moving` ride `part` in position but are neither its members nor its riders.
 // Where `tried` (sorted with its riders held a window of `length` frames at a time) keeps riders
 // and leaves fewer of the gaussians riding it in position astray than `part` (`best_astray`, with
 // `part` kept so far; none yet where part has no riders), it becomes `part`: an astray gaussian
@@ -428,13 +429,19 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
 // keyframe-delta delta (§11.5) for every gaussian updated there. Returned: whether a shorter
 // window may still leave fewer astray.
 template <class Facts>
+std::size_t astray_of(std::span<const std::uint32_t> moving, const Facts& facts,
+                      const RigidPart& part) {
+    std::size_t riding = 0;  // members too: the ride residual is the looser
+    for (std::uint32_t g : moving) riding += facts.rides_position(g);
+    return riding - part.members.size() - part.riders.size();
+}
+
+template <class Facts>
 bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& whole,
                           std::size_t length, RigidPart& tried, const PartsFit& tried_fit,
                           RigidPart& part, PartsFit& fit, std::size_t& best_astray) {
     if (tried.riders.empty()) return true;
-    std::size_t astray = 0;
-    for (std::uint32_t g : moving) astray += whole.rides_position(g);
-    astray -= tried.members.size() + tried.riders.size();
+    const std::size_t astray = astray_of(moving, whole, tried);
     if (part.riders.empty() || astray < best_astray) {
         tried.hold_window = static_cast<std::uint32_t>(length);
         part = std::move(tried);
@@ -445,9 +452,10 @@ bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& wh
 }
 
 // sort_part_by with what every frame, held, says of each gaussian: frames[k] is frame at[k] of
-// the sequence. Where no rider holds its rotation over them all and the options allow, the
-// riders are tried again with a rotation held per window (hold_lengths, longest first), and the
-// first length at which the part keeps riders is the part's hold_window.
+// the sequence. Where the options allow and the part keeps no rider, or leaves some of the
+// gaussians riding it in position astray, its riders are tried again with a rotation held per
+// window (hold_lengths, longest first): the length that leaves fewest astray (the longest of
+// those) is the part's hold_window (take_held_per_window).
 void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
                std::span<const std::uint32_t> moving, const RigidOptions& o, RigidPart& part,
                PartsFit& fit) {
@@ -470,10 +478,11 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
         Residual residual(std::uint32_t g) const { return residual_of(frames, g, poses); }
     };
     sort_part_by(moving, o, Facts{frames, at, o, part.poses, ride_rot, 0}, part, fit);
-    if (!part.riders.empty() || !(o.ride_residual > o.pos_residual)) return;
+    if (o.hold_window == 0 || !(o.ride_residual > o.pos_residual)) return;
     const std::vector<Pose> poses = part.poses;
     const Facts whole{frames, at, o, poses, ride_rot, 0};
-    std::size_t best_astray = 0;
+    std::size_t best_astray = part.riders.empty() ? 0 : astray_of(moving, whole, part);
+    if (!part.riders.empty() && best_astray == 0) return;
     for (std::size_t length : hold_lengths(o.hold_window)) {
         RigidPart tried;
         tried.poses = part.poses;
@@ -891,9 +900,10 @@ struct GatheredFacts {
 };
 
 // Each part's members and riders from what was gathered (sort_part_by), in `order`; where a
-// part keeps no rider with one held rotation, its riders tried again held a window at a time
-// (hold_lengths, longest first: one more pass over the frames for each length tried); a part
-// left with fewer than min_members is dropped, its gaussians left to the temporal model.
+// part keeps no rider with one held rotation, or leaves some gaussians riding it in position
+// astray, its riders tried again held a window at a time as sort_part does (one more pass over
+// the frames for each length tried); a part left with fewer than min_members is dropped, its
+// gaussians left to the temporal model.
 Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Streamed& s,
                           std::span<const std::uint32_t> order, const RigidOptions& o) {
     RigidParts out;
@@ -913,7 +923,8 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
             if (s.part_of[g] == j + 1) candidates[j].push_back(g);
         parts[j].poses = std::move(s.poses[j]);
         sort_part_by(candidates[j], o, whole, parts[j], fits[j]);
-        if (parts[j].riders.empty() && o.ride_residual > o.pos_residual)
+        if (!parts[j].riders.empty()) astray[j] = astray_of(candidates[j], whole, parts[j]);
+        if ((parts[j].riders.empty() || astray[j] > 0) && o.ride_residual > o.pos_residual)
             retry.push_back(static_cast<std::uint32_t>(j + 1));
     }
     for (std::size_t length : hold_lengths(o.hold_window)) {

@@ -20,9 +20,10 @@
 //            another body's the pose passes, are left to the parts searched next): gaussians
 //            whose rotation must be stated every frame put rotation back into every
 //            keyframe-delta delta (§11.5), and where many fail the part's frame costs more than
-//            it saves (docs/performance.md, issue 39). Where no rider of a part holds one
-//            rotation over the whole sequence and RigidOptions::hold_window allows, the part's
-//            riders hold one rotation per window of frames instead (restated once a window):
+//            it saves (docs/performance.md, issue 39). Where RigidOptions::hold_window allows
+//            and no rider of a part holds one rotation over the whole sequence, or some that
+//            ride it in position do not, the part's riders may hold one rotation per window of
+//            frames instead (restated once a window; the length that leaves fewest astray):
 //            a .splat truncates each rotation component to a step of 1/128, an error up to a
 //            whole step, biased along the world's axes, so over a body's many orientations no
 //            one rotation in its frame stays within a step of every frame's;
@@ -74,10 +75,11 @@ struct RigidOptions {
     // grid's share (keyframe-delta sizes its grid by what the parts found, grid_plan.hpp's
     // parts_share), at the cost of updates where a member's drift crosses a bin.
     bool members_ride = false;
-    // Where no rider of a part holds one rotation over the whole sequence (the input's own
-    // rotations rounded at the tolerance, a body turning through many orientations), its riders
-    // may hold one per window of this many frames (aligned to frame 0; keyframe-delta's second),
-    // or of a half or a quarter of it: the longest at which the part keeps riders. 0: never.
+    // Where not every gaussian riding a part in position holds one rotation over the whole
+    // sequence (the input's own rotations rounded at the tolerance, a body turning through many
+    // orientations), its riders may hold one per window of this many frames (aligned to frame 0;
+    // keyframe-delta's second), or of a half or a quarter of it: the longest that leaves fewest
+    // of them astray, where that is fewer than one rotation leaves. 0: never.
     std::uint32_t hold_window = 0;
 };
 
