@@ -345,7 +345,11 @@ RigidParts find_parts(std::span<const PlyCloud> frames, const ConvertOptions& o,
             m.position = frames[k].position;
             m.rotation = frames[k].rotation;
         }
-        if (find_rigid_parts(sample, ro).parts.empty()) ro.max_parts = 0;
+        // The sample's frames lie apart: where riders may hold their rotation a window at a
+        // time, each is its own window here (the search over every frame decides).
+        RigidOptions first_look = ro;
+        first_look.hold_window = ro.hold_window == 0 ? 0 : 1;
+        if (find_rigid_parts(sample, first_look).parts.empty()) ro.max_parts = 0;
     }
     return find_rigid_parts(frames, ro);
 }
@@ -386,6 +390,9 @@ RigidOptions part_search_options(const std::array<double, 6>& aabb, const Conver
         // with riders rides rather than pin the position grid with its residual.
         ro.ride_rot_residual = r.tolerance.rot * (1 - 2 * kRiderRotationFloor);
         ro.members_ride = true;
+        // A rider whose rotation no one value holds over the sequence may hold one a second
+        // (restated once a window): a plan's blocks see only their own frames, so not there.
+        if (!o.plan) ro.hold_window = r.keyframe_every;
     }
     return ro;
 }

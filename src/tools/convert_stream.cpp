@@ -102,7 +102,7 @@ void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, P
             continue;
         }
         const RigidPart& part = v.parts[v.held[i] - 1];
-        const auto held = rider_rotation(part, static_cast<std::uint32_t>(g));
+        const auto held = rider_rotation(part, static_cast<std::uint32_t>(g), frame);
         std::copy(held.begin(), held.end(), out.rotation.begin() + i * 4);
         to_object_frame(part.poses[frame], &out.position[i * 3]);
     }

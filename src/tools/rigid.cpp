@@ -21,45 +21,6 @@ Quat rotation_of(const PlyCloud& f, std::size_t g) {
                        f.rotation[g * 4 + 3]});
 }
 
-// Eigenvector of the largest eigenvalue of a symmetric 4 x 4 matrix (cyclic Jacobi).
-std::array<double, 4> top_eigenvector(std::array<std::array<double, 4>, 4> a) {
-    std::array<std::array<double, 4>, 4> v{};
-    for (int i = 0; i < 4; ++i) v[i][i] = 1;
-    for (int sweep = 0; sweep < 32; ++sweep) {
-        double off = 0;
-        for (int p = 0; p < 4; ++p)
-            for (int q = p + 1; q < 4; ++q) off += a[p][q] * a[p][q];
-        if (off < 1e-30) break;
-        for (int p = 0; p < 4; ++p)
-            for (int q = p + 1; q < 4; ++q) {
-                if (a[p][q] == 0) continue;
-                const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-                const double t = (theta >= 0 ? 1.0 : -1.0) /
-                                 (std::fabs(theta) + std::sqrt(theta * theta + 1));
-                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
-                for (int k = 0; k < 4; ++k) {  // columns p, q
-                    const double akp = a[k][p], akq = a[k][q];
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < 4; ++k) {  // rows p, q
-                    const double apk = a[p][k], aqk = a[q][k];
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
-                for (int k = 0; k < 4; ++k) {
-                    const double vkp = v[k][p], vkq = v[k][q];
-                    v[k][p] = c * vkp - s * vkq;
-                    v[k][q] = s * vkp + c * vkq;
-                }
-            }
-    }
-    int best = 0;
-    for (int i = 1; i < 4; ++i)
-        if (a[i][i] > a[best][best]) best = i;
-    return {v[0][best], v[1][best], v[2][best], v[3][best]};
-}
-
 std::vector<Pose> fit_poses(std::span<const PlyCloud> frames,
                             std::span<const std::uint32_t> members) {
     std::vector<Pose> poses(frames.size());  // [0] stays the identity: the object frame
@@ -252,45 +213,37 @@ Residual residual_of(std::span<const PlyCloud> frames, std::size_t g, std::span<
     return out;
 }
 
-// A rider's held rotation and its largest distance, carried by the poses, from its own.
+// A rider's held rotation and its largest distance, carried by the poses, from its own; where it
+// is held a window of frames at a time (RigidOptions::hold_window), the rotation of each window
+// (`per_window`; `rest` is the first's) and the largest distance over them.
 struct Held {
     Quat rest;
     double distance = 0;
+    std::vector<Quat> per_window;
 };
 
-// The largest distance at any frame of `rest`, as it is stored (the f32 components the converter
-// gives the writer, normalized) and carried by the poses, from the frame's rotation; past `limit`
-// it stops counting and says +inf.
-double held_distance(std::span<const PlyCloud> frames, std::size_t g, std::span<const Pose> poses,
-                     Quat rest, double limit) {
-    for (double& c : rest) c = static_cast<float>(c);
-    const Quat stored = normalized(rest);
-    double distance = 0;
-    for (std::size_t k = 0; k < frames.size(); ++k) {
-        const double d =
-            quat_distance(multiply(poses[k].rotation, stored), rotation_of(frames[k], g));
-        if (!(d <= limit)) return std::numeric_limits<double>::infinity();
-        distance = std::max(distance, d);
-    }
-    return distance;
-}
-
-// The rotation a rider of `poses` is held at, when there is one within `tol` of every frame's
-// rotation (carried by its pose): of its rotations carried into the object frame (R_k^-1 ⊗ q_k,
-// on frame 0's side of the sign), the midrange or the mean, whichever strays less. Not frame 0's:
-// a rotation rounded to the input's grid (a .splat's u8 components) would then spend two
-// roundings of the budget; the midrange spends one, and the mean of many frames' roundings
-// nearly none beyond the frame's own (the grid's share of the rotation tolerance is what the
-// farthest rider leaves, parts_share in grid_plan.hpp).
-std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
-                                  std::span<const Pose> poses, double tol) {
-    const Quat q0 = rotation_of(frames[0], g);
-    Quat lo = q0, hi = q0, sum = q0;
-    for (std::size_t k = 1; k < frames.size(); ++k) {
-        const Quat& r = poses[k].rotation;
-        Quat local = multiply({-r[0], -r[1], -r[2], r[3]}, rotation_of(frames[k], g));
+// The rotation a rider is held at over frames [k0, k1), when there is one within `tol` of every
+// such frame's rotation (`rotation(k)`, unit) carried by its pose (`turn(k)`, the pose's
+// rotation): of its rotations carried into the object frame (R_k^-1 ⊗ q_k, on frame k0's side of
+// the sign), the midrange or the mean, whichever strays less. Not frame k0's: a rotation rounded
+// to the input's grid (a .splat's u8 components) would then spend two roundings of the budget;
+// the midrange spends one, and the mean of many frames' roundings nearly none beyond the frame's
+// own (the grid's share of the rotation tolerance is what the farthest rider leaves, parts_share
+// in grid_plan.hpp). A distance is the held rotation's as it is stored (the f32 components the
+// converter gives the writer, normalized), carried by the pose, from the frame's rotation.
+template <class RotationAt, class TurnAt>
+std::optional<Held> hold_over(std::size_t k0, std::size_t k1, const RotationAt& rotation,
+                              const TurnAt& turn, double tol) {
+    auto local_at = [&](std::size_t k) {
+        const Quat& r = turn(k);
+        return multiply({-r[0], -r[1], -r[2], r[3]}, rotation(k));
+    };
+    const Quat ref = local_at(k0);  // frame 0's own rotation where k0 is 0 (its pose is none)
+    Quat lo = ref, hi = ref, sum = ref;
+    for (std::size_t k = k0 + 1; k < k1; ++k) {
+        Quat local = local_at(k);
         double dot = 0;
-        for (int c = 0; c < 4; ++c) dot += local[c] * q0[c];
+        for (int c = 0; c < 4; ++c) dot += local[c] * ref[c];
         for (int c = 0; c < 4; ++c) {
             if (dot < 0) local[c] = -local[c];
             lo[c] = std::min(lo[c], local[c]);
@@ -298,16 +251,76 @@ std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t 
             sum[c] += local[c];
         }
     }
+    // The largest distance of `rest` over the frames; past `limit` it stops and says +inf.
+    auto distance_of = [&](Quat rest, double limit) {
+        for (double& c : rest) c = static_cast<float>(c);
+        const Quat stored = normalized(rest);
+        double distance = 0;
+        for (std::size_t k = k0; k < k1; ++k) {
+            const double d = quat_distance(multiply(turn(k), stored), rotation(k));
+            if (!(d <= limit)) return std::numeric_limits<double>::infinity();
+            distance = std::max(distance, d);
+        }
+        return distance;
+    };
     Held best{normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
                           (lo[3] + hi[3]) / 2}),
-              0};
-    best.distance = held_distance(frames, g, poses, best.rest, tol);
+              0,
+              {}};
+    best.distance = distance_of(best.rest, tol);
     const Quat mean = normalized(sum);
-    if (const double d = held_distance(frames, g, poses, mean, std::min(tol, best.distance));
-        d < best.distance)
-        best = {mean, d};
+    if (const double d = distance_of(mean, std::min(tol, best.distance)); d < best.distance)
+        best = {mean, d, {}};
     if (!(best.distance <= tol)) return std::nullopt;
     return best;
+}
+
+// hold_over every frame of `frames` (gaussian g, its part's `poses`).
+std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
+                                  std::span<const Pose> poses, double tol) {
+    return hold_over(
+        0, frames.size(), [&](std::size_t k) { return rotation_of(frames[k], g); },
+        [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
+}
+
+// How many windows of `length` frames a sequence whose last frame is `last` spans.
+std::size_t windows_of(std::size_t last, std::size_t length) { return last / length + 1; }
+
+// hold_over each window of `length` frames: frames[k] is frame at[k] of the sequence (ascending;
+// a sample), a window the frames of `frames` that fall in it. A window none of them falls in
+// takes the rotation of the window before (a sample's search only asks whether its riders hold).
+std::optional<Held> held_per_window(std::span<const PlyCloud> frames,
+                                    std::span<const std::size_t> at, std::size_t g,
+                                    std::span<const Pose> poses, double tol, std::size_t length) {
+    Held out;
+    out.per_window.resize(windows_of(at.back(), length));
+    std::size_t filled = 0;
+    for (std::size_t k0 = 0; k0 < frames.size();) {
+        const std::size_t w = at[k0] / length;
+        std::size_t k1 = k0 + 1;
+        while (k1 < frames.size() && at[k1] / length == w) ++k1;
+        const std::optional<Held> h = hold_over(
+            k0, k1, [&](std::size_t k) { return rotation_of(frames[k], g); },
+            [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
+        if (!h) return std::nullopt;
+        for (; filled <= w; ++filled) out.per_window[filled] = h->rest;
+        out.distance = std::max(out.distance, h->distance);
+        k0 = k1;
+    }
+    for (; filled < out.per_window.size(); ++filled) out.per_window[filled] = out.per_window[filled - 1];
+    out.rest = out.per_window.front();
+    return out;
+}
+
+// The window lengths a part's riders are tried with, longest first, where their rotation cannot
+// be held over the whole sequence: the option's, a half and a quarter of it, none shorter than
+// kShortestHold frames (a rotation restated that often costs more than the part's frame saves).
+constexpr std::size_t kShortestHold = 4;
+std::vector<std::size_t> hold_lengths(std::size_t window) {
+    std::vector<std::size_t> out;
+    for (std::size_t l = window; l >= kShortestHold && out.size() < 3; l /= 2) out.push_back(l);
+    if (window > 0 && window < kShortestHold) out.push_back(window);
+    return out;
 }
 
 // A part found at the riders' residual takes the poses of its gaussians' rotations
@@ -324,18 +337,24 @@ bool prefer_rotations(std::span<const PlyCloud> frames, std::span<const std::uin
     return true;
 }
 
+// The floats of rider_rotation each rider of `part` holds: 4 per window (rigid.hpp).
+std::size_t held_block(const RigidPart& part) {
+    return part.riders.empty() ? 4 : part.rider_rotation.size() / part.riders.size();
+}
+
 // A part's riders in ascending order, each rotation kept with its rider.
 void sort_riders(RigidPart& part) {
     std::vector<std::uint32_t> order(part.riders.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
               [&](std::uint32_t a, std::uint32_t b) { return part.riders[a] < part.riders[b]; });
+    const std::size_t block = held_block(part);  // 4 floats per window
     std::vector<std::uint32_t> riders;
     std::vector<float> rotations;
     for (std::uint32_t i : order) {
         riders.push_back(part.riders[i]);
-        rotations.insert(rotations.end(), part.rider_rotation.begin() + i * 4,
-                         part.rider_rotation.begin() + i * 4 + 4);
+        rotations.insert(rotations.end(), part.rider_rotation.begin() + i * block,
+                         part.rider_rotation.begin() + (i + 1) * block);
     }
     part.riders = std::move(riders);
     part.rider_rotation = std::move(rotations);
@@ -363,7 +382,9 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
         const std::optional<Held> held = facts.held(g);
         if (!held) return false;
         part.riders.push_back(g);
-        for (int c = 0; c < 4; ++c) part.rider_rotation.push_back(static_cast<float>(held->rest[c]));
+        for (const Quat& q : held->per_window.empty() ? std::span<const Quat>(&held->rest, 1)
+                                                      : std::span<const Quat>(held->per_window))
+            for (int c = 0; c < 4; ++c) part.rider_rotation.push_back(static_cast<float>(q[c]));
         held_distance.push_back(held->distance);
         return true;
     };
@@ -400,60 +421,80 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
     }
 }
 
-// sort_part_by with what every frame, held, says of each gaussian.
-void sort_part(std::span<const PlyCloud> frames, std::span<const std::uint32_t> moving,
-               const RigidOptions& o, RigidPart& part, PartsFit& fit) {
+// How many of `moving` ride `part` in position but are neither its members nor its riders.
+// Where `tried` (sorted with its riders held a window of `length` frames at a time) keeps riders
+// and leaves fewer of the gaussians riding it in position astray than `part` (`best_astray`, with
+// `part` kept so far; none yet where part has no riders), it becomes `part`: an astray gaussian
+// is other, its rotation restated at every frame, which puts the rotation stream back into every
+// keyframe-delta delta (§11.5) for every gaussian updated there. Returned: whether a shorter
+// window may still leave fewer astray.
+template <class Facts>
+std::size_t astray_of(std::span<const std::uint32_t> moving, const Facts& facts,
+                      const RigidPart& part) {
+    std::size_t riding = 0;  // members too: the ride residual is the looser
+    for (std::uint32_t g : moving) riding += facts.rides_position(g);
+    return riding - part.members.size() - part.riders.size();
+}
+
+template <class Facts>
+bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& whole,
+                          std::size_t length, RigidPart& tried, const PartsFit& tried_fit,
+                          RigidPart& part, PartsFit& fit, std::size_t& best_astray) {
+    if (tried.riders.empty()) return true;
+    const std::size_t astray = astray_of(moving, whole, tried);
+    if (part.riders.empty() || astray < best_astray) {
+        tried.hold_window = static_cast<std::uint32_t>(length);
+        part = std::move(tried);
+        fit = tried_fit;
+        best_astray = astray;
+    }
+    return best_astray > 0;
+}
+
+// sort_part_by with what every frame, held, says of each gaussian: frames[k] is frame at[k] of
+// the sequence. Where the options allow and the part keeps no rider, or leaves some of the
+// gaussians riding it in position astray, its riders are tried again with a rotation held per
+// window (hold_lengths, longest first): the length that leaves fewest astray (the longest of
+// those) is the part's hold_window (take_held_per_window).
+void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
+               std::span<const std::uint32_t> moving, const RigidOptions& o, RigidPart& part,
+               PartsFit& fit) {
     const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
-    struct {
+    struct Facts {
         std::span<const PlyCloud> frames;
+        std::span<const std::size_t> at;
         const RigidOptions& o;
-        const RigidPart& part;
+        const std::vector<Pose>& poses;
         double ride_rot;
-        bool member(std::uint32_t g) const { return follows_poses(frames, g, part.poses, o); }
+        std::size_t window;  // 0: one held rotation for the sequence
+        bool member(std::uint32_t g) const { return follows_poses(frames, g, poses, o); }
         bool rides_position(std::uint32_t g) const {
-            return follows_position(frames, g, part.poses, o.ride_residual);
+            return follows_position(frames, g, poses, o.ride_residual);
         }
         std::optional<Held> held(std::uint32_t g) const {
-            return held_rotation(frames, g, part.poses, ride_rot);
+            return window == 0 ? held_rotation(frames, g, poses, ride_rot)
+                               : held_per_window(frames, at, g, poses, ride_rot, window);
         }
-        Residual residual(std::uint32_t g) const { return residual_of(frames, g, part.poses); }
-    } facts{frames, o, part, ride_rot};
-    sort_part_by(moving, o, facts, part, fit);
+        Residual residual(std::uint32_t g) const { return residual_of(frames, g, poses); }
+    };
+    sort_part_by(moving, o, Facts{frames, at, o, part.poses, ride_rot, 0}, part, fit);
+    if (o.hold_window == 0 || !(o.ride_residual > o.pos_residual)) return;
+    const std::vector<Pose> poses = part.poses;
+    const Facts whole{frames, at, o, poses, ride_rot, 0};
+    std::size_t best_astray = part.riders.empty() ? 0 : astray_of(moving, whole, part);
+    if (!part.riders.empty() && best_astray == 0) return;
+    for (std::size_t length : hold_lengths(o.hold_window)) {
+        RigidPart tried;
+        tried.poses = part.poses;
+        PartsFit tried_fit;
+        sort_part_by(moving, o, Facts{frames, at, o, tried.poses, ride_rot, length}, tried,
+                     tried_fit);
+        if (!take_held_per_window(moving, whole, length, tried, tried_fit, part, fit, best_astray))
+            break;
+    }
 }
 
 }  // namespace
-
-Pose fit_pose(const PlyCloud& from, const PlyCloud& to, std::span<const std::uint32_t> members) {
-    Vec3 ca{}, cb{};
-    for (std::uint32_t g : members)
-        for (int c = 0; c < 3; ++c) {
-            ca[c] += from.position[g * 3 + c];
-            cb[c] += to.position[g * 3 + c];
-        }
-    const double n = static_cast<double>(members.size());
-    for (int c = 0; c < 3; ++c) ca[c] /= n, cb[c] /= n;
-    std::array<std::array<double, 3>, 3> s{};
-    for (std::uint32_t g : members)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                s[i][j] += (from.position[g * 3 + i] - ca[i]) * (to.position[g * 3 + j] - cb[j]);
-    const double sxx = s[0][0], sxy = s[0][1], sxz = s[0][2], syx = s[1][0], syy = s[1][1],
-                 syz = s[1][2], szx = s[2][0], szy = s[2][1], szz = s[2][2];
-    const std::array<std::array<double, 4>, 4> nm{{
-        {sxx + syy + szz, syz - szy, szx - sxz, sxy - syx},
-        {syz - szy, sxx - syy - szz, sxy + syx, szx + sxz},
-        {szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy},
-        {sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz},
-    }};
-    const std::array<double, 4> e = top_eigenvector(nm);  // w x y z
-    Pose p;
-    p.rotation = normalized({e[1], e[2], e[3], e[0]});
-    if (p.rotation[3] < 0)  // one spelling of each rotation, for deterministic tracks
-        for (double& x : p.rotation) x = -x;
-    const Vec3 r = rotate(p.rotation, ca);
-    p.translation = {cb[0] - r[0], cb[1] - r[1], cb[2] - r[2]};
-    return p;
-}
 
 bool follows_pose(const PlyCloud& reference, const PlyCloud& frame, std::size_t g,
                  const Pose& pose, const RigidOptions& o) {
@@ -516,8 +557,10 @@ void add_part(RigidPart part, const PartsFit& fit, RigidParts& out) {
 }
 
 // find_rigid_parts, with each part's Recipe into `recipes` where it is not null.
-RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
-                        std::span<const std::uint8_t> candidates, std::vector<Recipe>* recipes) {
+// frames[k] is frame at[k] of the sequence.
+RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
+                        const RigidOptions& o, std::span<const std::uint8_t> candidates,
+                        std::vector<Recipe>* recipes) {
     RigidParts out;
     const std::size_t n = frames.empty() ? 0 : frames.front().count;
     out.is_static.assign(n, 0);
@@ -584,7 +627,7 @@ RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
         RigidPart part;
         part.poses = best;
         PartsFit fit;
-        sort_part(frames, moving, o, part, fit);
+        sort_part(frames, at, moving, o, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
         add_part(std::move(part), fit, out);
@@ -599,13 +642,19 @@ RigidParts search_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
 
 RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions& o,
                             std::span<const std::uint8_t> candidates) {
-    return search_parts(frames, o, candidates, nullptr);
+    std::vector<std::size_t> at(frames.size());
+    for (std::size_t k = 0; k < at.size(); ++k) at[k] = k;
+    return search_parts(frames, at, o, candidates, nullptr);
 }
 
-std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g) {
+std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
+                                         std::size_t frame) {
     const auto at = std::lower_bound(part.riders.begin(), part.riders.end(), g);
     const auto i = static_cast<std::size_t>(at - part.riders.begin());
-    return std::span<const float, 4>(part.rider_rotation.data() + i * 4, 4);
+    const std::size_t block = held_block(part);
+    const std::size_t window =
+        part.hold_window == 0 ? 0 : std::min(frame / part.hold_window, block / 4 - 1);
+    return std::span<const float, 4>(part.rider_rotation.data() + i * block + window * 4, 4);
 }
 
 void to_object_frame(const Pose& pose, float* position) {
@@ -695,9 +744,9 @@ void measure_held(const PlyCloud& frame, std::uint32_t g, const Pose& pose, Gath
 // less, while within `tol`.
 std::optional<Held> held_of(const Gathered& g, double tol) {
     const double inf = std::numeric_limits<double>::infinity();
-    Held best{g.mid, g.mid_distance <= tol ? g.mid_distance : inf};
+    Held best{g.mid, g.mid_distance <= tol ? g.mid_distance : inf, {}};
     if (g.mean_distance <= std::min(tol, best.distance) && g.mean_distance < best.distance)
-        best = {g.mean, g.mean_distance};
+        best = {g.mean, g.mean_distance, {}};
     if (!(best.distance <= tol)) return std::nullopt;
     return best;
 }
@@ -772,41 +821,138 @@ Status gather_held(std::size_t frames, const RigidFrameReader& read, const Rigid
     return ok_status();
 }
 
-// Each part's members and riders from what was gathered (sort_part_by), in `order`; a part left
-// with fewer than min_members is dropped, its gaussians left to the temporal model.
-RigidParts settle(Streamed& s, std::span<const std::uint32_t> order, const RigidOptions& o) {
+// Riders' rotations held a window of `length` frames at a time (RigidOptions::hold_window), for
+// the gaussians `who` (ascending): each one's held rotation per window and its largest distance
+// (hold_over), from the frames read a window at a time. Memory: one window's rotations of `who`
+// and their held rotations, 16 bytes each.
+struct PerWindow {
+    std::vector<std::uint32_t> who;
+    std::size_t length = 0, windows = 0;
+    std::vector<float> rests;      // per who, per window: 4
+    std::vector<double> distance;  // per who: +inf where some window holds none
+};
+
+Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const Streamed& s,
+                       double tol, PerWindow& out) {
+    const std::size_t m = out.who.size(), length = out.length;
+    out.windows = windows_of(frames - 1, length);
+    out.rests.assign(m * out.windows * 4, 0.0f);
+    out.distance.assign(m, 0);
+    std::vector<float> window(length * m * 4);  // frame k0 + i's rotation of who[j] at (i m + j) 4
+    PlyCloud scratch;
+    for (std::size_t w = 0; w < out.windows; ++w) {
+        const std::size_t k0 = w * length, k1 = std::min(frames, k0 + length);
+        for (std::size_t k = k0; k < k1; ++k) {
+            if (k > 0) FOURDGS_TRY(read_tracked(read, k, s.part_of.size(), scratch));
+            const PlyCloud& f = k == 0 ? s.first : scratch;
+            for (std::size_t j = 0; j < m; ++j)
+                std::copy_n(f.rotation.begin() + out.who[j] * std::size_t{4}, 4,
+                            window.begin() + ((k - k0) * m + j) * 4);
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+            if (!(out.distance[j] <= tol)) continue;
+            const std::vector<Pose>& poses = s.poses[s.part_of[out.who[j]] - 1];
+            const float* q = window.data() + j * 4;
+            const std::optional<Held> h = hold_over(
+                k0, k1,
+                [&](std::size_t k) {
+                    const float* r = q + (k - k0) * m * 4;
+                    return normalized({r[0], r[1], r[2], r[3]});  // as rotation_of reads it
+                },
+                [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
+            if (!h) {
+                out.distance[j] = std::numeric_limits<double>::infinity();
+                continue;
+            }
+            for (int c = 0; c < 4; ++c)
+                out.rests[(j * out.windows + w) * 4 + c] = static_cast<float>(h->rest[c]);
+            out.distance[j] = std::max(out.distance[j], h->distance);
+        }
+    }
+    return ok_status();
+}
+
+// What the passes gathered of each gaussian, as sort_part_by asks it; the held rotation from
+// `windowed` where it is set, else held over the whole sequence (held_of).
+struct GatheredFacts {
+    const std::vector<Gathered>& gathered;
+    const RigidOptions& o;
+    double ride_rot;
+    const PerWindow* windowed = nullptr;
+    bool member(std::uint32_t g) const {
+        return gathered[g].largest.pos <= o.pos_residual &&
+               gathered[g].largest.rot <= o.rot_residual;
+    }
+    bool rides_position(std::uint32_t g) const { return gathered[g].largest.pos <= o.ride_residual; }
+    std::optional<Held> held(std::uint32_t g) const {
+        if (!windowed) return held_of(gathered[g], ride_rot);
+        const PerWindow& w = *windowed;
+        const auto at = std::lower_bound(w.who.begin(), w.who.end(), g);
+        const auto j = static_cast<std::size_t>(at - w.who.begin());
+        if (at == w.who.end() || *at != g || !(w.distance[j] <= ride_rot)) return std::nullopt;
+        Held out{{}, w.distance[j], std::vector<Quat>(w.windows)};
+        for (std::size_t k = 0; k < w.windows; ++k)
+            for (int c = 0; c < 4; ++c) out.per_window[k][c] = w.rests[(j * w.windows + k) * 4 + c];
+        out.rest = out.per_window.front();
+        return out;
+    }
+    Residual residual(std::uint32_t g) const { return gathered[g].largest; }
+};
+
+// Each part's members and riders from what was gathered (sort_part_by), in `order`; where a
+// part keeps no rider with one held rotation, or leaves some gaussians riding it in position
+// astray, its riders tried again held a window at a time as sort_part does (one more pass over
+// the frames for each length tried); a part left with fewer than min_members is dropped, its
+// gaussians left to the temporal model.
+Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Streamed& s,
+                          std::span<const std::uint32_t> order, const RigidOptions& o) {
     RigidParts out;
-    const std::size_t n = s.part_of.size();
+    const std::size_t n = s.part_of.size(), count = s.recipes.size();
     out.is_static.assign(n, 0);
     out.part_of.assign(n, 0);
     out.rides.assign(n, 0);
     const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
-    std::vector<std::uint32_t> candidates;
-    for (std::size_t j = 0; j < s.recipes.size(); ++j) {
-        candidates.clear();
+    std::vector<std::vector<std::uint32_t>> candidates(count);
+    std::vector<RigidPart> parts(count);
+    std::vector<PartsFit> fits(count);
+    std::vector<std::uint32_t> retry;  // parts (j + 1) whose riders may hold per window
+    std::vector<std::size_t> astray(count, 0);  // take_held_per_window's, per part
+    const GatheredFacts whole{s.gathered, o, ride_rot};
+    for (std::size_t j = 0; j < count; ++j) {
         for (std::uint32_t g : order)
-            if (s.part_of[g] == j + 1) candidates.push_back(g);
-        struct {
-            const std::vector<Gathered>& gathered;
-            const RigidOptions& o;
-            double ride_rot;
-            bool member(std::uint32_t g) const {
-                return gathered[g].largest.pos <= o.pos_residual &&
-                       gathered[g].largest.rot <= o.rot_residual;
-            }
-            bool rides_position(std::uint32_t g) const {
-                return gathered[g].largest.pos <= o.ride_residual;
-            }
-            std::optional<Held> held(std::uint32_t g) const { return held_of(gathered[g], ride_rot); }
-            Residual residual(std::uint32_t g) const { return gathered[g].largest; }
-        } facts{s.gathered, o, ride_rot};
-        RigidPart part;
-        part.poses = std::move(s.poses[j]);
-        PartsFit fit;
-        sort_part_by(candidates, o, facts, part, fit);
-        if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
+            if (s.part_of[g] == j + 1) candidates[j].push_back(g);
+        parts[j].poses = std::move(s.poses[j]);
+        sort_part_by(candidates[j], o, whole, parts[j], fits[j]);
+        if (!parts[j].riders.empty()) astray[j] = astray_of(candidates[j], whole, parts[j]);
+        if ((parts[j].riders.empty() || astray[j] > 0) && o.ride_residual > o.pos_residual)
+            retry.push_back(static_cast<std::uint32_t>(j + 1));
+    }
+    for (std::size_t length : hold_lengths(o.hold_window)) {
+        if (retry.empty()) break;
+        PerWindow windowed;
+        windowed.length = length;
+        for (std::uint32_t g = 0; g < n; ++g)
+            if (std::binary_search(retry.begin(), retry.end(), s.part_of[g]) &&
+                whole.rides_position(g))
+                windowed.who.push_back(g);
+        if (windowed.who.empty()) break;
+        for (std::uint32_t j : retry) s.poses[j - 1] = parts[j - 1].poses;  // hold_per_window's
+        FOURDGS_TRY(hold_per_window(frames, read, s, ride_rot, windowed));
+        const GatheredFacts facts{s.gathered, o, ride_rot, &windowed};
+        std::erase_if(retry, [&](std::uint32_t j) {
+            RigidPart tried;
+            tried.poses = std::move(s.poses[j - 1]);
+            PartsFit fit;
+            sort_part_by(candidates[j - 1], o, facts, tried, fit);
+            return !take_held_per_window(candidates[j - 1], whole, length, tried, fit,
+                                         parts[j - 1], fits[j - 1], astray[j - 1]);
+        });
+    }
+    for (std::size_t j = 0; j < count; ++j) {
+        if (parts[j].members.size() + parts[j].riders.size() <
+            std::max<std::size_t>(o.min_members, 3))
             continue;
-        add_part(std::move(part), fit, out);
+        add_part(std::move(parts[j]), fits[j], out);
     }
     out.other_count = static_cast<std::size_t>(
         std::count(out.part_of.begin(), out.part_of.end(), std::uint32_t{0}));
@@ -825,7 +971,7 @@ Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFram
     }
     if (frames <= kRigidSampleFrames) return find_rigid_parts(sample, o);  // every frame
     Streamed s;
-    const RigidParts found = search_parts(sample, o, {}, &s.recipes);
+    const RigidParts found = search_parts(sample, at, o, {}, &s.recipes);
     // Gaussians in the order the search took them (the Morton order of the moving ones).
     std::vector<std::uint32_t> order;
     for (std::uint32_t g = 0; g < found.is_static.size(); ++g)
@@ -845,7 +991,7 @@ Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFram
         FOURDGS_TRY(gather_poses(frames, read, s));
         if (o.ride_residual > o.pos_residual) FOURDGS_TRY(gather_held(frames, read, o, s));
     }
-    return settle(s, order, o);
+    return settle(frames, read, s, order, o);
 }
 
 }  // namespace fourdgs

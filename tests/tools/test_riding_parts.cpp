@@ -17,9 +17,11 @@
 #include "support/frame_checks.hpp"
 #include "support/live_bytes.hpp"
 #include "support/rigid_frames.hpp"
+#include "support/rigid_streamed.hpp"
 #include "support/validity.hpp"
 
 using namespace fourdgs;
+using test::found_streamed;
 
 namespace {
 
@@ -387,19 +389,6 @@ TEST_CASE("riding parts (property): keyframe-delta's grid as wide as the parts f
         }
     }
 }
-
-namespace {
-
-// find_rigid_parts_streamed of `frames`, each read from the vector as a file would be.
-RigidParts found_streamed(const std::vector<PlyCloud>& frames, const RigidOptions& o) {
-    const auto parts = find_rigid_parts_streamed(
-        frames.size(), [&](std::size_t k, PlyCloud& into) { into = frames[k]; return ok_status(); },
-        o);
-    REQUIRE(parts.ok());
-    return *parts;
-}
-
-}  // namespace
 
 TEST_CASE("rigid parts read a frame at a time (property): past the sample, every member and rider "
           "within its residuals at every frame, deterministically, and as find_rigid_parts up to "

@@ -20,7 +20,13 @@
 //            another body's the pose passes, are left to the parts searched next): gaussians
 //            whose rotation must be stated every frame put rotation back into every
 //            keyframe-delta delta (§11.5), and where many fail the part's frame costs more than
-//            it saves (docs/performance.md, issue 39);
+//            it saves (docs/performance.md, issue 39). Where RigidOptions::hold_window allows
+//            and no rider of a part holds one rotation over the whole sequence, or some that
+//            ride it in position do not, the part's riders may hold one rotation per window of
+//            frames instead (restated once a window; the length that leaves fewest astray):
+//            a .splat truncates each rotation component to a step of 1/128, an error up to a
+//            whole step, biased along the world's axes, so over a body's many orientations no
+//            one rotation in its frame stays within a step of every frame's;
 //   other    otherwise.
 // The object frame of a part is its placement in frame 0, so pose 0 is the identity and the
 // gaussians' frame-0 state is their rest state.
@@ -69,13 +75,22 @@ struct RigidOptions {
     // grid's share (keyframe-delta sizes its grid by what the parts found, grid_plan.hpp's
     // parts_share), at the cost of updates where a member's drift crosses a bin.
     bool members_ride = false;
+    // Where not every gaussian riding a part in position holds one rotation over the whole
+    // sequence (the input's own rotations rounded at the tolerance, a body turning through many
+    // orientations), its riders may hold one per window of this many frames (aligned to frame 0;
+    // keyframe-delta's second), or of a half or a quarter of it: the longest that leaves fewest
+    // of them astray, where that is fewer than one rotation leaves. 0: never.
+    std::uint32_t hold_window = 0;
 };
 
 struct RigidPart {
     std::vector<std::uint32_t> members;  // gaussian indices, ascending
     std::vector<std::uint32_t> riders;   // gaussian indices, ascending (none without ride_residual)
-    std::vector<float> rider_rotation;   // 4 per rider: the rotation it is held at
+    std::vector<float> rider_rotation;   // 4 per rider per window: the rotation it is held at
     std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
+    // Frames per window of the riders' held rotations (RigidOptions::hold_window); 0: one window,
+    // the sequence. rider_rotation holds rider i's rotation of window w at (i x windows + w) x 4.
+    std::uint32_t hold_window = 0;
 };
 
 // How far the parts' gaussians stray, at any frame, from what their poses make of them: the
@@ -108,8 +123,9 @@ struct RigidParts {
 // (`position` points at its 3 floats).
 void to_object_frame(const Pose& pose, float* position);
 
-// The rotation `part` holds its rider g at.
-std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g);
+// The rotation `part` holds its rider g at in frame `frame` (its window's).
+std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
+                                         std::size_t frame = 0);
 
 // The parts of `frames`, which must be tracked (every frame holds frame 0's count; the caller
 // checks). With `candidates` (one byte per gaussian), only the gaussians whose byte is not 0 are
@@ -136,6 +152,9 @@ std::vector<std::size_t> rigid_sample_frames(std::size_t frames);
 // find_rigid_parts measures: each gaussian's largest residual against its part's poses and its
 // held rotation's distance. Every member and rider is so checked at every frame against the
 // poses stored, and what fails is other; a part left with fewer than min_members is dropped.
+// Riders held per window (hold_window) take one more pass for each window length tried, and
+// hold one window's rotations of the part's gaussians (16 bytes a gaussian a frame of it) and
+// their held rotations (16 bytes a rider a window).
 // Memory: frame 0, the sample while it is searched, one more frame, and O(gaussians + parts x
 // frames). There it marks no gaussian static (is_static all 0): give it the moving gaussians
 // (still_deviation over every frame finds the static ones). Refuses only what `read` refuses.
