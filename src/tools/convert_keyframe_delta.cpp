@@ -388,8 +388,8 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     PlyCloud raw, viewed;
     std::vector<float> color;
     KeyframeStep step;
-    // Each GOP's frames read once more, ahead, for the colours they hold (ColourHold); a view
-    // keeps its gaussians' colours as they are.
+    // Each GOP's frames read once more, ahead, for the colours they hold (ColourHold), but where
+    // the whole frames are one GOP: the first pass's colour range is theirs.
     ColourHold hold(r.tolerance, r.writer.grid, first.count);
     PlyCloud ahead;
     const RotationSnap snap(r.tolerance, r.writer.grid);
