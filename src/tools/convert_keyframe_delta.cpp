@@ -365,7 +365,13 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         std::vector<PlyCloud> pair(1);
         bool any = false;
         FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
-            view_into(f, in.first, view, pair[0], k);
+            if (view.keep.empty()) {  // the positions alone: all the aabb reads
+                pair[0].count = f.count;
+                pair[0].position.assign(f.position.begin(), f.position.end());
+                place_held(in.first, view, pair[0], k, false);
+            } else {
+                view_into(f, in.first, view, pair[0], k);
+            }
             const auto b = frames_aabb(pair);
             if (pair[0].count == 0) return ok_status();
             for (int c = 0; c < 3; ++c) {

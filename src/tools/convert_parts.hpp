@@ -185,9 +185,10 @@ PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView
 void view_into(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view,
                PlyCloud& out, std::uint64_t k = 0);
 // The view's held gaussians of frame k placed in `out`, which holds the view's other attributes
-// of that frame (view_into's second half; with `keep` empty, the frame itself, changed in place).
+// of that frame (view_into's second half; with `keep` empty, the frame itself, changed in place);
+// their positions alone where `rotations` is false (`out` then needs no other column).
 void place_held(const PlyCloud& first, const TrackedView& view, PlyCloud& out,
-                std::uint64_t k);
+                std::uint64_t k, bool rotations = true);
 // Whether the view is the whole frames as they are (view_of copies them unchanged).
 bool whole_view(const TrackedView& view);
 

@@ -106,7 +106,8 @@ void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, P
     place_held(first, v, out, frame);
 }
 
-void place_held(const PlyCloud& first, const TrackedView& v, PlyCloud& out, std::uint64_t frame) {
+void place_held(const PlyCloud& first, const TrackedView& v, PlyCloud& out, std::uint64_t frame,
+                bool rotations) {
     // Each part's riders are sorted by gaussian, and the view's gaussians come in that order:
     // each part's next rider is found by walking on from the last (rider_rotation's search where
     // the walk misses it).
@@ -116,17 +117,19 @@ void place_held(const PlyCloud& first, const TrackedView& v, PlyCloud& out, std:
         const std::size_t g = v.keep.empty() ? i : v.keep[i];
         if (v.rides.empty() || v.rides[i] == 0) {
             std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
-            std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
+            if (rotations)
+                std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
             continue;
         }
         const RigidPart& part = v.parts[v.held[i] - 1];
+        to_object_frame(part.poses[frame], &out.position[i * 3]);
+        if (!rotations) continue;
         std::size_t& at = next_rider[v.held[i] - 1];
         while (at < part.riders.size() && part.riders[at] < g) ++at;
         const float* held = at < part.riders.size() && part.riders[at] == g
                                 ? part.rider_rotation.data() + at * 4
                                 : rider_rotation(part, static_cast<std::uint32_t>(g)).data();
         std::copy_n(held, 4, out.rotation.begin() + i * 4);
-        to_object_frame(part.poses[frame], &out.position[i * 3]);
     }
 }
 
