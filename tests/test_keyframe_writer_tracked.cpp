@@ -31,9 +31,9 @@ struct Tracked {
     SceneHeader header;
 };
 
-// `n` gaussians over `ns` steps of 0.1 s. Per step about 30 % move, 5 % recolour, 3 % turn, 1 %
-// take a new sigma_t and, with SH, 1 % new SH (both new incarnations); the rest keep their
-// inputs bit for bit. Step 5 flips one position to -0.0 (the same bin, other bits).
+// `n` gaussians over `ns` steps of 0.1 s. Per step about 30 % move, 5 % recolour, 3 % turn, 3 %
+// grow, 1 % take a new sigma_t and, with SH, 1 % new SH (both new incarnations); the rest keep
+// their inputs bit for bit. Step 5 flips one position to -0.0 (the same bin, other bits).
 Tracked make_tracked(std::uint32_t seed, std::size_t n, std::size_t ns, int sh_degree,
                      bool with_windows) {
     std::mt19937 rng(seed);
@@ -63,6 +63,7 @@ Tracked make_tracked(std::uint32_t seed, std::size_t n, std::size_t ns, int sh_d
                 if (u(rng) < 0.05f) f.color[i * 4 + rng() % 4] = u(rng);
                 if (u(rng) < 0.03f)
                     for (int c = 0; c < 4; ++c) f.rotation[i * 4 + c] = u(rng) - 0.5f;
+                if (u(rng) < 0.03f) f.scale[i * 3 + rng() % 3] *= 1.5f;
                 if (u(rng) < 0.01f) f.sigma[i] = 0.05f + u(rng);
                 if (per > 0 && u(rng) < 0.01f) f.sh[i * per] = u(rng) * 2 - 1;
             }

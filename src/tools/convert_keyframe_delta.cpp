@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -136,12 +137,12 @@ public:
     // A frame's colours (4 a gaussian), clamped into [0, 1] as the writer takes them; gaussian g
     // of the hold is the frame's keep[g] (keep empty: g).
     void widen(std::span<const float> color, std::span<const std::uint32_t> keep = {}) {
-        for (std::size_t i = 0; i < lo_.size(); ++i) {
-            const std::size_t g = keep.empty() ? i / 3 : keep[i / 3];
-            const float v = std::clamp(color[g * 4 + i % 3], 0.0f, 1.0f);
-            lo_[i] = std::min(lo_[i], v);
-            hi_[i] = std::max(hi_[i], v);
-        }
+        widen_colour_range(color, keep, lo_, hi_);
+    }
+    // Every frame of the GOP given at once: their range, widened as widen does.
+    void widen_by(std::span<const float> lo, std::span<const float> hi) {
+        std::copy(lo.begin(), lo.end(), lo_.begin());
+        std::copy(hi.begin(), hi.end(), hi_.begin());
     }
     void choose() {
         for (std::size_t i = 0; i < lo_.size(); ++i) {
@@ -162,6 +163,9 @@ public:
             bin_[i] = static_cast<std::int32_t>(pick);
         }
     }
+    // The bins choose() took, and those bins again (the same GOP's choice, made before).
+    const std::vector<std::int32_t>& chosen() const { return bin_; }
+    void choose_again(const std::vector<std::int32_t>& bins) { bin_ = bins; }
     // This frame's colours (4 a gaussian) replaced by the held bins' (each moved to the nearest
     // bin where the frame strays past the tolerance).
     void hold(std::vector<float>& color) {
@@ -212,6 +216,25 @@ public:
         out.assign(rotation.begin(), rotation.end());
         for (std::size_t g = 0; g < rotation.size() / 4; ++g)
             if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+    }
+
+    // The same, where `out` holds the snap of `last` (the rotations of the step before, with the
+    // same object_of): a gaussian whose input rotation has the same bits keeps its snapped one,
+    // since a snap depends on nothing else. A tracked sequence's still gaussians are snapped once
+    // a pass, not once a frame. `last` becomes `rotation`.
+    void snap_changed(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
+                      std::vector<std::uint32_t>& last, std::vector<float>& out) const {
+        if (last.size() != rotation.size() || out.size() != rotation.size()) {
+            snap(rotation, object_of, out);
+        } else {
+            for (std::size_t g = 0; g < rotation.size() / 4; ++g) {
+                if (std::memcmp(&last[g * 4], &rotation[g * 4], 4 * sizeof(float)) == 0) continue;
+                std::copy_n(&rotation[g * 4], 4, &out[g * 4]);
+                if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+            }
+        }
+        last.resize(rotation.size());
+        std::memcpy(last.data(), rotation.data(), rotation.size() * sizeof(float));
     }
 
 private:
@@ -342,7 +365,13 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         std::vector<PlyCloud> pair(1);
         bool any = false;
         FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
-            view_into(f, in.first, view, pair[0], k);
+            if (view.keep.empty()) {  // the positions alone: all the aabb reads
+                pair[0].count = f.count;
+                pair[0].position.assign(f.position.begin(), f.position.end());
+                place_held(in.first, view, pair[0], k, false);
+            } else {
+                view_into(f, in.first, view, pair[0], k);
+            }
             const auto b = frames_aabb(pair);
             if (pair[0].count == 0) return ok_status();
             for (int c = 0; c < 3; ++c) {
@@ -365,26 +394,44 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     PlyCloud raw, viewed;
     std::vector<float> color;
     KeyframeStep step;
-    // Each GOP's frames read once more, ahead, for the colours they hold (ColourHold); a view
-    // keeps its gaussians' colours as they are.
+    // Each GOP's frames read once more, ahead, for the colours they hold (ColourHold), but where
+    // the whole frames are one GOP: the first pass's colour range is theirs.
     ColourHold hold(r.tolerance, r.writer.grid, first.count);
     PlyCloud ahead;
     const RotationSnap snap(r.tolerance, r.writer.grid);
     std::vector<float> rotation;
+    std::vector<std::uint32_t> snapped_from;  // the bits `rotation` was snapped from
     const std::span<const std::uint32_t> object_of = objects_of(r);
+    // The first GOP's choice, kept from the writer's first pass for its second, which starts
+    // there: the frames are the same, so are the bins, and that GOP is not read ahead again (the
+    // whole sequence where it has one keyframe).
+    std::optional<std::vector<std::int32_t>> first_gop;
     const auto hold_gop = [&](std::uint64_t k0) -> Status {
         if (!hold.active()) return ok_status();
+        if (k0 == 0 && first_gop) {
+            hold.choose_again(*first_gop);
+            return ok_status();
+        }
         hold.begin_gop();
-        for (std::uint64_t j = k0; j < std::min(k0 + r.keyframe_every, in.frames); ++j) {
-            FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(j, ahead));
-            hold.widen(frame->color, view.keep);
+        // One GOP of the whole frames: every frame's range, as the first pass found it.
+        if (k0 == 0 && r.keyframe_every >= in.frames && view.keep.empty() &&
+            in.colour_lo.size() == 3 * first.count && in.colour_hi.size() == 3 * first.count) {
+            hold.widen_by(in.colour_lo, in.colour_hi);
+        } else {
+            for (std::uint64_t j = k0; j < std::min(k0 + r.keyframe_every, in.frames); ++j) {
+                FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(j, ahead));
+                hold.widen(frame->color, view.keep);
+            }
         }
         hold.choose();
+        if (k0 == 0) first_gop = hold.chosen();
         return ok_status();
     };
     steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
         FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(k, raw));
-        if (!whole) {
+        if (!whole && view.keep.empty() && frame == &raw) {
+            place_held(in.first, view, raw, k);  // the frame read is ours: no copy of it
+        } else if (!whole) {
             view_into(*frame, in.first, view, viewed, k);
             frame = &viewed;
         }
@@ -392,7 +439,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         if (k % r.keyframe_every == 0) FOURDGS_TRY(hold_gop(k));
         clamp_colors(*frame, clamped, color);
         if (hold.active()) hold.hold(color);
-        if (snap.active()) snap.snap(frame->rotation, object_of, rotation);
+        if (snap.active()) snap.snap_changed(frame->rotation, object_of, snapped_from, rotation);
         step = step_of(*frame, color, snap.active() ? rotation : frame->rotation, ids, sigma, r, k);
         return &step;
     };

@@ -155,6 +155,11 @@ struct StreamedFrames {
     std::function<Status(std::uint64_t, PlyCloud&)> read_into;  // FrameSource::read_into, or empty
     PlyCloud first;
     std::array<double, 6> aabb{};  // every frame's positions (frames_aabb), from the first pass
+    // Each gaussian's colour range over every frame, from the first pass (where it is read):
+    // r, g, b of gaussian g at 3g + c, clamped into [0, 1] (widen_colour_range), or empty. A
+    // keyframe-delta encode of the whole frames in one GOP holds its colours by it without
+    // reading the GOP ahead (ColourHold, convert_keyframe_delta.cpp).
+    std::vector<float> colour_lo, colour_hi;
     // Calls fn(k, frame k) for every frame in order, each read into one cloud.
     Status each(const std::function<Status(std::uint64_t, const PlyCloud&)>& fn) const;
     // Frame k: `first`, or frame k read into `scratch` (its storage reused where read_into is set).
@@ -179,6 +184,11 @@ PlyCloud view_of(const PlyCloud& frame, const PlyCloud& first, const TrackedView
 // The same into `out`, its storage reused; `frame` is frame k.
 void view_into(const PlyCloud& frame, const PlyCloud& first, const TrackedView& view,
                PlyCloud& out, std::uint64_t k = 0);
+// The view's held gaussians of frame k placed in `out`, which holds the view's other attributes
+// of that frame (view_into's second half; with `keep` empty, the frame itself, changed in place);
+// their positions alone where `rotations` is false (`out` then needs no other column).
+void place_held(const PlyCloud& first, const TrackedView& view, PlyCloud& out,
+                std::uint64_t k, bool rotations = true);
 // Whether the view is the whole frames as they are (view_of copies them unchanged).
 bool whole_view(const TrackedView& view);
 
@@ -212,6 +222,12 @@ using EncodeView = std::function<Status(const TrackedView& view, Resolved& r, By
 // `first` is frame 0.
 Status measure_parts(const PlyCloud& first, const RigidParts& parts, const Resolved& r,
                      const EncodeView& encode, ConvertReport& rep);
+
+// lo and hi (3 a gaussian: r, g, b) widened by a frame's colours (4 a gaussian), each clamped
+// into [0, 1] as the writer takes it; gaussian g of the range is the frame's keep[g] (keep
+// empty: g).
+void widen_colour_range(std::span<const float> color, std::span<const std::uint32_t> keep,
+                        std::vector<float>& lo, std::vector<float>& hi);
 
 // The frames held in memory as StreamedFrames (each read a copy), their aabb taken.
 StreamedFrames streamed_from_memory(std::span<const PlyCloud> frames);

@@ -58,6 +58,16 @@ void clamp_colors(const PlyCloud& f, std::uint64_t& clamped, std::vector<float>&
     }
 }
 
+void widen_colour_range(std::span<const float> color, std::span<const std::uint32_t> keep,
+                        std::vector<float>& lo, std::vector<float>& hi) {
+    for (std::size_t i = 0; i < lo.size(); ++i) {
+        const std::size_t g = keep.empty() ? i / 3 : keep[i / 3];
+        const float v = std::clamp(color[g * 4 + i % 3], 0.0f, 1.0f);
+        lo[i] = std::min(lo[i], v);
+        hi[i] = std::max(hi[i], v);
+    }
+}
+
 std::vector<float> clamped_colors(const PlyCloud& f, std::uint64_t& clamped) {
     std::vector<float> c;
     clamp_colors(f, clamped, c);
@@ -93,18 +103,33 @@ void view_into(const PlyCloud& f, const PlyCloud& first, const TrackedView& v, P
         take(out.color, f.color, 4);
         take(out.sh, f.sh, per);
     }
+    place_held(first, v, out, frame);
+}
+
+void place_held(const PlyCloud& first, const TrackedView& v, PlyCloud& out, std::uint64_t frame,
+                bool rotations) {
+    // Each part's riders are sorted by gaussian, and the view's gaussians come in that order:
+    // each part's next rider is found by walking on from the last (rider_rotation's search where
+    // the walk misses it).
+    std::vector<std::size_t> next_rider(v.parts.size(), 0);
     for (std::size_t i = 0; i < v.held.size(); ++i) {
         if (v.held[i] == 0) continue;
         const std::size_t g = v.keep.empty() ? i : v.keep[i];
         if (v.rides.empty() || v.rides[i] == 0) {
             std::copy_n(first.position.begin() + g * 3, 3, out.position.begin() + i * 3);
-            std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
+            if (rotations)
+                std::copy_n(first.rotation.begin() + g * 4, 4, out.rotation.begin() + i * 4);
             continue;
         }
         const RigidPart& part = v.parts[v.held[i] - 1];
-        const auto held = rider_rotation(part, static_cast<std::uint32_t>(g), frame);
-        std::copy(held.begin(), held.end(), out.rotation.begin() + i * 4);
         to_object_frame(part.poses[frame], &out.position[i * 3]);
+        if (!rotations) continue;
+        std::size_t& at = next_rider[v.held[i] - 1];
+        while (at < part.riders.size() && part.riders[at] < g) ++at;
+        const auto held = at < part.riders.size() && part.riders[at] == g
+                              ? held_rotation_of_rider(part, at, frame)
+                              : rider_rotation(part, static_cast<std::uint32_t>(g), frame);
+        std::copy(held.begin(), held.end(), out.rotation.begin() + i * 4);
     }
 }
 
@@ -118,7 +143,8 @@ PlyCloud view_of(const PlyCloud& f, const PlyCloud& first, const TrackedView& v,
 namespace {
 
 // Pass 1: every frame holds frame 0's count and SH degree (check_tracked), the aabb of every
-// position (frames_aabb), the colours clamped, and each gaussian's largest deviation from frame 0.
+// position (frames_aabb), the colours clamped and their range, and each gaussian's largest
+// deviation from frame 0.
 Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
             ConvertReport& rep, std::vector<StillDeviation>& still) {
     const PlyCloud& first = in.first;
@@ -128,6 +154,8 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
     still.assign(first.count, {});
     rep.input_gaussians = 0;
     std::vector<float> color;  // counted here, kept by none
+    in.colour_lo.assign(3 * first.count, kInf);
+    in.colour_hi.assign(3 * first.count, -kInf);
     FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
         if (f.count != first.count)
             return bad(refusal::kFramesNotTracked,
@@ -146,6 +174,7 @@ Status scan(StreamedFrames& in, const std::function<void(std::uint64_t, std::uin
             }
         if (k > 0) widen_still(first, f, still);
         clamp_colors(f, rep.clamped_colors, color);
+        widen_colour_range(f.color, {}, in.colour_lo, in.colour_hi);
         rep.input_gaussians += f.count;
         if (progress) progress(k + 1, in.frames);
         return ok_status();

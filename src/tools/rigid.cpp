@@ -650,7 +650,11 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
 std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
                                          std::size_t frame) {
     const auto at = std::lower_bound(part.riders.begin(), part.riders.end(), g);
-    const auto i = static_cast<std::size_t>(at - part.riders.begin());
+    return held_rotation_of_rider(part, static_cast<std::size_t>(at - part.riders.begin()), frame);
+}
+
+std::span<const float, 4> held_rotation_of_rider(const RigidPart& part, std::size_t i,
+                                                 std::size_t frame) {
     const std::size_t block = held_block(part);
     const std::size_t window =
         part.hold_window == 0 ? 0 : std::min(frame / part.hold_window, block / 4 - 1);

@@ -100,10 +100,29 @@ Status check_splats(std::span<const std::uint8_t> bytes, std::size_t first) {
     return ok_status();
 }
 
-// Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`: checked first, then
-// converted in a loop without a branch.
+// Whether every splat of `bytes` (whole splats) is a gaussian, as check_splats decides it, in a
+// loop without a branch: its bits tested, a position or scale not finite where the exponent is
+// all ones, a negative scale where the sign is set on a nonzero magnitude (-0 passes `s < 0`).
+bool splats_sound(std::span<const std::uint8_t> bytes) {
+    std::uint32_t bad = 0;
+    for (std::size_t j = 0; j < bytes.size() / kSplatBytes; ++j) {
+        const std::uint8_t* p = bytes.data() + j * kSplatBytes;
+        for (int k = 0; k < 3; ++k) {
+            const std::uint32_t pos = load_u32(p + 4 * k), s = load_u32(p + 12 + 4 * k);
+            bad |= static_cast<std::uint32_t>((pos & 0x7f800000u) == 0x7f800000u);
+            bad |= static_cast<std::uint32_t>((s & 0x7f800000u) == 0x7f800000u);
+            bad |= static_cast<std::uint32_t>(s > 0x80000000u);
+        }
+        bad |= static_cast<std::uint32_t>(load_u32(p + 28) == 0x80808080u);
+    }
+    return bad == 0;
+}
+
+// Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`: checked first (the first
+// splat that is no gaussian looked for only where one is not), then converted in a loop without
+// a branch.
 Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
-    FOURDGS_TRY(check_splats(bytes, first));
+    if (!splats_sound(bytes)) FOURDGS_TRY(check_splats(bytes, first));
     const std::size_t n = bytes.size() / kSplatBytes;
     float* __restrict position = c.position.data() + 3 * first;
     float* __restrict scale = c.scale.data() + 3 * first;
@@ -117,8 +136,9 @@ Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyC
         }
         for (int k = 0; k < 4; ++k) color[4 * j + k] = static_cast<float>(p[24 + k]) / 255.0f;
         // Bytes w x y z; the cloud holds x y z w.
-        for (int k = 0; k < 4; ++k)
-            rotation[4 * j + (k + 3) % 4] = (static_cast<float>(p[28 + k]) - 128.0f) / 128.0f;
+        rotation[4 * j + 3] = (static_cast<float>(p[28]) - 128.0f) / 128.0f;
+        for (int k = 0; k < 3; ++k)
+            rotation[4 * j + k] = (static_cast<float>(p[29 + k]) - 128.0f) / 128.0f;
     }
     return ok_status();
 }

@@ -462,20 +462,31 @@ StepCache::Steps StepCache::fill(const Encoding& e, std::int32_t bin, bool never
     return entry.steps;
 }
 
-const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t i,
-                         std::uint32_t window, std::size_t j, ChunkBins& out, ExactRow* exact,
-                         StepCache* steps) {
-    const Grid& g = e.scene.grid;
-    ExactRow local;
-    ExactRow& x = exact ? *exact : local;
+namespace {
+
+// quantize_row's columns that depend on one input column each: row i's position, scale, rotation
+// and colour (with opacity) into row j of `out`. Each returns the field whose bin does not fit,
+// or nullptr.
+const char* bin_position(const Grid& g, const GaussianBatch& b, std::size_t i, std::size_t j,
+                         ChunkBins& out) {
     for (int c = 0; c < 3; ++c)
         if (!bin_of(static_cast<double>(b.position[i * 3 + c]) - g.pos_origin[c], g.step_pos,
                     out.position[j * 3 + c]))
             return "position";
+    return nullptr;
+}
+
+const char* bin_scale(const Grid& g, const GaussianBatch& b, std::size_t i, std::size_t j,
+                      ExactRow& x, ChunkBins& out) {
     for (int c = 0; c < 3; ++c) {
         x.log_scale[c] = std::log(static_cast<double>(b.scale[i * 3 + c]));
         if (!bin_of(x.log_scale[c], g.step_scale_log, out.scale[j * 3 + c])) return "scale";
     }
+    return nullptr;
+}
+
+const char* bin_rotation(const Grid& g, const GaussianBatch& b, std::size_t i, std::size_t j,
+                         ExactRow& x, ChunkBins& out) {
     // §6.4 smallest-three: omit the largest-magnitude component, made positive.
     double q[4], norm = 0;
     for (int c = 0; c < 4; ++c) {
@@ -493,6 +504,11 @@ const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t 
         if (c == m) continue;
         if (!bin_of(x.rotation[c], g.step_rot, out.rotation[j * 3 + kept++])) return "rotation";
     }
+    return nullptr;
+}
+
+const char* bin_colour(const Grid& g, const GaussianBatch& b, std::size_t i, std::size_t j,
+                       ChunkBins& out) {
     // §6.2: (g, r-g, b-g).
     std::int32_t rgb[3];
     for (int c = 0; c < 3; ++c)
@@ -501,6 +517,33 @@ const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t 
     out.color[j * 3 + 1] = rgb[0] - rgb[1];
     out.color[j * 3 + 2] = rgb[2] - rgb[1];
     if (!bin_of(b.color[i * 4 + 3], g.step_alpha, out.opacity[j])) return "opacity";
+    return nullptr;
+}
+
+}  // namespace
+
+const char* requantize_row(const Encoding& e, const GaussianBatch& b, std::size_t i,
+                           std::size_t j, unsigned changed, ChunkBins& out) {
+    const Grid& g = e.scene.grid;
+    ExactRow x;
+    const char* field = nullptr;
+    if (!field && (changed & kRowPosition)) field = bin_position(g, b, i, j, out);
+    if (!field && (changed & kRowScale)) field = bin_scale(g, b, i, j, x, out);
+    if (!field && (changed & kRowRotation)) field = bin_rotation(g, b, i, j, x, out);
+    if (!field && (changed & kRowColour)) field = bin_colour(g, b, i, j, out);
+    return field;
+}
+
+const char* quantize_row(const Encoding& e, const GaussianBatch& b, std::size_t i,
+                         std::uint32_t window, std::size_t j, ChunkBins& out, ExactRow* exact,
+                         StepCache* steps) {
+    const Grid& g = e.scene.grid;
+    ExactRow local;
+    ExactRow& x = exact ? *exact : local;
+    if (const char* field = bin_position(g, b, i, j, out)) return field;
+    if (const char* field = bin_scale(g, b, i, j, x, out)) return field;
+    if (const char* field = bin_rotation(g, b, i, j, x, out)) return field;
+    if (const char* field = bin_colour(g, b, i, j, out)) return field;
 
     const double sigma = b.sigma_t[i];
     const bool never = std::isinf(sigma);

@@ -209,6 +209,16 @@ private:
     std::vector<Steps> never_;          // per window; velocity 0 until computed
 };
 
+// The columns requantize_row takes, each from one input column.
+inline constexpr unsigned kRowPosition = 1, kRowScale = 2, kRowRotation = 4, kRowColour = 8;
+
+// Row j of `out` as quantize_row(e, batch, i, ..., j, out) makes it, where it already holds
+// that for a gaussian whose inputs differ from `batch`'s row i only in the columns `changed`
+// names (kRow*; colour with opacity): only those are quantized again. Returns the field whose
+// bin does not fit i32, or nullptr.
+const char* requantize_row(const Encoding& e, const GaussianBatch& batch, std::size_t i,
+                           std::size_t j, unsigned changed, ChunkBins& out);
+
 // Quantizes gaussian `i` of `batch` into row `row` of `out` (§6: position, log scale,
 // smallest-three rotation, (g, r-g, b-g) colour, opacity, log sigma_t or flags bit 0, window,
 // velocity and mu_t on the per-gaussian grids of §6.3, the optional id columns (0 where the batch

@@ -110,14 +110,18 @@ U bits_of(T v) {
     return u;
 }
 
-// Sets moved[i] where row i of `now` (W values a row; bits compared, so -0 and 0 differ) is not
-// row i of `last`, for i < n; every row where the column came or went.
+// What moved[i] says of row i: which columns requantize_row takes again (encoding::kRow*), and
+// kRowOther where any other input moved (then the whole row is quantized again).
+constexpr std::uint8_t kRowOther = 0x10, kRowAll = 0xFF;
+
+// Sets `bit` in moved[i] where row i of `now` (W values a row; bits compared, so -0 and 0 differ)
+// is not row i of `last`, for i < n; kRowAll in every row where the column came or went.
 template <std::size_t W, class T, class U>
 void mark_input(std::span<const T> now, const std::vector<U>& last, std::size_t n,
-                std::uint8_t* moved) {
+                std::uint8_t* moved, std::uint8_t bit = kRowOther) {
     static_assert(sizeof(T) == sizeof(U));
     if (now.size() != last.size()) {
-        std::fill_n(moved, n, std::uint8_t{1});
+        std::fill_n(moved, n, kRowAll);
         return;
     }
     if (now.empty()) return;  // absent in both
@@ -126,7 +130,7 @@ void mark_input(std::span<const T> now, const std::vector<U>& last, std::size_t 
         std::uint8_t d = 0;
         for (std::size_t c = 0; c < W; ++c)
             d |= bits_of<U>(now[i * W + c]) != b[i * W + c];
-        moved[i] |= d;
+        moved[i] |= static_cast<std::uint8_t>(d * bit);
     }
 }
 
@@ -137,18 +141,20 @@ void keep_input(std::span<const T> now, std::vector<U>& last) {
     if (!now.empty()) std::memcpy(last.data(), now.data(), now.size() * sizeof(T));
 }
 
-// moved[i]: row i of the step's inputs (and its window) differs from the last step's, for every
-// row i < n; every row when `last` holds no step of n rows.
+// moved[i]: where row i of the step's inputs (and its window) differs from the last step's, for
+// every row i < n (0: nowhere; the kRow* bits: which); every row kRowAll when `last` holds no
+// step of n rows.
 void mark_moved_rows(const GaussianBatch& b, std::span<const std::uint32_t> window,
                      const LastInputs& last, std::vector<std::uint8_t>& moved) {
     const std::size_t n = b.count;
-    moved.assign(n, !last.valid || last.count != n);
-    if (!last.valid || last.count != n || n == 0) return;
+    const bool none = !last.valid || last.count != n;
+    moved.assign(n, none ? kRowAll : std::uint8_t{0});
+    if (none || n == 0) return;
     std::uint8_t* m = moved.data();
-    mark_input<3>(b.position, last.position, n, m);
-    mark_input<3>(b.scale, last.scale, n, m);
-    mark_input<4>(b.rotation, last.rotation, n, m);
-    mark_input<4>(b.color, last.color, n, m);
+    mark_input<3>(b.position, last.position, n, m, encoding::kRowPosition);
+    mark_input<3>(b.scale, last.scale, n, m, encoding::kRowScale);
+    mark_input<4>(b.rotation, last.rotation, n, m, encoding::kRowRotation);
+    mark_input<4>(b.color, last.color, n, m, encoding::kRowColour);
     mark_input<3>(b.motion, last.motion, n, m);
     mark_input<1>(b.mu_t, last.mu_t, n, m);
     mark_input<1>(b.sigma_t, last.sigma_t, n, m);
@@ -157,12 +163,13 @@ void mark_moved_rows(const GaussianBatch& b, std::span<const std::uint32_t> wind
     mark_input<1>(b.source_group, last.source_group, n, m);
     mark_input<1>(b.source_index, last.source_index, n, m);
     if (b.sh.size() != last.sh.size()) {
-        std::fill(moved.begin(), moved.end(), std::uint8_t{1});
+        std::fill(moved.begin(), moved.end(), kRowAll);
     } else if (!b.sh.empty()) {
         const std::size_t w = b.sh.size() / n;
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = 0; c < w; ++c)
-                m[i] |= bits_of<std::uint32_t>(b.sh[i * w + c]) != last.sh[i * w + c];
+                if (bits_of<std::uint32_t>(b.sh[i * w + c]) != last.sh[i * w + c])
+                    m[i] |= kRowOther;
     }
 }
 
@@ -204,12 +211,17 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
     out = prev;
     ident.changed.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        if (!ident.moved[i]) continue;
+        const std::uint8_t moved = ident.moved[i];
+        if (!moved) continue;
         const std::uint32_t window = b.win_lo.empty() ? ctx.window_full : window_of[i];
         const std::uint32_t j = ident.prev_row[i];
-        if (encoding::quantize_row(ctx.enc, b, i, window, j, out, nullptr, &ident.steps) ||
-            !same_invariants(out, j, prev, j))
-            return false;
+        // Only the columns whose inputs moved, where nothing else did: row j holds the bins of
+        // the others' inputs, the same bits.
+        const char* failed =
+            moved & kRowOther
+                ? encoding::quantize_row(ctx.enc, b, i, window, j, out, nullptr, &ident.steps)
+                : encoding::requantize_row(ctx.enc, b, i, j, moved, out);
+        if (failed || !same_invariants(out, j, prev, j)) return false;
         ident.changed[j] = !same_variable(out, j, prev, j);
     }
     if (b.mu_t.empty())

@@ -207,3 +207,36 @@ TEST_CASE("colour hold: a colour wobbling within the tolerance costs about what 
     INFO("wobbling " << held.size() << " B, still " << kept.size() << " B");
     CHECK(double(held.size()) <= 1.08 * double(kept.size()));
 }
+
+TEST_CASE("colour hold and rotation snap read a frame at a time write what the frames in memory write") {
+    // The streamed encode snaps only the rotations whose bits changed since the step before,
+    // takes a one-GOP sequence's colour range from the first pass instead of reading the GOP
+    // ahead, keeps the first GOP's held bins for the writer's second pass, and steps the frame as
+    // read with its riders placed in it; the in-memory encode does none of that. A third of the
+    // gaussians turn away at frame 3 and back to frame 0's rotation at frame 6 (the step before's
+    // bits differ both times), some colours lie outside [0, 1].
+    const test::RigidSceneShape shape{0.4, 0.25, 0.25, 0, 0.003};
+    auto frames = coloured(test::rigid_scene(10, 640, kFps, 53, shape), 53);
+    for (std::size_t f = 3; f < 6; ++f)
+        for (std::size_t g = 0; g < frames[f].count; g += 3) frames[f].rotation[g * 4] += 0.25f;
+    for (std::size_t g = 0; g < 20; ++g) frames[4].color[g * 4 + 1] = 1.5f;
+    // A jump of 6 levels in one frame: the GOP's range, and so its held bin, is that frame's.
+    for (std::size_t g = 40; g < 80; ++g)
+        frames[5].color[g * 4] = std::min(1.0f, frames[5].color[g * 4] + 6.0f / 255);
+    for (std::uint32_t every : {kGop, 0u}) {
+        INFO("keyframe_every " << every);
+        ConvertOptions o = options();
+        o.keyframe_every = every;
+        ConvertReport held, streamed;
+        const auto bytes = test::convert_tracked(frames, o, false, held);
+        CHECK(test::convert_tracked(frames, o, true, streamed) == bytes);
+        CHECK(streamed.deltas == held.deltas);
+        CHECK(streamed.output_bytes == held.output_bytes);
+        // One GOP where the spacing is left to the converter: the first pass's range is used.
+        if (every == 0) CHECK(held.deltas + 1 == frames.size());
+        CHECK(held.clamped_colors == 20);
+        auto within = frames;  // as the writer takes them: clamped into [0, 1]
+        for (float& v : within[4].color) v = std::min(v, 1.0f);
+        test::check_every_frame(bytes, held.tolerance, within, kFps);
+    }
+}

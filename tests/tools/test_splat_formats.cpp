@@ -368,6 +368,42 @@ TEST_CASE("damaged .splat and .splatv files are refused by name") {
     }
 }
 
+TEST_CASE("a .splat's values are checked at their edges: -0 and the largest finite pass, the "
+          "least negative scale, infinities and NaN of either sign are refused at their splat") {
+    // The splats are checked by their bits first and searched one by one only where that finds
+    // a bad one (parse_splats): both must draw the line where `isfinite` and `s < 0` do.
+    using limits = std::numeric_limits<float>;
+    const float big = limits::max(), tiny = limits::denorm_min();
+    const float inf = limits::infinity(), nan = limits::quiet_NaN();
+    const auto good = splat_file(splat_frame(1500, 0.5, 13));  // two blocks of the file reader's
+    auto with = [&](std::size_t at, float v) {
+        auto b = good;
+        std::memcpy(b.data() + at, &v, 4);
+        return b;
+    };
+    for (std::size_t splat : {std::size_t{0}, std::size_t{1400}}) {
+        INFO("splat " << splat);
+        const std::size_t pos = 32 * splat + 8, scale = 32 * splat + 20;  // z, scale z
+        for (const auto& b : {with(pos, -0.0f), with(pos, big), with(pos, -big),
+                              with(scale, -0.0f), with(scale, 0.0f), with(scale, big),
+                              with(scale, tiny)})
+            CHECK(read_splat(b).ok());
+        for (const auto& b : {with(pos, inf), with(pos, -inf), with(pos, nan), with(pos, -nan),
+                              with(scale, -tiny), with(scale, -1.0f), with(scale, inf),
+                              with(scale, -inf), with(scale, nan), with(scale, -nan)}) {
+            auto r = read_splat(b);
+            REQUIRE(!r.ok());
+            CHECK(refusal_of(r.error()) == refusal::kSplatBadValue);
+            CHECK(r.error().message.find("splat " + std::to_string(splat) + ":") == 0);
+        }
+        auto zero = good;
+        std::fill_n(zero.begin() + 32 * splat + 28, 4, std::uint8_t{128});
+        CHECK(!read_splat(zero).ok());
+        zero[32 * splat + 31] = 127;  // one byte off the zero quaternion
+        CHECK(read_splat(zero).ok());
+    }
+}
+
 TEST_CASE("read_frame_file_into: a .splat read in blocks into a used cloud is read_splat's") {
     TempDir dir("fourdgs-splat-into");
     // 2,500 splats: more than one block of the reader's, the last one short.

@@ -126,6 +126,9 @@ void to_object_frame(const Pose& pose, float* position);
 // The rotation `part` holds its rider g at in frame `frame` (its window's).
 std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
                                          std::size_t frame = 0);
+// The same for the part's i-th rider (part.riders[i]), without searching for it.
+std::span<const float, 4> held_rotation_of_rider(const RigidPart& part, std::size_t i,
+                                                 std::size_t frame = 0);
 
 // The parts of `frames`, which must be tracked (every frame holds frame 0's count; the caller
 // checks). With `candidates` (one byte per gaussian), only the gaussians whose byte is not 0 are
