@@ -669,7 +669,6 @@ void to_object_frame(const Pose& pose, float* position) {
     for (int c = 0; c < 3; ++c) position[c] = static_cast<float>(local[c]);
 }
 
-
 namespace {
 
 // What the passes over every frame gather of a gaussian the sample put in a part, against the
