@@ -402,6 +402,9 @@ public:
                 return make_error(ErrorKind::limit, refusal::kBoundViolated,
                                   "the riders' rotations of window " + std::to_string(held_[j]) +
                                       " of part " + std::to_string(j + 1) + " were not obtained");
+        // Given back at once: held only while a window's rotations are obtained, not beside
+        // the writer's own peak.
+        for (std::size_t j : due) std::vector<float>().swap(rotations_[j]);
         return ok_status();
     }
 
