@@ -336,6 +336,92 @@ KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r)
     return ko;
 }
 
+// The riders' held rotations of a view's parts a window at a time, where a part's rider_rotation
+// keeps fewer windows than its frames span (RigidOptions::every_window false): the view through
+// a copy of its parts (riders and poses; no members) whose rider_rotation holds one window, the
+// window of each frame stepped, obtained from that window's frames, read ahead, by the search's
+// own function (held_window_rotations: the values it validated, bit for bit); the first window's
+// is the search's. Memory: per such part, its riders' rotations over one window (16 B a rider a
+// frame of it), not the sequence.
+class WindowedRiders {
+public:
+    WindowedRiders(const StreamedFrames& in, const TrackedView& view) : in_(in), view_(view) {
+        for (const RigidPart& p : view.parts)
+            if (p.hold_window > 0 && !p.riders.empty() &&
+                held_windows_kept(p) < (p.poses.size() + p.hold_window - 1) / p.hold_window)
+                any_ = true;
+        if (!any_) return;
+        for (const RigidPart& p : view.parts)
+            parts_.push_back({{}, p.riders, p.rider_rotation, p.poses, p.hold_window});
+        held_.assign(parts_.size(), 0);  // each part's rider_rotation: the search's first window
+        rotations_.resize(parts_.size());
+        view_.parts = parts_;
+    }
+    const TrackedView& view() const { return view_; }
+
+    // The rotations of frame k's windows in the view's parts, the frames ahead read into
+    // `scratch` (the step's own frame, read after: no second frame held).
+    Status reach(std::uint64_t k, PlyCloud& scratch) {
+        if (!any_) return ok_status();
+        std::vector<std::size_t> due;  // parts whose window at k is another than held
+        std::uint64_t lo = k, hi = k;  // the frames to read ahead
+        for (std::size_t j = 0; j < parts_.size(); ++j) {
+            const RigidPart& p = parts_[j];
+            if (p.hold_window == 0 || k / p.hold_window == held_[j]) continue;
+            held_[j] = k / p.hold_window;
+            if (held_[j] == 0) {
+                parts_[j].rider_rotation = search_[j].rider_rotation;
+                continue;
+            }
+            due.push_back(j);
+            lo = std::min<std::uint64_t>(lo, held_[j] * p.hold_window);
+            hi = std::max<std::uint64_t>(hi, window_end(j));
+        }
+        for (std::size_t j : due)
+            rotations_[j].resize(parts_[j].riders.size() * 4 *
+                                 (window_end(j) - held_[j] * parts_[j].hold_window));
+        for (std::uint64_t at = lo; at < hi && !due.empty(); ++at) {
+            FOURDGS_ASSIGN(const PlyCloud* f, in_.frame(at, scratch));
+            if (f->count != in_.first.count || f->rotation.size() < f->count * 4)
+                return bad(refusal::kFramesNotTracked,  // read again: changed since the scan
+                           "frame " + std::to_string(at) + " holds " + std::to_string(f->count) +
+                               " gaussians' rotations but frame 0 holds " +
+                               std::to_string(in_.first.count));
+            for (std::size_t j : due) {
+                const std::uint64_t k0 = held_[j] * parts_[j].hold_window;
+                if (at < k0 || at >= window_end(j)) continue;
+                const std::vector<std::uint32_t>& riders = parts_[j].riders;
+                float* into = rotations_[j].data() + (at - k0) * riders.size() * 4;
+                for (std::size_t i = 0; i < riders.size(); ++i)
+                    std::copy_n(f->rotation.begin() + riders[i] * std::size_t{4}, 4, into + i * 4);
+            }
+        }
+        for (std::size_t j : due)
+            if (!held_window_rotations(parts_[j], held_[j], rotations_[j],
+                                       parts_[j].rider_rotation))
+                return make_error(ErrorKind::limit, refusal::kBoundViolated,
+                                  "the riders' rotations of window " + std::to_string(held_[j]) +
+                                      " of part " + std::to_string(j + 1) + " were not obtained");
+        // Given back at once: held only while a window's rotations are obtained, not beside
+        // the writer's own peak.
+        for (std::size_t j : due) std::vector<float>().swap(rotations_[j]);
+        return ok_status();
+    }
+
+private:
+    std::uint64_t window_end(std::size_t j) const {
+        return std::min<std::uint64_t>(parts_[j].poses.size(),
+                                       (held_[j] + 1) * parts_[j].hold_window);
+    }
+    const StreamedFrames& in_;
+    TrackedView view_;
+    std::span<const RigidPart> search_ = view_.parts;  // the search's parts
+    bool any_ = false;
+    std::vector<RigidPart> parts_;
+    std::vector<std::uint64_t> held_;             // per part: the window its rider_rotation holds
+    std::vector<std::vector<float>> rotations_;  // per part: its window's riders' rotations
+};
+
 void report_written(const KeyframeWriteReport& kr, const Resolved& r, ConvertReport& rep) {
     rep.records = 0;
     for (std::uint64_t c : kr.live_count) rep.records += c;
@@ -427,12 +513,15 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         if (k0 == 0) first_gop = hold.chosen();
         return ok_status();
     };
+    // The riders' rotations of the window stepped (the aabb above reads positions alone).
+    WindowedRiders windowed(in, view);
     steps.step = [&](std::size_t k) -> Result<const KeyframeStep*> {
+        FOURDGS_TRY(windowed.reach(k, raw));
         FOURDGS_ASSIGN(const PlyCloud* frame, in.frame(k, raw));
         if (!whole && view.keep.empty() && frame == &raw) {
-            place_held(in.first, view, raw, k);  // the frame read is ours: no copy of it
+            place_held(in.first, windowed.view(), raw, k);  // the frame read is ours: no copy
         } else if (!whole) {
-            view_into(*frame, in.first, view, viewed, k);
+            view_into(*frame, in.first, windowed.view(), viewed, k);
             frame = &viewed;
         }
         std::uint64_t clamped = 0;  // counted once, by the caller's first pass

@@ -421,7 +421,11 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     Objects objects;
     std::vector<std::uint32_t> held;
     if (o.rigid_parts) {
-        FOURDGS_ASSIGN(parts, find_parts_streamed(in, still, part_search_options(in.aabb, o, r)));
+        // The riders' rotations of one window kept: the encode obtains each window's as it
+        // reaches it (convert_keyframe_delta_streamed), in memory bounded by a window.
+        RigidOptions ro = part_search_options(in.aabb, o, r);
+        ro.every_window = false;
+        FOURDGS_ASSIGN(parts, find_parts_streamed(in, still, ro));
         report_parts(parts, rep);
         if (!parts.parts.empty()) {
             held = parts.part_of;

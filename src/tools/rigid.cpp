@@ -275,6 +275,19 @@ std::optional<Held> hold_over(std::size_t k0, std::size_t k1, const RotationAt& 
     return best;
 }
 
+// hold_over frames [k0, k1) of a rider whose rotations are as a frame holds them: 4 floats at
+// q + (k - k0) x stride, normalized as rotation_of reads them; `poses` its part's.
+std::optional<Held> hold_read(const float* q, std::size_t stride, std::size_t k0, std::size_t k1,
+                              std::span<const Pose> poses, double tol) {
+    return hold_over(
+        k0, k1,
+        [&](std::size_t k) {
+            const float* r = q + (k - k0) * stride;
+            return normalized({r[0], r[1], r[2], r[3]});
+        },
+        [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
+}
+
 // hold_over every frame of `frames` (gaussian g, its part's `poses`).
 std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
                                   std::span<const Pose> poses, double tol) {
@@ -337,18 +350,13 @@ bool prefer_rotations(std::span<const PlyCloud> frames, std::span<const std::uin
     return true;
 }
 
-// The floats of rider_rotation each rider of `part` holds: 4 per window (rigid.hpp).
-std::size_t held_block(const RigidPart& part) {
-    return part.riders.empty() ? 4 : part.rider_rotation.size() / part.riders.size();
-}
-
 // A part's riders in ascending order, each rotation kept with its rider.
 void sort_riders(RigidPart& part) {
     std::vector<std::uint32_t> order(part.riders.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
               [&](std::uint32_t a, std::uint32_t b) { return part.riders[a] < part.riders[b]; });
-    const std::size_t block = held_block(part);  // 4 floats per window
+    const std::size_t block = 4 * held_windows_kept(part);
     std::vector<std::uint32_t> riders;
     std::vector<float> rotations;
     for (std::uint32_t i : order) {
@@ -382,8 +390,11 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
         const std::optional<Held> held = facts.held(g);
         if (!held) return false;
         part.riders.push_back(g);
-        for (const Quat& q : held->per_window.empty() ? std::span<const Quat>(&held->rest, 1)
-                                                      : std::span<const Quat>(held->per_window))
+        // Every window's rotation, or the first's alone (held_window_rotations gives the others).
+        const std::span<const Quat> windows = held->per_window.empty() || !o.every_window
+                                                  ? std::span<const Quat>(&held->rest, 1)
+                                                  : std::span<const Quat>(held->per_window);
+        for (const Quat& q : windows)
             for (int c = 0; c < 4; ++c) part.rider_rotation.push_back(static_cast<float>(q[c]));
         held_distance.push_back(held->distance);
         return true;
@@ -522,13 +533,6 @@ bool follows_poses(std::span<const PlyCloud> frames, std::size_t g, std::span<co
            follows_rotation(frames, g, poses, o.rot_residual);
 }
 
-std::vector<std::size_t> rigid_sample_frames(std::size_t frames) {
-    std::vector<std::size_t> out;
-    const std::size_t n = std::min(frames, kRigidSampleFrames);
-    for (std::size_t i = 0; i < n; ++i) out.push_back(n == 1 ? 0 : i * (frames - 1) / (n - 1));
-    return out;
-}
-
 namespace {
 
 // How a part's poses were fitted to the frames searched, so that the pose at any other frame is
@@ -647,26 +651,22 @@ RigidParts find_rigid_parts(std::span<const PlyCloud> frames, const RigidOptions
     return search_parts(frames, at, o, candidates, nullptr);
 }
 
-std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
-                                         std::size_t frame) {
-    const auto at = std::lower_bound(part.riders.begin(), part.riders.end(), g);
-    return held_rotation_of_rider(part, static_cast<std::size_t>(at - part.riders.begin()), frame);
-}
-
-std::span<const float, 4> held_rotation_of_rider(const RigidPart& part, std::size_t i,
-                                                 std::size_t frame) {
-    const std::size_t block = held_block(part);
-    const std::size_t window =
-        part.hold_window == 0 ? 0 : std::min(frame / part.hold_window, block / 4 - 1);
-    return std::span<const float, 4>(part.rider_rotation.data() + i * block + window * 4, 4);
-}
-
-void to_object_frame(const Pose& pose, float* position) {
-    const Quat inverse{-pose.rotation[0], -pose.rotation[1], -pose.rotation[2], pose.rotation[3]};
-    const Vec3 local = rotate(inverse, {position[0] - pose.translation[0],
-                                        position[1] - pose.translation[1],
-                                        position[2] - pose.translation[2]});
-    for (int c = 0; c < 3; ++c) position[c] = static_cast<float>(local[c]);
+bool held_window_rotations(const RigidPart& part, std::size_t window,
+                           std::span<const float> rotations, std::vector<float>& out) {
+    const std::size_t riders = part.riders.size(), length = part.hold_window;
+    if (length == 0 || window >= windows_of(part.poses.size() - 1, length) || riders == 0)
+        return false;  // (poses are never empty where hold_window is set)
+    const std::size_t k0 = window * length, k1 = std::min(part.poses.size(), k0 + length);
+    if (rotations.size() / 4 / riders < k1 - k0) return false;
+    out.resize(riders * 4);
+    for (std::size_t i = 0; i < riders; ++i) {
+        // Unbounded: the search held every rider within its bound, where the choice is the same.
+        const std::optional<Held> h = hold_read(rotations.data() + i * 4, riders * 4, k0, k1,
+                                                part.poses, std::numeric_limits<double>::infinity());
+        if (!h) return false;  // (an unbounded hold has one)
+        for (int c = 0; c < 4; ++c) out[i * 4 + c] = static_cast<float>(h->rest[c]);
+    }
+    return true;
 }
 
 namespace {
@@ -825,21 +825,24 @@ Status gather_held(std::size_t frames, const RigidFrameReader& read, const Rigid
 }
 
 // Riders' rotations held a window of `length` frames at a time (RigidOptions::hold_window), for
-// the gaussians `who` (ascending): each one's held rotation per window and its largest distance
-// (hold_over), from the frames read a window at a time. Memory: one window's rotations of `who`
-// and their held rotations, 16 bytes each.
+// the gaussians `who` (ascending): each one's held rotation per window (the first window's alone
+// where `every_window` is false) and its largest distance (hold_over), from the frames read a
+// window at a time. Memory: one window's rotations of `who` and their held rotations, 16 bytes
+// each.
 struct PerWindow {
     std::vector<std::uint32_t> who;
     std::size_t length = 0, windows = 0;
-    std::vector<float> rests;      // per who, per window: 4
+    bool every_window = true;
+    std::vector<float> rests;      // per who, per window kept: 4
     std::vector<double> distance;  // per who: +inf where some window holds none
+    std::size_t kept() const { return every_window ? windows : 1; }
 };
 
 Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const Streamed& s,
                        double tol, PerWindow& out) {
     const std::size_t m = out.who.size(), length = out.length;
     out.windows = windows_of(frames - 1, length);
-    out.rests.assign(m * out.windows * 4, 0.0f);
+    out.rests.assign(m * out.kept() * 4, 0.0f);
     out.distance.assign(m, 0);
     std::vector<float> window(length * m * 4);  // frame k0 + i's rotation of who[j] at (i m + j) 4
     PlyCloud scratch;
@@ -854,21 +857,15 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
         }
         for (std::size_t j = 0; j < m; ++j) {
             if (!(out.distance[j] <= tol)) continue;
-            const std::vector<Pose>& poses = s.poses[s.part_of[out.who[j]] - 1];
-            const float* q = window.data() + j * 4;
-            const std::optional<Held> h = hold_over(
-                k0, k1,
-                [&](std::size_t k) {
-                    const float* r = q + (k - k0) * m * 4;
-                    return normalized({r[0], r[1], r[2], r[3]});  // as rotation_of reads it
-                },
-                [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
+            const std::optional<Held> h = hold_read(window.data() + j * 4, m * 4, k0, k1,
+                                                    s.poses[s.part_of[out.who[j]] - 1], tol);
             if (!h) {
                 out.distance[j] = std::numeric_limits<double>::infinity();
                 continue;
             }
-            for (int c = 0; c < 4; ++c)
-                out.rests[(j * out.windows + w) * 4 + c] = static_cast<float>(h->rest[c]);
+            if (w < out.kept())
+                for (int c = 0; c < 4; ++c)
+                    out.rests[(j * out.kept() + w) * 4 + c] = static_cast<float>(h->rest[c]);
             out.distance[j] = std::max(out.distance[j], h->distance);
         }
     }
@@ -893,9 +890,9 @@ struct GatheredFacts {
         const auto at = std::lower_bound(w.who.begin(), w.who.end(), g);
         const auto j = static_cast<std::size_t>(at - w.who.begin());
         if (at == w.who.end() || *at != g || !(w.distance[j] <= ride_rot)) return std::nullopt;
-        Held out{{}, w.distance[j], std::vector<Quat>(w.windows)};
-        for (std::size_t k = 0; k < w.windows; ++k)
-            for (int c = 0; c < 4; ++c) out.per_window[k][c] = w.rests[(j * w.windows + k) * 4 + c];
+        Held out{{}, w.distance[j], std::vector<Quat>(w.kept())};
+        for (std::size_t k = 0; k < w.kept(); ++k)
+            for (int c = 0; c < 4; ++c) out.per_window[k][c] = w.rests[(j * w.kept() + k) * 4 + c];
         out.rest = out.per_window.front();
         return out;
     }
@@ -934,6 +931,7 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
         if (retry.empty()) break;
         PerWindow windowed;
         windowed.length = length;
+        windowed.every_window = o.every_window;
         for (std::uint32_t g = 0; g < n; ++g)
             if (std::binary_search(retry.begin(), retry.end(), s.part_of[g]) &&
                 whole.rides_position(g))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "fourdgs/io.hpp"
@@ -46,9 +47,9 @@ std::vector<PlyCloud> splat_truncated(std::vector<PlyCloud> frames) {
     return frames;
 }
 
-std::vector<PlyCloud> turning_bodies(unsigned seed) {
+std::vector<PlyCloud> turning_bodies(unsigned seed, std::size_t frames = kFrames) {
     return splat_truncated(
-        test::rigid_scene(kFrames, kGaussians, kFps, seed, {0.3, 0.3, 0.3, 0, 0}));
+        test::rigid_scene(frames, kGaussians, kFps, seed, {0.3, 0.3, 0.3, 0, 0}));
 }
 
 // keyframe-delta's search at relaxed's rotation bound (one step of 1/128): the riders' rotation
@@ -167,5 +168,58 @@ TEST_CASE("riders held a window at a time (property): the keyframe-delta convers
         CHECK(rep.other_part.gaussians <= kSheet + kBodies / 16);
         test::check_every_frame(bytes, rep.tolerance, frames, kFps);
         test::check_valid(bytes, true);
+    }
+}
+
+TEST_CASE("riders held a window at a time, one window kept (every_window false): the rotations "
+          "held do not grow with the frames, and held_window_rotations gives every window's bit "
+          "for bit as the search keeping them all, streamed and in memory") {
+    for (std::size_t count : {std::size_t{48}, kFrames}) {
+        INFO(count << " frames");
+        const auto frames = turning_bodies(84, count);
+        const RigidOptions every = relaxed(static_cast<std::uint32_t>(kFps));
+        RigidOptions one = every;
+        one.every_window = false;
+        for (bool streamed : {true, false}) {
+            INFO((streamed ? "streamed" : "in memory"));
+            const RigidParts all =
+                streamed ? found_streamed(frames, every) : find_rigid_parts(frames, every);
+            const RigidParts kept =
+                streamed ? found_streamed(frames, one) : find_rigid_parts(frames, one);
+            CHECK(kept.part_of == all.part_of);
+            REQUIRE(kept.parts.size() == all.parts.size());
+            CHECK(!kept.parts.empty());
+            for (std::size_t j = 0; j < kept.parts.size(); ++j) {
+                const RigidPart& a = all.parts[j];
+                const RigidPart& p = kept.parts[j];
+                REQUIRE(p.riders == a.riders);
+                REQUIRE(p.hold_window == a.hold_window);
+                // 16 bytes a rider, whatever the count of frames.
+                CHECK(held_windows_kept(p) == 1);
+                CHECK(p.rider_rotation.size() == 4 * p.riders.size());
+                if (p.hold_window == 0) continue;
+                const std::size_t windows = (count - 1) / p.hold_window + 1;
+                REQUIRE(held_windows_kept(a) == windows);
+                std::vector<float> rotations, held;
+                for (std::size_t w = 0; w < windows; ++w) {
+                    rotations.clear();
+                    for (std::size_t k = w * p.hold_window;
+                         k < std::min(count, (w + 1) * p.hold_window); ++k)
+                        for (std::uint32_t g : p.riders)
+                            rotations.insert(rotations.end(), &frames[k].rotation[g * 4],
+                                             &frames[k].rotation[g * 4 + 4]);
+                    held_window_rotations(p, w, rotations, held);
+                    REQUIRE(held.size() == 4 * p.riders.size());
+                    std::size_t differ = 0;
+                    for (std::size_t i = 0; i < p.riders.size(); ++i)
+                        differ += std::memcmp(&held[i * 4], &a.rider_rotation[(i * windows + w) * 4],
+                                              4 * sizeof(float)) != 0;
+                    CHECK(differ == 0);
+                    if (w == 0)  // the one window kept: the first
+                        CHECK(std::memcmp(held.data(), p.rider_rotation.data(),
+                                          held.size() * sizeof(float)) == 0);
+                }
+            }
+        }
     }
 }

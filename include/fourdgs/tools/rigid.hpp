@@ -81,6 +81,11 @@ struct RigidOptions {
     // keyframe-delta's second), or of a half or a quarter of it: the longest that leaves fewest
     // of them astray, where that is fewer than one rotation leaves. 0: never.
     std::uint32_t hold_window = 0;
+    // Where riders hold per window, whether each part's rider_rotation keeps every window's
+    // rotation (O(riders x windows)) or the first window's alone: the others are then obtained
+    // a window at a time from that window's frames (held_window_rotations), as the streamed
+    // keyframe-delta encode does, in memory bounded by a window, not the sequence.
+    bool every_window = true;
 };
 
 struct RigidPart {
@@ -89,7 +94,9 @@ struct RigidPart {
     std::vector<float> rider_rotation;   // 4 per rider per window: the rotation it is held at
     std::vector<Pose> poses;  // per frame: frame 0's placement -> frame k; [0] = identity
     // Frames per window of the riders' held rotations (RigidOptions::hold_window); 0: one window,
-    // the sequence. rider_rotation holds rider i's rotation of window w at (i x windows + w) x 4.
+    // the sequence. rider_rotation holds rider i's rotation of window w at (i x windows + w) x 4,
+    // windows being those it keeps (held_windows_kept): every window, or one (with
+    // RigidOptions::every_window false, the first, until a caller puts another's there).
     std::uint32_t hold_window = 0;
 };
 
@@ -123,7 +130,21 @@ struct RigidParts {
 // (`position` points at its 3 floats).
 void to_object_frame(const Pose& pose, float* position);
 
-// The rotation `part` holds its rider g at in frame `frame` (its window's).
+// How many windows' rotations part.rider_rotation holds for each rider (1 without riders).
+std::size_t held_windows_kept(const RigidPart& part);
+
+// The rotations `part` holds its riders at over window `window` of its frames (hold_window > 0;
+// frames window x hold_window up to the next window or the sequence's end), exactly as the search
+// validated them, from the riders' rotations as those frames hold them: `rotations` has frame
+// window x hold_window + i's rotation of part.riders[r] at (i x riders + r) x 4. Into `out`: 4
+// floats a rider, in riders' order, the layout of a rider_rotation keeping one window. False
+// (`out` unspecified) where the part holds no riders per window, the window is past its frames,
+// or `rotations` holds fewer than the window's frames.
+bool held_window_rotations(const RigidPart& part, std::size_t window,
+                           std::span<const float> rotations, std::vector<float>& out);
+
+// The rotation `part` holds its rider g at in frame `frame` (its window's; where rider_rotation
+// keeps fewer windows than the sequence has, the last kept: see held_windows_kept).
 std::span<const float, 4> rider_rotation(const RigidPart& part, std::uint32_t g,
                                          std::size_t frame = 0);
 // The same for the part's i-th rider (part.riders[i]), without searching for it.
