@@ -141,6 +141,18 @@ void keep_input(std::span<const T> now, std::vector<U>& last) {
     if (!now.empty()) std::memcpy(last.data(), now.data(), now.size() * sizeof(T));
 }
 
+// `last` := the bits of `now`, where last held the bits of the step before and differs from now
+// only in the rows moved[i] marks (W values a row). Where the column came or went, moved marks
+// every row.
+template <class T, class U>
+void keep_moved_input(std::span<const T> now, std::vector<U>& last, std::size_t n,
+                      const std::uint8_t* moved) {
+    if (now.size() != last.size() || n == 0) return keep_input(now, last);
+    const std::size_t w = now.size() / n;
+    for (std::size_t i = 0; i < n; ++i)
+        if (moved[i]) std::memcpy(last.data() + i * w, now.data() + i * w, w * sizeof(T));
+}
+
 // moved[i]: where row i of the step's inputs (and its window) differs from the last step's, for
 // every row i < n (0: nowhere; the kRow* bits: which); every row kRowAll when `last` holds no
 // step of n rows.
@@ -171,6 +183,28 @@ void mark_moved_rows(const GaussianBatch& b, std::span<const std::uint32_t> wind
                 if (bits_of<std::uint32_t>(b.sh[i * w + c]) != last.sh[i * w + c])
                     m[i] |= kRowOther;
     }
+}
+
+// `last` := the inputs of the step whose state was just built, where mark_moved_rows compared them
+// with `last`: only the rows it marked moved are copied (the others hold the same bits).
+void keep_moved_inputs(const GaussianBatch& b, std::span<const std::uint32_t> window,
+                       std::span<const std::uint8_t> moved, LastInputs& last) {
+    const std::size_t n = b.count;
+    const std::uint8_t* m = moved.data();
+    last.count = n;
+    keep_moved_input(b.position, last.position, n, m);
+    keep_moved_input(b.scale, last.scale, n, m);
+    keep_moved_input(b.rotation, last.rotation, n, m);
+    keep_moved_input(b.color, last.color, n, m);
+    keep_moved_input(b.motion, last.motion, n, m);
+    keep_moved_input(b.mu_t, last.mu_t, n, m);
+    keep_moved_input(b.sigma_t, last.sigma_t, n, m);
+    keep_moved_input(window, last.window, n, m);
+    keep_moved_input(b.object_id, last.object_id, n, m);
+    keep_moved_input(b.source_group, last.source_group, n, m);
+    keep_moved_input(b.source_index, last.source_index, n, m);
+    keep_moved_input(b.sh, last.sh, n, m);
+    last.valid = true;
 }
 
 // `last` := the inputs of the step whose state was just built.
@@ -232,7 +266,7 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
                     .birth;
             if (!encoding::bin_of(st.t0, birth, out.mu_t[k])) return false;
         }
-    keep_inputs(b, window_of, ident.inputs);
+    keep_moved_inputs(b, window_of, ident.moved, ident.inputs);
     ident.last_ids = st.ids;
     ident.changed_known = !keyframe;
     return true;
