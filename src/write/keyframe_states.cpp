@@ -142,15 +142,18 @@ void keep_input(std::span<const T> now, std::vector<U>& last) {
 }
 
 // `last` := the bits of `now`, where last held the bits of the step before and differs from now
-// only in the rows moved[i] marks (W values a row). Where the column came or went, moved marks
-// every row.
-template <class T, class U>
+// only in the rows moved[i] marks (W values a row; 0: as many as the column has, the SH's).
+// Where the column came or went, moved marks every row.
+template <std::size_t W, class T, class U>
 void keep_moved_input(std::span<const T> now, std::vector<U>& last, std::size_t n,
                       const std::uint8_t* moved) {
     if (now.size() != last.size() || n == 0) return keep_input(now, last);
-    const std::size_t w = now.size() / n;
+    if (now.empty()) return;  // absent in both
+    const std::size_t w = W ? W : now.size() / n;
+    U* __restrict to = last.data();
     for (std::size_t i = 0; i < n; ++i)
-        if (moved[i]) std::memcpy(last.data() + i * w, now.data() + i * w, w * sizeof(T));
+        if (moved[i])
+            for (std::size_t c = 0; c < w; ++c) to[i * w + c] = bits_of<U>(now[i * w + c]);
 }
 
 // moved[i]: where row i of the step's inputs (and its window) differs from the last step's, for
@@ -192,18 +195,18 @@ void keep_moved_inputs(const GaussianBatch& b, std::span<const std::uint32_t> wi
     const std::size_t n = b.count;
     const std::uint8_t* m = moved.data();
     last.count = n;
-    keep_moved_input(b.position, last.position, n, m);
-    keep_moved_input(b.scale, last.scale, n, m);
-    keep_moved_input(b.rotation, last.rotation, n, m);
-    keep_moved_input(b.color, last.color, n, m);
-    keep_moved_input(b.motion, last.motion, n, m);
-    keep_moved_input(b.mu_t, last.mu_t, n, m);
-    keep_moved_input(b.sigma_t, last.sigma_t, n, m);
-    keep_moved_input(window, last.window, n, m);
-    keep_moved_input(b.object_id, last.object_id, n, m);
-    keep_moved_input(b.source_group, last.source_group, n, m);
-    keep_moved_input(b.source_index, last.source_index, n, m);
-    keep_moved_input(b.sh, last.sh, n, m);
+    keep_moved_input<3>(b.position, last.position, n, m);
+    keep_moved_input<3>(b.scale, last.scale, n, m);
+    keep_moved_input<4>(b.rotation, last.rotation, n, m);
+    keep_moved_input<4>(b.color, last.color, n, m);
+    keep_moved_input<3>(b.motion, last.motion, n, m);
+    keep_moved_input<1>(b.mu_t, last.mu_t, n, m);
+    keep_moved_input<1>(b.sigma_t, last.sigma_t, n, m);
+    keep_moved_input<1>(window, last.window, n, m);
+    keep_moved_input<1>(b.object_id, last.object_id, n, m);
+    keep_moved_input<1>(b.source_group, last.source_group, n, m);
+    keep_moved_input<1>(b.source_index, last.source_index, n, m);
+    keep_moved_input<0>(b.sh, last.sh, n, m);
     last.valid = true;
 }
 
