@@ -8,9 +8,11 @@
 #include <span>
 #include <vector>
 
+#include "fourdgs/export.hpp"
 #include "fourdgs/pose.hpp"
 #include "fourdgs/tools/ply.hpp"
 
+FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
 // The positions of some gaussians at every frame: gaussian i's at frame k at
@@ -31,3 +33,4 @@ void pack_positions(std::span<const PlyCloud> frames, std::span<const std::uint3
 std::size_t count_following(const PackedPositions& packed, std::span<const Pose> poses, double tol);
 
 }  // namespace fourdgs
+FOURDGS_PUBLIC_END
