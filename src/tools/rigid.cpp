@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "fourdgs/tools/rigid_score.hpp"
+
 namespace fourdgs {
 namespace {
 
@@ -592,13 +594,13 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
     std::mt19937_64 rng(o.seed);  // the engine's sequence is fixed by the standard
     constexpr std::size_t kWindow = 16;  // hypothesis members: this close in Morton order
     constexpr std::size_t kScored = 4096;  // a hypothesis is scored on at most this many
-    std::vector<std::uint32_t> scored, support;
+    std::vector<std::uint32_t> support;
+    PackedPositions packed;
     while (moving.size() >= std::max<std::size_t>(o.min_members, 3) &&
            out.parts.size() < o.max_parts) {
         const std::size_t m = moving.size();
         const std::size_t stride = std::max<std::size_t>(1, m / kScored);
-        scored.clear();
-        for (std::size_t i = 0; i < m; i += stride) scored.push_back(moving[i]);
+        pack_positions(frames, moving, stride, packed);  // each scored gaussian's frames one run
         std::vector<Pose> best;
         std::size_t best_score = 0;
         for (std::uint32_t h = 0, tries = 0; h < o.hypotheses && tries < 8 * o.hypotheses;
@@ -613,9 +615,7 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
             ++h;
             const std::array<std::uint32_t, 3> tri{a, b, c};
             std::vector<Pose> poses = fit_poses(frames, tri);
-            std::size_t score = 0;
-            for (std::uint32_t g : scored)
-                score += follows_position(frames, g, poses, found);
+            const std::size_t score = count_following(packed, poses, found);  // follows_position
             if (score > best_score) best_score = score, best = std::move(poses);
         }
         if (best.empty()) break;

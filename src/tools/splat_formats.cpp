@@ -121,8 +121,26 @@ bool splats_sound(std::span<const std::uint8_t> bytes) {
 // Splats `first`.. of `bytes` (whole splats) into the sized cloud `c`: checked first (the first
 // splat that is no gaussian looked for only where one is not), then converted in a loop without
 // a branch.
+// What parse_splats makes of each byte of a splat's colour (b / 255) and rotation ((b - 128) /
+// 128): looked up, not divided, at every read (the same floats: each entry is that division).
+struct ByteValues {
+    std::array<float, 256> colour, rotation;
+};
+const ByteValues& byte_values() {
+    static const ByteValues values = [] {
+        ByteValues v;
+        for (int b = 0; b < 256; ++b) {
+            v.colour[b] = static_cast<float>(b) / 255.0f;
+            v.rotation[b] = (static_cast<float>(b) - 128.0f) / 128.0f;
+        }
+        return v;
+    }();
+    return values;
+}
+
 Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
     if (!splats_sound(bytes)) FOURDGS_TRY(check_splats(bytes, first));
+    const ByteValues& values = byte_values();
     const std::size_t n = bytes.size() / kSplatBytes;
     float* __restrict position = c.position.data() + 3 * first;
     float* __restrict scale = c.scale.data() + 3 * first;
@@ -134,11 +152,10 @@ Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyC
             position[3 * j + k] = load_f32(p + 4 * k);
             scale[3 * j + k] = load_f32(p + 12 + 4 * k);
         }
-        for (int k = 0; k < 4; ++k) color[4 * j + k] = static_cast<float>(p[24 + k]) / 255.0f;
+        for (int k = 0; k < 4; ++k) color[4 * j + k] = values.colour[p[24 + k]];
         // Bytes w x y z; the cloud holds x y z w.
-        rotation[4 * j + 3] = (static_cast<float>(p[28]) - 128.0f) / 128.0f;
-        for (int k = 0; k < 3; ++k)
-            rotation[4 * j + k] = (static_cast<float>(p[29 + k]) - 128.0f) / 128.0f;
+        rotation[4 * j + 3] = values.rotation[p[28]];
+        for (int k = 0; k < 3; ++k) rotation[4 * j + k] = values.rotation[p[29 + k]];
     }
     return ok_status();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "fourdgs/quantize.hpp"
 
@@ -115,21 +116,23 @@ U bits_of(T v) {
 constexpr std::uint8_t kRowOther = 0x10, kRowAll = 0xFF;
 
 // Sets `bit` in moved[i] where row i of `now` (W values a row; bits compared, so -0 and 0 differ)
-// is not row i of `last`, for i < n; kRowAll in every row where the column came or went.
+// is not row i of `last`, for i < n (n > 0; W 0: as many as the column has, the SH's); kRowAll in
+// every row where the column came or went.
 template <std::size_t W, class T, class U>
 void mark_input(std::span<const T> now, const std::vector<U>& last, std::size_t n,
-                std::uint8_t* moved, std::uint8_t bit = kRowOther) {
+                std::uint8_t* moved, std::uint8_t bit) {
     static_assert(sizeof(T) == sizeof(U));
     if (now.size() != last.size()) {
         std::fill_n(moved, n, kRowAll);
         return;
     }
     if (now.empty()) return;  // absent in both
+    const std::size_t w = W ? W : now.size() / n;
     const U* __restrict b = last.data();
     for (std::size_t i = 0; i < n; ++i) {
         std::uint8_t d = 0;
-        for (std::size_t c = 0; c < W; ++c)
-            d |= bits_of<U>(now[i * W + c]) != b[i * W + c];
+        for (std::size_t c = 0; c < w; ++c)
+            d |= bits_of<U>(now[i * w + c]) != b[i * w + c];
         moved[i] |= static_cast<std::uint8_t>(d * bit);
     }
 }
@@ -139,6 +142,43 @@ template <class T, class U>
 void keep_input(std::span<const T> now, std::vector<U>& last) {
     last.resize(now.size());
     if (!now.empty()) std::memcpy(last.data(), now.data(), now.size() * sizeof(T));
+}
+
+// `last` := the bits of `now`, where last held the bits of the step before and differs from now
+// only in the rows moved[i] marks (W values a row; 0: as many as the column has, the SH's).
+// Where the column came or went, moved marks every row.
+template <std::size_t W, class T, class U>
+void keep_moved_input(std::span<const T> now, std::vector<U>& last, std::size_t n,
+                      const std::uint8_t* moved) {
+    if (now.size() != last.size() || n == 0) return keep_input(now, last);
+    if (now.empty()) return;  // absent in both
+    const std::size_t w = W ? W : now.size() / n;
+    U* __restrict to = last.data();
+    for (std::size_t i = 0; i < n; ++i)
+        if (moved[i])
+            for (std::size_t c = 0; c < w; ++c) to[i * w + c] = bits_of<U>(now[i * w + c]);
+}
+
+// f(width, now, last, bit) for each input column of a step (and its window) with its copy in
+// `last` (a LastInputs): width an integral_constant, the values a row (0: the SH's, as many as the
+// column has); bit what mark_moved_rows sets where a row of it moved.
+template <class Last, class F>
+void each_input(const GaussianBatch& b, std::span<const std::uint32_t> window, Last& last, F&& f) {
+    using One = std::integral_constant<std::size_t, 1>;
+    using Three = std::integral_constant<std::size_t, 3>;
+    using Four = std::integral_constant<std::size_t, 4>;
+    f(Three{}, b.position, last.position, encoding::kRowPosition);
+    f(Three{}, b.scale, last.scale, encoding::kRowScale);
+    f(Four{}, b.rotation, last.rotation, encoding::kRowRotation);
+    f(Four{}, b.color, last.color, encoding::kRowColour);
+    f(Three{}, b.motion, last.motion, kRowOther);
+    f(One{}, b.mu_t, last.mu_t, kRowOther);
+    f(One{}, b.sigma_t, last.sigma_t, kRowOther);
+    f(One{}, window, last.window, kRowOther);
+    f(One{}, b.object_id, last.object_id, kRowOther);
+    f(One{}, b.source_group, last.source_group, kRowOther);
+    f(One{}, b.source_index, last.source_index, kRowOther);
+    f(std::integral_constant<std::size_t, 0>{}, b.sh, last.sh, kRowOther);
 }
 
 // moved[i]: where row i of the step's inputs (and its window) differs from the last step's, for
@@ -151,43 +191,30 @@ void mark_moved_rows(const GaussianBatch& b, std::span<const std::uint32_t> wind
     moved.assign(n, none ? kRowAll : std::uint8_t{0});
     if (none || n == 0) return;
     std::uint8_t* m = moved.data();
-    mark_input<3>(b.position, last.position, n, m, encoding::kRowPosition);
-    mark_input<3>(b.scale, last.scale, n, m, encoding::kRowScale);
-    mark_input<4>(b.rotation, last.rotation, n, m, encoding::kRowRotation);
-    mark_input<4>(b.color, last.color, n, m, encoding::kRowColour);
-    mark_input<3>(b.motion, last.motion, n, m);
-    mark_input<1>(b.mu_t, last.mu_t, n, m);
-    mark_input<1>(b.sigma_t, last.sigma_t, n, m);
-    mark_input<1>(window, last.window, n, m);
-    mark_input<1>(b.object_id, last.object_id, n, m);
-    mark_input<1>(b.source_group, last.source_group, n, m);
-    mark_input<1>(b.source_index, last.source_index, n, m);
-    if (b.sh.size() != last.sh.size()) {
-        std::fill(moved.begin(), moved.end(), kRowAll);
-    } else if (!b.sh.empty()) {
-        const std::size_t w = b.sh.size() / n;
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t c = 0; c < w; ++c)
-                if (bits_of<std::uint32_t>(b.sh[i * w + c]) != last.sh[i * w + c])
-                    m[i] |= kRowOther;
-    }
+    each_input(b, window, last, [&](auto width, auto now, const auto& kept, std::uint8_t bit) {
+        mark_input<decltype(width)::value>(std::span(now), kept, n, m, bit);
+    });
+}
+
+// `last` := the inputs of the step whose state was just built, where mark_moved_rows compared them
+// with `last`: only the rows it marked moved are copied (the others hold the same bits).
+void keep_moved_inputs(const GaussianBatch& b, std::span<const std::uint32_t> window,
+                       std::span<const std::uint8_t> moved, LastInputs& last) {
+    const std::size_t n = b.count;
+    const std::uint8_t* m = moved.data();
+    last.count = n;
+    each_input(b, window, last, [&](auto width, auto now, auto& kept, std::uint8_t) {
+        keep_moved_input<decltype(width)::value>(std::span(now), kept, n, m);
+    });
+    last.valid = true;
 }
 
 // `last` := the inputs of the step whose state was just built.
 void keep_inputs(const GaussianBatch& b, std::span<const std::uint32_t> window, LastInputs& last) {
     last.count = b.count;
-    keep_input(b.position, last.position);
-    keep_input(b.scale, last.scale);
-    keep_input(b.rotation, last.rotation);
-    keep_input(b.color, last.color);
-    keep_input(b.motion, last.motion);
-    keep_input(b.mu_t, last.mu_t);
-    keep_input(b.sigma_t, last.sigma_t);
-    keep_input(window, last.window);
-    keep_input(b.object_id, last.object_id);
-    keep_input(b.source_group, last.source_group);
-    keep_input(b.source_index, last.source_index);
-    keep_input(b.sh, last.sh);
+    each_input(b, window, last, [](auto, auto now, auto& kept, std::uint8_t) {
+        keep_input(std::span(now), kept);
+    });
     last.valid = true;
 }
 
@@ -232,7 +259,7 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
                     .birth;
             if (!encoding::bin_of(st.t0, birth, out.mu_t[k])) return false;
         }
-    keep_inputs(b, window_of, ident.inputs);
+    keep_moved_inputs(b, window_of, ident.moved, ident.inputs);
     ident.last_ids = st.ids;
     ident.changed_known = !keyframe;
     return true;

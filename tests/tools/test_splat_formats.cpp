@@ -404,6 +404,28 @@ TEST_CASE("a .splat's values are checked at their edges: -0 and the largest fini
     }
 }
 
+TEST_CASE("a .splat's colour and rotation bytes read as b / 255 and (b - 128) / 128, every b") {
+    // 256 splats, splat b's eight bytes all b but for a rotation that is never all 128 (the zero
+    // quaternion is refused): its w byte is b + 1. The reader looks the values up; the lookup
+    // must give the divisions' floats for every byte in every slot.
+    std::vector<std::uint8_t> bytes(256 * 32, 0);
+    for (int b = 0; b < 256; ++b) {
+        std::uint8_t* p = bytes.data() + 32 * b;
+        for (int k = 0; k < 8; ++k) p[24 + k] = static_cast<std::uint8_t>(b);
+        p[28] = static_cast<std::uint8_t>(b + 1);
+    }
+    auto c = read_splat(bytes);
+    REQUIRE(c.ok());
+    for (int b = 0; b < 256; ++b) {
+        const float colour = static_cast<float>(b) / 255.0f;
+        const float turn = (static_cast<float>(b) - 128.0f) / 128.0f;
+        const float w = (static_cast<float>((b + 1) % 256) - 128.0f) / 128.0f;
+        for (int k = 0; k < 4; ++k) CHECK(c->color[4 * b + k] == colour);
+        for (int k = 0; k < 3; ++k) CHECK(c->rotation[4 * b + k] == turn);  // x y z: bytes 29..31
+        CHECK(c->rotation[4 * b + 3] == w);
+    }
+}
+
 TEST_CASE("read_frame_file_into: a .splat read in blocks into a used cloud is read_splat's") {
     TempDir dir("fourdgs-splat-into");
     // 2,500 splats: more than one block of the reader's, the last one short.
