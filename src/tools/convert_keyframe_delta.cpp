@@ -301,6 +301,20 @@ std::span<const std::uint32_t> objects_of(const Resolved& r) {
     return r.objects->object_of;
 }
 
+// What the writer's first pass would find in the steps step_of makes of the view's frames (no
+// windows, `ids`, the objects' column where there are objects), their positions' extent `box`
+// measured by the caller on the same positions: the writer then asks for each frame once, not
+// twice, and finds these again as it steps, refusing them where they differ (KeyframeStepFacts).
+KeyframeStepFacts step_facts(const std::array<double, 6>& box, std::span<const std::uint32_t> ids,
+                             const Resolved& r) {
+    KeyframeStepFacts f;
+    f.aabb = box;
+    f.any_gaussian = f.unwindowed = !ids.empty();
+    if (!ids.empty()) f.largest_id = *std::max_element(ids.begin(), ids.end());
+    f.object_id = !ids.empty() && !objects_of(r).empty();
+    return f;
+}
+
 // The frames' clamped colours as the GOPs hold them (ColourHold); frame i is r.first + i.
 void hold_colours(std::vector<std::vector<float>>& colors, const Resolved& r) {
     if (colors.empty()) return;
@@ -475,6 +489,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const std::vector<float> sigma(first.count, kInf);
     KeyframeStepSource steps;
     for (std::uint64_t k = 0; k < in.frames; ++k) steps.t0.push_back(r.time_of(k));
+    steps.facts = step_facts(box, ids, r);
     // The step's frame and colours, their storage reused from step to step; the whole frames
     // are stepped as read, a view of them through `viewed`.
     PlyCloud raw, viewed;
