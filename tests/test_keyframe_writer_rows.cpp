@@ -1,9 +1,9 @@
 // The keyframe-delta writer's tracked path on a sequence with no new incarnation (fourdgs/
-// keyframe_writer.hpp): every step takes that path, and each state is brought up from the state
-// two steps back by copying the rows the last step rewrote (Identity::rewritten). The bytes and
-// every state must be those of the general path (each step its own copy of the ids), whether few
-// rows move a step (the rows copied) or most (the state copied whole), in each column alone and
-// in several.
+// keyframe_writer.hpp): every step takes that path, each moved row quantized again in place and
+// compared with the previous state's row on the columns its moved inputs feed alone
+// (same_requantized). The bytes and every state must be those of the general path (each step its
+// own copy of the ids), whether few rows move a step or most, in each column alone and in
+// several, rows moving back to the bins they had two steps before.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -105,7 +105,7 @@ std::vector<KeyframeStep> steps_of(const Sequence& q, bool shared_ids) {
 
 }  // namespace
 
-TEST_CASE("keyframe writer: a tracked state brought up by its rewritten rows is the general path's",
+TEST_CASE("keyframe writer: a tracked state with every row requantized in place is the general path's",
           "[keyframe-writer]") {
     for (const float moving : {0.05f, 0.2f, 0.9f}) {
         const Sequence q = make_sequence(11, 400, 13, moving);

@@ -82,46 +82,6 @@ bool same_requantized(const ChunkBins& a, const ChunkBins& b, std::size_t j, std
     return true;
 }
 
-// Rows `rows` of `src` copied into the same rows of `dst`, every column and SH band, where the
-// two hold the same columns at the same sizes; false, nothing copied, where they do not.
-bool copy_rows(const ChunkBins& src, std::span<const std::uint32_t> rows, ChunkBins& dst) {
-    bool same_shape = src.count == dst.count && src.sh_bands == dst.sh_bands &&
-                      src.has_gaussian_id == dst.has_gaussian_id &&
-                      src.has_source_group == dst.has_source_group &&
-                      src.has_source_index == dst.has_source_index &&
-                      src.has_object_id == dst.has_object_id;
-    encoding::for_each_column(src, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int) {
-        same_shape = same_shape && col.size() == dst.column(id)->size();
-    });
-    for (int band = 1; band <= src.sh_bands && same_shape; ++band)
-        same_shape = src.sh[band - 1].size() == dst.sh[band - 1].size();
-    if (!same_shape) return false;
-    auto copy = [&](const auto* from, auto* to, std::size_t w) {
-        for (const std::uint32_t j : rows)
-            for (std::size_t c = 0; c < w; ++c) to[j * w + c] = from[j * w + c];
-    };
-    encoding::for_each_column(src, [&](std::uint8_t id, const std::vector<std::int32_t>& col, int w) {
-        if (!col.empty()) copy(col.data(), dst.column(id)->data(), static_cast<std::size_t>(w));
-    });
-    for (int band = 1; band <= src.sh_bands; ++band)
-        copy(src.sh[band - 1].data(), dst.sh[band - 1].data(),
-             3 * static_cast<std::size_t>(sh_band_width(band)));
-    return true;
-}
-
-// `out` := `prev`, where `out` holds the state `prev` was built on by the tracked path (the
-// writer swapped the two, Identity::rewritten): the rows that build wrote alone, when they are
-// few; whole otherwise.
-void bring_up(const ChunkBins& prev, const Identity& ident, ChunkBins& out) {
-    const bool swapped = ident.rewritten_known && !ident.rewritten_all &&
-                         prev.position.data() == ident.built &&
-                         out.position.data() == ident.built_on;
-    if (swapped && ident.rewritten.size() <= prev.count / 2 &&
-        copy_rows(prev, ident.rewritten, out))
-        return;
-    out = prev;
-}
-
 // Sets changed[k] where row k of column x differs from row k of column y (w values a row), for
 // k < n: same_variable's test of one column for every row at once, in a loop that vectorizes.
 // A column one state has and the other lacks differs in every row.
@@ -292,15 +252,13 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
     if (!same_ids) return false;
     const GaussianBatch& b = st.gaussians;
     mark_moved_rows(b, window_of, ident.inputs, ident.moved);
-    bring_up(prev, ident, out);
+    out = prev;
     ident.changed.assign(n, 0);
-    ident.rewritten.clear();
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint8_t moved = ident.moved[i];
         if (!moved) continue;
         const std::uint32_t window = b.win_lo.empty() ? ctx.window_full : window_of[i];
         const std::uint32_t j = ident.prev_row[i];
-        ident.rewritten.push_back(j);
         // Only the columns whose inputs moved, where nothing else did: row j holds the bins of
         // the others' inputs, the same bits (the invariants among them).
         if (moved & kRowOther) {
@@ -324,11 +282,6 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
     keep_moved_inputs(b, window_of, ident.moved, ident.inputs);
     ident.last_ids = st.ids;
     ident.changed_known = !keyframe;
-    // A keyframe's derived mu_t was written in every row.
-    ident.rewritten_all = keyframe && b.mu_t.empty();
-    ident.built = out.position.data();
-    ident.built_on = prev.position.data();
-    ident.rewritten_known = true;
     return true;
 }
 
@@ -340,7 +293,6 @@ Status build_state(const Ctx& ctx, const Step& st, std::size_t s, bool keyframe,
     ident.changed_known = false;
     if (build_state_as_before(ctx, st, keyframe, window_of, prev, ident, out))
         return ok_status();
-    ident.rewritten_known = false;  // every row written below
     ident.inputs.valid = false;  // until the state is built from these inputs
     const std::size_t n = st.gaussians.count;
     encoding::resize_bins(raw, n, ctx.enc.sh_degree);

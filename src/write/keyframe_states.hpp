@@ -89,15 +89,6 @@ struct Identity {
     bool changed_known = false;
     LastInputs inputs;
     std::vector<std::uint8_t> moved;  // scratch: the rows whose inputs differ from `inputs`
-    // Where the last build_state took the tracked path: the rows it wrote in the state it built
-    // (`rewritten_all`: every row), over its copy of the state it was built on, and the two
-    // states' position buffers. The next call's `out`, where it is that state again (the writer
-    // swaps its two states), is brought up to its `prev` by copying those rows alone: every other
-    // row is the same bits in both.
-    std::vector<std::uint32_t> rewritten;
-    bool rewritten_known = false, rewritten_all = false;
-    const std::int32_t* built = nullptr;
-    const std::int32_t* built_on = nullptr;
 };
 
 // Step s's quantized state into `out`, sorted by file id, from the previous state `prev` (`raw`
