@@ -426,6 +426,50 @@ TEST_CASE("a .splat's colour and rotation bytes read as b / 255 and (b - 128) / 
     }
 }
 
+TEST_CASE("a .splat's every slot lands in its own column and lane, the last splat of a block too") {
+    // Splats whose 32 bytes all differ (random, the scale's sign bit cleared and each float's
+    // exponent kept finite, the rotation never all 128), read whole and through the reader's
+    // blocks of 1,024 at counts around a block's and a lane loop's ends: every float is its slot's
+    // bytes as the format defines them — position and scale as they are, colour b / 255, rotation
+    // (b - 128) / 128 from bytes w x y z into x y z w.
+    TempDir dir("fourdgs-splat-lanes");
+    std::mt19937 rng(5);
+    for (const std::size_t n : {1u, 2u, 3u, 1023u, 1024u, 1025u, 2049u}) {
+        INFO(n << " splats");
+        std::vector<std::uint8_t> bytes(n * 32);
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+        for (std::size_t j = 0; j < n; ++j) {
+            std::uint8_t* p = bytes.data() + 32 * j;
+            for (int k = 0; k < 6; ++k) p[4 * k + 3] &= 0x3f;  // |value| < 2^-1: finite, scale >= 0
+            if (p[28] == 128) p[28] = 129;
+        }
+        const auto path = (dir.path / "f.splat").string();
+        write_bytes(path, bytes);
+        auto whole = read_splat(bytes);
+        REQUIRE(whole.ok());
+        PlyCloud blocks;
+        REQUIRE(read_frame_file_into(path, blocks).ok());
+        for (const PlyCloud* c : {&*whole, &blocks}) {
+            REQUIRE(c->count == n);
+            for (std::size_t j = 0; j < n; ++j) {
+                const std::uint8_t* p = bytes.data() + 32 * j;
+                for (int k = 0; k < 3; ++k) {
+                    float pos, scale;
+                    std::memcpy(&pos, p + 4 * k, 4);
+                    std::memcpy(&scale, p + 12 + 4 * k, 4);
+                    CHECK(std::memcmp(&c->position[3 * j + k], &pos, 4) == 0);
+                    CHECK(std::memcmp(&c->scale[3 * j + k], &scale, 4) == 0);
+                }
+                for (int k = 0; k < 4; ++k)
+                    CHECK(c->color[4 * j + k] == static_cast<float>(p[24 + k]) / 255.0f);
+                for (int k = 0; k < 4; ++k)  // x y z from bytes 29..31, w from byte 28
+                    CHECK(c->rotation[4 * j + k] ==
+                          (static_cast<float>(p[28 + (k + 1) % 4]) - 128.0f) / 128.0f);
+            }
+        }
+    }
+}
+
 TEST_CASE("read_frame_file_into: a .splat read in blocks into a used cloud is read_splat's") {
     TempDir dir("fourdgs-splat-into");
     // 2,500 splats: more than one block of the reader's, the last one short.
