@@ -463,24 +463,33 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const bool whole = whole_view(view);
     if (!whole) {
         std::vector<PlyCloud> pair(1);
+        PlyCloud whole_frame;  // where the view keeps some gaussians
         bool any = false;
-        FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
-            if (view.keep.empty()) {  // the positions alone: all the aabb reads
-                pair[0].count = f.count;
-                pair[0].position.assign(f.position.begin(), f.position.end());
+        for (std::uint64_t k = 0; k < in.frames; ++k) {
+            if (view.keep.empty()) {  // the positions alone: all the aabb reads, in place
+                FOURDGS_ASSIGN(const PlyCloud* f, in.motion(k, pair[0]));
+                if (f != &pair[0]) {
+                    pair[0].count = f->count;
+                    pair[0].position.assign(f->position.begin(), f->position.end());
+                }
+                if (pair[0].count != in.first.count)  // read again: changed since the scan
+                    return bad(refusal::kFramesNotTracked,
+                               "frame " + std::to_string(k) + " holds " +
+                                   std::to_string(pair[0].count) + " gaussians but frame 0 holds " +
+                                   std::to_string(in.first.count));
                 place_held(in.first, view, pair[0], k, false);
             } else {
-                view_into(f, in.first, view, pair[0], k);
+                FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, whole_frame));
+                view_into(*f, in.first, view, pair[0], k);
             }
             const auto b = frames_aabb(pair);
-            if (pair[0].count == 0) return ok_status();
+            if (pair[0].count == 0) continue;
             for (int c = 0; c < 3; ++c) {
                 box[c] = any ? std::min(box[c], b[c]) : b[c];
                 box[3 + c] = any ? std::max(box[3 + c], b[3 + c]) : b[3 + c];
             }
             any = true;
-            return ok_status();
-        }));
+        }
         if (!any) box = {};
     }
     FOURDGS_ASSIGN(r.writer.grid,

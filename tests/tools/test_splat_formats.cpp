@@ -324,6 +324,21 @@ TEST_CASE("damaged .splat and .splatv files are refused by name") {
         REQUIRE(!r.ok());
         CHECK(refusal_of(r.error()) == refusal::kSplatBadValue);
     }
+    SECTION("a negative scale, by the motion read too (which takes no scale)") {
+        const float negative = -1.0f;
+        std::memcpy(good.data() + 64 + 16, &negative, 4);
+        TempDir dir("fourdgs-splat-bad-motion");
+        const auto path = (dir.path / "f.splat").string();
+        write_bytes(path, good);
+        PlyCloud whole, motion;
+        const Status a = read_frame_file_into(path, whole);
+        const Status b = read_frame_motion_into(path, motion);
+        REQUIRE(!a.ok());
+        REQUIRE(!b.ok());
+        CHECK(refusal_of(b.error()) == refusal::kSplatBadValue);
+        CHECK(b.error().message == a.error().message);
+        CHECK(b.error().message.find("splat 2") != std::string::npos);
+    }
     auto v = splatv_file(splatv_gaussians(3, 4));
     std::uint32_t json_length;
     std::memcpy(&json_length, v.data() + 4, 4);
@@ -426,7 +441,8 @@ TEST_CASE("a .splat's colour and rotation bytes read as b / 255 and (b - 128) / 
     }
 }
 
-TEST_CASE("a .splat's every slot lands in its own column and lane, the last splat of a block too") {
+TEST_CASE("a .splat's every slot lands in its own column and lane, the last splat of a block too, "
+          "whole and by the motion read") {
     // Splats whose 32 bytes all differ (random, the scale's sign bit cleared and each float's
     // exponent kept finite, the rotation never all 128), read whole and through the reader's
     // blocks of 1,024 at counts around a block's and a lane loop's ends: every float is its slot's
@@ -449,6 +465,14 @@ TEST_CASE("a .splat's every slot lands in its own column and lane, the last spla
         REQUIRE(whole.ok());
         PlyCloud blocks;
         REQUIRE(read_frame_file_into(path, blocks).ok());
+        // The motion read (count, positions, rotations alone) into a used cloud: read_splat's.
+        PlyCloud motion = test::used_cloud();
+        REQUIRE(read_frame_motion_into(path, motion).ok());
+        CHECK(motion.count == n);
+        CHECK(std::memcmp(motion.position.data(), whole->position.data(), 12 * n) == 0);
+        CHECK(std::memcmp(motion.rotation.data(), whole->rotation.data(), 16 * n) == 0);
+        CHECK(motion.position.size() == 3 * n);
+        CHECK(motion.rotation.size() == 4 * n);
         for (const PlyCloud* c : {&*whole, &blocks}) {
             REQUIRE(c->count == n);
             for (std::size_t j = 0; j < n; ++j) {
