@@ -59,7 +59,8 @@
 // Chunk Index entries with the six appended fields (§5.8; live_count = the composed population),
 // Statistics, Summary Offset. Deterministic: the same input gives the same bytes.
 //
-// Passes: the steps are scanned once (validation, the aabb the grid needs, the windows), then
+// Passes: the steps are scanned once (validation, the aabb the grid needs, the windows; skipped
+// where the step source gives these facts, KeyframeStepFacts), then
 // each state is built once, encoded (with cheaper_reference: both ways), verified and held as
 // encoded records until the front of the file, which depends on every state (gaussian_count,
 // gop_max_depth), is written; the delta records' offsets are then set. Memory: a few states and
@@ -72,8 +73,10 @@
 // encoded).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -151,9 +154,28 @@ Status write_keyframe_delta(std::span<const KeyframeStep> steps, const SceneHead
 // a step that keeps its predecessor's ids should hand over the same span (same data pointer) for
 // the writer's fast path: the same span is taken to hold the same ids, neither checked for
 // uniqueness again nor looked up. The output is byte for byte what the span overload writes.
+//
+// `facts`, where the caller knows them (a convert that read its frames for the same extent):
+// what the first pass would find. Then the writer asks for each step once: the grid and the
+// Window Table come from the facts, and the one pass checks each step as it fetches it (the same
+// checks, each refusal the same, raised when that step is reached) and finds the facts again,
+// refusing the file (invalid-option, nothing written to the sink) where they differ from those
+// given. The bytes are those written without them.
+struct KeyframeStepFacts {
+    // Every position of every step, the f32 values as doubles: min x, y, z, then max x, y, z (all
+    // 0 where no step has a gaussian). Compared bit for bit.
+    std::array<double, 6> aabb{};
+    std::vector<WindowTable::Window> windows;  // every gaussian's own window; order and repeats free
+    bool unwindowed = false;    // some step with gaussians has no windows: [0, duration) is listed
+    bool any_gaussian = false;  // some step has a gaussian
+    std::uint64_t largest_id = 0;  // the largest id of any step (0 where none has a gaussian)
+    bool source_group = false, source_index = false, object_id = false;  // some step has them
+};
+
 struct KeyframeStepSource {
     std::vector<double> t0;
     std::function<Result<const KeyframeStep*>(std::size_t step)> step;
+    std::optional<KeyframeStepFacts> facts;  // see above; empty: the steps are scanned first
 };
 
 Status write_keyframe_delta(const KeyframeStepSource& steps, const SceneHeader& header,

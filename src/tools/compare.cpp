@@ -151,6 +151,7 @@ struct Samples {
     std::vector<float> values;
     double sum_sq = 0, max = 0;
 
+    void reserve(std::size_t n) { values.reserve(n); }
     void add(double e) {
         values.push_back(static_cast<float>(e));
         sum_sq += e * e;
@@ -229,7 +230,13 @@ Status given_pairs(const PlyCloud& a, const PlyCloud& b, std::span<const std::ui
         }
         pair_nearest(a, b, in_a, in_b, matched, pairs);
     }
-    std::sort(pairs.begin(), pairs.end());
+    // In order of A's index, each held once (`matched`): std::sort's order, each pair placed at
+    // its index rather than sorted.
+    std::vector<std::size_t> partner_of(a.count, b.count);
+    for (const auto& [i, j] : pairs) partner_of[i] = j;
+    pairs.clear();
+    for (std::size_t i = 0; i < a.count; ++i)
+        if (partner_of[i] != b.count) pairs.push_back({i, partner_of[i]});
     return ok_status();
 }
 
@@ -338,6 +345,8 @@ CompareReport measure_pairs(const PlyCloud& a, const PlyCloud& b, CompareMatch m
     Samples pos{"pos"}, scale{"scale_rel"}, rot{"rot"}, deg{"rot_deg"}, rgb{"rgb"}, alpha{"alpha"},
         sh{"sh"}, band1{"sh_band1"}, band2{"sh_band2"}, band3{"sh_band3"};
     Samples* bands[] = {&band1, &band2, &band3};
+    for (Samples* s : {&pos, &scale, &rgb}) s->reserve(3 * pairs.size());
+    for (Samples* s : {&rot, &deg, &alpha}) s->reserve(pairs.size());
     const int ka = a.sh_per_gaussian() / 3, kb = b.sh_per_gaussian() / 3;
     const int k_both = (rep.sh_degree + 1) * (rep.sh_degree + 1) - 1;
     for (const auto& [i, j] : pairs) {

@@ -862,6 +862,9 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
     source.read_into = [&](std::uint64_t f, PlyCloud& into) {
         return read_frame_file_into(paths[static_cast<std::size_t>(f)], into);
     };
+    source.read_motion_into = [&](std::uint64_t f, PlyCloud& into) {
+        return read_frame_motion_into(paths[static_cast<std::size_t>(f)], into);
+    };
     source.concurrent_reads = true;  // each read opens its own file
     source.input_bytes = [&](std::uint64_t f) -> std::uint64_t {
         std::error_code ec;

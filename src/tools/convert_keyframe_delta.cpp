@@ -301,6 +301,20 @@ std::span<const std::uint32_t> objects_of(const Resolved& r) {
     return r.objects->object_of;
 }
 
+// What the writer's first pass would find in the steps step_of makes of the view's frames (no
+// windows, `ids`, the objects' column where there are objects), their positions' extent `box`
+// measured by the caller on the same positions: the writer then asks for each frame once, not
+// twice, and finds these again as it steps, refusing them where they differ (KeyframeStepFacts).
+KeyframeStepFacts step_facts(const std::array<double, 6>& box, std::span<const std::uint32_t> ids,
+                             const Resolved& r) {
+    KeyframeStepFacts f;
+    f.aabb = box;
+    f.any_gaussian = f.unwindowed = !ids.empty();
+    if (!ids.empty()) f.largest_id = *std::max_element(ids.begin(), ids.end());
+    f.object_id = !ids.empty() && !objects_of(r).empty();
+    return f;
+}
+
 // The frames' clamped colours as the GOPs hold them (ColourHold); frame i is r.first + i.
 void hold_colours(std::vector<std::vector<float>>& colors, const Resolved& r) {
     if (colors.empty()) return;
@@ -449,24 +463,33 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const bool whole = whole_view(view);
     if (!whole) {
         std::vector<PlyCloud> pair(1);
+        PlyCloud whole_frame;  // where the view keeps some gaussians
         bool any = false;
-        FOURDGS_TRY(in.each([&](std::uint64_t k, const PlyCloud& f) -> Status {
-            if (view.keep.empty()) {  // the positions alone: all the aabb reads
-                pair[0].count = f.count;
-                pair[0].position.assign(f.position.begin(), f.position.end());
+        for (std::uint64_t k = 0; k < in.frames; ++k) {
+            if (view.keep.empty()) {  // the positions alone: all the aabb reads, in place
+                FOURDGS_ASSIGN(const PlyCloud* f, in.motion(k, pair[0]));
+                if (f != &pair[0]) {
+                    pair[0].count = f->count;
+                    pair[0].position.assign(f->position.begin(), f->position.end());
+                }
+                if (pair[0].count != in.first.count)  // read again: changed since the scan
+                    return bad(refusal::kFramesNotTracked,
+                               "frame " + std::to_string(k) + " holds " +
+                                   std::to_string(pair[0].count) + " gaussians but frame 0 holds " +
+                                   std::to_string(in.first.count));
                 place_held(in.first, view, pair[0], k, false);
             } else {
-                view_into(f, in.first, view, pair[0], k);
+                FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, whole_frame));
+                view_into(*f, in.first, view, pair[0], k);
             }
             const auto b = frames_aabb(pair);
-            if (pair[0].count == 0) return ok_status();
+            if (pair[0].count == 0) continue;
             for (int c = 0; c < 3; ++c) {
                 box[c] = any ? std::min(box[c], b[c]) : b[c];
                 box[3 + c] = any ? std::max(box[3 + c], b[3 + c]) : b[3 + c];
             }
             any = true;
-            return ok_status();
-        }));
+        }
         if (!any) box = {};
     }
     FOURDGS_ASSIGN(r.writer.grid,
@@ -475,6 +498,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     const std::vector<float> sigma(first.count, kInf);
     KeyframeStepSource steps;
     for (std::uint64_t k = 0; k < in.frames; ++k) steps.t0.push_back(r.time_of(k));
+    steps.facts = step_facts(box, ids, r);
     // The step's frame and colours, their storage reused from step to step; the whole frames
     // are stepped as read, a view of them through `viewed`.
     PlyCloud raw, viewed;

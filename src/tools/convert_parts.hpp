@@ -153,6 +153,7 @@ struct StreamedFrames {
     std::uint64_t frames = 0;
     std::function<Result<PlyCloud>(std::uint64_t)> read;
     std::function<Status(std::uint64_t, PlyCloud&)> read_into;  // FrameSource::read_into, or empty
+    std::function<Status(std::uint64_t, PlyCloud&)> read_motion_into;  // the same, or empty
     PlyCloud first;
     std::array<double, 6> aabb{};  // every frame's positions (frames_aabb), from the first pass
     // Each gaussian's colour range over every frame, from the first pass (where it is read):
@@ -165,6 +166,9 @@ struct StreamedFrames {
     // Frame k: `first`, or frame k read into `scratch` (its storage reused where read_into is set).
     Result<const PlyCloud*> frame(std::uint64_t k, PlyCloud& scratch) const;
     Result<PlyCloud> frame(std::uint64_t k) const;
+    // Frame k's count, positions and rotations (FrameSource::read_motion_into): `first`, or read
+    // into `scratch`, whose other columns are then not frame k's.
+    Result<const PlyCloud*> motion(std::uint64_t k, PlyCloud& scratch) const;
 };
 
 // The frames as one encode sees them: gaussians `keep` (ascending; empty: all) of each frame, those

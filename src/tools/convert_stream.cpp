@@ -43,6 +43,12 @@ Result<const PlyCloud*> StreamedFrames::frame(std::uint64_t k, PlyCloud& scratch
     return &scratch;
 }
 
+Result<const PlyCloud*> StreamedFrames::motion(std::uint64_t k, PlyCloud& scratch) const {
+    if (k == 0 || !read_motion_into) return frame(k, scratch);
+    FOURDGS_TRY(read_motion_into(k, scratch));
+    return &scratch;
+}
+
 Result<PlyCloud> StreamedFrames::frame(std::uint64_t k) const {
     if (k == 0) return first;
     return read(k);
@@ -215,7 +221,11 @@ Result<RigidParts> find_parts_streamed(const StreamedFrames& in,
     // search holds a sample of frames and one more, never the sequence (rigid.hpp).
     PlyCloud scratch;
     auto motion_of = [&](std::size_t k, PlyCloud& m) -> Status {
-        FOURDGS_ASSIGN(const PlyCloud* f, in.frame(k, scratch));
+        FOURDGS_ASSIGN(const PlyCloud* f, in.motion(k, scratch));
+        if (f->count != in.first.count)  // read again: changed since the scan
+            return bad(refusal::kFramesNotTracked,
+                       "frame " + std::to_string(k) + " holds " + std::to_string(f->count) +
+                           " gaussians but frame 0 holds " + std::to_string(in.first.count));
         m.count = moving.size();
         m.position.resize(moving.size() * 3);
         m.rotation.resize(moving.size() * 4);
@@ -408,6 +418,7 @@ Status convert_tracked_streamed(const FrameSource& source, const ConvertOptions&
     in.frames = source.frames;
     in.read = source.read;
     in.read_into = source.read_into;
+    in.read_motion_into = source.read_motion_into;
     FOURDGS_ASSIGN(in.first, source.read(0));
     rep.frames = static_cast<std::size_t>(in.frames);
     std::vector<StillDeviation> still;

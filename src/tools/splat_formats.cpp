@@ -15,6 +15,10 @@
 #include "json_text.hpp"
 #include "path_in_error.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace fourdgs {
 namespace {
 
@@ -64,14 +68,16 @@ Status check_splat_size(std::uint64_t size) {
                         size - size % kSplatBytes);
 }
 
-// `c` sized for `count` splats, its storage reused (what a column held before is overwritten).
-void size_cloud(std::size_t count, PlyCloud& c) {
+// `c` sized for `count` splats, its storage reused (what a column held before is overwritten);
+// `motion`: its count, positions and rotations alone, the other columns left as they are.
+void size_cloud(std::size_t count, PlyCloud& c, bool motion = false) {
     c.count = count;
-    c.sh_degree = 0;
     c.position.resize(3 * count);
+    c.rotation.resize(4 * count);
+    if (motion) return;
+    c.sh_degree = 0;
     c.normal.assign(3 * count, 0.0f);
     c.scale.resize(3 * count);
-    c.rotation.resize(4 * count);
     c.color.resize(4 * count);
     c.sh.clear();
 }
@@ -138,41 +144,90 @@ const ByteValues& byte_values() {
     return values;
 }
 
-Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c) {
+// Splat j of `bytes` into its rows of the columns (their splat 0 at `first`), by the table;
+// `motion`: its position and rotation alone (the other columns may be absent).
+struct SplatColumns {
+    float* __restrict position;
+    float* __restrict scale;
+    float* __restrict color;
+    float* __restrict rotation;
+};
+void parse_splat(const std::uint8_t* p, std::size_t j, const ByteValues& values,
+                 const SplatColumns& to, bool motion) {
+    for (int k = 0; k < 3; ++k) to.position[3 * j + k] = load_f32(p + 4 * k);
+    if (!motion) {
+        for (int k = 0; k < 3; ++k) to.scale[3 * j + k] = load_f32(p + 12 + 4 * k);
+        for (int k = 0; k < 4; ++k) to.color[4 * j + k] = values.colour[p[24 + k]];
+    }
+    // Bytes w x y z; the cloud holds x y z w.
+    to.rotation[4 * j + 3] = values.rotation[p[28]];
+    for (int k = 0; k < 3; ++k) to.rotation[4 * j + k] = values.rotation[p[29 + k]];
+}
+
+#if defined(__SSE2__)
+// Splats 0 .. n - 1 of `bytes` as parse_splat makes them, four lanes at a time, but for the last:
+// a splat's three positions (and scales) are stored as four floats, the fourth the next splat's
+// first, written again by it. The colour and rotation bytes are divided in the lanes as the table
+// divides them one at a time (IEEE division is exact to the same float either way); the
+// positions and scales are moved as bits.
+void parse_splats_sse2(const std::uint8_t* bytes, std::size_t n, const SplatColumns& to,
+                       bool motion) {
+    const __m128 by255 = _mm_set1_ps(255.0f), by128 = _mm_set1_ps(128.0f);
+    const __m128i zero = _mm_setzero_si128();
+    auto lanes = [&](std::uint32_t four) {  // four bytes as four floats
+        const __m128i b = _mm_cvtsi32_si128(static_cast<int>(four));
+        return _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(b, zero), zero));
+    };
+    for (std::size_t j = 0; j + 1 < n; ++j) {
+        const std::uint8_t* p = bytes + j * kSplatBytes;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to.position + 3 * j),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        if (!motion) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to.scale + 3 * j),
+                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)));
+            _mm_storeu_ps(to.color + 4 * j, _mm_div_ps(lanes(load_u32(p + 24)), by255));
+        }
+        const __m128 wxyz = _mm_div_ps(_mm_sub_ps(lanes(load_u32(p + 28)), by128), by128);
+        _mm_storeu_ps(to.rotation + 4 * j, _mm_shuffle_ps(wxyz, wxyz, _MM_SHUFFLE(0, 3, 2, 1)));
+    }
+}
+#endif
+
+// `motion`: positions and rotations alone (size_cloud's `motion`).
+Status parse_splats(std::span<const std::uint8_t> bytes, std::size_t first, PlyCloud& c,
+                    bool motion = false) {
     if (!splats_sound(bytes)) FOURDGS_TRY(check_splats(bytes, first));
     const ByteValues& values = byte_values();
     const std::size_t n = bytes.size() / kSplatBytes;
-    float* __restrict position = c.position.data() + 3 * first;
-    float* __restrict scale = c.scale.data() + 3 * first;
-    float* __restrict color = c.color.data() + 4 * first;
-    float* __restrict rotation = c.rotation.data() + 4 * first;
-    for (std::size_t j = 0; j < n; ++j) {
-        const std::uint8_t* p = bytes.data() + j * kSplatBytes;
-        for (int k = 0; k < 3; ++k) {
-            position[3 * j + k] = load_f32(p + 4 * k);
-            scale[3 * j + k] = load_f32(p + 12 + 4 * k);
-        }
-        for (int k = 0; k < 4; ++k) color[4 * j + k] = values.colour[p[24 + k]];
-        // Bytes w x y z; the cloud holds x y z w.
-        rotation[4 * j + 3] = values.rotation[p[28]];
-        for (int k = 0; k < 3; ++k) rotation[4 * j + k] = values.rotation[p[29 + k]];
+    const SplatColumns to{c.position.data() + 3 * first,
+                          motion ? nullptr : c.scale.data() + 3 * first,
+                          motion ? nullptr : c.color.data() + 4 * first,
+                          c.rotation.data() + 4 * first};
+    std::size_t j = 0;
+#if defined(__SSE2__)
+    if (n > 1) {
+        parse_splats_sse2(bytes.data(), n, to, motion);
+        j = n - 1;
     }
+#endif
+    for (; j < n; ++j) parse_splat(bytes.data() + j * kSplatBytes, j, values, to, motion);
     return ok_status();
 }
 
-// The file's splats into `c`, read a block at a time: no copy of the whole file is held.
-Status read_splat_blocks(const std::string& path, PlyCloud& c) {
+// The file's splats into `c`, read a block at a time: no copy of the whole file is held;
+// `motion`: their positions and rotations alone.
+Status read_splat_blocks(const std::string& path, PlyCloud& c, bool motion = false) {
     FOURDGS_ASSIGN(FileSource file, FileSource::open(path));
     const std::uint64_t size = file.size().value_or(0);
     FOURDGS_TRY(detail::with_path(check_splat_size(size), path));
-    size_cloud(static_cast<std::size_t>(size / kSplatBytes), c);
+    size_cloud(static_cast<std::size_t>(size / kSplatBytes), c, motion);
     std::array<std::uint8_t, 1024 * kSplatBytes> block;
     for (std::uint64_t at = 0; at < size; at += block.size()) {
         const std::span<std::uint8_t> part(block.data(),
                                            std::min<std::uint64_t>(block.size(), size - at));
         FOURDGS_TRY(file.read_exact(at, part));
         FOURDGS_TRY(detail::with_path(
-            parse_splats(part, static_cast<std::size_t>(at / kSplatBytes), c), path));
+            parse_splats(part, static_cast<std::size_t>(at / kSplatBytes), c, motion), path));
     }
     return ok_status();
 }
@@ -249,6 +304,11 @@ Result<PlyCloud> read_frame_file(const std::string& path) {
 
 Status read_frame_file_into(const std::string& path, PlyCloud& into) {
     if (is_splat_path(path)) return read_splat_file_into(path, into);
+    return read_ply_file_into(path, into);
+}
+
+Status read_frame_motion_into(const std::string& path, PlyCloud& into) {
+    if (is_splat_path(path)) return read_splat_blocks(path, into, true);
     return read_ply_file_into(path, into);
 }
 

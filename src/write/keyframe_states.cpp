@@ -65,6 +65,23 @@ bool same_variable(const ChunkBins& a, std::size_t i, const ChunkBins& b, std::s
            same(a.source_index, b.source_index, 1) && same(a.object_id, b.object_id, 1);
 }
 
+// same_variable(a, j, b, j) where row j of `a` is row j of `b` with only the columns
+// requantize_row takes for `moved` (the kRow* bits) quantized again: only those can differ.
+bool same_requantized(const ChunkBins& a, const ChunkBins& b, std::size_t j, std::uint8_t moved) {
+    const std::size_t r = j * 3;
+    if ((moved & encoding::kRowPosition) && !same_values(&a.position[r], &b.position[r], 3))
+        return false;
+    if ((moved & encoding::kRowScale) && !same_values(&a.scale[r], &b.scale[r], 3)) return false;
+    if ((moved & encoding::kRowRotation) &&
+        (a.rotation_index[j] != b.rotation_index[j] ||
+         !same_values(&a.rotation[r], &b.rotation[r], 3)))
+        return false;
+    if ((moved & encoding::kRowColour) &&
+        (a.opacity[j] != b.opacity[j] || !same_values(&a.color[r], &b.color[r], 3)))
+        return false;
+    return true;
+}
+
 // Sets changed[k] where row k of column x differs from row k of column y (w values a row), for
 // k < n: same_variable's test of one column for every row at once, in a loop that vectorizes.
 // A column one state has and the other lacks differs in every row.
@@ -243,13 +260,16 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
         const std::uint32_t window = b.win_lo.empty() ? ctx.window_full : window_of[i];
         const std::uint32_t j = ident.prev_row[i];
         // Only the columns whose inputs moved, where nothing else did: row j holds the bins of
-        // the others' inputs, the same bits.
-        const char* failed =
-            moved & kRowOther
-                ? encoding::quantize_row(ctx.enc, b, i, window, j, out, nullptr, &ident.steps)
-                : encoding::requantize_row(ctx.enc, b, i, j, moved, out);
-        if (failed || !same_invariants(out, j, prev, j)) return false;
-        ident.changed[j] = !same_variable(out, j, prev, j);
+        // the others' inputs, the same bits (the invariants among them).
+        if (moved & kRowOther) {
+            if (encoding::quantize_row(ctx.enc, b, i, window, j, out, nullptr, &ident.steps) ||
+                !same_invariants(out, j, prev, j))
+                return false;
+            ident.changed[j] = !same_variable(out, j, prev, j);
+        } else {
+            if (encoding::requantize_row(ctx.enc, b, i, j, moved, out)) return false;
+            ident.changed[j] = !same_requantized(out, prev, j, moved);
+        }
     }
     if (b.mu_t.empty())
         for (std::size_t k = 0; k < n; ++k) {

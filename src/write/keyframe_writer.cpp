@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -95,6 +96,66 @@ Status validate_step(const KeyframeStep& st, std::size_t s, double t1, int sh_de
                                            num(st.t0) + ", " + num(t1) + ")");
     }
     return ok_status();
+}
+
+
+// The Window Table's order (by lo, then hi), each window once.
+void sort_unique(std::vector<WindowTable::Window>& w) {
+    std::sort(w.begin(), w.end(), [](const auto& x, const auto& y) {
+        return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
+    });
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+}
+
+// What a pass finds of the steps so far (KeyframeStepFacts), and the last step's ids, found
+// unique.
+struct StepScan {
+    KeyframeStepFacts facts;
+    std::span<const std::uint32_t> checked_ids;
+};
+
+// Step s (ending at t1) checked (validate_step) and its facts added to `scan`'s.
+Status scan_step(const KeyframeStep& st, std::size_t s, double t1, int sh_degree, double duration,
+                 StepScan& scan) {
+    const bool ids_checked = !scan.checked_ids.empty() &&
+                             st.ids.data() == scan.checked_ids.data() &&
+                             st.ids.size() == scan.checked_ids.size();
+    FOURDGS_TRY(validate_step(st, s, t1, sh_degree, duration, ids_checked));
+    scan.checked_ids = st.ids;
+    KeyframeStepFacts& f = scan.facts;
+    const GaussianBatch& b = st.gaussians;
+    for (std::size_t i = 0; i < b.count; ++i) {
+        for (int c = 0; c < 3; ++c) {
+            const double v = b.position[i * 3 + c];
+            if (!f.any_gaussian) f.aabb[c] = f.aabb[3 + c] = v;
+            f.aabb[c] = std::min(f.aabb[c], v);
+            f.aabb[3 + c] = std::max(f.aabb[3 + c], v);
+        }
+        f.any_gaussian = true;
+        if (!b.win_lo.empty()) f.windows.push_back({b.win_lo[i], b.win_hi[i]});
+        f.largest_id = std::max<std::uint64_t>(f.largest_id, st.ids[i]);
+    }
+    if (b.win_lo.empty() && b.count > 0) f.unwindowed = true;
+    f.source_group |= !b.source_group.empty();
+    f.source_index |= !b.source_index.empty();
+    f.object_id |= !b.object_id.empty();
+    if (f.windows.size() > (std::size_t{1} << 22)) sort_unique(f.windows);
+    return ok_status();
+}
+
+// Where the facts a step source gave differ from those its steps hold: empty where they agree
+// (the aabb bit for bit, the windows as a set).
+std::string facts_differ(const KeyframeStepFacts& given, KeyframeStepFacts found) {
+    KeyframeStepFacts g = given;
+    sort_unique(g.windows);
+    sort_unique(found.windows);
+    if (std::memcmp(g.aabb.data(), found.aabb.data(), sizeof g.aabb) != 0) return "aabb";
+    if (g.windows != found.windows || g.unwindowed != found.unwindowed) return "windows";
+    if (g.any_gaussian != found.any_gaussian || g.largest_id != found.largest_id) return "ids";
+    if (g.source_group != found.source_group || g.source_index != found.source_index ||
+        g.object_id != found.object_id)
+        return "optional columns";
+    return {};
 }
 
 
@@ -398,7 +459,7 @@ private:
 
     Status check_steps() const;
     Status scan_steps();
-    void sort_windows();
+    void take_facts(const KeyframeStepFacts& facts);
     Status plan_schedule();
     Status chain_depths();
     Status encode_states(HeldChunks& held, KeyframeWriteReport* report);
@@ -426,12 +487,9 @@ private:
     const std::size_t ns_;
     Ctx ctx_;
 
-    // Pass 1: the scene's extent, windows and ids.
-    std::array<double, 6> aabb_{};
+    // Pass 1 (or the step source): the scene's extent, windows and ids, and the Window Table.
+    KeyframeStepFacts facts_;
     std::vector<WindowTable::Window> windows_;
-    bool need_full_ = false;  // some step has no windows: [0, duration) stands in
-    std::uint64_t max_id_ = 0;
-    bool any_id_ = false;
     Quantization quant_;
 
     // The schedule: kind, mode and depth per step.
@@ -457,10 +515,10 @@ Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
     FOURDGS_TRY(resolve(options_, header_, ctx_));
     FOURDGS_ASSIGN(const content::Extras extras, content::encode_extras(header_));
     FOURDGS_TRY(check_steps());
-    FOURDGS_TRY(scan_steps());
-    sort_windows();
+    if (source_.facts) take_facts(*source_.facts);
+    else FOURDGS_TRY(scan_steps());
     encoding::init_scene(ctx_.enc, header_, windows_);
-    FOURDGS_TRY(make_grid(ctx_, aabb_, header_, quant_));
+    FOURDGS_TRY(make_grid(ctx_, facts_.aabb, header_, quant_));
     ctx_.enc.scene.quantization = quant_;
     FOURDGS_TRY(plan_schedule());
     HeldChunks held(options_.held_bytes);
@@ -468,7 +526,7 @@ Status KeyframeDeltaWriter::write(ByteSink& sink, KeyframeWriteReport* report) {
     FileAssembler as(sink);
     FOURDGS_TRY(write_front(as, extras));
     FOURDGS_TRY(write_chunks(held, as));
-    const Statistics stats{distinct_, static_cast<std::uint32_t>(ns_), duration_, aabb_};
+    const Statistics stats{distinct_, static_cast<std::uint32_t>(ns_), duration_, facts_.aabb};
     const WriterOptions& o = options_.base;
     FOURDGS_TRY(as.finish({o.write_index, o.write_crc, o.write_statistics, o.write_summary_offset},
                           stats));
@@ -505,50 +563,25 @@ Status KeyframeDeltaWriter::check_steps() const {
 // Pass 1: each step validated, and what the grid and the Window Table need from all of them —
 // the aabb, the windows, the optional columns, the largest caller id.
 Status KeyframeDeltaWriter::scan_steps() {
-    bool any = false;
-    std::span<const std::uint32_t> checked_ids;  // the last step's ids, found unique
+    StepScan scan;
     for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_ASSIGN(const KeyframeStep* step, fetch(s));
-        const KeyframeStep& st = *step;
-        const bool ids_checked = !checked_ids.empty() && st.ids.data() == checked_ids.data() &&
-                                 st.ids.size() == checked_ids.size();
-        FOURDGS_TRY(validate_step(st, s, t1_of(s), header_.sh_degree, duration_, ids_checked));
-        checked_ids = st.ids;
-        const GaussianBatch& b = st.gaussians;
-        for (std::size_t i = 0; i < b.count; ++i) {
-            for (int c = 0; c < 3; ++c) {
-                const double v = b.position[i * 3 + c];
-                if (!any) aabb_[c] = aabb_[3 + c] = v;
-                aabb_[c] = std::min(aabb_[c], v);
-                aabb_[3 + c] = std::max(aabb_[3 + c], v);
-            }
-            any = true;
-            if (!b.win_lo.empty()) windows_.push_back({b.win_lo[i], b.win_hi[i]});
-            max_id_ = std::max<std::uint64_t>(max_id_, st.ids[i]);
-            any_id_ = true;
-        }
-        if (b.win_lo.empty() && b.count > 0) need_full_ = true;
-        ctx_.has_group |= !b.source_group.empty();
-        ctx_.has_index |= !b.source_index.empty();
-        ctx_.has_object |= !b.object_id.empty();
-        if (windows_.size() > (std::size_t{1} << 22)) {
-            std::sort(windows_.begin(), windows_.end(), [](const auto& x, const auto& y) {
-                return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
-            });
-            windows_.erase(std::unique(windows_.begin(), windows_.end()), windows_.end());
-        }
+        FOURDGS_TRY(scan_step(*step, s, t1_of(s), header_.sh_degree, duration_, scan));
     }
+    take_facts(scan.facts);
     return ok_status();
 }
 
-// The Window Table sorted and unique.
-void KeyframeDeltaWriter::sort_windows() {
-    if (need_full_) windows_.push_back({0, duration_});
-    std::sort(windows_.begin(), windows_.end(), [](const auto& x, const auto& y) {
-        return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
-    });
-    windows_.erase(std::unique(windows_.begin(), windows_.end()), windows_.end());
-    if (need_full_) ctx_.window_full = window_index(0, duration_);
+// The steps' facts kept, and the Window Table made of their windows, sorted and unique.
+void KeyframeDeltaWriter::take_facts(const KeyframeStepFacts& facts) {
+    facts_ = facts;
+    ctx_.has_group = facts.source_group;
+    ctx_.has_index = facts.source_index;
+    ctx_.has_object = facts.object_id;
+    windows_ = facts.windows;
+    if (facts.unwindowed) windows_.push_back({0, duration_});
+    sort_unique(windows_);
+    if (facts.unwindowed) ctx_.window_full = window_index(0, duration_);
 }
 
 // The index of [lo, hi) in the Window Table (pass 1 put every window of every step there).
@@ -610,7 +643,10 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         report->states.clear();
     }
     Identity ident;
-    ident.next_fresh = any_id_ ? max_id_ + 1 : 0;
+    ident.next_fresh = facts_.any_gaussian ? facts_.largest_id + 1 : 0;
+    // Facts the source gave are found again here, each step checked as pass 1 would have.
+    std::optional<StepScan> rescan;
+    if (source_.facts) rescan.emplace();
     prev_ = ChunkBins{};
     prev_.sh_bands = ctx_.enc.sh_degree;
     Composing c;
@@ -619,10 +655,16 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
     std::uint64_t offset = 0;
     for (std::size_t s = 0; s < ns_; ++s) {
         FOURDGS_ASSIGN(const KeyframeStep* st, fetch(s));
+        if (rescan) FOURDGS_TRY(scan_step(*st, s, t1_of(s), header_.sh_degree, duration_, *rescan));
         const GaussianBatch& b = st->gaussians;
         window_of_.resize(b.win_lo.empty() ? 0 : b.count);
-        for (std::size_t i = 0; i < window_of_.size(); ++i)
+        for (std::size_t i = 0; i < window_of_.size(); ++i) {
             window_of_[i] = window_index(b.win_lo[i], b.win_hi[i]);
+            // Not in the table only where the source's facts left it out.
+            if (window_of_[i] >= windows_.size() ||
+                !(windows_[window_of_[i]] == WindowTable::Window{b.win_lo[i], b.win_hi[i]}))
+                return bad_option(who(s, i) + ": its window is not among the facts' windows");
+        }
         FOURDGS_TRY(build_state(ctx_, {st->t0, st->ids, st->gaussians}, s, is_key_[s], window_of_,
                                 prev_, ident, raw_, cur_));
         changed_from_prev_ = ident.changed_known ? &ident.changed : nullptr;
@@ -645,6 +687,9 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         std::swap(prev_, cur_);
     }
     distinct_ = ident.distinct;
+    if (rescan)
+        if (const std::string what = facts_differ(facts_, rescan->facts); !what.empty())
+            return bad_option("the step source's facts differ from its steps' in their " + what);
     return ok_status();
 }
 
@@ -768,7 +813,7 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
 // The front of the file: Header, Quantization, Window Table, then the content records with the
 // keyframe-delta advisory metadata and the scene extras.
 Status KeyframeDeltaWriter::write_front(FileAssembler& as, const content::Extras& extras) {
-    Header h = encoding::make_header(header_, kModelKeyframeDelta, distinct_, aabb_,
+    Header h = encoding::make_header(header_, kModelKeyframeDelta, distinct_, facts_.aabb,
                                      ctx_.enc.chunk_compressed, extras);
     const bool indexed = options_.base.write_index && ns_ > 1 && options_.base.write_statistics;
     if (header_.profile.empty() && indexed) h.profile = "keyframed";
@@ -811,7 +856,7 @@ void KeyframeDeltaWriter::fill_report(const FileAssembler& as,
     report.base.quantization = quant_;
     report.base.windows = windows_;
     report.base.gaussian_count = distinct_;
-    report.base.aabb = aabb_;
+    report.base.aabb = facts_.aabb;
     report.base.chunk_count = static_cast<std::uint32_t>(ns_);
     report.base.bytes_written = as.position();
     report.keyframes = keyframes_;

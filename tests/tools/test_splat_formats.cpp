@@ -324,6 +324,21 @@ TEST_CASE("damaged .splat and .splatv files are refused by name") {
         REQUIRE(!r.ok());
         CHECK(refusal_of(r.error()) == refusal::kSplatBadValue);
     }
+    SECTION("a negative scale, by the motion read too (which takes no scale)") {
+        const float negative = -1.0f;
+        std::memcpy(good.data() + 64 + 16, &negative, 4);
+        TempDir dir("fourdgs-splat-bad-motion");
+        const auto path = (dir.path / "f.splat").string();
+        write_bytes(path, good);
+        PlyCloud whole, motion;
+        const Status a = read_frame_file_into(path, whole);
+        const Status b = read_frame_motion_into(path, motion);
+        REQUIRE(!a.ok());
+        REQUIRE(!b.ok());
+        CHECK(refusal_of(b.error()) == refusal::kSplatBadValue);
+        CHECK(b.error().message == a.error().message);
+        CHECK(b.error().message.find("splat 2") != std::string::npos);
+    }
     auto v = splatv_file(splatv_gaussians(3, 4));
     std::uint32_t json_length;
     std::memcpy(&json_length, v.data() + 4, 4);
@@ -423,6 +438,59 @@ TEST_CASE("a .splat's colour and rotation bytes read as b / 255 and (b - 128) / 
         for (int k = 0; k < 4; ++k) CHECK(c->color[4 * b + k] == colour);
         for (int k = 0; k < 3; ++k) CHECK(c->rotation[4 * b + k] == turn);  // x y z: bytes 29..31
         CHECK(c->rotation[4 * b + 3] == w);
+    }
+}
+
+TEST_CASE("a .splat's every slot lands in its own column and lane, the last splat of a block too, "
+          "whole and by the motion read") {
+    // Splats whose 32 bytes all differ (random, the scale's sign bit cleared and each float's
+    // exponent kept finite, the rotation never all 128), read whole and through the reader's
+    // blocks of 1,024 at counts around a block's and a lane loop's ends: every float is its slot's
+    // bytes as the format defines them — position and scale as they are, colour b / 255, rotation
+    // (b - 128) / 128 from bytes w x y z into x y z w.
+    TempDir dir("fourdgs-splat-lanes");
+    std::mt19937 rng(5);
+    for (const std::size_t n : {1u, 2u, 3u, 1023u, 1024u, 1025u, 2049u}) {
+        INFO(n << " splats");
+        std::vector<std::uint8_t> bytes(n * 32);
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+        for (std::size_t j = 0; j < n; ++j) {
+            std::uint8_t* p = bytes.data() + 32 * j;
+            for (int k = 0; k < 6; ++k) p[4 * k + 3] &= 0x3f;  // |value| < 2^-1: finite, scale >= 0
+            if (p[28] == 128) p[28] = 129;
+        }
+        const auto path = (dir.path / "f.splat").string();
+        write_bytes(path, bytes);
+        auto whole = read_splat(bytes);
+        REQUIRE(whole.ok());
+        PlyCloud blocks;
+        REQUIRE(read_frame_file_into(path, blocks).ok());
+        // The motion read (count, positions, rotations alone) into a used cloud: read_splat's.
+        PlyCloud motion = test::used_cloud();
+        REQUIRE(read_frame_motion_into(path, motion).ok());
+        CHECK(motion.count == n);
+        CHECK(std::memcmp(motion.position.data(), whole->position.data(), 12 * n) == 0);
+        CHECK(std::memcmp(motion.rotation.data(), whole->rotation.data(), 16 * n) == 0);
+        CHECK(motion.position.size() == 3 * n);
+        CHECK(motion.rotation.size() == 4 * n);
+        for (const PlyCloud* c : {&*whole, &blocks}) {
+            REQUIRE(c->count == n);
+            for (std::size_t j = 0; j < n; ++j) {
+                const std::uint8_t* p = bytes.data() + 32 * j;
+                for (int k = 0; k < 3; ++k) {
+                    float pos, scale;
+                    std::memcpy(&pos, p + 4 * k, 4);
+                    std::memcpy(&scale, p + 12 + 4 * k, 4);
+                    CHECK(std::memcmp(&c->position[3 * j + k], &pos, 4) == 0);
+                    CHECK(std::memcmp(&c->scale[3 * j + k], &scale, 4) == 0);
+                }
+                for (int k = 0; k < 4; ++k)
+                    CHECK(c->color[4 * j + k] == static_cast<float>(p[24 + k]) / 255.0f);
+                for (int k = 0; k < 4; ++k)  // x y z from bytes 29..31, w from byte 28
+                    CHECK(c->rotation[4 * j + k] ==
+                          (static_cast<float>(p[28 + (k + 1) % 4]) - 128.0f) / 128.0f);
+            }
+        }
     }
 }
 

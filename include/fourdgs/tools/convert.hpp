@@ -273,6 +273,10 @@ struct FrameSource {
     // Passes that read every frame in turn call it with one cloud, so a frame takes no fresh
     // memory; where it is empty they call `read`.
     std::function<Status(std::uint64_t frame, PlyCloud& into)> read_into;
+    // Optional: frame `frame`'s count, positions and rotations into `into` (its other columns
+    // may be left as they were), for the passes that read nothing else (the rigid parts' search,
+    // the extent of the tracked view); where it is empty they call read_into or `read`.
+    std::function<Status(std::uint64_t frame, PlyCloud& into)> read_motion_into;
 };
 
 // Converts the frames of `source` as convert_ply_files converts its files (below), writing

@@ -66,6 +66,10 @@ std::vector<std::uint8_t> write_splat(const PlyCloud& cloud);
 Result<PlyCloud> read_frame_file(const std::string& path);
 // The same into `into`, its storage reused (read_splat_file_into, read_ply_file_into).
 Status read_frame_file_into(const std::string& path, PlyCloud& into);
+// The frame's count, positions and rotations into `into`, for a pass that reads nothing else: of
+// a .splat those alone (the other columns left as they were; every splat checked as
+// read_splat checks it), of a PLY the whole cloud (read_frame_file_into).
+Status read_frame_motion_into(const std::string& path, PlyCloud& into);
 
 // A .splatv's gaussians, each entry of the splat chunk that is not padding, decoded.
 struct SplatvScene {
