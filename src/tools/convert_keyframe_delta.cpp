@@ -257,10 +257,13 @@ private:
 
     // rot_levels: the rotation on the grid inside the input's box (grid_point_in_box).
     Status place_in_box(float* q, std::uint64_t frame, std::size_t g) const {
-        const std::string who = "frame " + std::to_string(frame) + " gaussian " + std::to_string(g);
+        // Named only when refused: this runs for every rotation that changed.
+        const auto who = [&] {
+            return "frame " + std::to_string(frame) + " gaussian " + std::to_string(g);
+        };
         if (!rotation_box::on_levels(q))
             return bad(refusal::kInvalidOption,
-                       who + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
+                       who() + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
                            detail::fmt(q[2]) + ", " + detail::fmt(q[3]) +
                            ") is not on a .splat's 8-bit levels (b - 128) / 128, which "
                            "tolerance key rot_levels measures in (a PLY sequence has none)");
@@ -275,7 +278,7 @@ private:
             }
         }
         return bad(refusal::kInvalidOption,
-                   who + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
+                   who() + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
                        detail::fmt(q[2]) + ", " + detail::fmt(q[3]) + ") is not the rounding " +
                        "round(128 q + 128) of any unit quaternion within tolerance key rot_levels " +
                        "(a writer that truncates needs rot_levels 1)");

@@ -110,18 +110,13 @@ Box box_towards(const float* v, double half, const Quat& towards) {
     return flipped;
 }
 
-std::optional<Deepest> deepest_unit(const Box& box) {
-    if (!meets_sphere(shrunk(box, 0))) return std::nullopt;
-    // Moving the sides in nests the boxes, so "still meets the sphere" is monotone in the depth:
-    // bisect it. No box of [-1, 1] is deeper than 1 on a closed side.
-    double inside = 0, outside = 1 + 1e-9;
-    while (outside - inside > 1e-12) {
-        const double mid = (inside + outside) / 2;
-        (meets_sphere(shrunk(box, mid)) ? inside : outside) = mid;
-    }
-    // The segment from the nearest point to the farthest corner lies in the (convex) box and
-    // crosses the sphere: |p + s d| = 1 for s in [0, 1].
-    const Box b = shrunk(box, inside);
+namespace {
+
+// A unit quaternion in `box` moved in by `depth` (which meets the sphere): the segment from its
+// nearest point to its farthest corner lies in the (convex) box and crosses the sphere, where
+// |p + s d| = 1 for s in [0, 1].
+std::optional<Deepest> unit_point_at(const Box& box, double depth) {
+    const Box b = shrunk(box, depth);
     const Quat p = nearest_point(b), far = farthest_corner(b);
     Quat d;
     for (int c = 0; c < 4; ++c) d[c] = far[c] - p[c];
@@ -133,8 +128,58 @@ std::optional<Deepest> deepest_unit(const Box& box) {
     const double n = std::sqrt(norm2(out.q));
     if (!(n > 0)) return std::nullopt;
     for (double& x : out.q) x /= n;
-    out.depth = inside;
+    out.depth = depth;
     return out;
+}
+
+}  // namespace
+
+std::optional<Deepest> deepest_unit(const Box& box) {
+    if (!meets_sphere(shrunk(box, 0))) return std::nullopt;
+    // Moving the sides in nests the boxes, so "still meets the sphere" is monotone in the depth:
+    // bisect it. No box of [-1, 1] is deeper than 1 on a closed side.
+    double inside = 0, outside = 1 + 1e-9;
+    while (outside - inside > 1e-12) {
+        const double mid = (inside + outside) / 2;
+        (meets_sphere(shrunk(box, mid)) ? inside : outside) = mid;
+    }
+    return unit_point_at(box, inside);
+}
+
+std::optional<Deepest> deepest_in_box_of(const float* v, double half) {
+    // With r the half-width left once the sides move in, the nearest point's norm is
+    // N(r) = sum max(0, |v_c| - r)^2 (falling) and the farthest corner's F(r) = sum (|v_c| + r)^2
+    // (rising; 1 or more with a byte 255, capped at 1 there): the box meets the sphere while
+    // N(r) <= 1 <= F(r), so the least r is the larger of their crossings, and depth = half - r.
+    std::array<double, 4> a;
+    double sum = 0, sum_sq = 0;
+    bool open = false;
+    for (int c = 0; c < 4; ++c) {
+        a[c] = std::fabs(static_cast<double>(v[c]));
+        sum += a[c], sum_sq += a[c] * a[c];
+        open = open || is_top_byte(v[c]);
+    }
+    double far = 0;  // F's crossing: 4 r^2 + 2 S r + (Q - 1) = 0
+    if (!open && sum_sq < 1) far = (-sum + std::sqrt(sum * sum - 4 * (sum_sq - 1))) / 4;
+    double near = 0;  // N's: over the k largest |v_c| that r stays below
+    if (sum_sq > 1) {
+        std::sort(a.begin(), a.end(), [](double x, double y) { return x > y; });
+        double s = 0, q = 0;
+        near = kInf;
+        for (int k = 1; k <= 4; ++k) {
+            s += a[k - 1], q += a[k - 1] * a[k - 1];
+            const double disc = s * s - k * (q - 1);
+            if (disc < 0) continue;
+            const double r = (s - std::sqrt(disc)) / k;
+            if (r <= a[k - 1] && (k == 4 || r >= a[k])) {
+                near = std::max(0.0, r);
+                break;
+            }
+        }
+    }
+    const double left = std::max(near, far);
+    if (!(left <= half)) return std::nullopt;
+    return unit_point_at(box_of(v, half), half - left);
 }
 
 namespace {
@@ -156,7 +201,7 @@ std::optional<std::array<float, 4>> decoded(const Grid& grid, int m, const std::
 std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
                                                       int lattice) {
     if (!(grid.step_rot > 0)) return std::nullopt;
-    const std::optional<Deepest> deepest = deepest_unit(box_of(v, half));
+    const std::optional<Deepest> deepest = deepest_in_box_of(v, half);
     if (!deepest) return std::nullopt;
     Quat x = deepest->q;
     int m = 0;  // the writer's omitted component (encoding.cpp), made positive

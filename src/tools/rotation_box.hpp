@@ -63,6 +63,10 @@ struct Deepest {
 // Exact up to a bisection to 1e-12 of the depth.
 std::optional<Deepest> deepest_unit(const Box& box);
 
+// deepest_unit(box_of(v, half)) in closed form (the one box a frame gives, every rotation that
+// changed: the bisection's cost there).
+std::optional<Deepest> deepest_in_box_of(const float* v, double half);
+
 // A rotation the writer stores on `grid` (§6.4 smallest-three, decoded as a reader decodes it and
 // held in f32, so that the writer's own quantization gives back the same bins) inside the box of
 // half-width `half` around the input `v` (4 floats, as read). Tried from the unit quaternion

@@ -59,6 +59,13 @@ TEST_CASE("rotation box: identity's bytes 128 128 128 255 are open above w, the 
     REQUIRE(deepest);
     CHECK(deepest->depth == Approx(kHalf).margin(1e-9));
     CHECK(deepest->q[3] == Approx(1).margin(1e-9));
+    const auto closed = rb::deepest_in_box_of(v.data(), kHalf);
+    REQUIRE(closed);
+    CHECK(closed->depth == Approx(kHalf).margin(1e-9));
+    // Bytes 192 192 192 192 + 2 levels each, |v| = 1.06: no unit quaternion rounds to them.
+    const std::array<float, 4> far{66.0f / 128, 66.0f / 128, 66.0f / 128, 66.0f / 128};
+    CHECK_FALSE(rb::deepest_unit(rb::box_of(far.data(), kHalf)));
+    CHECK_FALSE(rb::deepest_in_box_of(far.data(), kHalf));
     // Above a byte 255 counts nothing: identity is 1/128 above 127/128, yet inside.
     const std::array<float, 4> one{0, 0, 0, 1};
     CHECK(rb::levels_distance(one.data(), v.data()) == 0);
@@ -119,6 +126,9 @@ TEST_CASE("rotation box (property): every .splat rotation's box holds a unit qua
         REQUIRE(rb::on_levels(v.data()));
         const auto deepest = rb::deepest_unit(rb::box_of(v.data(), kHalf));
         REQUIRE(deepest);
+        const auto closed = rb::deepest_in_box_of(v.data(), kHalf);  // the same, in closed form
+        REQUIRE(closed);
+        CHECK(closed->depth == Approx(deepest->depth).margin(1e-10));
         shallowest = std::min(shallowest, deepest->depth * 128);
         shallow += deepest->depth * 128 < 0.1;
         std::array<float, 4> f;
