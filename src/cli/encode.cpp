@@ -144,7 +144,8 @@ std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& lev
         const std::string item = spec.substr(i, j - i);
         if (item.rfind("rot_levels=", 0) == 0) {
             const std::string n = item.substr(11);
-            if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos)
+            if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
+                std::stoul(n) > 255)
                 return "--tolerance: rot_levels is '" + n + "', must be a whole number of levels 0..255";
             levels = static_cast<std::uint32_t>(std::stoul(n));
         } else if (!item.empty()) {
