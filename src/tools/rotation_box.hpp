@@ -16,6 +16,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 
 #include "fourdgs/quantize.hpp"
 
@@ -66,6 +67,18 @@ std::optional<Deepest> deepest_unit(const Box& box);
 // deepest_unit(box_of(v, half)) in closed form (the one box a frame gives, every rotation that
 // changed: the bisection's cost there).
 std::optional<Deepest> deepest_in_box_of(const float* v, double half);
+
+// The unit quaternion h whose turns turn_k ⊗ h (Hamilton product, xyzw) lie deepest inside the
+// boxes of half-width `half` around the inputs v_k (`inputs`: 4 floats a frame, as read; each
+// box taken on the side of turn_k ⊗ start): a rotation held in a body's frame over the frames it
+// stands for, turn_k the body's pose at frame k (a still gaussian: identity turns). Linearized on
+// the sphere's tangent space at `start` (3 unknowns and the depth, up to 8 half-spaces a frame)
+// and solved exactly as a linear programme (simplex on its dual, Bland's rule), then linearized
+// again at the point found, twice. `depth` is measured at the unit point itself: negative where
+// no unit quaternion lies in every box (outside the shallowest by that much). nullopt for no
+// frames or turns and inputs of different counts.
+std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
+                                           double half, const Quat& start);
 
 // A rotation the writer stores on `grid` (§6.4 smallest-three, decoded as a reader decodes it and
 // held in f32, so that the writer's own quantization gives back the same bins) inside the box of

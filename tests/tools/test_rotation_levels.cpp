@@ -8,11 +8,13 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <span>
 #include <tuple>
 #include <vector>
 
 #include "../../src/tools/rotation_box.hpp"
 #include "fourdgs/io.hpp"
+#include "fourdgs/pose.hpp"
 #include "fourdgs/open_scene.hpp"
 #include "fourdgs/refusals.hpp"
 #include "fourdgs/tools/convert.hpp"
@@ -100,7 +102,7 @@ TEST_CASE("rotation box: up to sign, a quaternion and its negation are the same 
     }
 }
 
-TEST_CASE("rotation box: boxes two levels apart do not intersect; one level apart at half-width "
+TEST_CASE("rotation box: boxes two levels apart do not intersect, one level apart at half-width "
           "1.5 levels they do") {
     const std::array<float, 4> a = as_read({0.5, 0.5, 0.5, 0.5});
     std::array<float, 4> b = a;
@@ -177,4 +179,75 @@ TEST_CASE("rotation box (property): on a grid an eighth of the box, a stored rot
     CHECK(too_shallow <= 5000 / 200);
     const std::array<float, 4> off{0.1f, 0.2f, 0.3f, 0.9f};
     CHECK_FALSE(rb::on_levels(off.data()));
+}
+
+namespace {
+
+// The turned quaternions' inputs: turn_k ⊗ h as a .splat stores it, 4 floats a frame.
+std::vector<float> turned_inputs(const std::vector<std::array<double, 4>>& turns,
+                                 const std::array<double, 4>& h) {
+    std::vector<float> out;
+    for (const auto& turn : turns) {
+        const auto v = as_read(multiply(turn, h));
+        out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("rotation box: one frame, not turned — the programme finds the box's deepest point") {
+    std::mt19937 rng(21);
+    const std::vector<std::array<double, 4>> identity{{0, 0, 0, 1}};
+    for (int i = 0; i < 300; ++i) {
+        const std::array<float, 4> v = as_read(random_unit(rng));
+        const auto exact = rb::deepest_in_box_of(v.data(), kHalf);
+        REQUIRE(exact);
+        std::array<double, 4> start;
+        for (int c = 0; c < 4; ++c) start[c] = v[c];
+        const auto lp = rb::deepest_unit_turned(identity, v, kHalf, start);
+        REQUIRE(lp);
+        CHECK(lp->depth == Approx(exact->depth).margin(1e-8));
+    }
+}
+
+TEST_CASE("rotation box (property): a rotation held in a turning body's frame — the programme's "
+          "point is as deep as the true one in every frame's box, whatever sign the bytes took") {
+    std::mt19937 rng(22);
+    for (int trial = 0; trial < 200; ++trial) {
+        const std::array<double, 4> truth = random_unit(rng);
+        std::vector<std::array<double, 4>> turns;
+        for (int k = 0; k < 10; ++k) turns.push_back(random_unit(rng));
+        std::vector<float> inputs = turned_inputs(turns, truth);
+        // The true rotation rounds to every frame's bytes, so it lies in every box.
+        std::array<double, 4> start = truth;
+        for (double& c : start) c += 0.002;  // a start a fraction of a level off, as a mean is
+        const auto lp = rb::deepest_unit_turned(turns, inputs, kHalf, start);
+        REQUIRE(lp);
+        double truth_depth = 1;
+        for (std::size_t k = 0; k < turns.size(); ++k) {
+            std::array<float, 4> q;
+            const auto turned = multiply(turns[k], truth);
+            for (int c = 0; c < 4; ++c) q[c] = static_cast<float>(turned[c]);
+            truth_depth = std::min(truth_depth, kHalf - rb::levels_distance(q.data(), &inputs[4 * k]));
+        }
+        CHECK(lp->depth >= truth_depth - 1e-7);
+        // -v is the same rotation: the same depth with some frames' bytes negated.
+        for (std::size_t k = 0; k < turns.size(); k += 3)
+            for (int c = 0; c < 4; ++c) inputs[4 * k + c] = -inputs[4 * k + c];
+        const auto flipped = rb::deepest_unit_turned(turns, inputs, kHalf, start);
+        REQUIRE(flipped);
+        CHECK(flipped->depth == Approx(lp->depth).margin(1e-9));
+    }
+}
+
+TEST_CASE("rotation box: frames whose boxes do not meet leave the programme's point outside one") {
+    const std::vector<std::array<double, 4>> same{{0, 0, 0, 1}, {0, 0, 0, 1}};
+    std::vector<float> inputs = turned_inputs(same, {0.5, 0.5, 0.5, 0.5});
+    inputs[4] += 2.0f / 128;  // frame 1's x two levels on
+    const auto lp = rb::deepest_unit_turned(same, inputs, kHalf, {0.5, 0.5, 0.5, 0.5});
+    REQUIRE(lp);
+    CHECK(lp->depth < 0);
+    CHECK(lp->depth == Approx(-0.5 / 128).margin(1e-6));  // split evenly: half a level out of each
+    CHECK_FALSE(rb::deepest_unit_turned(same, std::span<const float>(inputs).first(4), kHalf, {0, 0, 0, 1}));
 }
