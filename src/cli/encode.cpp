@@ -135,11 +135,43 @@ void print_parts(const ConvertReport& rep, ConvertShape asked, bool part_bytes) 
                                       : std::string());
 }
 
+// The key rot_levels=N taken out of a --tolerance list into `levels` (N a whole number of the
+// input's 8-bit levels, convert.hpp). Returns an error message, or "".
+std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& levels) {
+    std::string rest;
+    for (std::size_t i = 0; i <= spec.size();) {
+        const std::size_t j = std::min(spec.find(',', i), spec.size());
+        const std::string item = spec.substr(i, j - i);
+        if (item.rfind("rot_levels=", 0) == 0) {
+            const std::string n = item.substr(11);
+            if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
+                std::stoul(n) > 255)
+                return "--tolerance: rot_levels is '" + n + "', must be a whole number of levels 0..255";
+            levels = static_cast<std::uint32_t>(std::stoul(n));
+        } else if (!item.empty()) {
+            rest += (rest.empty() ? "" : ",") + item;
+        }
+        i = j + 1;
+    }
+    if (levels && (rest.rfind("rot=", 0) == 0 || rest.find(",rot=") != std::string::npos))
+        return "--tolerance: give rot or rot_levels, not both (rot_levels replaces rot)";
+    spec = rest;
+    return {};
+}
+
 // The EncodeArgs into `o` (ConvertOptions or PlanOptions: clock, keyframe spacing, tolerance,
 // shape) and `sh` (where that options struct keeps its preset and SH depths). Returns an error
 // message, or "".
 template <class Options, class PresetAndDepths>
-std::string apply_encode_args(const EncodeArgs& a, Options& o, PresetAndDepths& sh) {
+std::string apply_encode_args(const EncodeArgs& given, Options& o, PresetAndDepths& sh) {
+    EncodeArgs a = given;
+    std::optional<std::uint32_t> levels;
+    if (auto e = take_rot_levels(a.tolerance, levels); !e.empty()) return e;
+    if constexpr (requires { o.rot_levels; })
+        o.rot_levels = levels;
+    else if (levels)
+        return "--tolerance: rot_levels is convert's (a plan's shards measure rotation against "
+               "the normalized input)";
     o.fps = a.fps;
     o.keyframe_every = a.keyframe_every;
     if (auto e = parse_tolerance_args(a, sh.preset, o.tolerance); !e.empty()) return e;

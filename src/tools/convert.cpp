@@ -29,6 +29,18 @@ Error bad(std::string_view refusal, std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal, std::move(message));
 }
 
+Result<std::optional<ConvertOptions>> levels_options(const ConvertOptions& o) {
+    if (!o.rot_levels) return std::optional<ConvertOptions>{};
+    if (o.plan || o.shape != ConvertShape::keyframe_delta)
+        return bad(refusal::kInvalidOption,
+                   "tolerance key rot_levels needs the keyframe-delta shape without a grid plan");
+    if (!o.rigid_parts && !o.never_larger_than_per_frame) return std::optional<ConvertOptions>{};
+    ConvertOptions out = o;
+    out.rigid_parts = false;
+    out.never_larger_than_per_frame = false;
+    return std::optional<ConvertOptions>{std::move(out)};
+}
+
 double largest_side(const std::array<double, 6>& box) {
     return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
@@ -56,6 +68,7 @@ Metadata convert_metadata(const Resolved& r) {
                  {"tolerance.rot", num(tol.rot)},
                  {"tolerance.rgb", num(tol.rgb)},
                  {"tolerance.alpha", num(tol.alpha)}};
+    if (r.rot_levels) m.entries.emplace_back("tolerance.rot_levels", std::to_string(*r.rot_levels));
     if (r.plan) m.entries.emplace_back("plan", plan_digest(*r.plan));
     return m;
 }
@@ -174,6 +187,10 @@ Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double
     r.keyframe_every = gop_frames(o.keyframe_every, o.fps);
     r.tolerance =
         o.tolerance ? *o.tolerance : preset_tolerance(o.writer.preset, largest_side(aabb));
+    if (o.rot_levels) {
+        r.rot_levels = o.rot_levels;
+        r.tolerance.rot = levels_half_width(*o.rot_levels, kLevelsSlack);
+    }
     return r;
 }
 
@@ -403,6 +420,12 @@ PartsShare share_of_parts(const std::array<double, 6>& aabb, const RigidParts& p
 }
 
 std::optional<PartsShare> grid_share(const Resolved& r) {
+    // rot_levels: the grid's error must mostly stay inside the box's depth around its deepest
+    // unit quaternion (a tenth of a level for most boxes, far less for a few; rotation_box.hpp),
+    // so the grid is finer than the box and rotations snap to its coarser sub-lattices where a
+    // box allows (RotationSnap).
+    if (r.rot_levels)
+        return PartsShare{r.tolerance.pos, levels_half_width(*r.rot_levels) / kLevelsGridShare, 1};
     if (!r.objects) return std::nullopt;
     return r.share;
 }
@@ -755,6 +778,8 @@ Status finish_file(std::span<const PlyCloud> frames, const ConvertOptions& o, co
 
 Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& options,
                       ByteSink& sink, ConvertReport* report) {
+    FOURDGS_ASSIGN(const std::optional<ConvertOptions> levels, levels_options(options));
+    if (levels) return convert_frames(frames, *levels, sink, report);
     if (frames.empty()) return bad(refusal::kNoFrames, "there are no frames to convert");
     if (!options.plan && (!std::isfinite(options.fps) || !(options.fps > 0)))
         return bad(refusal::kInvalidOption, "fps is " + std::to_string(options.fps) +
@@ -876,6 +901,8 @@ Status convert_ply_files(std::span<const std::string> paths, const std::string& 
 
 Status convert_frame_source(const FrameSource& source, const std::string& output,
                             const ConvertOptions& options, ConvertReport* report) {
+    FOURDGS_ASSIGN(const std::optional<ConvertOptions> levels, levels_options(options));
+    if (levels) return convert_frame_source(source, output, *levels, report);
     ConvertReport local;
     ConvertReport& rep = report ? *report : local;
     const std::uint64_t frame_count = source.frames;

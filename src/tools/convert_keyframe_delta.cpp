@@ -15,6 +15,7 @@
 
 #include "fourdgs/keyframe_writer.hpp"
 #include "fourdgs/quantize.hpp"
+#include "rotation_box.hpp"
 
 namespace fourdgs::convert_parts {
 namespace {
@@ -199,46 +200,91 @@ private:
 // an object are left as they are (the pose turns their grid error, parts_share).
 class RotationSnap {
 public:
-    RotationSnap(const QuantBounds& tolerance, const std::optional<FixedGrid>& grid)
+    RotationSnap(const Resolved& r)
         // A hair inside the tolerance: a reader composes the rotation in f32.
-        : tol_(tolerance.rot - 1e-6) {
+        : tol_(r.tolerance.rot - 1e-6),
+          strict_(r.rot_levels ? levels_half_width(*r.rot_levels) - 1e-6 : tol_),
+          levels_(r.rot_levels.has_value()) {
+        const std::optional<FixedGrid>& grid = r.writer.grid;
         if (!grid || !(grid->bounds.rot > 0)) return;
         grid_.step_rot = 2 * grid->bounds.rot;
-        while (lattice_ < 8 && 2 * lattice_ * grid->bounds.rot <= tolerance.rot) lattice_ *= 2;
+        while (lattice_ < 8 && 2 * lattice_ * grid->bounds.rot <= r.tolerance.rot) lattice_ *= 2;
     }
 
-    bool active() const { return lattice_ > 1; }
+    // rot_levels: every rotation is placed inside its input's box (rotation_box.hpp), the grid's
+    // own bins too.
+    bool active() const { return lattice_ > 1 || levels_; }
 
-    // `rotation` (4 a gaussian) into `out`, each gaussian whose `object_of` entry (empty: none)
-    // is 0 snapped.
-    void snap(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
-              std::vector<float>& out) const {
+    // `rotation` (4 a gaussian) of frame `frame` into `out`, each gaussian whose `object_of` entry
+    // (empty: none) is 0 snapped. rot_levels: rotation-not-levels where the input is not on a
+    // .splat's levels or is no rounding of a unit quaternion (invalid-option).
+    Status snap(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
+                std::vector<float>& out, std::uint64_t frame) const {
         out.assign(rotation.begin(), rotation.end());
         for (std::size_t g = 0; g < rotation.size() / 4; ++g)
-            if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+            if (object_of.empty() || object_of[g] == 0) FOURDGS_TRY(snap_one(&out[g * 4], frame, g));
+        return ok_status();
     }
 
     // The same, where `out` holds the snap of `last` (the rotations of the step before, with the
     // same object_of): a gaussian whose input rotation has the same bits keeps its snapped one,
     // since a snap depends on nothing else. A tracked sequence's still gaussians are snapped once
     // a pass, not once a frame. `last` becomes `rotation`.
-    void snap_changed(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
-                      std::vector<std::uint32_t>& last, std::vector<float>& out) const {
+    Status snap_changed(std::span<const float> rotation, std::span<const std::uint32_t> object_of,
+                        std::vector<std::uint32_t>& last, std::vector<float>& out,
+                        std::uint64_t frame) const {
         if (last.size() != rotation.size() || out.size() != rotation.size()) {
-            snap(rotation, object_of, out);
+            FOURDGS_TRY(snap(rotation, object_of, out, frame));
         } else {
             for (std::size_t g = 0; g < rotation.size() / 4; ++g) {
                 if (std::memcmp(&last[g * 4], &rotation[g * 4], 4 * sizeof(float)) == 0) continue;
                 std::copy_n(&rotation[g * 4], 4, &out[g * 4]);
-                if (object_of.empty() || object_of[g] == 0) snap_one(&out[g * 4]);
+                if (object_of.empty() || object_of[g] == 0)
+                    FOURDGS_TRY(snap_one(&out[g * 4], frame, g));
             }
         }
         last.resize(rotation.size());
         std::memcpy(last.data(), rotation.data(), rotation.size() * sizeof(float));
+        return ok_status();
     }
 
 private:
-    void snap_one(float* q) const {
+    Status snap_one(float* q, std::uint64_t frame, std::size_t g) const {
+        if (levels_) return place_in_box(q, frame, g);
+        snap_nearest(q);
+        return ok_status();
+    }
+
+    // rot_levels: the rotation on the grid inside the input's box (grid_point_in_box).
+    Status place_in_box(float* q, std::uint64_t frame, std::size_t g) const {
+        // Named only when refused: this runs for every rotation that changed.
+        const auto who = [&] {
+            return "frame " + std::to_string(frame) + " gaussian " + std::to_string(g);
+        };
+        if (!rotation_box::on_levels(q))
+            return bad(refusal::kInvalidOption,
+                       who() + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
+                           detail::fmt(q[2]) + ", " + detail::fmt(q[3]) +
+                           ") is not on a .splat's 8-bit levels (b - 128) / 128, which "
+                           "tolerance key rot_levels measures in (a PLY sequence has none)");
+        // Within N + 1/2 levels; where the box is too shallow for the grid (the unit sphere only
+        // grazes its corner), within a little more, up to the slack the tolerance declares.
+        for (int widened = 0; widened <= 8; ++widened) {
+            const double half = strict_ + widened * (tol_ - strict_) / 8;
+            const auto placed = rotation_box::grid_point_in_box(q, half, grid_, lattice_);
+            if (placed) {
+                std::copy_n(placed->data(), 4, q);
+                return ok_status();
+            }
+        }
+        return bad(refusal::kInvalidOption,
+                   who() + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
+                       detail::fmt(q[2]) + ", " + detail::fmt(q[3]) + ") is not the rounding " +
+                       "round(128 q + 128) of any unit quaternion within tolerance key rot_levels " +
+                       "(a writer that truncates needs rot_levels 1)");
+    }
+
+    void snap_nearest(float* q) const {
         double x[4], norm = 0;
         for (int c = 0; c < 4; ++c) norm += double(q[c]) * q[c];
         norm = std::sqrt(norm);
@@ -271,7 +317,8 @@ private:
     }
 
     Grid grid_;
-    double tol_;
+    double tol_, strict_;
+    bool levels_;
     int lattice_ = 1;
 };
 
@@ -508,7 +555,7 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
     // the whole frames are one GOP: the first pass's colour range is theirs.
     ColourHold hold(r.tolerance, r.writer.grid, first.count);
     PlyCloud ahead;
-    const RotationSnap snap(r.tolerance, r.writer.grid);
+    const RotationSnap snap(r);
     std::vector<float> rotation;
     std::vector<std::uint32_t> snapped_from;  // the bits `rotation` was snapped from
     const std::span<const std::uint32_t> object_of = objects_of(r);
@@ -552,7 +599,8 @@ Status convert_keyframe_delta_streamed(const StreamedFrames& in, const TrackedVi
         if (k % r.keyframe_every == 0) FOURDGS_TRY(hold_gop(k));
         clamp_colors(*frame, clamped, color);
         if (hold.active()) hold.hold(color);
-        if (snap.active()) snap.snap_changed(frame->rotation, object_of, snapped_from, rotation);
+        if (snap.active())
+            FOURDGS_TRY(snap.snap_changed(frame->rotation, object_of, snapped_from, rotation, k));
         step = step_of(*frame, color, snap.active() ? rotation : frame->rotation, ids, sigma, r, k);
         return &step;
     };
@@ -591,12 +639,12 @@ Status convert_keyframe_delta(std::span<const PlyCloud> frames, const ConvertOpt
     for (std::size_t i = 0; i < frames.size(); ++i)
         colors[i] = clamped_colors(frames[i], rep.clamped_colors);
     hold_colours(colors, r);
-    const RotationSnap snap(r.tolerance, r.writer.grid);
+    const RotationSnap snap(r);
     std::vector<std::vector<float>> rotations(frames.size());
     const std::span<const std::uint32_t> object_of = objects_of(r);
     for (std::size_t i = 0; i < frames.size(); ++i) {
         const PlyCloud& f = frames[i];
-        if (snap.active()) snap.snap(f.rotation, object_of, rotations[i]);
+        if (snap.active()) FOURDGS_TRY(snap.snap(f.rotation, object_of, rotations[i], r.first + i));
         steps.push_back(
             step_of(f, colors[i], snap.active() ? rotations[i] : f.rotation, ids[r.plan ? i : 0],
                     sigma, r, r.first + i));

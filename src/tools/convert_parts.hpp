@@ -54,10 +54,30 @@ struct Resolved {
     // parts found leave (parts_share, grid_plan.hpp; grid_share below).
     PartsShare share;
     const plan_parts::BlockParts* held = nullptr;  // on a plan: the parts this block holds
+    // ConvertOptions::rot_levels: tolerance.rot is then the box's half-width (rotation_box.hpp).
+    std::optional<std::uint32_t> rot_levels;
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
     bool sliced() const { return plan && (first != 0 || end != total); }
 };
+
+// rot_levels: the reader's f32 composition of a rotation may add up to kLevelsF32Allowance, so
+// the box's half-width is (N + 1/2) levels less it. Where a box is too shallow for the grid (the
+// unit sphere grazes its corner: |v| far from 1), a rotation is placed within up to kLevelsSlack
+// levels more (on splat4d's generator about 1 gaussian-frame in 4,000 at a grid of 1/8 level),
+// so the tolerance declared is (N + 1/2 + kLevelsSlack) levels less the allowance. The rotation
+// grid's bound is 1/kLevelsGridShare of (N + 1/2) levels.
+inline constexpr double kLevelsF32Allowance = 2e-6;
+inline constexpr double kLevelsSlack = 1.0 / 8;
+inline constexpr double kLevelsGridShare = 8;
+inline double levels_half_width(std::uint32_t levels, double slack = 0) {
+    return (levels + 0.5 + slack) / 128 - kLevelsF32Allowance;
+}
+
+// rot_levels (convert.hpp): nullopt where it is unset or its options are already in place;
+// else the options it needs (no rigid-part search, no per-frame comparison: both measure
+// against the normalized input), or invalid-option outside keyframe-delta without a plan.
+Result<std::optional<ConvertOptions>> levels_options(const ConvertOptions& o);
 
 // An invalid-argument error with `refusal`.
 Error bad(std::string_view refusal, std::string message);

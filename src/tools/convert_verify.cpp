@@ -16,6 +16,7 @@
 #include "fourdgs/open_scene.hpp"
 #include "fourdgs/reconstruct.hpp"
 #include "fourdgs/tools/compare.hpp"
+#include "rotation_box.hpp"
 
 namespace fourdgs::convert_parts {
 
@@ -80,6 +81,33 @@ void partners_by_id(const Frame& frame, const GaussianBlock& block,
     }
 }
 
+// rot_levels: the rotation error as the tolerance means it — each decoded rotation, normalized,
+// against its input as read, in the input's levels' box (rotation_box::levels_distance) — in
+// place of compare's, which measures against the normalized input.
+void measure_rotation_in_levels(const PlyCloud& input, const PlyCloud& got,
+                                std::span<const std::uint32_t> partner, CompareReport& c) {
+    std::vector<double> d;
+    double sum_sq = 0;
+    for (std::size_t i = 0; i < partner.size() && i < got.count; ++i) {
+        if (partner[i] == kNoPartner) continue;
+        d.push_back(rotation_box::levels_distance(&got.rotation[i * 4],
+                                                  &input.rotation[partner[i] * std::size_t{4}]));
+        sum_sq += d.back() * d.back();
+    }
+    AttributeError e;
+    e.name = "rot";
+    e.samples = d.size();
+    if (!d.empty()) {
+        e.rms = std::sqrt(sum_sq / static_cast<double>(d.size()));
+        const auto p99 = d.begin() + static_cast<std::ptrdiff_t>((d.size() - 1) * 99 / 100);
+        std::nth_element(d.begin(), p99, d.end());
+        e.p99 = *p99;
+        e.max = *std::max_element(d.begin(), d.end());
+    }
+    for (AttributeError& a : c.attributes)
+        if (a.name == "rot") a = e;
+}
+
 }  // namespace
 
 Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOptions& o,
@@ -113,9 +141,10 @@ Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOption
         FOURDGS_TRY(scene.at(std::max(t, double(static_cast<float>(t))), frame));
         const PlyCloud got = ply_from_frame(frame);
         if (by_id) partners_by_id(frame, scene.block(), input_of, partner);
-        FOURDGS_ASSIGN(const CompareReport c,
+        FOURDGS_ASSIGN(CompareReport c,
                        by_id ? compare_clouds(as_written(input), got, partner)
                              : compare_clouds(as_written(input), got, {CompareMatch::position}));
+        if (by_id && r.rot_levels) measure_rotation_in_levels(input, got, partner, c);
         for (const AttributeError& e : c.attributes) {
             auto it = std::find_if(sums.begin(), sums.end(),
                                    [&](const auto& x) { return x.first == e.name; });

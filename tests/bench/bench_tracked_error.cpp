@@ -19,12 +19,17 @@
 // and reported).
 // Units: pos the largest |Δ| of a coordinate (scene units), rgb and alpha 8-bit levels (× 255),
 // rot steps of 1/128 of a unit-quaternion component (compared up to sign), scale_rel the largest
-// |relative| change of a linear scale (exp |Δ log| − 1).
+// |relative| change of a linear scale (exp |Δ log| − 1), and rot_levels the rotation in the input's
+// own 8-bit levels: the largest |128 q_c + 128 − b_c| up to sign, q the decoded rotation as decoded
+// (ours a unit quaternion; splat4d's decoded .splat bytes, read as (b − 128) / 128, so 0 where it
+// keeps them) and b the input's byte (255 counting only from below: a .splat clamps 256 there) —
+// at most 1/2 rounds back to the input's bytes (convert's rot_levels, rotation_box.hpp).
 //
 // Usage: bench_tracked_error FRAMES_DIR LIST FPS --4dgs FILE BOUNDS
 //        bench_tracked_error FRAMES_DIR LIST FPS --splat4d DECODED_DIR PERM
 // BOUNDS: pos,rgb,alpha,rot,scale_rel in compare.hpp's units (scene units, 0..1, 0..1, unit
-// quaternion component, |Δ log scale|), the tolerance the file was written at.
+// quaternion component, |Δ log scale|), the tolerance the file was written at; a sixth number,
+// rot_levels' bound in levels (N + 1/2 + 1/8), pairs by rotation in levels instead of by rot.
 // FRAMES_DIR holds frame_NNNN.splat (splat4d's names); LIST is the comma-separated frame indices
 // (DECODED_DIR/frame_NNNN.splat for each). Prints one JSON object.
 #include <algorithm>
@@ -49,7 +54,7 @@ using namespace fourdgs;
 
 namespace {
 
-constexpr int kAttributes = 5;  // pos, rgb, alpha, rot, scale_rel
+constexpr int kAttributes = 6;  // pos, rgb, alpha, rot, scale_rel, rot_levels (in 1/128)
 using Errors = std::array<double, kAttributes>;
 
 [[noreturn]] void fail(const std::string& what) {
@@ -99,6 +104,18 @@ Errors errors(const PlyCloud& a, std::size_t i, const PlyCloud& b, std::size_t j
         flipped = std::max(flipped, std::fabs(qa[c] + qb[c]));
     }
     e[3] = std::min(same, flipped);
+    // In the input's levels: a's rotation as read against b's as decoded.
+    const float* v = &a.rotation[4 * i];
+    const float* q = &b.rotation[4 * j];
+    e[5] = 1e9;
+    for (const double sign : {1.0, -1.0}) {
+        double far = 0;
+        for (int c = 0; c < 4; ++c) {
+            const double d = double(v[c]) - sign * q[c];
+            far = std::max(far, double(v[c]) * 128 + 128 == 255 ? std::max(0.0, d) : std::fabs(d));
+        }
+        e[5] = std::min(e[5], far);
+    }
     return e;
 }
 
@@ -161,7 +178,8 @@ Pairing pair_by_attributes(const PlyCloud& input, const PlyCloud& decoded, const
                     for (std::uint32_t i : it->second) {
                         const Errors e = errors(input, i, decoded, j);
                         double cost = 0;
-                        for (int a = 0; a < kAttributes; ++a) cost = std::max(cost, e[a] / bounds[a]);
+                        for (int a = 0; a < kAttributes; ++a)
+                            if (bounds[a] > 0) cost = std::max(cost, e[a] / bounds[a]);
                         candidates.push_back({cost, static_cast<std::uint32_t>(j), i});
                     }
                 }
@@ -198,8 +216,11 @@ int main(int argc, char** argv) {
     std::vector<std::uint32_t> perm;
     if (ours) {
         const std::vector<double> b = numbers(argv[6]);
-        if (b.size() != kAttributes) fail("BOUNDS: five numbers, pos,rgb,alpha,rot,scale_rel");
+        if (b.size() != 5 && b.size() != 6)
+            fail("BOUNDS: five numbers, pos,rgb,alpha,rot,scale_rel, and optionally rot_levels");
         std::copy(b.begin(), b.end(), bounds.begin());
+        // Paired by rotation in the input's levels where its bound is given, else by rot.
+        if (b.size() == 6) bounds[3] = 0, bounds[5] = b[5] / 128;
     } else {
         perm = read_perm(argv[6]);
     }
@@ -234,8 +255,9 @@ int main(int argc, char** argv) {
         ++count;
     }
     std::printf("{\"frames\": %zu, \"unmatched\": %zu, \"pos\": %.9g, \"rgb_levels\": %.9g, "
-                "\"alpha_levels\": %.9g, \"rot_steps\": %.9g, \"scale_rel\": %.9g}\n",
+                "\"alpha_levels\": %.9g, \"rot_steps\": %.9g, \"scale_rel\": %.9g, "
+                "\"rot_levels\": %.9g}\n",
                 count, unmatched, worst[0], worst[1] * 255, worst[2] * 255, worst[3] * 128,
-                std::expm1(worst[4]));
+                std::expm1(worst[4]), worst[5] * 128);
     return 0;
 }

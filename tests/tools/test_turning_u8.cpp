@@ -14,10 +14,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "fourdgs/io.hpp"
+#include "fourdgs/refusals.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
 #include "support/convert_streamed.hpp"
@@ -121,4 +124,124 @@ TEST_CASE("turning bodies on u8 rotations (property): at splat4d's exact presets
             test::check_valid(bytes, true);
         }
     }
+}
+
+// ---- rotation in the input's own levels (rot_levels, issue 39, lev39) -------------------------
+
+namespace {
+
+// How many levels the decoded rotation `q`, normalized, lies from the input's bytes `v` (as
+// read), up to sign: the largest |128 q_c + 128 - b_c|, a byte 255 counting only from below
+// (a .splat clamps 256 there). At most 1/2 means it rounds back to the input's bytes.
+double level_error(const float* q, const float* v) {
+    double len = 0;
+    for (int c = 0; c < 4; ++c) len += double(q[c]) * q[c];
+    len = std::sqrt(len);
+    double best = 256;
+    for (const double sign : {1.0, -1.0}) {
+        double far = 0;
+        for (int c = 0; c < 4; ++c) {
+            const double got = sign * q[c] / len * 128 + 128, byte = double(v[c]) * 128 + 128;
+            far = std::max(far, byte == 255 ? std::max(0.0, byte - got) : std::fabs(got - byte));
+        }
+        best = std::min(best, far);
+    }
+    return best;
+}
+
+// Every decoded gaussian of every frame of `bytes`, decoded here (extract_state) rather than by
+// the converter, lies within `levels` + 1/2 (+ 1/8 where its box is too shallow for the grid,
+// kLevelsSlack: at most 1 in 500 here) of the bytes of an input gaussian of its frame within the
+// position bound of it (the converter's own measure, paired by id, is checked beside this;
+// pairing by position could pick a neighbour, so the nearest in levels of those within the bound
+// is taken); and every frame holds as many gaussians as its input.
+void check_decoded_in_levels(const std::vector<std::uint8_t>& bytes,
+                             const std::vector<PlyCloud>& frames, int levels, double pos) {
+    std::size_t past_half = 0, decoded = 0;
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+        MemorySource source(bytes);
+        const auto got = extract_state(source, static_cast<double>(k) / kFps + 1e-6, {});
+        REQUIRE(got.ok());
+        const PlyCloud& in = frames[k];
+        REQUIRE(got->count == in.count);
+        double worst = 0;
+        for (std::size_t i = 0; i < got->count; ++i) {
+            double nearest = 256;
+            for (std::size_t g = 0; g < in.count; ++g) {
+                bool close = true;
+                for (int c = 0; c < 3 && close; ++c)
+                    close = std::fabs(double(got->position[i * 3 + c]) - in.position[g * 3 + c]) <=
+                            pos * (1 + 1e-6);
+                if (close)
+                    nearest = std::min(nearest, level_error(&got->rotation[i * 4], &in.rotation[g * 4]));
+            }
+            worst = std::max(worst, nearest);
+            past_half += nearest > levels + 0.5;
+            ++decoded;
+        }
+        INFO("frame " << k << ": " << worst << " levels");
+        CHECK(worst <= levels + 0.5 + 1.0 / 8);
+    }
+    INFO(past_half << " of " << decoded << " past N + 1/2");
+    CHECK(past_half * 500 <= decoded);
+}
+
+}  // namespace
+
+TEST_CASE("turning bodies on u8 rotations at rot_levels 0 and 1 (property): every decoded "
+          "rotation lies within N + 1/2 levels of its input's bytes, deterministically") {
+    struct Case {
+        unsigned seed;
+        double drift;
+        bool fine;
+        std::uint32_t keyframe_every, levels;
+    };
+    const Case cases[] = {{81, 0, false, 0, 0}, {82, 0.004, false, 0, 0}, {83, 0.004, true, 4, 1},
+                          {84, 0.002, true, 0, 1}, {85, 0, true, 4, 0}};
+    for (const Case& k : cases) {
+        const test::RigidSceneShape shape{0.4, 0.25, 0.25, 0, k.drift};
+        const auto frames = on_splat_levels(test::rigid_scene(12, 640, kFps, k.seed, shape));
+        ConvertOptions o = options(k.fine, k.keyframe_every);
+        o.rot_levels = k.levels;
+        for (bool streamed : {false, true}) {
+            INFO("seed " << k.seed << ", drift " << k.drift << ", rot_levels " << k.levels
+                         << ", keyframe every " << k.keyframe_every
+                         << (streamed ? ", streamed" : ", in memory"));
+            ConvertReport rep, again;
+            const auto bytes = test::convert_tracked(frames, o, streamed, rep);
+            CHECK(test::convert_tracked(frames, o, streamed, again) == bytes);
+            // The box's half-width and the slack of shallow boxes, a hair inside for a reader's f32.
+            CHECK(rep.tolerance.rot == Approx((k.levels + 0.5 + 1.0 / 8) / 128 - 2e-6).epsilon(1e-12));
+            check_measured_within(rep, frames);
+            check_decoded_in_levels(bytes, frames, static_cast<int>(k.levels), rep.tolerance.pos);
+            test::check_valid(bytes, true);
+        }
+    }
+}
+
+TEST_CASE("rot_levels refuses rotations that are not a .splat's 8-bit levels, and shapes that "
+          "measure against the normalized input") {
+    auto frames = test::rigid_scene(4, 64, kFps, 90, {});  // rotations as a PLY holds them
+    ConvertOptions o = options(false, 0);
+    o.rot_levels = 0;
+    MemorySink sink;
+    Status st = convert_frames(frames, o, sink);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == refusal::kInvalidOption);
+    CHECK(st.error().message.find("rot_levels") != std::string::npos);
+    CHECK(st.error().message.find("frame 0 gaussian") != std::string::npos);
+    // The same refusal streamed (convert_frame_source reads a frame at a time).
+    FrameSource source;
+    source.frames = frames.size();
+    source.read = [&](std::uint64_t f) -> Result<PlyCloud> { return frames[f]; };
+    const std::string path = (std::filesystem::temp_directory_path() / "rot-levels-refused.4dgs").string();
+    st = convert_frame_source(source, path, o);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == refusal::kInvalidOption);
+    CHECK(st.error().message.find("rot_levels") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(path));
+    o.shape = ConvertShape::adaptive;
+    st = convert_frames(on_splat_levels(frames), o, sink);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == refusal::kInvalidOption);
 }

@@ -213,6 +213,16 @@ struct ConvertOptions {
     std::size_t error_frames = 0;
     // Called with (step, steps) as frames are loaded or gaussians fitted; may be empty.
     std::function<void(std::uint64_t, std::uint64_t)> progress;
+    // Rotation bounded in the input's own 8-bit levels (a .splat's round(128 q + 128) bytes, read
+    // as v = (b - 128) / 128): every decoded rotation q, normalized, is within N levels of the
+    // input's bytes, up to sign — |128 q_c + 128 - b_c| <= N + 1/2 on every component (a byte
+    // 255 only from below), so 0 decodes back to the input's bytes. Replaces the tolerance's rot
+    // (the report's tolerance.rot is (N + 1/2) / 128 less 2e-6, an allowance for a reader's f32);
+    // recorded as tolerance.rot_levels in "4dgs-convert". keyframe_delta without a plan only, the
+    // rigid-part search and the per-frame comparison off (they measure against the normalized
+    // input), which is invalid-option otherwise; a frame whose rotations are not all 8-bit
+    // levels (a PLY sequence) is invalid-option, naming the frame, gaussian, value and the key.
+    std::optional<std::uint32_t> rot_levels;
 };
 
 struct ConvertReport {

@@ -1,0 +1,94 @@
+// Rotations measured in the input's own 8-bit levels (ConvertOptions::rot_levels, issue 39).
+//
+// A `.splat` stores each component of a unit quaternion as the byte b = round(128 q + 128)
+// (splat_formats.hpp), which the importer reads back as v = (b - 128) / 128, not normalized. A
+// rotation q is within N levels of that input when, up to sign, every component satisfies
+// |128 q_c + 128 - b_c| <= N + 1/2, i.e. |q_c - v_c| <= (N + 1/2) / 128: q lies in the box of
+// half-width (N + 1/2) / 128 around v, and N = 0 means "decodes back to the input's bytes". The
+// byte 255 is open above (numpy's clip(0, 255) keeps every q_c past 254.5 / 128 - 1 there), so
+// its box has no upper side.
+//
+// normalize(v) is not always inside that box (the rounding can push |v| far enough from 1 that
+// dividing by it moves a component past the box's side), so a producer takes the unit quaternion
+// deepest inside the box instead — and, for a rotation held over several frames (a still gaussian,
+// whose bytes may differ between frames), the one deepest inside every frame's box at once.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+
+#include "fourdgs/quantize.hpp"
+
+namespace fourdgs::rotation_box {
+
+using Quat = std::array<double, 4>;  // xyzw, as PlyCloud holds a rotation
+
+inline constexpr double kLevel = 1.0 / 128;  // one step of a .splat's rotation byte
+
+// Whether every component of `v` (4 floats, as read) is exactly (b - 128) / 128 for a byte b.
+bool on_levels(const float* v);
+
+// The byte `v_c` was read from (on_levels(v) holds).
+int byte_of(float v_c);
+
+// How far the rotation `q` (4 floats, normalized here first) lies from the input `v` (4 floats, as
+// read), up to sign, in quaternion units: the largest |q_c - v_c| over the components, a byte
+// 255's component counting only when q_c is below it. q lies in the box of half-width h around v
+// exactly when this is <= h. 0 for a q of zero norm is never returned: it is +infinity.
+double levels_distance(const float* q, const float* v);
+
+// An axis-aligned box of quaternions; a side at +/-infinity is open.
+struct Box {
+    Quat lo{}, hi{};
+};
+
+// The box of half-width `half` around the input `v` (4 floats, as read; on_levels), the side
+// above a byte 255 open.
+Box box_of(const float* v, double half);
+
+// The intersection of two boxes (may be empty: some lo above its hi).
+Box intersect(const Box& a, const Box& b);
+
+// The box of the input `v` as seen from the sign of `towards`: the box of -v where v . towards < 0,
+// so that the boxes of several frames of one rotation can be intersected.
+Box box_towards(const float* v, double half, const Quat& towards);
+
+struct Deepest {
+    Quat q{};            // unit
+    double depth = 0;    // how far inside the box q lies, from its nearest closed side
+};
+
+// The unit quaternion deepest inside `box` (each finite side moved in by the same depth until the
+// moved box only touches the unit sphere), or nullopt where no unit quaternion lies in the box.
+// Exact up to a bisection to 1e-12 of the depth.
+std::optional<Deepest> deepest_unit(const Box& box);
+
+// deepest_unit(box_of(v, half)) in closed form (the one box a frame gives, every rotation that
+// changed: the bisection's cost there).
+std::optional<Deepest> deepest_in_box_of(const float* v, double half);
+
+// The unit quaternion h whose turns turn_k ⊗ h (Hamilton product, xyzw) lie deepest inside the
+// boxes of half-width `half` around the inputs v_k (`inputs`: 4 floats a frame, as read; each
+// box taken on the side of turn_k ⊗ start): a rotation held in a body's frame over the frames it
+// stands for, turn_k the body's pose at frame k (a still gaussian: identity turns). Linearized on
+// the sphere's tangent space at `start` (3 unknowns and the depth, up to 8 half-spaces a frame)
+// and solved exactly as a linear programme (simplex on its dual, Bland's rule), then linearized
+// again at the point found, twice. `depth` is measured at the unit point itself: negative where
+// no unit quaternion lies in every box (outside the shallowest by that much). nullopt for no
+// frames or turns and inputs of different counts.
+std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
+                                           double half, const Quat& start);
+
+// A rotation the writer stores on `grid` (§6.4 smallest-three, decoded as a reader decodes it and
+// held in f32, so that the writer's own quantization gives back the same bins) inside the box of
+// half-width `half` around the input `v` (4 floats, as read). Tried from the unit quaternion
+// deepest inside the box: its bins rounded on the sub-lattices of `lattice`, ..., 2 grid steps
+// (bins multiples of it: the rotation stream then codes as on a coarser grid), the first that
+// lies inside; then on the grid itself, its rounded bins and the cube of bins around them (1, then
+// up to 4 bins out), the nearest to v in the smallest cube holding one. nullopt where none lies
+// inside (the grid too coarse for this box).
+std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
+                                                      int lattice);
+
+}  // namespace fourdgs::rotation_box
