@@ -14,8 +14,11 @@
 // half-width (N + 1/2) / 128, a byte 255 still open above). Every function here builds or
 // measures a box from centre(), so both roundings are one box. Its upper side is half-open (a q
 // exactly on it truncates to the next byte); the boxes here are closed, as they are for the
-// rounding writer, and the producer keeps the half-open side by placing a hair inside the closed
-// box (ConvertOptions::rot_levels' f32 allowance, kLevelsF32Allowance, well above the gap).
+// rounding writer (whose sides, exactly half a level off, are ties either way), because the
+// converter never places a rotation on a side: it places each 1e-6 inside the closed box less
+// the f32 allowance (kLevelsF32Allowance, convert_parts.hpp), so even as a reader composes it in
+// f32 the decoded value stays strictly below the upper side. Only a placement in the declared
+// slack of a shallow box (already past N + 1/2) can land on or past it.
 //
 // normalize(v) is not always inside that box (the rounding can push |v| far enough from 1 that
 // dividing by it moves a component past the box's side), so a producer takes the unit quaternion

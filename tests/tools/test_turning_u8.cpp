@@ -278,7 +278,7 @@ TEST_CASE("rot_levels refuses rotations that are not a .splat's 8-bit levels, an
 
 TEST_CASE("turning bodies on truncated u8 rotations at rot_levels 0 with rot_rounding floor "
           "(property): every decoded rotation truncates back to its input's bytes, "
-          "deterministically; without floor rot_levels 0 refuses them") {
+          "deterministically, and without floor rot_levels 0 refuses them") {
     struct Case {
         unsigned seed;
         double drift;
