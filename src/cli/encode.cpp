@@ -135,10 +135,12 @@ void print_parts(const ConvertReport& rep, ConvertShape asked, bool part_bytes) 
                                       : std::string());
 }
 
-// The key rot_levels=N taken out of a --tolerance list into `levels` (N a whole number of the
-// input's 8-bit levels, convert.hpp). Returns an error message, or "".
-std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& levels) {
+// The keys rot_levels=N and rot_rounding=nearest|floor taken out of a --tolerance list into
+// `levels` (N a whole number of the input's 8-bit levels) and `floor` (the input's writer
+// truncated: ConvertOptions::rot_levels_floor, convert.hpp). Returns an error message, or "".
+std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& levels, bool& floor) {
     std::string rest;
+    std::optional<std::string> rounding;
     for (std::size_t i = 0; i <= spec.size();) {
         const std::size_t j = std::min(spec.find(',', i), spec.size());
         const std::string item = spec.substr(i, j - i);
@@ -148,6 +150,11 @@ std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& lev
                 std::stoul(n) > 255)
                 return "--tolerance: rot_levels is '" + n + "', must be a whole number of levels 0..255";
             levels = static_cast<std::uint32_t>(std::stoul(n));
+        } else if (item.rfind("rot_rounding=", 0) == 0) {
+            rounding = item.substr(13);
+            if (*rounding != "nearest" && *rounding != "floor")
+                return "--tolerance: rot_rounding is '" + *rounding +
+                       "', must be nearest (the .splat's writer rounded) or floor (it truncated)";
         } else if (!item.empty()) {
             rest += (rest.empty() ? "" : ",") + item;
         }
@@ -155,6 +162,11 @@ std::string take_rot_levels(std::string& spec, std::optional<std::uint32_t>& lev
     }
     if (levels && (rest.rfind("rot=", 0) == 0 || rest.find(",rot=") != std::string::npos))
         return "--tolerance: give rot or rot_levels, not both (rot_levels replaces rot)";
+    if (rounding && !levels)
+        return "--tolerance: rot_rounding is '" + *rounding +
+               "' without rot_levels (it says how the input's rotation bytes were made, which only "
+               "rot_levels measures in)";
+    floor = rounding == "floor";
     spec = rest;
     return {};
 }
@@ -166,9 +178,10 @@ template <class Options, class PresetAndDepths>
 std::string apply_encode_args(const EncodeArgs& given, Options& o, PresetAndDepths& sh) {
     EncodeArgs a = given;
     std::optional<std::uint32_t> levels;
-    if (auto e = take_rot_levels(a.tolerance, levels); !e.empty()) return e;
+    bool floor = false;
+    if (auto e = take_rot_levels(a.tolerance, levels, floor); !e.empty()) return e;
     if constexpr (requires { o.rot_levels; })
-        o.rot_levels = levels;
+        o.rot_levels = levels, o.rot_levels_floor = floor;
     else if (levels)
         return "--tolerance: rot_levels is convert's (a plan's shards measure rotation against "
                "the normalized input)";

@@ -30,6 +30,10 @@ Error bad(std::string_view refusal, std::string message) {
 }
 
 Result<std::optional<ConvertOptions>> levels_options(const ConvertOptions& o) {
+    if (o.rot_levels_floor && !o.rot_levels)
+        return bad(refusal::kInvalidOption,
+                   "tolerance key rot_rounding=floor (rot_levels_floor) needs tolerance key rot_levels: it "
+                   "says how the input's rotation bytes were made, which only rot_levels measures in");
     if (!o.rot_levels) return std::optional<ConvertOptions>{};
     if (o.plan || o.shape != ConvertShape::keyframe_delta)
         return bad(refusal::kInvalidOption,
@@ -69,6 +73,8 @@ Metadata convert_metadata(const Resolved& r) {
                  {"tolerance.rgb", num(tol.rgb)},
                  {"tolerance.alpha", num(tol.alpha)}};
     if (r.rot_levels) m.entries.emplace_back("tolerance.rot_levels", std::to_string(*r.rot_levels));
+    // Only where it is floor: a rounding writer's files stay as they were (absent: nearest).
+    if (r.rot_levels_floor) m.entries.emplace_back("tolerance.rot_rounding", "floor");
     if (r.plan) m.entries.emplace_back("plan", plan_digest(*r.plan));
     return m;
 }
@@ -189,6 +195,7 @@ Result<Resolved> resolve_unplanned(std::uint64_t frames, const std::array<double
         o.tolerance ? *o.tolerance : preset_tolerance(o.writer.preset, largest_side(aabb));
     if (o.rot_levels) {
         r.rot_levels = o.rot_levels;
+        r.rot_levels_floor = o.rot_levels_floor;
         r.tolerance.rot = levels_half_width(*o.rot_levels, kLevelsSlack);
     }
     return r;

@@ -204,7 +204,8 @@ public:
         // A hair inside the tolerance: a reader composes the rotation in f32.
         : tol_(r.tolerance.rot - 1e-6),
           strict_(r.rot_levels ? levels_half_width(*r.rot_levels) - 1e-6 : tol_),
-          levels_(r.rot_levels.has_value()) {
+          levels_(r.rot_levels.has_value()),
+          rounding_(r.rot_levels_floor ? rotation_box::Rounding::floor : rotation_box::Rounding::nearest) {
         const std::optional<FixedGrid>& grid = r.writer.grid;
         if (!grid || !(grid->bounds.rot > 0)) return;
         grid_.step_rot = 2 * grid->bounds.rot;
@@ -271,7 +272,7 @@ private:
         // grazes its corner), within a little more, up to the slack the tolerance declares.
         for (int widened = 0; widened <= 8; ++widened) {
             const double half = strict_ + widened * (tol_ - strict_) / 8;
-            const auto placed = rotation_box::grid_point_in_box(q, half, grid_, lattice_);
+            const auto placed = rotation_box::grid_point_in_box(q, half, grid_, lattice_, rounding_);
             if (placed) {
                 std::copy_n(placed->data(), 4, q);
                 return ok_status();
@@ -279,9 +280,17 @@ private:
         }
         return bad(refusal::kInvalidOption,
                    who() + ": rotation (" + detail::fmt(q[0]) + ", " + detail::fmt(q[1]) + ", " +
-                       detail::fmt(q[2]) + ", " + detail::fmt(q[3]) + ") is not the rounding " +
-                       "round(128 q + 128) of any unit quaternion within tolerance key rot_levels " +
-                       "(a writer that truncates needs rot_levels 1)");
+                       detail::fmt(q[2]) + ", " + detail::fmt(q[3]) + ") is not " + written_by());
+    }
+
+    // The refusal's name for how the input's bytes were made, and what else to try.
+    std::string written_by() const {
+        return rounding_ == rotation_box::Rounding::floor
+                   ? "the truncation floor(128 q + 128) of any unit quaternion within tolerance key "
+                     "rot_levels (tolerance key rot_rounding=floor)"
+                   : "the rounding round(128 q + 128) of any unit quaternion within tolerance key "
+                     "rot_levels (for a writer that truncates, numpy's astype(uint8): tolerance key "
+                     "rot_rounding=floor)";
     }
 
     void snap_nearest(float* q) const {
@@ -319,6 +328,7 @@ private:
     Grid grid_;
     double tol_, strict_;
     bool levels_;
+    rotation_box::Rounding rounding_;
     int lattice_ = 1;
 };
 

@@ -56,6 +56,7 @@ struct Resolved {
     const plan_parts::BlockParts* held = nullptr;  // on a plan: the parts this block holds
     // ConvertOptions::rot_levels: tolerance.rot is then the box's half-width (rotation_box.hpp).
     std::optional<std::uint32_t> rot_levels;
+    bool rot_levels_floor = false;  // ConvertOptions::rot_levels_floor: the box's rounding
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
     bool sliced() const { return plan && (first != 0 || end != total); }

@@ -83,15 +83,18 @@ void partners_by_id(const Frame& frame, const GaussianBlock& block,
 
 // rot_levels: the rotation error as the tolerance means it — each decoded rotation, normalized,
 // against its input as read, in the input's levels' box (rotation_box::levels_distance) — in
-// place of compare's, which measures against the normalized input.
+// place of compare's, which measures against the normalized input. In the rounding the input's
+// writer used (`rounding`: the box's centre).
 void measure_rotation_in_levels(const PlyCloud& input, const PlyCloud& got,
-                                std::span<const std::uint32_t> partner, CompareReport& c) {
+                                std::span<const std::uint32_t> partner, rotation_box::Rounding rounding,
+                                CompareReport& c) {
     std::vector<double> d;
     double sum_sq = 0;
     for (std::size_t i = 0; i < partner.size() && i < got.count; ++i) {
         if (partner[i] == kNoPartner) continue;
         d.push_back(rotation_box::levels_distance(&got.rotation[i * 4],
-                                                  &input.rotation[partner[i] * std::size_t{4}]));
+                                                  &input.rotation[partner[i] * std::size_t{4}],
+                                                  rounding));
         sum_sq += d.back() * d.back();
     }
     AttributeError e;
@@ -144,7 +147,11 @@ Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOption
         FOURDGS_ASSIGN(CompareReport c,
                        by_id ? compare_clouds(as_written(input), got, partner)
                              : compare_clouds(as_written(input), got, {CompareMatch::position}));
-        if (by_id && r.rot_levels) measure_rotation_in_levels(input, got, partner, c);
+        if (by_id && r.rot_levels)
+            measure_rotation_in_levels(input, got, partner,
+                                       r.rot_levels_floor ? rotation_box::Rounding::floor
+                                                          : rotation_box::Rounding::nearest,
+                                       c);
         for (const AttributeError& e : c.attributes) {
             auto it = std::find_if(sums.begin(), sums.end(),
                                    [&](const auto& x) { return x.first == e.name; });

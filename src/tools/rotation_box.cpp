@@ -63,9 +63,13 @@ bool on_levels(const float* v) {
     return true;
 }
 
+double centre(float v_c, Rounding rounding) {
+    return static_cast<double>(v_c) + (rounding == Rounding::floor ? kLevel / 2 : 0);
+}
+
 int byte_of(float v_c) { return static_cast<int>(std::lround(static_cast<double>(v_c) * 128 + 128)); }
 
-double levels_distance(const float* q, const float* v) {
+double levels_distance(const float* q, const float* v, Rounding rounding) {
     double n = 0;
     for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
     n = std::sqrt(n);
@@ -74,7 +78,7 @@ double levels_distance(const float* q, const float* v) {
     for (const double sign : {1.0, -1.0}) {
         double far = 0;
         for (int c = 0; c < 4; ++c) {
-            const double qc = sign * q[c] / n, vc = v[c];
+            const double qc = sign * q[c] / n, vc = centre(v[c], rounding);
             far = std::max(far, is_top_byte(v[c]) ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
         }
         best = std::min(best, far);
@@ -82,11 +86,11 @@ double levels_distance(const float* q, const float* v) {
     return best;
 }
 
-Box box_of(const float* v, double half) {
+Box box_of(const float* v, double half, Rounding rounding) {
     Box b;
     for (int c = 0; c < 4; ++c) {
-        b.lo[c] = static_cast<double>(v[c]) - half;
-        b.hi[c] = is_top_byte(v[c]) ? kInf : static_cast<double>(v[c]) + half;
+        b.lo[c] = centre(v[c], rounding) - half;
+        b.hi[c] = is_top_byte(v[c]) ? kInf : centre(v[c], rounding) + half;
     }
     return b;
 }
@@ -100,10 +104,10 @@ Box intersect(const Box& a, const Box& b) {
     return out;
 }
 
-Box box_towards(const float* v, double half, const Quat& towards) {
+Box box_towards(const float* v, double half, const Quat& towards, Rounding rounding) {
     double dot = 0;
-    for (int c = 0; c < 4; ++c) dot += static_cast<double>(v[c]) * towards[c];
-    const Box b = box_of(v, half);
+    for (int c = 0; c < 4; ++c) dot += centre(v[c], rounding) * towards[c];
+    const Box b = box_of(v, half, rounding);
     if (dot >= 0) return b;
     Box flipped;
     for (int c = 0; c < 4; ++c) flipped.lo[c] = -b.hi[c], flipped.hi[c] = -b.lo[c];
@@ -146,16 +150,17 @@ std::optional<Deepest> deepest_unit(const Box& box) {
     return unit_point_at(box, inside);
 }
 
-std::optional<Deepest> deepest_in_box_of(const float* v, double half) {
+std::optional<Deepest> deepest_in_box_of(const float* v, double half, Rounding rounding) {
     // With r the half-width left once the sides move in, the nearest point's norm is
     // N(r) = sum max(0, |v_c| - r)^2 (falling) and the farthest corner's F(r) = sum (|v_c| + r)^2
     // (rising; 1 or more with a byte 255, capped at 1 there): the box meets the sphere while
     // N(r) <= 1 <= F(r), so the least r is the larger of their crossings, and depth = half - r.
+    // v_c here is the box's centre (centre()).
     std::array<double, 4> a;
     double sum = 0, sum_sq = 0;
     bool open = false;
     for (int c = 0; c < 4; ++c) {
-        a[c] = std::fabs(static_cast<double>(v[c]));
+        a[c] = std::fabs(centre(v[c], rounding));
         sum += a[c], sum_sq += a[c] * a[c];
         open = open || is_top_byte(v[c]);
     }
@@ -179,7 +184,7 @@ std::optional<Deepest> deepest_in_box_of(const float* v, double half) {
     }
     const double left = std::max(near, far);
     if (!(left <= half)) return std::nullopt;
-    return unit_point_at(box_of(v, half), half - left);
+    return unit_point_at(box_of(v, half, rounding), half - left);
 }
 
 namespace {
@@ -199,9 +204,9 @@ std::optional<std::array<float, 4>> decoded(const Grid& grid, int m, const std::
 }  // namespace
 
 std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
-                                                      int lattice) {
+                                                      int lattice, Rounding rounding) {
     if (!(grid.step_rot > 0)) return std::nullopt;
-    const std::optional<Deepest> deepest = deepest_in_box_of(v, half);
+    const std::optional<Deepest> deepest = deepest_in_box_of(v, half, rounding);
     if (!deepest) return std::nullopt;
     Quat x = deepest->q;
     int m = 0;  // the writer's omitted component (encoding.cpp), made positive
@@ -217,7 +222,7 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
                                              std::lround(x[c] / (lattice * grid.step_rot)));
         if (lattice == 1) break;
         const auto f = decoded(grid, m, rounded);
-        if (f && levels_distance(f->data(), v) <= half) return f;
+        if (f && levels_distance(f->data(), v, rounding) <= half) return f;
     }
     // A shallow box (|v| far from 1 pushes the sphere to its corner: depths down to a few
     // thousandths of a level occur) may hold no grid point next to the deepest one but a
@@ -232,7 +237,7 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
                                           rounded[2] + i / (side * side) - radius};
             const auto f = decoded(grid, m, bins);
             if (!f) continue;
-            const double d = levels_distance(f->data(), v);
+            const double d = levels_distance(f->data(), v, rounding);
             if (d <= nearest) nearest = d, best = f;
         }
         if (best) return best;

@@ -8,6 +8,18 @@
 // byte 255 is open above (numpy's clip(0, 255) keeps every q_c past 254.5 / 128 - 1 there), so
 // its box has no upper side.
 //
+// A writer that truncates instead (numpy's astype(uint8), make_tracked_frames) stores
+// b = floor(128 q + 128), clipped to 0..255: b - N <= 128 q + 128 < b + 1 + N is N levels of it,
+// the same box moved up by half a level (Rounding::floor; its centre (b + 1/2 - 128) / 128,
+// half-width (N + 1/2) / 128, a byte 255 still open above). Every function here builds or
+// measures a box from centre(), so both roundings are one box. Its upper side is half-open (a q
+// exactly on it truncates to the next byte); the boxes here are closed, as they are for the
+// rounding writer (whose sides, exactly half a level off, are ties either way), because the
+// converter never places a rotation on a side: it places each 1e-6 inside the closed box less
+// the f32 allowance (kLevelsF32Allowance, convert_parts.hpp), so even as a reader composes it in
+// f32 the decoded value stays strictly below the upper side. Only a placement in the declared
+// slack of a shallow box (already past N + 1/2) can land on or past it.
+//
 // normalize(v) is not always inside that box (the rounding can push |v| far enough from 1 that
 // dividing by it moves a component past the box's side), so a producer takes the unit quaternion
 // deepest inside the box instead — and, for a rotation held over several frames (a still gaussian,
@@ -26,6 +38,13 @@ using Quat = std::array<double, 4>;  // xyzw, as PlyCloud holds a rotation
 
 inline constexpr double kLevel = 1.0 / 128;  // one step of a .splat's rotation byte
 
+// How the .splat's writer made a rotation byte from 128 q + 128: rounded, or truncated.
+enum class Rounding { nearest, floor };
+
+// The centre of the box of the byte the component `v_c` (as read) was made from: v_c itself where
+// the writer rounded, half a level above it where it truncated.
+double centre(float v_c, Rounding rounding);
+
 // Whether every component of `v` (4 floats, as read) is exactly (b - 128) / 128 for a byte b.
 bool on_levels(const float* v);
 
@@ -33,26 +52,28 @@ bool on_levels(const float* v);
 int byte_of(float v_c);
 
 // How far the rotation `q` (4 floats, normalized here first) lies from the input `v` (4 floats, as
-// read), up to sign, in quaternion units: the largest |q_c - v_c| over the components, a byte
-// 255's component counting only when q_c is below it. q lies in the box of half-width h around v
-// exactly when this is <= h. 0 for a q of zero norm is never returned: it is +infinity.
-double levels_distance(const float* q, const float* v);
+// read), up to sign, in quaternion units: the largest |q_c - centre(v_c)| over the components, a
+// byte 255's component counting only when q_c is below its centre. q lies in the (closed) box of
+// half-width h around v exactly when this is <= h. 0 for a q of zero norm is never returned: it is
+// +infinity.
+double levels_distance(const float* q, const float* v, Rounding rounding = Rounding::nearest);
 
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
 struct Box {
     Quat lo{}, hi{};
 };
 
-// The box of half-width `half` around the input `v` (4 floats, as read; on_levels), the side
-// above a byte 255 open.
-Box box_of(const float* v, double half);
+// The box of half-width `half` around the centres of the input `v` (4 floats, as read;
+// on_levels), the side above a byte 255 open.
+Box box_of(const float* v, double half, Rounding rounding = Rounding::nearest);
 
 // The intersection of two boxes (may be empty: some lo above its hi).
 Box intersect(const Box& a, const Box& b);
 
-// The box of the input `v` as seen from the sign of `towards`: the box of -v where v . towards < 0,
-// so that the boxes of several frames of one rotation can be intersected.
-Box box_towards(const float* v, double half, const Quat& towards);
+// The box of the input `v` as seen from the sign of `towards`: the box flipped through the origin
+// where its centre . towards < 0, so that the boxes of several frames of one rotation can be
+// intersected.
+Box box_towards(const float* v, double half, const Quat& towards, Rounding rounding = Rounding::nearest);
 
 struct Deepest {
     Quat q{};            // unit
@@ -66,7 +87,8 @@ std::optional<Deepest> deepest_unit(const Box& box);
 
 // deepest_unit(box_of(v, half)) in closed form (the one box a frame gives, every rotation that
 // changed: the bisection's cost there).
-std::optional<Deepest> deepest_in_box_of(const float* v, double half);
+std::optional<Deepest> deepest_in_box_of(const float* v, double half,
+                                         Rounding rounding = Rounding::nearest);
 
 // The unit quaternion h whose turns turn_k ⊗ h (Hamilton product, xyzw) lie deepest inside the
 // boxes of half-width `half` around the inputs v_k (`inputs`: 4 floats a frame, as read; each
@@ -78,7 +100,8 @@ std::optional<Deepest> deepest_in_box_of(const float* v, double half);
 // no unit quaternion lies in every box (outside the shallowest by that much). nullopt for no
 // frames or turns and inputs of different counts.
 std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
-                                           double half, const Quat& start);
+                                           double half, const Quat& start,
+                                           Rounding rounding = Rounding::nearest);
 
 // A rotation the writer stores on `grid` (§6.4 smallest-three, decoded as a reader decodes it and
 // held in f32, so that the writer's own quantization gives back the same bins) inside the box of
@@ -89,6 +112,6 @@ std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::spa
 // up to 4 bins out), the nearest to v in the smallest cube holding one. nullopt where none lies
 // inside (the grid too coarse for this box).
 std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
-                                                      int lattice);
+                                                      int lattice, Rounding rounding = Rounding::nearest);
 
 }  // namespace fourdgs::rotation_box

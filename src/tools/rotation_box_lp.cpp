@@ -53,22 +53,23 @@ std::array<Quat, 3> tangent_basis(const Quat& h0) {
     return b;
 }
 
-// The sign bringing turn ⊗ h to the input's side.
-double side(const Quat& turned, const float* v) {
+// The sign bringing turn ⊗ h to the side of the input's box.
+double side(const Quat& turned, const float* v, Rounding rounding) {
     double d = 0;
-    for (int c = 0; c < 4; ++c) d += turned[c] * v[c];
+    for (int c = 0; c < 4; ++c) d += turned[c] * centre(v[c], rounding);
     return d < 0 ? -1 : 1;
 }
 
 // How deep the unit h lies inside every turned box (negative: outside the shallowest by that).
-double depth_at(const Quat& h, std::span<const Quat> turns, std::span<const float> inputs, double half) {
+double depth_at(const Quat& h, std::span<const Quat> turns, std::span<const float> inputs, double half,
+                Rounding rounding) {
     double depth = std::numeric_limits<double>::infinity();
     for (std::size_t k = 0; k < turns.size(); ++k) {
         const float* v = &inputs[4 * k];
         const Quat q = multiply(turns[k], h);
-        const double s = side(q, v);
+        const double s = side(q, v, rounding);
         for (int c = 0; c < 4; ++c) {
-            const double off = s * q[c] - v[c];
+            const double off = s * q[c] - centre(v[c], rounding);
             depth = std::min(depth, half - (is_top_byte(v[c]) ? std::max(0.0, -off) : std::fabs(off)));
         }
     }
@@ -136,18 +137,18 @@ std::optional<std::array<double, 4>> solve(const std::vector<std::array<double, 
 
 // One linearization at h0: the programme's rows, solved, and the unit point it gives.
 std::optional<Quat> step(const Quat& h0, std::span<const Quat> turns, std::span<const float> inputs,
-                         double half, double reach) {
+                         double half, double reach, Rounding rounding) {
     const std::array<Quat, 3> basis = tangent_basis(h0);
     std::vector<std::array<double, 5>> rows;
     for (std::size_t k = 0; k < turns.size(); ++k) {
         const float* v = &inputs[4 * k];
         const Quat at = multiply(turns[k], h0);
-        const double s = side(at, v);
+        const double s = side(at, v, rounding);
         std::array<Quat, 3> along;  // turn ⊗ basis_i: how each unknown moves the turned point
         for (int i = 0; i < 3; ++i) along[i] = multiply(turns[k], basis[i]);
         for (int c = 0; c < 4; ++c) {
             const std::array<double, 3> m{s * along[0][c], s * along[1][c], s * along[2][c]};
-            const double p = s * at[c] - v[c];
+            const double p = s * at[c] - centre(v[c], rounding);
             if (!is_top_byte(v[c])) rows.push_back({m[0], m[1], m[2], 1, half - p});
             rows.push_back({-m[0], -m[1], -m[2], 1, half + p});
         }
@@ -171,7 +172,7 @@ std::optional<Quat> step(const Quat& h0, std::span<const Quat> turns, std::span<
 }  // namespace
 
 std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
-                                           double half, const Quat& start) {
+                                           double half, const Quat& start, Rounding rounding) {
     if (turns.empty() || inputs.size() != 4 * turns.size() || !(dot(start, start) > 0))
         return std::nullopt;
     Quat h = start;
@@ -180,12 +181,12 @@ std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::spa
     // The plane runs deeper into a box than the curved sphere beside it, so a step that lands
     // shallower than where it started is retried from there within a quarter of the reach (a
     // trust region): the error of the plane shrinks with the square of the reach.
-    Deepest best{h, depth_at(h, turns, inputs, half)};
+    Deepest best{h, depth_at(h, turns, inputs, half, rounding)};
     double reach = kReach;
     for (int again = 0; again < 24 && reach > 1e-9; ++again) {
-        const auto next = step(best.q, turns, inputs, half, reach);
+        const auto next = step(best.q, turns, inputs, half, reach, rounding);
         if (!next) break;
-        const double d = depth_at(*next, turns, inputs, half);
+        const double d = depth_at(*next, turns, inputs, half, rounding);
         if (d > best.depth + 1e-12) {
             best = {*next, d};
         } else {

@@ -23,13 +23,17 @@
 // own 8-bit levels: the largest |128 q_c + 128 − b_c| up to sign, q the decoded rotation as decoded
 // (ours a unit quaternion; splat4d's decoded .splat bytes, read as (b − 128) / 128, so 0 where it
 // keeps them) and b the input's byte (255 counting only from below: a .splat clamps 256 there) —
-// at most 1/2 rounds back to the input's bytes (convert's rot_levels, rotation_box.hpp).
+// at most 1/2 rounds back to the input's bytes (convert's rot_levels, rotation_box.hpp). Where the
+// input's writer truncated (BOUNDS ending in "floor": make_tracked_frames' frames), b_c + 1/2 in
+// place of b_c — the middle of what it stores as b_c, convert's rot_rounding=floor — so at most
+// 1/2 truncates back to the input's bytes.
 //
 // Usage: bench_tracked_error FRAMES_DIR LIST FPS --4dgs FILE BOUNDS
 //        bench_tracked_error FRAMES_DIR LIST FPS --splat4d DECODED_DIR PERM
 // BOUNDS: pos,rgb,alpha,rot,scale_rel in compare.hpp's units (scene units, 0..1, 0..1, unit
 // quaternion component, |Δ log scale|), the tolerance the file was written at; a sixth number,
-// rot_levels' bound in levels (N + 1/2 + 1/8), pairs by rotation in levels instead of by rot.
+// rot_levels' bound in levels (N + 1/2 + 1/8), pairs by rotation in levels instead of by rot; and
+// after it, "floor" or "nearest" (the default), the rounding the input's writer used.
 // FRAMES_DIR holds frame_NNNN.splat (splat4d's names); LIST is the comma-separated frame indices
 // (DECODED_DIR/frame_NNNN.splat for each). Prints one JSON object.
 #include <algorithm>
@@ -38,6 +42,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -88,8 +93,9 @@ std::array<double, 4> unit_quaternion(const PlyCloud& c, std::size_t i) {
     return {q[0] / len, q[1] / len, q[2] / len, q[3] / len};
 }
 
-// Gaussian j of `b` against gaussian i of `a`, per attribute (compare.hpp's yardstick).
-Errors errors(const PlyCloud& a, std::size_t i, const PlyCloud& b, std::size_t j) {
+// Gaussian j of `b` against gaussian i of `a`, per attribute (compare.hpp's yardstick); `mid` is
+// how far above a's rotation as read its byte's box is centred (0, or half a level: floor).
+Errors errors(const PlyCloud& a, std::size_t i, const PlyCloud& b, std::size_t j, double mid) {
     Errors e{};
     for (int c = 0; c < 3; ++c) {
         e[0] = std::max<double>(e[0], std::fabs(a.position[3 * i + c] - b.position[3 * j + c]));
@@ -111,7 +117,7 @@ Errors errors(const PlyCloud& a, std::size_t i, const PlyCloud& b, std::size_t j
     for (const double sign : {1.0, -1.0}) {
         double far = 0;
         for (int c = 0; c < 4; ++c) {
-            const double d = double(v[c]) - sign * q[c];
+            const double d = double(v[c]) + mid - sign * q[c];
             far = std::max(far, double(v[c]) * 128 + 128 == 255 ? std::max(0.0, d) : std::fabs(d));
         }
         e[5] = std::min(e[5], far);
@@ -152,7 +158,8 @@ struct Pairing {
 
 // The pairing described at the top: decoded gaussians against input ones, by bound-relative
 // error over every attribute, among input gaussians within the position bound on each axis.
-Pairing pair_by_attributes(const PlyCloud& input, const PlyCloud& decoded, const Errors& bounds) {
+Pairing pair_by_attributes(const PlyCloud& input, const PlyCloud& decoded, const Errors& bounds,
+                           double mid) {
     const double cell = bounds[0];
     auto key = [cell](const float* p, int dx, int dy, int dz) {
         const auto c = [cell](float v, int d) {
@@ -176,7 +183,7 @@ Pairing pair_by_attributes(const PlyCloud& input, const PlyCloud& decoded, const
                     const auto it = grid.find(key(&decoded.position[3 * j], dx, dy, dz));
                     if (it == grid.end()) continue;
                     for (std::uint32_t i : it->second) {
-                        const Errors e = errors(input, i, decoded, j);
+                        const Errors e = errors(input, i, decoded, j, mid);
                         double cost = 0;
                         for (int a = 0; a < kAttributes; ++a)
                             if (bounds[a] > 0) cost = std::max(cost, e[a] / bounds[a]);
@@ -214,10 +221,21 @@ int main(int argc, char** argv) {
     const bool ours = mode == "--4dgs";
     Errors bounds{};
     std::vector<std::uint32_t> perm;
+    double mid = 0;  // the rotation box's centre above the input's byte (floor: half a level)
     if (ours) {
-        const std::vector<double> b = numbers(argv[6]);
+        std::string list = argv[6];
+        const std::size_t comma = list.rfind(',');
+        const std::string last = comma == std::string::npos ? "" : list.substr(comma + 1);
+        if (last == "floor" || last == "nearest") {
+            list.resize(comma);
+            mid = last == "floor" ? 0.5 / 128 : 0;
+        }
+        const std::vector<double> b = numbers(list);
+        if (list.size() != std::strlen(argv[6]) && b.size() != 6)
+            fail("BOUNDS: the rounding follows a rot_levels bound");
         if (b.size() != 5 && b.size() != 6)
-            fail("BOUNDS: five numbers, pos,rgb,alpha,rot,scale_rel, and optionally rot_levels");
+            fail("BOUNDS: five numbers, pos,rgb,alpha,rot,scale_rel, and optionally rot_levels "
+                 "and its rounding");
         std::copy(b.begin(), b.end(), bounds.begin());
         // Paired by rotation in the input's levels where its bound is given, else by rot.
         if (b.size() == 6) bounds[3] = 0, bounds[5] = b[5] / 128;
@@ -236,7 +254,7 @@ int main(int argc, char** argv) {
             const double t = static_cast<double>(k) / fps;
             // As convert's --error-frames: the frame's start, or the f32 a reader holds it as.
             got = must(extract_state(source, std::max(t, double(static_cast<float>(t)))), "extract");
-            Pairing p = pair_by_attributes(input, got, bounds);
+            Pairing p = pair_by_attributes(input, got, bounds, mid);
             partner = std::move(p.partner);
             unmatched += p.unmatched + (input.count > got.count ? input.count - got.count : 0);
         } else {
@@ -249,7 +267,7 @@ int main(int argc, char** argv) {
                                            std::to_string(input.count));
         for (std::size_t j = 0; j < got.count; ++j) {
             if (partner[j] == std::size_t(-1)) continue;
-            const Errors e = errors(input, partner[j], got, j);
+            const Errors e = errors(input, partner[j], got, j, mid);
             for (int a = 0; a < kAttributes; ++a) worst[a] = std::max(worst[a], e[a]);
         }
         ++count;

@@ -24,7 +24,10 @@ are splat4d's; `4dgs convert --tracked` gets the same as a tolerance (pos in sce
 alpha levels / 255, scale_rel log(1 + %), rot steps / 128) — except where splat4d keeps the
 rotation exact (steps 0): ours then gets rot_levels=0 with keyframe-delta (every decoded rotation
 within half a level of the input's byte, up to 1/8 level more where the box is too shallow for
-the grid: convert.hpp), and 1/256 against the normalized input with gaussian-birth. Both
+the grid: convert.hpp), and 1/256 against the normalized input with gaussian-birth. Each
+generator's rounding goes with it: splat4d's rounds its bytes (rot_rounding=nearest), ours
+truncates them like numpy's astype(uint8) (rot_rounding=floor; its rot_levels column is then
+measured from the middle of the byte, b + 1/2). Both
 files are decoded back at the checked frames and the largest error per attribute is reported
 beside the bytes (bench_tracked_error: splat4d's frames put back in input order by its
 --perm-out, ours paired by every attribute at once; the count of gaussians it could not pair is
@@ -140,37 +143,31 @@ def tolerance(preset):
 
 # rot_levels' declared bound in levels: half a level, and the 1/8 a shallow box may take.
 ROT_LEVELS_BOUND = 0.5 + 1 / 8
+# How each generator's .splat writer makes a rotation byte from 128 q + 128: splat4d's
+# gen_splat_frames.py rounds; make_tracked_frames (splat_formats.cpp) truncates.
+ROUNDING = {"splat4d": "nearest", "ours": "floor"}
 
 
-def encode_ours(args, frames, preset, model, work, check):
+def encode_ours(args, frames, kind, preset, model, work, check):
     base = os.path.join(work, "%s.%s.%s" % (os.path.basename(frames), preset, model))
     out = base + ".4dgs"
     pos, rgb, alpha, rot, scale_rel = tolerance(preset)
     in_levels = PRESETS[preset][2] == 0 and model == "keyframe-delta"
-    # A writer that truncates (make_tracked_frames' .splat, like numpy's astype(uint8)) leaves
-    # bytes that are no rounding of any unit quaternion: rot_levels=0 refuses them, and the
-    # bench takes rot_levels=1 there (recorded as the row's rot_levels).
-    for levels in ([0, 1] if in_levels else [None]):
-        rotation = "rot=%.17g" % rot if levels is None else "rot_levels=%d" % levels
-        try:
-            wall, cpu, rss, report = measured(os.path.join(args.build, "src", "cli", "4dgs"), [
-                "-q", "convert", frames, "--tracked", "--model", model, "--fps", 20, "--threads",
-                args.threads, "--tolerance",
-                "pos=%.17g,rgb=%.17g,alpha=%.17g,%s,scale_rel=%.17g" % (pos, rgb, alpha, rotation,
-                                                                       scale_rel), "-o", out,
-                "--json"], base + ".rss")
-            break
-        except SystemExit as refused:
-            if levels != 0 or "rot_levels" not in str(refused):
-                raise
-            print("rot_levels=0 refused, taking 1:", str(refused).strip().splitlines()[-1],
-                  flush=True)
+    rotation = ("rot_levels=0,rot_rounding=%s" % ROUNDING[kind] if in_levels else
+                "rot=%.17g" % rot)
+    wall, cpu, rss, report = measured(os.path.join(args.build, "src", "cli", "4dgs"), [
+        "-q", "convert", frames, "--tracked", "--model", model, "--fps", 20, "--threads",
+        args.threads, "--tolerance",
+        "pos=%.17g,rgb=%.17g,alpha=%.17g,%s,scale_rel=%.17g" % (pos, rgb, alpha, rotation,
+                                                               scale_rel), "-o", out,
+        "--json"], base + ".rss")
     bounds = ",".join("%.17g" % b for b in tolerance(preset))
-    if levels is not None:
-        bounds += ",%.17g" % (levels + ROT_LEVELS_BOUND)
+    if in_levels:
+        bounds += ",%.17g,%s" % (ROT_LEVELS_BOUND, ROUNDING[kind])
     err = error_of(args, frames, check, "--4dgs", out, bounds)
-    if levels is not None:
-        err["rot_levels_asked"] = levels
+    if in_levels:
+        err["rot_levels_asked"] = 0
+        err["rot_rounding"] = ROUNDING[kind]
     return out, wall, cpu, rss, err
 
 
@@ -184,7 +181,8 @@ def fmt_err(e):
     return "%.3f mm / %.3g / %.3g / %.3g / %.2f %% / %s%s" % (
         e["pos"] * 1000, e["rgb_levels"], e["alpha_levels"], e["rot_steps"], e["scale_rel"] * 100,
         ("%.3g" % e["rot_levels"] if "rot_levels" in e else "-") +
-        (" (rot_levels=%d)" % e["rot_levels_asked"] if "rot_levels_asked" in e else ""),
+        (" (rot_levels=%d%s)" % (e["rot_levels_asked"], ", floor" if e.get("rot_rounding") ==
+                                  "floor" else "") if "rot_levels_asked" in e else ""),
         " (%d unpaired)" % e["unmatched"] if e["unmatched"] else "")
 
 
@@ -192,7 +190,7 @@ def table(work):
     rows = [json.loads(l) for l in open(os.path.join(work, "results.jsonl"))]
     print("Errors: the largest over the checked frames, pos mm / colour levels / opacity levels / "
           "rotation steps of 1/128 / scale % / rotation in the input's levels (max |128 q + 128 - "
-          "byte|, 1/2 rounds back to the byte). Rate: MB of input frames per CPU second (per wall "
+          "byte|, 1/2 rounds back to the byte; floor: from byte + 1/2, 1/2 truncates back). Rate: MB of input frames per CPU second (per wall "
           "second). RSS: peak.\n")
     print("| frames | preset | encoder | bytes | x raw .splat | x splat4d | max errors | "
           "MB/CPU-s (MB/s) | peak RSS |")
@@ -237,8 +235,8 @@ def main():
             record(args.work, dict(common, encoder="splat4d", bytes=os.path.getsize(out),
                                    wall_s=wall, cpu_s=cpu, rss_kib=rss, error=err))
             for model in [m for m in args.models.split(",") if m]:
-                out, wall, cpu, rss, err = encode_ours(args, frames, preset, model, args.work,
-                                                       check)
+                out, wall, cpu, rss, err = encode_ours(args, frames, kind, preset, model,
+                                                       args.work, check)
                 record(args.work, dict(common, encoder="4dgs " + model,
                                        bytes=os.path.getsize(out), wall_s=wall, cpu_s=cpu,
                                        rss_kib=rss, error=err))

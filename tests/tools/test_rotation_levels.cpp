@@ -251,3 +251,141 @@ TEST_CASE("rotation box: frames whose boxes do not meet leave the programme's po
     CHECK(lp->depth == Approx(-0.5 / 128).margin(1e-6));  // split evenly: half a level out of each
     CHECK_FALSE(rb::deepest_unit_turned(same, std::span<const float>(inputs).first(4), kHalf, {0, 0, 0, 1}));
 }
+
+// ---- a .splat writer that truncates (rot_rounding=floor, issue 39, floor39) -------------------
+
+namespace {
+
+constexpr auto kFloor = rb::Rounding::floor;
+
+// A unit quaternion's components as a truncating writer stores them (numpy's astype(uint8),
+// make_tracked_frames): floor(128 q + 128) clamped to [0, 255], read back as (b - 128) / 128.
+std::array<float, 4> as_truncated(const std::array<double, 4>& q) {
+    std::array<float, 4> v;
+    for (int c = 0; c < 4; ++c)
+        v[c] = static_cast<float>((std::clamp(std::floor(q[c] * 128 + 128), 0.0, 255.0) - 128) / 128);
+    return v;
+}
+
+std::array<float, 4> as_float(const std::array<double, 4>& q) {
+    return {static_cast<float>(q[0]), static_cast<float>(q[1]), static_cast<float>(q[2]),
+            static_cast<float>(q[3])};
+}
+
+}  // namespace
+
+TEST_CASE("rotation box floor: byte b holds b <= 128 q + 128 < b + 1 — identity's bytes 128 128 128 255 are a "
+          "box half a level up, open above w, its deepest point half a level off identity") {
+    const std::array<float, 4> v = as_truncated({0, 0, 0, 1});
+    CHECK(v == std::array<float, 4>{0, 0, 0, 127.0f / 128});  // 256 clipped to 255
+    CHECK(rb::centre(v[0], kFloor) == 0.5 / 128);
+    CHECK(rb::centre(v[0], rb::Rounding::nearest) == 0);
+    const rb::Box box = rb::box_of(v.data(), kHalf, kFloor);
+    CHECK(box.lo[0] == 0);
+    CHECK(box.hi[0] == 1.0 / 128);
+    CHECK(box.lo[3] == 127.0 / 128);  // byte 255's side: b - N
+    CHECK(std::isinf(box.hi[3]));
+    // Identity truncates to these bytes: on the box's closed lower sides, so depth 0.
+    const std::array<float, 4> one{0, 0, 0, 1};
+    CHECK(rb::levels_distance(one.data(), v.data(), kFloor) == kHalf);
+    // x = y = z = 1/256 (w then still above 127/128) is the deepest point, a whole half level in.
+    for (const auto& deepest : {rb::deepest_unit(box), rb::deepest_in_box_of(v.data(), kHalf, kFloor)}) {
+        REQUIRE(deepest);
+        CHECK(deepest->depth == Approx(kHalf).margin(1e-9));
+        for (int c = 0; c < 3; ++c) CHECK(deepest->q[c] == Approx(0.5 / 128).margin(1e-9));
+        const auto f = as_float(deepest->q);
+        CHECK(as_truncated(deepest->q) == v);
+        CHECK(rb::levels_distance(f.data(), v.data(), kFloor) == Approx(0).margin(1e-7));
+    }
+    // 1.5 levels above x's byte is a level past the box (its byte is 129).
+    const std::array<float, 4> past{1.5f / 128, 0, 0, 1};
+    CHECK(rb::levels_distance(past.data(), v.data(), kFloor) == Approx(1.0 / 128).epsilon(1e-3));
+    // Byte 0 holds [-1, -127/128): the rotation (-1, 0, 0, 0) is that box's only corner on the
+    // sphere and both boxes agree it is shallow (the sphere grazes it); nearest's box of the same
+    // bytes is centred on it and half a level deep.
+    const std::array<float, 4> minus_x = as_truncated({-1, 0, 0, 0});
+    CHECK(minus_x == std::array<float, 4>{-1, 0, 0, 0});
+    const auto graze = rb::deepest_in_box_of(minus_x.data(), kHalf, kFloor);
+    const auto graze_bisected = rb::deepest_unit(rb::box_of(minus_x.data(), kHalf, kFloor));
+    REQUIRE(graze);
+    REQUIRE(graze_bisected);
+    CHECK(graze->depth == Approx(graze_bisected->depth).margin(1e-10));
+    CHECK(graze->depth < 0.05 * kHalf);  // about 0.023 of it
+    CHECK(as_truncated(graze->q) == minus_x);
+    const auto centred = rb::deepest_in_box_of(minus_x.data(), kHalf);
+    REQUIRE(centred);
+    CHECK(centred->depth == Approx(kHalf).margin(1e-9));
+}
+
+TEST_CASE("rotation box floor (property): q and -q truncate to bytes whose boxes are each other's "
+          "flipped, every rotation lies in its own box, and the closed form is the bisection's") {
+    std::mt19937 rng(31);
+    int shallow = 0, normalized_outside = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const std::array<double, 4> q = random_unit(rng);
+        std::array<double, 4> minus_q;
+        for (int c = 0; c < 4; ++c) minus_q[c] = -q[c];
+        const std::array<float, 4> v = as_truncated(q), w = as_truncated(minus_q);
+        REQUIRE(rb::on_levels(v.data()));
+        const auto f = as_float(q), neg = as_float(minus_q);
+        // Inside its own box (a hair for q's f32), up to sign, and in -q's bytes' box too.
+        CHECK(rb::levels_distance(f.data(), v.data(), kFloor) <= kHalf + 1e-7);
+        CHECK(rb::levels_distance(neg.data(), v.data(), kFloor) ==
+              rb::levels_distance(f.data(), v.data(), kFloor));
+        CHECK(rb::levels_distance(f.data(), w.data(), kFloor) <= kHalf + 1e-7);
+        normalized_outside += rb::levels_distance(v.data(), v.data(), kFloor) > kHalf;
+        // Seen from q, -q's bytes' box is q's own (no byte 255 or 0 clipped: the flip is exact).
+        const auto a = rb::deepest_unit(rb::box_of(v.data(), kHalf, kFloor));
+        const auto b = rb::deepest_unit(rb::box_towards(w.data(), kHalf, q, kFloor));
+        const auto closed = rb::deepest_in_box_of(v.data(), kHalf, kFloor);
+        REQUIRE(a);
+        REQUIRE(b);
+        REQUIRE(closed);
+        CHECK(closed->depth == Approx(a->depth).margin(1e-10));
+        const bool clipped = std::find(v.begin(), v.end(), 127.0f / 128) != v.end() ||
+                             std::find(w.begin(), w.end(), 127.0f / 128) != w.end();
+        if (!clipped) CHECK(b->depth == Approx(a->depth).margin(1e-9));
+        // The deepest point truncates back to the bytes wherever it is inside by more than f32's.
+        if (closed->depth > 1e-6) CHECK(as_truncated(closed->q) == v);
+        shallow += closed->depth * 128 < 0.1;
+    }
+    INFO(shallow << " boxes under 0.1 level deep, " << normalized_outside << " normalized outside");
+    CHECK(shallow < 20000 / 50);
+    CHECK(normalized_outside > 0);
+}
+
+TEST_CASE("rotation box floor (property): stored grid points truncate back to the input's bytes, "
+          "and the programme's one-frame point is the closed form's") {
+    std::mt19937 rng(32);
+    Grid grid;
+    grid.step_rot = 2 * kHalf / 8;
+    int too_shallow = 0;
+    const std::vector<std::array<double, 4>> identity{{0, 0, 0, 1}};
+    for (int i = 0; i < 5000; ++i) {
+        const std::array<double, 4> q = random_unit(rng);
+        const std::array<float, 4> v = as_truncated(q);
+        auto f = rb::grid_point_in_box(v.data(), kHalf - 3e-6, grid, 8, kFloor);
+        if (!f) {
+            ++too_shallow;
+            f = rb::grid_point_in_box(v.data(), kHalf + 1.0 / 8 / 128, grid, 8, kFloor);
+            REQUIRE(f);
+            continue;
+        }
+        CHECK(rb::levels_distance(f->data(), v.data(), kFloor) <= kHalf - 3e-6);
+        std::array<double, 4> stored, minus;
+        double len = 0;
+        for (int c = 0; c < 4; ++c) len += double((*f)[c]) * (*f)[c];
+        for (int c = 0; c < 4; ++c) stored[c] = (*f)[c] / std::sqrt(len), minus[c] = -stored[c];
+        CHECK((as_truncated(stored) == v || as_truncated(minus) == v));
+        if (i < 300) {
+            std::array<double, 4> start;
+            for (int c = 0; c < 4; ++c) start[c] = v[c];
+            const auto exact = rb::deepest_in_box_of(v.data(), kHalf, kFloor);
+            const auto lp = rb::deepest_unit_turned(identity, v, kHalf, start, kFloor);
+            REQUIRE(exact);
+            REQUIRE(lp);
+            CHECK(lp->depth == Approx(exact->depth).margin(1e-8));
+        }
+    }
+    CHECK(too_shallow <= 5000 / 200);
+}

@@ -17,9 +17,11 @@
 #include <filesystem>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fourdgs/io.hpp"
+#include "fourdgs/open_scene.hpp"
 #include "fourdgs/refusals.hpp"
 #include "fourdgs/tools/convert.hpp"
 #include "fourdgs/tools/grid_plan.hpp"
@@ -50,23 +52,25 @@ ConvertOptions options(bool fine, std::uint32_t keyframe_every) {
 }
 
 // A value on the u8 levels of a .splat: colour and opacity round(v × 255) / 255, a rotation
-// component (of the unit quaternion) round(q × 128 + 128) clamped to [0, 255], less 128, / 128.
+// component (of the unit quaternion) round(q × 128 + 128) — or, from a writer that truncates
+// (numpy's astype(uint8)), floor(q × 128 + 128) — clamped to [0, 255], less 128, / 128.
 float colour_level(float v) {
     return static_cast<float>(std::round(std::clamp(v, 0.0f, 1.0f) * 255) / 255);
 }
-float rotation_level(double q) {
-    return static_cast<float>((std::clamp(std::round(q * 128 + 128), 0.0, 255.0) - 128) / 128);
+float rotation_level(double q, bool truncate = false) {
+    const double x = q * 128 + 128;
+    return static_cast<float>((std::clamp(truncate ? std::floor(x) : std::round(x), 0.0, 255.0) - 128) / 128);
 }
 
 // `frames` as a .splat sequence holds them: every rotation and colour on its u8 levels.
-std::vector<PlyCloud> on_splat_levels(std::vector<PlyCloud> frames) {
+std::vector<PlyCloud> on_splat_levels(std::vector<PlyCloud> frames, bool truncate = false) {
     for (PlyCloud& f : frames) {
         for (float& v : f.color) v = colour_level(v);
         for (std::size_t g = 0; g < f.count; ++g) {
             float* q = &f.rotation[g * 4];
             const double len = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] +
                                          double(q[2]) * q[2] + double(q[3]) * q[3]);
-            for (int c = 0; c < 4; ++c) q[c] = rotation_level(q[c] / len);
+            for (int c = 0; c < 4; ++c) q[c] = rotation_level(q[c] / len, truncate);
         }
     }
     return frames;
@@ -132,8 +136,9 @@ namespace {
 
 // How many levels the decoded rotation `q`, normalized, lies from the input's bytes `v` (as
 // read), up to sign: the largest |128 q_c + 128 - b_c|, a byte 255 counting only from below
-// (a .splat clamps 256 there). At most 1/2 means it rounds back to the input's bytes.
-double level_error(const float* q, const float* v) {
+// (a .splat clamps 256 there). At most 1/2 means it rounds back to the input's bytes. `floor`:
+// from b_c + 1/2, the middle of what a truncating writer stores as b_c.
+double level_error(const float* q, const float* v, bool floor) {
     double len = 0;
     for (int c = 0; c < 4; ++c) len += double(q[c]) * q[c];
     len = std::sqrt(len);
@@ -142,11 +147,27 @@ double level_error(const float* q, const float* v) {
         double far = 0;
         for (int c = 0; c < 4; ++c) {
             const double got = sign * q[c] / len * 128 + 128, byte = double(v[c]) * 128 + 128;
-            far = std::max(far, byte == 255 ? std::max(0.0, byte - got) : std::fabs(got - byte));
+            const double mid = byte + (floor ? 0.5 : 0);
+            far = std::max(far, byte == 255 ? std::max(0.0, mid - got) : std::fabs(got - mid));
         }
         best = std::min(best, far);
     }
     return best;
+}
+
+// Whether the decoded rotation `q`, normalized, truncates back to the input's bytes `v` (as
+// read), up to sign: floor(128 q_c + 128) clamped to [0, 255] is b_c for every component.
+bool truncates_back(const float* q, const float* v) {
+    double len = 0;
+    for (int c = 0; c < 4; ++c) len += double(q[c]) * q[c];
+    len = std::sqrt(len);
+    for (const double sign : {1.0, -1.0}) {
+        bool same = true;
+        for (int c = 0; c < 4; ++c)
+            same = same && rotation_level(sign * q[c] / len, true) == v[c];
+        if (same) return true;
+    }
+    return false;
 }
 
 // Every decoded gaussian of every frame of `bytes`, decoded here (extract_state) rather than by
@@ -154,10 +175,13 @@ double level_error(const float* q, const float* v) {
 // kLevelsSlack: at most 1 in 500 here) of the bytes of an input gaussian of its frame within the
 // position bound of it (the converter's own measure, paired by id, is checked beside this;
 // pairing by position could pick a neighbour, so the nearest in levels of those within the bound
-// is taken); and every frame holds as many gaussians as its input.
+// is taken); and every frame holds as many gaussians as its input. `floor`: measured from the
+// middle of a truncating writer's byte, and at rot_levels 0 each of those nearest also
+// truncates back to its input's bytes, but for as few as are past N + 1/2.
 void check_decoded_in_levels(const std::vector<std::uint8_t>& bytes,
-                             const std::vector<PlyCloud>& frames, int levels, double pos) {
-    std::size_t past_half = 0, decoded = 0;
+                             const std::vector<PlyCloud>& frames, int levels, double pos,
+                             bool floor = false) {
+    std::size_t past_half = 0, decoded = 0, not_back = 0;
     for (std::size_t k = 0; k < frames.size(); ++k) {
         MemorySource source(bytes);
         const auto got = extract_state(source, static_cast<double>(k) / kFps + 1e-6, {});
@@ -167,14 +191,17 @@ void check_decoded_in_levels(const std::vector<std::uint8_t>& bytes,
         double worst = 0;
         for (std::size_t i = 0; i < got->count; ++i) {
             double nearest = 256;
+            std::size_t partner = in.count;
             for (std::size_t g = 0; g < in.count; ++g) {
                 bool close = true;
                 for (int c = 0; c < 3 && close; ++c)
                     close = std::fabs(double(got->position[i * 3 + c]) - in.position[g * 3 + c]) <=
                             pos * (1 + 1e-6);
-                if (close)
-                    nearest = std::min(nearest, level_error(&got->rotation[i * 4], &in.rotation[g * 4]));
+                const double e = close ? level_error(&got->rotation[i * 4], &in.rotation[g * 4], floor) : 256;
+                if (e < nearest) nearest = e, partner = g;
             }
+            REQUIRE(partner < in.count);
+            not_back += floor && !truncates_back(&got->rotation[i * 4], &in.rotation[partner * 4]);
             worst = std::max(worst, nearest);
             past_half += nearest > levels + 0.5;
             ++decoded;
@@ -182,8 +209,9 @@ void check_decoded_in_levels(const std::vector<std::uint8_t>& bytes,
         INFO("frame " << k << ": " << worst << " levels");
         CHECK(worst <= levels + 0.5 + 1.0 / 8);
     }
-    INFO(past_half << " of " << decoded << " past N + 1/2");
+    INFO(past_half << " of " << decoded << " past N + 1/2, " << not_back << " not truncating back");
     CHECK(past_half * 500 <= decoded);
+    if (floor && levels == 0) CHECK(not_back <= past_half);
 }
 
 }  // namespace
@@ -244,4 +272,79 @@ TEST_CASE("rot_levels refuses rotations that are not a .splat's 8-bit levels, an
     st = convert_frames(on_splat_levels(frames), o, sink);
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().refusal == refusal::kInvalidOption);
+}
+
+// ---- a .splat writer that truncates (rot_rounding=floor, issue 39, floor39) -------------------
+
+TEST_CASE("turning bodies on truncated u8 rotations at rot_levels 0 with rot_rounding floor "
+          "(property): every decoded rotation truncates back to its input's bytes, "
+          "deterministically, and without floor rot_levels 0 refuses them") {
+    struct Case {
+        unsigned seed;
+        double drift;
+        bool fine;
+        std::uint32_t keyframe_every;
+    };
+    const Case cases[] = {{91, 0, false, 0}, {92, 0.004, true, 4}, {93, 0.002, false, 0}};
+    for (const Case& k : cases) {
+        const test::RigidSceneShape shape{0.4, 0.25, 0.25, 0, k.drift};
+        const auto frames = on_splat_levels(test::rigid_scene(12, 640, kFps, k.seed, shape), true);
+        ConvertOptions o = options(k.fine, k.keyframe_every);
+        o.rot_levels = 0;
+        o.rot_levels_floor = true;
+        for (bool streamed : {false, true}) {
+            INFO("seed " << k.seed << ", drift " << k.drift << ", keyframe every "
+                         << k.keyframe_every << (streamed ? ", streamed" : ", in memory"));
+            ConvertReport rep, again;
+            const auto bytes = test::convert_tracked(frames, o, streamed, rep);
+            CHECK(test::convert_tracked(frames, o, streamed, again) == bytes);
+            CHECK(rep.tolerance.rot == Approx((0.5 + 1.0 / 8) / 128 - 2e-6).epsilon(1e-12));
+            check_measured_within(rep, frames);  // the converter's own measure, in floor's boxes
+            check_decoded_in_levels(bytes, frames, 0, rep.tolerance.pos, true);
+            test::check_valid(bytes, true);
+            // Recorded beside rot_levels.
+            MemorySource source(bytes);
+            const auto scene = open_scene(source, {});
+            REQUIRE(scene.ok());
+            const auto& meta = scene->scene().metadata;
+            const auto convert = std::find_if(meta.begin(), meta.end(),
+                                              [](const Metadata& m) { return m.name == "4dgs-convert"; });
+            REQUIRE(convert != meta.end());
+            const StringMap& e = convert->entries;
+            CHECK(std::count(e.begin(), e.end(), std::pair<std::string, std::string>{"tolerance.rot_rounding", "floor"}) == 1);
+            CHECK(std::count(e.begin(), e.end(), std::pair<std::string, std::string>{"tolerance.rot_levels", "0"}) == 1);
+        }
+        // A rounding writer's box sits half a level lower: these bytes are refused there, the
+        // refusal naming the rounding it assumed and the key for a truncating writer.
+        o.rot_levels_floor = false;
+        MemorySink sink;
+        const Status st = convert_frames(frames, o, sink);
+        REQUIRE_FALSE(st.ok());
+        CHECK(st.error().refusal == refusal::kInvalidOption);
+        CHECK(st.error().message.find("round(128 q + 128)") != std::string::npos);
+        CHECK(st.error().message.find("rot_rounding=floor") != std::string::npos);
+    }
+}
+
+TEST_CASE("rot_rounding floor refuses what it cannot measure: without rot_levels, and bytes no "
+          "truncation of a unit quaternion gives") {
+    const auto frames = on_splat_levels(test::rigid_scene(4, 64, kFps, 94, {}), true);
+    ConvertOptions o = options(false, 0);
+    o.rot_levels_floor = true;  // rot_levels unset
+    MemorySink sink;
+    Status st = convert_frames(frames, o, sink);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == refusal::kInvalidOption);
+    CHECK(st.error().message.find("rot_rounding=floor") != std::string::npos);
+    CHECK(st.error().message.find("needs tolerance key rot_levels") != std::string::npos);
+    // Bytes 192 192 192 192 two levels up: |v| = 1.06, no truncation of a unit quaternion.
+    auto far = frames;
+    for (std::size_t g = 0; g < far[2].count; g += 7)
+        for (int c = 0; c < 4; ++c) far[2].rotation[g * 4 + c] = 66.0f / 128;
+    o.rot_levels = 0;
+    st = convert_frames(far, o, sink);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().refusal == refusal::kInvalidOption);
+    CHECK(st.error().message.find("frame 2 gaussian") != std::string::npos);
+    CHECK(st.error().message.find("floor(128 q + 128)") != std::string::npos);
 }

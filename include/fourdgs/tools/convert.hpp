@@ -223,6 +223,12 @@ struct ConvertOptions {
     // input), which is invalid-option otherwise; a frame whose rotations are not all 8-bit
     // levels (a PLY sequence) is invalid-option, naming the frame, gaussian, value and the key.
     std::optional<std::uint32_t> rot_levels;
+    // rot_levels for a .splat whose writer truncated, b = floor(128 q + 128) clipped to 0..255
+    // (numpy's astype(uint8)), instead of rounding: N levels are then b - N <= 128 q_c + 128 <
+    // b + 1 + N (a byte 255 only from below), so 0 decodes back to the input's bytes under such a
+    // writer. Recorded as tolerance.rot_rounding = floor in "4dgs-convert" (absent: nearest).
+    // Without rot_levels it is invalid-option.
+    bool rot_levels_floor = false;
 };
 
 struct ConvertReport {
