@@ -1136,6 +1136,50 @@ def test_splat_refusals(tool, src, tmp):
         refused(["convert", v, "-o", out, "--fps", "8"], ident)
 
 
+def test_convert_rot_levels(tool, src, tmp):
+    """--tolerance rot_levels=0,rot_rounding=floor: frames from a writer that truncates (as
+    splat_bytes does) decode back to their own rotation bytes, extracted as .splat again (whose
+    writer truncates too); rot_levels=0 alone (the rounding writer's box) refuses them; the keys'
+    misuses are usage errors."""
+    rng = random.Random(47)
+    frames = tracked_frames(rng, 4, 60, 0)
+    seq = os.path.join(tmp, "seq")
+    os.makedirs(seq)
+    for k, frame in enumerate(frames):
+        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
+            f.write(splat_bytes(frame))
+    scene = os.path.join(tmp, "s.4dgs")
+    base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
+    run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
+    out = os.path.join(tmp, "x.splat")
+    exact = total = 0
+    for k, frame in enumerate(frames):
+        run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out, "--format", "splat")
+        got = open(out, "rb").read()
+        want = splat_bytes(frame)
+        check(len(got) == len(want), "frame %d: %d gaussians back" % (k, len(got) // 32))
+        for i in range(len(got) // 32):
+            p = struct.unpack_from("<3f", got, 32 * i)
+            j = min(range(len(want) // 32), key=lambda j: sum(
+                (a - b) ** 2 for a, b in zip(p, struct.unpack_from("<3f", want, 32 * j))))
+            g, w = got[32 * i + 28:32 * i + 32], want[32 * j + 28:32 * j + 32]
+            if sum((a - 127.5) * (b - 127.5) for a, b in zip(g, w)) < 0:
+                g = [255 - b for b in g]  # -q, the same rotation: floor(128 q + 128) of q
+            for c in range(4):
+                d = abs(g[c] - w[c])
+                check(d <= 1, "frame %d gaussian %d: rotation byte %d off by %d" % (k, i, c, d))
+                exact += d == 0
+                total += 1
+    # A box the unit sphere only grazes may hold no grid point: placed within 1/8 level past it
+    # (docs/cli.md), so a byte may come back one off — about 1 in 3,800 on splat4d's frames.
+    check(exact >= 0.99 * total, "%d of %d rotation bytes back exactly" % (exact, total))
+    p = run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0", expect=1)
+    check("invalid-option" in p.stderr and "floor" in p.stderr, "nearest refused: " + p.stderr)
+    run(tool, *base, "--tolerance", "pos=0.002,rot_rounding=floor", expect=3)
+    run(tool, *base, "--tolerance", "rot=0.004,rot_levels=0", expect=3)
+    run(tool, *base, "--tolerance", "rot_levels=0,rot_rounding=ceil", expect=3)
+
+
 def main():
     tool, src, name = sys.argv[1], sys.argv[2], sys.argv[3]
     test = globals().get("test_" + name)
