@@ -970,14 +970,19 @@ def splatv_gaussians(rng, n):
     return out
 
 
+def write_splat_frames(seq, frames, name="frame_%d.splat"):
+    """Writes each frame of `frames` as a .splat file named `name` % k into the new folder `seq`."""
+    os.makedirs(seq)
+    for k, frame in enumerate(frames):
+        with open(os.path.join(seq, name % k), "wb") as f:
+            f.write(splat_bytes(frame))
+
+
 def test_convert_splat_sequence(tool, src, tmp):
     rng = random.Random(43)
     frames = tracked_frames(rng, 5, 120, 0)
     seq = os.path.join(tmp, "splats")
-    os.makedirs(seq)
-    for k, frame in enumerate(frames):
-        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
-            f.write(splat_bytes(frame))
+    write_splat_frames(seq, frames)
     # frames.json gives the clock: no --fps needed.
     with open(os.path.join(seq, "frames.json"), "w") as f:
         json.dump({"timestamps": [k / FPS for k in range(5)]}, f)
@@ -1102,11 +1107,8 @@ def test_extract_formats(tool, src, tmp):
 def test_splat_refusals(tool, src, tmp):
     rng = random.Random(46)
     seq = os.path.join(tmp, "seq")
-    os.makedirs(seq)
     frames = tracked_frames(rng, 2, 20, 0)
-    for k, frame in enumerate(frames):
-        with open(os.path.join(seq, "f%d.splat" % k), "wb") as f:
-            f.write(splat_bytes(frame))
+    write_splat_frames(seq, frames, "f%d.splat")
     out = os.path.join(tmp, "x.4dgs")
 
     def refused(args, ident):
@@ -1144,10 +1146,7 @@ def test_convert_rot_levels(tool, src, tmp):
     rng = random.Random(47)
     frames = tracked_frames(rng, 4, 60, 0)
     seq = os.path.join(tmp, "seq")
-    os.makedirs(seq)
-    for k, frame in enumerate(frames):
-        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
-            f.write(splat_bytes(frame))
+    write_splat_frames(seq, frames)
     scene = os.path.join(tmp, "s.4dgs")
     base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
     run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
