@@ -390,4 +390,18 @@ void match_rows(const ChunkBins& ref, const ChunkBins& cur, DeltaRows& rows,
     }
 }
 
+void KeyframeChanges::keyframe(const ChunkBins& key) {
+    changed.assign(key.count, 0);
+    known = true;
+}
+
+void KeyframeChanges::step(const ChunkBins& key, const ChunkBins& cur,
+                           const std::vector<std::uint8_t>* from_prev) {
+    known = known && from_prev && from_prev->size() == cur.count && changed.size() == cur.count &&
+            key.count == cur.count;
+    if (!known) return;
+    for (std::size_t k = 0; k < cur.count; ++k)
+        if ((*from_prev)[k]) changed[k] = !same_variable(key, k, cur, k);
+}
+
 }  // namespace fourdgs::keyframe_states
