@@ -132,28 +132,6 @@ U bits_of(T v) {
 // kRowOther where any other input moved (then the whole row is quantized again).
 constexpr std::uint8_t kRowOther = 0x10, kRowAll = 0xFF;
 
-// Sets `bit` in moved[i] where row i of `now` (W values a row; bits compared, so -0 and 0 differ)
-// is not row i of `last`, for i < n (n > 0; W 0: as many as the column has, the SH's); kRowAll in
-// every row where the column came or went.
-template <std::size_t W, class T, class U>
-void mark_input(std::span<const T> now, const std::vector<U>& last, std::size_t n,
-                std::uint8_t* moved, std::uint8_t bit) {
-    static_assert(sizeof(T) == sizeof(U));
-    if (now.size() != last.size()) {
-        std::fill_n(moved, n, kRowAll);
-        return;
-    }
-    if (now.empty()) return;  // absent in both
-    const std::size_t w = W ? W : now.size() / n;
-    const U* __restrict b = last.data();
-    for (std::size_t i = 0; i < n; ++i) {
-        std::uint8_t d = 0;
-        for (std::size_t c = 0; c < w; ++c)
-            d |= bits_of<U>(now[i * w + c]) != b[i * w + c];
-        moved[i] |= static_cast<std::uint8_t>(d * bit);
-    }
-}
-
 // `last` := the bits of `now`.
 template <class T, class U>
 void keep_input(std::span<const T> now, std::vector<U>& last) {
@@ -161,19 +139,31 @@ void keep_input(std::span<const T> now, std::vector<U>& last) {
     if (!now.empty()) std::memcpy(last.data(), now.data(), now.size() * sizeof(T));
 }
 
-// `last` := the bits of `now`, where last held the bits of the step before and differs from now
-// only in the rows moved[i] marks (W values a row; 0: as many as the column has, the SH's).
-// Where the column came or went, moved marks every row.
+// Sets `bit` in moved[i] where row i of `now` (W values a row; bits compared, so -0 and 0 differ)
+// is not row i of `last`, for i < n (n > 0; W 0: as many as the column has, the SH's); kRowAll in
+// every row where the column came or went. `last` is left holding the bits of `now`: the pass
+// that compares a row stores it (a vector loop, where a second pass copying only the moved rows
+// branched on every row).
 template <std::size_t W, class T, class U>
-void keep_moved_input(std::span<const T> now, std::vector<U>& last, std::size_t n,
-                      const std::uint8_t* moved) {
-    if (now.size() != last.size() || n == 0) return keep_input(now, last);
+void mark_and_keep_input(std::span<const T> now, std::vector<U>& last, std::size_t n,
+                         std::uint8_t* moved, std::uint8_t bit) {
+    static_assert(sizeof(T) == sizeof(U));
+    if (now.size() != last.size()) {
+        std::fill_n(moved, n, kRowAll);
+        return keep_input(now, last);
+    }
     if (now.empty()) return;  // absent in both
     const std::size_t w = W ? W : now.size() / n;
-    U* __restrict to = last.data();
-    for (std::size_t i = 0; i < n; ++i)
-        if (moved[i])
-            for (std::size_t c = 0; c < w; ++c) to[i * w + c] = bits_of<U>(now[i * w + c]);
+    U* __restrict b = last.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint8_t d = 0;
+        for (std::size_t c = 0; c < w; ++c) {
+            const U v = bits_of<U>(now[i * w + c]);
+            d |= v != b[i * w + c];
+            b[i * w + c] = v;
+        }
+        moved[i] |= static_cast<std::uint8_t>(d * bit);
+    }
 }
 
 // f(width, now, last, bit) for each input column of a step (and its window) with its copy in
@@ -199,31 +189,18 @@ void each_input(const GaussianBatch& b, std::span<const std::uint32_t> window, L
 }
 
 // moved[i]: where row i of the step's inputs (and its window) differs from the last step's, for
-// every row i < n (0: nowhere; the kRow* bits: which); every row kRowAll when `last` holds no
-// step of n rows.
+// every row i < n (0: nowhere; the kRow* bits: which), with `last` := those inputs (valid). Every
+// row kRowAll when `last` holds no step of n rows, and `last` left as it was.
 void mark_moved_rows(const GaussianBatch& b, std::span<const std::uint32_t> window,
-                     const LastInputs& last, std::vector<std::uint8_t>& moved) {
+                     LastInputs& last, std::vector<std::uint8_t>& moved) {
     const std::size_t n = b.count;
     const bool none = !last.valid || last.count != n;
     moved.assign(n, none ? kRowAll : std::uint8_t{0});
     if (none || n == 0) return;
     std::uint8_t* m = moved.data();
-    each_input(b, window, last, [&](auto width, auto now, const auto& kept, std::uint8_t bit) {
-        mark_input<decltype(width)::value>(std::span(now), kept, n, m, bit);
+    each_input(b, window, last, [&](auto width, auto now, auto& kept, std::uint8_t bit) {
+        mark_and_keep_input<decltype(width)::value>(std::span(now), kept, n, m, bit);
     });
-}
-
-// `last` := the inputs of the step whose state was just built, where mark_moved_rows compared them
-// with `last`: only the rows it marked moved are copied (the others hold the same bits).
-void keep_moved_inputs(const GaussianBatch& b, std::span<const std::uint32_t> window,
-                       std::span<const std::uint8_t> moved, LastInputs& last) {
-    const std::size_t n = b.count;
-    const std::uint8_t* m = moved.data();
-    last.count = n;
-    each_input(b, window, last, [&](auto width, auto now, auto& kept, std::uint8_t) {
-        keep_moved_input<decltype(width)::value>(std::span(now), kept, n, m);
-    });
-    last.valid = true;
 }
 
 // `last` := the inputs of the step whose state was just built.
@@ -239,9 +216,9 @@ void keep_inputs(const GaussianBatch& b, std::span<const std::uint32_t> window, 
 // invariants as they were, so every gaussian keeps its file id and its row. Then the state is the
 // previous one with the rows whose inputs moved quantized again in place, and a derived mu_t the
 // previous row's where no variable column changed (outside keyframes). A still gaussian's row is
-// not touched: the same inputs give the same bins. False (`out` half built) where that does not
-// hold or a bin does not fit: build_state then takes the rows one at a time, which finds the
-// state or the refusal.
+// not touched: the same inputs give the same bins. False (`out` half built, `ident.inputs` this
+// step's) where that does not hold or a bin does not fit: build_state then takes the rows one at
+// a time, which finds the state or the refusal, and keeps the inputs again.
 bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
                            std::span<const std::uint32_t> window_of, const ChunkBins& prev,
                            Identity& ident, ChunkBins& out) {
@@ -279,7 +256,6 @@ bool build_state_as_before(const Ctx& ctx, const Step& st, bool keyframe,
                     .birth;
             if (!encoding::bin_of(st.t0, birth, out.mu_t[k])) return false;
         }
-    keep_moved_inputs(b, window_of, ident.moved, ident.inputs);
     ident.last_ids = st.ids;
     ident.changed_known = !keyframe;
     return true;
@@ -412,6 +388,20 @@ void match_rows(const ChunkBins& ref, const ChunkBins& cur, DeltaRows& rows,
             ++j;
         }
     }
+}
+
+void KeyframeChanges::keyframe(const ChunkBins& key) {
+    changed.assign(key.count, 0);
+    known = true;
+}
+
+void KeyframeChanges::step(const ChunkBins& key, const ChunkBins& cur,
+                           const std::vector<std::uint8_t>* from_prev) {
+    known = known && from_prev && from_prev->size() == cur.count && changed.size() == cur.count &&
+            key.count == cur.count;
+    if (!known) return;
+    for (std::size_t k = 0; k < cur.count; ++k)
+        if ((*from_prev)[k]) changed[k] = !same_variable(key, k, cur, k);
 }
 
 }  // namespace fourdgs::keyframe_states

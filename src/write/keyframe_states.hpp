@@ -108,8 +108,27 @@ struct DeltaRows {
 };
 
 // `changed`, where the caller knows it (Identity::changed, for the state build_state built on
-// `ref`): each row's variable columns against ref's same row, not compared again.
+// `ref`; KeyframeChanges::changed for its keyframe): each row's variable columns against ref's
+// same row, not compared again.
 void match_rows(const ChunkBins& ref, const ChunkBins& cur, DeltaRows& rows,
                 const std::vector<std::uint8_t>* changed = nullptr);
+
+// Which rows of each state since the last keyframe differ from the keyframe's same row on a
+// column that may change inside a GOP (mu_t excluded), kept from step to step: a row that did not
+// change from the previous state (Identity::changed) differs from the keyframe as that state's
+// row did, so only the changed rows are compared again. Known while every state since the
+// keyframe kept every gaussian's row (build_state's changed_known).
+struct KeyframeChanges {
+    std::vector<std::uint8_t> changed;
+    bool known = false;
+
+    // After keyframe state `key`: no row differs.
+    void keyframe(const ChunkBins& key);
+    // After the delta state `cur`, built on the previous state with `from_prev` its
+    // Identity::changed where known (else nullptr: unknown until the next keyframe).
+    void step(const ChunkBins& key, const ChunkBins& cur,
+              const std::vector<std::uint8_t>* from_prev);
+    const std::vector<std::uint8_t>* get() const { return known ? &changed : nullptr; }
+};
 
 }  // namespace fourdgs::keyframe_states

@@ -382,8 +382,9 @@ bool same_bins(const ChunkBins& a, const ChunkBins& b, std::string& what) {
         }
     });
     if (!same) return false;
+    const std::vector<std::uint8_t> none;  // a band b does not carry
     for (int band = 1; band <= a.sh_bands; ++band)
-        if (a.sh[band - 1] != b.sh[band - 1]) {
+        if (a.sh[band - 1] != (band <= b.sh_bands ? b.sh[band - 1] : none)) {
             what = "sh band " + std::to_string(band);
             return false;
         }
@@ -429,9 +430,15 @@ Status verify(const Ctx& ctx, const Encoded& e, bool keyframe, double t0, double
     } else {
         FOURDGS_TRY(target.apply(delta, ref));
     }
-    target.materialize(composed);
+    // The composed state as a reader holds it: the population's own columns while its slots are
+    // in id order (what materialize would copy), else sorted into `composed`.
+    const ChunkBins* got = &target.slot_bins();
+    if (!target.in_id_order()) {
+        target.materialize(composed);
+        got = &composed;
+    }
     std::string what;
-    if (!same_bins(expected, composed, what))
+    if (!same_bins(expected, *got, what))
         return make_error(ErrorKind::limit, refusal::kBoundViolated,
                           "the state composed from the chunk over [" + num(t0) + ", " + num(t1) +
                               ") differs from the quantized state in " + what);
@@ -505,8 +512,10 @@ private:
     encoding::ChunkBuffers buffers_, other_buffers_;
     Encoded enc_, other_;
     DeltaRows rows_, other_rows_;  // each candidate's matched rows
-    // build_state's comparison of cur_ with prev_, row for row, where it made one.
+    // build_state's comparison of cur_ with prev_, row for row, where it made one, and cur_'s
+    // with keyframe_state_, where every state since the keyframe had one.
     const std::vector<std::uint8_t>* changed_from_prev_ = nullptr;
+    keyframe_states::KeyframeChanges changed_from_key_;
     ChunkBins births_;             // estimate_delta's scratch
     UpdateModes modes_, other_modes_;  // each candidate's update streams' estimates
 };
@@ -668,6 +677,8 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         FOURDGS_TRY(build_state(ctx_, {st->t0, st->ids, st->gaussians}, s, is_key_[s], window_of_,
                                 prev_, ident, raw_, cur_));
         changed_from_prev_ = ident.changed_known ? &ident.changed : nullptr;
+        if (is_key_[s]) changed_from_key_.keyframe(cur_);
+        else changed_from_key_.step(keyframe_state_, cur_, changed_from_prev_);
         HeldChunk h;
         h.index.live_count = cur_.count;
         FOURDGS_TRY(encode_state(s, offset, c, h.index));
@@ -755,7 +766,7 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
         const DeltaChunk keyed_head = head;
         Status chained = set_reference(false);
         match_rows(prev_, cur_, rows_, changed_from_prev_);
-        match_rows(keyframe_state_, cur_, other_rows_);
+        match_rows(keyframe_state_, cur_, other_rows_, changed_from_key_.get());
         // Which candidates are encoded: both, unless the estimate tells them apart.
         bool try_chained = chained.ok(), try_keyed = true;
         const UpdateModes *chain_modes = nullptr, *key_modes = nullptr;
@@ -802,7 +813,7 @@ Status KeyframeDeltaWriter::encode_delta_state(std::size_t s, Composing& c, Delt
     } else {
         FOURDGS_TRY(set_reference(kf_ref_[s]));
         const ChunkBins& ref = kf_ref_[s] ? keyframe_state_ : prev_;
-        match_rows(ref, cur_, rows_, kf_ref_[s] ? nullptr : changed_from_prev_);
+        match_rows(ref, cur_, rows_, kf_ref_[s] ? changed_from_key_.get() : changed_from_prev_);
         FOURDGS_TRY(encode_delta(ctx_, ref, cur_, rows_, head, s, nullptr, buffers_, enc_));
     }
     depth_[s] = head.depth;

@@ -104,6 +104,41 @@ TEST_CASE("compare: known perturbations give their max, RMS and p99") {
     CHECK(r->find("sh_band2") == nullptr);  // degree 1
 }
 
+TEST_CASE("compare: p99 is the order statistic of every sample, where many share its bucket") {
+    // The errors' p99 is found by the floats' top bits before a sort of one bucket (compare.cpp's
+    // order_statistic): each case puts it among other values of its bucket (7 mantissa bits),
+    // at a bucket's first or last sample, among zeros and ties, and spread over many octaves.
+    // The expected value is nth_element's over the same samples.
+    const std::size_t n = 4000;
+    const PlyCloud a = cloud(n, 0, 3);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0, 1);
+    const std::size_t at = static_cast<std::size_t>(std::ceil(0.99 * 3 * n)) - 1;
+    for (int kind = 0; kind < 5; ++kind) {
+        INFO("kind " << kind);
+        PlyCloud b = a;
+        for (std::size_t k = 0; k < 3 * n; ++k) {
+            float e = 0;
+            switch (kind) {
+                case 0: e = 1e-3f * (1 + 0.005f * u(rng)); break;         // one bucket, distinct
+                case 1: e = k % 3 == 0 ? 0.0f : 2e-3f * u(rng); break;     // zeros and a spread
+                case 2: e = std::ldexp(u(rng), -static_cast<int>(k % 20)); break;  // 20 octaves
+                case 3: e = k < 3 * n - 120 ? 1e-4f : 4e-3f * u(rng); break;  // ties below p99
+                case 4: e = k < at + 1 ? 1e-3f * u(rng) : 8e-3f; break;      // p99 a bucket's last
+            }
+            b.position[k] += k % 2 ? e : -e;
+        }
+        std::vector<float> samples;
+        for (std::size_t k = 0; k < 3 * n; ++k)
+            samples.push_back(static_cast<float>(std::fabs(double(b.position[k]) - a.position[k])));
+        std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(at),
+                         samples.end());
+        auto r = compare_clouds(a, b, {CompareMatch::order});
+        REQUIRE(r.ok());
+        CHECK(get(*r, "pos").p99 == samples[at]);
+    }
+}
+
 TEST_CASE("compare: shuffled clouds are matched by position, and extra gaussians stay unmatched") {
     const PlyCloud a = cloud(2000, 0, 3);
     std::vector<std::size_t> order(a.count);
