@@ -151,6 +151,36 @@ def tracked_frames(rng, frames, n, degree, accelerating=0):
     return out
 
 
+def turning_body_frames(rng, frames, n):
+    """n gaussians of one rigid body turning 0.2 rad a frame about a tilted axis while it moves,
+    each one's rotation (w x y z) turned with it."""
+    base = [random_gaussian(rng, p, 0) for p in lattice(rng, n)]
+    axis = [0.3, 1.0, 0.2]
+    norm = math.sqrt(sum(v * v for v in axis))
+    out = []
+    for k in range(frames):
+        half = 0.1 * k
+        r = [math.cos(half)] + [math.sin(half) * v / norm for v in axis]  # w x y z
+        frame = []
+        for g in base:
+            h = dict(g)
+            h["q"] = quat_mul(r, g["q"])
+            rotated = quat_mul(quat_mul(r, [0.0] + [v - 0.25 for v in g["p"]]),
+                               [r[0], -r[1], -r[2], -r[3]])
+            h["p"] = [rotated[1 + c] + 0.25 + (0.05 * k if c == 0 else 0) for c in range(3)]
+            frame.append(h)
+        out.append(frame)
+    return out
+
+
+def quat_mul(a, b):
+    """The Hamilton product of two w x y z quaternions."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw]
+
+
 def write_sequence(directory, frames, degree):
     os.makedirs(directory, exist_ok=True)
     for k, frame in enumerate(frames):
@@ -1178,6 +1208,36 @@ def test_convert_rot_levels(tool, src, tmp):
     run(tool, *base, "--tolerance", "pos=0.002,rot_rounding=floor", expect=3)
     run(tool, *base, "--tolerance", "rot=0.004,rot_levels=0", expect=3)
     run(tool, *base, "--tolerance", "rot_levels=0,rot_rounding=ceil", expect=3)
+    # A rigid body turning every frame: its gaussians ride a part, each holding one rotation a
+    # window at a time inside every frame's box, and still every rotation byte comes back.
+    body = turning_body_frames(random.Random(48), 12, 216)
+    seq = os.path.join(tmp, "body")
+    os.makedirs(seq)
+    for k, frame in enumerate(body):
+        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
+            f.write(splat_bytes(frame))
+    p = run(tool, "convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model",
+            "keyframe-delta", "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor", "--json")
+    riding = sum(o["gaussians"] for o in json.loads(p.stdout)["parts"]["objects"])
+    check(riding >= 200, "%d of 216 gaussians in parts" % riding)
+    exact = total = 0
+    for k, frame in enumerate(body):
+        run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out, "--format", "splat")
+        got, want = open(out, "rb").read(), splat_bytes(frame)
+        check(len(got) == len(want), "body frame %d: %d gaussians back" % (k, len(got) // 32))
+        for i in range(len(got) // 32):
+            p = struct.unpack_from("<3f", got, 32 * i)
+            j = min(range(len(want) // 32), key=lambda j: sum(
+                (a - b) ** 2 for a, b in zip(p, struct.unpack_from("<3f", want, 32 * j))))
+            g, w = got[32 * i + 28:32 * i + 32], want[32 * j + 28:32 * j + 32]
+            if sum((a - 127.5) * (b - 127.5) for a, b in zip(g, w)) < 0:
+                g = [255 - b for b in g]
+            for c in range(4):
+                d = abs(g[c] - w[c])
+                check(d <= 1, "body frame %d gaussian %d: rotation byte %d off by %d" % (k, i, c, d))
+                exact += d == 0
+                total += 1
+    check(exact >= 0.99 * total, "body: %d of %d rotation bytes back exactly" % (exact, total))
 
 
 def main():
