@@ -15,6 +15,23 @@ Quat conjugate(const Quat& r) { return {-r[0], -r[1], -r[2], r[3]}; }
 
 Quat read_unit(const float* r) { return normalized({r[0], r[1], r[2], r[3]}); }
 
+// Rotations carried into the object frame, each taken on the first's side of the sign: their
+// range and their sum, the first's included.
+struct Carried {
+    Quat ref, lo, hi, sum;
+    explicit Carried(const Quat& first) : ref(first), lo(first), hi(first), sum(first) {}
+    void add(Quat local) {
+        double dot = 0;
+        for (int c = 0; c < 4; ++c) dot += local[c] * ref[c];
+        for (int c = 0; c < 4; ++c) {
+            if (dot < 0) local[c] = -local[c];
+            lo[c] = std::min(lo[c], local[c]);
+            hi[c] = std::max(hi[c], local[c]);
+            sum[c] += local[c];
+        }
+    }
+};
+
 // The rotation held against the normalized input: of the rider's rotations carried into the
 // object frame (R_k^-1 ⊗ q_k, on frame k0's side of the sign), the midrange or the mean,
 // whichever strays less. Not frame k0's: a rotation rounded to the input's grid (a .splat's u8
@@ -27,19 +44,9 @@ std::optional<Held> hold_normalized(std::size_t k0, std::size_t k1, const Rotati
                                     std::span<const Pose> poses, double tol) {
     auto rotation = [&](std::size_t k) { return read_unit(raw(k)); };
     auto local_at = [&](std::size_t k) { return multiply(conjugate(poses[k].rotation), rotation(k)); };
-    const Quat ref = local_at(k0);  // frame 0's own rotation where k0 is 0 (its pose is none)
-    Quat lo = ref, hi = ref, sum = ref;
-    for (std::size_t k = k0 + 1; k < k1; ++k) {
-        Quat local = local_at(k);
-        double dot = 0;
-        for (int c = 0; c < 4; ++c) dot += local[c] * ref[c];
-        for (int c = 0; c < 4; ++c) {
-            if (dot < 0) local[c] = -local[c];
-            lo[c] = std::min(lo[c], local[c]);
-            hi[c] = std::max(hi[c], local[c]);
-            sum[c] += local[c];
-        }
-    }
+    Carried carried(local_at(k0));  // frame 0's own rotation where k0 is 0 (its pose is none)
+    for (std::size_t k = k0 + 1; k < k1; ++k) carried.add(local_at(k));
+    const Quat &lo = carried.lo, &hi = carried.hi, &sum = carried.sum;
     // The largest distance of `rest` over the frames; past `limit` it stops and says +inf.
     auto distance_of = [&](Quat rest, double limit) {
         for (double& c : rest) c = static_cast<float>(c);
@@ -88,27 +95,20 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     // spread past 4 h_w: where one does, no rotation holds and the programme is not run (most of
     // the gaussians that ride in position but whose rotation does not hold). A byte 255's open
     // side bounds nothing: not so pruned.
-    Quat lo{}, hi{}, sum{}, ref{};
     bool open = false;
-    for (std::size_t i = 0; i < turns.size(); ++i) {
+    auto carried_centre = [&](std::size_t i) {
         Quat centre;
         for (int c = 0; c < 4; ++c) {
             centre[c] = rotation_box::centre(inputs[i * 4 + c], rounding);
             open = open || rotation_box::byte_of(inputs[i * 4 + c]) == 255;
         }
-        Quat local = multiply(conjugate(turns[i]), centre);
-        if (i == 0) ref = lo = hi = local;
-        double dot = 0;
-        for (int c = 0; c < 4; ++c) dot += local[c] * ref[c];
-        for (int c = 0; c < 4; ++c) {
-            if (dot < 0) local[c] = -local[c];
-            lo[c] = std::min(lo[c], local[c]);
-            hi[c] = std::max(hi[c], local[c]);
-            sum[c] += local[c];
-        }
-    }
+        return multiply(conjugate(turns[i]), centre);
+    };
+    Carried carried(carried_centre(0));
+    for (std::size_t i = 1; i < turns.size(); ++i) carried.add(carried_centre(i));
     for (int c = 0; c < 4 && !open; ++c)
-        if (hi[c] - lo[c] > 4 * levels.half + 1e-9) return std::nullopt;
+        if (carried.hi[c] - carried.lo[c] > 4 * levels.half + 1e-9) return std::nullopt;
+    const Quat& sum = carried.sum;
     auto distance_of = [&](const std::array<float, 4>& stored, double limit) {
         const Quat held = normalized({stored[0], stored[1], stored[2], stored[3]});
         double distance = 0;

@@ -1166,22 +1166,10 @@ def test_splat_refusals(tool, src, tmp):
         refused(["convert", v, "-o", out, "--fps", "8"], ident)
 
 
-def test_convert_rot_levels(tool, src, tmp):
-    """--tolerance rot_levels=0,rot_rounding=floor: frames from a writer that truncates (as
-    splat_bytes does) decode back to their own rotation bytes, extracted as .splat again (whose
-    writer truncates too); rot_levels=0 alone (the rounding writer's box) refuses them; the keys'
-    misuses are usage errors."""
-    rng = random.Random(47)
-    frames = tracked_frames(rng, 4, 60, 0)
-    seq = os.path.join(tmp, "seq")
-    os.makedirs(seq)
-    for k, frame in enumerate(frames):
-        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
-            f.write(splat_bytes(frame))
-    scene = os.path.join(tmp, "s.4dgs")
-    base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
-    run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
-    out = os.path.join(tmp, "x.splat")
+def rotation_bytes_back(tool, scene, frames, out):
+    """Each frame of `scene` extracted as .splat (whose writer truncates, as splat_bytes does)
+    against `frames`' own bytes, each gaussian paired with the nearest input one: no rotation
+    byte more than one off; how many came back exactly, of how many."""
     exact = total = 0
     for k, frame in enumerate(frames):
         run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out, "--format", "splat")
@@ -1200,6 +1188,26 @@ def test_convert_rot_levels(tool, src, tmp):
                 check(d <= 1, "frame %d gaussian %d: rotation byte %d off by %d" % (k, i, c, d))
                 exact += d == 0
                 total += 1
+    return exact, total
+
+
+def test_convert_rot_levels(tool, src, tmp):
+    """--tolerance rot_levels=0,rot_rounding=floor: frames from a writer that truncates (as
+    splat_bytes does) decode back to their own rotation bytes, extracted as .splat again (whose
+    writer truncates too); rot_levels=0 alone (the rounding writer's box) refuses them; the keys'
+    misuses are usage errors."""
+    rng = random.Random(47)
+    frames = tracked_frames(rng, 4, 60, 0)
+    seq = os.path.join(tmp, "seq")
+    os.makedirs(seq)
+    for k, frame in enumerate(frames):
+        with open(os.path.join(seq, "frame_%d.splat" % k), "wb") as f:
+            f.write(splat_bytes(frame))
+    scene = os.path.join(tmp, "s.4dgs")
+    base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
+    run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
+    out = os.path.join(tmp, "x.splat")
+    exact, total = rotation_bytes_back(tool, scene, frames, out)
     # A box the unit sphere only grazes may hold no grid point: placed within 1/8 level past it
     # (docs/cli.md), so a byte may come back one off — about 1 in 3,800 on splat4d's frames.
     check(exact >= 0.99 * total, "%d of %d rotation bytes back exactly" % (exact, total))
@@ -1220,23 +1228,7 @@ def test_convert_rot_levels(tool, src, tmp):
             "keyframe-delta", "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor", "--json")
     riding = sum(o["gaussians"] for o in json.loads(p.stdout)["parts"]["objects"])
     check(riding >= 200, "%d of 216 gaussians in parts" % riding)
-    exact = total = 0
-    for k, frame in enumerate(body):
-        run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out, "--format", "splat")
-        got, want = open(out, "rb").read(), splat_bytes(frame)
-        check(len(got) == len(want), "body frame %d: %d gaussians back" % (k, len(got) // 32))
-        for i in range(len(got) // 32):
-            p = struct.unpack_from("<3f", got, 32 * i)
-            j = min(range(len(want) // 32), key=lambda j: sum(
-                (a - b) ** 2 for a, b in zip(p, struct.unpack_from("<3f", want, 32 * j))))
-            g, w = got[32 * i + 28:32 * i + 32], want[32 * j + 28:32 * j + 32]
-            if sum((a - 127.5) * (b - 127.5) for a, b in zip(g, w)) < 0:
-                g = [255 - b for b in g]
-            for c in range(4):
-                d = abs(g[c] - w[c])
-                check(d <= 1, "body frame %d gaussian %d: rotation byte %d off by %d" % (k, i, c, d))
-                exact += d == 0
-                total += 1
+    exact, total = rotation_bytes_back(tool, scene, body, out)
     check(exact >= 0.99 * total, "body: %d of %d rotation bytes back exactly" % (exact, total))
 
 
