@@ -90,7 +90,7 @@ std::size_t riders_of(const RigidParts& parts) {
 }  // namespace
 
 TEST_CASE("rigid parts in the input's levels: every rider's stored rotation, carried by its "
-          "pose, lies inside every frame's box; no members; the per-window recomputation gives "
+          "pose, lies inside every frame's box, no members, and the per-window recomputation gives "
           "the search's bits") {
     for (const bool floor : {false, true}) {
         const auto frames = on_levels(
