@@ -29,22 +29,6 @@ Error bad(std::string_view refusal, std::string message) {
     return make_error(ErrorKind::invalid_argument, refusal, std::move(message));
 }
 
-Result<std::optional<ConvertOptions>> levels_options(const ConvertOptions& o) {
-    if (o.rot_levels_floor && !o.rot_levels)
-        return bad(refusal::kInvalidOption,
-                   "tolerance key rot_rounding=floor (rot_levels_floor) needs tolerance key rot_levels: it "
-                   "says how the input's rotation bytes were made, which only rot_levels measures in");
-    if (!o.rot_levels) return std::optional<ConvertOptions>{};
-    if (o.plan || o.shape != ConvertShape::keyframe_delta)
-        return bad(refusal::kInvalidOption,
-                   "tolerance key rot_levels needs the keyframe-delta shape without a grid plan");
-    if (!o.rigid_parts && !o.never_larger_than_per_frame) return std::optional<ConvertOptions>{};
-    ConvertOptions out = o;
-    out.rigid_parts = false;
-    out.never_larger_than_per_frame = false;
-    return std::optional<ConvertOptions>{std::move(out)};
-}
-
 double largest_side(const std::array<double, 6>& box) {
     return std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
 }
@@ -418,6 +402,7 @@ RigidOptions part_search_options(const std::array<double, 6>& aabb, const Conver
         // (restated once a window): a plan's blocks see only their own frames, so not there.
         if (!o.plan) ro.hold_window = r.keyframe_every;
     }
+    if (r.rot_levels) levels_search(aabb, r, ro);
     return ro;
 }
 
@@ -431,8 +416,10 @@ std::optional<PartsShare> grid_share(const Resolved& r) {
     // unit quaternion (a tenth of a level for most boxes, far less for a few; rotation_box.hpp),
     // so the grid is finer than the box and rotations snap to its coarser sub-lattices where a
     // box allows (RotationSnap).
-    if (r.rot_levels)
-        return PartsShare{r.tolerance.pos, levels_half_width(*r.rot_levels) / kLevelsGridShare, 1};
+    // Where parts were found, the position grid takes what they leave, as outside this mode.
+    if (r.rot_levels) {
+        return levels_share(r, r.objects != nullptr);
+    }
     if (!r.objects) return std::nullopt;
     return r.share;
 }

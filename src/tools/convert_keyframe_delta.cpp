@@ -209,7 +209,10 @@ public:
         const std::optional<FixedGrid>& grid = r.writer.grid;
         if (!grid || !(grid->bounds.rot > 0)) return;
         grid_.step_rot = 2 * grid->bounds.rot;
-        while (lattice_ < 8 && 2 * lattice_ * grid->bounds.rot <= r.tolerance.rot) lattice_ *= 2;
+        // rot_levels with parts: the grid is kLevelsRidersGridShare times finer than the box
+        // (riders' held rotations need it), so scene-frame rotations reach as far a lattice.
+        const int cap = levels_ ? static_cast<int>(levels_grid_share(r.objects != nullptr)) : 8;
+        while (lattice_ < cap && 2 * lattice_ * grid->bounds.rot <= r.tolerance.rot) lattice_ *= 2;
     }
 
     // rot_levels: every rotation is placed inside its input's box (rotation_box.hpp), the grid's
@@ -423,7 +426,7 @@ public:
                 any_ = true;
         if (!any_) return;
         for (const RigidPart& p : view.parts)
-            parts_.push_back({{}, p.riders, p.rider_rotation, p.poses, p.hold_window});
+            parts_.push_back({{}, p.riders, p.rider_rotation, p.poses, p.hold_window, p.rot_levels});
         held_.assign(parts_.size(), 0);  // each part's rider_rotation: the search's first window
         rotations_.resize(parts_.size());
         view_.parts = parts_;

@@ -67,17 +67,21 @@ struct Resolved {
 // unit sphere grazes its corner: |v| far from 1), a rotation is placed within up to kLevelsSlack
 // levels more (on splat4d's generator about 1 gaussian-frame in 4,000 at a grid of 1/8 level),
 // so the tolerance declared is (N + 1/2 + kLevelsSlack) levels less the allowance. The rotation
-// grid's bound is 1/kLevelsGridShare of (N + 1/2) levels.
+// grid's bound is 1/kLevelsGridShare of (N + 1/2) levels; where rigid parts were found,
+// 1/kLevelsRidersGridShare: their riders' held rotations lie a few hundredths of a level inside
+// the intersection of their frames' boxes, so the grid point beside them must be that close.
 inline constexpr double kLevelsF32Allowance = 2e-6;
 inline constexpr double kLevelsSlack = 1.0 / 8;
 inline constexpr double kLevelsGridShare = 8;
+inline constexpr double kLevelsRidersGridShare = 64;
+inline double levels_grid_share(bool riders) { return riders ? kLevelsRidersGridShare : kLevelsGridShare; }
 inline double levels_half_width(std::uint32_t levels, double slack = 0) {
     return (levels + 0.5 + slack) / 128 - kLevelsF32Allowance;
 }
 
 // rot_levels (convert.hpp): nullopt where it is unset or its options are already in place;
-// else the options it needs (no rigid-part search, no per-frame comparison: both measure
-// against the normalized input), or invalid-option outside keyframe-delta without a plan.
+// else the options it needs (no per-frame comparison: it measures against the normalized input),
+// or invalid-option outside keyframe-delta without a plan.
 Result<std::optional<ConvertOptions>> levels_options(const ConvertOptions& o);
 
 // An invalid-argument error with `refusal`.
@@ -116,6 +120,11 @@ PartsShare share_of_parts(const std::array<double, 6>& aabb, const RigidParts& p
 // What size_grid is given for the conversion's rigid parts: r.share while objects are stored,
 // else none.
 std::optional<PartsShare> grid_share(const Resolved& r);
+// rot_levels: that share, the rotation grid the finer one riders need where `parts` were found.
+PartsShare levels_share(const Resolved& r, bool parts);
+// rot_levels: `ro` (part_search_options') measuring riders in the input's boxes (rigid.hpp's
+// RotationLevels) on the rotation grid levels_share gives where parts are found.
+void levels_search(const std::array<double, 6>& aabb, const Resolved& r, RigidOptions& ro);
 // What the sequence holds, into the report (ConvertReport::parts_sought, static_part, ...).
 void report_parts(const RigidParts& parts, ConvertReport& rep);
 // Frame k of the frames converted.

@@ -10,17 +10,15 @@
 #include <string>
 
 #include "fourdgs/tools/rigid_score.hpp"
+#include "rigid_hold.hpp"
 
 namespace fourdgs {
 namespace {
 
+using namespace rigid_hold;
+
 Vec3 position_of(const PlyCloud& f, std::size_t g) {
     return {f.position[g * 3], f.position[g * 3 + 1], f.position[g * 3 + 2]};
-}
-
-Quat rotation_of(const PlyCloud& f, std::size_t g) {
-    return normalized({f.rotation[g * 4], f.rotation[g * 4 + 1], f.rotation[g * 4 + 2],
-                       f.rotation[g * 4 + 3]});
 }
 
 std::vector<Pose> fit_poses(std::span<const PlyCloud> frames,
@@ -41,14 +39,10 @@ bool position_follows(const PlyCloud& reference, const PlyCloud& frame, std::siz
     return true;
 }
 
-// The sign-free largest component difference of two unit quaternions.
-double quat_distance(const Quat& got, const Quat& want) {
-    double same = 0, flipped = 0;
-    for (int c = 0; c < 4; ++c) {
-        same = std::max(same, std::fabs(got[c] - want[c]));
-        flipped = std::max(flipped, std::fabs(got[c] + want[c]));
-    }
-    return std::min(same, flipped);
+// The bound a rider's held rotation is measured against: in the input's levels the box's
+// half-width, else the larger of the two residuals.
+double ride_rot_of(const RigidOptions& o) {
+    return o.rot_levels.half > 0 ? o.rot_levels.half : std::max(o.rot_residual, o.ride_rot_residual);
 }
 
 // The same for its rotation: pose ⊗ the reference's, against the frame's, up to sign.
@@ -215,129 +209,6 @@ Residual residual_of(std::span<const PlyCloud> frames, std::size_t g, std::span<
     return out;
 }
 
-// A rider's held rotation and its largest distance, carried by the poses, from its own; where it
-// is held a window of frames at a time (RigidOptions::hold_window), the rotation of each window
-// (`per_window`; `rest` is the first's) and the largest distance over them.
-struct Held {
-    Quat rest;
-    double distance = 0;
-    std::vector<Quat> per_window;
-};
-
-// The rotation a rider is held at over frames [k0, k1), when there is one within `tol` of every
-// such frame's rotation (`rotation(k)`, unit) carried by its pose (`turn(k)`, the pose's
-// rotation): of its rotations carried into the object frame (R_k^-1 ⊗ q_k, on frame k0's side of
-// the sign), the midrange or the mean, whichever strays less. Not frame k0's: a rotation rounded
-// to the input's grid (a .splat's u8 components) would then spend two roundings of the budget;
-// the midrange spends one, and the mean of many frames' roundings nearly none beyond the frame's
-// own (the grid's share of the rotation tolerance is what the farthest rider leaves, parts_share
-// in grid_plan.hpp). A distance is the held rotation's as it is stored (the f32 components the
-// converter gives the writer, normalized), carried by the pose, from the frame's rotation.
-template <class RotationAt, class TurnAt>
-std::optional<Held> hold_over(std::size_t k0, std::size_t k1, const RotationAt& rotation,
-                              const TurnAt& turn, double tol) {
-    auto local_at = [&](std::size_t k) {
-        const Quat& r = turn(k);
-        return multiply({-r[0], -r[1], -r[2], r[3]}, rotation(k));
-    };
-    const Quat ref = local_at(k0);  // frame 0's own rotation where k0 is 0 (its pose is none)
-    Quat lo = ref, hi = ref, sum = ref;
-    for (std::size_t k = k0 + 1; k < k1; ++k) {
-        Quat local = local_at(k);
-        double dot = 0;
-        for (int c = 0; c < 4; ++c) dot += local[c] * ref[c];
-        for (int c = 0; c < 4; ++c) {
-            if (dot < 0) local[c] = -local[c];
-            lo[c] = std::min(lo[c], local[c]);
-            hi[c] = std::max(hi[c], local[c]);
-            sum[c] += local[c];
-        }
-    }
-    // The largest distance of `rest` over the frames; past `limit` it stops and says +inf.
-    auto distance_of = [&](Quat rest, double limit) {
-        for (double& c : rest) c = static_cast<float>(c);
-        const Quat stored = normalized(rest);
-        double distance = 0;
-        for (std::size_t k = k0; k < k1; ++k) {
-            const double d = quat_distance(multiply(turn(k), stored), rotation(k));
-            if (!(d <= limit)) return std::numeric_limits<double>::infinity();
-            distance = std::max(distance, d);
-        }
-        return distance;
-    };
-    Held best{normalized({(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2,
-                          (lo[3] + hi[3]) / 2}),
-              0,
-              {}};
-    best.distance = distance_of(best.rest, tol);
-    const Quat mean = normalized(sum);
-    if (const double d = distance_of(mean, std::min(tol, best.distance)); d < best.distance)
-        best = {mean, d, {}};
-    if (!(best.distance <= tol)) return std::nullopt;
-    return best;
-}
-
-// hold_over frames [k0, k1) of a rider whose rotations are as a frame holds them: 4 floats at
-// q + (k - k0) x stride, normalized as rotation_of reads them; `poses` its part's.
-std::optional<Held> hold_read(const float* q, std::size_t stride, std::size_t k0, std::size_t k1,
-                              std::span<const Pose> poses, double tol) {
-    return hold_over(
-        k0, k1,
-        [&](std::size_t k) {
-            const float* r = q + (k - k0) * stride;
-            return normalized({r[0], r[1], r[2], r[3]});
-        },
-        [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
-}
-
-// hold_over every frame of `frames` (gaussian g, its part's `poses`).
-std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
-                                  std::span<const Pose> poses, double tol) {
-    return hold_over(
-        0, frames.size(), [&](std::size_t k) { return rotation_of(frames[k], g); },
-        [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
-}
-
-// How many windows of `length` frames a sequence whose last frame is `last` spans.
-std::size_t windows_of(std::size_t last, std::size_t length) { return last / length + 1; }
-
-// hold_over each window of `length` frames: frames[k] is frame at[k] of the sequence (ascending;
-// a sample), a window the frames of `frames` that fall in it. A window none of them falls in
-// takes the rotation of the window before (a sample's search only asks whether its riders hold).
-std::optional<Held> held_per_window(std::span<const PlyCloud> frames,
-                                    std::span<const std::size_t> at, std::size_t g,
-                                    std::span<const Pose> poses, double tol, std::size_t length) {
-    Held out;
-    out.per_window.resize(windows_of(at.back(), length));
-    std::size_t filled = 0;
-    for (std::size_t k0 = 0; k0 < frames.size();) {
-        const std::size_t w = at[k0] / length;
-        std::size_t k1 = k0 + 1;
-        while (k1 < frames.size() && at[k1] / length == w) ++k1;
-        const std::optional<Held> h = hold_over(
-            k0, k1, [&](std::size_t k) { return rotation_of(frames[k], g); },
-            [&](std::size_t k) -> const Quat& { return poses[k].rotation; }, tol);
-        if (!h) return std::nullopt;
-        for (; filled <= w; ++filled) out.per_window[filled] = h->rest;
-        out.distance = std::max(out.distance, h->distance);
-        k0 = k1;
-    }
-    for (; filled < out.per_window.size(); ++filled) out.per_window[filled] = out.per_window[filled - 1];
-    out.rest = out.per_window.front();
-    return out;
-}
-
-// The window lengths a part's riders are tried with, longest first, where their rotation cannot
-// be held over the whole sequence: the option's, a half and a quarter of it, none shorter than
-// kShortestHold frames (a rotation restated that often costs more than the part's frame saves).
-constexpr std::size_t kShortestHold = 4;
-std::vector<std::size_t> hold_lengths(std::size_t window) {
-    std::vector<std::size_t> out;
-    for (std::size_t l = window; l >= kShortestHold && out.size() < 3; l /= 2) out.push_back(l);
-    if (window > 0 && window < kShortestHold) out.push_back(window);
-    return out;
-}
-
 // A part found at the riders' residual takes the poses of its gaussians' rotations
 // (poses_from_rotations) where more of its support then follows in position and rotation.
 // (Returned: whether it took them.)
@@ -402,11 +273,18 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
         return true;
     };
     std::size_t astray = 0;  // gaussians riding in position whose rotation does not hold
+    const bool in_levels = o.rot_levels.half > 0;  // no members there (RigidOptions::rot_levels)
+    part.rot_levels = o.rot_levels;
     for (std::uint32_t g : moving) {
-        if (facts.member(g))
+        if (in_levels) {
+            // Only a gaussian whose position the poses keep within pos_residual rides there
+            // (RigidOptions::rot_levels); one that drifts further is astray.
+            if (riding && facts.rides_position(g)) astray += !(facts.holds_position(g) && ride(g));
+        } else if (facts.member(g)) {
             part.members.push_back(g);
-        else if (riding && facts.rides_position(g))
+        } else if (riding && facts.rides_position(g)) {
             astray += !ride(g);
+        }
     }
     if (astray * kMostAstray > part.riders.size())
         part.riders.clear(), part.rider_rotation.clear(), held_distance.clear();
@@ -472,7 +350,7 @@ bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& wh
 void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
                std::span<const std::uint32_t> moving, const RigidOptions& o, RigidPart& part,
                PartsFit& fit) {
-    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
+    const double ride_rot = ride_rot_of(o);
     struct Facts {
         std::span<const PlyCloud> frames;
         std::span<const std::size_t> at;
@@ -481,12 +359,16 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
         double ride_rot;
         std::size_t window;  // 0: one held rotation for the sequence
         bool member(std::uint32_t g) const { return follows_poses(frames, g, poses, o); }
+        bool holds_position(std::uint32_t g) const {
+            return follows_position(frames, g, poses, o.pos_residual);
+        }
         bool rides_position(std::uint32_t g) const {
             return follows_position(frames, g, poses, o.ride_residual);
         }
         std::optional<Held> held(std::uint32_t g) const {
-            return window == 0 ? held_rotation(frames, g, poses, ride_rot)
-                               : held_per_window(frames, at, g, poses, ride_rot, window);
+            return window == 0 ? held_rotation(frames, g, poses, ride_rot, o.rot_levels)
+                               : held_per_window(frames, at, g, poses, ride_rot, window,
+                                                 o.rot_levels);
         }
         Residual residual(std::uint32_t g) const { return residual_of(frames, g, poses); }
     };
@@ -626,7 +508,11 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
             std::vector<std::uint32_t> strict;
             if (refit_to_strict(frames, moving, o.pos_residual, support.size(), best, strict))
                 recipe.fit_set = std::move(strict), recipe.residual = o.pos_residual;
-            if (prefer_rotations(frames, support, o, best)) recipe.turn_set = support;
+            // In the input's levels riders hold their positions within pos_residual (sort_part_by),
+            // so the fit to those positions is the body's turn; the mean turn of their rotations
+            // is measured against the normalized input, which a truncating writer biases.
+            if (!(o.rot_levels.half > 0) && prefer_rotations(frames, support, o, best))
+                recipe.turn_set = support;
         }
         RigidPart part;
         part.poses = best;
@@ -662,7 +548,8 @@ bool held_window_rotations(const RigidPart& part, std::size_t window,
     for (std::size_t i = 0; i < riders; ++i) {
         // Unbounded: the search held every rider within its bound, where the choice is the same.
         const std::optional<Held> h = hold_read(rotations.data() + i * 4, riders * 4, k0, k1,
-                                                part.poses, std::numeric_limits<double>::infinity());
+                                                part.poses, std::numeric_limits<double>::infinity(),
+                                                part.rot_levels);
         if (!h) return false;  // (an unbounded hold has one)
         for (int c = 0; c < 4; ++c) out[i * 4 + c] = static_cast<float>(h->rest[c]);
     }
@@ -839,7 +726,7 @@ struct PerWindow {
 };
 
 Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const Streamed& s,
-                       double tol, PerWindow& out) {
+                       double tol, const RotationLevels& levels, PerWindow& out) {
     const std::size_t m = out.who.size(), length = out.length;
     out.windows = windows_of(frames - 1, length);
     out.rests.assign(m * out.kept() * 4, 0.0f);
@@ -858,7 +745,8 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
         for (std::size_t j = 0; j < m; ++j) {
             if (!(out.distance[j] <= tol)) continue;
             const std::optional<Held> h = hold_read(window.data() + j * 4, m * 4, k0, k1,
-                                                    s.poses[s.part_of[out.who[j]] - 1], tol);
+                                                    s.poses[s.part_of[out.who[j]] - 1], tol,
+                                                    levels);
             if (!h) {
                 out.distance[j] = std::numeric_limits<double>::infinity();
                 continue;
@@ -884,8 +772,15 @@ struct GatheredFacts {
                gathered[g].largest.rot <= o.rot_residual;
     }
     bool rides_position(std::uint32_t g) const { return gathered[g].largest.pos <= o.ride_residual; }
+    bool holds_position(std::uint32_t g) const { return gathered[g].largest.pos <= o.pos_residual; }
     std::optional<Held> held(std::uint32_t g) const {
-        if (!windowed) return held_of(gathered[g], ride_rot);
+        // In the input's levels the whole sequence is not tried: its candidate is the programme's
+        // over every frame, which the one pass's range and sum cannot give (riders hold per
+        // window there: hold_per_window keeps a window's rotations).
+        if (!windowed) {
+            if (o.rot_levels.half > 0) return std::nullopt;
+            return held_of(gathered[g], ride_rot);
+        }
         const PerWindow& w = *windowed;
         const auto at = std::lower_bound(w.who.begin(), w.who.end(), g);
         const auto j = static_cast<std::size_t>(at - w.who.begin());
@@ -911,7 +806,7 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
     out.is_static.assign(n, 0);
     out.part_of.assign(n, 0);
     out.rides.assign(n, 0);
-    const double ride_rot = std::max(o.rot_residual, o.ride_rot_residual);
+    const double ride_rot = ride_rot_of(o);
     std::vector<std::vector<std::uint32_t>> candidates(count);
     std::vector<RigidPart> parts(count);
     std::vector<PartsFit> fits(count);
@@ -938,7 +833,7 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
                 windowed.who.push_back(g);
         if (windowed.who.empty()) break;
         for (std::uint32_t j : retry) s.poses[j - 1] = parts[j - 1].poses;  // hold_per_window's
-        FOURDGS_TRY(hold_per_window(frames, read, s, ride_rot, windowed));
+        FOURDGS_TRY(hold_per_window(frames, read, s, ride_rot, o.rot_levels, windowed));
         const GatheredFacts facts{s.gathered, o, ride_rot, &windowed};
         std::erase_if(retry, [&](std::uint32_t j) {
             RigidPart tried;
@@ -990,7 +885,8 @@ Result<RigidParts> find_rigid_parts_streamed(std::size_t frames, const RigidFram
     s.gathered.resize(s.part_of.size());
     if (!found.parts.empty()) {
         FOURDGS_TRY(gather_poses(frames, read, s));
-        if (o.ride_residual > o.pos_residual) FOURDGS_TRY(gather_held(frames, read, o, s));
+        if (o.ride_residual > o.pos_residual && !(o.rot_levels.half > 0))
+            FOURDGS_TRY(gather_held(frames, read, o, s));
     }
     return settle(frames, read, s, order, o);
 }

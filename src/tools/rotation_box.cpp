@@ -201,6 +201,17 @@ std::optional<std::array<float, 4>> decoded(const Grid& grid, int m, const std::
     return f;
 }
 
+// The writer's omitted component of `x` (its largest, encoding.cpp), `x` flipped so that it is
+// positive.
+int omitted_made_positive(Quat& x) {
+    int m = 0;
+    for (int c = 1; c < 4; ++c)
+        if (std::fabs(x[c]) > std::fabs(x[m])) m = c;
+    if (x[m] < 0)
+        for (double& c : x) c = -c;
+    return m;
+}
+
 }  // namespace
 
 std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
@@ -209,11 +220,7 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
     const std::optional<Deepest> deepest = deepest_in_box_of(v, half, rounding);
     if (!deepest) return std::nullopt;
     Quat x = deepest->q;
-    int m = 0;  // the writer's omitted component (encoding.cpp), made positive
-    for (int c = 1; c < 4; ++c)
-        if (std::fabs(x[c]) > std::fabs(x[m])) m = c;
-    if (x[m] < 0)
-        for (double& c : x) c = -c;
+    const int m = omitted_made_positive(x);
     std::int32_t rounded[3];
     for (; lattice >= 1; lattice /= 2) {
         for (int c = 0, k = 0; c < 4; ++c)
@@ -243,6 +250,26 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
         if (best) return best;
     }
     return std::nullopt;
+}
+
+std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius) {
+    std::vector<std::array<float, 4>> out;
+    if (!(grid.step_rot > 0)) return out;
+    Quat x = q;
+    const int m = omitted_made_positive(x);
+    std::int32_t rounded[3];
+    for (int c = 0, k = 0; c < 4; ++c)
+        if (c != m) rounded[k++] = static_cast<std::int32_t>(std::lround(x[c] / grid.step_rot));
+    if (const auto f = decoded(grid, m, rounded)) out.push_back(*f);
+    const int side = 2 * radius + 1;
+    for (int i = 0; i < side * side * side; ++i) {
+        const std::int32_t bins[3] = {rounded[0] + i % side - radius,
+                                      rounded[1] + i / side % side - radius,
+                                      rounded[2] + i / (side * side) - radius};
+        if (bins[0] == rounded[0] && bins[1] == rounded[1] && bins[2] == rounded[2]) continue;
+        if (const auto f = decoded(grid, m, bins)) out.push_back(*f);
+    }
+    return out;
 }
 
 }  // namespace fourdgs::rotation_box

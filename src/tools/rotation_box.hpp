@@ -27,8 +27,10 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "fourdgs/quantize.hpp"
 
@@ -97,11 +99,13 @@ std::optional<Deepest> deepest_in_box_of(const float* v, double half,
 // the sphere's tangent space at `start` (3 unknowns and the depth, up to 8 half-spaces a frame)
 // and solved exactly as a linear programme (simplex on its dual, Bland's rule), then linearized
 // again at the point found, twice. `depth` is measured at the unit point itself: negative where
-// no unit quaternion lies in every box (outside the shallowest by that much). nullopt for no
-// frames or turns and inputs of different counts.
+// no unit quaternion lies in every box (outside the shallowest by that much). With `enough`, it
+// stops at the first point found that deep (a caller that needs a point inside by a margin, not
+// the deepest). nullopt for no frames or turns and inputs of different counts.
 std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
                                            double half, const Quat& start,
-                                           Rounding rounding = Rounding::nearest);
+                                           Rounding rounding = Rounding::nearest,
+                                           double enough = std::numeric_limits<double>::infinity());
 
 // A rotation the writer stores on `grid` (§6.4 smallest-three, decoded as a reader decodes it and
 // held in f32, so that the writer's own quantization gives back the same bins) inside the box of
@@ -113,5 +117,11 @@ std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::spa
 // inside (the grid too coarse for this box).
 std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double half, const Grid& grid,
                                                       int lattice, Rounding rounding = Rounding::nearest);
+
+// The grid points (§6.4 smallest three on `grid`, decoded as a reader decodes them and held in
+// f32, as grid_point_in_box gives them) in the cube of `radius` bins each way around the rounded
+// bins of the unit quaternion `q`, the rounded point first; those where the omitted component
+// would not stay the largest are left out.
+std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius);
 
 }  // namespace fourdgs::rotation_box

@@ -172,7 +172,8 @@ std::optional<Quat> step(const Quat& h0, std::span<const Quat> turns, std::span<
 }  // namespace
 
 std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::span<const float> inputs,
-                                           double half, const Quat& start, Rounding rounding) {
+                                           double half, const Quat& start, Rounding rounding,
+                                           double enough) {
     if (turns.empty() || inputs.size() != 4 * turns.size() || !(dot(start, start) > 0))
         return std::nullopt;
     Quat h = start;
@@ -183,7 +184,7 @@ std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::spa
     // trust region): the error of the plane shrinks with the square of the reach.
     Deepest best{h, depth_at(h, turns, inputs, half, rounding)};
     double reach = kReach;
-    for (int again = 0; again < 24 && reach > 1e-9; ++again) {
+    for (int again = 0; again < 24 && reach > 1e-9 && !(best.depth >= enough); ++again) {
         const auto next = step(best.q, turns, inputs, half, reach, rounding);
         if (!next) break;
         const double d = depth_at(*next, turns, inputs, half, rounding);

@@ -151,6 +151,36 @@ def tracked_frames(rng, frames, n, degree, accelerating=0):
     return out
 
 
+def turning_body_frames(rng, frames, n):
+    """n gaussians of one rigid body turning 0.2 rad a frame about a tilted axis while it moves,
+    each one's rotation (w x y z) turned with it."""
+    base = [random_gaussian(rng, p, 0) for p in lattice(rng, n)]
+    axis = [0.3, 1.0, 0.2]
+    norm = math.sqrt(sum(v * v for v in axis))
+    out = []
+    for k in range(frames):
+        half = 0.1 * k
+        r = [math.cos(half)] + [math.sin(half) * v / norm for v in axis]  # w x y z
+        frame = []
+        for g in base:
+            h = dict(g)
+            h["q"] = quat_mul(r, g["q"])
+            rotated = quat_mul(quat_mul(r, [0.0] + [v - 0.25 for v in g["p"]]),
+                               [r[0], -r[1], -r[2], -r[3]])
+            h["p"] = [rotated[1 + c] + 0.25 + (0.05 * k if c == 0 else 0) for c in range(3)]
+            frame.append(h)
+        out.append(frame)
+    return out
+
+
+def quat_mul(a, b):
+    """The Hamilton product of two w x y z quaternions."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw]
+
+
 def write_sequence(directory, frames, degree):
     os.makedirs(directory, exist_ok=True)
     for k, frame in enumerate(frames):
@@ -1138,19 +1168,10 @@ def test_splat_refusals(tool, src, tmp):
         refused(["convert", v, "-o", out, "--fps", "8"], ident)
 
 
-def test_convert_rot_levels(tool, src, tmp):
-    """--tolerance rot_levels=0,rot_rounding=floor: frames from a writer that truncates (as
-    splat_bytes does) decode back to their own rotation bytes, extracted as .splat again (whose
-    writer truncates too); rot_levels=0 alone (the rounding writer's box) refuses them; the keys'
-    misuses are usage errors."""
-    rng = random.Random(47)
-    frames = tracked_frames(rng, 4, 60, 0)
-    seq = os.path.join(tmp, "seq")
-    write_splat_frames(seq, frames)
-    scene = os.path.join(tmp, "s.4dgs")
-    base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
-    run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
-    out = os.path.join(tmp, "x.splat")
+def rotation_bytes_back(tool, scene, frames, out):
+    """Each frame of `scene` extracted as .splat (whose writer truncates, as splat_bytes does)
+    against `frames`' own bytes, each gaussian paired with the nearest input one: no rotation
+    byte more than one off; how many came back exactly, of how many."""
     exact = total = 0
     for k, frame in enumerate(frames):
         run(tool, "-q", "extract", scene, "--at", repr(k / FPS), "-o", out, "--format", "splat")
@@ -1169,6 +1190,23 @@ def test_convert_rot_levels(tool, src, tmp):
                 check(d <= 1, "frame %d gaussian %d: rotation byte %d off by %d" % (k, i, c, d))
                 exact += d == 0
                 total += 1
+    return exact, total
+
+
+def test_convert_rot_levels(tool, src, tmp):
+    """--tolerance rot_levels=0,rot_rounding=floor: frames from a writer that truncates (as
+    splat_bytes does) decode back to their own rotation bytes, extracted as .splat again (whose
+    writer truncates too); rot_levels=0 alone (the rounding writer's box) refuses them; the keys'
+    misuses are usage errors."""
+    rng = random.Random(47)
+    frames = tracked_frames(rng, 4, 60, 0)
+    seq = os.path.join(tmp, "seq")
+    write_splat_frames(seq, frames)
+    scene = os.path.join(tmp, "s.4dgs")
+    base = ["convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model", "keyframe-delta"]
+    run(tool, *base, "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor")
+    out = os.path.join(tmp, "x.splat")
+    exact, total = rotation_bytes_back(tool, scene, frames, out)
     # A box the unit sphere only grazes may hold no grid point: placed within 1/8 level past it
     # (docs/cli.md), so a byte may come back one off — about 1 in 3,800 on splat4d's frames.
     check(exact >= 0.99 * total, "%d of %d rotation bytes back exactly" % (exact, total))
@@ -1177,6 +1215,17 @@ def test_convert_rot_levels(tool, src, tmp):
     run(tool, *base, "--tolerance", "pos=0.002,rot_rounding=floor", expect=3)
     run(tool, *base, "--tolerance", "rot=0.004,rot_levels=0", expect=3)
     run(tool, *base, "--tolerance", "rot_levels=0,rot_rounding=ceil", expect=3)
+    # A rigid body turning every frame: its gaussians ride a part, each holding one rotation a
+    # window at a time inside every frame's box, and still every rotation byte comes back.
+    body = turning_body_frames(random.Random(48), 12, 216)
+    seq = os.path.join(tmp, "body")
+    write_splat_frames(seq, body)
+    p = run(tool, "convert", seq, "-o", scene, "--fps", str(FPS), "--tracked", "--model",
+            "keyframe-delta", "--tolerance", "pos=0.002,rot_levels=0,rot_rounding=floor", "--json")
+    riding = sum(o["gaussians"] for o in json.loads(p.stdout)["parts"]["objects"])
+    check(riding >= 200, "%d of 216 gaussians in parts" % riding)
+    exact, total = rotation_bytes_back(tool, scene, body, out)
+    check(exact >= 0.99 * total, "body: %d of %d rotation bytes back exactly" % (exact, total))
 
 
 def main():

@@ -348,3 +348,38 @@ TEST_CASE("rot_rounding floor refuses what it cannot measure: without rot_levels
     CHECK(st.error().message.find("frame 2 gaussian") != std::string::npos);
     CHECK(st.error().message.find("floor(128 q + 128)") != std::string::npos);
 }
+
+TEST_CASE("rigid bodies on u8 rotations at rot_levels 0 ride, held in their boxes (property): "
+          "parts found, every decoded rotation within N + 1/2 levels, the same bytes on 1 and 2 "
+          "threads") {
+    struct Case {
+        unsigned seed;
+        double drift;
+        bool floor;
+        std::size_t frames;  // past kRigidSampleFrames: the streamed search's passes
+    };
+    const Case cases[] = {{101, 0, false, 12}, {102, 0, true, 20}};
+    for (const Case& k : cases) {
+        const test::RigidSceneShape shape{0.4, 0.25, 0.25, 0, k.drift};
+        const auto frames =
+            on_splat_levels(test::rigid_scene(k.frames, 640, kFps, k.seed, shape), k.floor);
+        ConvertOptions o = options(false, 0);
+        o.error_frames = k.frames;
+        o.rot_levels = 0;
+        o.rot_levels_floor = k.floor;
+        for (bool streamed : {false, true}) {
+            INFO("seed " << k.seed << ", " << k.frames << " frames"
+                         << (k.floor ? ", floor" : "") << (streamed ? ", streamed" : ", in memory"));
+            ConvertReport rep, again;
+            o.writer.threads = 1;
+            const auto bytes = test::convert_tracked(frames, o, streamed, rep);
+            o.writer.threads = 2;
+            CHECK(test::convert_tracked(frames, o, streamed, again) == bytes);
+            CHECK(rep.objects.size() >= 2);  // both bodies ride (no members in this mode)
+            CHECK(rep.tolerance.rot == Approx((0.5 + 1.0 / 8) / 128 - 2e-6).epsilon(1e-12));
+            check_measured_within(rep, frames);
+            check_decoded_in_levels(bytes, frames, 0, rep.tolerance.pos, k.floor);
+            test::check_valid(bytes, true);
+        }
+    }
+}

@@ -219,8 +219,11 @@ struct ConvertOptions {
     // 255 only from below), so 0 decodes back to the input's bytes. Replaces the tolerance's rot
     // (the report's tolerance.rot is (N + 1/2) / 128 less 2e-6, an allowance for a reader's f32);
     // recorded as tolerance.rot_levels in "4dgs-convert". keyframe_delta without a plan only, the
-    // rigid-part search and the per-frame comparison off (they measure against the normalized
-    // input), which is invalid-option otherwise; a frame whose rotations are not all 8-bit
+    // per-frame comparison off (it measures against the normalized input), which is
+    // invalid-option otherwise; the rigid-part search measures its riders in the boxes there
+    // (each holds one rotation a window at a time whose turns by its part's poses lie within
+    // N + 1/2 levels at every frame; only gaussians the poses carry within the position residual
+    // ride, and no part keeps members: rigid.hpp's RotationLevels); a frame whose rotations are not all 8-bit
     // levels (a PLY sequence) is invalid-option, naming the frame, gaussian, value and the key.
     std::optional<std::uint32_t> rot_levels;
     // rot_levels for a .splat whose writer truncated, b = floor(128 q + 128) clipped to 0..255

@@ -59,6 +59,19 @@
 FOURDGS_PUBLIC_BEGIN
 namespace fourdgs {
 
+// How a rider's held rotation is measured (ConvertOptions::rot_levels): with `half` > 0, in its
+// input's own 8-bit box, as read (b - 128) / 128, not normalized, up to sign, a byte 255 open
+// above (src/tools/rotation_box.hpp): the held rotation carried by the pose must lie within
+// `half` per component of the box's centre at every frame, and is chosen deepest inside every
+// frame's box, then placed on the file's rotation grid (`grid_step`, the bins' step; 0: held in
+// f32) as the writer stores it. 0: against the normalized input, as rot_residual measures.
+struct RotationLevels {
+    double half = 0;       // per quaternion component
+    bool floor = false;    // the input's writer truncated (rot_rounding=floor), else it rounded
+    double grid_step = 0;  // the file's rotation grid step
+    friend bool operator==(const RotationLevels&, const RotationLevels&) = default;
+};
+
 struct RigidOptions {
     double pos_residual = 0;  // per position component, scene units
     double rot_residual = 0;  // per quaternion component
@@ -86,6 +99,13 @@ struct RigidOptions {
     // a window at a time from that window's frames (held_window_rotations), as the streamed
     // keyframe-delta encode does, in memory bounded by a window, not the sequence.
     bool every_window = true;
+    // Riders' held rotations measured in the input's levels (RotationLevels); there a part has
+    // no members (a member keeps frame 0's rotation, which its poses need not carry into every
+    // frame's box), and only gaussians the poses carry within pos_residual at every frame ride
+    // (the others riding it in position count as astray): a rider that drifts is updated in
+    // every delta, which then restates every update's rotation wherever one changed (§11.5),
+    // on the finer grid riders need.
+    RotationLevels rot_levels{};
 };
 
 struct RigidPart {
@@ -98,6 +118,9 @@ struct RigidPart {
     // windows being those it keeps (held_windows_kept): every window, or one (with
     // RigidOptions::every_window false, the first, until a caller puts another's there).
     std::uint32_t hold_window = 0;
+    // How its riders' rotations were held (RigidOptions::rot_levels): held_window_rotations
+    // holds each window's the same way.
+    RotationLevels rot_levels{};
 };
 
 // How far the parts' gaussians stray, at any frame, from what their poses make of them: the
