@@ -372,10 +372,15 @@ struct HeldSoFar {
 // the sequence. Where the options allow and the part keeps no rider, or leaves some of the
 // gaussians riding it in position astray, its riders are tried again with a rotation held per
 // window (HeldSoFar::lengths): the length that leaves fewest astray (the longest of those) is
-// the part's hold_window (HeldSoFar); a length's sort stops once it cannot be kept.
+// the part's hold_window (HeldSoFar); a length's sort stops once it cannot be kept. Where the
+// frames are a sample whose part is only claimed here (`claims`: find_rigid_parts_streamed in
+// the input's levels, whose settle holds its riders a window at a time over every frame, never
+// over the whole), the lengths are tried only where no rider holds over the whole sample: the
+// sample's frames lie apart, its windows are not the ones settle holds, and a rotation held
+// over every frame of the sample holds in each of its windows.
 void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
-               std::span<const std::uint32_t> moving, const RigidOptions& o, RigidPart& part,
-               PartsFit& fit) {
+               std::span<const std::uint32_t> moving, const RigidOptions& o, bool claims,
+               RigidPart& part, PartsFit& fit) {
     const double ride_rot = ride_rot_of(o);
     struct Facts {
         std::span<const PlyCloud> frames;
@@ -400,6 +405,7 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
     };
     sort_part_by(moving, o, Facts{frames, at, o, part.poses, ride_rot, 0}, part, fit);
     if (o.hold_window == 0 || !(o.ride_residual > o.pos_residual)) return;
+    if (claims && o.rot_levels.half > 0 && !part.riders.empty()) return;
     const std::vector<Pose> poses = part.poses;
     const Facts whole{frames, at, o, poses, ride_rot, 0};
     std::size_t best_astray = part.riders.empty() ? 0 : astray_of(moving, whole, part);
@@ -545,7 +551,7 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
         RigidPart part;
         part.poses = best;
         PartsFit fit;
-        sort_part(frames, at, moving, o, part, fit);
+        sort_part(frames, at, moving, o, recipes != nullptr, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
         add_part(std::move(part), fit, out);
