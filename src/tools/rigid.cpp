@@ -286,7 +286,7 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
         } else if (riding && facts.rides_position(g)) {
             astray += !ride(g);
         }
-        if (astray > most_astray) {  // not to be taken (take_held_per_window): no riders
+        if (astray > most_astray) {  // not to be kept (HeldSoFar::most_astray): no riders
             part.riders.clear(), part.rider_rotation.clear(), part.members.clear();
             return;
         }
@@ -878,7 +878,7 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
             if (std::binary_search(retry.begin(), retry.end(), s.part_of[g]) &&
                 whole.rides_position(g)) {
                 windowed.who.push_back(g);
-                // In the input's levels every rider holds its rotation (no members there).
+                // A failed hold leaves it astray unless it is a member (none in the input's levels).
                 windowed.astray_if_failed.push_back(o.rot_levels.half > 0 || !whole.member(g));
             }
         if (windowed.who.empty()) break;
