@@ -256,7 +256,8 @@ constexpr std::size_t kMostAstray = 16;
 // held (sort_part) or gathered a frame at a time (find_rigid_parts_streamed).
 template <class Facts>
 void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, const Facts& facts,
-                  RigidPart& part, PartsFit& fit) {
+                  RigidPart& part, PartsFit& fit,
+                  std::size_t most_astray = std::numeric_limits<std::size_t>::max()) {
     const bool riding = o.ride_residual > o.pos_residual;
     std::vector<double> held_distance;  // per rider
     auto ride = [&](std::uint32_t g) {
@@ -284,6 +285,10 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
             part.members.push_back(g);
         } else if (riding && facts.rides_position(g)) {
             astray += !ride(g);
+        }
+        if (astray > most_astray) {  // not to be kept (HeldSoFar::most_astray): no riders
+            part.riders.clear(), part.rider_rotation.clear(), part.members.clear();
+            return;
         }
     }
     if (astray * kMostAstray > part.riders.size())
@@ -313,12 +318,6 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
 }
 
 // How many of `moving` ride `part` in position but are neither its members nor its riders.
-// Where `tried` (sorted with its riders held a window of `length` frames at a time) keeps riders
-// and leaves fewer of the gaussians riding it in position astray than `part` (`best_astray`, with
-// `part` kept so far; none yet where part has no riders), it becomes `part`: an astray gaussian
-// is other, its rotation restated at every frame, which puts the rotation stream back into every
-// keyframe-delta delta (§11.5) for every gaussian updated there. Returned: whether a shorter
-// window may still leave fewer astray.
 template <class Facts>
 std::size_t astray_of(std::span<const std::uint32_t> moving, const Facts& facts,
                       const RigidPart& part) {
@@ -327,29 +326,61 @@ std::size_t astray_of(std::span<const std::uint32_t> moving, const Facts& facts,
     return riding - part.members.size() - part.riders.size();
 }
 
-template <class Facts>
-bool take_held_per_window(std::span<const std::uint32_t> moving, const Facts& whole,
-                          std::size_t length, RigidPart& tried, const PartsFit& tried_fit,
-                          RigidPart& part, PartsFit& fit, std::size_t& best_astray) {
-    if (tried.riders.empty()) return true;
-    const std::size_t astray = astray_of(moving, whole, tried);
-    if (part.riders.empty() || astray < best_astray) {
+// The part kept while its riders are tried held a window at a time (hold_lengths): `part`, how
+// far it strays (`fit`), how many of the gaussians riding it in position it leaves astray
+// (`astray`, counted where it has riders) and whether its riders hold a window at a time
+// (`by_length`; else over the whole sequence, or none do). An astray gaussian is other, its
+// rotation restated at every frame, which puts the rotation stream back into every
+// keyframe-delta delta (§11.5) for every gaussian updated there: the length kept leaves fewest
+// astray, the longest of those, and fewer than the whole sequence. The lengths go longest
+// first, or in the input's levels shortest first (a rotation held inside every box of a
+// window mostly holds in its halves, not the other way: there the shortest leaves fewest, and
+// a longer one's sort stops once it leaves more).
+struct HeldSoFar {
+    RigidPart& part;
+    PartsFit& fit;
+    std::size_t& astray;
+    bool shortest_first = false;
+    bool by_length = false;
+
+    static std::vector<std::size_t> lengths(const RigidOptions& o) {
+        std::vector<std::size_t> out = hold_lengths(o.hold_window);
+        if (o.rot_levels.half > 0) std::reverse(out.begin(), out.end());
+        return out;
+    }
+    // Whether no length left to try can be kept.
+    bool settled() const { return !shortest_first && !part.riders.empty() && astray == 0; }
+    // The most astray a length's riders may leave and still be kept: a sort past it stops
+    // (sort_part_by's most_astray, hold_per_window's budget). Not settled().
+    std::size_t most_astray() const {
+        if (part.riders.empty()) return std::numeric_limits<std::size_t>::max();
+        return shortest_first && by_length ? astray : astray - 1;
+    }
+    // `tried` (sorted with its riders held a window of `length` frames at a time), kept where
+    // it has riders and leaves no more astray (`left`) than most_astray.
+    void offer(RigidPart& tried, const PartsFit& tried_fit, std::size_t left, std::size_t length) {
+        if (tried.riders.empty() || !(left <= most_astray())) return;
         tried.hold_window = static_cast<std::uint32_t>(length);
         part = std::move(tried);
         fit = tried_fit;
-        best_astray = astray;
+        astray = left;
+        by_length = true;
     }
-    return best_astray > 0;
-}
+};
 
 // sort_part_by with what every frame, held, says of each gaussian: frames[k] is frame at[k] of
 // the sequence. Where the options allow and the part keeps no rider, or leaves some of the
 // gaussians riding it in position astray, its riders are tried again with a rotation held per
-// window (hold_lengths, longest first): the length that leaves fewest astray (the longest of
-// those) is the part's hold_window (take_held_per_window).
+// window (HeldSoFar::lengths): the length that leaves fewest astray (the longest of those) is
+// the part's hold_window (HeldSoFar); a length's sort stops once it cannot be kept. Where the
+// frames are a sample whose part is only claimed here (`claims`: find_rigid_parts_streamed in
+// the input's levels, whose settle holds its riders a window at a time over every frame, never
+// over the whole), the lengths are tried only where no rider holds over the whole sample: the
+// sample's frames lie apart, its windows are not the ones settle holds, and a rotation held
+// over every frame of the sample holds in each of its windows.
 void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at,
-               std::span<const std::uint32_t> moving, const RigidOptions& o, RigidPart& part,
-               PartsFit& fit) {
+               std::span<const std::uint32_t> moving, const RigidOptions& o, bool claims,
+               RigidPart& part, PartsFit& fit) {
     const double ride_rot = ride_rot_of(o);
     struct Facts {
         std::span<const PlyCloud> frames;
@@ -374,18 +405,21 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
     };
     sort_part_by(moving, o, Facts{frames, at, o, part.poses, ride_rot, 0}, part, fit);
     if (o.hold_window == 0 || !(o.ride_residual > o.pos_residual)) return;
+    if (claims && o.rot_levels.half > 0 && !part.riders.empty()) return;
     const std::vector<Pose> poses = part.poses;
     const Facts whole{frames, at, o, poses, ride_rot, 0};
     std::size_t best_astray = part.riders.empty() ? 0 : astray_of(moving, whole, part);
     if (!part.riders.empty() && best_astray == 0) return;
-    for (std::size_t length : hold_lengths(o.hold_window)) {
+    HeldSoFar kept{part, fit, best_astray, o.rot_levels.half > 0};
+    for (std::size_t length : HeldSoFar::lengths(o)) {
+        if (kept.settled()) break;
         RigidPart tried;
-        tried.poses = part.poses;
+        tried.poses = poses;
         PartsFit tried_fit;
         sort_part_by(moving, o, Facts{frames, at, o, tried.poses, ride_rot, length}, tried,
-                     tried_fit);
-        if (!take_held_per_window(moving, whole, length, tried, tried_fit, part, fit, best_astray))
-            break;
+                     tried_fit, kept.most_astray());
+        if (!tried.riders.empty())
+            kept.offer(tried, tried_fit, astray_of(moving, whole, tried), length);
     }
 }
 
@@ -517,7 +551,7 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
         RigidPart part;
         part.poses = best;
         PartsFit fit;
-        sort_part(frames, at, moving, o, part, fit);
+        sort_part(frames, at, moving, o, recipes != nullptr, part, fit);
         if (part.members.size() + part.riders.size() < std::max<std::size_t>(o.min_members, 3))
             break;
         add_part(std::move(part), fit, out);
@@ -714,15 +748,20 @@ Status gather_held(std::size_t frames, const RigidFrameReader& read, const Rigid
 // Riders' rotations held a window of `length` frames at a time (RigidOptions::hold_window), for
 // the gaussians `who` (ascending): each one's held rotation per window (the first window's alone
 // where `every_window` is false) and its largest distance (hold_over), from the frames read a
-// window at a time. Memory: one window's rotations of `who` and their held rotations, 16 bytes
-// each.
+// window at a time. A part (index part_of - 1) whose gaussians left astray by a failed hold
+// (`astray_if_failed`, per who) pass its `budget` is given up: its others are not held further
+// (settle: it cannot be taken at this length). Memory: one window's rotations of `who` and their
+// held rotations, 16 bytes each.
 struct PerWindow {
     std::vector<std::uint32_t> who;
+    std::vector<std::uint8_t> astray_if_failed;  // per who
     std::size_t length = 0, windows = 0;
     bool every_window = true;
     std::vector<float> rests;      // per who, per window kept: 4
     std::vector<double> distance;  // per who: +inf where some window holds none
+    std::vector<std::size_t> budget, failed;  // per part
     std::size_t kept() const { return every_window ? windows : 1; }
+    bool given_up(std::size_t part) const { return failed[part] > budget[part]; }
 };
 
 Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const Streamed& s,
@@ -731,6 +770,7 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
     out.windows = windows_of(frames - 1, length);
     out.rests.assign(m * out.kept() * 4, 0.0f);
     out.distance.assign(m, 0);
+    out.failed.assign(out.budget.size(), 0);
     std::vector<float> window(length * m * 4);  // frame k0 + i's rotation of who[j] at (i m + j) 4
     PlyCloud scratch;
     for (std::size_t w = 0; w < out.windows; ++w) {
@@ -744,11 +784,14 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
         }
         for (std::size_t j = 0; j < m; ++j) {
             if (!(out.distance[j] <= tol)) continue;
-            const std::optional<Held> h = hold_read(window.data() + j * 4, m * 4, k0, k1,
-                                                    s.poses[s.part_of[out.who[j]] - 1], tol,
-                                                    levels);
+            const std::size_t part = s.part_of[out.who[j]] - 1;
+            const std::optional<Held> h =
+                out.given_up(part) ? std::nullopt
+                                   : hold_read(window.data() + j * 4, m * 4, k0, k1,
+                                               s.poses[part], tol, levels);
             if (!h) {
                 out.distance[j] = std::numeric_limits<double>::infinity();
+                out.failed[part] += out.astray_if_failed[j];
                 continue;
             }
             if (w < out.kept())
@@ -811,8 +854,9 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
     std::vector<RigidPart> parts(count);
     std::vector<PartsFit> fits(count);
     std::vector<std::uint32_t> retry;  // parts (j + 1) whose riders may hold per window
-    std::vector<std::size_t> astray(count, 0);  // take_held_per_window's, per part
+    std::vector<std::size_t> astray(count, 0);  // HeldSoFar's, per part
     const GatheredFacts whole{s.gathered, o, ride_rot};
+    std::vector<HeldSoFar> kept;
     for (std::size_t j = 0; j < count; ++j) {
         for (std::uint32_t g : order)
             if (s.part_of[g] == j + 1) candidates[j].push_back(g);
@@ -821,28 +865,39 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
         if (!parts[j].riders.empty()) astray[j] = astray_of(candidates[j], whole, parts[j]);
         if ((parts[j].riders.empty() || astray[j] > 0) && o.ride_residual > o.pos_residual)
             retry.push_back(static_cast<std::uint32_t>(j + 1));
+        kept.push_back({parts[j], fits[j], astray[j], o.rot_levels.half > 0});
     }
-    for (std::size_t length : hold_lengths(o.hold_window)) {
+    // A length's pass gives a part up once it cannot be kept (HeldSoFar::most_astray).
+    for (std::size_t length : HeldSoFar::lengths(o)) {
+        std::erase_if(retry, [&](std::uint32_t j) { return kept[j - 1].settled(); });
         if (retry.empty()) break;
         PerWindow windowed;
         windowed.length = length;
         windowed.every_window = o.every_window;
         for (std::uint32_t g = 0; g < n; ++g)
             if (std::binary_search(retry.begin(), retry.end(), s.part_of[g]) &&
-                whole.rides_position(g))
+                whole.rides_position(g)) {
                 windowed.who.push_back(g);
+                // A failed hold leaves it astray unless it is a member (none in the input's levels).
+                windowed.astray_if_failed.push_back(o.rot_levels.half > 0 || !whole.member(g));
+            }
         if (windowed.who.empty()) break;
-        for (std::uint32_t j : retry) s.poses[j - 1] = parts[j - 1].poses;  // hold_per_window's
+        windowed.budget.assign(count, std::numeric_limits<std::size_t>::max());
+        for (std::uint32_t j : retry) {
+            s.poses[j - 1] = parts[j - 1].poses;  // hold_per_window's
+            windowed.budget[j - 1] = kept[j - 1].most_astray();
+        }
         FOURDGS_TRY(hold_per_window(frames, read, s, ride_rot, o.rot_levels, windowed));
         const GatheredFacts facts{s.gathered, o, ride_rot, &windowed};
-        std::erase_if(retry, [&](std::uint32_t j) {
+        for (std::uint32_t j : retry) {
+            if (windowed.given_up(j - 1)) continue;
             RigidPart tried;
             tried.poses = std::move(s.poses[j - 1]);
             PartsFit fit;
             sort_part_by(candidates[j - 1], o, facts, tried, fit);
-            return !take_held_per_window(candidates[j - 1], whole, length, tried, fit,
-                                         parts[j - 1], fits[j - 1], astray[j - 1]);
-        });
+            if (!tried.riders.empty())
+                kept[j - 1].offer(tried, fit, astray_of(candidates[j - 1], whole, tried), length);
+        }
     }
     for (std::size_t j = 0; j < count; ++j) {
         if (parts[j].members.size() + parts[j].riders.size() <

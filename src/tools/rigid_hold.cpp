@@ -71,6 +71,30 @@ std::optional<Held> hold_normalized(std::size_t k0, std::size_t k1, const Rotati
     return best;
 }
 
+// One frame's box in the input's levels: rotation_box::levels_distance with the box's centres and
+// open sides read once per frame rather than once per candidate (the same arithmetic, so the
+// same distances bit for bit).
+struct FrameBox {
+    Quat centre{};
+    std::array<bool, 4> open{};
+    double distance(const float* q) const {
+        double n = 0;
+        for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
+        n = std::sqrt(n);
+        if (!(n > 0) || !std::isfinite(n)) return std::numeric_limits<double>::infinity();
+        double best = std::numeric_limits<double>::infinity();
+        for (const double sign : {1.0, -1.0}) {
+            double far = 0;
+            for (int c = 0; c < 4; ++c) {
+                const double qc = sign * q[c] / n, vc = centre[c];
+                far = std::max(far, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+            }
+            best = std::min(best, far);
+        }
+        return best;
+    }
+};
+
 // The rotation held in the input's own levels (RotationLevels): a unit quaternion whose turns
 // lie inside every frame's box — the mean of the boxes' centres carried into the object frame,
 // else a point of rotation_box::deepest_unit_turned's programme a grid step deep, else its
@@ -85,10 +109,20 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     const auto rounding = levels.floor ? rotation_box::Rounding::floor : rotation_box::Rounding::nearest;
     std::vector<Quat> turns;
     std::vector<float> inputs;
+    turns.reserve(k1 - k0);
+    inputs.reserve((k1 - k0) * 4);
     for (std::size_t k = k0; k < k1; ++k) {
         turns.push_back(poses[k].rotation);
         inputs.insert(inputs.end(), raw(k), raw(k) + 4);
     }
+    // Each frame's box once: its centres and which sides are open (a byte 255's), read by every
+    // candidate's distance below (rotation_box::levels_distance's arithmetic, step for step).
+    std::vector<FrameBox> boxes(turns.size());
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+        for (int c = 0; c < 4; ++c) {
+            boxes[i].centre[c] = rotation_box::centre(inputs[i * 4 + c], rounding);
+            boxes[i].open[c] = static_cast<double>(inputs[i * 4 + c]) * 128 + 128 == 255;
+        }
     // Each frame's box centre carried into the object frame, on frame k0's side of the sign. A
     // held h within the half-width h_w of every box (every component) is within 2 h_w of each
     // centre in length, the turn keeping lengths, so no component of the carried centres may
@@ -97,29 +131,36 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     // side bounds nothing: not so pruned.
     bool open = false;
     auto carried_centre = [&](std::size_t i) {
-        Quat centre;
-        for (int c = 0; c < 4; ++c) {
-            centre[c] = rotation_box::centre(inputs[i * 4 + c], rounding);
-            open = open || rotation_box::byte_of(inputs[i * 4 + c]) == 255;
-        }
-        return multiply(conjugate(turns[i]), centre);
+        for (int c = 0; c < 4; ++c) open = open || rotation_box::byte_of(inputs[i * 4 + c]) == 255;
+        return multiply(conjugate(turns[i]), boxes[i].centre);
     };
     Carried carried(carried_centre(0));
     for (std::size_t i = 1; i < turns.size(); ++i) carried.add(carried_centre(i));
     for (int c = 0; c < 4 && !open; ++c)
         if (carried.hi[c] - carried.lo[c] > 4 * levels.half + 1e-9) return std::nullopt;
     const Quat& sum = carried.sum;
+    // The frame farthest from the last candidate measured within its limit: the grid points
+    // tried around one candidate are a hair apart, so that frame is mostly the one that turns
+    // the next away, and measured first (the largest over the frames is the same in any order).
+    std::size_t worst = 0;
     auto distance_of = [&](const std::array<float, 4>& stored, double limit) {
         const Quat held = normalized({stored[0], stored[1], stored[2], stored[3]});
-        double distance = 0;
-        for (std::size_t i = 0; i < turns.size(); ++i) {
+        auto at = [&](std::size_t i) {
             const Quat q = multiply(turns[i], held);
             const float composed[4] = {static_cast<float>(q[0]), static_cast<float>(q[1]),
                                        static_cast<float>(q[2]), static_cast<float>(q[3])};
-            const double d = rotation_box::levels_distance(composed, &inputs[i * 4], rounding);
+            return boxes[i].distance(composed);
+        };
+        double distance = at(worst);
+        if (!(distance <= limit)) return std::numeric_limits<double>::infinity();
+        std::size_t farthest = worst;
+        for (std::size_t i = 0; i < turns.size(); ++i) {
+            if (i == worst) continue;
+            const double d = at(i);
             if (!(d <= limit)) return std::numeric_limits<double>::infinity();
-            distance = std::max(distance, d);
+            if (d > distance) distance = d, farthest = i;
         }
+        worst = farthest;
         return distance;
     };
     // The stored values around `q`: the grid points of the cube of one bin each way, or q in f32.
