@@ -6,6 +6,7 @@
 // then ridden, not rigid (rigid.hpp's riders).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -133,6 +134,26 @@ inline std::vector<PlyCloud> rigid_scene(std::size_t frames, std::size_t n, doub
     std::vector<PlyCloud> out;
     for (std::size_t f = 0; f < frames; ++f) out.push_back(scene.frame(f));
     return out;
+}
+
+// A rotation component of a unit quaternion on a .splat's u8 levels: round(q × 128 + 128) — or,
+// from a writer that truncates (numpy's astype(uint8)), floor(q × 128 + 128) — clamped to
+// [0, 255], less 128, / 128.
+inline float rotation_level(double q, bool truncate = false) {
+    const double x = q * 128 + 128;
+    return static_cast<float>((std::clamp(truncate ? std::floor(x) : std::round(x), 0.0, 255.0) - 128) / 128);
+}
+
+// Every rotation of `frames`, normalized, on a .splat's u8 levels (rotation_level).
+inline std::vector<PlyCloud> rotations_on_levels(std::vector<PlyCloud> frames, bool truncate) {
+    for (PlyCloud& f : frames)
+        for (std::size_t g = 0; g < f.count; ++g) {
+            float* q = &f.rotation[g * 4];
+            const double len = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] +
+                                         double(q[2]) * q[2] + double(q[3]) * q[3]);
+            for (int c = 0; c < 4; ++c) q[c] = rotation_level(q[c] / len, truncate);
+        }
+    return frames;
 }
 
 }  // namespace fourdgs::test

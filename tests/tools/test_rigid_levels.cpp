@@ -23,22 +23,6 @@ namespace {
 constexpr double kFps = 8;
 constexpr double kHalf = 0.5 / 128 - 2e-6;  // rot_levels = 0, less the f32 allowance
 
-float rotation_level(double q, bool truncate) {
-    const double x = q * 128 + 128;
-    return static_cast<float>((std::clamp(truncate ? std::floor(x) : std::round(x), 0.0, 255.0) - 128) / 128);
-}
-
-std::vector<PlyCloud> on_levels(std::vector<PlyCloud> frames, bool truncate) {
-    for (PlyCloud& f : frames)
-        for (std::size_t g = 0; g < f.count; ++g) {
-            float* q = &f.rotation[g * 4];
-            const double len = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] +
-                                         double(q[2]) * q[2] + double(q[3]) * q[3]);
-            for (int c = 0; c < 4; ++c) q[c] = rotation_level(q[c] / len, truncate);
-        }
-    return frames;
-}
-
 RigidOptions options(bool floor, double half) {
     RigidOptions o;
     o.pos_residual = 0.001;
@@ -93,7 +77,7 @@ TEST_CASE("rigid parts in the input's levels: every rider's stored rotation, car
           "pose, lies inside every frame's box, no members, and the per-window recomputation gives "
           "the search's bits") {
     for (const bool floor : {false, true}) {
-        const auto frames = on_levels(
+        const auto frames = test::rotations_on_levels(
             test::rigid_scene(12, 800, kFps, 91 + floor, {0.4, 0.3, 0.3, 0, 0}), floor);
         const RigidOptions o = options(floor, kHalf);
         const RigidParts parts = find_rigid_parts(frames, o);
@@ -161,7 +145,7 @@ TEST_CASE("rigid parts in the input's levels, streamed: riders hold a window at 
           "same parts come out twice") {
     const bool floor = false;
     const auto frames =
-        on_levels(test::rigid_scene(24, 800, kFps, 95, {0.4, 0.3, 0.3, 0, 0}), floor);
+        test::rotations_on_levels(test::rigid_scene(24, 800, kFps, 95, {0.4, 0.3, 0.3, 0, 0}), floor);
     RigidOptions o = options(floor, kHalf);
     o.every_window = false;
     const RigidFrameReader read = [&](std::size_t k, PlyCloud& into) -> Status {
@@ -202,7 +186,7 @@ TEST_CASE("rigid parts in the input's levels: gaussians that drift past the posi
           "their body's frame do not ride (each would be updated, its rotation restated, in "
           "every delta)") {
     const auto frames =
-        on_levels(test::rigid_scene(12, 800, kFps, 97, {0.4, 0.3, 0.3, 0, 0.01}), false);
+        test::rotations_on_levels(test::rigid_scene(12, 800, kFps, 97, {0.4, 0.3, 0.3, 0, 0.01}), false);
     const RigidOptions o = options(false, kHalf);
     const RigidParts parts = find_rigid_parts(frames, o);
     INFO(parts.parts.size() << " parts, " << riders_of(parts) << " riders");

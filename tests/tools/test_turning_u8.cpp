@@ -51,29 +51,17 @@ ConvertOptions options(bool fine, std::uint32_t keyframe_every) {
     return o;
 }
 
-// A value on the u8 levels of a .splat: colour and opacity round(v × 255) / 255, a rotation
-// component (of the unit quaternion) round(q × 128 + 128) — or, from a writer that truncates
-// (numpy's astype(uint8)), floor(q × 128 + 128) — clamped to [0, 255], less 128, / 128.
+// A colour or opacity on the u8 levels of a .splat: round(v × 255) / 255 (a rotation's:
+// test::rotation_level).
 float colour_level(float v) {
     return static_cast<float>(std::round(std::clamp(v, 0.0f, 1.0f) * 255) / 255);
-}
-float rotation_level(double q, bool truncate = false) {
-    const double x = q * 128 + 128;
-    return static_cast<float>((std::clamp(truncate ? std::floor(x) : std::round(x), 0.0, 255.0) - 128) / 128);
 }
 
 // `frames` as a .splat sequence holds them: every rotation and colour on its u8 levels.
 std::vector<PlyCloud> on_splat_levels(std::vector<PlyCloud> frames, bool truncate = false) {
-    for (PlyCloud& f : frames) {
+    for (PlyCloud& f : frames)
         for (float& v : f.color) v = colour_level(v);
-        for (std::size_t g = 0; g < f.count; ++g) {
-            float* q = &f.rotation[g * 4];
-            const double len = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] +
-                                         double(q[2]) * q[2] + double(q[3]) * q[3]);
-            for (int c = 0; c < 4; ++c) q[c] = rotation_level(q[c] / len, truncate);
-        }
-    }
-    return frames;
+    return test::rotations_on_levels(std::move(frames), truncate);
 }
 
 // Every frame of `frames` was measured (convert's own decode of the file, each gaussian paired
@@ -164,7 +152,7 @@ bool truncates_back(const float* q, const float* v) {
     for (const double sign : {1.0, -1.0}) {
         bool same = true;
         for (int c = 0; c < 4; ++c)
-            same = same && rotation_level(sign * q[c] / len, true) == v[c];
+            same = same && test::rotation_level(sign * q[c] / len, true) == v[c];
         if (same) return true;
     }
     return false;
