@@ -71,30 +71,6 @@ std::optional<Held> hold_normalized(std::size_t k0, std::size_t k1, const Rotati
     return best;
 }
 
-// One frame's box in the input's levels: rotation_box::levels_distance with the box's centres and
-// open sides read once per frame rather than once per candidate (the same arithmetic, so the
-// same distances bit for bit).
-struct FrameBox {
-    Quat centre{};
-    std::array<bool, 4> open{};
-    double distance(const float* q) const {
-        double n = 0;
-        for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
-        n = std::sqrt(n);
-        if (!(n > 0) || !std::isfinite(n)) return std::numeric_limits<double>::infinity();
-        double best = std::numeric_limits<double>::infinity();
-        for (const double sign : {1.0, -1.0}) {
-            double far = 0;
-            for (int c = 0; c < 4; ++c) {
-                const double qc = sign * q[c] / n, vc = centre[c];
-                far = std::max(far, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
-            }
-            best = std::min(best, far);
-        }
-        return best;
-    }
-};
-
 // The rotation held in the input's own levels (RotationLevels): a unit quaternion whose turns
 // lie inside every frame's box — the mean of the boxes' centres carried into the object frame,
 // else a point of rotation_box::deepest_unit_turned's programme a grid step deep, else its
@@ -115,14 +91,10 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
         turns.push_back(poses[k].rotation);
         inputs.insert(inputs.end(), raw(k), raw(k) + 4);
     }
-    // Each frame's box once: its centres and which sides are open (a byte 255's), read by every
-    // candidate's distance below (rotation_box::levels_distance's arithmetic, step for step).
-    std::vector<FrameBox> boxes(turns.size());
+    // Each frame's box once, read by every candidate's distance below.
+    std::vector<rotation_box::LevelsBox> boxes(turns.size());
     for (std::size_t i = 0; i < boxes.size(); ++i)
-        for (int c = 0; c < 4; ++c) {
-            boxes[i].centre[c] = rotation_box::centre(inputs[i * 4 + c], rounding);
-            boxes[i].open[c] = static_cast<double>(inputs[i * 4 + c]) * 128 + 128 == 255;
-        }
+        boxes[i] = rotation_box::LevelsBox::of(&inputs[i * 4], rounding);
     // Each frame's box centre carried into the object frame, on frame k0's side of the sign. A
     // held h within the half-width h_w of every box (every component) is within 2 h_w of each
     // centre in length, the turn keeping lengths, so no component of the carried centres may

@@ -69,7 +69,16 @@ double centre(float v_c, Rounding rounding) {
 
 int byte_of(float v_c) { return static_cast<int>(std::lround(static_cast<double>(v_c) * 128 + 128)); }
 
-double levels_distance(const float* q, const float* v, Rounding rounding) {
+LevelsBox LevelsBox::of(const float* v, Rounding rounding) {
+    LevelsBox box;
+    for (int c = 0; c < 4; ++c) {
+        box.centre[c] = rotation_box::centre(v[c], rounding);
+        box.open[c] = is_top_byte(v[c]);
+    }
+    return box;
+}
+
+double LevelsBox::distance(const float* q) const {
     double n = 0;
     for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
     n = std::sqrt(n);
@@ -78,12 +87,16 @@ double levels_distance(const float* q, const float* v, Rounding rounding) {
     for (const double sign : {1.0, -1.0}) {
         double far = 0;
         for (int c = 0; c < 4; ++c) {
-            const double qc = sign * q[c] / n, vc = centre(v[c], rounding);
-            far = std::max(far, is_top_byte(v[c]) ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+            const double qc = sign * q[c] / n, vc = centre[c];
+            far = std::max(far, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
         }
         best = std::min(best, far);
     }
     return best;
+}
+
+double levels_distance(const float* q, const float* v, Rounding rounding) {
+    return LevelsBox::of(v, rounding).distance(q);
 }
 
 Box box_of(const float* v, double half, Rounding rounding) {

@@ -60,6 +60,15 @@ int byte_of(float v_c);
 // +infinity.
 double levels_distance(const float* q, const float* v, Rounding rounding = Rounding::nearest);
 
+// One input rotation's box as levels_distance measures it, read once (its centres and which
+// sides are open) for a caller measuring many rotations against the same input.
+struct LevelsBox {
+    Quat centre{};
+    std::array<bool, 4> open{};  // a byte 255's side
+    static LevelsBox of(const float* v, Rounding rounding = Rounding::nearest);
+    double distance(const float* q) const;  // levels_distance(q, v, rounding)
+};
+
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
 struct Box {
     Quat lo{}, hi{};
