@@ -118,6 +118,16 @@ struct KeyframeWriterOptions {
     // bytes, the rest in an anonymous temporary file (std::tmpfile; in memory where none can be
     // made). The bytes written do not depend on it.
     std::uint64_t held_bytes = std::uint64_t{1} << 20;
+    // A delta restates the rotation of every update once one update changes it (§11.5): where a
+    // few of a delta's updated gaussians turn and the rest only move, the rest pay for rotations
+    // they kept. With rebirth_turned, the gaussians whose rotation changes in such a delta die and
+    // are born again there, each under a fresh file id (as an SH change makes them, above), when
+    // the delta estimated that way (its streams at their order-0 entropy, as reference_choice
+    // estimate sizes them) is smaller by kReferenceEstimateMargin than with their updates; then
+    // its update group carries no rotation. Decided per delta against the previous state. The
+    // composed states are the same but for those file ids (KeyframeWriteReport::states carries
+    // them). Off by default: the gaussian_id of a gaussian that turns is then not stable.
+    bool rebirth_turned = false;
 };
 
 struct KeyframeWriteReport {
@@ -131,6 +141,11 @@ struct KeyframeWriteReport {
     // gaussian_id, the file ids) — what every reader must reconstruct for that step.
     bool keep_states = false;
     std::vector<ChunkBins> states;
+    // The caller id each new incarnation stands for, in the order their fresh file ids were
+    // given: file id first_fresh_id + k is an incarnation of caller id incarnation_of[k] (a
+    // caller that pairs the decoded gaussians with its own, as convert's verification does).
+    std::uint64_t first_fresh_id = 0;
+    std::vector<std::uint32_t> incarnation_of;
 };
 
 // Refusals (invalid_argument unless noted): invalid-option (no steps, keyframe_every 0, a t0

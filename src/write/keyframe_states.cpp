@@ -307,6 +307,7 @@ Status build_state(const Ctx& ctx, const Step& st, std::size_t s, bool keyframe,
                     return make_error(ErrorKind::limit, refusal::kLimitExceeded,
                                       who(s, i) + ": no gaussian_id is left for a new incarnation");
                 file = static_cast<std::uint32_t>(ident.next_fresh++);
+                ident.incarnation_of.push_back(caller);
             }
             ++ident.distinct;
         }
@@ -347,6 +348,43 @@ Status build_state(const Ctx& ctx, const Step& st, std::size_t s, bool keyframe,
     ident.last_ids = st.ids;
     keep_inputs(st.gaussians, window_of, ident.inputs);
     gather_rows(raw, ident.order, out);
+    return ok_status();
+}
+
+Status reincarnate_rows(std::span<const std::uint32_t> rows, std::size_t s, Identity& ident,
+                        ChunkBins& state, ChunkBins& scratch) {
+    if (rows.empty()) return ok_status();
+    const std::size_t n = state.count;
+    // Every file id so far is a caller id (at most the largest) or an earlier fresh one (below
+    // next_fresh), so the fresh ids sort after every row, in the order given: the new order is
+    // the other rows, then these.
+    std::vector<std::uint32_t> sorted;  // the rows of `state` in their new order
+    sorted.reserve(n);
+    std::vector<std::uint8_t> again(n, 0);
+    for (std::uint32_t k : rows) again[k] = 1;
+    for (std::uint32_t k = 0; k < n; ++k)
+        if (!again[k]) sorted.push_back(k);
+    for (std::uint32_t k : rows) {
+        if (ident.next_fresh > 0xFFFFFFFFull)
+            return make_error(ErrorKind::limit, refusal::kLimitExceeded,
+                              who(s, ident.order[k]) + ": no gaussian_id is left for a new incarnation");
+        const auto file = static_cast<std::uint32_t>(ident.next_fresh++);
+        const std::uint32_t caller = ident.last_ids[ident.order[k]];
+        ident.live[caller] = file;
+        ident.incarnation_of.push_back(caller);
+        state.gaussian_id[k] = static_cast<std::int32_t>(file);
+        ++ident.distinct;
+        sorted.push_back(k);
+    }
+    std::swap(state, scratch);
+    gather_rows(scratch, sorted, state);
+    std::vector<std::uint32_t> order(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        order[k] = ident.order[sorted[k]];
+        ident.prev_row[order[k]] = static_cast<std::uint32_t>(k);
+    }
+    ident.order = std::move(order);
+    ident.changed_known = false;
     return ok_status();
 }
 

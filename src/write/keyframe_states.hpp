@@ -72,6 +72,7 @@ struct Identity {
     std::unordered_map<std::uint32_t, std::uint32_t> live;  // caller id → file id
     std::unordered_set<std::uint32_t> used;                 // caller ids that had an incarnation
     std::uint64_t next_fresh = 0;
+    std::vector<std::uint32_t> incarnation_of;  // per fresh id given: its caller id
     std::uint64_t distinct = 0;
     // A tracked sequence hands every step the same ids (one span): then row i of a step is row
     // prev_row[i] of the previous state, found without a lookup, and the rows sort as before
@@ -98,6 +99,14 @@ struct Identity {
 Status build_state(const Ctx& ctx, const Step& st, std::size_t s, bool keyframe,
                    std::span<const std::uint32_t> window_of, const ChunkBins& prev,
                    Identity& ident, ChunkBins& raw, ChunkBins& out);
+
+// Rows `rows` (ascending) of `state`, which build_state just built from a step with the ids
+// ident.last_ids, given fresh file ids — in a delta each is a death and a birth
+// (KeyframeWriterOptions::rebirth_turned) — and `state` sorted by file id again (`scratch`: its
+// rows before). ident follows: the rows' caller ids live under the new file ids, and the row order
+// is the new one; changed_known is cleared (the rows moved). limit-exceeded where no id is left.
+Status reincarnate_rows(std::span<const std::uint32_t> rows, std::size_t s, Identity& ident,
+                        ChunkBins& state, ChunkBins& scratch);
 
 // The rows of a delta between `ref` and `cur` (both sorted by gaussian_id): the gaussians in both
 // whose bins changed (their rows in each), those born (rows of cur) and those that died (rows of

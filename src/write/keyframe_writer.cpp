@@ -49,6 +49,7 @@ using keyframe_states::build_state;
 using keyframe_states::gather_rows;
 using keyframe_states::match_rows;
 using keyframe_states::optional_column;
+using keyframe_states::reincarnate_rows;
 using keyframe_states::same_values;
 using keyframe_states::uid;
 using keyframe_states::who;
@@ -486,6 +487,7 @@ private:
     Status encode_state(std::size_t s, std::uint64_t offset, Composing& c,
                         KeyframeIndexFields& k);
     Status encode_delta_state(std::size_t s, Composing& c, DeltaChunk& head);
+    Status rebirth_turned(std::size_t s, Identity& ident);
 
     const KeyframeStepSource& source_;
     const SceneHeader& header_;
@@ -676,6 +678,7 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         }
         FOURDGS_TRY(build_state(ctx_, {st->t0, st->ids, st->gaussians}, s, is_key_[s], window_of_,
                                 prev_, ident, raw_, cur_));
+        if (options_.rebirth_turned && !is_key_[s]) FOURDGS_TRY(rebirth_turned(s, ident));
         changed_from_prev_ = ident.changed_known ? &ident.changed : nullptr;
         if (is_key_[s]) changed_from_key_.keyframe(cur_);
         else changed_from_key_.step(keyframe_state_, cur_, changed_from_prev_);
@@ -698,10 +701,46 @@ Status KeyframeDeltaWriter::encode_states(HeldChunks& held, KeyframeWriteReport*
         std::swap(prev_, cur_);
     }
     distinct_ = ident.distinct;
+    if (report) {
+        report->first_fresh_id = facts_.any_gaussian ? facts_.largest_id + 1 : 0;
+        report->incarnation_of = std::move(ident.incarnation_of);
+    }
     if (rescan)
         if (const std::string what = facts_differ(facts_, rescan->facts); !what.empty())
             return bad_option("the step source's facts differ from its steps' in their " + what);
     return ok_status();
+}
+
+// KeyframeWriterOptions::rebirth_turned for delta s: the updates against the previous state
+// whose rotation changed, reincarnated where the delta is estimated smaller that way — their
+// updates become births and deaths, and the others' rotations are not restated.
+Status KeyframeDeltaWriter::rebirth_turned(std::size_t s, Identity& ident) {
+    match_rows(prev_, cur_, rows_, ident.changed_known ? &ident.changed : nullptr);
+    std::vector<std::uint32_t> turned;  // rows of cur_
+    DeltaRows& reborn = other_rows_;    // the delta with them reborn
+    reborn.upd_ref.clear();
+    reborn.upd_cur.clear();
+    reborn.born = rows_.born;
+    reborn.died = rows_.died;
+    for (std::size_t k = 0; k < rows_.upd_cur.size(); ++k) {
+        const std::uint32_t a = rows_.upd_ref[k], b = rows_.upd_cur[k];
+        if (prev_.rotation_index[a] != cur_.rotation_index[b] ||
+            !same_values(&prev_.rotation[a * std::size_t{3}], &cur_.rotation[b * std::size_t{3}], 3)) {
+            turned.push_back(b);
+            reborn.born.push_back(b);
+            reborn.died.push_back(a);
+        } else {
+            reborn.upd_ref.push_back(a);
+            reborn.upd_cur.push_back(b);
+        }
+    }
+    if (turned.empty() || reborn.upd_cur.empty()) return ok_status();
+    FOURDGS_ASSIGN(const double as_updates, estimate_delta(ctx_, prev_, cur_, rows_, s,
+                                                           buffers_.values, births_, modes_));
+    FOURDGS_ASSIGN(const double as_births, estimate_delta(ctx_, prev_, cur_, reborn, s,
+                                                          buffers_.values, births_, modes_));
+    if (!(as_births < (1 - kReferenceEstimateMargin) * as_updates)) return ok_status();
+    return reincarnate_rows(turned, s, ident, cur_, raw_);
 }
 
 // One state of pass 2 into enc_, as a keyframe or as a delta on its reference, verified; `k`
