@@ -330,11 +330,16 @@ using namespace convert_parts;
 
 // ---- what the sequence holds --------------------------------------------------------------
 
+// `made`: where given, the new incarnations a keyframe-delta encode made (the rest of `r` as the
+// encode leaves it is not the caller's).
 Status encode(std::span<const PlyCloud> frames, const ConvertOptions& o, Resolved r,
-              ByteSink& sink, ConvertReport& rep) {
+              ByteSink& sink, ConvertReport& rep, Incarnations* made = nullptr) {
     switch (r.shape) {
         case ConvertShape::per_frame: return convert_per_frame(frames, o, r, sink, rep);
-        case ConvertShape::keyframe_delta: return convert_keyframe_delta(frames, o, r, sink, rep);
+        case ConvertShape::keyframe_delta:
+            FOURDGS_TRY(convert_keyframe_delta(frames, o, r, sink, rep));
+            if (made) *made = std::move(r.incarnations);
+            return ok_status();
         case ConvertShape::adaptive: return convert_adaptive(frames, o, r, sink, rep);
     }
     return bad(refusal::kInvalidOption, "unknown conversion shape");
@@ -846,7 +851,7 @@ Status convert_frames(std::span<const PlyCloud> frames, const ConvertOptions& op
         }
     }
     MemorySink tracked;
-    FOURDGS_TRY(encode(input, options, r, tracked, rep));
+    FOURDGS_TRY(encode(input, options, r, tracked, rep, &r.incarnations));
     if (options.never_larger_than_per_frame && !options.per_frame_whole) {
         // Counted only until it passes the tracked file (the streamed path's count, so the
         // report is the same); counted whole, it is the smaller, and encoded below to keep.

@@ -403,6 +403,10 @@ KeyframeWriterOptions writer_options(const ConvertOptions& o, const Resolved& r)
             if (k % r.keyframe_every != 0)
                 ko.keyframe_referenced_at.push_back(r.time_of(k) + 0.5 / r.fps);
     ko.cheaper_reference = o.cheaper_reference;
+    // The few gaussians that turn in a delta where the rest only move are reborn there, where
+    // that is smaller (a tracked gaussian's identity is its input index, not its file id). Not
+    // for a plan's shards: their fresh ids would collide, and the plan fixes every id (plan_ids).
+    ko.rebirth_turned = !r.plan;
     // As each stream's raw/delta mode: by estimate, one encoding a delta, except at effort max,
     // which encodes both references and keeps the smaller.
     ko.reference_choice = o.reference_choice.value_or(
@@ -496,7 +500,8 @@ private:
     std::vector<std::vector<float>> rotations_;  // per part: its window's riders' rotations
 };
 
-void report_written(const KeyframeWriteReport& kr, const Resolved& r, ConvertReport& rep) {
+void report_written(const KeyframeWriteReport& kr, Resolved& r, ConvertReport& rep) {
+    r.incarnations = {kr.first_fresh_id, kr.incarnation_of};
     rep.records = 0;
     for (std::uint64_t c : kr.live_count) rep.records += c;
     rep.chunks = kr.base.chunk_count;

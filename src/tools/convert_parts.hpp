@@ -36,6 +36,13 @@ struct Objects {
 
 // The conversion as resolved from the options (and the plan): where the frames sit on the clock,
 // the shape and its schedule, the end-to-end tolerance and the writer's options.
+// The new incarnations a keyframe-delta encode made (KeyframeWriteReport): file id
+// first_fresh_id + k stands for the gaussian the id of[k] was given.
+struct Incarnations {
+    std::uint64_t first_fresh_id = 0;
+    std::vector<std::uint32_t> of;
+};
+
 struct Resolved {
     double fps = 0, duration = 0;
     std::uint64_t first = 0, end = 0, total = 0;  // the frames given are [first, end) of total
@@ -57,6 +64,9 @@ struct Resolved {
     // ConvertOptions::rot_levels: tolerance.rot is then the box's half-width (rotation_box.hpp).
     std::optional<std::uint32_t> rot_levels;
     bool rot_levels_floor = false;  // ConvertOptions::rot_levels_floor: the box's rounding
+    // keyframe_delta, once written: the new incarnations the writer made (measure_error pairs
+    // them with their gaussians by id too).
+    Incarnations incarnations;
 
     double time_of(std::uint64_t frame) const { return static_cast<double>(frame) / fps; }
     bool sliced() const { return plan && (first != 0 || end != total); }

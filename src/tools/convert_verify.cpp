@@ -69,8 +69,8 @@ PlyCloud as_written(const PlyCloud& f) {
 }
 
 // For each visible gaussian of `frame` (evaluated from `block`), the input gaussian whose id it
-// carries (`input_of`: the input gaussian of each id the conversion gave), or kNoPartner: a new
-// incarnation's fresh id (keyframe_writer.hpp), or a block without ids.
+// carries (`input_of`: the input gaussian of each id the conversion gave, a new incarnation's
+// fresh id included, keyframe_writer.hpp), or kNoPartner: a block without ids.
 void partners_by_id(const Frame& frame, const GaussianBlock& block,
                     std::span<const std::uint32_t> input_of, std::vector<std::uint32_t>& out) {
     out.assign(frame.count, kNoPartner);
@@ -138,6 +138,15 @@ Status measure_error(std::size_t n, const FrameAt& frame_at, const ConvertOption
             const std::vector<std::uint32_t> ids = tracked_ids(input);
             input_of.assign(ids.size(), kNoPartner);
             for (std::size_t g = 0; g < ids.size(); ++g) input_of[ids[g]] = static_cast<std::uint32_t>(g);
+            // A new incarnation stands for the gaussian of the id it was given for.
+            const Incarnations& made = r.incarnations;
+            if (!made.of.empty())
+                input_of.resize(std::max<std::uint64_t>(input_of.size(),
+                                                        made.first_fresh_id + made.of.size()),
+                                kNoPartner);
+            for (std::size_t f = 0; f < made.of.size(); ++f)
+                if (made.of[f] < made.first_fresh_id)
+                    input_of[made.first_fresh_id + f] = input_of[made.of[f]];
         }
         // The frame's start, or the f32 a reader holds its window's start as when that is later.
         const double t = r.time_of(r.first + k);

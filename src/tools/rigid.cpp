@@ -277,11 +277,7 @@ void sort_part_by(std::span<const std::uint32_t> moving, const RigidOptions& o, 
     const bool in_levels = o.rot_levels.half > 0;  // no members there (RigidOptions::rot_levels)
     part.rot_levels = o.rot_levels;
     for (std::uint32_t g : moving) {
-        if (in_levels) {
-            // Only a gaussian whose position the poses keep within pos_residual rides there
-            // (RigidOptions::rot_levels); one that drifts further is astray.
-            if (riding && facts.rides_position(g)) astray += !(facts.holds_position(g) && ride(g));
-        } else if (facts.member(g)) {
+        if (!in_levels && facts.member(g)) {
             part.members.push_back(g);
         } else if (riding && facts.rides_position(g)) {
             astray += !ride(g);
@@ -390,9 +386,6 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
         double ride_rot;
         std::size_t window;  // 0: one held rotation for the sequence
         bool member(std::uint32_t g) const { return follows_poses(frames, g, poses, o); }
-        bool holds_position(std::uint32_t g) const {
-            return follows_position(frames, g, poses, o.pos_residual);
-        }
         bool rides_position(std::uint32_t g) const {
             return follows_position(frames, g, poses, o.ride_residual);
         }
@@ -542,9 +535,9 @@ RigidParts search_parts(std::span<const PlyCloud> frames, std::span<const std::s
             std::vector<std::uint32_t> strict;
             if (refit_to_strict(frames, moving, o.pos_residual, support.size(), best, strict))
                 recipe.fit_set = std::move(strict), recipe.residual = o.pos_residual;
-            // In the input's levels riders hold their positions within pos_residual (sort_part_by),
-            // so the fit to those positions is the body's turn; the mean turn of their rotations
-            // is measured against the normalized input, which a truncating writer biases.
+            // In the input's levels the poses are the fit to the positions held within
+            // pos_residual, the body's turn; the mean turn of the riders' rotations is measured
+            // against the normalized input, which a truncating writer biases.
             if (!(o.rot_levels.half > 0) && prefer_rotations(frames, support, o, best))
                 recipe.turn_set = support;
         }
@@ -815,7 +808,6 @@ struct GatheredFacts {
                gathered[g].largest.rot <= o.rot_residual;
     }
     bool rides_position(std::uint32_t g) const { return gathered[g].largest.pos <= o.ride_residual; }
-    bool holds_position(std::uint32_t g) const { return gathered[g].largest.pos <= o.pos_residual; }
     std::optional<Held> held(std::uint32_t g) const {
         // In the input's levels the whole sequence is not tried: its candidate is the programme's
         // over every frame, which the one pass's range and sum cannot give (riders hold per

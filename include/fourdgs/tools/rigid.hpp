@@ -101,10 +101,10 @@ struct RigidOptions {
     bool every_window = true;
     // Riders' held rotations measured in the input's levels (RotationLevels); there a part has
     // no members (a member keeps frame 0's rotation, which its poses need not carry into every
-    // frame's box), and only gaussians the poses carry within pos_residual at every frame ride
-    // (the others riding it in position count as astray): a rider that drifts is updated in
-    // every delta, which then restates every update's rotation wherever one changed (§11.5),
-    // on the finer grid riders need.
+    // frame's box). A rider that drifts is updated in every delta, and a delta restates every
+    // update's rotation wherever one changed (§11.5), on the finer grid riders need: the
+    // keyframe-delta writer keeps those rotations out where the few gaussians that turn are
+    // reborn instead (KeyframeWriterOptions::rebirth_turned, which convert sets).
     RotationLevels rot_levels{};
 };
 
