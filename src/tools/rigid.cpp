@@ -344,8 +344,18 @@ struct HeldSoFar {
         if (o.rot_levels.half > 0) std::reverse(out.begin(), out.end());
         return out;
     }
+    bool gave_up = false;  // none_kept, shortest first
+
     // Whether no length left to try can be kept.
-    bool settled() const { return !shortest_first && !part.riders.empty() && astray == 0; }
+    bool settled() const {
+        return gave_up || (!shortest_first && !part.riders.empty() && astray == 0);
+    }
+    // A length whose sort kept no riders, or stopped past most_astray. Shortest first (in the
+    // input's levels) no longer length can be kept: a rotation held over a window holds over each
+    // half of it, so a longer length's riders are among the shorter's and its astray more. (On
+    // splat4d's 300 frames at rot_levels=0 every part's riders fail at the shortest length, and
+    // the longer ones cost 5x the encode's CPU for nothing.)
+    void none_kept() { gave_up = gave_up || shortest_first; }
     // The most astray a length's riders may leave and still be kept: a sort past it stops
     // (sort_part_by's most_astray, hold_per_window's budget). Not settled().
     std::size_t most_astray() const {
@@ -413,6 +423,8 @@ void sort_part(std::span<const PlyCloud> frames, std::span<const std::size_t> at
                      tried_fit, kept.most_astray());
         if (!tried.riders.empty())
             kept.offer(tried, tried_fit, astray_of(moving, whole, tried), length);
+        else
+            kept.none_kept();
     }
 }
 
@@ -879,16 +891,31 @@ Result<RigidParts> settle(std::size_t frames, const RigidFrameReader& read, Stre
             s.poses[j - 1] = parts[j - 1].poses;  // hold_per_window's
             windowed.budget[j - 1] = kept[j - 1].most_astray();
         }
+        if (o.rot_levels.half > 0) {
+            // There each gaussian riding a part in position rides it or is astray, and with more
+            // than 1 in kMostAstray + 1 astray sort_part_by keeps no rider: no further hold of
+            // that part can change it.
+            std::vector<std::size_t> riding(count, 0);
+            for (std::uint32_t g : windowed.who) ++riding[s.part_of[g] - 1];
+            for (std::uint32_t j : retry)
+                windowed.budget[j - 1] =
+                    std::min(windowed.budget[j - 1], riding[j - 1] / (kMostAstray + 1));
+        }
         FOURDGS_TRY(hold_per_window(frames, read, s, ride_rot, o.rot_levels, windowed));
         const GatheredFacts facts{s.gathered, o, ride_rot, &windowed};
         for (std::uint32_t j : retry) {
-            if (windowed.given_up(j - 1)) continue;
+            if (windowed.given_up(j - 1)) {
+                kept[j - 1].none_kept();
+                continue;
+            }
             RigidPart tried;
             tried.poses = std::move(s.poses[j - 1]);
             PartsFit fit;
             sort_part_by(candidates[j - 1], o, facts, tried, fit);
             if (!tried.riders.empty())
                 kept[j - 1].offer(tried, fit, astray_of(candidates[j - 1], whole, tried), length);
+            else
+                kept[j - 1].none_kept();
         }
     }
     for (std::size_t j = 0; j < count; ++j) {
