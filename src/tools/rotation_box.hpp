@@ -67,6 +67,14 @@ struct LevelsBox {
     std::array<bool, 4> open{};  // a byte 255's side
     static LevelsBox of(const float* v, Rounding rounding = Rounding::nearest);
     double distance(const float* q) const;  // levels_distance(q, v, rounding)
+    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no
+    // square root or division): a caller measuring many rotations against a bound decides most
+    // by it, and measures exactly only those it leaves open. slack is +infinity where distance(q)
+    // is.
+    struct Estimate {
+        double distance = 0, slack = 0;
+    };
+    Estimate estimate(const float* q) const;
 };
 
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
@@ -132,5 +140,8 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
 // bins of the unit quaternion `q`, the rounded point first; those where the omitted component
 // would not stay the largest are left out.
 std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius);
+// The same into `out` (cleared first), for a caller that keeps it across many quaternions.
+void grid_points_around(const Quat& q, const Grid& grid, int radius,
+                        std::vector<std::array<float, 4>>& out);
 
 }  // namespace fourdgs::rotation_box
