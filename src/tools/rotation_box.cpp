@@ -94,24 +94,6 @@ double LevelsBox::distance(const float* q) const {
     return std::min(same, flipped);
 }
 
-LevelsBox::Estimate LevelsBox::estimate(const float* q) const {
-    double n = 0;  // |q|^2, as distance() sums it
-    for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
-    if (!(n > 0) || !std::isfinite(n)) return {0, kInf};
-    // q_c / |q| lies |q_c| |1 - |q|| / |q| <= |1 - |q|| <= |1 - |q|^2| from q_c, and the distance
-    // moves by no more than its components do; the roundings of both measures (a few units in
-    // the last place of numbers below 4) are far inside the 1e-12 added.
-    Estimate out{0, std::fabs(1 - n) + 1e-12};
-    double same = 0, flipped = 0;
-    for (int c = 0; c < 4; ++c) {
-        const double qc = q[c], vc = centre[c];
-        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
-        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
-    }
-    out.distance = std::min(same, flipped);
-    return out;
-}
-
 double levels_distance(const float* q, const float* v, Rounding rounding) {
     return LevelsBox::of(v, rounding).distance(q);
 }

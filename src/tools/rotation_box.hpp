@@ -26,7 +26,9 @@
 // whose bytes may differ between frames), the one deepest inside every frame's box at once.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -76,6 +78,25 @@ struct LevelsBox {
     };
     Estimate estimate(const float* q) const;
 };
+
+// Inline: a search estimates tens of millions, a few frames at a time.
+inline LevelsBox::Estimate LevelsBox::estimate(const float* q) const {
+    double n = 0;  // |q|^2, as distance() sums it
+    for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
+    if (!(n > 0) || !std::isfinite(n)) return {0, std::numeric_limits<double>::infinity()};
+    // q_c / |q| lies |q_c| |1 - |q|| / |q| <= |1 - |q|| <= |1 - |q|^2| from q_c, and the distance
+    // moves by no more than its components do; the roundings of both measures (a few units in
+    // the last place of numbers below 4) are far inside the 1e-12 added.
+    Estimate out{0, std::fabs(1 - n) + 1e-12};
+    double same = 0, flipped = 0;
+    for (int c = 0; c < 4; ++c) {
+        const double qc = q[c], vc = centre[c];
+        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
+    }
+    out.distance = std::min(same, flipped);
+    return out;
+}
 
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
 struct Box {
