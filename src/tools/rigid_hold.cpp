@@ -77,40 +77,49 @@ struct BoxScratch {
     std::vector<float> inputs;
     std::vector<rotation_box::LevelsBox> boxes;
     std::vector<std::array<float, 4>> candidates;
-    std::vector<std::array<float, 4>> composed;  // farthest_within's, per frame
     std::vector<rotation_box::LevelsBox::Estimate> estimates;
 };
 
+// How far past LevelsBox::estimate's slack the estimate of turn ⊗ a candidate as stored (in
+// doubles, not normalized) may lie from the exact distance of turn ⊗ its normalization composed
+// in f32, as a reader composes it: the normalization moves nothing once the estimate's own (the
+// turn keeps directions), and the f32 roundings move the normalized point by at most 2^-23.
+constexpr double kComposedInF32 = 1e-6;
+
 // The largest box distance (rotation_box::LevelsBox::distance) over the frames of turns[i] ⊗
-// held, composed in f32 as a reader does, from boxes[i], where it is at most `limit`; else
-// +infinity. Each frame estimated first (LevelsBox::estimate), the frame `worst` first: one surely
-// past the limit ends it, and only the frames that may be the farthest are measured exactly (the
-// others lie surely below one of them), so the value is the exact one. `worst` becomes the
-// farthest frame, the first one the next candidate (a hair away) is tried on.
-double farthest_within(const Quat& held, std::span<const Quat> turns,
+// held, held the candidate `stored` normalized, composed in f32 as a reader does, from boxes[i],
+// where it is at most `limit`; else +infinity. Each frame estimated first (LevelsBox::estimate
+// of turns[i] ⊗ stored, kComposedInF32), the frame `worst` first: one surely past the limit ends
+// it, and only the frames that may be the farthest are measured exactly (the others lie surely
+// below one of them), so the value is the exact one. `worst` becomes the farthest frame, the
+// first one the next candidate (a hair away) is tried on.
+double farthest_within(const std::array<float, 4>& stored, std::span<const Quat> turns,
                        std::span<const rotation_box::LevelsBox> boxes, double limit,
                        std::size_t& worst, BoxScratch& scratch) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     const std::size_t n = turns.size();
-    scratch.composed.resize(n);
     scratch.estimates.resize(n);
+    const Quat as_stored{stored[0], stored[1], stored[2], stored[3]};
     double reached = -kInf;  // a distance some frame surely reaches
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = k == 0 ? worst : k == worst ? 0 : k;
-        const Quat q = multiply(turns[i], held);
-        std::array<float, 4>& composed = scratch.composed[i];
-        for (int c = 0; c < 4; ++c) composed[c] = static_cast<float>(q[c]);
-        const rotation_box::LevelsBox::Estimate e = boxes[i].estimate(composed.data());
+        const Quat q = multiply(turns[i], as_stored);
+        rotation_box::LevelsBox::Estimate e = boxes[i].estimate(q);
+        e.slack += kComposedInF32;
         if (e.distance - e.slack > limit) return kInf;
         reached = std::max(reached, e.distance - e.slack);
         scratch.estimates[i] = e;
     }
+    const Quat held = normalized(as_stored);
     double distance = 0;
     std::size_t farthest = worst;
     for (std::size_t i = 0; i < n; ++i) {
         const rotation_box::LevelsBox::Estimate& e = scratch.estimates[i];
         if (e.distance + e.slack < reached) continue;
-        const double d = boxes[i].distance(scratch.composed[i].data());
+        const Quat q = multiply(turns[i], held);
+        const float composed[4] = {static_cast<float>(q[0]), static_cast<float>(q[1]),
+                                   static_cast<float>(q[2]), static_cast<float>(q[3])};
+        const double d = boxes[i].distance(composed);
         if (!(d <= limit)) return kInf;
         if (d > distance) distance = d, farthest = i;
     }
@@ -133,10 +142,8 @@ bool surely_outside(const Quat& mean, std::span<const Quat> turns,
     const double reach = 6 * levels.grid_step + 1e-6;
     for (std::size_t i = 0; i < turns.size(); ++i) {
         const Quat q = multiply(turns[i], mean);
-        const float composed[4] = {static_cast<float>(q[0]), static_cast<float>(q[1]),
-                                   static_cast<float>(q[2]), static_cast<float>(q[3])};
-        const rotation_box::LevelsBox::Estimate e = boxes[i].estimate(composed);
-        if (e.distance - e.slack - reach > levels.half) return true;
+        const rotation_box::LevelsBox::Estimate e = boxes[i].estimate(q);
+        if (e.distance - e.slack - kComposedInF32 - reach > levels.half) return true;
     }
     return false;
 }
@@ -191,8 +198,7 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     // the next away, and measured first (the largest over the frames is the same in any order).
     std::size_t worst = 0;
     auto distance_of = [&](const std::array<float, 4>& stored, double limit) {
-        const Quat held = normalized({stored[0], stored[1], stored[2], stored[3]});
-        return farthest_within(held, turns, boxes, limit, worst, scratch);
+        return farthest_within(stored, turns, boxes, limit, worst, scratch);
     };
     // The stored values around `q`: the grid points of the cube of one bin each way, or q in f32.
     auto best_around = [&](const Quat& q, double limit) {

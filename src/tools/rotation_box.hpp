@@ -69,20 +69,19 @@ struct LevelsBox {
     std::array<bool, 4> open{};  // a byte 255's side
     static LevelsBox of(const float* v, Rounding rounding = Rounding::nearest);
     double distance(const float* q) const;  // levels_distance(q, v, rounding)
-    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no
-    // square root or division): a caller measuring many rotations against a bound decides most
-    // by it, and measures exactly only those it leaves open. slack is +infinity where distance(q)
-    // is.
+    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no square root or division): a
+    // caller measuring many rotations against a bound decides most by it, and measures exactly
+    // only those it leaves open. slack is +infinity where distance(q) is.
     struct Estimate {
         double distance = 0, slack = 0;
     };
-    Estimate estimate(const float* q) const;
+    Estimate estimate(const Quat& q) const;
 };
 
 // Inline: a search estimates tens of millions, a few frames at a time.
-inline LevelsBox::Estimate LevelsBox::estimate(const float* q) const {
+inline LevelsBox::Estimate LevelsBox::estimate(const Quat& q) const {
     double n = 0;  // |q|^2, as distance() sums it
-    for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
+    for (int c = 0; c < 4; ++c) n += q[c] * q[c];
     if (!(n > 0) || !std::isfinite(n)) return {0, std::numeric_limits<double>::infinity()};
     // q_c / |q| lies |q_c| |1 - |q|| / |q| <= |1 - |q|| <= |1 - |q|^2| from q_c, and the distance
     // moves by no more than its components do; the roundings of both measures (a few units in
