@@ -121,9 +121,16 @@ std::optional<std::array<double, 4>> solve(Scratch& s) {
     // ratio leaves; no cycling.
     const auto run = [&](std::size_t enterable) -> bool {
         for (int step = 0; step < 10000; ++step) {
+            // reduced(j) over the columns, its basic costs and rows read once for the scan.
+            const double c0 = cost[basic[0]], c1 = cost[basic[1]], c2 = cost[basic[2]],
+                         c3 = cost[basic[3]];
+            const double *t0 = at(0), *t1 = at(1), *t2 = at(2), *t3 = at(3);
             std::size_t enter = cols;
-            for (std::size_t j = 0; j < enterable && enter == cols; ++j)
-                if (reduced(j) < -kEps) enter = j;
+            for (std::size_t j = 0; j < enterable; ++j)
+                if (cost[j] - c0 * t0[j] - c1 * t1[j] - c2 * t2[j] - c3 * t3[j] < -kEps) {
+                    enter = j;
+                    break;
+                }
             if (enter == cols) return true;
             int leave = -1;
             for (int r = 0; r < 4; ++r) {
