@@ -82,8 +82,8 @@ struct BoxScratch {
 
 // How far past LevelsBox::estimate's slack the estimate of turn ⊗ a candidate as stored (in
 // doubles, not normalized) may lie from the exact distance of turn ⊗ its normalization composed
-// in f32, as a reader composes it: the normalization moves nothing once the estimate's own (the
-// turn keeps directions), and the f32 roundings move the normalized point by at most 2^-23.
+// in f32, as a reader composes it: both point the same way, so the estimate's slack covers the
+// normalization, and the f32 roundings move the normalized point by at most 2^-23.
 constexpr double kComposedInF32 = 1e-6;
 
 // The largest box distance (rotation_box::LevelsBox::distance) over the frames of turns[i] ⊗
