@@ -69,9 +69,10 @@ struct LevelsBox {
     std::array<bool, 4> open{};  // a byte 255's side
     static LevelsBox of(const float* v, Rounding rounding = Rounding::nearest);
     double distance(const float* q) const;  // levels_distance(q, v, rounding)
-    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no square root or division): a
-    // caller measuring many rotations against a bound decides most by it, and measures exactly
-    // only those it leaves open. slack is +infinity where distance(q) is.
+    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no
+    // square root or division): a caller measuring many rotations against a bound decides most
+    // by it, and measures exactly only those it leaves open. slack is +infinity where
+    // distance(q) is.
     struct Estimate {
         double distance = 0, slack = 0;
     };

@@ -49,7 +49,8 @@ double two_divisions(const rb::LevelsBox& box, const float* q) {
 
 TEST_CASE("rotation box estimate (property): a rotation's box distance estimated without "
           "normalizing lies within its slack of the exact one, near the unit sphere and far "
-          "from it, on both roundings; the exact distance divides once, bit for bit as twice") {
+          "from it, on both roundings, and the exact distance divides once, bit for bit as "
+          "twice") {
     std::mt19937 rng(39);
     std::normal_distribution<double> normal;
     std::uniform_real_distribution<double> scale(0.25, 3.0), hair(-1e-6, 1e-6);
