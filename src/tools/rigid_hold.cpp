@@ -71,6 +71,83 @@ std::optional<Held> hold_normalized(std::size_t k0, std::size_t k1, const Rotati
     return best;
 }
 
+// hold_in_box's buffers: a window's turns, inputs and boxes, and the candidates around a point.
+struct BoxScratch {
+    std::vector<Quat> turns;
+    std::vector<float> inputs;
+    std::vector<rotation_box::LevelsBox> boxes;
+    std::vector<std::array<float, 4>> candidates;
+    std::vector<rotation_box::LevelsBox::Estimate> estimates;
+};
+
+// How far past LevelsBox::estimate's slack the estimate of turn ⊗ a candidate as stored (in
+// doubles, not normalized) may lie from the exact distance of turn ⊗ its normalization composed
+// in f32, as a reader composes it: both point the same way, so the estimate's slack covers the
+// normalization, and the f32 roundings move the normalized point by at most 2^-23.
+constexpr double kComposedInF32 = 1e-6;
+
+// The largest box distance (rotation_box::LevelsBox::distance) over the frames of turns[i] ⊗
+// held, held the candidate `stored` normalized, composed in f32 as a reader does, from boxes[i],
+// where it is at most `limit`; else +infinity. Each frame estimated first (LevelsBox::estimate
+// of turns[i] ⊗ stored, kComposedInF32), the frame `worst` first: one surely past the limit ends
+// it, and only the frames that may be the farthest are measured exactly (the others lie surely
+// below one of them), so the value is the exact one. `worst` becomes the farthest frame, the
+// first one the next candidate (a hair away) is tried on.
+double farthest_within(const std::array<float, 4>& stored, std::span<const Quat> turns,
+                       std::span<const rotation_box::LevelsBox> boxes, double limit,
+                       std::size_t& worst, BoxScratch& scratch) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const std::size_t n = turns.size();
+    scratch.estimates.resize(n);
+    const Quat as_stored{stored[0], stored[1], stored[2], stored[3]};
+    double reached = -kInf;  // a distance some frame surely reaches
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = k == 0 ? worst : k == worst ? 0 : k;
+        const Quat q = multiply(turns[i], as_stored);
+        rotation_box::LevelsBox::Estimate e = boxes[i].estimate(q);
+        e.slack += kComposedInF32;
+        if (e.distance - e.slack > limit) return kInf;
+        reached = std::max(reached, e.distance - e.slack);
+        scratch.estimates[i] = e;
+    }
+    const Quat held = normalized(as_stored);
+    double distance = 0;
+    std::size_t farthest = worst;
+    for (std::size_t i = 0; i < n; ++i) {
+        const rotation_box::LevelsBox::Estimate& e = scratch.estimates[i];
+        if (e.distance + e.slack < reached) continue;
+        const Quat q = multiply(turns[i], held);
+        const float composed[4] = {static_cast<float>(q[0]), static_cast<float>(q[1]),
+                                   static_cast<float>(q[2]), static_cast<float>(q[3])};
+        const double d = boxes[i].distance(composed);
+        if (!(d <= limit)) return kInf;
+        if (d > distance) distance = d, farthest = i;
+    }
+    worst = farthest;
+    return distance;
+}
+
+// Whether no stored value around the unit `mean` (hold_in_box's best_around: the grid points of
+// the cube of one bin each way of its rounded bins, or `mean` in f32) can lie within the box of
+// every frame: the mean's turns surely lie farther outside some frame's box than any of them
+// lies from the mean. Such a point's three kept components lie within 1.5 grid steps of the
+// mean's (the sign taken where its largest is positive, at least 1/2), so within 2.6 steps in
+// length, their squares sum below 0.83 (a step of at most 1/64) and the omitted one moves by
+// |sum of squares moved| / (w + w') <= 2.6 x 1.78 / 0.92 < 5.1 steps: 5.7 in all. A turn keeps
+// lengths and a box distance moves no more than the components do; the f32 roundings are far
+// inside 1e-6. The programme's run then as before: only the hopeless candidates are skipped.
+bool surely_outside(const Quat& mean, std::span<const Quat> turns,
+                    std::span<const rotation_box::LevelsBox> boxes, const RotationLevels& levels) {
+    if (!(levels.grid_step >= 0 && levels.grid_step <= 1.0 / 64)) return false;
+    const double reach = 6 * levels.grid_step + 1e-6;
+    for (std::size_t i = 0; i < turns.size(); ++i) {
+        const Quat q = multiply(turns[i], mean);
+        const rotation_box::LevelsBox::Estimate e = boxes[i].estimate(q);
+        if (e.distance - e.slack - kComposedInF32 - reach > levels.half) return true;
+    }
+    return false;
+}
+
 // The rotation held in the input's own levels (RotationLevels): a unit quaternion whose turns
 // lie inside every frame's box — the mean of the boxes' centres carried into the object frame,
 // else a point of rotation_box::deepest_unit_turned's programme a grid step deep, else its
@@ -83,16 +160,21 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
                                 std::span<const Pose> poses, double tol,
                                 const RotationLevels& levels) {
     const auto rounding = levels.floor ? rotation_box::Rounding::floor : rotation_box::Rounding::nearest;
-    std::vector<Quat> turns;
-    std::vector<float> inputs;
-    turns.reserve(k1 - k0);
-    inputs.reserve((k1 - k0) * 4);
+    // A search holds millions of riders' windows: their buffers kept per thread, not allocated
+    // for each.
+    thread_local BoxScratch scratch;
+    std::vector<Quat>& turns = scratch.turns;
+    std::vector<float>& inputs = scratch.inputs;
+    turns.clear();
+    inputs.clear();
     for (std::size_t k = k0; k < k1; ++k) {
         turns.push_back(poses[k].rotation);
-        inputs.insert(inputs.end(), raw(k), raw(k) + 4);
+        const float* r = raw(k);
+        inputs.insert(inputs.end(), r, r + 4);
     }
     // Each frame's box once, read by every candidate's distance below.
-    std::vector<rotation_box::LevelsBox> boxes(turns.size());
+    std::vector<rotation_box::LevelsBox>& boxes = scratch.boxes;
+    boxes.resize(turns.size());
     for (std::size_t i = 0; i < boxes.size(); ++i)
         boxes[i] = rotation_box::LevelsBox::of(&inputs[i * 4], rounding);
     // Each frame's box centre carried into the object frame, on frame k0's side of the sign. A
@@ -116,34 +198,17 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     // the next away, and measured first (the largest over the frames is the same in any order).
     std::size_t worst = 0;
     auto distance_of = [&](const std::array<float, 4>& stored, double limit) {
-        const Quat held = normalized({stored[0], stored[1], stored[2], stored[3]});
-        auto at = [&](std::size_t i) {
-            const Quat q = multiply(turns[i], held);
-            const float composed[4] = {static_cast<float>(q[0]), static_cast<float>(q[1]),
-                                       static_cast<float>(q[2]), static_cast<float>(q[3])};
-            return boxes[i].distance(composed);
-        };
-        double distance = at(worst);
-        if (!(distance <= limit)) return std::numeric_limits<double>::infinity();
-        std::size_t farthest = worst;
-        for (std::size_t i = 0; i < turns.size(); ++i) {
-            if (i == worst) continue;
-            const double d = at(i);
-            if (!(d <= limit)) return std::numeric_limits<double>::infinity();
-            if (d > distance) distance = d, farthest = i;
-        }
-        worst = farthest;
-        return distance;
+        return farthest_within(stored, turns, boxes, limit, worst, scratch);
     };
     // The stored values around `q`: the grid points of the cube of one bin each way, or q in f32.
     auto best_around = [&](const Quat& q, double limit) {
-        std::vector<std::array<float, 4>> candidates;
+        std::vector<std::array<float, 4>>& candidates = scratch.candidates;
         if (levels.grid_step > 0) {
             Grid grid;
             grid.step_rot = levels.grid_step;
-            candidates = rotation_box::grid_points_around(q, grid, 1);
+            rotation_box::grid_points_around(q, grid, 1, candidates);
         } else {
-            candidates.push_back({static_cast<float>(q[0]), static_cast<float>(q[1]),
+            candidates.assign(1, {static_cast<float>(q[0]), static_cast<float>(q[1]),
                                   static_cast<float>(q[2]), static_cast<float>(q[3])});
         }
         std::optional<Held> best;
@@ -158,7 +223,8 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
     // First the mean of the carried centres (the programme is most of the search's cost; most
     // riders hold there), taken where it holds within the box itself — not `tol`, so that
     // held_window_rotations' unbounded recomputation takes the same branch as the search did.
-    if (auto held = best_around(normalized(sum), levels.half)) return held;
+    if (!surely_outside(normalized(sum), turns, boxes, levels))
+        if (auto held = best_around(normalized(sum), levels.half)) return held;
     // Then the programme, stopped once a grid step deep (the grid points around such a point
     // mostly lie inside), and run to the deepest point where none does.
     const double enough = levels.grid_step > 0 ? levels.grid_step : 1e-6;

@@ -83,16 +83,15 @@ double LevelsBox::distance(const float* q) const {
     for (int c = 0; c < 4; ++c) n += static_cast<double>(q[c]) * q[c];
     n = std::sqrt(n);
     if (!(n > 0) || !std::isfinite(n)) return kInf;
-    double best = kInf;
-    for (const double sign : {1.0, -1.0}) {
-        double far = 0;
-        for (int c = 0; c < 4; ++c) {
-            const double qc = sign * q[c] / n, vc = centre[c];
-            far = std::max(far, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
-        }
-        best = std::min(best, far);
+    // Each component divided once for both signs: -q_c / n is -(q_c / n) exactly (rounding is
+    // symmetric), so the flipped side's differences are the ones a second division would give.
+    double same = 0, flipped = 0;
+    for (int c = 0; c < 4; ++c) {
+        const double qc = q[c] / n, vc = centre[c];
+        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
     }
-    return best;
+    return std::min(same, flipped);
 }
 
 double levels_distance(const float* q, const float* v, Rounding rounding) {
@@ -265,9 +264,10 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
     return std::nullopt;
 }
 
-std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius) {
-    std::vector<std::array<float, 4>> out;
-    if (!(grid.step_rot > 0)) return out;
+void grid_points_around(const Quat& q, const Grid& grid, int radius,
+                        std::vector<std::array<float, 4>>& out) {
+    out.clear();
+    if (!(grid.step_rot > 0)) return;
     Quat x = q;
     const int m = omitted_made_positive(x);
     std::int32_t rounded[3];
@@ -282,6 +282,11 @@ std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& 
         if (bins[0] == rounded[0] && bins[1] == rounded[1] && bins[2] == rounded[2]) continue;
         if (const auto f = decoded(grid, m, bins)) out.push_back(*f);
     }
+}
+
+std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius) {
+    std::vector<std::array<float, 4>> out;
+    grid_points_around(q, grid, radius, out);
     return out;
 }
 

@@ -26,7 +26,9 @@
 // whose bytes may differ between frames), the one deepest inside every frame's box at once.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -67,7 +69,34 @@ struct LevelsBox {
     std::array<bool, 4> open{};  // a byte 255's side
     static LevelsBox of(const float* v, Rounding rounding = Rounding::nearest);
     double distance(const float* q) const;  // levels_distance(q, v, rounding)
+    // distance(q) to within `slack` either way, measured on q as it is, not normalized (no
+    // square root or division): a caller measuring many rotations against a bound decides most
+    // by it, and measures exactly only those it leaves open. slack is +infinity where
+    // distance(q) is.
+    struct Estimate {
+        double distance = 0, slack = 0;
+    };
+    Estimate estimate(const Quat& q) const;
 };
+
+// Inline: a search estimates tens of millions, a few frames at a time.
+inline LevelsBox::Estimate LevelsBox::estimate(const Quat& q) const {
+    double n = 0;  // |q|^2, as distance() sums it
+    for (int c = 0; c < 4; ++c) n += q[c] * q[c];
+    if (!(n > 0) || !std::isfinite(n)) return {0, std::numeric_limits<double>::infinity()};
+    // q_c / |q| lies |q_c| |1 - |q|| / |q| <= |1 - |q|| <= |1 - |q|^2| from q_c, and the distance
+    // moves by no more than its components do; the roundings of both measures (a few units in
+    // the last place of numbers below 4) are far inside the 1e-12 added.
+    Estimate out{0, std::fabs(1 - n) + 1e-12};
+    double same = 0, flipped = 0;
+    for (int c = 0; c < 4; ++c) {
+        const double qc = q[c], vc = centre[c];
+        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
+    }
+    out.distance = std::min(same, flipped);
+    return out;
+}
 
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
 struct Box {
@@ -132,5 +161,8 @@ std::optional<std::array<float, 4>> grid_point_in_box(const float* v, double hal
 // bins of the unit quaternion `q`, the rounded point first; those where the omitted component
 // would not stay the largest are left out.
 std::vector<std::array<float, 4>> grid_points_around(const Quat& q, const Grid& grid, int radius);
+// The same into `out` (cleared first), for a caller that keeps it across many quaternions.
+void grid_points_around(const Quat& q, const Grid& grid, int radius,
+                        std::vector<std::array<float, 4>>& out);
 
 }  // namespace fourdgs::rotation_box

@@ -76,44 +76,67 @@ double depth_at(const Quat& h, std::span<const Quat> turns, std::span<const floa
     return depth;
 }
 
+// The programme's rows and the simplex's tableau, kept across the steps of one search (their
+// sizes change only with the frames).
+struct Scratch {
+    std::vector<std::array<double, 5>> rows;
+    std::vector<double> t, cost;
+};
+
 // max x[3] subject to rows a.x <= b (x free, 4 unknowns), by the simplex on the dual; nullopt
 // where the programme is infeasible or unbounded.
-std::optional<std::array<double, 4>> solve(const std::vector<std::array<double, 5>>& rows) {
+std::optional<std::array<double, 4>> solve(Scratch& s) {
+    const std::vector<std::array<double, 5>>& rows = s.rows;
     const std::size_t m = rows.size(), cols = m + 4;  // y_0..y_{m-1}, then 4 artificials
-    // Tableau: 4 rows of A^T | I | c, c = (0, 0, 0, 1).
-    std::vector<std::array<double, 4>> t(cols + 1);  // column-major: t[j][row]
+    // Tableau: 4 rows of A^T | I | c, c = (0, 0, 0, 1), each row contiguous (a pivot divides
+    // and subtracts whole rows: the loops vectorize, each entry given the same operations).
+    const std::size_t width = cols + 1;
+    s.t.assign(4 * width, 0.0);
+    double* const t = s.t.data();
+    const auto at = [&](int row) { return t + static_cast<std::size_t>(row) * width; };
     for (std::size_t i = 0; i < m; ++i)
-        for (int r = 0; r < 4; ++r) t[i][r] = rows[i][r];
-    for (int r = 0; r < 4; ++r) t[m + r][r] = 1, t[cols][r] = r == 3 ? 1 : 0;
+        for (int r = 0; r < 4; ++r) at(r)[i] = rows[i][r];
+    for (int r = 0; r < 4; ++r) at(r)[m + r] = 1, at(r)[cols] = r == 3 ? 1 : 0;
     std::array<std::size_t, 4> basic{m, m + 1, m + 2, m + 3};
-    std::vector<double> cost(cols, 0);
+    std::vector<double>& cost = s.cost;
+    cost.assign(cols, 0);
     const auto pivot = [&](std::size_t enter, int row) {
-        const double p = t[enter][row];
-        for (std::size_t j = 0; j <= cols; ++j) t[j][row] /= p;
+        double* __restrict const from = at(row);
+        const double p = from[enter];
+        for (std::size_t j = 0; j < width; ++j) from[j] /= p;
         for (int r = 0; r < 4; ++r) {
-            if (r == row || t[enter][r] == 0) continue;
-            const double f = t[enter][r];
-            for (std::size_t j = 0; j <= cols; ++j) t[j][r] -= f * t[j][row];
+            double* __restrict const to = at(r);
+            if (r == row || to[enter] == 0) continue;
+            const double f = to[enter];
+            for (std::size_t j = 0; j < width; ++j) to[j] -= f * from[j];
         }
         basic[row] = enter;
     };
     const auto reduced = [&](std::size_t j) {
         double r = cost[j];
-        for (int row = 0; row < 4; ++row) r -= cost[basic[row]] * t[j][row];
+        for (int row = 0; row < 4; ++row) r -= cost[basic[row]] * at(row)[j];
         return r;
     };
     // Bland's rule: the first column that lowers the cost enters, the first row of the least
     // ratio leaves; no cycling.
     const auto run = [&](std::size_t enterable) -> bool {
         for (int step = 0; step < 10000; ++step) {
+            // reduced(j) over the columns, its basic costs and rows read once for the scan.
+            const double c0 = cost[basic[0]], c1 = cost[basic[1]], c2 = cost[basic[2]],
+                         c3 = cost[basic[3]];
+            const double *t0 = at(0), *t1 = at(1), *t2 = at(2), *t3 = at(3);
             std::size_t enter = cols;
-            for (std::size_t j = 0; j < enterable && enter == cols; ++j)
-                if (reduced(j) < -kEps) enter = j;
+            for (std::size_t j = 0; j < enterable; ++j)
+                if (cost[j] - c0 * t0[j] - c1 * t1[j] - c2 * t2[j] - c3 * t3[j] < -kEps) {
+                    enter = j;
+                    break;
+                }
             if (enter == cols) return true;
             int leave = -1;
             for (int r = 0; r < 4; ++r) {
-                if (!(t[enter][r] > kEps)) continue;
-                const double ratio = t[cols][r] / t[enter][r], best = leave < 0 ? 0 : t[cols][leave] / t[enter][leave];
+                if (!(at(r)[enter] > kEps)) continue;
+                const double ratio = at(r)[cols] / at(r)[enter],
+                             best = leave < 0 ? 0 : at(leave)[cols] / at(leave)[enter];
                 if (leave < 0 || ratio < best - kEps || (ratio <= best + kEps && basic[r] < basic[leave]))
                     leave = r;
             }
@@ -125,7 +148,7 @@ std::optional<std::array<double, 4>> solve(const std::vector<std::array<double, 
     for (int r = 0; r < 4; ++r) cost[m + r] = 1;  // phase 1: the artificials out
     if (!run(cols)) return std::nullopt;
     double left = 0;
-    for (int r = 0; r < 4; ++r) left += cost[basic[r]] * t[cols][r];
+    for (int r = 0; r < 4; ++r) left += cost[basic[r]] * at(r)[cols];
     if (left > 1e-9) return std::nullopt;  // the dual is infeasible: the primal unbounded
     for (std::size_t i = 0; i < m; ++i) cost[i] = rows[i][4];  // phase 2: min b.y
     for (int r = 0; r < 4; ++r) cost[m + r] = 0;
@@ -137,9 +160,10 @@ std::optional<std::array<double, 4>> solve(const std::vector<std::array<double, 
 
 // One linearization at h0: the programme's rows, solved, and the unit point it gives.
 std::optional<Quat> step(const Quat& h0, std::span<const Quat> turns, std::span<const float> inputs,
-                         double half, double reach, Rounding rounding) {
+                         double half, double reach, Rounding rounding, Scratch& scratch) {
     const std::array<Quat, 3> basis = tangent_basis(h0);
-    std::vector<std::array<double, 5>> rows;
+    std::vector<std::array<double, 5>>& rows = scratch.rows;
+    rows.clear();
     for (std::size_t k = 0; k < turns.size(); ++k) {
         const float* v = &inputs[4 * k];
         const Quat at = multiply(turns[k], h0);
@@ -159,7 +183,7 @@ std::optional<Quat> step(const Quat& h0, std::span<const Quat> turns, std::span<
         rows.push_back(up);
         rows.push_back(down);
     }
-    const auto x = solve(rows);
+    const auto x = solve(scratch);
     if (!x) return std::nullopt;
     Quat h = h0;
     for (int i = 0; i < 3; ++i)
@@ -184,8 +208,9 @@ std::optional<Deepest> deepest_unit_turned(std::span<const Quat> turns, std::spa
     // trust region): the error of the plane shrinks with the square of the reach.
     Deepest best{h, depth_at(h, turns, inputs, half, rounding)};
     double reach = kReach;
+    Scratch scratch;
     for (int again = 0; again < 24 && reach > 1e-9 && !(best.depth >= enough); ++again) {
-        const auto next = step(best.q, turns, inputs, half, reach, rounding);
+        const auto next = step(best.q, turns, inputs, half, reach, rounding, scratch);
         if (!next) break;
         const double d = depth_at(*next, turns, inputs, half, rounding);
         if (d > best.depth + 1e-12) {
