@@ -86,8 +86,9 @@ std::vector<KeyframeStep> steps_of(const Sequence& q, bool shared_ids) {
 
 // The rows of `state` keyed by the caller id each stands for (`first_fresh` on: a new
 // incarnation, of incarnation_of's id).
-std::map<std::uint32_t, std::size_t> rows_by_caller(const ChunkBins& state, std::uint64_t first_fresh,
-                                                    const std::vector<std::uint32_t>& incarnation_of) {
+std::map<std::uint32_t, std::size_t> rows_by_caller(
+    const ChunkBins& state, std::uint64_t first_fresh,
+    const std::vector<std::uint32_t>& incarnation_of) {
     std::map<std::uint32_t, std::size_t> out;
     for (std::size_t k = 0; k < state.count; ++k) {
         const auto id = static_cast<std::uint32_t>(state.gaussian_id[k]);

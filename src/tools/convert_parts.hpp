@@ -34,8 +34,6 @@ struct Objects {
     std::vector<ObjectTrack> tracks;
 };
 
-// The conversion as resolved from the options (and the plan): where the frames sit on the clock,
-// the shape and its schedule, the end-to-end tolerance and the writer's options.
 // The new incarnations a keyframe-delta encode made (KeyframeWriteReport): file id
 // first_fresh_id + k stands for the gaussian the id of[k] was given.
 struct Incarnations {
@@ -43,6 +41,8 @@ struct Incarnations {
     std::vector<std::uint32_t> of;
 };
 
+// The conversion as resolved from the options (and the plan): where the frames sit on the clock,
+// the shape and its schedule, the end-to-end tolerance and the writer's options.
 struct Resolved {
     double fps = 0, duration = 0;
     std::uint64_t first = 0, end = 0, total = 0;  // the frames given are [first, end) of total

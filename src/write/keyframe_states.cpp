@@ -367,7 +367,8 @@ Status reincarnate_rows(std::span<const std::uint32_t> rows, std::size_t s, Iden
     for (std::uint32_t k : rows) {
         if (ident.next_fresh > 0xFFFFFFFFull)
             return make_error(ErrorKind::limit, refusal::kLimitExceeded,
-                              who(s, ident.order[k]) + ": no gaussian_id is left for a new incarnation");
+                              who(s, ident.order[k]) +
+                                  ": no gaussian_id is left for a new incarnation");
         const auto file = static_cast<std::uint32_t>(ident.next_fresh++);
         const std::uint32_t caller = ident.last_ids[ident.order[k]];
         ident.live[caller] = file;

@@ -725,7 +725,8 @@ Status KeyframeDeltaWriter::rebirth_turned(std::size_t s, Identity& ident) {
     for (std::size_t k = 0; k < rows_.upd_cur.size(); ++k) {
         const std::uint32_t a = rows_.upd_ref[k], b = rows_.upd_cur[k];
         if (prev_.rotation_index[a] != cur_.rotation_index[b] ||
-            !same_values(&prev_.rotation[a * std::size_t{3}], &cur_.rotation[b * std::size_t{3}], 3)) {
+            !same_values(&prev_.rotation[a * std::size_t{3}], &cur_.rotation[b * std::size_t{3}],
+                         3)) {
             turned.push_back(b);
             reborn.born.push_back(b);
             reborn.died.push_back(a);
@@ -735,11 +736,15 @@ Status KeyframeDeltaWriter::rebirth_turned(std::size_t s, Identity& ident) {
         }
     }
     if (turned.empty() || reborn.upd_cur.empty()) return ok_status();
-    FOURDGS_ASSIGN(const double as_updates, estimate_delta(ctx_, prev_, cur_, rows_, s,
-                                                           buffers_.values, births_, modes_));
-    FOURDGS_ASSIGN(const double as_births, estimate_delta(ctx_, prev_, cur_, reborn, s,
-                                                          buffers_.values, births_, modes_));
-    if (!(as_births < (1 - kReferenceEstimateMargin) * as_updates)) return ok_status();
+    // A difference outside i32 refuses an estimate: the delta is then left as it is, for
+    // encode_delta_state to refuse or to reference the keyframe.
+    const Result<double> as_updates =
+        estimate_delta(ctx_, prev_, cur_, rows_, s, buffers_.values, births_, modes_);
+    const Result<double> as_births =
+        estimate_delta(ctx_, prev_, cur_, reborn, s, buffers_.values, births_, modes_);
+    if (!as_updates.ok() || !as_births.ok() ||
+        !(*as_births < (1 - kReferenceEstimateMargin) * *as_updates))
+        return ok_status();
     return reincarnate_rows(turned, s, ident, cur_, raw_);
 }
 

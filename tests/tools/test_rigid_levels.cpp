@@ -69,7 +69,8 @@ std::pair<std::size_t, double> riders_outside(const RigidParts& parts,
 std::vector<float> kept_rotations(const RigidPart& part, std::size_t w) {
     std::vector<float> out;
     for (std::size_t i = 0; i < part.riders.size(); ++i) {
-        const auto h = held_rotation_of_rider(part, i, w * std::max<std::uint32_t>(part.hold_window, 1));
+        const auto h =
+            held_rotation_of_rider(part, i, w * std::max<std::uint32_t>(part.hold_window, 1));
         out.insert(out.end(), h.begin(), h.end());
     }
     return out;
