@@ -585,10 +585,14 @@ bool held_window_rotations(const RigidPart& part, std::size_t window,
     if (rotations.size() / 4 / riders < k1 - k0) return false;
     out.resize(riders * 4);
     for (std::size_t i = 0; i < riders; ++i) {
+        // The window before's, as the search held it (`out` may be part.rider_rotation: rider
+        // i's is read before it is written).
+        const float* previous =
+            window > 0 ? held_rotation_of_rider(part, i, (window - 1) * length).data() : nullptr;
         // Unbounded: the search held every rider within its bound, where the choice is the same.
         const std::optional<Held> h = hold_read(rotations.data() + i * 4, riders * 4, k0, k1,
                                                 part.poses, std::numeric_limits<double>::infinity(),
-                                                part.rot_levels);
+                                                part.rot_levels, previous);
         if (!h) return false;  // (an unbounded hold has one)
         for (int c = 0; c < 4; ++c) out[i * 4 + c] = static_cast<float>(h->rest[c]);
     }
@@ -777,6 +781,7 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
     out.distance.assign(m, 0);
     out.failed.assign(out.budget.size(), 0);
     std::vector<float> window(length * m * 4);  // frame k0 + i's rotation of who[j] at (i m + j) 4
+    std::vector<float> previous(m * 4);  // who[j]'s held in the window before (hold_over)
     PlyCloud scratch;
     for (std::size_t w = 0; w < out.windows; ++w) {
         const std::size_t k0 = w * length, k1 = std::min(frames, k0 + length);
@@ -793,12 +798,14 @@ Status hold_per_window(std::size_t frames, const RigidFrameReader& read, const S
             const std::optional<Held> h =
                 out.given_up(part) ? std::nullopt
                                    : hold_read(window.data() + j * 4, m * 4, k0, k1,
-                                               s.poses[part], tol, levels);
+                                               s.poses[part], tol, levels,
+                                               w > 0 ? &previous[j * 4] : nullptr);
             if (!h) {
                 out.distance[j] = std::numeric_limits<double>::infinity();
                 out.failed[part] += out.astray_if_failed[j];
                 continue;
             }
+            for (int c = 0; c < 4; ++c) previous[j * 4 + c] = static_cast<float>(h->rest[c]);
             if (w < out.kept())
                 for (int c = 0; c < 4; ++c)
                     out.rests[(j * out.kept() + w) * 4 + c] = static_cast<float>(h->rest[c]);

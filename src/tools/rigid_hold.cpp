@@ -158,7 +158,7 @@ bool surely_outside(const Quat& mean, std::span<const Quat> turns,
 // frame's rotation as read.
 std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt& raw,
                                 std::span<const Pose> poses, double tol,
-                                const RotationLevels& levels) {
+                                const RotationLevels& levels, const float* previous) {
     const auto rounding = levels.floor ? rotation_box::Rounding::floor : rotation_box::Rounding::nearest;
     // A search holds millions of riders' windows: their buffers kept per thread, not allocated
     // for each.
@@ -220,7 +220,14 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
         }
         return best;
     };
-    // First the mean of the carried centres (the programme is most of the search's cost; most
+    // First the window before's value, where it holds inside every box (hold_over): within the
+    // box itself, as the mean below, so the unbounded recomputation takes the same branch.
+    if (previous) {
+        const std::array<float, 4> kept{previous[0], previous[1], previous[2], previous[3]};
+        const double d = distance_of(kept, levels.half);
+        if (d <= levels.half) return Held{{kept[0], kept[1], kept[2], kept[3]}, d, {}};
+    }
+    // Then the mean of the carried centres (the programme is most of the search's cost; most
     // riders hold there), taken where it holds within the box itself — not `tol`, so that
     // held_window_rotations' unbounded recomputation takes the same branch as the search did.
     if (!surely_outside(normalized(sum), turns, boxes, levels))
@@ -243,16 +250,17 @@ std::optional<Held> hold_in_box(std::size_t k0, std::size_t k1, const RotationAt
 
 std::optional<Held> hold_over(std::size_t k0, std::size_t k1, const RotationAt& rotation,
                               std::span<const Pose> poses, double tol,
-                              const RotationLevels& levels) {
-    if (levels.half > 0) return hold_in_box(k0, k1, rotation, poses, tol, levels);
+                              const RotationLevels& levels, const float* previous) {
+    if (levels.half > 0) return hold_in_box(k0, k1, rotation, poses, tol, levels, previous);
     return hold_normalized(k0, k1, rotation, poses, tol);
 }
 
 std::optional<Held> hold_read(const float* q, std::size_t stride, std::size_t k0, std::size_t k1,
                               std::span<const Pose> poses, double tol,
-                              const RotationLevels& levels) {
+                              const RotationLevels& levels, const float* previous) {
     return hold_over(
-        k0, k1, [&](std::size_t k) { return q + (k - k0) * stride; }, poses, tol, levels);
+        k0, k1, [&](std::size_t k) { return q + (k - k0) * stride; }, poses, tol, levels,
+        previous);
 }
 
 std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
@@ -270,14 +278,16 @@ std::optional<Held> held_per_window(std::span<const PlyCloud> frames,
     Held out;
     out.per_window.resize(windows_of(at.back(), length));
     std::size_t filled = 0;
+    float previous[4];
     for (std::size_t k0 = 0; k0 < frames.size();) {
         const std::size_t w = at[k0] / length;
         std::size_t k1 = k0 + 1;
         while (k1 < frames.size() && at[k1] / length == w) ++k1;
         const std::optional<Held> h = hold_over(
             k0, k1, [&](std::size_t k) { return frames[k].rotation.data() + g * 4; }, poses, tol,
-            levels);
+            levels, filled > 0 ? previous : nullptr);
         if (!h) return std::nullopt;
+        for (int c = 0; c < 4; ++c) previous[c] = static_cast<float>(h->rest[c]);
         for (; filled <= w; ++filled) out.per_window[filled] = h->rest;
         out.distance = std::max(out.distance, h->distance);
         k0 = k1;

@@ -45,16 +45,19 @@ using RotationAt = std::function<const float*(std::size_t k)>;
 
 // The rotation a rider is held at over frames [k0, k1) (rigid.cpp says how it is chosen), when
 // there is one within `tol` of every such frame's rotation carried by its pose (`poses[k]`'s
-// rotation); `levels` says how that distance is measured (RotationLevels).
+// rotation); `levels` says how that distance is measured (RotationLevels). In the input's levels
+// `previous` (4 floats, the value stored for the window before; none for a first window) is
+// taken first wherever it holds inside every frame's box: a rider that keeps its rotation from
+// one window to the next is not updated there, and a delta restates no rotation for it (§11.5).
 std::optional<Held> hold_over(std::size_t k0, std::size_t k1, const RotationAt& rotation,
                               std::span<const Pose> poses, double tol,
-                              const RotationLevels& levels);
+                              const RotationLevels& levels, const float* previous = nullptr);
 
 // hold_over frames [k0, k1) of a rider whose rotations are as a frame holds them: 4 floats at
 // q + (k - k0) x stride; `poses` its part's.
 std::optional<Held> hold_read(const float* q, std::size_t stride, std::size_t k0, std::size_t k1,
                               std::span<const Pose> poses, double tol,
-                              const RotationLevels& levels);
+                              const RotationLevels& levels, const float* previous = nullptr);
 
 // hold_over every frame of `frames` (gaussian g, its part's `poses`).
 std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t g,
@@ -65,8 +68,9 @@ std::optional<Held> held_rotation(std::span<const PlyCloud> frames, std::size_t 
 inline std::size_t windows_of(std::size_t last, std::size_t length) { return last / length + 1; }
 
 // hold_over each window of `length` frames: frames[k] is frame at[k] of the sequence (ascending;
-// a sample), a window the frames of `frames` that fall in it. A window none of them falls in
-// takes the rotation of the window before (a sample's search only asks whether its riders hold).
+// a sample), a window the frames of `frames` that fall in it, each given the window before's as
+// `previous`. A window none of them falls in takes the rotation of the window before (a sample's
+// search only asks whether its riders hold).
 std::optional<Held> held_per_window(std::span<const PlyCloud> frames,
                                     std::span<const std::size_t> at, std::size_t g,
                                     std::span<const Pose> poses, double tol, std::size_t length,

@@ -36,6 +36,17 @@ RigidOptions options(bool floor, double half) {
     return o;
 }
 
+// Rider i of `part` held at `held`, carried by frame k's pose as a reader composes it, against
+// frame k's box: its distance in the input's levels (rotation_box::levels_distance).
+double carried_distance(const RigidPart& part, std::size_t k, const float* held,
+                        const std::vector<PlyCloud>& frames, std::size_t i, bool floor) {
+    const Quat q = multiply(part.poses[k].rotation, normalized({held[0], held[1], held[2], held[3]}));
+    const float composed[4] = {float(q[0]), float(q[1]), float(q[2]), float(q[3])};
+    return rotation_box::levels_distance(composed, &frames[k].rotation[part.riders[i] * 4],
+                                         floor ? rotation_box::Rounding::floor
+                                               : rotation_box::Rounding::nearest);
+}
+
 // Every rider of `parts` against every frame's box (its rotation held in window w at frames
 // [w x hold_window, ...), from `window_rotations(part, w)`); how many gaussian-frames lie
 // outside (by more than `half`) and the largest distance.
@@ -43,7 +54,6 @@ template <class WindowRotations>
 std::pair<std::size_t, double> riders_outside(const RigidParts& parts,
                                               const std::vector<PlyCloud>& frames, bool floor,
                                               double half, const WindowRotations& window_rotations) {
-    const auto rounding = floor ? rotation_box::Rounding::floor : rotation_box::Rounding::nearest;
     std::size_t outside = 0;
     double largest = 0;
     for (const RigidPart& part : parts.parts) {
@@ -52,11 +62,7 @@ std::pair<std::size_t, double> riders_outside(const RigidParts& parts,
             const std::vector<float> held = window_rotations(part, w);
             REQUIRE(held.size() == part.riders.size() * 4);
             for (std::size_t i = 0; i < part.riders.size(); ++i) {
-                const float* h = &held[i * 4];
-                const Quat q = multiply(part.poses[k].rotation, normalized({h[0], h[1], h[2], h[3]}));
-                const float composed[4] = {float(q[0]), float(q[1]), float(q[2]), float(q[3])};
-                const double d = rotation_box::levels_distance(
-                    composed, &frames[k].rotation[part.riders[i] * 4], rounding);
+                const double d = carried_distance(part, k, &held[i * 4], frames, i, floor);
                 largest = std::max(largest, d);
                 outside += d > half;
             }
@@ -106,6 +112,27 @@ TEST_CASE("rigid parts in the input's levels: every rider's stored rotation, car
         const auto [outside, largest] = riders_outside(parts, frames, floor, kHalf, kept);
         INFO("largest " << largest * 128 << " levels");
         CHECK(outside == 0);
+        // A rider whose rotation of one window lies inside every box of the next keeps it there
+        // (hold_over's `previous`: no update, so no rotation restated, where it ends).
+        std::size_t could_keep = 0, kept_on = 0;
+        for (const RigidPart& part : parts.parts) {
+            for (std::size_t w = 1; part.hold_window && w * part.hold_window < frames.size(); ++w) {
+                const std::vector<float> before = kept(part, w - 1), now = kept(part, w);
+                for (std::size_t i = 0; i < part.riders.size(); ++i) {
+                    double farthest = 0;
+                    for (std::size_t k = w * part.hold_window;
+                         k < std::min(frames.size(), (w + 1) * part.hold_window); ++k)
+                        farthest = std::max(farthest, carried_distance(part, k, &before[i * 4],
+                                                                       frames, i, floor));
+                    if (!(farthest < kHalf - 1e-6)) continue;
+                    ++could_keep;
+                    kept_on += std::memcmp(&before[i * 4], &now[i * 4], 4 * sizeof(float)) == 0;
+                }
+            }
+        }
+        INFO(could_keep << " riders could keep their rotation into the next window");
+        if (!floor) CHECK(could_keep > 0);  // 145 of these; none clearly inside with floor's boxes
+        CHECK(kept_on == could_keep);
         for (const RigidPart& part : parts.parts) {
             if (part.hold_window == 0) continue;
             for (std::size_t w = 0; w * part.hold_window < frames.size(); ++w) {
