@@ -85,13 +85,7 @@ double LevelsBox::distance(const float* q) const {
     if (!(n > 0) || !std::isfinite(n)) return kInf;
     // Each component divided once for both signs: -q_c / n is -(q_c / n) exactly (rounding is
     // symmetric), so the flipped side's differences are the ones a second division would give.
-    double same = 0, flipped = 0;
-    for (int c = 0; c < 4; ++c) {
-        const double qc = q[c] / n, vc = centre[c];
-        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
-        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
-    }
-    return std::min(same, flipped);
+    return from_centres({q[0] / n, q[1] / n, q[2] / n, q[3] / n});
 }
 
 double levels_distance(const float* q, const float* v, Rounding rounding) {

@@ -77,7 +77,20 @@ struct LevelsBox {
         double distance = 0, slack = 0;
     };
     Estimate estimate(const Quat& q) const;
+    // The sign-free largest component distance of the point p, as it is, from the centres (an
+    // open side bounding nothing): distance() of a normalized q, estimate() of q as it is.
+    double from_centres(const Quat& p) const;
 };
+
+inline double LevelsBox::from_centres(const Quat& p) const {
+    double same = 0, flipped = 0;
+    for (int c = 0; c < 4; ++c) {
+        const double qc = p[c], vc = centre[c];
+        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
+        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
+    }
+    return std::min(same, flipped);
+}
 
 // Inline: a search estimates tens of millions, a few frames at a time.
 inline LevelsBox::Estimate LevelsBox::estimate(const Quat& q) const {
@@ -87,15 +100,7 @@ inline LevelsBox::Estimate LevelsBox::estimate(const Quat& q) const {
     // q_c / |q| lies |q_c| |1 - |q|| / |q| <= |1 - |q|| <= |1 - |q|^2| from q_c, and the distance
     // moves by no more than its components do; the roundings of both measures (a few units in
     // the last place of numbers below 4) are far inside the 1e-12 added.
-    Estimate out{0, std::fabs(1 - n) + 1e-12};
-    double same = 0, flipped = 0;
-    for (int c = 0; c < 4; ++c) {
-        const double qc = q[c], vc = centre[c];
-        same = std::max(same, open[c] ? std::max(0.0, vc - qc) : std::fabs(qc - vc));
-        flipped = std::max(flipped, open[c] ? std::max(0.0, vc - -qc) : std::fabs(-qc - vc));
-    }
-    out.distance = std::min(same, flipped);
-    return out;
+    return {from_centres(q), std::fabs(1 - n) + 1e-12};
 }
 
 // An axis-aligned box of quaternions; a side at +/-infinity is open.
